@@ -1,0 +1,104 @@
+"""Configuration from the environment (DESIGN §6): model, base URL, API key, home.
+
+``DSH_MODEL`` (default ``script:auto``), ``DSH_BASE_URL``, ``DSH_API_KEY`` (else the provider's
+usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default ``~/.dsh``;
+session logs under ``$DSH_HOME/sessions/``). The key is never printed: :meth:`Settings.describe`
+shows it only as set / not set.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .errors import UserError, register_secret
+
+DEFAULT_MODEL = "script:auto"
+PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
+PROVIDER_BASE_URL = {
+    "deepseek": "https://api.deepseek.com",
+    "openai": "https://api.openai.com/v1",
+}
+
+
+def parse_model_id(model_id: str) -> tuple[str, str]:
+    """Split ``provider:model``. A bare name means an OpenAI-compatible model (``openai``)."""
+    model_id = model_id.strip()
+    if not model_id:
+        raise UserError("empty model id; use provider:model, e.g. deepseek:deepseek-chat", code="BAD_MODEL")
+    provider, sep, name = model_id.partition(":")
+    if not sep:
+        return "openai", model_id
+    if not provider or not name:
+        raise UserError(f"bad model id {model_id!r}; use provider:model", code="BAD_MODEL")
+    return provider.lower(), name
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective configuration of one run."""
+
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    home: Path = field(default_factory=lambda: Path("~/.dsh").expanduser())
+    explicit_model: bool = False
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.home / "sessions"
+
+    @property
+    def provider(self) -> str:
+        return parse_model_id(self.model)[0]
+
+    def resolved_key(self) -> str | None:
+        """The API key for this model: ``DSH_API_KEY``-style explicit key, else the provider's."""
+        if self.api_key:
+            return self.api_key
+        env = PROVIDER_KEY_ENV.get(self.provider)
+        key = os.environ.get(env) if env else None
+        register_secret(key)
+        return key
+
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or PROVIDER_BASE_URL.get(self.provider)
+
+    def with_overrides(
+        self, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None
+    ) -> Settings:
+        return replace(
+            self,
+            model=model or self.model,
+            base_url=base_url or self.base_url,
+            api_key=api_key or self.api_key,
+            explicit_model=self.explicit_model or bool(model),
+        )
+
+    def describe(self) -> dict[str, str]:
+        """What ``%dsh config`` shows. The key only as set / not set."""
+        return {
+            "model": self.model,
+            "base_url": self.resolved_base_url() or "(none: embedded scripted model)",
+            "home": str(self.home),
+            "sessions": str(self.sessions_dir),
+            "api_key": "set" if self.resolved_key() else "not set",
+        }
+
+
+def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
+    env = os.environ if environ is None else environ
+    key = env.get("DSH_API_KEY") or None
+    register_secret(key)
+    for name in PROVIDER_KEY_ENV.values():
+        register_secret(env.get(name))
+    home = Path(env.get("DSH_HOME") or "~/.dsh").expanduser()
+    model = env.get("DSH_MODEL") or DEFAULT_MODEL
+    return Settings(
+        model=model,
+        base_url=env.get("DSH_BASE_URL") or None,
+        api_key=key,
+        home=home,
+        explicit_model=bool(env.get("DSH_MODEL")),
+    )

@@ -1,0 +1,137 @@
+"""The exception tree of dsh_notebook.
+
+Every error a user or a remote client can see carries a stable ``code`` (UPPER_SNAKE) and a
+message that says what went wrong and, where possible, how to fix it::
+
+    DshError                      code, message
+    ├── UserError                 misuse: bad flag, bad config, missing key, bad prompt
+    ├── SessionError              the fact layer refused something
+    │   ├── ProvenanceError       sourceEventSeqs broke a rule
+    │   └── LogFormatError        a session log cannot be read (version, corrupt line)
+    ├── ModelError                the provider failed (auth, unknown model, overflow, 429/5xx …)
+    ├── ToolError                 raised inside the tool pipeline; always becomes a tool result
+    ├── HostError                 the host path refused a call (envelope, method, args, session)
+    └── RunCancelled              control flow: a run was cancelled
+
+Messages never contain API keys: :func:`redact` is applied wherever provider text is quoted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_KEY_PATTERNS = (
+    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.]{8,}"),
+    re.compile(r"(?i)(api[_-]?key[\"'=:\s]+)[A-Za-z0-9_\-\.]{8,}"),
+)
+_extra_secrets: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a secret (an API key in use) so :func:`redact` removes it from any text."""
+    if value and len(value) >= 4:
+        _extra_secrets.add(value)
+
+
+def redact(text: str) -> str:
+    """Remove API keys and bearer tokens from ``text``."""
+    for secret in _extra_secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    for pattern in _KEY_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
+    return text
+
+
+class DshError(Exception):
+    """Base of every dsh_notebook error: a stable ``code`` plus a readable message."""
+
+    code: str = "DSH_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        super().__init__(redact(message))
+        if code is not None:
+            self.code = code
+        self.details = details
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+class UserError(DshError):
+    """The caller misused an API, a flag or the configuration."""
+
+    code = "USER_ERROR"
+
+
+class SessionError(DshError):
+    """The Session refused an append or a restore."""
+
+    code = "SESSION_ERROR"
+
+
+class ProvenanceError(SessionError):
+    """``sourceEventSeqs`` broke a provenance rule."""
+
+    code = "BAD_PROVENANCE"
+
+
+class LogFormatError(SessionError):
+    """A session log cannot be read: unknown version, corrupt line, missing header."""
+
+    code = "LOG_FORMAT"
+
+
+class ModelError(DshError):
+    """A model provider failed. ``retryable`` tells the Step whether another attempt may help."""
+
+    code = "MODEL_ERROR"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after_ms: int | None = None,
+    ) -> None:
+        super().__init__(message, code=code)
+        self.retryable = retryable
+        self.status = status
+        self.retry_after_ms = retry_after_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.status is not None:
+            out["status"] = self.status
+        if self.retry_after_ms is not None:
+            out["retryAfterMs"] = self.retry_after_ms
+        return out
+
+
+class ToolError(DshError):
+    """An error inside the tool pipeline; the scheduler turns it into a tool result."""
+
+    code = "TOOL_ERROR"
+
+
+class HostError(DshError):
+    """The host path refused a call: bad envelope, unknown method, bad args, unknown session."""
+
+    code = "HOST_ERROR"
+
+
+class RunCancelled(DshError):
+    """A run was cancelled (user stop, kernel interrupt, shutdown)."""
+
+    code = "CANCELLED"

@@ -1,0 +1,114 @@
+"""The model adapter protocol and its normalized stream chunks (seed 001 L7, seed 003).
+
+An adapter turns one frozen :class:`ModelRequest` into an async stream of :data:`StreamChunk`s.
+Every adapter — OpenAI-compatible, scripted, replay — yields the same chunk vocabulary, so the
+agent has exactly one streaming loop. Cancellation is asyncio task cancellation. Failures are
+:class:`~dsh_notebook.errors.ModelError` with a code and ``retryable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..session.events import ToolSchema, Usage
+from ..session.messages import AnyMessage, AssistantBlock
+
+BlockType = Literal["text", "reasoning", "tool-call"]
+FinishReason = Literal["stop", "tool-calls", "max-tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStart:
+    index: int
+    block_type: BlockType
+    id: str | None = None  # tool-call blocks: the call id
+    name: str | None = None  # tool-call blocks: the tool name
+    type: Literal["block-start"] = "block-start"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    index: int
+    text: str
+    type: Literal["text-delta"] = "text-delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    index: int
+    text: str
+    type: Literal["reasoning-delta"] = "reasoning-delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    index: int
+    id: str
+    arguments_delta: str
+    name: str | None = None
+    type: Literal["tool-call-delta"] = "tool-call-delta"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockEnd:
+    """A finished block (``TextBlock``, ``ReasoningBlock`` or ``ToolCallBlock``)."""
+
+    index: int
+    block: AssistantBlock
+    type: Literal["block-end"] = "block-end"
+
+
+@dataclass(frozen=True, slots=True)
+class UsageChunk:
+    usage: Usage
+    type: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    reason: FinishReason
+    provider_state: dict[str, Any] | None = None  # e.g. DeepSeek reasoning to send back
+    type: Literal["finish"] = "finish"
+
+
+StreamChunk = BlockStart | TextDelta | ReasoningDelta | ToolCallDelta | BlockEnd | UsageChunk | Finish
+
+
+def chunk_to_dict(chunk: StreamChunk) -> dict[str, Any]:
+    """A JSON-able form of a chunk for live frames (``assistant-stream``)."""
+    if isinstance(chunk, BlockEnd):
+        return {"type": chunk.type, "index": chunk.index, "block": chunk.block.model_dump(mode="json")}
+    if isinstance(chunk, UsageChunk):
+        return {"type": chunk.type, "usage": chunk.usage.model_dump(mode="json", exclude_none=True)}
+    out: dict[str, Any] = {}
+    for name in chunk.__slots__:  # type: ignore[union-attr]
+        value = getattr(chunk, name)
+        if value is not None:
+            out["argumentsDelta" if name == "arguments_delta" else "blockType" if name == "block_type" else name] = value
+    return out
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """The frozen request of one attempt (``build_request``'s output, stage 06)."""
+
+    provider: str
+    model: str
+    messages: Sequence[AnyMessage]
+    tools: tuple[ToolSchema, ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)  # max_tokens, temperature, …
+    session_id: str | None = None
+    turn: int = 0
+    step: int = 0
+    attempt: int = 1
+
+
+@runtime_checkable
+class ModelAdapter(Protocol):
+    """Provider protocol ↔ normalized chunks. ``stream`` is an async generator."""
+
+    provider: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]: ...

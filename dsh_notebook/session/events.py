@@ -1,0 +1,290 @@
+"""Session events: one discriminated union on ``type`` (DESIGN §4 — a contract).
+
+Every event has the envelope ``seq`` (dense from 0), ``time`` (epoch ms), ``type``, its payload
+fields at the top level, and optional ``sourceEventSeqs`` (provenance). Surface events
+(``user/message``, ``system/message``, ``assistant/message``, ``tool/result``) may carry a
+``surfaceOp``; absent means *append*. Events are built without ``seq``/``time`` and stamped by
+:meth:`Session.append`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, JsonValue, TypeAdapter
+
+from .messages import (
+    AssistantMessage,
+    Frozen,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
+
+SURFACE_TYPES = frozenset({"user/message", "system/message", "assistant/message", "tool/result"})
+
+
+class ReplaceOp(Frozen):
+    """Replace the surface range ``startSeq..endSeq`` (both current surface nodes) by this event."""
+
+    op: Literal["replace"] = "replace"
+    start_seq: int
+    end_seq: int
+
+
+class Envelope(Frozen):
+    seq: int = -1
+    time: int = 0
+    type: str = ""
+    source_event_seqs: tuple[int, ...] | None = None
+
+
+class SurfaceEnvelope(Envelope):
+    surface_op: ReplaceOp | None = None
+
+
+# --- payload parts -----------------------------------------------------------------------------
+
+
+class ErrorInfo(Frozen):
+    """A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``)."""
+
+    code: str
+    message: str
+    status: int | None = None
+    retry_after_ms: int | None = None
+
+
+class TurnEndReason(Frozen):
+    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted"]
+    cause: str | None = None  # aborted: user | shutdown | interrupt ; blocked: the hook's reason
+    error: ErrorInfo | None = None
+
+
+class Usage(Frozen):
+    """Token counts; disjoint (``input_tokens`` excludes cached input)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+class StreamRun(Frozen):
+    """A compact, timed run of stream deltas of one block (B's ``AssistantStreamRecord``).
+
+    ``kind`` text / reasoning / tool-call runs pack consecutive deltas of one block: ``time0`` is
+    the first delta's epoch ms and ``dt`` the gaps after it; ``parts`` the delta texts.
+    """
+
+    kind: Literal["text", "reasoning", "tool-call"]
+    index: int
+    time0: int
+    dt: tuple[int, ...] = ()
+    parts: tuple[str, ...] = ()
+    id: str | None = None
+    name: str | None = None
+
+
+class ToolErrorInfo(Frozen):
+    name: str
+    code: str
+
+
+class ToolSchema(Frozen):
+    """A tool definition as the model sees it."""
+
+    name: str
+    description: str
+    parameters: dict[str, JsonValue]
+
+
+# --- events --------------------------------------------------------------------------------------
+
+
+class TurnStart(Envelope):
+    type: Literal["turn/start"] = "turn/start"
+    turn: int
+
+
+class TurnEnd(Envelope):
+    type: Literal["turn/end"] = "turn/end"
+    turn: int
+    reason: TurnEndReason
+
+
+class StepStart(Envelope):
+    type: Literal["step/start"] = "step/start"
+    turn: int
+    step: int
+
+
+class StepEnd(Envelope):
+    type: Literal["step/end"] = "step/end"
+    turn: int
+    step: int
+
+
+class UserMessageEvent(SurfaceEnvelope):
+    type: Literal["user/message"] = "user/message"
+    turn: int | None = None
+    message: UserMessage
+
+
+class SystemMessageEvent(SurfaceEnvelope):
+    type: Literal["system/message"] = "system/message"
+    turn: int
+    step: int
+    message: SystemMessage
+
+
+class AssistantMessageEvent(SurfaceEnvelope):
+    type: Literal["assistant/message"] = "assistant/message"
+    turn: int
+    step: int
+    message: AssistantMessage
+    usage: Usage | None = None
+    interrupted: bool | None = None
+    stream: tuple[StreamRun, ...] | None = None
+
+
+class AssistantAttempt(Envelope):
+    type: Literal["assistant/attempt"] = "assistant/attempt"
+    turn: int
+    step: int
+    attempt: int = 1
+    error: ErrorInfo | None = None
+    stream: tuple[StreamRun, ...] | None = None
+
+
+class ToolCall(Envelope):
+    type: Literal["tool/call"] = "tool/call"
+    turn: int
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+
+
+class ToolResult(SurfaceEnvelope):
+    type: Literal["tool/result"] = "tool/result"
+    turn: int
+    step: int
+    message: ToolMessage
+    error: ToolErrorInfo | None = None
+
+
+class RequestHeader(Envelope):
+    type: Literal["request/header"] = "request/header"
+    reason: Literal["initial", "resume", "change"]
+    config: dict[str, JsonValue]
+    tools: tuple[ToolSchema, ...] = ()
+
+
+class RequestFrozen(Envelope):
+    type: Literal["request/frozen"] = "request/frozen"
+    turn: int
+    step: int
+    attempt: int
+    provider: str
+    model: str
+    message_seqs: tuple[int, ...]
+    repairs: tuple[dict[str, JsonValue], ...] = ()
+
+
+class InboxSpliced(Envelope):
+    type: Literal["agent/inbox/spliced"] = "agent/inbox/spliced"
+    target: Literal["next-turn", "next-step"]
+    start: int
+    removed_count: int = 0
+    inserted: tuple[UserMessage, ...] = ()
+    outcome: Literal["claimed", "canceled"] | None = None
+
+
+class ApprovalAsked(Envelope):
+    type: Literal["approval/asked"] = "approval/asked"
+    call_id: str
+    name: str
+    reason: str | None = None
+    approver: str | None = None
+
+
+class ApprovalDecided(Envelope):
+    type: Literal["approval/decided"] = "approval/decided"
+    call_id: str
+    name: str
+    decision: Literal["allow", "deny", "cancelled"]
+    by: str | None = None
+
+
+class LlmRetry(Envelope):
+    type: Literal["llm/retry"] = "llm/retry"
+    turn: int | None = None
+    step: int | None = None
+    attempt: int
+    error: ErrorInfo
+    delay_ms: int
+
+
+class SessionEndSeed(Envelope):
+    type: Literal["session/end-seed"] = "session/end-seed"
+
+
+Event = Annotated[
+    TurnStart
+    | TurnEnd
+    | StepStart
+    | StepEnd
+    | UserMessageEvent
+    | SystemMessageEvent
+    | AssistantMessageEvent
+    | AssistantAttempt
+    | ToolCall
+    | ToolResult
+    | RequestHeader
+    | RequestFrozen
+    | InboxSpliced
+    | ApprovalAsked
+    | ApprovalDecided
+    | LlmRetry
+    | SessionEndSeed,
+    Field(discriminator="type"),
+]
+"""The union of every session event, discriminated by ``type``."""
+
+AnyEvent = (
+    TurnStart
+    | TurnEnd
+    | StepStart
+    | StepEnd
+    | UserMessageEvent
+    | SystemMessageEvent
+    | AssistantMessageEvent
+    | AssistantAttempt
+    | ToolCall
+    | ToolResult
+    | RequestHeader
+    | RequestFrozen
+    | InboxSpliced
+    | ApprovalAsked
+    | ApprovalDecided
+    | LlmRetry
+    | SessionEndSeed
+)
+
+EventAdapter: TypeAdapter[Any] = TypeAdapter(Event)
+"""Validates one event from JSON text or Python data (``EventAdapter.validate_json(line)``)."""
+
+EVENT_TYPES: frozenset[str] = frozenset(
+    cls.model_fields["type"].default for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+)
+
+
+def event_to_dict(event: Envelope) -> dict[str, Any]:
+    """The wire form of an event (camelCase keys, ``None`` fields left out)."""
+    return event.model_dump(mode="json", exclude_none=True)
+
+
+def event_to_json(event: Envelope) -> str:
+    """One JSON line for an event (no trailing newline)."""
+    return event.model_dump_json(exclude_none=True)

@@ -1,0 +1,111 @@
+"""Tool definitions, the per-call context, outcomes and the approval protocol (seed 001 L7).
+
+A :class:`Tool` is data: a name, a description, a pydantic model for its arguments, an async
+``execute`` and a few policy facts (``concurrency_safe``, ``approval``). The pipeline in
+:mod:`.runtime` runs it; the scheduler in :mod:`.scheduler` orders calls and commits results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+from ..session.events import ToolSchema
+
+PolicyDecision = Literal["allow", "deny", "ask"]
+ApprovalDecision = Literal["allow", "deny", "cancelled"]
+ApprovalMode = Literal["auto", "ask", "deny"]
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool body returns: text for the model, whether it is an error, optional UI meta."""
+
+    text: str
+    is_error: bool = False
+    code: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use: its workspace, identity, progress and deferred context."""
+
+    cwd: Path
+    call_id: str
+    tool_name: str
+    session_id: str | None = None
+    progress: Callable[[str], None] = lambda _text: None
+    deferred_contexts: list[str] = field(default_factory=list)
+    main_thread: Any = None  # a MainThreadRunner for notebook-native tools (python)
+    env: dict[str, str] | None = None
+
+    def defer_context(self, text: str) -> None:
+        """Queue a context message for the next step (appended only after the whole batch)."""
+        self.deferred_contexts.append(text)
+
+
+ToolFunction = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the model can call."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    execute: ToolFunction
+    concurrency_safe: bool | Callable[[Any], bool] = False
+    approval: PolicyDecision = "allow"  # default pre-execute policy: allow, ask or deny
+    timeout_s: float | None = 120.0
+
+    def schema(self) -> ToolSchema:
+        params = self.args_model.model_json_schema()
+        params.pop("title", None)
+        for prop in params.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        return ToolSchema(name=self.name, description=self.description, parameters=params)
+
+    def is_concurrency_safe(self, args: Any) -> bool:
+        flag = self.concurrency_safe
+        try:
+            return bool(flag(args)) if callable(flag) else bool(flag)
+        except Exception:
+            return False
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    session_id: str | None
+    call_id: str
+    tool_name: str
+    arguments: str
+    reason: str | None = None
+
+
+class Approver(Protocol):
+    """Decides ``ask`` policies: auto, deny, stdin, widget — pluggable per session."""
+
+    name: str
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
+
+
+class AutoApprover:
+    name = "auto"
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        return "allow"
+
+
+class DenyApprover:
+    name = "deny"
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        return "deny"
