@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from pydantic_core import PydanticSerializationError
 
@@ -183,7 +183,7 @@ class Session:
         """Stamp, validate, commit and publish ``event``; returns the committed event."""
         if self._publishing:
             raise SessionError("append from inside a session observer", code="REENTRANT_APPEND")
-        stamped: E = event.model_copy(update={"seq": len(self._events), "time": self._clock()})
+        stamped = cast(E, event.model_copy(update={"seq": len(self._events), "time": self._clock()}))
         self._commit(stamped)
         return stamped
 
