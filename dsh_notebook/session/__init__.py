@@ -16,12 +16,31 @@ from .messages import (
     tool_text,
     user_text,
 )
+from .persistence import LoadedLog, SessionLog, load_log
+from .repair import (
+    PairingRepairer,
+    Repair,
+    RepairResult,
+    close_interrupted_turn,
+    repair_pairing,
+)
 from .session import MessageHistory, Session, now_ms
+from .store import SessionStore, SessionSummary
 
 __all__ = [
     "AnyEvent",
     "AnyMessage",
     "AssistantMessage",
+    "LoadedLog",
+    "PairingRepairer",
+    "Repair",
+    "RepairResult",
+    "SessionLog",
+    "SessionStore",
+    "SessionSummary",
+    "close_interrupted_turn",
+    "load_log",
+    "repair_pairing",
     "Event",
     "EventAdapter",
     "MessageHistory",

@@ -190,6 +190,9 @@ class RequestFrozen(Envelope):
     model: str
     message_seqs: tuple[int, ...]
     repairs: tuple[dict[str, JsonValue], ...] = ()
+    base_request_seq: int | None = None
+    """When set, ``messageSeqs`` extends the resolved ``messageSeqs`` of that earlier
+    ``request/frozen`` (only the seqs added since it); see ``agent.request.resolve_message_seqs``."""
 
 
 class InboxSpliced(Envelope):

@@ -1,10 +1,12 @@
 """The Core Session (seed 001 L4, seed 000 stages 04–05): the fact layer.
 
-``append`` is the only way in. In order it: stamps a dense ``seq`` and an epoch-ms ``time``;
-serialises the event once (rejecting non-lossless JSON); checks provenance and surface rules;
-pushes it to the in-memory log (**the commit point**); then calls observers, whose failures are
-contained. Durability is not the Session's job: persistence observes commits and flushes on its
-own schedule (see :mod:`.persistence`).
+``append`` is the only way in. In order it: stamps a dense ``seq`` and an epoch-ms ``time``
+(never earlier than the previous event's); checks and freezes JSON payloads and serialises the
+event once (rejecting non-lossless JSON: NaN, ±inf, -0, lone surrogates); checks provenance and
+surface rules (:mod:`.rules`); pushes it to the in-memory log (**the commit point**); then calls
+observers, whose failures are contained. An append from inside an observer is refused
+(``REENTRANT_APPEND``). Durability is not the Session's job: persistence observes commits and
+flushes on its own schedule (see :mod:`.persistence`).
 
 The *surface* is the ordered list of surface events that still count; ``derive_messages()``
 projects it into model messages incrementally: an append adds one message, so a call costs O(1)
@@ -13,19 +15,19 @@ no matter how long the history is, and a replace (rare) rebuilds once.
 
 from __future__ import annotations
 
+import gc
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar, cast, overload
+from typing import Any, TypeVar, cast
 
 from pydantic_core import PydanticSerializationError
 
-from ..errors import ProvenanceError, SessionError
+from ..errors import SessionError
 from .events import (
     AnyEvent,
     AssistantMessageEvent,
-    RequestFrozen,
-    RequestHeader,
     SessionEndSeed,
     SurfaceEnvelope,
     SystemMessageEvent,
@@ -33,8 +35,11 @@ from .events import (
     ToolResult,
     UserMessageEvent,
 )
-from .lossless import check_lossless
+from .history import MessageHistory
 from .messages import AnyMessage
+from .rules import check_envelope, check_provenance, check_replace, freeze_payload
+
+__all__ = ["MessageHistory", "Observer", "Session", "now_ms"]
 
 log = logging.getLogger(__name__)
 
@@ -46,57 +51,6 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class MessageHistory(Sequence[AnyMessage]):
-    """An immutable snapshot of the derived messages, with the surface seq of each.
-
-    Creating one is O(1): it shares the Session's lists and remembers their length. The
-    Session never mutates an element it has handed out; a replace builds new lists.
-    """
-
-    __slots__ = ("_msgs", "_n", "_seqs", "generation")
-
-    def __init__(self, msgs: list[AnyMessage], seqs: list[int], n: int, generation: int) -> None:
-        self._msgs, self._seqs, self._n, self.generation = msgs, seqs, n, generation
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, i: int) -> AnyMessage: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[AnyMessage]: ...
-    def __getitem__(self, i: int | slice) -> AnyMessage | list[AnyMessage]:
-        if isinstance(i, slice):
-            return self._msgs[: self._n][i]
-        if i < 0:
-            i += self._n
-        if not 0 <= i < self._n:
-            raise IndexError(i)
-        return self._msgs[i]
-
-    def __iter__(self) -> Iterator[AnyMessage]:
-        msgs = self._msgs
-        for i in range(self._n):
-            yield msgs[i]
-
-    def seq_of(self, i: int) -> int:
-        """The surface seq the i-th message came from."""
-        return self._seqs[i if i >= 0 else i + self._n]
-
-    @property
-    def seqs(self) -> list[int]:
-        return self._seqs[: self._n]
-
-    def seqs_since(self, other: MessageHistory | None) -> list[int] | None:
-        """Seqs added after ``other`` when this history extends it; ``None`` when it does not."""
-        if other is None or other._msgs is not self._msgs or other._n > self._n:
-            return None
-        return self._seqs[other._n : self._n]
-
-    def __repr__(self) -> str:
-        return f"<MessageHistory {self._n} messages, generation {self.generation}>"
-
-
 def _derive(event: AnyEvent) -> AnyMessage | None:
     """The model message a surface event contributes, or ``None`` (empty assistant/system)."""
     if isinstance(event, UserMessageEvent | ToolResult):
@@ -104,6 +58,27 @@ def _derive(event: AnyEvent) -> AnyMessage | None:
     if isinstance(event, AssistantMessageEvent | SystemMessageEvent):
         return event.message if event.message.content else None
     return None
+
+
+class _ReadOnly(Sequence[AnyEvent]):
+    """A read-only view of the Session's event list (no copy; no mutating methods)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[AnyEvent]) -> None:
+        self._items = items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._items[i]
+
+    def __iter__(self) -> Iterator[AnyEvent]:
+        return iter(self._items)
+
+    def __repr__(self) -> str:
+        return f"<events: {len(self._items)}>"
 
 
 class Session:
@@ -139,7 +114,8 @@ class Session:
 
     @property
     def events(self) -> Sequence[AnyEvent]:
-        return self._events
+        """The log, read-only (a live view: it grows as events are appended)."""
+        return _ReadOnly(self._events)
 
     def __len__(self) -> int:
         return len(self._events)
@@ -179,41 +155,48 @@ class Session:
 
     # -- appending --------------------------------------------------------------------------
 
-    def append(self, event: E) -> E:
-        """Stamp, validate, commit and publish ``event``; returns the committed event."""
+    def append(self, event: E, *, time: int | None = None) -> E:
+        """Stamp, validate, commit and publish ``event``; returns the committed event.
+
+        ``time`` overrides the clock (crash repair reuses the last event's time); the stamped
+        time is never earlier than the previous event's.
+        """
         if self._publishing:
             raise SessionError("append from inside a session observer", code="REENTRANT_APPEND")
-        stamped = cast(E, event.model_copy(update={"seq": len(self._events), "time": self._clock()}))
-        self._commit(stamped)
-        return stamped
+        stamp = self._clock() if time is None else time
+        if self._events and stamp < self._events[-1].time:
+            stamp = self._events[-1].time
+        stamped = cast(E, event.model_copy(update={"seq": len(self._events), "time": stamp}))
+        return self._commit(stamped)
 
-    def _commit(self, event: E) -> None:
+    def _commit(self, event: E, line: str | None = None) -> E:
         seq = len(self._events)
-        if event.seq != seq:
-            raise SessionError(f"event seq {event.seq} is not the next seq {seq}", code="BAD_SEQ")
-        if type(event.time) is not int or event.time < 0:
-            raise SessionError(f"event time {event.time!r} is not epoch ms", code="BAD_TIME")
-        if isinstance(event, RequestHeader):
-            check_lossless(event.config, "$.config")
-            check_lossless([t.parameters for t in event.tools], "$.tools")
-        elif isinstance(event, RequestFrozen) and event.repairs:
-            check_lossless(list(event.repairs), "$.repairs")
-        try:
-            line = event.model_dump_json(exclude_none=True)
-        except (PydanticSerializationError, UnicodeEncodeError, ValueError) as exc:
-            raise SessionError(f"payload is not lossless JSON: {exc}", code="NOT_LOSSLESS") from exc
-        self._check_provenance(event)
+        check_envelope(event, seq)
+        event = cast(E, freeze_payload(event))
+        if line is None:
+            try:
+                line = event.model_dump_json(exclude_none=True)
+            except (PydanticSerializationError, UnicodeEncodeError, ValueError) as exc:
+                raise SessionError(
+                    f"payload is not lossless JSON: {exc}", code="NOT_LOSSLESS"
+                ) from exc
+        check_provenance(event, seq, self._open_calls)
         surface_change = self._plan_surface(event) if isinstance(event, SurfaceEnvelope) else None
         # -- commit point --
         self._events.append(event)
         self._lines.append(line)
         if isinstance(event, ToolCall):
             self._open_calls.setdefault(event.call_id, []).append(seq)
-        elif isinstance(event, ToolResult) and event.source_event_seqs:
-            self._open_calls[event.message.tool_call_id].remove(event.source_event_seqs[0])
+        elif isinstance(event, ToolResult) and event.surface_op is None and event.source_event_seqs:
+            call_id = event.message.tool_call_id
+            open_seqs = self._open_calls[call_id]
+            open_seqs.remove(event.source_event_seqs[0])
+            if not open_seqs:
+                del self._open_calls[call_id]
         if surface_change is not None:
             surface_change()
         self._publish(event)
+        return event
 
     def _publish(self, event: AnyEvent) -> None:
         if not self._observers:
@@ -229,40 +212,12 @@ class Session:
         finally:
             self._publishing = False
 
-    # -- rules ------------------------------------------------------------------------------
-
-    def _check_provenance(self, event: AnyEvent) -> None:
-        src = event.source_event_seqs
-        if isinstance(event, ToolResult):
-            call_id = event.message.tool_call_id
-            open_calls = self._open_calls.get(call_id) or []
-            if src is None:
-                if open_calls:
-                    raise ProvenanceError(
-                        f"tool/result for {call_id!r} must cite its tool/call seq {open_calls[0]}"
-                    )
-                return
-            if len(src) != 1 or src[0] not in open_calls:
-                raise ProvenanceError(
-                    f"tool/result for {call_id!r} must cite exactly its open tool/call seq; "
-                    f"got {list(src)}, open: {open_calls}"
-                )
-        if src is None:
-            return
-        if len(src) == 0:
-            raise ProvenanceError("sourceEventSeqs must not be empty when present")
-        if len(set(src)) != len(src):
-            raise ProvenanceError(f"sourceEventSeqs has duplicates: {list(src)}")
-        n = len(self._events)
-        for s in src:
-            if not 0 <= s < n:
-                raise ProvenanceError(f"sourceEventSeqs cites {s}, not an earlier event (< {n})")
+    # -- surface ----------------------------------------------------------------------------
 
     def _plan_surface(self, event: SurfaceEnvelope) -> Callable[[], None]:
         seq = event.seq
         message = _derive(event)  # type: ignore[arg-type]
-        op = event.surface_op
-        if op is None:
+        if event.surface_op is None:
 
             def do_append() -> None:
                 self._nodes.append(seq)
@@ -272,20 +227,7 @@ class Session:
 
             return do_append
         nodes = self._nodes
-        try:
-            i, j = nodes.index(op.start_seq), nodes.index(op.end_seq)
-        except ValueError:
-            raise ProvenanceError(
-                f"replace {op.start_seq}..{op.end_seq}: both ends must be current surface nodes"
-            ) from None
-        if i > j:
-            raise ProvenanceError(f"replace {op.start_seq}..{op.end_seq}: start comes after end")
-        shadowed = nodes[i : j + 1]
-        missing = set(shadowed) - set(event.source_event_seqs or ())
-        if missing:
-            raise ProvenanceError(
-                f"replace must cite every shadowed node in sourceEventSeqs; missing {sorted(missing)}"
-            )
+        i, j = check_replace(event, nodes, self._events)
 
         def do_replace() -> None:
             self._nodes = nodes[:i] + [seq] + nodes[j + 1 :]
@@ -316,23 +258,45 @@ class Session:
         created_at: int | None = None,
         mark_seed: bool = True,
         clock: Callable[[], int] = now_ms,
+        lines: Sequence[str] | None = None,
     ) -> Session:
         """Rebuild a Session from logged events with the same checks as live appends.
 
+        ``lines`` (optional) are the events' JSON lines as read from the log; they are kept as
+        the persisted form instead of serialising each event again. Losslessness still holds:
+        the JSON parser refuses lone surrogates, and NaN/inf/-0 can only sit in the free-form
+        payloads, which are checked for every event as on append.
+
         With ``mark_seed`` a ``session/end-seed`` is appended (unless the log already ends with
-        one) so the boundary between the restored and the live part is itself a fact.
+        one) so the boundary between the restored and the live part is itself a fact; without
+        it the caller appends closers first and then the seed (see :mod:`.store`).
         """
+        if lines is not None and len(lines) != len(events):
+            raise SessionError("restore: lines and events differ in length", code="BAD_RESTORE")
         session = cls(session_id, cwd=cwd, created_at=created_at, clock=clock)
-        for event in events:
-            session._commit(event)
-        if mark_seed and events and not isinstance(events[-1], SessionEndSeed):
-            session.append(SessionEndSeed())
+        was_enabled = gc.isenabled()
+        gc.disable()  # a burst of long-lived allocations, no garbage: skip repeated gen-2 scans
+        try:
+            for k, event in enumerate(events):
+                session._commit(event, None if lines is None else lines[k])
+        finally:
+            if was_enabled:
+                gc.enable()
+        if mark_seed:
+            session.mark_seed()
         session.first_live_seq = len(session._events)
         return session
 
-    def to_dicts(self) -> list[dict[str, Any]]:
-        import json
+    def mark_seed(self) -> SessionEndSeed | None:
+        """Append ``session/end-seed`` unless the log is empty or already ends with one."""
+        if not self._events or isinstance(self._events[-1], SessionEndSeed):
+            self.first_live_seq = len(self._events)
+            return None
+        seed = self.append(SessionEndSeed(), time=self._events[-1].time)
+        self.first_live_seq = len(self._events)
+        return seed
 
+    def to_dicts(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self._lines]
 
     def __repr__(self) -> str:

@@ -43,10 +43,15 @@ class ToolContext:
     deferred_contexts: list[str] = field(default_factory=list)
     main_thread: Any = None  # a MainThreadRunner for notebook-native tools (python)
     env: dict[str, str] | None = None
+    concludes: bool = False
 
     def defer_context(self, text: str) -> None:
         """Queue a context message for the next step (appended only after the whole batch)."""
         self.deferred_contexts.append(text)
+
+    def conclude_turn(self) -> None:
+        """Ask the agent to end the turn after this batch instead of calling the model again."""
+        self.concludes = True
 
 
 ToolFunction = Callable[[Any, ToolContext], Awaitable[ToolOutput]]

@@ -1,0 +1,417 @@
+"""The Agent (seed 001 L5–L7): Turn and Step, the model → tools → model loop.
+
+A **turn** is one task round: ``turn/start`` … ``turn/end{reason}`` (always written, in a
+``finally``). A **step** is one model call (with retries inside) and its tool batch:
+``step/start`` → entered user messages (first attempt only) → ``request/frozen`` → the stream →
+``assistant/message`` (or ``assistant/attempt``) → ``tool/call``/``tool/result`` → ``step/end``.
+
+Before each step, ``_pre_step`` claims input from the Inbox, assembles the prompt from the
+agent's Scope, projects the runtime context and runs the ``agent/pre-step`` waterfall (which may
+rewrite or reject). The turn ends by *data*: the last step had no tool calls (or a tool concluded
+the turn) **and** the next-step inbox is still empty after ``agent/turn-stopping``. End reasons:
+``completed``, ``aborted{cause}``, ``blocked{cause}``, ``error{error}``, ``max-tokens`` (sticky).
+
+The driver is an asyncio task on the loop the agent is used from (the host's loop thread);
+``followup``/``steer``/``inject``/``cancel`` must be called on that loop's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from ..context import HarnessContext
+from ..errors import ModelError, UserError
+from ..models.base import ModelAdapter, ModelRequest
+from ..session.events import (
+    AssistantAttempt,
+    AssistantMessageEvent,
+    ErrorInfo,
+    LlmRetry,
+    StepEnd,
+    StepStart,
+    TurnEnd,
+    TurnEndReason,
+    TurnStart,
+)
+from ..session.messages import UserMessage, user_text
+from ..session.session import Session
+from ..tools.base import ApprovalMode, Approver, AutoApprover
+from ..tools.registry import ToolRegistry, builtin_tools
+from ..tools.runtime import ToolRuntime
+from ..tools.scheduler import execute_tool_calls
+from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
+from .inbox import Inbox, Target
+from .projections import RuntimeContextProjection, SystemPromptProjection
+from .prompt import PromptAssembly, PromptEnv, collect_assembly
+from .request import PreparedCall, RequestBuilder, prepare_request
+from .stream import StreamAttempt
+
+log = logging.getLogger(__name__)
+Status = Literal["idle", "running"]
+Live = Callable[[dict[str, Any]], None]
+
+
+class Agent:
+    """Coordinates the model–tool loop of one session (seed 001 object 22)."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        adapter_for: Callable[[str], ModelAdapter],
+        model: str,
+        tools: ToolRegistry | None = None,
+        runtime_factory: Callable[[Agent], ToolRuntime] | None = None,
+        approver: Approver | None = None,
+        policy_mode: ApprovalMode = "auto",
+        context: HarnessContext | None = None,
+        live: Live | None = None,
+        flush: Callable[[], None] | None = None,
+        max_retries: int = 3,
+        retry_base_ms: int = 500,
+        retry_cap_ms: int = 30_000,
+        config: Mapping[str, Any] | None = None,
+        max_parallel: int = 10,
+    ) -> None:
+        self.session = session
+        self.adapter_for = adapter_for
+        self.model = model
+        self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
+        self.runtime_factory = runtime_factory
+        self.approver: Approver = approver or AutoApprover()
+        self.policy_mode: ApprovalMode = policy_mode
+        self.context = (context or HarnessContext("host")).child(f"agent:{session.id}")
+        self.context.provide("agent", self)
+        self.scope = self.context.scope()
+        self.live = live
+        self.flush = flush
+        self.max_retries, self.retry_base_ms, self.retry_cap_ms = max_retries, retry_base_ms, retry_cap_ms
+        self.config: dict[str, Any] = dict(config or {})
+        self.max_parallel = max_parallel
+        self.inbox = Inbox.restore(session, wake=self._wake)
+        self.runtime_context = RuntimeContextProjection(session)
+        self.system_prompt = SystemPromptProjection(session)
+        self.requests = RequestBuilder(session, flush=flush)
+        self.last_assembly: PromptAssembly | None = None
+        self.status: Status = "idle"
+        self.current_turn: int | None = None
+        self.current_step: int | None = None
+        self._last_turn = max((e.turn for e in session.events if isinstance(e, TurnStart)), default=0)
+        self._adapters: dict[str, ModelAdapter] = {}
+        self._hooks = ToolHookBridge(self.scope)
+        self._runtime_cache: tuple[tuple[Any, ...], ToolRuntime] | None = None
+        self._status_fns: list[Callable[[Status], None]] = []
+        self._driver: asyncio.Task[None] | None = None
+        self._turn_task: asyncio.Task[None] | None = None
+        self._wake_requested = False
+        self._cancel_cause: str | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # -- input (host-loop thread only) --------------------------------------------------------
+    def followup(self, message: UserMessage | str) -> None:
+        """Queue ``message`` as the prompt of a coming turn and wake the driver."""
+        self.inbox.followup(_msg(message))
+
+    def steer(self, message: UserMessage | str) -> None:
+        """Add ``message`` to the running turn's next step (or start a turn) and wake."""
+        if self._cancel_cause is not None:  # the running turn is being aborted: queue it instead
+            self.inbox.followup(_msg(message))
+        else:
+            self.inbox.steer(_msg(message))
+
+    def inject(self, message: UserMessage | str) -> None:
+        """Add context for the next step without waking the driver."""
+        self.inbox.inject(_msg(message))
+
+    def kick(self) -> bool:
+        """Start a turn for input that is already pending (e.g. restored on resume)."""
+        if self.inbox.next_turn or self.inbox.next_step:
+            self._wake()
+            return True
+        return False
+
+    # -- control ------------------------------------------------------------------------------
+    async def cancel(self, cause: str = "user", *, keep_inbox: bool = False) -> bool:
+        """Abort the running turn (every call answered; ``turn/end`` aborted). ``False`` if idle."""
+        if not keep_inbox:
+            self.inbox.clear()
+        task = self._turn_task
+        if task is None or task.done():
+            return False
+        if self._cancel_cause is None:
+            self._cancel_cause = cause  # the first cause wins
+        task.cancel()
+        await asyncio.wait({task})
+        return True
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    def on_status(self, fn: Callable[[Status], None]) -> Callable[[], None]:
+        """Call ``fn(status)`` whenever the status changes. Returns an unsubscribe function."""
+        self._status_fns.append(fn)
+        return lambda: self._status_fns.remove(fn) if fn in self._status_fns else None
+
+    async def close(self) -> None:
+        """Cancel any running turn (cause ``shutdown``) and dispose the agent's context."""
+        await self.cancel("shutdown", keep_inbox=True)
+        if self._driver is not None and not self._driver.done():
+            self._driver.cancel()
+            await asyncio.wait({self._driver})
+        self.context.dispose()
+
+    def describe(self) -> dict[str, Any]:
+        """What a learner sees of the agent: status, turn/step, inbox, scope, last request."""
+        frozen = self.requests.last_frozen
+        return {
+            "session": self.session.id,
+            "model": self.model,
+            "status": self.status,
+            "turn": self.current_turn,
+            "step": self.current_step,
+            "inbox": self.inbox.items(),
+            "scope": self.scope.describe(),
+            "tools": list(self.tools.names),
+            "systemPromptOp": self.system_prompt.last_op,
+            "lastRequestSeq": frozen.seq if frozen else None,
+        }
+
+    # -- driver -------------------------------------------------------------------------------
+    def _wake(self) -> None:
+        if self._driver is not None and not self._driver.done():
+            self._wake_requested = True
+            return
+        loop = asyncio.get_running_loop()
+        self._idle.clear()
+        self._set_status("running")
+        self._driver = loop.create_task(self._drive(), name=f"dsh-agent:{self.session.id}")
+
+    async def _drive(self) -> None:
+        try:
+            first = True
+            while first or self.inbox.next_turn or (self._wake_requested and self.inbox.next_step):
+                first, self._wake_requested = False, False
+                task = asyncio.get_running_loop().create_task(self._turn())
+                self._turn_task = task
+                try:
+                    await asyncio.wait({task})
+                except asyncio.CancelledError:
+                    task.cancel()
+                    await asyncio.wait({task})
+                    raise
+        finally:
+            self._turn_task = None
+            self.current_turn = self.current_step = None
+            self._set_status("idle")
+            self._idle.set()
+
+    def _set_status(self, status: Status) -> None:
+        changed = status != self.status
+        self.status = status
+        if self.live is not None:
+            self._emit({"type": "status", "status": status, "turn": self.current_turn, "step": self.current_step})
+        if changed:
+            for fn in list(self._status_fns):
+                try:
+                    fn(status)
+                except Exception:
+                    log.exception("status listener failed")
+
+    def _emit(self, frame: dict[str, Any]) -> None:
+        if self.live is not None:
+            try:
+                self.live(frame)
+            except Exception:
+                log.exception("live sink failed")
+
+    # -- turn ---------------------------------------------------------------------------------
+    async def _turn(self) -> None:
+        self._last_turn += 1
+        turn = self._last_turn
+        self._cancel_cause = None
+        self.current_turn, self.current_step = turn, 0
+        self.session.append(TurnStart(turn=turn))
+        reason: TurnEndReason | None = None
+        step = 0
+        target: Target = "next-turn"
+        try:
+            while True:
+                decision = await self._pre_step(target, turn, step + 1)
+                if decision.kind == "reject":
+                    reason = TurnEndReason(kind="blocked", cause=decision.reason or "rejected by agent/pre-step")
+                    break
+                if step == 0 and not decision.messages:
+                    reason = COMPLETED  # a turn with no step
+                    break
+                step += 1
+                self.current_step = step
+                self.session.append(StepStart(turn=turn, step=step))
+                self._set_status("running")
+                try:
+                    ended = await self._step(decision, turn, step)
+                finally:
+                    self.session.append(StepEnd(turn=turn, step=step))
+                reason = MAX_TOKENS if reason is not None and reason.kind == "max-tokens" else ended
+                if reason is not None:
+                    if not self.inbox.next_step:
+                        await self.scope.waterfall("agent/turn-stopping", TurnStopping(turn, step, reason, self))
+                    if not self.inbox.next_step:
+                        break
+                target = "next-step"
+        except asyncio.CancelledError:
+            reason = TurnEndReason(kind="aborted", cause=self._cancel_cause or "cancelled")
+        except Exception as exc:
+            if not isinstance(exc, ModelError | UserError):
+                log.exception("turn %s failed", turn)
+            reason = TurnEndReason(kind="error", error=error_info(exc))
+        finally:
+            self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
+            self._flush()
+            self._cancel_cause = None
+
+    async def _pre_step(self, target: Target, turn: int, step: int) -> PreStep:
+        claimed = self.inbox.claim(target, turn)
+        provider, _, name = self.model.partition(":")
+        env = PromptEnv(provider=provider, model=name, cwd=self.session.cwd, session_id=self.session.id)
+        assembly = collect_assembly(self.scope, env, tools=self._tool_schemas())
+        self.last_assembly = assembly
+        snapshot = self.runtime_context.project(assembly.rendered_contexts())
+        messages = (*claimed, snapshot) if snapshot is not None else tuple(claimed)
+        decision = PreStep(turn, step, messages, assembly, tuple(claimed), snapshot)
+        out = await self.scope.waterfall("agent/pre-step", decision)
+        return out if isinstance(out, PreStep) else decision
+
+    # -- step ---------------------------------------------------------------------------------
+    async def _step(self, decision: PreStep, turn: int, step: int) -> TurnEndReason | None:
+        system = decision.assembly.render_system()
+        attempt = 0
+        while True:
+            attempt += 1
+            prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
+            self.system_prompt.project(system, turn=turn, step=step)
+            request = self.requests.build_request(
+                prepared,
+                tools=decision.assembly.tools,
+                turn=turn,
+                step=step,
+                attempt=attempt,
+                entered=decision.messages,
+                on_entered=self.runtime_context.committed,
+            )
+            try:
+                event, stream = await self._attempt(prepared, request, turn, step, attempt)
+                break
+            except ModelError as exc:
+                if not exc.retryable or attempt > self.max_retries:
+                    raise
+                delay = self._retry_delay(exc, attempt)
+                info = error_info(exc)
+                self.session.append(LlmRetry(turn=turn, step=step, attempt=attempt, error=info, delay_ms=delay))
+                await asyncio.sleep(delay / 1000)
+        if stream.finish_reason == "max-tokens":
+            return MAX_TOKENS
+        calls = event.message.tool_calls
+        if not calls:
+            return COMPLETED
+        batch = await execute_tool_calls(
+            self.session, calls, turn=turn, step=step, runtime=self._runtime(), max_parallel=self.max_parallel
+        )
+        for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
+            self.inbox.inject(message)
+        return COMPLETED if batch.concluded else None
+
+    async def _attempt(
+        self, prepared: PreparedCall, request: ModelRequest, turn: int, step: int, attempt: int
+    ) -> tuple[AssistantMessageEvent, StreamAttempt]:
+        stream = StreamAttempt(f"{self.session.id}/{turn}.{step}.{attempt}", live=self.live)
+        stream.start(turn=turn, step=step, started_after_seq=self.session.last_seq)
+        try:
+            async for chunk in prepared.adapter.stream(request):
+                stream.feed(chunk)
+        except BaseException as exc:
+            record = stream.stream_record() or None
+            partial = stream.interrupted_message(prepared.provider, prepared.model)
+            if isinstance(exc, asyncio.CancelledError) and partial is not None:
+                failed: AssistantMessageEvent | AssistantAttempt = self.session.append(
+                    AssistantMessageEvent(turn=turn, step=step, message=partial, usage=stream.usage,
+                                          interrupted=True, stream=record))
+            else:
+                info = (ErrorInfo(code="CANCELLED", message="the request was cancelled")
+                        if isinstance(exc, asyncio.CancelledError) else error_info(exc))
+                failed = self.session.append(
+                    AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record))
+            stream.end(failed.type, failed.seq)
+            raise
+        message = stream.message(prepared.provider, prepared.model)
+        event = self.session.append(
+            AssistantMessageEvent(turn=turn, step=step, message=message, usage=stream.usage,
+                                  stream=stream.stream_record() or None))
+        stream.end(event.type, event.seq)
+        return event, stream
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _retry_delay(self, exc: ModelError, attempt: int) -> int:
+        if exc.retry_after_ms is not None:
+            return min(max(exc.retry_after_ms, 0), self.retry_cap_ms)
+        return min(self.retry_base_ms * 2 ** (attempt - 1), self.retry_cap_ms)
+
+    def _adapter(self, model_id: str) -> ModelAdapter:
+        adapter = self._adapters.get(model_id)
+        if adapter is None:
+            adapter = self._adapters[model_id] = self.adapter_for(model_id)
+        return adapter
+
+    def _tool_schemas(self) -> tuple[Any, ...]:
+        return self.tools.schemas()
+
+    def effective_tools(self) -> ToolRegistry:
+        """The agent's registry plus the tools its Scope contributes (scope wins by name)."""
+        scoped = self.scope.tools()
+        if not scoped:
+            return self.tools
+        merged = ToolRegistry(self.tools)
+        for tool in scoped:
+            merged.register(tool, replace=True)
+        return merged
+
+    def _runtime(self) -> ToolRuntime:
+        """The ToolRuntime for a batch; rebuilt only when the tools, scope or policy changed."""
+        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.live))
+        if self._runtime_cache is not None and self._runtime_cache[0] == key:
+            return self._runtime_cache[1]
+        runtime = self._hooks.install(self._new_runtime())
+        self._runtime_cache = (key, runtime)
+        return runtime
+
+    def _new_runtime(self) -> ToolRuntime:
+        if self.runtime_factory is not None:
+            runtime = self.runtime_factory(self)
+        else:
+            runtime = ToolRuntime(
+                self.effective_tools(),
+                workspace=self.session.cwd or os.getcwd(),
+                approver=self.approver,
+                session=self.session,
+                live=self.live,
+                policy_mode=self.policy_mode,
+            )
+        return runtime
+
+    def _flush(self) -> None:
+        if self.flush is not None:
+            try:
+                self.flush()
+            except Exception:
+                log.exception("flush at turn end failed")
+
+    def __repr__(self) -> str:
+        return f"<Agent {self.session.id} {self.model} {self.status} turn={self.current_turn}>"
+
+
+def _msg(message: UserMessage | str) -> UserMessage:
+    return user_text(message) if isinstance(message, str) else message

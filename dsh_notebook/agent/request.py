@@ -1,0 +1,172 @@
+"""Request formation, part 2 (seed 001 objects 29 and 31; seed 000 stages 05–06).
+
+``prepare_request`` routes a ``provider:model`` id to an adapter (the *prepared call*).
+``RequestBuilder.build_request`` then, per attempt: appends the entered user messages (first
+attempt only), logs ``request/header`` when the config or tools changed (``initial`` on a new
+session, ``resume`` on the first request of a resumed one, ``change`` after), derives the
+messages from the session, repairs pairing at the API boundary (``PairingRepairer``), freezes a
+:class:`~dsh_notebook.models.base.ModelRequest`, logs ``request/frozen`` and flushes.
+
+``request/frozen.messageSeqs`` are the surface seqs the request's messages came from. To keep the
+cost of a request independent of the history's size, when the history merely *extends* the
+previous request's, only the new seqs are logged and ``baseRequestSeq`` points at that previous
+``request/frozen``; :func:`resolve_message_seqs` expands the chain back into the full list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import parse_model_id
+from ..errors import SessionError
+from ..models.base import ModelAdapter, ModelRequest
+from ..session.events import AnyEvent, RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
+from ..session.history import MessageHistory
+from ..session.messages import UserMessage
+from ..session.repair import PairingRepairer
+from ..session.session import Session
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """The route of one attempt: provider, model, the adapter that speaks to it, and config."""
+
+    provider: str
+    model: str
+    adapter: ModelAdapter
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def header_config(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, **self.config}
+
+
+def prepare_request(
+    model_id: str,
+    *,
+    adapter_for: Callable[[str], ModelAdapter],
+    config: Mapping[str, Any] | None = None,
+) -> PreparedCall:
+    """Route ``provider:model`` to its adapter (errors such as ``NO_API_KEY`` come from it)."""
+    provider, model = parse_model_id(model_id)
+    return PreparedCall(provider, model, adapter_for(model_id), dict(config or {}))
+
+
+def resolve_message_seqs(events: Sequence[AnyEvent], seq: int) -> list[int]:
+    """The full ``messageSeqs`` of the ``request/frozen`` at ``seq`` (following ``baseRequestSeq``)."""
+    parts: list[tuple[int, ...]] = []
+    cursor: int | None = seq
+    while cursor is not None:
+        event = events[cursor]
+        if not isinstance(event, RequestFrozen):
+            raise SessionError(f"seq {cursor} is {event.type}, not request/frozen", code="NOT_A_REQUEST")
+        parts.append(event.message_seqs)
+        if event.base_request_seq is not None and event.base_request_seq >= cursor:
+            raise SessionError(f"request/frozen {cursor} has a bad baseRequestSeq", code="BAD_BASE_REQUEST")
+        cursor = event.base_request_seq
+    out: list[int] = []
+    for part in reversed(parts):
+        out.extend(part)
+    return out
+
+
+class RequestBuilder:
+    """Freezes the requests of one agent instance, remembering what it logged before."""
+
+    def __init__(self, session: Session, *, flush: Callable[[], None] | None = None) -> None:
+        self.session = session
+        self.flush = flush
+        self.repairer = PairingRepairer()
+        history = session.derive_messages()
+        if len(history):
+            self.repairer.repair(history)  # resume: the one O(history) pass, before any step
+        self._header: tuple[dict[str, Any], tuple[ToolSchema, ...]] | None = None
+        self._resumed = any(isinstance(e, RequestHeader) for e in reversed(session.events))
+        self._prev: tuple[MessageHistory, int] | None = None
+        self.last_request: ModelRequest | None = None
+        self.last_frozen: RequestFrozen | None = None
+
+    def append_entered(
+        self, messages: Sequence[UserMessage], *, turn: int, on_commit: Callable[[UserMessageEvent], None] | None = None
+    ) -> list[UserMessageEvent]:
+        """Commit the messages a step entered with (the claimed input and a context snapshot)."""
+        out = []
+        for message in messages:
+            event = self.session.append(UserMessageEvent(turn=turn, message=message))
+            if on_commit is not None:
+                on_commit(event)
+            out.append(event)
+        return out
+
+    def _log_header(self, prepared: PreparedCall, tools: tuple[ToolSchema, ...]) -> None:
+        config = prepared.header_config()
+        if self._header is not None:
+            old_config, old_tools = self._header
+            if old_config == config and (old_tools is tools or old_tools == tools):
+                return
+            reason = "change"
+        else:
+            reason = "resume" if self._resumed else "initial"
+        self.session.append(RequestHeader(reason=reason, config=config, tools=tools))  # type: ignore[arg-type]
+        self._header = (config, tools)
+
+    def build_request(
+        self,
+        prepared: PreparedCall,
+        *,
+        tools: tuple[ToolSchema, ...],
+        turn: int,
+        step: int,
+        attempt: int = 1,
+        entered: Sequence[UserMessage] = (),
+        on_entered: Callable[[UserMessageEvent], None] | None = None,
+    ) -> ModelRequest:
+        """Append (first attempt), log header, derive, repair, freeze, log frozen, flush."""
+        if attempt == 1 and entered:
+            self.append_entered(entered, turn=turn, on_commit=on_entered)
+        self._log_header(prepared, tools)
+        history = self.session.derive_messages()
+        repaired = self.repairer.repair(history)
+        base: int | None = None
+        seqs: list[int] | None = None
+        if self._prev is not None:
+            seqs = history.seqs_since(self._prev[0])
+            base = self._prev[1] if seqs is not None else None
+        if seqs is None:
+            seqs = history.seqs
+        frozen = self.session.append(
+            RequestFrozen(
+                turn=turn,
+                step=step,
+                attempt=attempt,
+                provider=prepared.provider,
+                model=prepared.model,
+                message_seqs=tuple(seqs),
+                repairs=tuple(r.to_dict() for r in repaired.changes),
+                base_request_seq=base,
+            )
+        )
+        self._prev = (history, frozen.seq)
+        request = ModelRequest(
+            provider=prepared.provider,
+            model=prepared.model,
+            messages=repaired.messages,
+            tools=tools,
+            config=dict(prepared.config),
+            session_id=self.session.id,
+            turn=turn,
+            step=step,
+            attempt=attempt,
+        )
+        self.last_request, self.last_frozen = request, frozen
+        if self.flush is not None:
+            self.flush()  # durable before the provider sees anything
+        return request
+
+
+__all__ = ["PreparedCall", "RequestBuilder", "prepare_request", "resolve_message_seqs"]

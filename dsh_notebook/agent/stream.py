@@ -1,0 +1,173 @@
+"""One model attempt's stream (seed 003): chunks → content blocks, a compact record, live frames.
+
+:class:`StreamAttempt` is fed every :data:`~dsh_notebook.models.base.StreamChunk` of one request
+attempt. It assembles blocks (the first ``block-end`` of an index wins and later deltas for it
+are ignored; delta-only streams are tolerated; a missing ``finish`` means ``stop``; on
+``max-tokens`` tool-call blocks are dropped), packs consecutive deltas of one block into timed
+:class:`~dsh_notebook.session.events.StreamRun` records (``assistant/message.stream``), and
+emits the live ``assistant-stream`` frames: ``start``, one ``chunk`` per chunk, ``end``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..models.base import (
+    BlockEnd,
+    BlockStart,
+    Finish,
+    FinishReason,
+    ReasoningDelta,
+    StreamChunk,
+    TextDelta,
+    ToolCallDelta,
+    UsageChunk,
+    chunk_to_dict,
+)
+from ..session.events import StreamRun, Usage
+from ..session.messages import (
+    AssistantBlock,
+    AssistantMessage,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+)
+from ..session.session import now_ms
+
+Live = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class _Block:
+    kind: Literal["text", "reasoning", "tool-call"]
+    parts: list[str] = field(default_factory=list)
+    id: str | None = None
+    name: str | None = None
+    final: AssistantBlock | None = None
+
+    def build(self) -> AssistantBlock | None:
+        if self.final is not None:
+            return self.final
+        text = "".join(self.parts)
+        if self.kind == "text":
+            return TextBlock(text=text)
+        if self.kind == "reasoning":
+            return ReasoningBlock(text=text)
+        if self.id is None or self.name is None:
+            return None  # a tool call that never got its id or name cannot be answered
+        return ToolCallBlock(id=self.id, name=self.name, arguments=text)
+
+
+class StreamAttempt:
+    """Assembler + compact recorder + live emitter for one request attempt."""
+
+    def __init__(self, attempt_id: str, *, live: Live | None = None, clock: Callable[[], int] = now_ms) -> None:
+        self.attempt_id = attempt_id
+        self.live = live
+        self.clock = clock
+        self.blocks: dict[int, _Block] = {}
+        self.usage: Usage | None = None
+        self.finish: Finish | None = None
+        self.provider_state: dict[str, Any] | None = None
+        self.chunks = 0
+        self._runs: list[dict[str, Any]] = []
+        self._run: dict[str, Any] | None = None
+
+    # -- live frames --------------------------------------------------------------------------
+    def start(self, *, turn: int, step: int, started_after_seq: int) -> None:
+        if self.live is not None:
+            self.live({"type": "assistant-stream", "frame": {
+                "kind": "start", "attemptId": self.attempt_id, "turn": turn, "step": step,
+                "startedAfterSeq": started_after_seq}})
+
+    def end(self, event_type: str | None, seq: int | None) -> None:
+        if self.live is not None:
+            outcome: dict[str, Any] = (
+                {"kind": "committed", "eventType": event_type, "seq": seq}
+                if event_type is not None else {"kind": "abandoned"}
+            )
+            self.live({"type": "assistant-stream", "frame": {
+                "kind": "end", "attemptId": self.attempt_id, "outcome": outcome}})
+
+    # -- feeding ------------------------------------------------------------------------------
+    def feed(self, chunk: StreamChunk) -> None:
+        t = self.clock()
+        if self.live is not None:
+            self.live({"type": "assistant-stream", "frame": {
+                "kind": "chunk", "attemptId": self.attempt_id, "index": self.chunks, "time": t,
+                "chunk": chunk_to_dict(chunk)}})
+        self.chunks += 1
+        if isinstance(chunk, TextDelta | ReasoningDelta):
+            kind: Literal["text", "reasoning"] = "text" if isinstance(chunk, TextDelta) else "reasoning"
+            block = self._block(chunk.index, kind)
+            if block.final is None:
+                block.parts.append(chunk.text)
+            self._record(kind, chunk.index, chunk.text, t)
+        elif isinstance(chunk, ToolCallDelta):
+            block = self._block(chunk.index, "tool-call")
+            block.id = block.id or chunk.id
+            block.name = block.name or chunk.name
+            if block.final is None:
+                block.parts.append(chunk.arguments_delta)
+            self._record("tool-call", chunk.index, chunk.arguments_delta, t, chunk.id, chunk.name)
+        elif isinstance(chunk, BlockStart):
+            block = self._block(chunk.index, chunk.block_type)
+            block.id = block.id or chunk.id
+            block.name = block.name or chunk.name
+        elif isinstance(chunk, BlockEnd):
+            block = self._block(chunk.index, chunk.block.type)
+            if block.final is None:
+                block.final = chunk.block
+        elif isinstance(chunk, UsageChunk):
+            self.usage = chunk.usage
+        elif isinstance(chunk, Finish):
+            self.finish = chunk
+
+    def _block(self, index: int, kind: Literal["text", "reasoning", "tool-call"]) -> _Block:
+        block = self.blocks.get(index)
+        if block is None:
+            block = self.blocks[index] = _Block(kind)
+        return block
+
+    def _record(self, kind: str, index: int, part: str, t: int, id: str | None = None, name: str | None = None) -> None:
+        run = self._run
+        if run is not None and run["kind"] == kind and run["index"] == index:
+            run["dt"].append(t - run["last"])
+            run["last"] = t
+            run["parts"].append(part)
+            if name and not run["name"]:
+                run["name"] = name
+            return
+        self._run = {"kind": kind, "index": index, "time0": t, "last": t, "dt": [], "parts": [part], "id": id, "name": name}
+        self._runs.append(self._run)
+
+    # -- results ------------------------------------------------------------------------------
+    @property
+    def finish_reason(self) -> FinishReason:
+        return self.finish.reason if self.finish is not None else "stop"
+
+    def stream_record(self) -> tuple[StreamRun, ...]:
+        return tuple(
+            StreamRun(kind=r["kind"], index=r["index"], time0=r["time0"], dt=tuple(r["dt"]),
+                      parts=tuple(r["parts"]), id=r["id"], name=r["name"])
+            for r in self._runs
+        )
+
+    def message(self, provider: str, model: str) -> AssistantMessage:
+        """The settled assistant message (tool calls dropped on ``max-tokens``)."""
+        blocks = [b for i in sorted(self.blocks) if (b := self.blocks[i].build()) is not None]
+        if self.finish_reason == "max-tokens":
+            blocks = [b for b in blocks if not isinstance(b, ToolCallBlock)]
+        return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
+
+    def interrupted_message(self, provider: str, model: str) -> AssistantMessage | None:
+        """The visible prefix of a cut attempt (text and reasoning), or ``None`` without visible text."""
+        blocks = [
+            b for i in sorted(self.blocks)
+            if isinstance(b := self.blocks[i].build(), TextBlock | ReasoningBlock) and b.text.strip()
+        ]
+        if not any(isinstance(b, TextBlock) for b in blocks):
+            return None
+        return AssistantMessage(content=tuple(blocks), provider=provider, model=model)

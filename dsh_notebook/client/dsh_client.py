@@ -1,0 +1,278 @@
+"""``DshClient``: the synchronous, high-level client the magics and the CLI use.
+
+It goes the whole seed 001 path — Remote → Connection → transport → Host connection handler →
+Gateway → Session Controller — and never touches host objects directly. Two returns stay
+separate: :meth:`DshClient.prompt` returns a :class:`Receipt` as soon as the host has put the
+message into the Agent's inbox (``accepted``); the answer comes through a follow stream, which
+:meth:`FollowHandle.wait_turn_end` waits on.
+
+Threads: every method may be called from any thread except a stream callback's (the delivery
+thread; a blocking call there raises ``DEADLOCK``). ``on_frame(frame, model)`` callbacks run on
+the delivery thread after the frame is folded into the handle's :class:`ClientSessionModel`;
+keep them short (queue work elsewhere). Waits poll every ``poll`` seconds and call ``idle()``
+in between — the notebook passes the function that services main-thread work there — and a
+``KeyboardInterrupt`` propagates so the caller can :meth:`DshClient.cancel`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import HostError
+from ..host.contract import Decided, Resumed, SessionCreated, SessionInfo, SessionSummary
+from .connection import Connection, Subscription, Transport
+from .model import ClientSessionModel
+from .remote import Remote
+
+if TYPE_CHECKING:
+    from ..host.host import Host
+
+FrameCallback = Callable[[dict[str, Any], ClientSessionModel], None]
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The first return of a submission: the host accepted it (the answer comes by follow)."""
+
+    accepted: bool
+    session_id: str
+    request_id: str
+    rpc_id: str
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """The second return: how the turn that ran a submission ended, and its final answer."""
+
+    session_id: str
+    request_id: str | None
+    turn: int | None
+    reason: dict[str, Any]
+    final_answer: str
+    log_path: str | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.reason.get("kind") == "completed"
+
+    def describe_reason(self) -> str:
+        r = self.reason
+        detail = r.get("cause") or (r.get("error") or {}).get("message") or ""
+        return f"{r.get('kind')}{': ' + detail if detail else ''}"
+
+
+class FollowHandle:
+    """A live follow of one session: its folded model, waits, and ``close()``."""
+
+    def __init__(
+        self, client: DshClient, session_id: str, cursor: int | None, on_frame: FrameCallback | None,
+        on_close: Callable[[FollowHandle], None] | None = None,
+    ):
+        self.client, self.session_id, self.on_frame, self._on_close = client, session_id, on_frame, on_close
+        self.model = ClientSessionModel(session_id)
+        self.cond = threading.Condition()
+        self.snapshot_seen = False
+        self.subscription: Subscription = client.remote.session.follow.open(
+            self._on_item, on_error=self._on_done, on_end=self._on_done, session_id=session_id, cursor=cursor
+        )
+
+    def _on_item(self, frame: dict[str, Any]) -> None:
+        with self.cond:
+            self.model.apply(frame)
+            self.snapshot_seen = self.snapshot_seen or frame.get("type") == "snapshot"
+            self.cond.notify_all()
+        if self.on_frame is not None:
+            self.on_frame(frame, self.model)
+
+    def _on_done(self, *_: Any) -> None:
+        with self.cond:
+            self.cond.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self.subscription.closed
+
+    def wait(
+        self, predicate: Callable[[ClientSessionModel], Any], *, timeout: float | None = None,
+        idle: Callable[[], None] | None = None, poll: float = 0.05,
+    ) -> Any:
+        """Block until ``predicate(model)`` is truthy (returned); ``TIMEOUT`` / stream errors raise."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self.cond:
+                value = predicate(self.model)
+                if value:
+                    return value
+                if self.subscription.closed:
+                    err = self.subscription.error
+                    raise err or HostError(f"the follow of {self.session_id} ended", code="STREAM_ENDED")
+                wait = poll if deadline is None else min(poll, max(0.0, deadline - time.monotonic()))
+                self.cond.wait(wait)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise HostError(f"timed out after {timeout}s waiting on {self.session_id}", code="TIMEOUT")
+            if idle is not None:
+                idle()
+
+    def wait_snapshot(self, timeout: float | None = 30.0) -> None:
+        self.wait(lambda _m: self.snapshot_seen, timeout=timeout)
+
+    def wait_turn_end(
+        self, request_id: str | None = None, *, timeout: float | None = None,
+        idle: Callable[[], None] | None = None,
+    ) -> TurnOutcome:
+        """Wait for the end of the turn that ran ``request_id`` (default: the next turn end)."""
+        self.wait_snapshot(timeout)
+        if request_id is None:
+            with self.cond:
+                after = self.model.cursor
+            end = self.wait(lambda m: m.turn_end_after(after), timeout=timeout, idle=idle)
+        else:
+            end = self.wait(lambda m: m.submission_outcome(request_id), timeout=timeout, idle=idle)
+        with self.cond:
+            answer = self.model.final_answer(end["turn"]) if end["turn"] is not None else ""
+        return TurnOutcome(self.session_id, request_id, end["turn"], end["reason"], answer)
+
+    def close(self) -> None:
+        """Stop following (the run goes on)."""
+        self.subscription.close()
+        if self._on_close is not None:
+            self._on_close(self)
+
+
+class DshClient:
+    """Create sessions, submit prompts, follow them — all through the host's Gateway."""
+
+    def __init__(self, host: Host | None = None, *, transport: Transport | None = None, caller: str = "client"):
+        if transport is None:
+            from ..host.host import Host
+            from .transport import InProcessTransport
+
+            transport = InProcessTransport(host or Host.get(), caller=caller)
+        self.connection = Connection(transport)
+        self.remote = Remote(self.connection)
+        self._follows: dict[str, list[FollowHandle]] = {}
+
+    # -- sessions -----------------------------------------------------------------------------
+    def create_session(
+        self, *, cwd: str | None = None, model: str | None = None, approve: str | None = None,
+        base_url: str | None = None,
+    ) -> SessionCreated:
+        created: SessionCreated = self.remote.session.create(cwd=cwd, model=model, approve=approve, base_url=base_url)
+        return created
+
+    def resume(self, session_id: str, *, model: str | None = None, approve: str | None = None,
+               base_url: str | None = None) -> Resumed:
+        resumed: Resumed = self.remote.session.resume(session_id=session_id, model=model, approve=approve, base_url=base_url)
+        return resumed
+
+    def info(self, session_id: str) -> SessionInfo:
+        info: SessionInfo = self.remote.session.info(session_id=session_id)
+        return info
+
+    def list_sessions(self) -> list[SessionSummary]:
+        return list(self.remote.session.list().sessions)
+
+    def cancel(self, session_id: str) -> bool:
+        """Abort the running turn (it ends ``aborted``, every call answered). ``False`` if idle."""
+        return bool(self.remote.session.cancel(session_id=session_id).cancelled)
+
+    def approve(self, session_id: str, call_id: str, decision: str) -> Decided:
+        decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision)
+        return decided
+
+    # -- prompts ------------------------------------------------------------------------------
+    def prompt(self, text: str, session_id: str, mode: str = "queue", request_id: str | None = None) -> Receipt:
+        """Submit; returns once the message is in the Agent's inbox (or raises a coded error)."""
+        rid = request_id or f"req_{uuid.uuid4().hex[:12]}"
+        handles = list(self._follows.get(session_id, ()))
+        for h in handles:
+            with h.cond:
+                if rid not in h.model.submissions:
+                    h.model.submit(rid, text, mode)
+        command = {"session_id": session_id, "request_id": rid, "mode": mode, "content": [{"type": "text", "text": text}]}
+        method = self.remote.session.prompt
+        exchange = self.connection.request(method.descriptor.endpoint, method.args(request=command))
+        method.last = exchange
+        try:
+            value = exchange.future.result()
+        except HostError as exc:
+            for h in handles:
+                with h.cond:
+                    h.model.rejected(rid, exc.to_dict())
+            raise
+        for h in handles:
+            with h.cond:
+                h.model.accepted(rid, exchange.rpc_id)
+        return Receipt(bool(value.get("accepted")), session_id, rid, exchange.rpc_id)
+
+    def follow(self, session_id: str, cursor: int | None = None, on_frame: FrameCallback | None = None) -> FollowHandle:
+        """Open ``session/follow``; frames are folded into ``handle.model`` (then ``on_frame``)."""
+        handles = self._follows.setdefault(session_id, [])
+        def forget(h: FollowHandle) -> None:
+            if h in handles:
+                handles.remove(h)
+
+        handle = FollowHandle(self, session_id, cursor, on_frame, on_close=forget)
+        handles.append(handle)
+        return handle
+
+    def wait_turn_end(
+        self, session_id: str, request_id: str | None = None, *, timeout: float | None = None,
+        idle: Callable[[], None] | None = None, on_frame: FrameCallback | None = None,
+    ) -> TurnOutcome:
+        """Follow ``session_id`` until the turn of ``request_id`` ends; its outcome and answer."""
+        handle = self.follow(session_id, None, on_frame)
+        try:
+            outcome = handle.wait_turn_end(request_id, timeout=timeout, idle=idle)
+        finally:
+            handle.close()
+        return self._with_log(outcome)
+
+    def run(
+        self, text: str, session_id: str | None = None, *, mode: str = "queue", model: str | None = None,
+        cwd: str | None = None, approve: str | None = None, base_url: str | None = None,
+        on_frame: FrameCallback | None = None, timeout: float | None = None, idle: Callable[[], None] | None = None,
+    ) -> TurnOutcome:
+        """Create (or resume) a session, prompt, follow to the end of that turn."""
+        if session_id is None:
+            session_id = self.create_session(cwd=cwd, model=model, approve=approve, base_url=base_url).session_id
+        else:
+            self.resume(session_id, model=model, approve=approve, base_url=base_url)
+        handle = self.follow(session_id, None, on_frame)
+        try:
+            handle.wait_snapshot(timeout)
+            receipt = self.prompt(text, session_id, mode)
+            outcome = handle.wait_turn_end(receipt.request_id, timeout=timeout, idle=idle)
+        finally:
+            handle.close()
+        return self._with_log(outcome)
+
+    def _with_log(self, outcome: TurnOutcome) -> TurnOutcome:
+        try:
+            path = self.info(outcome.session_id).log_path
+        except HostError:
+            path = None
+        return TurnOutcome(outcome.session_id, outcome.request_id, outcome.turn, outcome.reason, outcome.final_answer, path)
+
+    # -- host-wide ----------------------------------------------------------------------------
+    def control(self, on_frame: Callable[[dict[str, Any]], None]) -> Subscription:
+        """Subscribe to ``session/control`` (baseline, then queue and status frames)."""
+        sub: Subscription = self.remote.session.control.open(on_frame)
+        return sub
+
+    def close(self) -> None:
+        for handles in list(self._follows.values()):
+            for h in list(handles):
+                h.close()
+        self.connection.close()
+
+    def __enter__(self) -> DshClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,78 @@
+"""Host-side approvals for ``--approve ask`` (seed 001 object 34): wait for ``session/approve``.
+
+When a tool's policy says *ask*, the tool runtime logs ``approval/asked``, emits a tool-runtime
+frame ``phase: "approval", status: "waiting"`` and awaits ``approver.decide(request)``. In a host
+session that approver is :class:`PendingApprovals`: it parks the request until some client —
+stdin in the magic, a button in the widget, a line on ``serve --stdio`` — calls
+``session/approve {sessionId, callId, decision}``. Cancelling the run cancels the wait (the
+runtime records ``cancelled``). Lives on the host loop; not thread-safe by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..errors import HostError
+from ..tools.base import ApprovalDecision, ApprovalRequest
+from .contract import PendingApproval
+
+
+@dataclass
+class _Waiting:
+    request: ApprovalRequest
+    future: asyncio.Future[ApprovalDecision]
+
+
+class PendingApprovals:
+    """An :class:`~dsh_notebook.tools.base.Approver` that waits for a client's decision."""
+
+    name = "host"
+
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        self._waiting: dict[str, _Waiting] = {}
+        self.on_change = on_change
+        self.decided: list[tuple[str, ApprovalDecision]] = []  # for learners: what was answered
+        self.closed = False  # no client can answer any more: every ask is ``cancelled``
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        if self.closed:
+            return "cancelled"
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        self._waiting[request.call_id] = _Waiting(request, future)
+        self._changed()
+        try:
+            return await future
+        finally:
+            self._waiting.pop(request.call_id, None)
+            self._changed()
+
+    def answer(self, call_id: str, decision: ApprovalDecision) -> None:
+        """Resolve the wait of ``call_id``; ``UNKNOWN_APPROVAL`` when nothing waits for it."""
+        waiting = self._waiting.get(call_id)
+        if waiting is None or waiting.future.done():
+            raise HostError(f"no approval is pending for call {call_id!r}", code="UNKNOWN_APPROVAL")
+        self.decided.append((call_id, decision))
+        waiting.future.set_result(decision)
+
+    def pending(self) -> list[PendingApproval]:
+        return [
+            PendingApproval(
+                call_id=w.request.call_id,
+                name=w.request.tool_name,
+                arguments=w.request.arguments,
+                reason=w.request.reason,
+            )
+            for w in self._waiting.values()
+        ]
+
+    def cancel_all(self, *, close: bool = False) -> None:
+        self.closed = self.closed or close
+        for waiting in list(self._waiting.values()):
+            if not waiting.future.done():
+                waiting.future.set_result("cancelled")
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()

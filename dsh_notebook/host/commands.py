@@ -1,0 +1,84 @@
+"""The Session command handler (seed 001 L4, object 15): business admission of a Prompt command.
+
+In order: check the content (``EMPTY_CONTENT``, ``UNSUPPORTED_CONTENT``), resolve the Agent
+(live or resumed; ``UNKNOWN_SESSION``), drop a repeated requestId (accepted again, queued once),
+build the user message — its source carries both the ``requestId`` (the user's submission) and
+the ``rpcId`` (the transport call that brought it) — and hand it to ``agent.followup`` (mode
+``queue``: next turn) or ``agent.steer`` (mode ``steer``: next step of the running turn). The
+answer ``{"accepted": true}`` means *the message is in the Agent's inbox* — not that the run
+finished; the answer arrives by ``session/follow``. Every decision is noted on the invocation
+(``resolver``, ``admission``) so the trace shows it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import HostError
+from ..session.messages import MessageSource, TextBlock, UserMessage
+from .contract import Accepted, PromptCommand
+from .gateway import GatewayInvocation
+from .registry import AgentRegistry
+
+MAX_REQUEST_ID = 200
+
+
+def validate_content(content: str | tuple[dict[str, Any], ...]) -> tuple[TextBlock, ...]:
+    """Text blocks from a command's content, or a coded error."""
+    parts: tuple[Any, ...] = ({"type": "text", "text": content},) if isinstance(content, str) else content
+    blocks: list[TextBlock] = []
+    for i, part in enumerate(parts):
+        kind = part.get("type")
+        if kind != "text":
+            raise HostError(
+                f"content[{i}] has type {str(kind)[:40]!r}; only text content is supported",
+                code="UNSUPPORTED_CONTENT",
+            )
+        text = part.get("text")
+        if not isinstance(text, str) or set(part) - {"type", "text"}:
+            raise HostError(f"content[{i}] must be {{type: 'text', text: string}}", code="BAD_ARGS")
+        blocks.append(TextBlock(text=text))
+    if not any(b.text.strip() for b in blocks):
+        raise HostError("the prompt is empty: give some text", code="EMPTY_CONTENT")
+    return tuple(b for b in blocks if b.text)
+
+
+class SessionCommandHandler:
+    """Admission: validate, resolve, dedupe, followup/steer."""
+
+    def __init__(self, registry: AgentRegistry) -> None:
+        self.registry = registry
+        self.decisions: list[dict[str, Any]] = []  # for learners: every admission decision
+
+    async def prompt(self, command: PromptCommand, inv: GatewayInvocation) -> Accepted:
+        rid = command.request_id
+        if not rid or len(rid) > MAX_REQUEST_ID:
+            raise HostError(f"requestId must be 1..{MAX_REQUEST_ID} characters", code="BAD_ARGS")
+        blocks = validate_content(command.content)
+        live, how = await self.registry.resolve(command.session_id)
+        inv.note("resolver", how)
+        decision: dict[str, Any] = {
+            "sessionId": live.id,
+            "requestId": rid,
+            "rpcId": inv.rpc_id,
+            "mode": command.mode,
+        }
+        if rid in live.request_ids:
+            decision.update(decision="duplicate", queued=False)
+        else:
+            message = UserMessage(
+                content=blocks,
+                source=MessageSource(kind="user", request_id=rid, rpc_id=inv.rpc_id),
+            )
+            if command.mode == "steer":
+                live.agent.steer(message)
+                decision["inbox"] = "agent.steer → next-step"
+            else:
+                live.agent.followup(message)
+                decision["inbox"] = "agent.followup → next-turn"
+            live.request_ids[rid] = command.mode
+            decision.update(decision="accepted", queued=True, message=message.model_dump(mode="json", exclude_none=True))
+        inv.note("admission", decision)
+        self.decisions.append(decision)
+        del self.decisions[:-200]
+        return Accepted(accepted=True)

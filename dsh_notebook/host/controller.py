@@ -1,0 +1,179 @@
+"""The Session Controller (seed 001 L4, object 14): the session API entry, a Service.
+
+The Gateway calls ``controller.<method>(args, invocation)`` for every endpoint of the contract
+(streams also get a sink). The controller delegates: prompts to the command handler, session ids
+to the Agent resolver, facts and live frames to the follow hubs, host-wide state to the control
+hub. It runs on the host loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import parse_model_id
+from ..errors import DshError, HostError, UserError
+from ..session.persistence import load_log
+from ..session.store import summarize_log
+from .commands import SessionCommandHandler
+from .contract import (
+    Accepted,
+    ApproveArgs,
+    Cancelled,
+    CreateArgs,
+    Decided,
+    FollowArgs,
+    NoArgs,
+    PromptArgs,
+    QueueItem,
+    ResumeArgs,
+    Resumed,
+    SessionCreated,
+    SessionInfo,
+    SessionList,
+    SessionRef,
+    SessionSummary,
+)
+from .control import ControlHub
+from .gateway import GatewayInvocation, StreamSink
+from .registry import AgentRegistry, LiveSession, is_demo_copy
+
+
+class SessionController:
+    """create / prompt / cancel / list / resume / approve / info, follow and control."""
+
+    def __init__(self, registry: AgentRegistry, control: ControlHub) -> None:
+        self.registry = registry
+        self.control_hub = control
+        self.commands = SessionCommandHandler(registry)
+
+    async def create(self, args: CreateArgs, inv: GatewayInvocation) -> SessionCreated:
+        model = args.model or self.registry.settings.model
+        provider, _ = parse_model_id(model)
+        if args.cwd:
+            cwd = await asyncio.to_thread(_check_dir, args.cwd)
+        elif provider == "script":
+            from ..demo import copy_demo_workspace
+
+            cwd = str(await asyncio.to_thread(copy_demo_workspace))
+        else:
+            cwd = os.getcwd()
+        approve = args.approve or ("auto" if is_demo_copy(cwd) else "ask")
+        live = await self.registry.create(cwd, model, approve, args.base_url)
+        inv.note("created", {"sessionId": live.id, "cwd": cwd, "model": model, "approve": approve})
+        return SessionCreated(session_id=live.id, cwd=cwd, model=model, approve=approve, log_path=live.log_path)
+
+    async def prompt(self, args: PromptArgs, inv: GatewayInvocation) -> Accepted:
+        inv.note("delegated", "SessionCommandHandler.prompt")
+        return await self.commands.prompt(args.request, inv)
+
+    async def cancel(self, args: SessionRef, inv: GatewayInvocation) -> Cancelled:
+        live = self.registry.live.get(args.session_id)
+        if live is None:
+            if not self.registry.saved(args.session_id):
+                raise HostError(f"no session {args.session_id!r}", code="UNKNOWN_SESSION")
+            return Cancelled(session_id=args.session_id, cancelled=False)
+        was_running = await live.agent.cancel(cause="user")
+        inv.note("cancelled", was_running)
+        return Cancelled(session_id=live.id, cancelled=was_running)
+
+    async def list(self, args: NoArgs, inv: GatewayInvocation) -> SessionList:
+        saved = await asyncio.to_thread(self.registry.store.list_saved)
+        out = []
+        for s in saved:
+            live = self.registry.live.get(s.id)
+            out.append(
+                SessionSummary(
+                    session_id=s.id, title=s.title, turns=s.turns, last_activity=s.last_activity_ms,
+                    event_count=s.event_count, path=s.path, live=live is not None,
+                    status=live.agent.status if live else "saved",
+                )
+            )  # fmt: skip
+        return SessionList(sessions=tuple(out))
+
+    async def resume(self, args: ResumeArgs, inv: GatewayInvocation) -> Resumed:
+        live, how = await self.registry.resolve(
+            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url
+        )
+        inv.note("resolver", how)
+        return Resumed(session_id=live.id, cwd=live.session.cwd, model=live.model, resolution=how)
+
+    async def approve(self, args: ApproveArgs, inv: GatewayInvocation) -> Decided:
+        live = self._live(args.session_id)
+        live.approvals.answer(args.call_id, args.decision)
+        return Decided(session_id=live.id, call_id=args.call_id, decision=args.decision)
+
+    async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
+        live = self.registry.live.get(args.session_id)
+        if live is not None:
+            return info_of(live)
+        if not self.registry.saved(args.session_id):
+            raise HostError(f"no session {args.session_id!r}", code="UNKNOWN_SESSION")
+        path = self.registry.store.path_for(args.session_id)
+        s = await asyncio.to_thread(summarize_log, path)
+        return SessionInfo(
+            session_id=s.id, cwd=s.cwd, model=self.registry.settings.model, approve="ask",
+            status="idle", live=False, last_seq=s.event_count - 1, log_path=str(path),
+        )  # fmt: skip
+
+    # -- streams ------------------------------------------------------------------------------
+    async def follow(self, args: FollowArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:
+        sid = args.session_id
+        self.registry.check_id(sid)
+        hub = self.registry.hub(sid)
+        if hub.session is None and sid not in self.registry.live:
+            if not self.registry.saved(sid):
+                raise HostError(f"no session {sid!r} (live or saved)", code="UNKNOWN_SESSION")
+            cold = await asyncio.to_thread(_cold_read, self.registry.store.path_for(sid))
+            if hub.session is None:  # still not live after the read
+                inv.note("follow", "snapshot from the saved log")
+                return hub.open(sink, args.cursor, cold=cold)
+        inv.note("follow", "live session")
+        return hub.open(sink, args.cursor)
+
+    async def control(self, args: NoArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:
+        return self.control_hub.open(sink)
+
+    def _live(self, session_id: str) -> LiveSession:
+        live = self.registry.live.get(session_id)
+        if live is None:
+            self.registry.check_id(session_id)
+            raise HostError(f"session {session_id!r} is not live", code="UNKNOWN_SESSION")
+        return live
+
+
+def info_of(live: LiveSession) -> SessionInfo:
+    agent = live.agent
+    return SessionInfo(
+        session_id=live.id,
+        cwd=live.session.cwd,
+        model=live.model,
+        approve=live.approve,
+        status=agent.status,
+        live=True,
+        turn=agent.current_turn,
+        step=agent.current_step,
+        last_seq=live.session.last_seq,
+        log_path=live.log_path,
+        queue=tuple(QueueItem.model_validate(i) for i in agent.inbox.items()),
+        pending_approvals=tuple(live.approvals.pending()),
+    )
+
+
+def _cold_read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    try:
+        loaded = load_log(path)
+    except DshError as exc:
+        raise HostError(f"cannot read the saved session: {exc.message}", code=exc.code) from None
+    return dict(loaded.header), [json.loads(line) for line in loaded.lines]
+
+
+def _check_dir(path: str) -> str:
+    cwd = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isdir(cwd):
+        raise UserError(f"cwd {path!r} is not a directory", code="BAD_CWD")
+    return cwd

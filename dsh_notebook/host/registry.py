@@ -1,0 +1,249 @@
+"""Agent registry and resolver (seed 001 L4, objects 16–18).
+
+The registry keeps the **live** agents of this process, one :class:`LiveSession` per session id:
+the Core Session, its Agent, its follow hub, its pending approvals, and the requestIds it has
+admitted (rebuilt from the log on resume, so deduplication survives restarts). The resolver
+turns a session id into a live agent: already live → ``"live"``; saved on disk → resumed through
+``SessionStore.resume`` (crash repair applied) → ``"resumed"``; otherwise ``UNKNOWN_SESSION``.
+Concurrent resumes of one session share one future, so the log is loaded once. Host loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..agent.agent import Agent
+from ..config import Settings
+from ..context import HarnessContext
+from ..errors import DshError, HostError
+from ..models.base import ModelAdapter
+from ..models.routing import resolve_adapter
+from ..session.events import InboxSpliced, RequestFrozen, UserMessageEvent
+from ..session.session import Session
+from ..session.store import SessionStore
+from ..tools.base import ApprovalMode, Approver, AutoApprover, DenyApprover
+from .approvals import PendingApprovals
+from .control import ControlHub
+from .follow import SessionHub
+
+log = logging.getLogger(__name__)
+AdapterFactory = Callable[[Settings, str, "str | None"], ModelAdapter]
+Resolution = Literal["live", "resumed", "created"]
+_ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+def default_adapter_factory(settings: Settings, model_id: str, base_url: str | None) -> ModelAdapter:
+    return resolve_adapter(settings, model_id, base_url=base_url)
+
+
+@dataclass
+class LiveSession:
+    """One live session: facts, executor, observers."""
+
+    session: Session
+    agent: Agent
+    hub: SessionHub
+    approvals: PendingApprovals
+    model: str
+    approve: ApprovalMode
+    resolution: Resolution
+    log_path: str
+    request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> mode admitted
+    undo: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+
+def admitted_request_ids(session: Session) -> dict[str, str]:
+    """RequestIds already in the log (user messages and inbox insertions)."""
+    seen: dict[str, str] = {}
+    for event in session.events:
+        msgs = (event.message,) if isinstance(event, UserMessageEvent) else event.inserted if isinstance(event, InboxSpliced) else ()
+        for m in msgs:
+            if m.source.request_id:
+                seen.setdefault(m.source.request_id, "logged")
+    return seen
+
+
+def model_from_log(session: Session) -> str | None:
+    for event in reversed(session.events):
+        if isinstance(event, RequestFrozen):
+            return f"{event.provider}:{event.model}"
+    return None
+
+
+class AgentRegistry:
+    """Live agents by session id, and the resolver that makes a saved session live."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        control: ControlHub,
+        context: HarnessContext,
+        adapter_factory: AdapterFactory | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = SessionStore(settings.home)
+        self.control = control
+        self.context = context
+        self.adapter_factory = adapter_factory or default_adapter_factory
+        self.live: dict[str, LiveSession] = {}
+        self.hubs: dict[str, SessionHub] = {}
+        self._resuming: dict[str, asyncio.Future[LiveSession]] = {}
+        self.resumes_started = 0  # how many resumes actually loaded a log (coalescing is visible)
+
+    # -- resolving ----------------------------------------------------------------------------
+    def check_id(self, session_id: str) -> None:
+        if not _ID.match(session_id):
+            raise HostError(f"no session {session_id[:80]!r}", code="UNKNOWN_SESSION")
+
+    def saved(self, session_id: str) -> bool:
+        self.check_id(session_id)
+        return self.store.path_for(session_id).is_file()
+
+    async def resolve(
+        self, session_id: str, *, model: str | None = None, approve: ApprovalMode | None = None,
+        base_url: str | None = None,
+    ) -> tuple[LiveSession, Resolution]:
+        """Session id → live agent (``live``), or resume it from disk (``resumed``)."""
+        self.check_id(session_id)
+        live = self.live.get(session_id)
+        if live is not None:
+            return live, "live"
+        pending = self._resuming.get(session_id)
+        if pending is None:
+            if not self.saved(session_id):
+                raise HostError(f"no session {session_id!r} (live or saved)", code="UNKNOWN_SESSION")
+            pending = asyncio.get_running_loop().create_future()
+            self._resuming[session_id] = pending
+            try:
+                self.resumes_started += 1
+                session = await asyncio.to_thread(self.store.resume, session_id)
+                model = model or model_from_log(session) or self.settings.model
+                live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed")
+                pending.set_result(live)
+            except BaseException as exc:
+                pending.set_exception(exc if isinstance(exc, Exception) else HostError("resume cancelled", code="CANCELLED"))
+                pending.exception()  # retrieved: no "never retrieved" warning
+                raise
+            finally:
+                self._resuming.pop(session_id, None)
+            live.agent.kick()  # input queued before the crash runs now
+            return live, "resumed"
+        return await asyncio.shield(pending), "resumed"
+
+    async def create(
+        self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None
+    ) -> LiveSession:
+        self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY, BAD_MODEL…
+        session = await asyncio.to_thread(self.store.create, cwd)
+        return self._start(session, model, approve, base_url, "created")
+
+    # -- building a live session --------------------------------------------------------------
+    def _start(
+        self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution
+    ) -> LiveSession:
+        sid = session.id
+        hub = self.hubs.setdefault(sid, SessionHub(sid))
+        approvals = PendingApprovals()
+        approver: Approver = AutoApprover() if approve == "auto" else DenyApprover() if approve == "deny" else approvals
+        settings = self.settings
+
+        def adapter_for(model_id: str) -> ModelAdapter:
+            return self.adapter_factory(settings, model_id, base_url)
+
+        agent = Agent(
+            session,
+            adapter_for=adapter_for,
+            model=model,
+            approver=approver,
+            policy_mode=approve,
+            context=self.context,
+            live=hub.on_live,
+            flush=lambda: self.store.flush(sid),
+        )
+        live = LiveSession(
+            session, agent, hub, approvals, model, approve, how,
+            str(self.store.path_for(sid)), admitted_request_ids(session),
+        )  # fmt: skip
+        hub.attach(session, approvals.pending)
+        live.undo.append(agent.on_status(lambda status: self.control.status(sid, status)))
+        live.undo.append(agent.inbox.subscribe(lambda inbox: self.control.queue(sid, inbox.items())))
+        self.live[sid] = live
+        self.control.added(sid, agent.status, agent.inbox.items())
+        return live
+
+    # -- reading ------------------------------------------------------------------------------
+    def hub(self, session_id: str) -> SessionHub:
+        return self.hubs.setdefault(session_id, SessionHub(session_id))
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The live agents (seed 001 object 17)."""
+        return [
+            {
+                "sessionId": sid,
+                "model": ls.model,
+                "approve": ls.approve,
+                "status": ls.agent.status,
+                "resolution": ls.resolution,
+                "followers": len(ls.hub.followers),
+                "log": ls.log_path,
+            }
+            for sid, ls in self.live.items()
+        ]
+
+    async def wait_all_idle(self, *, answerable: bool = True) -> None:
+        """Until no live agent is running (runs started meanwhile are waited for too).
+
+        ``answerable=False``: no client can answer approvals any more; pending and later asks
+        are ``cancelled`` so the runs can end."""
+        while True:
+            if not answerable:
+                for ls in self.live.values():
+                    ls.approvals.cancel_all(close=True)
+            running = [ls.agent for ls in self.live.values() if ls.agent.status == "running"]
+            if not running:
+                return
+            for agent in running:
+                await agent.wait_idle()
+
+    # -- shutdown -----------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Cancel every run (turn/end aborted, cause shutdown), flush and close every log."""
+        for sid, live in list(self.live.items()):
+            try:
+                live.approvals.cancel_all()
+                await live.agent.close()
+            except Exception:
+                log.exception("closing agent %s failed", sid)
+            for undo in live.undo:
+                undo()
+            try:
+                self.store.close(sid)
+            except DshError:
+                log.exception("closing log of %s failed", sid)
+            self.control.removed(sid)
+        self.live.clear()
+        for hub in self.hubs.values():
+            hub.end_all()
+            hub.detach()
+        self.control.end_all()
+
+
+def default_approve(cwd: str) -> ApprovalMode:
+    """``auto`` in a copy of the demo workspace, ``ask`` anywhere else."""
+    return "auto" if is_demo_copy(cwd) else "ask"
+
+
+def is_demo_copy(cwd: str) -> bool:
+    """A workspace made by ``copy_demo_workspace()`` (``…/dsh-demo-*/demo``)."""
+    return os.path.basename(os.path.dirname(os.path.normpath(cwd))).startswith("dsh-demo-")

@@ -1,0 +1,265 @@
+"""A sans-IO accumulator: OpenAI chat-completion stream chunks → our :data:`StreamChunk`s.
+
+:class:`ChunkAccumulator` is fed one chunk at a time — a plain ``dict`` (the JSON of one SSE
+``data:`` line) or an SDK object with the same attributes — and returns the normalized chunks that
+chunk produced. :meth:`ChunkAccumulator.finish` closes the stream: one ``BlockEnd`` per block (in
+index order, carrying the finished block), the last usage seen, and ``Finish``.
+
+Quirks tolerated (servers differ; all seen in the wild):
+
+- tool-call ids or names repeated in every delta (a repeated id continues its call, a repeated
+  name is not appended);
+- parallel calls all at provider index 0, told apart by their ids;
+- tool calls that end with ``finish_reason`` ``"stop"`` or with no finish reason at all;
+- usage in a final chunk whose ``choices`` is empty (``stream_options.include_usage``);
+- arguments split anywhere (they arrive as ``str``; byte splits are the SSE decoder's business);
+- ``reasoning_content`` (DeepSeek) or ``reasoning`` (OpenRouter, vLLM) deltas → reasoning blocks;
+- a call without any id (some local servers) gets ``call_<n>``.
+
+Block indexes are our own: dense, in order of first appearance. On ``finish_reason`` ``"length"``
+tool-call blocks are dropped (their arguments are cut), as upstream's ``BlockAssembler`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ModelError
+from ..session.events import Usage
+from ..session.messages import AssistantBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from .base import (
+    BlockEnd,
+    BlockStart,
+    BlockType,
+    Finish,
+    FinishReason,
+    ReasoningDelta,
+    StreamChunk,
+    TextDelta,
+    ToolCallDelta,
+    UsageChunk,
+)
+
+
+def _get(obj: Any, key: str) -> Any:
+    """A field of a chunk part: dict key or attribute (SDK objects), ``None`` when absent.
+
+    Pydantic objects (the SDK's) are read from their ``__dict__`` and extras directly: a missing
+    attribute (``reasoning_content`` on most servers) would cost a slow ``__getattr__`` miss.
+    """
+    if type(obj) is dict:
+        return obj.get(key)
+    if obj is None:
+        return None
+    try:
+        extra = obj.__pydantic_extra__
+    except AttributeError:
+        return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+    value = obj.__dict__.get(key)
+    if value is None and extra:
+        value = extra.get(key)
+    return value
+
+
+def usage_from_openai(raw: Any) -> Usage:
+    """OpenAI/DeepSeek usage → our disjoint :class:`Usage` (input excludes cached input)."""
+    prompt = _get(raw, "prompt_tokens") or 0
+    completion = _get(raw, "completion_tokens") or 0
+    cached = _get(_get(raw, "prompt_tokens_details"), "cached_tokens")
+    if cached is None:
+        cached = _get(raw, "prompt_cache_hit_tokens")  # DeepSeek
+    reasoning = _get(_get(raw, "completion_tokens_details"), "reasoning_tokens")
+    return Usage(
+        input_tokens=max(0, prompt - (cached or 0)),
+        output_tokens=completion,
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
+    )
+
+
+class StreamCutError(ModelError):
+    """The connection was lost mid-stream (code ``STREAM_CUT``, or ``SERVER_ERROR`` for an error
+    event mid-stream). ``retryable`` only when no tool-call block had completed.
+
+    ``completed_tool_calls`` are the ids of calls known finished before the cut (a later block had
+    started); ``partial_blocks`` the text/reasoning blocks with content received so far.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "STREAM_CUT",
+        completed_tool_calls: tuple[str, ...] = (),
+        partial_blocks: tuple[AssistantBlock, ...] = (),
+    ) -> None:
+        super().__init__(message, code=code, retryable=not completed_tool_calls)
+        self.completed_tool_calls = completed_tool_calls
+        self.partial_blocks = partial_blocks
+
+
+@dataclass(slots=True)
+class _Block:
+    index: int
+    kind: BlockType
+    parts: list[str]
+    id: str | None = None
+    name: str | None = None
+
+    def finished(self) -> AssistantBlock:
+        text = "".join(self.parts)
+        if self.kind == "text":
+            return TextBlock(text=text)
+        if self.kind == "reasoning":
+            return ReasoningBlock(text=text)
+        return ToolCallBlock(id=self.id or "", name=self.name or "", arguments=text)
+
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "eos": "stop",
+    "content_filter": "stop",
+    "tool_calls": "tool-calls",
+    "function_call": "tool-calls",
+    "length": "max-tokens",
+    "max_tokens": "max-tokens",
+}
+
+
+class ChunkAccumulator:
+    """Folds chat-completion chunks into normalized stream chunks. Pure: no I/O, no clock."""
+
+    def __init__(self) -> None:
+        self.blocks: list[_Block] = []
+        self.chunks_seen = 0
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self._by_id: dict[str, _Block] = {}
+        self._by_index: dict[int, _Block] = {}
+        self._last_call: _Block | None = None
+
+    # --- feeding ------------------------------------------------------------------------------
+
+    def feed(self, chunk: Any) -> list[StreamChunk]:
+        """One chat-completion chunk (dict or SDK object) → the stream chunks it produced."""
+        self.chunks_seen += 1
+        usage = _get(chunk, "usage")
+        if usage:
+            self.usage = usage_from_openai(usage)
+        out: list[StreamChunk] = []
+        for choice in _get(chunk, "choices") or ():
+            if (_get(choice, "index") or 0) != 0:
+                continue  # n > 1 is never requested; ignore extra choices
+            delta = _get(choice, "delta")
+            if delta is not None:
+                reasoning = _get(delta, "reasoning_content") or _get(delta, "reasoning")
+                if reasoning and isinstance(reasoning, str):
+                    block = self._run("reasoning", out)
+                    block.parts.append(reasoning)
+                    out.append(ReasoningDelta(block.index, reasoning))
+                content = _get(delta, "content")
+                if content and isinstance(content, str):
+                    block = self._run("text", out)
+                    block.parts.append(content)
+                    out.append(TextDelta(block.index, content))
+                for call in _get(delta, "tool_calls") or ():
+                    self._tool_delta(call, out)
+            reason = _get(choice, "finish_reason")
+            if reason:
+                self.finish_reason = reason
+        return out
+
+    def _open(self, kind: BlockType, out: list[StreamChunk], call_id: str | None = None,
+              name: str | None = None) -> _Block:
+        block = _Block(len(self.blocks), kind, [], call_id, name)
+        self.blocks.append(block)
+        out.append(BlockStart(block.index, kind, call_id, name))
+        return block
+
+    def _run(self, kind: BlockType, out: list[StreamChunk]) -> _Block:
+        """The open text/reasoning block of ``kind`` (the last block), or a new one."""
+        if self.blocks and self.blocks[-1].kind == kind:
+            return self.blocks[-1]
+        return self._open(kind, out)
+
+    def _tool_delta(self, call: Any, out: list[StreamChunk]) -> None:
+        call_id = _get(call, "id") or None
+        position = _get(call, "index")
+        fn = _get(call, "function")
+        name = (_get(fn, "name") or None) if fn is not None else None
+        args = (_get(fn, "arguments") or "") if fn is not None else ""
+        block = self._by_id.get(call_id) if call_id else None
+        if block is None and call_id is None:
+            block = self._by_index.get(position) if position is not None else self._last_call
+        new_name = None
+        if block is None:
+            call_id = call_id or f"call_{len(self.blocks)}"
+            block = self._open("tool-call", out, call_id, name)
+            self._by_id[call_id] = block
+        elif name and block.name is None:
+            block.name = new_name = name
+        if position is not None:
+            self._by_index[position] = block
+        self._last_call = block
+        if args or new_name:
+            block.parts.append(args)
+            out.append(ToolCallDelta(block.index, block.id or "", args, new_name))
+
+    # --- the end --------------------------------------------------------------------------------
+
+    @property
+    def saw_content(self) -> bool:
+        return bool(self.blocks) or self.finish_reason is not None
+
+    def completed_tool_calls(self) -> tuple[str, ...]:
+        """Ids of tool calls known complete mid-stream: some block started after them."""
+        return tuple(b.id or "" for b in self.blocks[:-1] if b.kind == "tool-call")
+
+    def partial_blocks(self) -> tuple[AssistantBlock, ...]:
+        """What an interrupted stream leaves: text/reasoning blocks with non-blank content."""
+        return tuple(
+            b.finished() for b in self.blocks if b.kind != "tool-call" and "".join(b.parts).strip()
+        )
+
+    def cut_error(self, message: str, *, code: str = "STREAM_CUT") -> StreamCutError:
+        return StreamCutError(
+            message,
+            code=code,
+            completed_tool_calls=self.completed_tool_calls(),
+            partial_blocks=self.partial_blocks(),
+        )
+
+    def finish(self) -> list[StreamChunk]:
+        """Close the stream: ``BlockEnd`` per kept block, ``UsageChunk`` if any, ``Finish``.
+
+        Raises ``ModelError(EMPTY_RESPONSE, retryable)`` when the server sent no block and no
+        finish reason, and ``SERVER_ERROR`` (retryable) for DeepSeek's
+        ``insufficient_system_resource`` finish.
+        """
+        if not self.saw_content:
+            what = "no chunks" if self.chunks_seen == 0 else "no content and no finish reason"
+            raise ModelError(
+                f"the model server ended the stream with {what}", code="EMPTY_RESPONSE", retryable=True
+            )
+        raw = self.finish_reason
+        if raw == "insufficient_system_resource":
+            raise ModelError(
+                "the provider cut the reply short: insufficient system resources",
+                code="SERVER_ERROR",
+                retryable=not self.completed_tool_calls(),
+            )
+        has_calls = any(b.kind == "tool-call" for b in self.blocks)
+        reason: FinishReason = _FINISH.get(raw or "", "stop")
+        if reason != "max-tokens":
+            reason = "tool-calls" if has_calls else "stop"
+        out: list[StreamChunk] = [
+            BlockEnd(b.index, b.finished())
+            for b in self.blocks
+            if not (reason == "max-tokens" and b.kind == "tool-call")
+        ]
+        if self.usage is not None:
+            out.append(UsageChunk(self.usage))
+        out.append(Finish(reason))
+        return out

@@ -1,0 +1,91 @@
+"""Model routing: a model id (``provider:model``) → the adapter that serves it (DESIGN §6).
+
+- ``script:<scenario>`` → :class:`~dsh_notebook.models.scripted.ScriptedModel` (offline default);
+- ``replay:<path>`` → :class:`~dsh_notebook.models.replay.ReplayModel` of a saved log;
+- ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL (``--base-url`` /
+  ``DSH_BASE_URL``) → :class:`~dsh_notebook.models.openai_compat.OpenAICompatAdapter`.
+
+Keys: ``DSH_API_KEY`` (``settings.api_key``) wins; else the provider's own variable
+(``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``) — but only when the request goes to that provider's
+own host, so a DeepSeek or OpenAI key is never sent to some other ``base_url``. A custom base URL
+without a key gets the placeholder ``"not-needed"`` (vLLM, Ollama and llama.cpp run without
+one); a provider's own endpoint without a key is ``UserError(NO_API_KEY)`` naming the variable.
+
+Adapters are imported lazily: ``openai`` is loaded only when a real provider is used.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlparse
+
+from ..config import PROVIDER_BASE_URL, PROVIDER_KEY_ENV, Settings, parse_model_id
+from ..errors import UserError, register_secret
+from .base import ModelAdapter
+
+PLACEHOLDER_KEY = "not-needed"
+LOCAL_PROVIDERS = frozenset({"script", "replay"})
+
+
+def _host(url: str | None) -> str:
+    return (urlparse(url).hostname or "").lower() if url else ""
+
+
+def is_deepseek(provider: str, base_url: str | None) -> bool:
+    """DeepSeek needs ``reasoning_content`` sent back on tool-call turns (thinking mode)."""
+    host = _host(base_url)
+    return provider == "deepseek" or host == "deepseek.com" or host.endswith(".deepseek.com")
+
+
+def resolve_key(settings: Settings, provider: str, base_url: str) -> tuple[str | None, str]:
+    """The API key for ``provider`` at ``base_url`` and the variable a user should set."""
+    env = PROVIDER_KEY_ENV.get(provider)
+    own = PROVIDER_BASE_URL.get(provider)
+    if settings.api_key:
+        return settings.api_key, "DSH_API_KEY"
+    if env and own and _host(own) == _host(base_url):
+        key = os.environ.get(env) or None
+        register_secret(key)
+        return key, env
+    return None, "DSH_API_KEY"
+
+
+def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None = None) -> ModelAdapter:
+    """The adapter for ``model_id`` under ``settings`` (``base_url`` overrides the settings')."""
+    provider, name = parse_model_id(model_id)
+    if provider == "script":
+        from .scripted import ScriptedModel
+
+        return ScriptedModel(name)
+    if provider == "replay":
+        from .replay import ReplayModel
+
+        path = Path(name).expanduser()
+        if not path.exists():
+            raise UserError(f"replay log not found: {path}", code="LOG_NOT_FOUND")
+        return ReplayModel(path)
+    custom = base_url or settings.base_url
+    url = custom or PROVIDER_BASE_URL.get(provider)
+    if url is None:
+        known = ", ".join(sorted({*PROVIDER_BASE_URL, *LOCAL_PROVIDERS}))
+        raise UserError(
+            f"unknown provider {provider!r} in model id {model_id!r}: use one of {known}, "
+            "or give an OpenAI-compatible endpoint with --base-url (or DSH_BASE_URL)",
+            code="UNKNOWN_PROVIDER",
+        )
+    key, env = resolve_key(settings, provider, url)
+    if key is None:
+        if custom and not (provider in PROVIDER_BASE_URL and _host(custom) == _host(PROVIDER_BASE_URL[provider])):
+            key = PLACEHOLDER_KEY
+        else:
+            raise UserError(
+                f"no API key for {provider}: set {env} (or DSH_API_KEY), e.g. `export {env}=...`, "
+                f"or run offline with the embedded model: --model script:auto",
+                code="NO_API_KEY",
+            )
+    from .openai_compat import OpenAICompatAdapter
+
+    return OpenAICompatAdapter(
+        provider, url, key, send_reasoning=is_deepseek(provider, url), key_env=env
+    )

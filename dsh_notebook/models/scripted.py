@@ -1,0 +1,156 @@
+"""The embedded teaching model (``script:<scenario>``): deterministic, offline, honest.
+
+It is not an LLM. Each call *reads the request it is given* — the messages since the latest
+user prompt, above all the real tool results — and decides the next action from them, then
+streams it with realistic pacing in the same chunk vocabulary as a real adapter. So it drives
+real tools on the demo workspace (:func:`dsh_notebook.demo.copy_demo_workspace`) and reports what
+they really returned:
+
+- ``readme`` (seed 000): ``read {"file_path":"README.md"}`` (call ``c1``), then a summary built
+  from the file text the tool returned;
+- ``fix-tests`` (seed 001): ``bash`` runs ``node test/run.mjs``; on a failure
+  ``src/math.ts:<line> expected X received Y`` it ``read``s the file, ``edit``s the faulty line
+  (an off-by-one it can recognise), reruns the tests and reports the real result;
+- ``help`` (and anything else): says it is the offline demo model and how to use a real one.
+
+``auto`` picks by the latest user text (English or Chinese keywords). Tool errors (denied,
+missing ``node``, a failed edit) end the scenario with an honest account.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from ..errors import UserError
+from ..session.events import Usage
+from ..session.messages import (
+    AnyMessage,
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    ToolMessage,
+    UserMessage,
+)
+from .base import (
+    BlockEnd,
+    BlockStart,
+    Finish,
+    ModelRequest,
+    StreamChunk,
+    TextDelta,
+    ToolCallDelta,
+    UsageChunk,
+)
+from .scripted_scenarios import Exchange, fix_tests, help_reply, readme
+
+SCENARIOS = ("auto", "readme", "fix-tests", "help")
+_FIX = ("test", "测试", "修复", "fix")
+_README = ("readme", "summar", "总结", "摘要", "概括", "介绍")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's decision for one call: text to say, and at most one tool call."""
+
+    text: str
+    tool: str | None = None
+    args: dict[str, object] | None = None
+
+
+def pick_scenario(prompt: str) -> str:
+    low = prompt.lower()
+    if any(k in low for k in _FIX):
+        return "fix-tests"
+    if any(k in low for k in _README):
+        return "readme"
+    return "help"
+
+
+def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[Exchange], set[str]]:
+    """The latest person's prompt, the tool exchanges after it, and every call id in use."""
+    start, prompt = 0, ""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, UserMessage) and m.source.kind == "user":
+            start, prompt = i, "".join(b.text for b in m.content)
+            break
+    ids: set[str] = set()
+    calls: list[ToolCallBlock] = []
+    results: dict[str, ToolMessage] = {}
+    for i, m in enumerate(messages):
+        if isinstance(m, AssistantMessage):
+            for call in m.tool_calls:
+                ids.add(call.id)
+                if i > start:
+                    calls.append(call)
+        elif isinstance(m, ToolMessage) and i > start:
+            results[m.tool_call_id] = m
+    return prompt, [Exchange(c, results.get(c.id)) for c in calls], ids
+
+
+class ScriptedModel:
+    """A deterministic offline model that decides from the request's history (``provider = script``)."""
+
+    provider = "script"
+
+    def __init__(self, scenario: str = "auto", pace: float = 0.02) -> None:
+        if scenario not in SCENARIOS:
+            raise UserError(
+                f"unknown scripted scenario {scenario!r}; use one of: {', '.join(SCENARIOS)}",
+                code="UNKNOWN_SCENARIO",
+            )
+        self.scenario = scenario
+        self.pace = pace
+
+    def decide(self, messages: Sequence[AnyMessage]) -> tuple[Reply, str]:
+        """The reply for this request and the call id a tool call would get."""
+        prompt, exchanges, ids = current_turn(messages)
+        scenario = self.scenario if self.scenario != "auto" else pick_scenario(prompt)
+        if scenario == "readme":
+            reply = readme(exchanges)
+        elif scenario == "fix-tests":
+            reply = fix_tests(exchanges)
+        else:
+            reply = help_reply(prompt)
+        n = 1
+        while f"c{n}" in ids:
+            n += 1
+        return Reply(*reply), f"c{n}"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        reply, call_id = self.decide(request.messages)
+        for chunk in self.chunks(reply, call_id, request.messages):
+            if self.pace:
+                await asyncio.sleep(self.pace)
+            yield chunk
+
+    def chunks(self, reply: Reply, call_id: str, messages: Sequence[AnyMessage] = ()) -> list[StreamChunk]:
+        out: list[StreamChunk] = []
+        index = 0
+        if reply.text:
+            out.append(BlockStart(0, "text"))
+            words = re.findall(r"\S+\s*|\s+", reply.text)
+            out += [TextDelta(0, "".join(words[i : i + 2])) for i in range(0, len(words), 2)]
+            out.append(BlockEnd(0, TextBlock(text=reply.text)))
+            index = 1
+        if reply.tool is not None:
+            args = json.dumps(reply.args or {}, ensure_ascii=False)
+            out.append(BlockStart(index, "tool-call", id=call_id, name=reply.tool))
+            cut = [0, len(args) // 3, 2 * len(args) // 3, len(args)]
+            out += [
+                ToolCallDelta(index, call_id, args[a:b], name=reply.tool if k == 0 else None)
+                for k, (a, b) in enumerate(zip(cut, cut[1:], strict=False))
+                if b > a
+            ]
+            out.append(BlockEnd(index, ToolCallBlock(id=call_id, name=reply.tool, arguments=args)))
+        seen = sum(len(b.text) for m in messages for b in m.content if isinstance(b, TextBlock))
+        out.append(UsageChunk(Usage(input_tokens=seen // 4 + 1, output_tokens=len(reply.text) // 4 + 1)))
+        out.append(Finish("tool-calls" if reply.tool else "stop"))
+        return out
+
+
+__all__ = ["SCENARIOS", "Exchange", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]

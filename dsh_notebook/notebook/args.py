@@ -1,0 +1,256 @@
+"""Parsing of the ``%dsh`` line: leading ``--flags``, then free text (the prompt or a subcommand).
+
+IPython does not expand the line (``@no_var_expand``), and we do not run it through ``shlex`` or
+``argparse``: only the leading flags are tokenised, so the prompt keeps its quotes, apostrophes,
+dollar signs and spacing exactly as typed. ``--`` ends the flags explicitly (``%dsh -- --new is
+a flag`` sends ``--new is a flag`` as the prompt, and ``%dsh -- show me`` is a prompt, not the
+``show`` subcommand).
+
+``{name}`` (or ``{name.attr}``) in the prompt is replaced by ``str()`` of that notebook variable;
+``{{`` and ``}}`` are literal braces; any other brace is left as typed; a name that is not defined
+is a ``UserError`` (``UNKNOWN_VARIABLE``). ``--no-interpolate`` sends the text untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UserError
+
+
+@dataclass(frozen=True)
+class FlagSpec:
+    name: str
+    dest: str
+    metavar: str | None  # None: a switch without a value
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+FLAGS: tuple[FlagSpec, ...] = (
+    FlagSpec("--model", "model", "PROVIDER:MODEL", "model id, e.g. script:auto, deepseek:deepseek-chat, openai:gpt-4o-mini (default: DSH_MODEL or DshMagics.model, else script:auto)"),
+    FlagSpec("--base-url", "base_url", "URL", "any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, a proxy)"),
+    FlagSpec("--session", "session", "ID", "send the prompt to this saved or open session (it becomes the current one)"),
+    FlagSpec("--new", "new", None, "start a new session for this prompt (it becomes the current one)"),
+    FlagSpec("--bg", "bg", None, "return a handle at once and show the live widget; await it, .wait() or .cancel() it"),
+    FlagSpec("--steer", "steer", None, "if a turn is running, steer it (the text joins its next step) instead of queueing"),
+    FlagSpec("--approve", "approve", "MODE", "auto | ask | deny for tools that need approval (bash, write, edit, python); ask prompts on stdin while the cell runs", ("auto", "ask", "deny")),
+    FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a copy of the bundled demo workspace)"),
+    FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
+    FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
+    FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
+    FlagSpec("--help", "help", None, "show this help"),
+)
+_BY_NAME = {spec.name: spec for spec in FLAGS}
+_BY_NAME["-h"] = _BY_NAME["--help"]
+
+SUBCOMMANDS: tuple[tuple[str, str], ...] = (
+    ("stop", "cancel the running turn of the current session (or --session ID)"),
+    ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
+    ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
+    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
+    ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
+)
+
+EXAMPLES = """\
+  %dsh what files are in this workspace?
+  %dsh run the tests; if they fail fix src/math.ts
+  %dsh --new --model deepseek:deepseek-chat explain src/math.ts
+  %dsh --base-url http://localhost:11434/v1 --model qwen2.5 say hi
+  %dsh summarise {df_name}'s columns        # {df_name} -> str(df_name); {{ }} are literal braces
+  %dsh --no-interpolate write a dict literal like {"a": 1}
+  h = %dsh --bg refactor src/  ;  await h  /  h.wait()  /  h.cancel()
+  %dsh --approve auto --cwd ~/project run the linter
+  %dsh -- show me the README                 # `--` ends flags: a prompt, not `show`
+  %%dsh --session s_0123456789ab
+  a multi-line prompt in the cell body
+  %config DshMagics.model = "deepseek:deepseek-chat"   # also base_url, approve, home"""
+
+
+@dataclass
+class MagicArgs:
+    """The parsed ``%dsh`` line (and cell body)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    session: str | None = None
+    new: bool = False
+    bg: bool = False
+    steer: bool = False
+    approve: str | None = None
+    cwd: str | None = None
+    no_widget: bool = False
+    no_interpolate: bool = False
+    inspect: bool = False
+    help: bool = False
+    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | help
+    target: str | None = None
+    text: str = ""
+    given: set[str] = field(default_factory=set)
+
+
+def help_text() -> str:
+    width = max(len(f"{s.name} {s.metavar or ''}") for s in FLAGS) + 2
+    lines = ["%dsh [FLAGS] PROMPT      one prompt; the cell waits and streams the turn",
+             "%%dsh [FLAGS]           the cell body is the prompt", "", "Flags (before the prompt):"]
+    for spec in FLAGS:
+        left = f"{spec.name} {spec.metavar or ''}".rstrip()
+        lines.append(f"  {left.ljust(width)}{spec.help}")
+    lines += ["  --".ljust(width + 2) + "end of flags: everything after it is the prompt", "",
+              "Subcommands (the whole line):"]
+    for usage, text in SUBCOMMANDS:
+        lines.append(f"  %dsh {usage.ljust(width - 5)}{text}")
+    lines += ["", "Interrupt the kernel to cancel a running turn (every tool call gets a result).",
+              "Environment: DSH_MODEL, DSH_BASE_URL, DSH_API_KEY (else DEEPSEEK_API_KEY /",
+              "OPENAI_API_KEY), DSH_HOME (default ~/.dsh; logs in $DSH_HOME/sessions).",
+              "", "Examples:", EXAMPLES]
+    return "\n".join(lines)
+
+
+def _read_token(line: str, pos: int) -> tuple[str, int]:
+    """One whitespace-delimited token starting at ``pos``; quotes group and are removed."""
+    out: list[str] = []
+    quote: str | None = None
+    i = pos
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == quote:
+                quote = None
+            elif ch == "\\" and quote == '"' and i + 1 < len(line) and line[i + 1] in '"\\':
+                i += 1
+                out.append(line[i])
+            else:
+                out.append(ch)
+        elif ch in "\"'":
+            quote = ch
+        elif ch.isspace():
+            break
+        else:
+            out.append(ch)
+        i += 1
+    if quote:
+        raise UserError(f"unclosed {quote} in a flag value", code="BAD_FLAG")
+    return "".join(out), i
+
+
+def _skip_space(line: str, pos: int) -> int:
+    while pos < len(line) and line[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _set_flag(args: MagicArgs, spec: FlagSpec, value: str | None) -> None:
+    if spec.metavar is None:
+        if value is not None:
+            raise UserError(f"{spec.name} takes no value", code="BAD_FLAG")
+        setattr(args, spec.dest, True)
+    else:
+        if value is None or value == "":
+            raise UserError(f"{spec.name} needs a value ({spec.metavar})", code="BAD_FLAG")
+        if spec.choices and value not in spec.choices:
+            raise UserError(f"{spec.name} must be one of {', '.join(spec.choices)}, not {value!r}", code="BAD_FLAG")
+        setattr(args, spec.dest, value)
+    args.given.add(spec.dest)
+
+
+def parse_line(line: str, cell: str | None = None) -> MagicArgs:
+    """Parse ``%dsh`` / ``%%dsh`` input. Raises :class:`UserError` on a bad flag."""
+    args = MagicArgs()
+    pos = _skip_space(line, 0)
+    explicit_end = False
+    while pos < len(line) and line.startswith("-", pos):
+        token, end = _read_token(line, pos)
+        if token == "--":
+            pos, explicit_end = _skip_space(line, end), True
+            break
+        name, eq, value = token.partition("=")
+        spec = _BY_NAME.get(name)
+        if spec is None:
+            if not name.startswith("--"):
+                break  # "-1 is odd" style free text
+            known = ", ".join(s.name for s in FLAGS)
+            raise UserError(f"unknown flag {name}; known flags: {known} (use -- before a prompt that starts with --)", code="BAD_FLAG")
+        pos = _skip_space(line, end)
+        if spec.metavar is not None and not eq:
+            if pos >= len(line):
+                raise UserError(f"{spec.name} needs a value ({spec.metavar})", code="BAD_FLAG")
+            value, end = _read_token(line, pos)
+            pos = _skip_space(line, end)
+        _set_flag(args, spec, value if (eq or spec.metavar is not None) else None)
+    rest = line[pos:].strip()
+    body = cell if cell is not None and cell.strip() else None
+    if args.new and args.session:
+        raise UserError("--new and --session exclude each other", code="BAD_FLAG")
+    if body is None and not explicit_end:
+        _detect_subcommand(args, rest)
+    if args.command == "prompt":
+        args.text = rest if body is None else (f"{rest}\n{body}" if rest else body)
+        args.text = args.text.strip("\n")
+        if args.help and not args.text.strip():
+            args.command = "help"
+        elif not args.text.strip():
+            raise UserError("empty prompt; usage: %dsh [FLAGS] PROMPT (see %dsh --help)", code="EMPTY_PROMPT")
+    return args
+
+
+def _detect_subcommand(args: MagicArgs, rest: str) -> None:
+    """A whole line like ``stop``, ``sessions``, ``config``, ``resume ID``, ``show [--inspect] [ID]``."""
+    words = rest.split()
+    if not words or words[0] not in ("stop", "sessions", "config", "help", "resume", "show"):
+        return
+    head, tail = words[0], words[1:]
+    flags = [w for w in tail if w.startswith("--") and w.partition("=")[0] in _BY_NAME]
+    positional = [w for w in tail if w not in flags]
+    limit = {"resume": 1, "show": 1}.get(head, 0)
+    if len(positional) > limit:
+        return  # a prompt that happens to start with the word ("show me the code")
+    if head == "resume" and not positional:
+        raise UserError("usage: %dsh resume ID (list ids with %dsh sessions)", code="BAD_FLAG")
+    for flag in flags:
+        name, eq, value = flag.partition("=")
+        spec = _BY_NAME[name]
+        if spec.metavar is not None and not eq:
+            raise UserError(f"{name} after {head} needs {name}=VALUE", code="BAD_FLAG")
+        _set_flag(args, spec, value if eq else None)
+    args.command, args.target = head, (positional[0] if positional else None)
+
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
+
+
+def interpolate(text: str, namespaces: Sequence[Mapping[str, Any]]) -> str:
+    """Replace ``{name}`` / ``{name.attr}`` by ``str(value)``; ``{{``/``}}`` are literal braces."""
+
+    def lookup(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if whole == "{{":
+            return "{"
+        if whole == "}}":
+            return "}"
+        dotted = match.group(1)
+        head, *attrs = dotted.split(".")
+        for ns in namespaces:
+            if head in ns:
+                value = ns[head]
+                break
+        else:
+            raise UserError(
+                f"{{{dotted}}} in the prompt names no notebook variable; define {head}, write "
+                f"{{{{{dotted}}}}} for literal braces, or use --no-interpolate",
+                code="UNKNOWN_VARIABLE",
+            )
+        for attr in attrs:
+            try:
+                value = getattr(value, attr)
+            except AttributeError:
+                raise UserError(f"{{{dotted}}}: {type(value).__name__} has no attribute {attr!r}", code="UNKNOWN_VARIABLE") from None
+        try:
+            return str(value)
+        except Exception as exc:
+            raise UserError(f"{{{dotted}}}: str() failed: {exc}", code="UNKNOWN_VARIABLE") from None
+
+    return _PLACEHOLDER.sub(lookup, text)

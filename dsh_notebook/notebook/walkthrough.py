@@ -1,0 +1,62 @@
+"""Execute the walkthrough notebooks headless and write the executed copies.
+
+``python -m dsh_notebook.notebook.walkthrough notebooks notebooks/executed`` runs every
+``NN-*.ipynb`` in order on a real kernel (nbclient) with the embedded default model and an
+isolated ``DSH_HOME`` unless one is set. Any cell error fails the run (exit 1) and names the cell.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def execute_notebook(src: Path, dest_dir: Path, *, timeout: int = 300) -> Path:
+    """Run ``src`` on a fresh kernel (cwd = its folder) and write the executed copy."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(src, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(src.parent)}},
+        allow_errors=False,
+        record_timing=True,
+    )
+    client.execute()
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / src.name
+    nbformat.write(nb, dest)
+    return dest
+
+
+def notebooks_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("[0-9][0-9]-*.ipynb") if p.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    src = Path(args[0] if args else "notebooks")
+    dest = Path(args[1] if len(args) > 1 else src / "executed")
+    if "DSH_HOME" not in os.environ:
+        os.environ["DSH_HOME"] = tempfile.mkdtemp(prefix="dsh-walkthrough-")
+    failures = 0
+    for path in notebooks_in(src):
+        start = time.perf_counter()
+        try:
+            out = execute_notebook(path, dest)
+        except Exception as exc:  # report every notebook, then fail
+            failures += 1
+            print(f"FAILED {path.name}: {type(exc).__name__}: {str(exc)[-2000:]}", flush=True)
+            continue
+        print(f"ok     {path.name} -> {out} ({time.perf_counter() - start:.1f} s)", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,168 @@
+"""The widgets: the six-stage tool feedback loop of seed 000 (:class:`LoopWidget`) and the
+:class:`SessionInspector`, anywidget front ends bundled from ``js/`` into ``dsh_notebook/static``.
+
+Both speak the seed's path: the browser's Client → Remote → Connection sends ``client-request``
+envelopes (with rpcIds) and stream ``open``/``cancel`` through anywidget custom messages; here a
+:class:`~.comm_transport.WidgetBridge` hands them to the Host's connection handler (Gateway →
+Controller) and sends replies and follow items back, coalesced. A saved log given by path is
+served read-only by :class:`~.comm_transport.SavedLogConnection`, no Host needed.
+
+    LoopWidget("s_0123456789ab")          # follow a live (or saved) session of this kernel's Host
+    LoopWidget()                          # the prompt box creates a session on first send
+    LoopWidget(path="~/.dsh/sessions/s_….jsonl")   # replay a saved log
+    SessionInspector("s_0123456789ab")    # or SessionInspector("/path/to/log.jsonl")
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ..errors import DshError
+from .comm_transport import Connect, HostConnection, SavedLogConnection, WidgetBridge
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+_SESSION_ID = re.compile(r"^s_[0-9a-zA-Z_-]+$")
+
+_MISSING_BUNDLE = """
+export default { render({ el }) {
+  const d = document.createElement("div");
+  d.style.cssText = "color:#d32f2f;border:1px solid #d32f2f;border-radius:6px;padding:8px";
+  d.textContent = "dsh widget: the front-end bundle dsh_notebook/static/widget.js is missing. "
+    + "Build it with `make widget` (or `cd js && npm install && npm run build`).";
+  el.append(d);
+  return () => d.remove();
+} };
+"""
+
+
+def _esm() -> Path | str:
+    path = STATIC / "widget.js"
+    return path if path.exists() else _MISSING_BUNDLE
+
+
+def _css() -> Path | str:
+    path = STATIC / "widget.css"
+    return path if path.exists() else ""
+
+
+def _looks_like_path(value: str) -> bool:
+    return value.endswith(".jsonl") or os.sep in value or (not _SESSION_ID.match(value) and Path(value).exists())
+
+
+class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    """Common part: the bundle, the synced traits and the comm bridge."""
+
+    _esm = _esm()
+    _css = _css()
+    kind = traitlets.Unicode("loop").tag(sync=True)
+    session_id = traitlets.Unicode("").tag(sync=True)
+    readonly = traitlets.Bool(False).tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+    create_args = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
+                 host: Any = None, interval: float = 0.05, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._host = host
+        self.log_path: Path | None = None
+        if path is None and session_id and _looks_like_path(str(session_id)):
+            path, session_id = session_id, None
+        connect: Connect
+        if path is not None:
+            connect = self._saved_log(Path(path).expanduser())
+            self.readonly = True
+        else:
+            self.session_id = session_id or ""
+            connect = self._host_connect
+        self.bridge = WidgetBridge(self._send_batch, connect, interval=interval)
+        self.on_msg(self._on_custom)
+
+    # -- sources ----------------------------------------------------------------------------
+    def _saved_log(self, path: Path) -> Connect:
+        from ..session.persistence import load_log
+
+        self.log_path = path
+        header: dict[str, Any] = {}
+        lines: list[str] | None = None
+        error: tuple[str, str] | None = None
+        try:
+            loaded = load_log(path)
+            header, lines = dict(loaded.header), list(loaded.lines)
+            self.session_id = str(header.get("id") or path.stem)
+            if loaded.warnings:
+                self.error = f"note: {'; '.join(loaded.warnings)}"
+        except DshError as exc:
+            error = (exc.code, exc.message)
+            self.session_id = path.stem
+            self.error = f"{exc.code}: {exc.message}"
+        except Exception as exc:  # never a blank widget: say what happened
+            error = ("LOG_CORRUPT", f"cannot read {path}: {exc}")
+            self.session_id = path.stem
+            self.error = f"LOG_CORRUPT: cannot read {path}: {exc}"
+
+        def connect(send: Any) -> HostConnection:
+            return SavedLogConnection(send, session_id=self.session_id, header=header, lines=lines, error=error)
+
+        return connect
+
+    def _host_connect(self, send: Any) -> HostConnection:
+        if self._host is None:
+            from ..host.host import Host
+
+            self._host = Host.get()
+        conn: HostConnection = self._host.connect(send, caller="widget")
+        return conn
+
+    # -- comm -------------------------------------------------------------------------------
+    def _send_batch(self, message: dict[str, Any]) -> None:
+        self.send(message)
+
+    def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        self.bridge.handle(content)
+
+    def close(self) -> None:
+        bridge = getattr(self, "bridge", None)
+        if bridge is not None:
+            bridge.close()
+        super().close()
+
+    @property
+    def messages_sent(self) -> int:
+        """Custom messages this widget sent to the front end (batches)."""
+        return self.bridge.batcher.messages_sent
+
+
+class LoopWidget(_SessionWidget):
+    """The six stages of seed 000 for a real session: diagram, three views, playback, prompt box.
+
+    ``session_id``: follow that session of this kernel's Host (live, or saved and replayed).
+    ``None``: the prompt box creates a session (``model``/``approve``/``cwd``/``base_url`` are
+    passed to ``session/create``). ``path``: replay a saved log read-only.
+    """
+
+    def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
+                 model: str | None = None, approve: str | None = None, cwd: str | None = None,
+                 base_url: str | None = None, host: Any = None, interval: float = 0.05) -> None:
+        create = {k: v for k, v in {"model": model, "approve": approve, "cwd": cwd, "baseUrl": base_url}.items() if v}
+        super().__init__(session_id, path=path, host=host, interval=interval, kind="loop", create_args=create)
+
+
+class SessionInspector(_SessionWidget):
+    """The whole event log: virtualised timeline, filters, search, jump, provenance, derived
+    messages at any seq, request diff. ``session_id_or_path``: an id of this kernel's Host
+    (live or saved) or the path of a log file."""
+
+    def __init__(self, session_id_or_path: str | os.PathLike[str], *, host: Any = None,
+                 interval: float = 0.05) -> None:
+        value = os.fspath(session_id_or_path)
+        path = value if _looks_like_path(value) else None
+        super().__init__(None if path else value, path=path, host=host, interval=interval, kind="inspector")
+
+
+__all__ = ["LoopWidget", "SessionInspector"]

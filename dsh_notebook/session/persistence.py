@@ -1,0 +1,223 @@
+"""JSONL session logs (DESIGN §4): ``<home>/sessions/<id>.jsonl``, one header line then one event
+per line, append-only.
+
+:class:`SessionLog` observes a Session: a commit only queues the event's line (the Session
+serialised it once; queuing is a list append), :meth:`SessionLog.flush` writes what is queued and
+fsyncs — the durability barrier the agent calls before each model request and at each turn end.
+Files are created 0600 in a 0700 directory.
+
+:func:`load_log` reads a log back: a torn last line (a crash mid-write) is dropped and reported,
+everything before it kept; a missing or unreadable header is ``LOG_HEADER``, an unknown version
+``LOG_VERSION``, a bad line anywhere else ``LOG_CORRUPT`` with its line number, a missing file
+``LOG_NOT_FOUND``. Events are validated with one ``validate_json`` over the joined lines (faster
+than one call per line) and the per-line path is used only to locate an error.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from ..errors import LogFormatError
+from .events import AnyEvent, Event, EventAdapter
+from .session import Session
+
+__all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header"]
+
+LOG_VERSION = 1
+_ListAdapter: TypeAdapter[list[Any]] = TypeAdapter(list[Event])
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) if needed; the directory itself is made 0700."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
+    return path
+
+
+def header_for(session: Session) -> dict[str, Any]:
+    return {
+        "type": "session",
+        "version": LOG_VERSION,
+        "id": session.id,
+        "cwd": session.cwd,
+        "createdAt": session.created_at,
+    }
+
+
+@dataclass
+class LoadedLog:
+    """A log as read: its header, its events and their lines, and what had to be dropped."""
+
+    path: Path
+    header: dict[str, Any]
+    events: list[AnyEvent]
+    lines: list[str]
+    torn_tail: bool = False
+    warnings: list[str] = field(default_factory=list)
+    good_bytes: int = 0  # file length up to the end of the last good line
+    ends_with_newline: bool = True
+
+    @property
+    def id(self) -> str:
+        return str(self.header["id"])
+
+
+def parse_header(raw: bytes, path: Path) -> dict[str, Any]:
+    try:
+        header = json.loads(raw)
+    except ValueError:
+        raise LogFormatError(f"{path}: line 1 is not a JSON header", code="LOG_HEADER") from None
+    if not isinstance(header, dict) or header.get("type") != "session":
+        raise LogFormatError(f"{path}: line 1 is not a session header", code="LOG_HEADER")
+    if header.get("version") != LOG_VERSION:
+        raise LogFormatError(
+            f"{path}: log version {header.get('version')!r} is not supported (this reader: "
+            f"{LOG_VERSION})",
+            code="LOG_VERSION",
+        )
+    if not isinstance(header.get("id"), str) or not header["id"]:
+        raise LogFormatError(f"{path}: the header has no session id", code="LOG_HEADER")
+    return header
+
+
+def load_log(path: str | Path) -> LoadedLog:
+    """Read a session log (see module doc for what is refused and what is repaired)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise LogFormatError(f"no session log at {path}", code="LOG_NOT_FOUND") from None
+    except OSError as exc:
+        raise LogFormatError(f"cannot read {path}: {exc}", code="LOG_NOT_FOUND") from exc
+    raw = data.split(b"\n")
+    ends_with_newline = raw[-1] == b""
+    if ends_with_newline:
+        raw.pop()
+    if not raw or not raw[0].strip():
+        raise LogFormatError(f"{path}: empty log (no header)", code="LOG_HEADER")
+    header = parse_header(raw[0], path)
+    body = raw[1:]
+    was_enabled = gc.isenabled()
+    gc.disable()  # many long-lived allocations and no garbage: skip repeated gen-2 scans
+    try:
+        events, torn = _parse_events(body, path)
+    finally:
+        if was_enabled:
+            gc.enable()
+    warnings: list[str] = []
+    if torn:
+        body.pop()
+        warnings.append(f"dropped a torn last line (line {len(body) + 2}, {len(raw[-1])} bytes)")
+        ends_with_newline = True
+    good = len(data) if not torn else sum(len(b) + 1 for b in raw[: len(raw) - 1])
+    lines = [b.decode() for b in body]
+    return LoadedLog(path, header, events, lines, torn, warnings, good, ends_with_newline)
+
+
+def _parse_events(body: list[bytes], path: Path) -> tuple[list[AnyEvent], bool]:
+    """Validate every line; returns the events and whether the last line was torn (dropped).
+
+    The fast path validates all lines but the last as one JSON array and the last on its own
+    (so a torn tail does not cost a second pass); the slow path locates a corrupt line.
+    """
+    if not body:
+        return [], False
+    try:
+        events: list[AnyEvent] = _ListAdapter.validate_json(b"[" + b",".join(body[:-1]) + b"]")
+    except ValueError:
+        events = []
+        for n, line in enumerate(body[:-1]):
+            try:
+                events.append(EventAdapter.validate_json(line))
+            except ValueError as exc:
+                first = str(exc).splitlines()[1:2] or [str(exc)]
+                raise LogFormatError(
+                    f"{path}: line {n + 2} is not a valid event: {first[0].strip()}",
+                    code="LOG_CORRUPT",
+                    line=n + 2,
+                ) from None
+    torn = False
+    try:
+        events.append(EventAdapter.validate_json(body[-1]))
+    except ValueError:
+        torn = True
+    for n, ev in enumerate(events):
+        if ev.seq != n:
+            raise LogFormatError(
+                f"{path}: line {n + 2} has seq {ev.seq}, expected {n}", code="LOG_CORRUPT", line=n + 2
+            )
+    return events, torn
+
+
+class SessionLog:
+    """Append-only JSONL writer that observes a Session (commit = queue, flush = write+fsync)."""
+
+    def __init__(self, session: Session, path: str | Path, *, written: int = 0) -> None:
+        """Queue every event from seq ``written`` on; a new file gets the header first."""
+        self.session = session
+        self.path = Path(path)
+        ensure_private_dir(self.path.parent)
+        self._pending: list[str] = [session.line(s) for s in range(written, len(session))]
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        os.fchmod(self._fd, 0o600)
+        if os.fstat(self._fd).st_size == 0:
+            self._pending.insert(0, json.dumps(header_for(session), separators=(",", ":")))
+        self.flushed_seq = written - 1
+        self._unsubscribe = session.subscribe(self._on_event)
+
+    @classmethod
+    def reopen(cls, session: Session, loaded: LoadedLog) -> SessionLog:
+        """Continue a loaded log: cut a torn tail, then queue the events after the loaded ones."""
+        with open(loaded.path, "r+b") as f:
+            f.truncate(loaded.good_bytes)
+            if not loaded.ends_with_newline:
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n")
+        return cls(session, loaded.path, written=len(loaded.events))
+
+    def _on_event(self, event: AnyEvent) -> None:
+        self._pending.append(self.session.line(event.seq))
+
+    @property
+    def pending(self) -> int:
+        """Lines queued and not yet written."""
+        return len(self._pending)
+
+    def flush(self) -> None:
+        """Write every queued line and fsync: afterwards all committed events are durable."""
+        if self._fd < 0:
+            raise LogFormatError(f"{self.path}: log is closed", code="LOG_CLOSED")
+        if self._pending:
+            data = ("\n".join(self._pending) + "\n").encode()
+            self._pending = []
+            view = memoryview(data)
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+        os.fsync(self._fd)
+        self.flushed_seq = self.session.last_seq
+
+    def close(self) -> None:
+        """Flush, stop observing, close the file."""
+        if self._fd < 0:
+            return
+        try:
+            self.flush()
+        finally:
+            self._unsubscribe()
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> SessionLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

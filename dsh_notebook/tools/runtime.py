@@ -1,0 +1,251 @@
+"""The ToolRuntime: one call through the pipeline (seed 000 stage 03, seed 003 tool turn).
+
+``prepare`` — parse the raw JSON (``""`` → ``{}``) and validate it with the tool's pydantic
+model; run the pre-execute policy (the tool's default ``allow``/``ask``/``deny``, then each hook
+in order, waterfall); resolve ``ask`` by ``policy_mode`` (``auto`` → allow, ``deny`` → deny,
+``ask`` → the :class:`Approver`, logging ``approval/asked`` and ``approval/decided``); then the
+guards, which can only deny. ``dispatch`` — execute wrappers around the body, the tool's
+timeout innermost; then the post-execute hooks. Every failure becomes a :class:`ToolOutcome`
+with a code; nothing here raises except cancellation, which the scheduler answers.
+
+Live frames (never durable; progress goes *only* here)::
+
+    {"type": "tool-runtime", "frame": {"callId", "name", "phase", "status", "detail"?, "time"}}
+
+phase/status: ``prepare`` start → done|error; ``policy`` allow|deny (``done`` when it asks);
+``approval`` waiting → allow|deny; ``execute`` start → done|error; ``progress`` start (detail =
+the text); ``result`` done|error (detail = the error code).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ToolError
+from ..session.messages import ToolCallBlock
+from ..session.session import Session, now_ms
+from .base import ApprovalMode, Approver, ToolContext, ToolOutput
+from .outcome import (
+    Dispatch,
+    ExecuteWrapper,
+    Guard,
+    LiveSink,
+    Phase,
+    PostExecuteHook,
+    PreExecuteHook,
+    PreparedCall,
+    Status,
+    ToolInvocation,
+    ToolOutcome,
+    aborted_outcome,
+    error_outcome,
+    output_outcome,
+)
+from .policy import decide, settle
+from .registry import ToolRegistry
+from .sandbox import Workspace, cap_middle
+
+log = logging.getLogger(__name__)
+MAX_RESULT_CHARS = 100_000
+
+__all__ = ["MAX_RESULT_CHARS", "PreparedCall", "ToolOutcome", "ToolRuntime"]
+
+
+class ToolRuntime:
+    """Runs tool calls through validate → policy → approval → guards → execute → post-execute."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        workspace: Workspace | str | os.PathLike[str],
+        approver: Approver | None = None,
+        session: Session | None = None,
+        live: LiveSink | None = None,
+        policy_mode: ApprovalMode = "ask",
+        pre_execute: Sequence[PreExecuteHook] = (),
+        guards: Sequence[Guard] = (),
+        post_execute: Sequence[PostExecuteHook] = (),
+        wrappers: Sequence[ExecuteWrapper] = (),
+        env: dict[str, str] | None = None,
+        main_thread: Any = None,
+    ) -> None:
+        self.registry = registry
+        self.workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+        self.approver = approver
+        self.session = session
+        self.live = live
+        self.policy_mode: ApprovalMode = policy_mode
+        self.pre_execute: list[PreExecuteHook] = list(pre_execute)
+        self.guards: list[Guard] = list(guards)
+        self.post_execute: list[PostExecuteHook] = list(post_execute)
+        self.wrappers: list[ExecuteWrapper] = list(wrappers)
+        self.env = env
+        self.main_thread = main_thread
+
+    # -- live frames ------------------------------------------------------------------------
+
+    def emit(self, call: ToolCallBlock, phase: Phase, status: Status, detail: str | None = None) -> None:
+        """Send one ``tool-runtime`` live frame (a failing sink is logged, never raised)."""
+        if self.live is None:
+            return
+        frame: dict[str, Any] = {"callId": call.id, "name": call.name, "phase": phase, "status": status}
+        if detail is not None:
+            frame["detail"] = detail
+        frame["time"] = now_ms()
+        try:
+            self.live({"type": "tool-runtime", "frame": frame})
+        except Exception:
+            log.exception("tool-runtime live sink failed")
+
+    def finish(self, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
+        self.emit(call, "result", "error" if outcome.is_error else "done", outcome.code)
+        return outcome
+
+    def aborted(self, call: ToolCallBlock, *, started: bool) -> ToolOutcome:
+        """The answer for a call cut off by cancellation (body started or not)."""
+        return self.finish(call, aborted_outcome(call.id, started=started))
+
+    # -- prepare ----------------------------------------------------------------------------
+
+    def parse(self, call: ToolCallBlock) -> ToolInvocation | ToolOutcome:
+        """Look the tool up and validate the raw arguments; a failure is an outcome."""
+        tool = self.registry.get(call.name)
+        if tool is None:
+            names = ", ".join(self.registry.names) or "(none)"
+            return error_outcome(
+                call.id, f"unknown tool {call.name!r}; available tools: {names}", "UNKNOWN_TOOL"
+            )
+        raw = call.arguments
+        try:
+            obj = json.loads(raw) if raw.strip() else {}
+        except (ValueError, RecursionError) as exc:
+            return error_outcome(
+                call.id,
+                f"the arguments for {call.name} are not valid JSON ({exc}): {cap_middle(raw, 300)}",
+                "INVALID_JSON",
+            )
+        if not isinstance(obj, dict):
+            return error_outcome(
+                call.id,
+                f"the arguments for {call.name} must be a JSON object, not {type(obj).__name__}",
+                "INVALID_ARGS",
+            )
+        try:
+            args = tool.args_model.model_validate(obj)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            return error_outcome(call.id, f"invalid arguments for {call.name}: {problems}", "INVALID_ARGS")
+        session_id = self.session.id if self.session is not None else None
+        return ToolInvocation(call.id, call.name, raw, args, tool, session_id)
+
+    def is_concurrency_safe(self, call: ToolCallBlock) -> bool:
+        """Whether ``call`` may share the parallel pool (unknown or invalid calls: no)."""
+        inv = self.parse(call)
+        return isinstance(inv, ToolInvocation) and inv.tool.is_concurrency_safe(inv.args)
+
+    async def prepare(self, call: ToolCallBlock) -> PreparedCall:
+        """Validate and decide; the returned call is dispatchable or already has its outcome."""
+        self.emit(call, "prepare", "start")
+        inv = self.parse(call)
+        if isinstance(inv, ToolOutcome):
+            self.emit(call, "prepare", "error", inv.code)
+            return PreparedCall(call, outcome=self.finish(call, inv))
+        self.emit(call, "prepare", "done")
+        verdict = await decide(self, call, inv)
+        if verdict.decision == "allow":
+            return PreparedCall(call, inv)
+        denied = error_outcome(call.id, f"permission denied: {verdict.reason or 'denied'}", "DENIED")
+        return PreparedCall(call, inv, self.finish(call, await self._post(inv, denied)))
+
+    # -- dispatch ---------------------------------------------------------------------------
+
+    async def dispatch(self, prepared: PreparedCall) -> ToolOutcome:
+        """Run the body (wrappers, timeout) and the post-execute hooks. Re-raises cancellation."""
+        if prepared.outcome is not None:
+            return prepared.outcome
+        inv, call = prepared.invocation, prepared.call
+        assert inv is not None
+        ctx = ToolContext(
+            cwd=self.workspace.root,
+            call_id=inv.call_id,
+            tool_name=inv.name,
+            session_id=inv.session_id,
+            progress=lambda text: self.emit(call, "progress", "start", text),
+            main_thread=self.main_thread,
+            env=self.env,
+        )
+        self.emit(call, "execute", "start")
+        try:
+            output = await self._execute(inv, ctx)
+        except asyncio.CancelledError:
+            self.emit(call, "execute", "error", "CANCELLED")
+            raise  # the scheduler answers it (and sends the result frame)
+        except ToolError as exc:
+            outcome = error_outcome(call.id, exc.message, exc.code)
+        except Exception as exc:
+            outcome = error_outcome(call.id, f"{type(exc).__name__}: {exc}", "TOOL_RAISED", type(exc).__name__)
+        else:
+            text = cap_middle(output.text, MAX_RESULT_CHARS) or "(no output)"
+            outcome = output_outcome(call.id, output, text)
+        self.emit(call, "execute", "error" if outcome.is_error else "done", outcome.code)
+        outcome.deferred = list(ctx.deferred_contexts)
+        outcome.concludes = ctx.concludes
+        return self.finish(call, await self._post(inv, outcome))
+
+    async def _execute(self, inv: ToolInvocation, ctx: ToolContext) -> ToolOutput:
+        timeout = inv.tool.timeout_s
+
+        async def body() -> ToolOutput:
+            if timeout is None:
+                return await inv.tool.execute(inv.args, ctx)
+            task = asyncio.ensure_future(inv.tool.execute(inv.args, ctx))
+            try:
+                done, _ = await asyncio.wait({task}, timeout=timeout)
+            except asyncio.CancelledError:
+                task.cancel()
+                await asyncio.wait({task})
+                raise
+            if not done:
+                task.cancel()
+                await asyncio.wait({task})
+                raise ToolError(f"{inv.name} timed out after {timeout:g} s and was stopped", code="TIMED_OUT")
+            return task.result()
+
+        dispatch: Dispatch = body
+        for wrapper in reversed(self.wrappers):
+            dispatch = _wrap(wrapper, inv, dispatch)
+        return await dispatch()
+
+    async def _post(self, inv: ToolInvocation, outcome: ToolOutcome) -> ToolOutcome:
+        for hook in self.post_execute:
+            try:
+                replaced = await settle(hook(inv, outcome))
+            except Exception as exc:
+                failed = error_outcome(inv.call_id, f"post-execute hook failed: {exc}", "TOOL_RAISED")
+                failed.deferred, failed.concludes = outcome.deferred, outcome.concludes
+                replaced = failed
+            if isinstance(replaced, ToolOutcome):
+                outcome = replaced
+        return outcome
+
+    async def run(self, call: ToolCallBlock) -> ToolOutcome:
+        """The whole pipeline for one call (prepare, then dispatch)."""
+        return await self.dispatch(await self.prepare(call))
+
+
+def _wrap(wrapper: ExecuteWrapper, inv: ToolInvocation, inner: Dispatch) -> Dispatch:
+    async def wrapped() -> ToolOutput:
+        return await wrapper(inv, inner)
+
+    return wrapped

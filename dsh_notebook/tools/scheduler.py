@@ -1,0 +1,214 @@
+"""The scheduler: a batch of tool calls → ``tool/call`` and ``tool/result`` facts (stages 02–04).
+
+:func:`execute_tool_calls` runs the tool-call blocks of one assistant message:
+
+- each call's ``tool/call`` is appended **when it starts**, in model order, and its seq kept;
+- concurrency-safe calls share a bounded rolling pool (``max_parallel``); any other call is an
+  exclusive **barrier** that runs alone; every call is re-classified just before it starts;
+- policy and approval run one call at a time, in model order; bodies run concurrently;
+- :meth:`ToolBatch.commit_ready` appends ``tool/result`` (``sourceEventSeqs=[call seq]``) for
+  the finished prefix only, so results enter the log **in model order**, not completion order;
+- deferred contexts are collected and returned; the agent appends them after the batch;
+- on cancellation it starts nothing more, cancels the running calls (``CANCELLED``), commits
+  their results, appends a synthetic ``tool/call`` + ``tool/result`` pair
+  (``ABORTED_BEFORE_DISPATCH``) for each call never started, and re-raises. Every call gets
+  exactly one result. An internal failure (the Session refusing an append) stops the batch
+  and re-raises without fabricating results — crash repair answers what is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..session.events import ToolCall, ToolResult
+from ..session.messages import ToolCallBlock, UserMessage, plugin_text
+from ..session.session import Session
+from .outcome import ToolOutcome, error_outcome
+from .runtime import ToolRuntime
+
+DEFERRED_FORM = "deferred-context"
+
+
+@dataclass
+class BatchOutcome:
+    """What a finished batch hands back to the agent."""
+
+    concluded: bool = False
+    deferred: list[UserMessage] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+
+
+class ToolBatch:
+    """The state of one batch: who started, who finished, how far results are committed."""
+
+    def __init__(
+        self,
+        session: Session,
+        calls: Sequence[ToolCallBlock],
+        *,
+        turn: int,
+        step: int,
+        runtime: ToolRuntime,
+        max_parallel: int = 10,
+    ) -> None:
+        self.session, self.calls, self.runtime = session, list(calls), runtime
+        self.turn, self.step = turn, step
+        self.max_parallel = max(1, max_parallel)
+        n = len(self.calls)
+        self.call_seqs: list[int | None] = [None] * n
+        self.slots: list[ToolOutcome | None] = [None] * n
+        self.dispatched = [False] * n  # the body started (cancellation → CANCELLED)
+        self.running: dict[asyncio.Task[ToolOutcome], int] = {}
+        self.exclusive_running = False
+        self.next = 0
+        self.committed = 0
+        self.outcome = BatchOutcome()
+        self._policy_lock = asyncio.Lock()
+
+    # -- starting ---------------------------------------------------------------------------
+
+    def fill(self) -> None:
+        """Start calls in model order while the pool and barrier rules allow."""
+        while self.next < len(self.calls) and not self.exclusive_running:
+            safe = self.runtime.is_concurrency_safe(self.calls[self.next])
+            if self.running and (not safe or len(self.running) >= self.max_parallel):
+                return
+            self.start(self.next, exclusive=not safe)
+            if not safe:
+                return
+
+    def start(self, i: int, *, exclusive: bool) -> None:
+        """Append the call's ``tool/call`` (stage 02) and launch its pipeline."""
+        call = self.calls[i]
+        event = self.session.append(
+            ToolCall(turn=self.turn, step=self.step, call_id=call.id, name=call.name, arguments=call.arguments)
+        )
+        self.call_seqs[i] = event.seq
+        self.next = i + 1
+        self.exclusive_running = exclusive
+        task = asyncio.ensure_future(self._run(i))
+        self.running[task] = i
+
+    async def _run(self, i: int) -> ToolOutcome:
+        call = self.calls[i]
+        try:
+            async with self._policy_lock:
+                prepared = await self.runtime.prepare(call)
+            self.dispatched[i] = prepared.dispatchable
+            return await self.runtime.dispatch(prepared)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a runtime bug still answers the call
+            return error_outcome(call.id, f"tool runtime failed: {type(exc).__name__}: {exc}", "TOOL_RAISED")
+
+    # -- finishing --------------------------------------------------------------------------
+
+    def collect(self, done: set[asyncio.Task[ToolOutcome]]) -> None:
+        """Move finished tasks' outcomes into their slots (cancelled → the abort answer)."""
+        for task in done:
+            i = self.running.pop(task)
+            if task.cancelled():
+                self.slots[i] = self.runtime.aborted(self.calls[i], started=self.dispatched[i])
+            else:
+                exc = task.exception()
+                self.slots[i] = (
+                    task.result()
+                    if exc is None
+                    else error_outcome(self.calls[i].id, f"tool runtime failed: {exc}", "TOOL_RAISED")
+                )
+        if not self.running:
+            self.exclusive_running = False
+
+    def commit_ready(self) -> None:
+        """Commit ``tool/result`` for every finished call whose predecessors are committed."""
+        while self.committed < len(self.calls) and self.slots[self.committed] is not None:
+            i = self.committed
+            outcome = self.slots[i]
+            seq = self.call_seqs[i]
+            assert outcome is not None and seq is not None
+            event = self.session.append(
+                ToolResult(
+                    turn=self.turn,
+                    step=self.step,
+                    message=outcome.message,
+                    error=outcome.error,
+                    source_event_seqs=(seq,),
+                )
+            )
+            self.outcome.results.append(event)
+            plugin = f"tool:{self.calls[i].name}"
+            self.outcome.deferred.extend(
+                plugin_text(text, plugin=plugin, form=DEFERRED_FORM) for text in outcome.deferred
+            )
+            self.outcome.concluded = self.outcome.concluded or outcome.concludes
+            self.committed += 1
+
+    # -- driving ----------------------------------------------------------------------------
+
+    async def run(self) -> BatchOutcome:
+        try:
+            self.fill()
+            while self.running:
+                done, _ = await asyncio.wait(set(self.running), return_when=asyncio.FIRST_COMPLETED)
+                self.collect(done)
+                self.commit_ready()
+                self.fill()
+            self.commit_ready()
+        except asyncio.CancelledError:
+            await self.abort()
+            raise
+        except BaseException:
+            await self._drain()
+            raise
+        return self.outcome
+
+    async def _drain(self) -> None:
+        """Cancel every running call and wait until each has really finished."""
+        for task in self.running:
+            task.cancel()
+        while True:
+            pending = [t for t in self.running if not t.done()]
+            if not pending:
+                break
+            try:
+                await asyncio.wait(pending)
+            except asyncio.CancelledError:
+                for task in pending:  # cancelled again while draining: keep cancelling, keep waiting
+                    task.cancel()
+        self.collect(set(self.running))
+
+    async def abort(self) -> None:
+        """Answer every call after a cancellation: running → CANCELLED, unstarted → synthetic pair."""
+        await self._drain()
+        self.commit_ready()
+        for i in range(self.next, len(self.calls)):
+            self.start_synthetic(i)
+            self.commit_ready()
+
+    def start_synthetic(self, i: int) -> None:
+        call = self.calls[i]
+        event = self.session.append(
+            ToolCall(turn=self.turn, step=self.step, call_id=call.id, name=call.name, arguments=call.arguments)
+        )
+        self.call_seqs[i] = event.seq
+        self.next = i + 1
+        self.slots[i] = self.runtime.aborted(call, started=False)
+
+
+async def execute_tool_calls(
+    session: Session,
+    calls: Sequence[ToolCallBlock],
+    *,
+    turn: int,
+    step: int,
+    runtime: ToolRuntime,
+    max_parallel: int = 10,
+) -> BatchOutcome:
+    """Run one assistant message's tool calls; see the module docstring for the rules."""
+    batch = ToolBatch(session, calls, turn=turn, step=step, runtime=runtime, max_parallel=max_parallel)
+    return await batch.run()
+
+
+__all__ = ["BatchOutcome", "ToolBatch", "execute_tool_calls"]

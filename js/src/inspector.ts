@@ -1,0 +1,180 @@
+// SessionInspector: the whole event log as a virtualised timeline with filters, search, jump to
+// seq, provenance both ways, the derived messages at any seq, and the diff of frozen requests.
+import { diffRequests, frozenRequests } from "./model/diff";
+import { deriveMessages } from "./model/history";
+import { ProvenanceIndex } from "./model/provenance";
+import { EventFilter, summarize, type Filter } from "./model/summary";
+import { acquire, follow, release, type WidgetModel } from "./transport";
+import type { SessionEvent } from "./types";
+import { fmtTime, frameThrottle, h, replace } from "./ui/dom";
+import { renderHistory } from "./ui/history-view";
+import { jsonTree } from "./ui/json";
+import { createVirtualList } from "./ui/vlist";
+
+const ROW = 26;
+type Detail = "event" | "messages" | "diff";
+
+export function renderInspector(model: WidgetModel, el: HTMLElement): () => void {
+  const s = acquire(model);
+  const prov = new ProvenanceIndex();
+  const filterer = new EventFilter();
+  const filter: Filter = { type: "", turn: "", tool: "", text: "" };
+  let rows: number[] = [];
+  let selected = -1;
+  let detail: Detail = "event";
+  let showWrappers = true;
+  let optionsFor = -1;
+  let errorText = String(model.get("error") ?? "");
+
+  const root = h("div", { class: "dsh-root dsh-inspector" });
+  el.append(root);
+  const header = h("div", { class: "dsh-header" });
+  const errorEl = h("div", { class: "dsh-error", role: "alert" });
+  const typeSel = h("select", { class: "dsh-f-type", "aria-label": "filter by type" }) as HTMLSelectElement;
+  const turnSel = h("select", { class: "dsh-f-turn", "aria-label": "filter by turn" }) as HTMLSelectElement;
+  const toolSel = h("select", { class: "dsh-f-tool", "aria-label": "filter by tool" }) as HTMLSelectElement;
+  const search = h("input", { class: "dsh-f-text", type: "search", placeholder: "search payloads…" }) as HTMLInputElement;
+  const jumpIn = h("input", { class: "dsh-f-seq", type: "number", min: 0, placeholder: "seq" }) as HTMLInputElement;
+  const jumpBtn = h("button", { class: "dsh-btn dsh-f-go", type: "button" }, "Jump");
+  const countEl = h("span", { class: "dsh-muted dsh-f-count" });
+  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, countEl);
+  const list = createVirtualList(ROW, renderRow);
+  const side = h("div", { class: "dsh-detail" });
+  root.append(header, errorEl, toolbar, h("div", { class: "dsh-split" }, list.el, side));
+
+  const refilter = () => {
+    rows = filterer.apply(s.fold.events, filter);
+    list.setCount(rows.length);
+    countEl.textContent = `${rows.length} of ${s.fold.events.length} events`;
+  };
+  const onFilter = () => {
+    filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value; filter.text = search.value;
+    refilter();
+  };
+  for (const c of [typeSel, turnSel, toolSel]) c.addEventListener("change", onFilter);
+  let searchTimer: ReturnType<typeof setTimeout> | undefined;
+  search.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(onFilter, 150); });
+  const doJump = () => select(Number(jumpIn.value), true);
+  jumpBtn.addEventListener("click", doJump);
+  jumpIn.addEventListener("keydown", (e) => { if (e.key === "Enter") doJump(); });
+
+  function select(seq: number, scroll: boolean): void {
+    const ev = s.fold.events[seq];
+    if (!ev) { countEl.textContent = `no event #${seq}`; return; }
+    selected = seq;
+    let i = rows.indexOf(seq);
+    if (i < 0) { // the filter hides it: clear the filter so the jump lands
+      typeSel.value = turnSel.value = toolSel.value = search.value = "";
+      onFilter();
+      i = rows.indexOf(seq);
+    }
+    if (scroll) list.scrollToIndex(i); else list.refresh();
+    renderDetail();
+  }
+
+  function renderRow(i: number): HTMLElement {
+    const ev = s.fold.events[rows[i]];
+    const cites = ev.sourceEventSeqs ?? [];
+    const by = prov.citing(ev.seq);
+    const row = h("div", { class: `dsh-row ${ev.seq === selected ? "dsh-row-sel" : ""} dsh-t-${ev.type.replace(/\//g, "-")}`, "data-seq": ev.seq },
+      h("span", { class: "dsh-row-seq" }, String(ev.seq)),
+      h("span", { class: "dsh-row-time" }, fmtTime(ev.time)),
+      h("span", { class: "dsh-row-type" }, ev.type),
+      h("span", { class: "dsh-row-turn" }, filterer.turnOf(ev.seq) !== undefined ? `t${filterer.turnOf(ev.seq)}${ev.step !== undefined ? `.${ev.step}` : ""}` : ""),
+      h("span", { class: "dsh-row-sum" }, summarize(ev)),
+      h("span", { class: "dsh-row-prov" }, cites.length ? `→${cites.join(",")}` : "", by.length ? ` ←${by.join(",")}` : ""));
+    row.addEventListener("click", () => select(ev.seq, false));
+    return row;
+  }
+
+  function seqButton(n: number): HTMLElement {
+    const b = h("button", { class: "dsh-link dsh-seqlink", type: "button", "data-seq": n }, `#${n}`);
+    b.addEventListener("click", () => select(n, true));
+    return b;
+  }
+
+  function renderDetail(): void {
+    const events = s.fold.events;
+    const ev = events[selected];
+    if (!ev) { replace(side, h("div", { class: "dsh-muted" }, "Select an event (click a row, or jump to a seq).")); return; }
+    const tabs = (["event", "messages", "diff"] as Detail[]).map((d) => {
+      const b = h("button", { class: `dsh-tab ${d === detail ? "dsh-tab-on" : ""}`, type: "button", "data-detail": d },
+        d === "event" ? `Event #${ev.seq}` : d === "messages" ? `Messages at #${ev.seq}` : "Request diff");
+      b.addEventListener("click", () => { detail = d; renderDetail(); });
+      return b;
+    });
+    let body: HTMLElement;
+    if (detail === "event") {
+      const cites = ev.sourceEventSeqs ?? [];
+      const by = prov.citing(ev.seq);
+      body = h("div", null,
+        h("div", { class: "dsh-prov" },
+          h("div", null, "cites: ", ...(cites.length ? cites.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : ["—"])),
+          h("div", { class: "dsh-citedby" }, ev.type === "tool/call" ? "result citing this call: " : "cited by: ",
+            ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
+        h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true) }, 3)));
+    } else if (detail === "messages") {
+      body = renderHistory({ messages: deriveMessages(events, ev.seq), showWrappers, caption: `derive_messages() as of seq ${ev.seq}`, note: "" },
+        (show) => { showWrappers = show; renderDetail(); });
+    } else {
+      body = renderDiff(events, ev);
+    }
+    replace(side, h("div", { class: "dsh-tabs" }, ...tabs), body);
+  }
+
+  function renderDiff(events: readonly SessionEvent[], ev: SessionEvent): HTMLElement {
+    const reqs = frozenRequests(events);
+    let idx = reqs.findIndex((r) => r.seq >= ev.seq);
+    if (ev.type !== "request/frozen") idx = reqs.findIndex((r) => r.seq > ev.seq);
+    if (idx < 0) return h("div", { class: "dsh-muted" }, "No frozen request at or after this event.");
+    const d = diffRequests(events, reqs, idx);
+    const prevLink = d.from !== null ? seqButton(d.from) : "(none: the first request)";
+    return h("div", { class: "dsh-diff" },
+      h("div", null, "request ", seqButton(d.to), " vs previous ", prevLink, ` — ${d.kept} messages kept, ${d.added.length} added, ${d.removed.length} removed`),
+      h("ul", { class: "dsh-diff-list" },
+        ...d.added.map((a) => h("li", { class: `dsh-diff-add dsh-kind-${a.kind.replace(/ /g, "-")}` }, "+ ", seqButton(a.seq), ` ${a.type} — ${a.kind}: `, h("span", { class: "dsh-muted" }, events[a.seq] ? summarize(events[a.seq]) : ""))),
+        ...d.removed.map((r) => h("li", { class: "dsh-diff-del" }, "− ", seqButton(r), ` ${events[r]?.type ?? ""} (no longer in the request)`))));
+  }
+
+  const fillSelect = (sel: HTMLSelectElement, label: string, values: (string | number)[]) => {
+    const cur = sel.value;
+    replace(sel, h("option", { value: "" }, label), ...values.map((v) => h("option", { value: String(v) }, String(v))));
+    sel.value = values.map(String).includes(cur) ? cur : "";
+  };
+
+  const render = frameThrottle(() => {
+    const events = s.fold.events;
+    prov.update(events);
+    replace(header,
+      h("span", { class: "dsh-title" }, "Session inspector"),
+      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${events.length} events · ${s.fold.status}`));
+    errorEl.hidden = !errorText && !s.fold.error;
+    errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
+    if (optionsFor !== events.length) {
+      optionsFor = events.length;
+      const o = filterer.options(events);
+      fillSelect(typeSel, "all types", o.types);
+      fillSelect(turnSel, "all turns", o.turns);
+      fillSelect(toolSel, "all tools", o.tools);
+      filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value;
+      refilter();
+    }
+    if (selected < 0) renderDetail();
+  });
+
+  const unsub = s.fold.subscribe(() => render.schedule());
+  const onErr = () => { errorText = String(model.get("error") ?? ""); render.schedule(); };
+  model.on("change:error", onErr);
+  const sid = String(model.get("session_id") ?? "");
+  if (sid && !s.follow) follow(s, sid, (m) => { errorText = m; render.schedule(); });
+  render.flush();
+  return () => {
+    render.cancel();
+    unsub();
+    list.dispose();
+    clearTimeout(searchTimer);
+    model.off("change:error", onErr);
+    release(model, s);
+    root.remove();
+  };
+}

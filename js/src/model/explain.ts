@@ -1,0 +1,99 @@
+// The words beneath the diagram and in the responsibilities view, filled with real values.
+import type { SessionEvent } from "../types";
+import { resolveMessageSeqs } from "./diff";
+import type { StageNo, ToolCallTrace } from "./stages";
+
+export type Role = "model" | "agent" | "tools" | "session";
+export const ROLES: { role: Role; label: string }[] = [
+  { role: "model", label: "Model" },
+  { role: "agent", label: "Agent" },
+  { role: "tools", label: "Tool runtime" },
+  { role: "session", label: "Session" },
+];
+
+/** Who is responsible at each stage (DESIGN §5). */
+export const STAGE_ROLES: Record<StageNo, Role[]> = {
+  1: ["model"],
+  2: ["agent"],
+  3: ["tools"],
+  4: ["session"],
+  5: ["agent", "session"],
+  6: ["agent", "model"],
+};
+
+export function short(s: string, n = 80): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+
+function frozenSummary(events: readonly SessionEvent[], seq: number | undefined): { n: number; where: string } {
+  if (seq === undefined) return { n: 0, where: "" };
+  const ev = events[seq];
+  const seqs = resolveMessageSeqs(events, seq);
+  const where = ev ? `${String(ev.provider ?? "?")}:${String(ev.model ?? "?")}` : "";
+  return { n: seqs.length, where };
+}
+
+/** The explanation of `stage` for tool call `t`, with the session's real values. */
+export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly SessionEvent[]): { title: string; text: string } {
+  const args = short(t.arguments, 120);
+  switch (stage) {
+    case 1:
+      return {
+        title: "The model states its intent",
+        text: t.assistantSeq !== undefined
+          ? `assistant/message #${t.assistantSeq} is recorded with a ${t.name} tool-call block: ${t.callId} · ${args}. ${t.callId} names this call; nothing has been executed and no result exists yet.`
+          : `No assistant/message carries ${t.callId} (a synthetic call); the scheduler registered it directly.`,
+      };
+    case 2:
+      return {
+        title: "The call is registered first",
+        text: t.callSeq !== undefined
+          ? `execute_tool_calls() appended tool/call #${t.callSeq} (${t.name}, ${t.callId}) when the call started and keeps that seq: the result will cite it.`
+          : `execute_tool_calls() has not appended the tool/call for ${t.callId} yet.`,
+      };
+    case 3:
+      return {
+        title: "The tool runtime takes over",
+        text: `The tool runtime runs ${t.name}(${args}) through prepare → policy → ${t.approvalSeqs.length ? "approval → " : ""}execute → result handling. Progress goes to the view only, never into the history.`,
+      };
+    case 4:
+      return {
+        title: "The return value becomes a session event",
+        text: t.resultSeq !== undefined
+          ? `tool/result #${t.resultSeq} carries the tool message for ${t.callId}${t.isError ? ` (an error${t.errorCode ? `: ${t.errorCode}` : ""})` : ""} and sourceEventSeqs: [${t.callSeq ?? "?"}] pointing at the tool/call. commit_ready() commits results in the model's call order; the Session commits to memory (flushing to disk is separate).`
+          : `The result of ${t.callId} is not committed yet.`,
+      };
+    case 5: {
+      const n = t.frozenSeq !== undefined ? resolveMessageSeqs(events, t.frozenSeq).length : undefined;
+      return {
+        title: "The next step reads the session surface",
+        text: `The next step's prepare_request() calls session.derive_messages()${t.deriveSeq !== undefined ? ` (step/start #${t.deriveSeq})` : ""} and gets a history${n !== undefined ? ` of ${n} messages` : ""} that includes tool/result #${t.resultSeq ?? "?"}.`,
+      };
+    }
+    case 6: {
+      const f = frozenSummary(events, t.frozenSeq);
+      return {
+        title: "Freeze the request, then hand it to the model",
+        text: t.frozenSeq !== undefined
+          ? `request/frozen #${t.frozenSeq} froze ${f.n} messages (messageSeqs include #${t.resultSeq}) and handed them to adapter.stream() on ${f.where}. This time the model gets ${t.name}'s result.`
+          : "The next request has not been frozen yet.",
+      };
+    }
+  }
+}
+
+/** One line per role: what it does at this stage, with real function names. */
+export function roleLines(t: ToolCallTrace | undefined, stage: StageNo | 0): Record<Role, string> {
+  const c = t?.callId ?? "c1";
+  const n = t?.name ?? "read";
+  return {
+    model: stage === 6 ? `adapter.stream() sends it the frozen request, now holding ${n}'s result for ${c}.`
+      : `Produces the intent: the ${n} call ${c} with its arguments in assistant/message. It reads no files itself.`,
+    agent: stage === 5 || stage === 6 ? `prepare_request() derives and freezes the next messages for the next step.`
+      : `execute_tool_calls() schedules this step's tools; tool/call is logged when ${c} starts.`,
+    tools: stage === 3 ? `Runs ${n}: prepare → policy → execute → result handling (progress only to the view).`
+      : `Executes ${n} under the execution mode and barriers; commit_ready() then commits in call order.`,
+    session: stage === 4 ? `Commits tool/result citing the tool/call seq; commit (memory) and flush (disk) are separate.`
+      : `Stores events and projects the surface: derive_messages() gives the history with the result.`,
+  };
+}

@@ -1,0 +1,180 @@
+// The six stages of seed 000, derived from the log (DESIGN §5) for every tool call of a session.
+import type { SessionEvent, ToolCallBlock } from "../types";
+import { resolveMessageSeqs } from "./diff";
+
+export type StageNo = 1 | 2 | 3 | 4 | 5 | 6;
+export const STAGES: { no: StageNo; title: string; short: string }[] = [
+  { no: 1, title: "Model response settled", short: "model response" },
+  { no: 2, title: "Tool call registered", short: "tool/call" },
+  { no: 3, title: "Tool executes", short: "tool runtime" },
+  { no: 4, title: "Tool result committed", short: "tool/result" },
+  { no: 5, title: "Message history derived", short: "derive_messages" },
+  { no: 6, title: "Next request sent", short: "adapter.stream" },
+];
+
+/** One tool call followed through the loop: the seqs that mark its stages. */
+export interface ToolCallTrace {
+  index: number;
+  callId: string;
+  name: string;
+  arguments: string;
+  turn?: number;
+  step?: number;
+  assistantSeq?: number;
+  callSeq?: number;
+  approvalSeqs: number[];
+  resultSeq?: number;
+  isError?: boolean;
+  errorCode?: string;
+  /** step/start of the step whose prepare_request derives the history with the result. */
+  deriveSeq?: number;
+  /** request/frozen whose messageSeqs first include the result. */
+  frozenSeq?: number;
+}
+
+/** Incremental tracer: feed it the events in order (again and again as more arrive). */
+export class CallTracer {
+  readonly traces: ToolCallTrace[] = [];
+  private readonly byCallSeq = new Map<number, ToolCallTrace>();
+  private readonly openByCallId = new Map<string, ToolCallTrace[]>();
+  private awaitingDerive: ToolCallTrace[] = [];
+  private awaitingFrozen: ToolCallTrace[] = [];
+  private readonly reqCache = new Map<number, number[]>();
+  private through = -1;
+
+  update(events: readonly SessionEvent[]): ToolCallTrace[] {
+    for (let i = this.through + 1; i < events.length; i++) this.fold(events, events[i]);
+    this.through = events.length - 1;
+    return this.traces;
+  }
+
+  private open(callId: string): ToolCallTrace | undefined {
+    return this.openByCallId.get(callId)?.find((t) => t.callSeq === undefined);
+  }
+
+  private fold(events: readonly SessionEvent[], ev: SessionEvent): void {
+    switch (ev.type) {
+      case "assistant/message": {
+        const m = ev.message;
+        if (!m || m.role !== "assistant") return;
+        for (const b of m.content) {
+          if (b.type !== "tool-call") continue;
+          const tb = b as ToolCallBlock;
+          const t: ToolCallTrace = { index: this.traces.length, callId: tb.id, name: tb.name, arguments: tb.arguments, turn: ev.turn, step: ev.step, assistantSeq: ev.seq, approvalSeqs: [] };
+          this.traces.push(t);
+          const list = this.openByCallId.get(tb.id) ?? [];
+          list.push(t);
+          this.openByCallId.set(tb.id, list);
+        }
+        return;
+      }
+      case "tool/call": {
+        const id = String(ev.callId ?? "");
+        let t = this.open(id);
+        if (!t) { // a synthetic call (aborted before dispatch) or a log without the assistant event
+          t = { index: this.traces.length, callId: id, name: String(ev.name ?? ""), arguments: String(ev.arguments ?? ""), turn: ev.turn, step: ev.step, approvalSeqs: [] };
+          this.traces.push(t);
+          this.openByCallId.set(id, [...(this.openByCallId.get(id) ?? []), t]);
+        }
+        t.callSeq = ev.seq;
+        this.byCallSeq.set(ev.seq, t);
+        return;
+      }
+      case "approval/asked":
+      case "approval/decided": {
+        const list = this.openByCallId.get(String(ev.callId ?? "")) ?? [];
+        const t = [...list].reverse().find((x) => x.callSeq !== undefined && x.resultSeq === undefined);
+        if (t) t.approvalSeqs.push(ev.seq);
+        return;
+      }
+      case "tool/result": {
+        const src = ev.sourceEventSeqs?.[0];
+        let t = src !== undefined ? this.byCallSeq.get(src) : undefined;
+        const m = ev.message;
+        if (!t && m && m.role === "tool") t = (this.openByCallId.get(m.toolCallId) ?? []).find((x) => x.resultSeq === undefined);
+        if (!t) return;
+        t.resultSeq = ev.seq;
+        t.isError = m?.role === "tool" ? Boolean(m.isError) : undefined;
+        const err = ev.error as { code?: string } | undefined;
+        t.errorCode = err?.code;
+        this.awaitingDerive.push(t);
+        this.awaitingFrozen.push(t);
+        return;
+      }
+      case "step/start": {
+        for (const t of this.awaitingDerive) t.deriveSeq = ev.seq;
+        this.awaitingDerive = [];
+        return;
+      }
+      case "turn/start": {
+        // a new turn: results of the previous turn will be derived by its first step
+        return;
+      }
+      case "request/frozen": {
+        if (this.awaitingFrozen.length === 0) return;
+        const seqs = new Set(resolveMessageSeqs(events, ev.seq, this.reqCache));
+        this.awaitingFrozen = this.awaitingFrozen.filter((t) => {
+          if (t.resultSeq !== undefined && seqs.has(t.resultSeq)) {
+            t.frozenSeq = ev.seq;
+            if (t.deriveSeq === undefined || t.deriveSeq > ev.seq) t.deriveSeq = ev.seq;
+            return false;
+          }
+          return true;
+        });
+        this.awaitingDerive = this.awaitingDerive.filter((t) => t.frozenSeq === undefined);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+}
+
+export function traceToolCalls(events: readonly SessionEvent[]): ToolCallTrace[] {
+  return new CallTracer().update(events);
+}
+
+/** The seq that marks `stage` of `t`, if that stage has happened. */
+export function stageSeq(t: ToolCallTrace, stage: StageNo): number | undefined {
+  switch (stage) {
+    case 1: return t.assistantSeq ?? t.callSeq;
+    case 2: return t.callSeq;
+    case 3: return t.approvalSeqs.length ? t.approvalSeqs[t.approvalSeqs.length - 1] : t.callSeq;
+    case 4: return t.resultSeq;
+    case 5: return t.deriveSeq;
+    case 6: return t.frozenSeq;
+  }
+}
+
+/** The stage a tool call is in once the log holds events through `seq` (0 = not yet settled).
+ *  `running` says the tool runtime reported phases for it (live frames). */
+export function stageAt(t: ToolCallTrace, seq: number, running = false): StageNo | 0 {
+  if (t.frozenSeq !== undefined && t.frozenSeq <= seq) return 6;
+  if (t.deriveSeq !== undefined && t.deriveSeq <= seq) return 5;
+  if (t.resultSeq !== undefined && t.resultSeq <= seq) return 4;
+  if (t.callSeq !== undefined && t.callSeq <= seq) {
+    const approvals = t.approvalSeqs.some((s) => s <= seq);
+    return running || approvals || t.callSeq < seq ? 3 : 2;
+  }
+  if (t.assistantSeq !== undefined && t.assistantSeq <= seq) return 1;
+  return 0;
+}
+
+/** One position of playback: a tool call at a stage, with the log position and the recorded time. */
+export interface PlaybackStep { call: number; stage: StageNo; seq: number; time: number }
+
+export function playbackSteps(traces: readonly ToolCallTrace[], events: readonly SessionEvent[]): PlaybackStep[] {
+  const out: PlaybackStep[] = [];
+  for (const t of traces) {
+    for (const s of STAGES) {
+      const seq = stageSeq(t, s.no);
+      if (seq === undefined) continue;
+      let time = events[seq]?.time ?? 0;
+      if (s.no === 3 && t.resultSeq !== undefined && t.approvalSeqs.length === 0) {
+        time = Math.round((time + (events[t.resultSeq]?.time ?? time)) / 2); // the tool ran between call and result
+      }
+      out.push({ call: t.index, stage: s.no, seq, time });
+    }
+  }
+  return out;
+}

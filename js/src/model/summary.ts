@@ -1,0 +1,112 @@
+// One-line summaries and filters of events for the inspector's timeline.
+import type { SessionEvent } from "../types";
+import { messageText } from "./history";
+
+function clip(s: string, n = 100): string {
+  const one = s.replace(/\s+/g, " ").trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+}
+
+export function summarize(ev: SessionEvent): string {
+  const m = ev.message;
+  switch (ev.type) {
+    case "user/message":
+      return m && m.role === "user" ? `${m.source?.kind === "plugin" ? `[context ${m.source.plugin ?? ""}] ` : ""}${clip(messageText(m))}` : "";
+    case "system/message":
+      return m ? clip(messageText(m)) : "";
+    case "assistant/message": {
+      if (!m || m.role !== "assistant") return "";
+      const calls = m.content.filter((b) => b.type === "tool-call").map((b) => (b.type === "tool-call" ? `${b.name} ${b.id} ${b.arguments}` : ""));
+      const text = messageText(m);
+      return clip([text, ...calls].filter(Boolean).join(" · "));
+    }
+    case "tool/call":
+      return clip(`${ev.name} ${ev.callId} ${ev.arguments}`);
+    case "tool/result":
+      return m && m.role === "tool" ? clip(`${m.toolCallId}${m.isError ? " ERROR" : ""} → ${messageText(m)}`) : "";
+    case "request/frozen":
+      return `${String(ev.provider)}:${String(ev.model)} · attempt ${String(ev.attempt ?? 1)} · ${(ev.messageSeqs ?? []).length}${ev.baseRequestSeq !== undefined ? ` (+ base #${ev.baseRequestSeq})` : ""} message seqs`;
+    case "request/header":
+      return `${String(ev.reason)} · ${(ev.tools as unknown[] | undefined)?.length ?? 0} tools`;
+    case "turn/end": {
+      const r = ev.reason as { kind?: string; cause?: string; error?: { code?: string } } | undefined;
+      return `${r?.kind ?? ""}${r?.cause ? ` (${r.cause})` : ""}${r?.error?.code ? ` ${r.error.code}` : ""}`;
+    }
+    case "approval/asked":
+      return `${ev.name} ${ev.callId}${ev.reason ? ` · ${String(ev.reason)}` : ""}`;
+    case "approval/decided":
+      return `${ev.name} ${ev.callId} → ${String(ev.decision)}`;
+    case "llm/retry":
+      return `attempt ${String(ev.attempt)} · ${(ev.error as { code?: string })?.code ?? ""} · wait ${String(ev.delayMs)} ms`;
+    case "agent/inbox/spliced":
+      return `${String(ev.target)} · +${(ev.inserted as unknown[] | undefined)?.length ?? 0} −${String(ev.removedCount ?? 0)}${ev.outcome ? ` ${String(ev.outcome)}` : ""}`;
+    case "assistant/attempt":
+      return (ev.error as { code?: string; message?: string })?.code ?? "";
+    default:
+      return "";
+  }
+}
+
+/** The tool name an event concerns (for the tool filter). */
+export function toolOf(ev: SessionEvent, nameByCall: Map<string, string>): string | undefined {
+  if (ev.type === "tool/call" || ev.type.startsWith("approval/")) return String(ev.name ?? "");
+  if (ev.type === "tool/result" && ev.message?.role === "tool") return nameByCall.get(ev.message.toolCallId);
+  return undefined;
+}
+
+export interface Filter { type: string; turn: string; tool: string; text: string }
+
+export class EventFilter {
+  private haystack: (string | undefined)[] = [];
+  private turns: (number | undefined)[] = [];
+  private tools: (string | undefined)[] = [];
+  private readonly nameByCall = new Map<string, string>();
+  private indexed = 0;
+  private turn: number | undefined;
+
+  /** Index new events (turn of every event, even those without a `turn` field). */
+  update(events: readonly SessionEvent[]): void {
+    for (let i = this.indexed; i < events.length; i++) {
+      const ev = events[i];
+      if (ev.type === "turn/start" && typeof ev.turn === "number") this.turn = ev.turn;
+      if (ev.type === "tool/call") this.nameByCall.set(String(ev.callId), String(ev.name));
+      this.turns.push(typeof ev.turn === "number" ? ev.turn : this.turn);
+      this.tools.push(toolOf(ev, this.nameByCall));
+      this.haystack.push(undefined);
+    }
+    this.indexed = events.length;
+  }
+
+  turnOf(i: number): number | undefined { return this.turns[i]; }
+
+  apply(events: readonly SessionEvent[], f: Filter): number[] {
+    this.update(events);
+    const text = f.text.trim().toLowerCase();
+    const turn = f.turn ? Number(f.turn) : undefined;
+    const out: number[] = [];
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i];
+      if (f.type && ev.type !== f.type) continue;
+      if (turn !== undefined && this.turns[i] !== turn) continue;
+      if (f.tool && this.tools[i] !== f.tool) continue;
+      if (text) {
+        let hay = this.haystack[i];
+        if (hay === undefined) { hay = JSON.stringify(ev).toLowerCase(); this.haystack[i] = hay; }
+        if (!hay.includes(text)) continue;
+      }
+      out.push(i);
+    }
+    return out;
+  }
+
+  options(events: readonly SessionEvent[]): { types: string[]; turns: number[]; tools: string[] } {
+    this.update(events);
+    const types = new Set<string>();
+    for (const ev of events) types.add(ev.type);
+    return {
+      types: [...types].sort(),
+      turns: [...new Set(this.turns.filter((t): t is number => t !== undefined))].sort((a, b) => a - b),
+      tools: [...new Set(this.tools.filter((t): t is string => Boolean(t)))].sort(),
+    };
+  }
+}

@@ -1,0 +1,40 @@
+// Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint.
+import type { Connection, StreamHandle, StreamHandlers } from "./connection";
+
+export interface PromptRequest {
+  sessionId: string;
+  requestId: string;
+  mode: "queue" | "steer";
+  content: string;
+}
+
+let requestCounter = 0;
+export function newRequestId(): string {
+  requestCounter += 1;
+  return `req_${Date.now().toString(36)}_${requestCounter}`;
+}
+
+export class Remote {
+  constructor(private readonly connection: Connection) {}
+
+  create(args: { cwd?: string; model?: string; approve?: string } = {}): Promise<{ sessionId: string; cwd?: string; model?: string }> {
+    return this.connection.call("session/create", args);
+  }
+  prompt(request: PromptRequest): Promise<{ accepted: boolean }> {
+    return this.connection.call("session/prompt", { request });
+  }
+  cancel(sessionId: string): Promise<unknown> {
+    return this.connection.call("session/cancel", { sessionId });
+  }
+  approve(sessionId: string, callId: string, decision: "allow" | "deny"): Promise<unknown> {
+    return this.connection.call("session/approve", { sessionId, callId, decision });
+  }
+  info(sessionId: string): Promise<Record<string, unknown>> {
+    return this.connection.call("session/info", { sessionId });
+  }
+  follow(sessionId: string, cursor: number | undefined, handlers: StreamHandlers): StreamHandle {
+    const payload: Record<string, unknown> = { sessionId };
+    if (cursor !== undefined && cursor >= 0) payload.cursor = cursor;
+    return this.connection.open("session/follow", payload, handlers);
+  }
+}

@@ -1,0 +1,107 @@
+// The anywidget comm as a Transport: envelopes ride in custom messages tagged with a connection
+// id (several views and page reloads share one widget model; each view's connection filters).
+import { ClientSessionModel } from "./fold";
+import { Connection, type Transport } from "./connection";
+import { Remote } from "./remote";
+import type { ClientEnvelope, ServerEnvelope } from "./types";
+
+/** The part of the anywidget model API we use (works in Lab, Notebook 7 and VS Code). */
+export interface WidgetModel {
+  get(name: string): unknown;
+  on(event: string, cb: (...args: unknown[]) => void): void;
+  off(event?: string | null, cb?: ((...args: unknown[]) => void) | null): void;
+  send(content: unknown, callbacks?: unknown, buffers?: unknown[]): void;
+}
+
+/** Items are envelopes, or their JSON text as the host encoded it (decoded here, not in Python). */
+export interface BatchMessage { kind: "batch"; cid: string; items: (ServerEnvelope | string)[] }
+
+export class CommTransport implements Transport {
+  readonly cid: string;
+  private receivers = new Set<(e: ServerEnvelope) => void>();
+  private readonly handler: (...args: unknown[]) => void;
+
+  constructor(private readonly model: WidgetModel) {
+    this.cid = `v${Math.random().toString(36).slice(2, 10)}`;
+    this.handler = (msg: unknown) => {
+      const m = msg as Partial<BatchMessage> | null;
+      if (!m || m.kind !== "batch" || (m.cid !== this.cid && m.cid !== "*")) return;
+      for (const raw of m.items ?? []) {
+        const env = (typeof raw === "string" ? JSON.parse(raw) : raw) as ServerEnvelope;
+        for (const r of this.receivers) r(env);
+      }
+    };
+    model.on("msg:custom", this.handler);
+  }
+  send(envelope: ClientEnvelope): void {
+    this.model.send({ kind: "envelope", cid: this.cid, envelope });
+  }
+  onEnvelope(receive: (envelope: ServerEnvelope) => void): () => void {
+    this.receivers.add(receive);
+    return () => this.receivers.delete(receive);
+  }
+  close(): void {
+    this.model.off("msg:custom", this.handler);
+    try { this.model.send({ kind: "bye", cid: this.cid }); } catch { /* comm already closed */ }
+  }
+}
+
+/** What all views of one widget model share in a page: one connection, one fold. */
+export interface Shared {
+  transport: CommTransport;
+  connection: Connection;
+  remote: Remote;
+  fold: ClientSessionModel;
+  sessionId?: string;
+  follow?: { cancel(): void };
+  refs: number;
+}
+
+const shared = new WeakMap<object, Shared>();
+
+export function acquire(model: WidgetModel): Shared {
+  let s = shared.get(model);
+  if (!s) {
+    const transport = new CommTransport(model);
+    const connection = new Connection(transport, `${transport.cid}_`);
+    s = { transport, connection, remote: new Remote(connection), fold: new ClientSessionModel(), refs: 0 };
+    shared.set(model, s);
+  }
+  s.refs += 1;
+  return s;
+}
+
+export function release(model: WidgetModel, s: Shared): void {
+  s.refs -= 1;
+  if (s.refs > 0) return;
+  s.follow?.cancel();
+  s.connection.close();
+  s.transport.close();
+  shared.delete(model);
+}
+
+/** Open (or reopen after a gap) the follow stream from the fold's cursor. */
+export function follow(s: Shared, sessionId: string, onError: (message: string) => void, attempt = 0): void {
+  s.sessionId = sessionId;
+  s.follow?.cancel();
+  const items: unknown[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    const batch = items.splice(0);
+    const before = s.fold.cursor;
+    s.fold.applyAll(batch as never[]);
+    if (!s.fold.gap) return;
+    // missed events: reopen and catch up from the cursor (give up when that makes no progress)
+    const tries = s.fold.cursor > before ? 0 : attempt + 1;
+    if (tries > 3) onError(`follow stream keeps skipping events after seq ${s.fold.cursor}`);
+    else follow(s, sessionId, onError, tries);
+  };
+  s.follow = s.remote.follow(sessionId, s.fold.cursor, {
+    item(value) {
+      items.push(value);
+      if (!scheduled) { scheduled = true; queueMicrotask(flush); }
+    },
+    error(err) { onError(`${err.code}: ${err.message}`); },
+  });
+}

@@ -1,0 +1,98 @@
+// The six-stage diagram of seed 000: current stage lit, done stages marked, real values inside.
+import { STAGE_ROLES } from "../model/explain";
+import type { StageNo, ToolCallTrace } from "../model/stages";
+import { STAGES } from "../model/stages";
+import type { ToolRuntimeState } from "../fold";
+import { h } from "./dom";
+
+export type ViewName = "history" | "payloads" | "roles";
+const STAGE_LINK: Record<StageNo, ViewName> = { 1: "history", 2: "payloads", 3: "roles", 4: "payloads", 5: "history", 6: "payloads" };
+const LINK_LABEL: Record<ViewName, string> = { history: "history", payloads: "payload", roles: "who" };
+
+export interface DiagramInput {
+  call?: ToolCallTrace;
+  stage: StageNo | 0;
+  /** The log position the view shows: stages whose marker seq is beyond it are "not yet". */
+  seq: number;
+  runtime?: ToolRuntimeState;
+  messageCount?: number;
+  frozenCount?: number;
+  streaming?: boolean;
+}
+
+export interface DiagramCallbacks {
+  onStage(stage: StageNo): void;
+  onView(view: ViewName): void;
+}
+
+function value(stage: StageNo, d: DiagramInput): string {
+  const t = d.call;
+  if (!t) return stage === 1 && d.streaming ? "model streaming…" : "—";
+  switch (stage) {
+    case 1: return t.assistantSeq !== undefined ? `#${t.assistantSeq} ${t.name} · ${t.callId}` : `${t.name} · ${t.callId}`;
+    case 2: return t.callSeq !== undefined ? `#${t.callSeq} tool/call` : "not yet";
+    case 3: {
+      const ph = d.runtime?.phases;
+      if (d.stage === 3 && ph && ph.length) {
+        const last = ph[ph.length - 1];
+        return d.runtime?.waiting ? "waiting for approval" : `${last.phase} · ${last.status}`;
+      }
+      return t.resultSeq !== undefined && d.stage > 3 ? `${t.name} ran${t.isError ? " (error)" : ""}` : `${t.name}`;
+    }
+    case 4: return t.resultSeq !== undefined ? `#${t.resultSeq} cites [${t.callSeq ?? "?"}]` : "not yet";
+    case 5: return d.messageCount !== undefined && d.stage >= 5 ? `${d.messageCount} messages` : "derive_messages()";
+    case 6: return t.frozenSeq !== undefined && d.stage >= 6 ? `#${t.frozenSeq} request/frozen` : "adapter.stream()";
+  }
+}
+
+export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElement {
+  const row = h("ol", { class: "dsh-diagram", "aria-label": "the six stages of the tool feedback loop" });
+  for (const s of STAGES) {
+    const state = d.stage === s.no ? "current" : d.stage > s.no ? "done" : "todo";
+    const roles = STAGE_ROLES[s.no];
+    const view = STAGE_LINK[s.no];
+    const link = h("button", { class: "dsh-link dsh-stage-link", type: "button", title: `show the ${view} view` }, `→ ${LINK_LABEL[view]}`);
+    link.addEventListener("click", (e) => { e.stopPropagation(); cb.onView(view); });
+    const box = h("li", {
+      class: `dsh-stage dsh-stage-${state} dsh-role-${roles[0]}`,
+      "data-stage": s.no,
+      "data-state": state,
+      tabindex: 0,
+      role: "button",
+      "aria-current": state === "current" ? "step" : null,
+      title: `stage 0${s.no}: ${s.title}`,
+    },
+      h("div", { class: "dsh-stage-no" }, `0${s.no}`),
+      h("div", { class: "dsh-stage-title" }, s.title),
+      h("div", { class: "dsh-stage-value" }, value(s.no, d)),
+      h("div", { class: "dsh-stage-roles" }, ...roles.map((r) => h("span", { class: `dsh-dot dsh-role-${r}`, title: r }))),
+      link,
+    );
+    box.addEventListener("click", () => cb.onStage(s.no));
+    box.addEventListener("keydown", (e) => { if ((e as KeyboardEvent).key === "Enter") cb.onStage(s.no); });
+    row.append(box);
+    if (s.no < 6) row.append(h("li", { class: `dsh-arrow ${d.stage > s.no ? "dsh-arrow-done" : ""}`, "aria-hidden": "true" }, "→"));
+  }
+  return row;
+}
+
+const PHASES = ["prepare", "policy", "approval", "execute", "result"];
+
+/** Stage 03 detail: the runtime phases as they happened (live frames), with approval waiting. */
+export function renderPhases(runtime: ToolRuntimeState | undefined, hadApproval: boolean): HTMLElement {
+  const seen = new Map<string, string>();
+  let progress = 0;
+  for (const p of runtime?.phases ?? []) {
+    if (p.phase === "progress") { progress += 1; continue; }
+    seen.set(p.phase, p.status);
+  }
+  const list = h("ol", { class: "dsh-phases" });
+  for (const ph of PHASES) {
+    if (ph === "approval" && !seen.has("approval") && !hadApproval) continue;
+    const st = seen.get(ph);
+    const label = ph === "approval" && st === "waiting" ? "waiting for approval" : st ? `${ph} · ${st}` : ph;
+    list.append(h("li", { class: `dsh-phase ${st ? `dsh-phase-${st}` : "dsh-phase-todo"}`, "data-phase": ph }, label));
+  }
+  if (progress) list.append(h("li", { class: "dsh-phase dsh-phase-progress" }, `${progress} progress frame${progress > 1 ? "s" : ""} (view only)`));
+  return list;
+}

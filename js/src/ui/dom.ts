@@ -1,0 +1,56 @@
+// Tiny DOM helpers: no framework, so the bundle stays small and runs in any notebook front end.
+
+type Child = Node | string | number | null | undefined | false;
+type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs | null = null, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v as EventListener);
+      else if (k === "class") el.className = String(v);
+      else if (k === "text") el.textContent = String(v);
+      else el.setAttribute(k, v === true ? "" : String(v));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el: Element, children: (Child | Child[])[]): void {
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(typeof c === "number" ? String(c) : c);
+  }
+}
+
+/** Replace the children of `el` (cheap enough at our sizes; long lists are virtualised). */
+export function replace(el: Element, ...children: (Child | Child[])[]): void {
+  el.textContent = "";
+  append(el, children);
+}
+
+/** Run `fn` at most once per animation frame (coalesces bursts of model updates). */
+export function frameThrottle(fn: () => void): { schedule(): void; cancel(): void; flush(): void } {
+  let pending = false;
+  let handle = 0;
+  const raf = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (cb: FrameRequestCallback) => setTimeout(() => cb(0), 16) as unknown as number;
+  const caf = typeof cancelAnimationFrame === "function" ? cancelAnimationFrame : (id: number) => clearTimeout(id);
+  return {
+    schedule() {
+      if (pending) return;
+      pending = true;
+      handle = raf(() => { pending = false; fn(); });
+    },
+    cancel() { if (pending) caf(handle); pending = false; },
+    flush() { if (pending) { caf(handle); pending = false; } fn(); },
+  };
+}
+
+export function fmtTime(ms: number | undefined): string {
+  if (!ms) return "";
+  const d = new Date(ms);
+  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}

@@ -1,0 +1,77 @@
+// The message-history view: user / assistant / tool (wrappers behind a toggle), with the
+// assistant's tool-call block marked as a call, not file content; live text streams in.
+import type { LiveAttempt } from "../fold";
+import type { DerivedMessage } from "../model/history";
+import { visibleHistory } from "../model/history";
+import type { Block, Message } from "../types";
+import { h } from "./dom";
+import { TRUNCATE_CHARS } from "./json";
+
+const MAX_SHOWN = 150;
+
+function longText(text: string, cls: string): HTMLElement {
+  if (text.length <= TRUNCATE_CHARS) return h("div", { class: cls }, text);
+  const body = h("div", { class: cls }, `${text.slice(0, TRUNCATE_CHARS)}…`);
+  const more = h("button", { class: "dsh-link dsh-showall", type: "button" }, `show all (${text.length} chars)`);
+  more.addEventListener("click", () => { body.textContent = text; more.remove(); });
+  return h("div", null, body, more);
+}
+
+function blockEl(b: Block, focusCall?: string): HTMLElement {
+  if (b.type === "tool-call") {
+    return h("div", { class: `dsh-toolcall ${b.id === focusCall ? "dsh-focus" : ""}`, "data-call-id": b.id },
+      h("code", null, `${b.name} · ${b.id} · ${b.arguments}`),
+      h("div", { class: "dsh-note" }, "a tool call, not file content"));
+  }
+  if (b.type === "reasoning") return h("details", { class: "dsh-reasoning" }, h("summary", null, "reasoning"), longText(b.text, "dsh-text"));
+  return longText(b.text, "dsh-text");
+}
+
+function messageEl(seq: number | null, m: Message, focusCall?: string): HTMLElement {
+  const label = m.role === "user" && m.source?.kind === "plugin" ? `user (context: ${m.source.plugin ?? "plugin"})` : m.role;
+  const head = h("div", { class: "dsh-msg-head" }, h("span", { class: "dsh-msg-role" }, label), seq !== null ? h("span", { class: "dsh-seq" }, `#${seq}`) : null);
+  const body: HTMLElement[] = [];
+  if (m.role === "assistant") for (const b of m.content) body.push(blockEl(b, focusCall));
+  else if (m.role === "tool") {
+    body.push(h("div", { class: "dsh-muted" }, `toolCallId = ${m.toolCallId}${m.isError ? " · error" : ""}`));
+    body.push(longText(m.content.map((b) => b.text).join(""), "dsh-text dsh-pre"));
+  } else body.push(longText(m.content.map((b) => b.text).join(""), "dsh-text"));
+  const focus = m.role === "tool" && m.toolCallId === focusCall;
+  return h("div", { class: `dsh-msg dsh-msg-${m.role} ${focus ? "dsh-focus" : ""}`, "data-seq": seq ?? "" }, head, ...body);
+}
+
+export interface HistoryInput {
+  messages: DerivedMessage[];
+  showWrappers: boolean;
+  focusCall?: string;
+  /** The live attempt, when following a running agent. */
+  attempt?: LiveAttempt | null;
+  caption: string;
+  note: string;
+}
+
+export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void): HTMLElement {
+  const shown = visibleHistory(d.messages, d.showWrappers);
+  const hidden = d.messages.length - shown.length;
+  const toggle = h("input", { type: "checkbox", class: "dsh-wrappers-toggle" }) as HTMLInputElement;
+  toggle.checked = d.showWrappers;
+  toggle.addEventListener("change", () => onToggle(toggle.checked));
+  const list = h("div", { class: "dsh-history" });
+  const start = Math.max(0, shown.length - MAX_SHOWN);
+  if (start > 0) list.append(h("div", { class: "dsh-muted" }, `… ${start} earlier messages (open the inspector for all)`));
+  for (const dm of shown.slice(start)) list.append(messageEl(dm.seq, dm.message, d.focusCall));
+  const a = d.attempt;
+  if (a && a.blocks.length) {
+    const blocks: Block[] = a.blocks.map((b) => (b.type === "tool-call" ? { type: "tool-call", id: b.id ?? "?", name: b.name ?? "?", arguments: b.text } : { type: b.type, text: b.text }) as Block);
+    const el = messageEl(null, { role: "assistant", content: blocks }, d.focusCall);
+    el.classList.add("dsh-streaming");
+    el.querySelector(".dsh-msg-head")?.append(h("span", { class: "dsh-badge dsh-badge-live" }, "streaming…"));
+    list.append(el);
+  }
+  if (!shown.length && !(a && a.blocks.length)) list.append(h("div", { class: "dsh-muted" }, "No messages yet."));
+  return h("div", { class: "dsh-view-history" },
+    h("div", { class: "dsh-caption" }, d.caption,
+      h("label", { class: "dsh-toggle" }, toggle, ` show system & context wrappers${hidden ? ` (${hidden} hidden)` : ""}`)),
+    list,
+    h("div", { class: "dsh-view-note" }, d.note));
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { Player, recordedDelay, type Scheduler } from "../src/model/playback";
+import { playbackSteps, traceToolCalls } from "../src/model/stages";
+import { EventFilter, summarize } from "../src/model/summary";
+import { eventsOf, readmeRun } from "./helpers";
+
+class ManualScheduler implements Scheduler {
+  queue: { fn: () => void; ms: number }[] = [];
+  set(fn: () => void, ms: number) { const h = { fn, ms }; this.queue.push(h); return h; }
+  clear(h: unknown) { this.queue = this.queue.filter((x) => x !== h); }
+  run() { const h = this.queue.shift(); h?.fn(); return h?.ms; }
+}
+
+describe("playback", () => {
+  it("plays through the stages with the recorded gaps, clamped", () => {
+    const events = eventsOf(readmeRun());
+    const sched = new ManualScheduler();
+    const p = new Player(sched);
+    p.setSteps(playbackSteps(traceToolCalls(events), events));
+    p.play();
+    const delays: number[] = [];
+    while (sched.queue.length) delays.push(sched.run() as number);
+    expect(p.index).toBe(5);
+    expect(p.playing).toBe(false);
+    expect(delays[0]).toBe(0);
+    for (const d of delays.slice(1)) { expect(d).toBeGreaterThanOrEqual(350); expect(d).toBeLessThanOrEqual(2500); }
+    expect(recordedDelay({ call: 0, stage: 1, seq: 0, time: 0 }, { call: 0, stage: 2, seq: 1, time: 1000 })).toBe(1000);
+    expect(recordedDelay({ call: 0, stage: 1, seq: 0, time: 0 }, { call: 0, stage: 2, seq: 1, time: 1000 }, 2)).toBe(500);
+  });
+
+  it("steps, seeks a stage, pauses", () => {
+    const events = eventsOf(readmeRun());
+    const sched = new ManualScheduler();
+    const p = new Player(sched);
+    p.setSteps(playbackSteps(traceToolCalls(events), events));
+    p.forward(); p.forward();
+    expect(p.current?.stage).toBe(2);
+    p.back();
+    expect(p.current?.stage).toBe(1);
+    expect(p.seekStage(0, 4)).toBe(true);
+    expect(p.current).toMatchObject({ stage: 4, seq: 11 });
+    p.play();
+    p.pause();
+    expect(sched.queue).toHaveLength(0);
+  });
+});
+
+describe("inspector filters", () => {
+  it("filters by type, turn, tool and text; summarises rows", () => {
+    const events = eventsOf(readmeRun());
+    const f = new EventFilter();
+    expect(f.apply(events, { type: "tool/result", turn: "", tool: "", text: "" })).toEqual([11]);
+    expect(f.apply(events, { type: "", turn: "", tool: "read", text: "" })).toEqual([10, 11]);
+    // the inbox splice #0 comes before turn 1 starts
+    expect(f.apply(events, { type: "", turn: "1", tool: "", text: "" })).toEqual([...Array(17).keys()].map((i) => i + 1));
+    expect(f.apply(events, { type: "", turn: "", tool: "", text: "DEMO-MATH" }).length).toBeGreaterThan(0);
+    const o = f.options(events);
+    expect(o.tools).toEqual(["read"]);
+    expect(o.turns).toEqual([1]);
+    expect(summarize(events[10])).toContain("read c1");
+    expect(summarize(events[14])).toContain("base #8");
+  });
+});

@@ -1,0 +1,172 @@
+// @vitest-environment jsdom
+import { afterEach, describe, expect, it } from "vitest";
+import widget from "../src/index";
+import type { FollowItem } from "../src/types";
+import { readmeRun } from "./helpers";
+
+type Handler = (...args: unknown[]) => void;
+
+/** A widget model whose "kernel side" answers like the Python bridge + Host would. */
+class FakeModel {
+  handlers = new Map<string, Set<Handler>>();
+  sent: Record<string, unknown>[] = [];
+  constructor(public state: Record<string, unknown>, public items: FollowItem[] = []) {}
+  get(name: string) { return this.state[name]; }
+  on(ev: string, cb: Handler) { if (!this.handlers.has(ev)) this.handlers.set(ev, new Set()); this.handlers.get(ev)?.add(cb); }
+  off(ev?: string | null, cb?: Handler | null) { if (ev && cb) this.handlers.get(ev)?.delete(cb); }
+  emit(content: unknown) { for (const h of this.handlers.get("msg:custom") ?? []) h(content); }
+  send(content: unknown) {
+    const c = content as { kind: string; cid: string; envelope?: Record<string, unknown> };
+    this.sent.push(c as Record<string, unknown>);
+    const env = c.envelope;
+    if (!env) return;
+    const reply = (items: unknown[]) => queueMicrotask(() => this.emit({ kind: "batch", cid: c.cid, items }));
+    if (env.type === "open") {
+      // items travel as JSON text, as the host encodes them
+      reply(this.items.map((v) => JSON.stringify({ type: "item", streamId: env.streamId, value: v })));
+    } else if (env.type === "client-request") {
+      const value = env.method === "session/prompt" ? { accepted: true } : env.method === "session/create" ? { sessionId: "s_new" } : { ok: 1 };
+      reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: true, value } }]);
+    }
+  }
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 40));
+let cleanup: (() => void) | null = null;
+afterEach(() => { cleanup?.(); cleanup = null; document.body.innerHTML = ""; });
+
+function mount(model: FakeModel): HTMLElement {
+  const el = document.createElement("div");
+  document.body.append(el);
+  cleanup = widget.render({ model, el } as never);
+  return el;
+}
+
+describe("LoopWidget in the DOM", () => {
+  it("follows a session to stage 06 with real values, and links switch the views", async () => {
+    const model = new FakeModel({ kind: "loop", session_id: "s_7a96fd6afd3a", readonly: false, error: "", create_args: {} }, readmeRun());
+    const el = mount(model);
+    await tick();
+    const open = model.sent.find((m) => (m.envelope as { type?: string })?.type === "open");
+    expect((open?.envelope as { payload: unknown }).payload).toEqual({ args: { sessionId: "s_7a96fd6afd3a" } });
+    const current = el.querySelector(".dsh-stage[data-state=current]");
+    expect(current?.getAttribute("data-stage")).toBe("6");
+    expect(el.querySelectorAll(".dsh-stage[data-state=done]")).toHaveLength(5);
+    expect(el.querySelector(".dsh-explain")?.textContent).toContain("request/frozen #14");
+    // history view: wrappers hidden, tool-call block marked
+    expect(el.querySelector(".dsh-toolcall .dsh-note")?.textContent).toBe("a tool call, not file content");
+    expect([...el.querySelectorAll(".dsh-msg")].map((m) => m.getAttribute("data-seq"))).toEqual(["5", "9", "11"]);
+    (el.querySelector(".dsh-wrappers-toggle") as HTMLInputElement).click();
+    await tick();
+    expect([...el.querySelectorAll(".dsh-msg")].map((m) => m.getAttribute("data-seq"))).toEqual(["4", "5", "6", "9", "11"]);
+    // a link inside stage 04 opens the payload view; the result card cites its call
+    (el.querySelector('.dsh-stage[data-stage="4"] .dsh-stage-link') as HTMLElement).click();
+    await tick();
+    const result = el.querySelector('.dsh-card[data-type="tool/result"]');
+    expect(result?.querySelector(".dsh-badge")?.textContent).toBe("committed");
+    const link = result?.querySelector('.dsh-seqlink[data-seq="10"]') as HTMLElement;
+    expect(link).toBeTruthy();
+    link.click();
+    await tick();
+    expect(el.querySelector('.dsh-card[data-seq="10"]')?.classList.contains("dsh-flash")).toBe(true);
+    expect(el.querySelector('.dsh-card[data-seq="10"] .dsh-citedby')?.textContent).toContain("#11");
+  });
+
+  it("clicking a stage replays it: stage 02 shows the result as not yet committed", async () => {
+    const model = new FakeModel({ kind: "loop", session_id: "s_x", readonly: false, error: "", create_args: {} }, readmeRun());
+    const el = mount(model);
+    await tick();
+    (el.querySelector('.dsh-stage[data-stage="2"]') as HTMLElement).click();
+    await tick();
+    expect(el.querySelector(".dsh-stage[data-state=current]")?.getAttribute("data-stage")).toBe("2");
+    (el.querySelector('.dsh-tab[data-view="payloads"]') as HTMLElement).click();
+    await tick();
+    expect(el.querySelector('.dsh-card[data-type="tool/result"] .dsh-badge')?.textContent).toBe("not yet committed");
+    (el.querySelector('.dsh-tab[data-view="roles"]') as HTMLElement).click();
+    await tick();
+    expect(el.querySelector(".dsh-role-active")?.getAttribute("data-role")).toBe("agent");
+    expect(el.querySelector('.dsh-role[data-role="agent"]')?.textContent).toContain("execute_tool_calls()");
+  });
+
+  it("prompt box: creates a session, sends the prompt, shows accepted", async () => {
+    const model = new FakeModel({ kind: "loop", session_id: "", readonly: false, error: "", create_args: { model: "script:readme" } }, []);
+    const el = mount(model);
+    (el.querySelector(".dsh-prompt-input") as HTMLTextAreaElement).value = "Read README.md";
+    (el.querySelector(".dsh-send") as HTMLElement).click();
+    await tick();
+    await tick();
+    const methods = model.sent.map((m) => (m.envelope as { method?: string; endpoint?: string } | undefined)).map((e) => e?.method ?? e?.endpoint);
+    expect(methods).toEqual(["session/create", "session/follow", "session/prompt"]);
+    const create = model.sent[0].envelope as { payload: { args: unknown } };
+    expect(create.payload.args).toEqual({ model: "script:readme" });
+    const prompt = model.sent[2].envelope as { payload: { args: { request: Record<string, unknown> } } };
+    expect(prompt.payload.args.request).toMatchObject({ sessionId: "s_new", mode: "queue", content: "Read README.md" });
+    expect(el.querySelector(".dsh-prompt-status")?.textContent).toMatch(/^accepted ✓/);
+  });
+
+  it("approval buttons call session/approve", async () => {
+    const items: FollowItem[] = [{ type: "snapshot", sessionId: "s_a", cursor: 2, events: [
+      { seq: 0, time: 1, type: "assistant/message", turn: 1, step: 1, message: { role: "assistant", content: [{ type: "tool-call", id: "c7", name: "write", arguments: "{}" }] } },
+      { seq: 1, time: 2, type: "tool/call", turn: 1, step: 1, callId: "c7", name: "write", arguments: "{}" },
+      { seq: 2, time: 3, type: "approval/asked", callId: "c7", name: "write" }],
+      live: { status: "running", tools: { c7: { callId: "c7", name: "write", phase: "approval", status: "waiting" } } } }];
+    const model = new FakeModel({ kind: "loop", session_id: "s_a", readonly: false, error: "", create_args: {} }, items);
+    const el = mount(model);
+    await tick();
+    expect(el.querySelector(".dsh-stage[data-state=current]")?.getAttribute("data-stage")).toBe("3");
+    expect(el.querySelector('.dsh-phase[data-phase="approval"]')?.textContent).toBe("waiting for approval");
+    (el.querySelector(".dsh-deny") as HTMLElement).click();
+    await tick();
+    const approve = model.sent.map((m) => m.envelope as { method?: string; payload?: { args: unknown } }).find((e) => e?.method === "session/approve");
+    expect(approve?.payload?.args).toEqual({ sessionId: "s_a", callId: "c7", decision: "deny" });
+  });
+
+  it("a broken log shows its error, not a blank widget", async () => {
+    const model = new FakeModel({ kind: "loop", session_id: "broken", readonly: true, error: "LOG_HEADER: line 1 is not a session header", create_args: {} }, []);
+    const el = mount(model);
+    await tick();
+    const err = el.querySelector(".dsh-error") as HTMLElement;
+    expect(err.hidden).toBe(false);
+    expect(err.textContent).toContain("LOG_HEADER");
+  });
+});
+
+describe("SessionInspector in the DOM", () => {
+  it("renders only visible rows of a 10k-event log, filters, jumps, diffs", async () => {
+    const base = readmeRun();
+    const events = [];
+    for (let i = 0; i < 10_000; i++) events.push({ seq: i, time: 1_000 + i, type: i % 2 ? "step/start" : "turn/start", turn: Math.floor(i / 2) + 1, step: 1 });
+    const model = new FakeModel({ kind: "inspector", session_id: "s_big", readonly: true, error: "", create_args: {} },
+      [{ type: "snapshot", sessionId: "s_big", cursor: 9_999, events }]);
+    const el = mount(model);
+    await tick();
+    const rows = el.querySelectorAll(".dsh-row");
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rows.length).toBeLessThan(100);
+    expect(el.querySelector(".dsh-f-count")?.textContent).toBe("10000 of 10000 events");
+    cleanup?.();
+    document.body.innerHTML = "";
+
+    const m2 = new FakeModel({ kind: "inspector", session_id: "s_7", readonly: true, error: "", create_args: {} }, base);
+    const el2 = mount(m2);
+    await tick();
+    const seqIn = el2.querySelector(".dsh-f-seq") as HTMLInputElement;
+    seqIn.value = "10";
+    (el2.querySelector(".dsh-f-go") as HTMLElement).click();
+    await tick();
+    expect(el2.querySelector(".dsh-detail .dsh-citedby")?.textContent).toContain("result citing this call: #11");
+    seqIn.value = "14";
+    (el2.querySelector(".dsh-f-go") as HTMLElement).click();
+    (el2.querySelector('.dsh-tab[data-detail="diff"]') as HTMLElement).click();
+    await tick();
+    const diff = el2.querySelector(".dsh-diff")?.textContent ?? "";
+    expect(diff).toContain("3 messages kept, 2 added");
+    expect(diff).toContain("tool result");
+    (el2.querySelector('.dsh-tab[data-detail="messages"]') as HTMLElement).click();
+    expect(el2.querySelectorAll(".dsh-detail .dsh-msg")).toHaveLength(5);
+    const typeSel = el2.querySelector(".dsh-f-type") as HTMLSelectElement;
+    typeSel.value = "tool/call";
+    typeSel.dispatchEvent(new Event("change"));
+    expect(el2.querySelector(".dsh-f-count")?.textContent).toBe("1 of 18 events");
+  });
+});

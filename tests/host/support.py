@@ -1,0 +1,141 @@
+"""Test support for the host and client tests: a host on a temp home, boundary fakes of models.
+
+The fakes sit at the model boundary (``ModelAdapter``) — never inside the code under test:
+
+- ``HoldModel``: streams a text reply chunk by chunk and holds after the first chunk until the
+  test releases it (a ``threading.Event``), so a test can act *mid-stream* deterministically;
+- ``ToolModel``: the first request of a turn answers with the given tool calls (real tools run),
+  the next one with a text that quotes what the tool results said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dsh_notebook.config import Settings, parse_model_id
+from dsh_notebook.host.host import Host
+from dsh_notebook.models.base import (
+    BlockEnd,
+    BlockStart,
+    Finish,
+    ModelAdapter,
+    ModelRequest,
+    StreamChunk,
+    TextDelta,
+    ToolCallDelta,
+)
+from dsh_notebook.models.routing import resolve_adapter
+from dsh_notebook.models.scripted import ScriptedModel
+from dsh_notebook.session.messages import TextBlock, ToolCallBlock, ToolMessage, UserMessage
+
+KNOWN_CODES = {
+    "BAD_ENVELOPE", "UNKNOWN_METHOD", "BAD_ARGS", "UNKNOWN_SESSION", "EMPTY_CONTENT",
+    "UNSUPPORTED_CONTENT", "UNKNOWN_STREAM", "INTERNAL",
+}  # fmt: skip
+
+
+class HoldModel:
+    provider = "hold"
+
+    def __init__(self, words: int = 6) -> None:
+        self.release = threading.Event()
+        self.words = words
+        self.requests = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        self.requests += 1
+        yield BlockStart(0, "text")
+        yield TextDelta(0, "held ")
+        while not self.release.is_set():
+            await asyncio.sleep(0.005)
+        text = "held " + " ".join(f"w{i}" for i in range(self.words))
+        for i in range(self.words):
+            yield TextDelta(0, (" " if i else "") + f"w{i}")
+        yield BlockEnd(0, TextBlock(text=text))
+        yield Finish("stop")
+
+
+class ToolModel:
+    provider = "tools"
+
+    def __init__(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        self.calls = list(calls)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        last_user = max(i for i, m in enumerate(request.messages) if isinstance(m, UserMessage) and m.source.kind == "user")
+        results = [m for m in request.messages[last_user:] if isinstance(m, ToolMessage)]
+        if results:
+            text = "results: " + " | ".join(m.text.strip()[:40] for m in results)
+            yield BlockStart(0, "text")
+            yield TextDelta(0, text)
+            yield BlockEnd(0, TextBlock(text=text))
+            yield Finish("stop")
+            return
+        for i, (name, args) in enumerate(self.calls):
+            cid, raw = f"t{i + 1}", json.dumps(args)
+            yield BlockStart(i, "tool-call", id=cid, name=name)
+            yield ToolCallDelta(i, cid, raw, name=name)
+            yield BlockEnd(i, ToolCallBlock(id=cid, name=name, arguments=raw))
+        yield Finish("tool-calls")
+
+
+class Models:
+    """The adapter factory of a test host: ``script:*`` paced small, named fakes by id."""
+
+    def __init__(self, pace: float = 0.0) -> None:
+        self.pace = pace
+        self.fakes: dict[str, ModelAdapter] = {}
+
+    def __call__(self, settings: Settings, model_id: str, base_url: str | None) -> ModelAdapter:
+        provider, name = parse_model_id(model_id)
+        if provider == "script":
+            return ScriptedModel(name, pace=self.pace)
+        if provider == "fake":
+            return self.fakes[name]
+        return resolve_adapter(settings, model_id, base_url=base_url)
+
+
+def make_host(home: Path, *, pace: float = 0.0, models: Models | None = None) -> Host:
+    return Host(Settings(home=home), adapter_factory=models or Models(pace))
+
+
+class RawConn:
+    """A raw host connection: send envelopes (dict or text), read what the host sends back."""
+
+    def __init__(self, host: Host) -> None:
+        self.inbox: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self.handler = host.connect(lambda text: self.inbox.put(json.loads(text)), caller="test")
+
+    def send(self, message: dict[str, Any] | str | bytes) -> None:
+        self.handler.receive(message if not isinstance(message, dict) else json.dumps(message))
+
+    def next(self, timeout: float = 10.0) -> dict[str, Any]:
+        return self.inbox.get(timeout=timeout)
+
+    def until(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 20.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = self.next(max(0.01, deadline - time.monotonic()))
+            if pred(msg):
+                return msg
+
+    def call(self, method: str, args: dict[str, Any], rpc_id: str = "r") -> dict[str, Any]:
+        self.send({"type": "client-request", "rpcId": rpc_id, "method": method, "payload": {"args": args}})
+        return self.until(lambda m: m.get("type") == "server-response" and m.get("rpcId") == rpc_id)
+
+
+def wait_for(pred: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError("condition not reached in time")

@@ -1,0 +1,74 @@
+"""Fixtures for the notebook tests: a terminal-style IPython shell, the loopback model server,
+and real kernels (``jupyter_client``). Every test has its own ``DSH_HOME`` (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.fake_openai import FakeOpenAIServer
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def shell(isolated_dsh_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """IPython's test shell (an ``InteractiveShell``, no kernel) with the extension loaded."""
+    from IPython.testing.globalipapp import get_ipython
+
+    from dsh_notebook.host.host import Host
+
+    monkeypatch.chdir(tmp_path)
+    ip = get_ipython()
+    ip.run_line_magic("load_ext", "dsh_notebook")
+    yield ip
+    ip.run_line_magic("unload_ext", "dsh_notebook")
+    host = Host.current()
+    if host is not None:
+        host.shutdown()
+
+
+def magics_of(ip: Any) -> Any:
+    return ip.magics_manager.registry["DshMagics"]
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeOpenAIServer]:
+    server = FakeOpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def fake_flags(server: FakeOpenAIServer, approve: str = "auto") -> str:
+    return f"--model openai:fake-model --base-url {server.base_url} --approve {approve}"
+
+
+@pytest.fixture
+def kernel_env(isolated_dsh_home: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Environment a kernel inherits: the repo importable, the fake server's key as DSH_API_KEY."""
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", f"{REPO}{os.pathsep}{path}" if path else str(REPO))
+    assert fake_server.api_key is not None
+    monkeypatch.setenv("DSH_API_KEY", fake_server.api_key)
+    return dict(os.environ)
+
+
+@pytest.fixture
+def kernel(kernel_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    """A real ipykernel (``KernelManager``) with the extension loaded; yields (manager, client)."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=kernel_env)
+    try:
+        reply = kc.execute_interactive("%load_ext dsh_notebook", timeout=60)
+        assert reply["content"]["status"] == "ok"
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -1,0 +1,116 @@
+"""Flag parsing and ``{name}`` interpolation of the ``%dsh`` line (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh_notebook.errors import UserError
+from dsh_notebook.notebook.args import FLAGS, SUBCOMMANDS, help_text, interpolate, parse_line
+
+
+def test_free_text_keeps_quotes_apostrophes_and_spacing() -> None:
+    args = parse_line("""--new what's in "my file"?  it's   $HOME and `x` """)
+    assert args.new is True
+    assert args.text == """what's in "my file"?  it's   $HOME and `x`"""
+    assert args.command == "prompt"
+
+
+def test_flag_values_separate_equals_and_quoted() -> None:
+    args = parse_line('--model deepseek:deepseek-chat --cwd "/tmp/a b" --approve=deny --base-url=http://h:1/v1 hi')
+    assert (args.model, args.cwd, args.approve, args.base_url) == ("deepseek:deepseek-chat", "/tmp/a b", "deny", "http://h:1/v1")
+    assert args.text == "hi"
+    assert args.given == {"model", "cwd", "approve", "base_url"}
+
+
+def test_flags_stop_at_first_word_and_later_dashes_are_text() -> None:
+    args = parse_line("--bg explain --new and --model please")
+    assert args.bg and not args.new and args.model is None
+    assert args.text == "explain --new and --model please"
+
+
+def test_double_dash_ends_flags_and_disables_subcommands() -> None:
+    assert parse_line("-- --new is a flag").text == "--new is a flag"
+    args = parse_line("-- show me")
+    assert args.command == "prompt" and args.text == "show me"
+    assert parse_line("--steer -- stop").text == "stop"
+
+
+def test_single_dash_text_is_a_prompt() -> None:
+    assert parse_line("-1 is odd?").text == "-1 is odd?"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("--modle x hi", "unknown flag --modle"),
+        ("--approve maybe hi", "must be one of auto, ask, deny"),
+        ("--model", "needs a value"),
+        ("--new=1 hi", "takes no value"),
+        ("--cwd 'unclosed hi", "unclosed"),
+        ("--new --session s_1 hi", "exclude each other"),
+        ("--new", "empty prompt"),
+        ("", "empty prompt"),
+        ("resume", "usage: %dsh resume ID"),
+    ],
+)
+def test_bad_lines_are_user_errors(line: str, message: str) -> None:
+    with pytest.raises(UserError) as info:
+        parse_line(line)
+    assert message in info.value.message
+    assert info.value.code in ("BAD_FLAG", "EMPTY_PROMPT")
+
+
+def test_subcommands_only_as_whole_lines() -> None:
+    assert parse_line("stop").command == "stop"
+    assert parse_line("sessions").command == "sessions"
+    assert parse_line("config").command == "config"
+    resume = parse_line("resume s_0123456789ab")
+    assert (resume.command, resume.target) == ("resume", "s_0123456789ab")
+    show = parse_line("show --inspect s_1")
+    assert (show.command, show.target, show.inspect) == ("show", "s_1", True)
+    assert parse_line("--no-widget show").no_widget
+    assert parse_line("show").target is None
+    assert parse_line("show me the code").command == "prompt"
+    assert parse_line("stop the build please").command == "prompt"
+    assert parse_line("sessions are great").text == "sessions are great"
+
+
+def test_cell_body_is_the_prompt_and_line_text_prefixes_it() -> None:
+    args = parse_line("--session s_1", "line one\nline 'two'\n")
+    assert args.session == "s_1" and args.text == "line one\nline 'two'"
+    assert parse_line("about:", "the body").text == "about:\nthe body"
+    assert parse_line("stop", "not a subcommand with a body").command == "prompt"
+    assert parse_line("stop", "   \n").command == "stop"
+
+
+def test_help_flag_and_help_text_lists_every_flag_and_subcommand() -> None:
+    assert parse_line("--help").command == "help"
+    assert parse_line("-h").command == "help"
+    text = help_text()
+    for spec in FLAGS:
+        assert spec.name in text
+    for usage, _ in SUBCOMMANDS:
+        assert f"%dsh {usage}" in text
+    assert "Examples:" in text and "%%dsh" in text and "--no-interpolate" in text
+
+
+def test_interpolation_names_attributes_and_escapes() -> None:
+    class Frame:
+        shape = (3, 4)
+
+    ns = {"name": "Ada", "df": Frame(), "n": 7}
+    assert interpolate("hi {name}, {n}+1", [ns]) == "hi Ada, 7+1"
+    assert interpolate("shape {df.shape}", [ns]) == "shape (3, 4)"
+    assert interpolate("{{name}} and {{ }}", [ns]) == "{name} and { }"
+    assert interpolate('json {"a": 1} and f() { return 1 }', [ns]) == 'json {"a": 1} and f() { return 1 }'
+    assert interpolate("{name}", [{"name": "local"}, ns]) == "local"  # local scope first
+
+
+def test_interpolation_missing_name_is_a_clear_error() -> None:
+    with pytest.raises(UserError) as info:
+        interpolate("use {missing} here", [{"x": 1}])
+    assert info.value.code == "UNKNOWN_VARIABLE"
+    assert "{missing}" in info.value.message and "--no-interpolate" in info.value.message
+    with pytest.raises(UserError) as attr:
+        interpolate("{x.nope}", [{"x": 1}])
+    assert "no attribute 'nope'" in attr.value.message
