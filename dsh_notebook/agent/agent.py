@@ -77,6 +77,15 @@ class Agent:
         config: Mapping[str, Any] | None = None,
         max_parallel: int = 10,
     ) -> None:
+        """Build the agent of ``session`` (fresh or resumed: inbox, projections and the turn
+        counter are restored from its log). ``adapter_for(model_id)`` routes a model id to an
+        adapter (cached per id); ``tools`` defaults to the built-ins; tool batches run through
+        ``runtime_factory(agent)`` or a default ``ToolRuntime(approver, policy_mode)``, rebuilt
+        only when the tools, scope or policy change. ``context`` is the host's (global) context:
+        the agent lives in a child ``agent:<id>`` (``agent.context``) whose Scope decides what it
+        sees. ``live`` gets the transient frames; ``flush`` makes the log durable (called before
+        every model request and at every turn end). Retries: ``max_retries`` extra attempts,
+        delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped."""
         self.session = session
         self.adapter_for = adapter_for
         self.model = model
@@ -390,17 +399,15 @@ class Agent:
 
     def _new_runtime(self) -> ToolRuntime:
         if self.runtime_factory is not None:
-            runtime = self.runtime_factory(self)
-        else:
-            runtime = ToolRuntime(
-                self.effective_tools(),
-                workspace=self.session.cwd or os.getcwd(),
-                approver=self.approver,
-                session=self.session,
-                live=self.live,
-                policy_mode=self.policy_mode,
-            )
-        return runtime
+            return self.runtime_factory(self)
+        return ToolRuntime(
+            self.effective_tools(),
+            workspace=self.session.cwd or os.getcwd(),
+            approver=self.approver,
+            session=self.session,
+            live=self.live,
+            policy_mode=self.policy_mode,
+        )
 
     def _flush(self) -> None:
         if self.flush is not None:

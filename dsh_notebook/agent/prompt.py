@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,12 +101,11 @@ class PromptAssembly:
 
     def render_system(self) -> str:
         """The system prompt: each section rendered, empty ones dropped, joined by blank lines."""
-        parts = (render_prompt(s.text, self.variables) for s in self.sections)
-        return "\n\n".join(p for p in parts if p.strip())
+        return "\n\n".join(t.text for t in _render(self.sections, tuple(self.variables.items())))
 
     def rendered_contexts(self) -> list[NamedText]:
-        out = [NamedText(c.name, render_prompt(c.text, self.variables)) for c in self.contexts]
-        return [c for c in out if c.text.strip()]
+        """The runtime-context sections, rendered, empty ones dropped."""
+        return list(_render(self.contexts, tuple(self.variables.items())))
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -113,6 +114,14 @@ class PromptAssembly:
             "tools": [t.name for t in self.tools],
             "variables": dict(self.variables),
         }
+
+
+@functools.lru_cache(maxsize=64)
+def _render(items: tuple[NamedText, ...], variables: tuple[tuple[str, str | None], ...]) -> tuple[NamedText, ...]:
+    """Render and drop empty texts; memoised (pure), so an unchanged prompt costs a lookup."""
+    values = dict(variables)
+    out = (NamedText(i.name, render_prompt(i.text, values)) for i in items)
+    return tuple(i for i in out if i.text.strip())
 
 
 def _text_of(item: Contribution, env: PromptEnv) -> str:
@@ -137,20 +146,38 @@ def collect_assembly(
 
     ``tools`` are the schemas the agent's tool registry offers (scope tools shadow them by name).
     """
-    sections = _overlay(BUILTIN_SECTIONS, scope.sections() if scope else [])
-    contexts = _overlay(BUILTIN_CONTEXTS, scope.contexts() if scope else []) if include_runtime_context else []
-    var_fns: dict[str, Callable[[Any], str | None]] = dict(BUILTIN_VARIABLES)
-    schemas = {t.name: t for t in tools}
-    if scope is not None:
-        var_fns.update(scope.variables())
-        for tool in scope.tools():
-            schemas[tool.name] = _schema_of(tool)
+    sections, contexts, var_fns, scoped_tools = _visible(scope)
+    if not include_runtime_context:
+        contexts = []
+    if scoped_tools:
+        by_name = {t.name: t for t in tools}
+        by_name.update((t.name, _schema_of(t)) for t in scoped_tools)
+        tools = tuple(by_name[name] for name in sorted(by_name))
     return PromptAssembly(
         sections=tuple(NamedText(s.name, _text_of(s, env)) for s in sections),
         contexts=tuple(NamedText(c.name, _text_of(c, env)) for c in contexts),
-        tools=tuple(schemas[name] for name in sorted(schemas)),
+        tools=tuple(tools),
         variables={name: fn(env) for name, fn in var_fns.items()},
     )
+
+
+_Visible = tuple[list[Contribution], list[Contribution], dict[str, Callable[[Any], "str | None"]], list[Any]]
+_visible_cache: weakref.WeakKeyDictionary[Scope, tuple[int, _Visible]] = weakref.WeakKeyDictionary()
+
+
+def _visible(scope: Scope | None) -> _Visible:
+    """Built-ins overlaid by the scope's contributions; recomputed only when the scope changed."""
+    if scope is None:
+        return _overlay(BUILTIN_SECTIONS, []), _overlay(BUILTIN_CONTEXTS, []), dict(BUILTIN_VARIABLES), []
+    hit = _visible_cache.get(scope)
+    if hit is not None and hit[0] == scope.ctx.version:
+        return hit[1]
+    var_fns: dict[str, Callable[[Any], str | None]] = dict(BUILTIN_VARIABLES)
+    var_fns.update(scope.variables())
+    value = (_overlay(BUILTIN_SECTIONS, scope.sections()), _overlay(BUILTIN_CONTEXTS, scope.contexts()),
+             var_fns, scope.tools())
+    _visible_cache[scope] = (scope.ctx.version, value)
+    return value
 
 
 _schema_cache: dict[int, tuple[Any, ToolSchema]] = {}

@@ -82,12 +82,23 @@ class RequestBuilder:
         self.session = session
         self.flush = flush
         self.repairer = PairingRepairer()
-        history = session.derive_messages()
-        if len(history):
-            self.repairer.repair(history)  # resume: the one O(history) pass, before any step
         self._header: tuple[dict[str, Any], tuple[ToolSchema, ...]] | None = None
         self._resumed = any(isinstance(e, RequestHeader) for e in reversed(session.events))
-        self._prev: tuple[MessageHistory, int] | None = None
+        self._prev: tuple[MessageHistory, int, int] | None = None  # (history, its length, frozen seq)
+        history = session.derive_messages()
+        if len(history):  # resume: the one O(history) pass happens here, before any step
+            self.repairer.repair(history)
+            self._prev = self._logged_base(history)
+
+    def _logged_base(self, history: MessageHistory) -> tuple[MessageHistory, int, int] | None:
+        """The last logged request, if the restored history still starts with its messages."""
+        last = next((e for e in reversed(self.session.events) if isinstance(e, RequestFrozen)), None)
+        if last is None:
+            return None
+        seqs = resolve_message_seqs(self.session.events, last.seq)
+        if history.seqs_between(0, len(seqs)) != seqs:
+            return None  # replaced since (e.g. compaction): the next request logs its full list
+        return history, len(seqs), last.seq
         self.last_request: ModelRequest | None = None
         self.last_frozen: RequestFrozen | None = None
 
@@ -135,8 +146,9 @@ class RequestBuilder:
         base: int | None = None
         seqs: list[int] | None = None
         if self._prev is not None:
-            seqs = history.seqs_since(self._prev[0])
-            base = self._prev[1] if seqs is not None else None
+            prev, n, prev_seq = self._prev
+            if history.extends(prev) and len(history) >= n:
+                seqs, base = history.seqs_between(n, len(history)), prev_seq
         if seqs is None:
             seqs = history.seqs
         frozen = self.session.append(
@@ -151,7 +163,7 @@ class RequestBuilder:
                 base_request_seq=base,
             )
         )
-        self._prev = (history, frozen.seq)
+        self._prev = (history, len(history), frozen.seq)
         request = ModelRequest(
             provider=prepared.provider,
             model=prepared.model,

@@ -16,132 +16,21 @@ in between — the notebook passes the function that services main-thread work t
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HostError
 from ..host.contract import Decided, Resumed, SessionCreated, SessionInfo, SessionSummary
 from .connection import Connection, Subscription, Transport
+from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
 from .remote import Remote
 
 if TYPE_CHECKING:
     from ..host.host import Host
 
-FrameCallback = Callable[[dict[str, Any], ClientSessionModel], None]
-
-
-@dataclass(frozen=True)
-class Receipt:
-    """The first return of a submission: the host accepted it (the answer comes by follow)."""
-
-    accepted: bool
-    session_id: str
-    request_id: str
-    rpc_id: str
-
-
-@dataclass(frozen=True)
-class TurnOutcome:
-    """The second return: how the turn that ran a submission ended, and its final answer."""
-
-    session_id: str
-    request_id: str | None
-    turn: int | None
-    reason: dict[str, Any]
-    final_answer: str
-    log_path: str | None = None
-
-    @property
-    def completed(self) -> bool:
-        return self.reason.get("kind") == "completed"
-
-    def describe_reason(self) -> str:
-        r = self.reason
-        detail = r.get("cause") or (r.get("error") or {}).get("message") or ""
-        return f"{r.get('kind')}{': ' + detail if detail else ''}"
-
-
-class FollowHandle:
-    """A live follow of one session: its folded model, waits, and ``close()``."""
-
-    def __init__(
-        self, client: DshClient, session_id: str, cursor: int | None, on_frame: FrameCallback | None,
-        on_close: Callable[[FollowHandle], None] | None = None,
-    ):
-        self.client, self.session_id, self.on_frame, self._on_close = client, session_id, on_frame, on_close
-        self.model = ClientSessionModel(session_id)
-        self.cond = threading.Condition()
-        self.snapshot_seen = False
-        self.subscription: Subscription = client.remote.session.follow.open(
-            self._on_item, on_error=self._on_done, on_end=self._on_done, session_id=session_id, cursor=cursor
-        )
-
-    def _on_item(self, frame: dict[str, Any]) -> None:
-        with self.cond:
-            self.model.apply(frame)
-            self.snapshot_seen = self.snapshot_seen or frame.get("type") == "snapshot"
-            self.cond.notify_all()
-        if self.on_frame is not None:
-            self.on_frame(frame, self.model)
-
-    def _on_done(self, *_: Any) -> None:
-        with self.cond:
-            self.cond.notify_all()
-
-    @property
-    def closed(self) -> bool:
-        return self.subscription.closed
-
-    def wait(
-        self, predicate: Callable[[ClientSessionModel], Any], *, timeout: float | None = None,
-        idle: Callable[[], None] | None = None, poll: float = 0.05,
-    ) -> Any:
-        """Block until ``predicate(model)`` is truthy (returned); ``TIMEOUT`` / stream errors raise."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            with self.cond:
-                value = predicate(self.model)
-                if value:
-                    return value
-                if self.subscription.closed:
-                    err = self.subscription.error
-                    raise err or HostError(f"the follow of {self.session_id} ended", code="STREAM_ENDED")
-                wait = poll if deadline is None else min(poll, max(0.0, deadline - time.monotonic()))
-                self.cond.wait(wait)
-            if deadline is not None and time.monotonic() >= deadline:
-                raise HostError(f"timed out after {timeout}s waiting on {self.session_id}", code="TIMEOUT")
-            if idle is not None:
-                idle()
-
-    def wait_snapshot(self, timeout: float | None = 30.0) -> None:
-        self.wait(lambda _m: self.snapshot_seen, timeout=timeout)
-
-    def wait_turn_end(
-        self, request_id: str | None = None, *, timeout: float | None = None,
-        idle: Callable[[], None] | None = None,
-    ) -> TurnOutcome:
-        """Wait for the end of the turn that ran ``request_id`` (default: the next turn end)."""
-        self.wait_snapshot(timeout)
-        if request_id is None:
-            with self.cond:
-                after = self.model.cursor
-            end = self.wait(lambda m: m.turn_end_after(after), timeout=timeout, idle=idle)
-        else:
-            end = self.wait(lambda m: m.submission_outcome(request_id), timeout=timeout, idle=idle)
-        with self.cond:
-            answer = self.model.final_answer(end["turn"]) if end["turn"] is not None else ""
-        return TurnOutcome(self.session_id, request_id, end["turn"], end["reason"], answer)
-
-    def close(self) -> None:
-        """Stop following (the run goes on)."""
-        self.subscription.close()
-        if self._on_close is not None:
-            self._on_close(self)
+__all__ = ["DshClient", "FollowHandle", "Receipt", "TurnOutcome"]
 
 
 class DshClient:
@@ -210,14 +99,21 @@ class DshClient:
                 h.model.accepted(rid, exchange.rpc_id)
         return Receipt(bool(value.get("accepted")), session_id, rid, exchange.rpc_id)
 
-    def follow(self, session_id: str, cursor: int | None = None, on_frame: FrameCallback | None = None) -> FollowHandle:
-        """Open ``session/follow``; frames are folded into ``handle.model`` (then ``on_frame``)."""
+    def follow(
+        self, session_id: str, cursor: int | None = None, on_frame: FrameCallback | None = None,
+        *, model: ClientSessionModel | None = None,
+    ) -> FollowHandle:
+        """Open ``session/follow``; frames are folded into ``handle.model`` (then ``on_frame``).
+
+        Reconnect: pass the ``model`` of an earlier follow — the follow resumes from its cursor
+        and keeps folding into it (no loss, no duplicates). ``cursor`` alone starts a fresh model
+        at that cursor (it then holds only the events after it)."""
         handles = self._follows.setdefault(session_id, [])
         def forget(h: FollowHandle) -> None:
             if h in handles:
                 handles.remove(h)
 
-        handle = FollowHandle(self, session_id, cursor, on_frame, on_close=forget)
+        handle = FollowHandle(self, session_id, cursor, on_frame, on_close=forget, model=model)
         handles.append(handle)
         return handle
 

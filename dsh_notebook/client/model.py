@@ -5,7 +5,8 @@ where it mirrors the wire)::
 
     sessionId, header        from the snapshot
     cursor                   last durable seq folded (-1: none)
-    events                   durable events, events[i].seq == i (dense, no gaps, no duplicates)
+    start                    the cursor the model started from (-1: from the beginning)
+    events                   durable events folded, dense: events[i].seq == start + 1 + i
     messages                 display messages in seq order: {seq, turn?, role, text, ...}
     attempts                 attemptId -> {attemptId, turn, step, startedAfterSeq, text,
                              reasoning, toolCalls: {index: {id, name, arguments}}}  (streaming only)
@@ -54,21 +55,21 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from .live import fold_control, fold_splice, fold_stream, text_of
 
-def _text(message: dict[str, Any], kind: str = "text") -> str:
-    return "".join(b.get("text", "") for b in message.get("content", ()) if b.get("type") == kind)
+_text = text_of
 
 
 class ClientSessionModel:
     """View state of one followed session. Not thread-safe: fold under the owner's lock."""
 
-    def __init__(self, session_id: str | None = None) -> None:
+    def __init__(self, session_id: str | None = None, *, cursor: int = -1) -> None:
         self.session_id = session_id
-        self.reset()
+        self.reset(cursor)
 
-    def reset(self) -> None:
+    def reset(self, cursor: int = -1) -> None:
         self.header: dict[str, Any] | None = None
-        self.cursor = -1
+        self.start = self.cursor = cursor
         self.events: list[dict[str, Any]] = []
         self.messages: list[dict[str, Any]] = []
         self.attempts: dict[str, dict[str, Any]] = {}
@@ -116,16 +117,9 @@ class ClientSessionModel:
 
     def apply_control(self, frame: dict[str, Any]) -> None:
         """Fold one control frame (only what concerns this session)."""
-        kind = frame.get("type")
-        if kind == "baseline":
-            for entry in frame.get("sessions", ()):
-                if entry.get("sessionId") == self.session_id:
-                    self.queue, self.status = list(entry.get("queue", ())), entry.get("status", self.status)
-        elif frame.get("sessionId") == self.session_id:
-            if kind == "queue":
-                self.queue = list(frame.get("items", ()))
-            elif kind == "status":
-                self.status = frame.get("status", self.status)
+        queue, status = fold_control(self.session_id, frame)
+        self.queue = self.queue if queue is None else queue
+        self.status = status or self.status
 
     def _snapshot(self, frame: dict[str, Any]) -> None:
         if self.session_id is not None and frame.get("sessionId") != self.session_id:
@@ -196,14 +190,7 @@ class ClientSessionModel:
             self.turn_ends.append({"turn": turn, "reason": event.get("reason"), "seq": seq})
 
     def _splice(self, event: dict[str, Any]) -> None:
-        lst = self.inbox.setdefault(event["target"], [])
-        start, count = event.get("start", 0), event.get("removedCount", 0)
-        added = [
-            {"id": f"i{event['seq']}.{k}", "requestId": (m.get("source") or {}).get("requestId"), "text": _text(m)}
-            for k, m in enumerate(event.get("inserted", ()))
-        ]
-        removed = lst[start : start + count]
-        lst[start : start + count] = added
+        added, removed = fold_splice(self.inbox, event)
         for item in added:
             sub = self._sub(item["requestId"], str(item["text"]))
             if sub is not None and sub["state"] in ("pending", "accepted"):
@@ -221,30 +208,7 @@ class ClientSessionModel:
         return self.submissions.setdefault(request_id, {"requestId": request_id, "text": text, "state": "pending"})
 
     def _stream(self, f: dict[str, Any]) -> None:
-        attempt_id, kind = str(f.get("attemptId")), f.get("kind")
-        if kind == "start":
-            self.attempts[attempt_id] = {
-                **{k: f.get(k) for k in ("attemptId", "turn", "step", "startedAfterSeq")},
-                "text": "", "reasoning": "", "toolCalls": {},
-            }
-            return
-        attempt = self.attempts.get(attempt_id)
-        if attempt is None:
-            return
-        if kind == "end":
-            del self.attempts[attempt_id]
-            return
-        chunk = f.get("chunk") or {}
-        ctype, index = chunk.get("type"), chunk.get("index")
-        if ctype == "text-delta":
-            attempt["text"] += chunk.get("text", "")
-        elif ctype == "reasoning-delta":
-            attempt["reasoning"] += chunk.get("text", "")
-        elif ctype in ("tool-call-delta", "block-start") and (ctype == "tool-call-delta" or chunk.get("blockType") == "tool-call"):
-            call = attempt["toolCalls"].setdefault(str(index), {"id": None, "name": None, "arguments": ""})
-            call["id"] = chunk.get("id") or call["id"]
-            call["name"] = chunk.get("name") or call["name"]
-            call["arguments"] += chunk.get("argumentsDelta", "")
+        fold_stream(self.attempts, f)
 
     # -- views ----------------------------------------------------------------------------------
     def submission_outcome(self, request_id: str) -> dict[str, Any] | None:

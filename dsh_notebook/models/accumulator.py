@@ -43,24 +43,38 @@ from .base import (
 )
 
 
-def _get(obj: Any, key: str) -> Any:
-    """A field of a chunk part: dict key or attribute (SDK objects), ``None`` when absent.
+class _Attrs:
+    """A read-only ``.get`` view of a plain object's attributes."""
 
-    Pydantic objects (the SDK's) are read from their ``__dict__`` and extras directly: a missing
-    attribute (``reasoning_content`` on most servers) would cost a slow ``__getattr__`` miss.
-    """
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self.obj, key, default)
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _fields(obj: Any) -> Mapping[str, Any] | _Attrs:
+    """The fields of a chunk part as something with ``.get``: a dict as is; an SDK (pydantic)
+    object's ``__dict__`` plus its extras (``reasoning_content`` is an extra) — read directly,
+    since a missing attribute costs a slow ``__getattr__`` miss; any other object by attribute."""
     if type(obj) is dict:
-        return obj.get(key)
+        return obj
     if obj is None:
-        return None
+        return _EMPTY
     try:
         extra = obj.__pydantic_extra__
     except AttributeError:
-        return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
-    value = obj.__dict__.get(key)
-    if value is None and extra:
-        value = extra.get(key)
-    return value
+        return obj if isinstance(obj, Mapping) else _Attrs(obj)
+    return {**obj.__dict__, **extra} if extra else obj.__dict__
+
+
+def _get(obj: Any, key: str) -> Any:
+    return _fields(obj).get(key)
 
 
 def usage_from_openai(raw: Any) -> Usage:
@@ -148,25 +162,29 @@ class ChunkAccumulator:
         usage = _get(chunk, "usage")
         if usage:
             self.usage = usage_from_openai(usage)
+        fields = _fields(chunk)
+        usage = fields.get("usage")
+        if usage:
+            self.usage = usage_from_openai(usage)
         out: list[StreamChunk] = []
-        for choice in _get(chunk, "choices") or ():
-            if (_get(choice, "index") or 0) != 0:
+        for choice in fields.get("choices") or ():
+            part = _fields(choice)
+            if part.get("index"):
                 continue  # n > 1 is never requested; ignore extra choices
-            delta = _get(choice, "delta")
-            if delta is not None:
-                reasoning = _get(delta, "reasoning_content") or _get(delta, "reasoning")
-                if reasoning and isinstance(reasoning, str):
-                    block = self._run("reasoning", out)
-                    block.parts.append(reasoning)
-                    out.append(ReasoningDelta(block.index, reasoning))
-                content = _get(delta, "content")
-                if content and isinstance(content, str):
-                    block = self._run("text", out)
-                    block.parts.append(content)
-                    out.append(TextDelta(block.index, content))
-                for call in _get(delta, "tool_calls") or ():
-                    self._tool_delta(call, out)
-            reason = _get(choice, "finish_reason")
+            delta = _fields(part.get("delta"))
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning and isinstance(reasoning, str):
+                block = self._run("reasoning", out)
+                block.parts.append(reasoning)
+                out.append(ReasoningDelta(block.index, reasoning))
+            content = delta.get("content")
+            if content and isinstance(content, str):
+                block = self._run("text", out)
+                block.parts.append(content)
+                out.append(TextDelta(block.index, content))
+            for call in delta.get("tool_calls") or ():
+                self._tool_delta(_fields(call), out)
+            reason = part.get("finish_reason")
             if reason:
                 self.finish_reason = reason
         return out
@@ -184,12 +202,12 @@ class ChunkAccumulator:
             return self.blocks[-1]
         return self._open(kind, out)
 
-    def _tool_delta(self, call: Any, out: list[StreamChunk]) -> None:
-        call_id = _get(call, "id") or None
-        position = _get(call, "index")
-        fn = _get(call, "function")
-        name = (_get(fn, "name") or None) if fn is not None else None
-        args = (_get(fn, "arguments") or "") if fn is not None else ""
+    def _tool_delta(self, call: Mapping[str, Any] | _Attrs, out: list[StreamChunk]) -> None:
+        call_id = call.get("id") or None
+        position = call.get("index")
+        fn = _fields(call.get("function"))
+        name = fn.get("name") or None
+        args = fn.get("arguments") or ""
         block = self._by_id.get(call_id) if call_id else None
         if block is None and call_id is None:
             block = self._by_index.get(position) if position is not None else self._last_call

@@ -56,17 +56,18 @@ class CommandsMixin:
 
     def cmd_show(self, args: MagicArgs) -> Any:
         session_id = self._session_or_current(args, "%dsh show")
-        if not args.no_widget:
-            widget = self.make_widget(session_id, inspect=args.inspect)
-            if widget is not None:
-                return widget
         try:
-            _header, events = self.link.snapshot(session_id)
+            self.link.info(session_id)
         except DshError as exc:
             if exc.code == "UNKNOWN_SESSION" and args.target:
                 raise UserError(f"no session {args.target!r}; to send that line as a prompt write "
                                 f"%dsh -- show {args.target}", code="UNKNOWN_SESSION") from None
             raise
+        if not args.no_widget:
+            widget = self.make_widget(session_id, inspect=args.inspect)
+            if widget is not None:
+                return widget
+        _header, events = self.link.snapshot(session_id)
         return EventListing(session_id, events)
 
     def cmd_config(self, args: MagicArgs) -> ConfigView:
@@ -82,7 +83,7 @@ class CommandsMixin:
             if base_url:
                 items["base URL"] = base_url
         else:
-            info = self.link.info(current) if current else None
+            info = self._info_or_none(current)
             items["session"] = current or "(none yet: the next prompt creates one)"
             items["workspace"] = info.cwd if info is not None else (
                 "a fresh copy of the demo workspace" if settings.provider == "script" else "the kernel's working directory")
@@ -92,10 +93,21 @@ class CommandsMixin:
         items["API key"] = described["api_key"]
         return ConfigView(items)
 
+    def _info_or_none(self, session_id: str | None) -> Any | None:
+        if session_id is None:
+            return None
+        try:
+            return self.link.info(session_id)
+        except DshError:
+            return None
+
     # --- widgets --------------------------------------------------------------------------------
 
     def make_widget(self, session_id: str, *, inspect: bool = False) -> Any | None:
-        """The live LoopWidget (or SessionInspector); ``None`` when widgets are unavailable."""
+        """The live LoopWidget (or SessionInspector); ``None`` when widgets are unavailable
+        (no kernel to carry them, as in terminal IPython, or the widget module fails)."""
+        if getattr(getattr(self, "shell", None), "kernel", None) is None:
+            return None
         try:
             from . import widgets
         except Exception:

@@ -51,18 +51,18 @@ class HostLink:
     def resume(self, session_id: str) -> Any:
         return self.remote.session.resume(session_id=session_id)
 
-    def info(self, session_id: str) -> Any | None:
-        """``session/info`` of a live session; ``None`` when it is only saved (not live)."""
-        try:
-            return self.remote.session.info(session_id=session_id)
-        except HostError as exc:
-            if exc.code in ("UNKNOWN_SESSION", "NOT_LIVE", "SESSION_NOT_LIVE"):
-                return None
-            raise
+    def info(self, session_id: str) -> Any:
+        """``session/info`` of a live or saved session (``UNKNOWN_SESSION`` otherwise)."""
+        return self.remote.session.info(session_id=session_id)
 
     def last_seq(self, session_id: str) -> int | None:
-        info = self.info(session_id)
-        return None if info is None else int(info.last_seq)
+        """Where a follow should start so that it sees only what comes next (None: from 0)."""
+        try:
+            return int(self.info(session_id).last_seq)
+        except HostError as exc:
+            if exc.code == "UNKNOWN_SESSION":
+                return None  # the prompt itself will say so
+            raise
 
     # --- streams ------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME
 from __future__ import annotations
 
 import builtins
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,9 @@ class DshMagics(CommandsMixin, Magics):
             host = Host.get(settings)
             if self.home and Path(host.settings.home) != settings.home:
                 print(f"dsh: the host already runs with home {host.settings.home}; DshMagics.home applies after a restart")
-            tool = make_python_tool(lambda: self.shell.user_ns, self.runner)
+            shell = self.shell
+            assert shell is not None, "DshMagics needs a shell"
+            tool = make_python_tool(lambda: shell.user_ns, self.runner)
             self._disposers = [host.context.tool(tool), host.context.section("notebook", 90, NOTEBOOK_SECTION)]
             self._link = HostLink(host)
         return self._link
@@ -212,14 +215,43 @@ class DshMagics(CommandsMixin, Magics):
 DshMagics.dsh.__doc__ = help_text()
 
 
+_QUESTION_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<assign>[A-Za-z_][\w.]*\s*=\s*)?%dsh[ \t]+(?P<rest>.*\S)[ \t]*\?[ \t]*$")
+
+
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """An input transformer: ``%dsh what is this?`` is a prompt, not IPython's ``obj?`` help.
+
+    IPython turns any line ending in ``word?`` into a help request (and ``… ?`` into a syntax
+    error) *before* it looks at magics. This rewrites such ``%dsh`` lines to the very call
+    IPython itself would make (``get_ipython().run_line_magic("dsh", line)``), a step earlier.
+    ``%dsh?`` (help on the magic) and ``%%dsh`` cells are left alone.
+    """
+    if lines and lines[0].lstrip().startswith("%%"):
+        return lines
+    out = []
+    for line in lines:
+        m = _QUESTION_LINE.match(line.rstrip("\r\n"))
+        if m is None:
+            out.append(line)
+            continue
+        rest = line.rstrip("\r\n")[len(m.group("indent")) + len(m.group("assign") or "") + len("%dsh"):].strip()
+        ending = line[len(line.rstrip("\r\n")):]
+        out.append(f"{m.group('indent')}{m.group('assign') or ''}get_ipython().run_line_magic('dsh', {rest!r}){ending}")
+    return out
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%dsh`` / ``%%dsh``; a second load is a no-op."""
     if isinstance(ipython.magics_manager.registry.get("DshMagics"), DshMagics):
         return
     ipython.register_magics(DshMagics(ipython))
+    if keep_question_marks not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(keep_question_marks)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
+    if keep_question_marks in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(keep_question_marks)
     magics = ipython.magics_manager.registry.pop("DshMagics", None)
     if isinstance(magics, DshMagics):
         magics.close()

@@ -121,7 +121,10 @@ class TurnView:
             return self._runtime(item.get("frame") or {})
         if kind == "event":
             parsed = events if events is not None else [parse_event(item["event"])]
-            return any([self.event(e) for e in parsed])
+            changed = False
+            for event in parsed:
+                changed = self.event(event) or changed
+            return changed
         return False
 
     def _stream(self, frame: dict[str, Any]) -> bool:
@@ -220,7 +223,7 @@ def _note_for(event: AnyEvent) -> str | None:
         return f"model error [{event.error.code}] {event.error.message}; retry {event.attempt} in {event.delay_ms} ms"
     if isinstance(event, AssistantAttempt) and event.error is not None:
         return f"model attempt failed: [{event.error.code}] {event.error.message}"
-    if isinstance(event, TurnEnd) and event.reason.kind != "completed":
+    if isinstance(event, TurnEnd) and event.reason.kind not in ("completed", "error"):  # errors: raised
         reason = event.reason
         extra = f" ({reason.cause})" if reason.cause else ""
         if reason.error:

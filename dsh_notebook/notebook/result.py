@@ -57,7 +57,7 @@ class TurnResult:
 
     def summary(self) -> str:
         """One line: how the turn ended, where, how many tool calls, how much text."""
-        reason = self.reason.kind
+        reason: str = self.reason.kind
         if self.reason.cause:
             reason += f" ({self.reason.cause})"
         if self.reason.error:

@@ -160,7 +160,10 @@ class TurnRun:
                 waiter.set_result(f.result())
 
         self._future.add_done_callback(lambda f: loop.call_soon_threadsafe(copy, f))
-        remove = self.runner.add_waker(lambda: loop.call_soon_threadsafe(self._drain)) if self.runner else None
+        def wake() -> None:
+            loop.call_soon_threadsafe(self._drain)
+
+        remove = self.runner.add_waker(wake) if self.runner else None
         try:
             return await waiter
         finally:

@@ -95,7 +95,7 @@ def inspect_log(path: str | Path) -> Inspection:
     strict = True
     try:
         session = Session.restore(
-            str(loaded.header["id"]), loaded.events, lines=loaded.lines, mark_seed=False
+            str(loaded.header["id"]), loaded.events, mark_seed=False
         )
         closers = close_interrupted_turn(session)
         messages: list[AnyMessage] = list(session.derive_messages())

@@ -54,12 +54,16 @@ def header_for(session: Session) -> dict[str, Any]:
 
 @dataclass
 class LoadedLog:
-    """A log as read: its header, its events and their lines, and what had to be dropped."""
+    """A log as read: its header, its events, and what had to be dropped.
+
+    ``lines`` (the events' JSON lines as stored) are read from the file on first use, so a
+    resume, which does not need them, never holds a second copy of the log in memory.
+    """
 
     path: Path
     header: dict[str, Any]
     events: list[AnyEvent]
-    lines: list[str]
+    _lines: list[str] | None = None
     torn_tail: bool = False
     warnings: list[str] = field(default_factory=list)
     good_bytes: int = 0  # file length up to the end of the last good line
@@ -68,6 +72,14 @@ class LoadedLog:
     @property
     def id(self) -> str:
         return str(self.header["id"])
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            with open(self.path, "rb") as f:
+                text = f.read(self.good_bytes).decode()
+            self._lines = text.splitlines()[1 : 1 + len(self.events)]
+        return self._lines
 
 
 def parse_header(raw: bytes, path: Path) -> dict[str, Any]:
@@ -97,56 +109,49 @@ def load_log(path: str | Path) -> LoadedLog:
         raise LogFormatError(f"no session log at {path}", code="LOG_NOT_FOUND") from None
     except OSError as exc:
         raise LogFormatError(f"cannot read {path}: {exc}", code="LOG_NOT_FOUND") from exc
-    raw = data.split(b"\n")
-    ends_with_newline = raw[-1] == b""
-    if ends_with_newline:
-        raw.pop()
-    if not raw or not raw[0].strip():
+    ends_with_newline = data.endswith(b"\n")
+    end = len(data) - 1 if ends_with_newline else len(data)
+    first_nl = data.find(b"\n", 0, end)
+    header_end = end if first_nl < 0 else first_nl
+    if not data[:header_end].strip():
         raise LogFormatError(f"{path}: empty log (no header)", code="LOG_HEADER")
-    header = parse_header(raw[0], path)
-    body = raw[1:]
+    header = parse_header(data[:header_end], path)
+    if first_nl < 0:  # a header and nothing else
+        return LoadedLog(path, header, [], [], False, [], len(data), ends_with_newline)
+    last_nl = data.rfind(b"\n", 0, end)
+    last = data[last_nl + 1 : end]
+    # all complete lines but the last, as one JSON array (one copy, no list of lines)
+    array = b"[" + data[first_nl + 1 : last_nl].replace(b"\n", b",") + b"]" if last_nl > first_nl else b"[]"
+    del data
     was_enabled = gc.isenabled()
     gc.disable()  # many long-lived allocations and no garbage: skip repeated gen-2 scans
     try:
-        events, torn = _parse_events(body, path)
+        events, torn = _parse_events(array, last, path)
     finally:
         if was_enabled:
             gc.enable()
     warnings: list[str] = []
+    good = last_nl + 1 + len(last) + (1 if ends_with_newline else 0)
     if torn:
-        body.pop()
-        warnings.append(f"dropped a torn last line (line {len(body) + 2}, {len(raw[-1])} bytes)")
-        ends_with_newline = True
-    good = len(data) if not torn else sum(len(b) + 1 for b in raw[: len(raw) - 1])
-    lines = [b.decode() for b in body]
-    return LoadedLog(path, header, events, lines, torn, warnings, good, ends_with_newline)
+        warnings.append(f"dropped a torn last line (line {len(events) + 2}, {len(last)} bytes)")
+        good, ends_with_newline = last_nl + 1, True
+    return LoadedLog(path, header, events, None, torn, warnings, good, ends_with_newline)
 
 
-def _parse_events(body: list[bytes], path: Path) -> tuple[list[AnyEvent], bool]:
+def _parse_events(array: bytes, last: bytes, path: Path) -> tuple[list[AnyEvent], bool]:
     """Validate every line; returns the events and whether the last line was torn (dropped).
 
     The fast path validates all lines but the last as one JSON array and the last on its own
-    (so a torn tail does not cost a second pass); the slow path locates a corrupt line.
+    (so a torn tail costs no second pass); the slow path only locates a corrupt line.
     """
-    if not body:
-        return [], False
     try:
-        events: list[AnyEvent] = _ListAdapter.validate_json(b"[" + b",".join(body[:-1]) + b"]")
+        events: list[AnyEvent] = _ListAdapter.validate_json(array)
     except ValueError:
-        events = []
-        for n, line in enumerate(body[:-1]):
-            try:
-                events.append(EventAdapter.validate_json(line))
-            except ValueError as exc:
-                first = str(exc).splitlines()[1:2] or [str(exc)]
-                raise LogFormatError(
-                    f"{path}: line {n + 2} is not a valid event: {first[0].strip()}",
-                    code="LOG_CORRUPT",
-                    line=n + 2,
-                ) from None
+        _locate_corrupt(path)
+        raise LogFormatError(f"{path}: the log is not valid JSON lines", code="LOG_CORRUPT") from None
     torn = False
     try:
-        events.append(EventAdapter.validate_json(body[-1]))
+        events.append(EventAdapter.validate_json(last))
     except ValueError:
         torn = True
     for n, ev in enumerate(events):
@@ -155,6 +160,21 @@ def _parse_events(body: list[bytes], path: Path) -> tuple[list[AnyEvent], bool]:
                 f"{path}: line {n + 2} has seq {ev.seq}, expected {n}", code="LOG_CORRUPT", line=n + 2
             )
     return events, torn
+
+
+def _locate_corrupt(path: Path) -> None:
+    """Raise ``LOG_CORRUPT`` naming the first bad line before the last (the slow path)."""
+    lines = path.read_bytes().rstrip(b"\n").split(b"\n")[1:-1]
+    for n, line in enumerate(lines):
+        try:
+            EventAdapter.validate_json(line)
+        except ValueError as exc:
+            first = str(exc).splitlines()[1:2] or [str(exc)]
+            raise LogFormatError(
+                f"{path}: line {n + 2} is not a valid event: {first[0].strip()}",
+                code="LOG_CORRUPT",
+                line=n + 2,
+            ) from None
 
 
 class SessionLog:

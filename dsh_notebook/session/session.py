@@ -28,6 +28,8 @@ from ..errors import SessionError
 from .events import (
     AnyEvent,
     AssistantMessageEvent,
+    RequestFrozen,
+    RequestHeader,
     SessionEndSeed,
     SurfaceEnvelope,
     SystemMessageEvent,
@@ -44,6 +46,10 @@ __all__ = ["MessageHistory", "Observer", "Session", "now_ms"]
 log = logging.getLogger(__name__)
 
 E = TypeVar("E", bound=AnyEvent)
+_SURFACE: frozenset[type] = frozenset(
+    {UserMessageEvent, SystemMessageEvent, AssistantMessageEvent, ToolResult}
+)
+_FREE_JSON: frozenset[type] = frozenset({RequestHeader, RequestFrozen})
 Observer = Callable[[AnyEvent], None]
 
 
@@ -97,7 +103,7 @@ class Session:
         self.created_at = created_at if created_at is not None else clock()
         self._clock = clock
         self._events: list[AnyEvent] = []
-        self._lines: list[str] = []
+        self._lines: list[str | None] = []  # None: a restored event, serialised on demand
         self._observers: list[Observer] = []
         self._publishing = False
         self.observer_errors: list[BaseException] = []
@@ -125,8 +131,12 @@ class Session:
         return len(self._events) - 1
 
     def line(self, seq: int) -> str:
-        """The JSON line of event ``seq`` exactly as persisted (serialised once, at append)."""
-        return self._lines[seq]
+        """The JSON line of event ``seq`` as persisted (serialised once, at append; for a
+        restored event, on first use — identical to the stored line when we wrote it)."""
+        line = self._lines[seq]
+        if line is None:
+            line = self._lines[seq] = self._events[seq].model_dump_json(exclude_none=True)
+        return line
 
     def derive_messages(self) -> MessageHistory:
         """The model-visible history: user / system / assistant / tool messages of the surface."""
@@ -169,34 +179,43 @@ class Session:
         stamped = cast(E, event.model_copy(update={"seq": len(self._events), "time": stamp}))
         return self._commit(stamped)
 
-    def _commit(self, event: E, line: str | None = None) -> E:
+    def _commit(self, event: E, line: str | None = None, *, restoring: bool = False) -> E:
         seq = len(self._events)
-        check_envelope(event, seq)
-        event = cast(E, freeze_payload(event))
-        if line is None:
+        t = type(event)
+        if event.seq != seq or type(event.time) is not int or event.time < 0:
+            check_envelope(event, seq)  # raises with the reason
+        if t in _FREE_JSON:
+            event = cast(E, freeze_payload(event))
+        if line is None and not restoring:
             try:
                 line = event.model_dump_json(exclude_none=True)
             except (PydanticSerializationError, UnicodeEncodeError, ValueError) as exc:
                 raise SessionError(
                     f"payload is not lossless JSON: {exc}", code="NOT_LOSSLESS"
                 ) from exc
-        check_provenance(event, seq, self._open_calls)
-        surface_change = self._plan_surface(event) if isinstance(event, SurfaceEnvelope) else None
+        if t is ToolResult or event.source_event_seqs is not None:
+            check_provenance(event, seq, self._open_calls)
+        surface_change = self._plan_surface(event) if t in _SURFACE else None  # type: ignore[arg-type]
         # -- commit point --
         self._events.append(event)
         self._lines.append(line)
-        if isinstance(event, ToolCall):
-            self._open_calls.setdefault(event.call_id, []).append(seq)
-        elif isinstance(event, ToolResult) and event.surface_op is None and event.source_event_seqs:
+        if t is ToolCall:
+            self._open_calls.setdefault(event.call_id, []).append(seq)  # type: ignore[union-attr]
+        elif t is ToolResult:
+            self._close_call(event)  # type: ignore[arg-type]
+        if surface_change is not None:
+            surface_change()
+        if self._observers:
+            self._publish(event)
+        return event
+
+    def _close_call(self, event: ToolResult) -> None:
+        if event.surface_op is None and event.source_event_seqs:
             call_id = event.message.tool_call_id
             open_seqs = self._open_calls[call_id]
             open_seqs.remove(event.source_event_seqs[0])
             if not open_seqs:
                 del self._open_calls[call_id]
-        if surface_change is not None:
-            surface_change()
-        self._publish(event)
-        return event
 
     def _publish(self, event: AnyEvent) -> None:
         if not self._observers:
@@ -262,10 +281,10 @@ class Session:
     ) -> Session:
         """Rebuild a Session from logged events with the same checks as live appends.
 
-        ``lines`` (optional) are the events' JSON lines as read from the log; they are kept as
-        the persisted form instead of serialising each event again. Losslessness still holds:
-        the JSON parser refuses lone surrogates, and NaN/inf/-0 can only sit in the free-form
-        payloads, which are checked for every event as on append.
+        Restored events are not serialised again (``lines``, if given, are kept as their
+        persisted form; otherwise :meth:`line` serialises on demand). Losslessness still holds:
+        they were parsed from JSON, whose parser refuses lone surrogates, and NaN/inf/-0 can
+        only sit in the free-form payloads, which are checked for every event as on append.
 
         With ``mark_seed`` a ``session/end-seed`` is appended (unless the log already ends with
         one) so the boundary between the restored and the live part is itself a fact; without
@@ -278,7 +297,7 @@ class Session:
         gc.disable()  # a burst of long-lived allocations, no garbage: skip repeated gen-2 scans
         try:
             for k, event in enumerate(events):
-                session._commit(event, None if lines is None else lines[k])
+                session._commit(event, None if lines is None else lines[k], restoring=True)
         finally:
             if was_enabled:
                 gc.enable()
@@ -297,7 +316,7 @@ class Session:
         return seed
 
     def to_dicts(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self._lines]
+        return [json.loads(self.line(k)) for k in range(len(self._events))]
 
     def __repr__(self) -> str:
         return f"<Session {self.id} {len(self._events)} events>"

@@ -165,7 +165,6 @@ class SessionStore:
             session = Session.restore(
                 session_id,
                 loaded.events,
-                lines=loaded.lines,
                 cwd=str(loaded.header.get("cwd") or ""),
                 created_at=loaded.header.get("createdAt"),
                 mark_seed=False,

@@ -54,7 +54,6 @@ from .sandbox import Workspace, cap_middle
 
 log = logging.getLogger(__name__)
 MAX_RESULT_CHARS = 100_000
-
 __all__ = ["MAX_RESULT_CHARS", "PreparedCall", "ToolOutcome", "ToolRuntime"]
 
 
@@ -172,10 +171,9 @@ class ToolRuntime:
 
     async def dispatch(self, prepared: PreparedCall) -> ToolOutcome:
         """Run the body (wrappers, timeout) and the post-execute hooks. Re-raises cancellation."""
-        if prepared.outcome is not None:
-            return prepared.outcome
         inv, call = prepared.invocation, prepared.call
-        assert inv is not None
+        if prepared.outcome is not None or inv is None:
+            return prepared.outcome or self.finish(call, aborted_outcome(call.id, started=False))
         ctx = ToolContext(
             cwd=self.workspace.root,
             call_id=inv.call_id,
@@ -232,10 +230,11 @@ class ToolRuntime:
             try:
                 replaced = await settle(hook(inv, outcome))
             except Exception as exc:
-                failed = error_outcome(inv.call_id, f"post-execute hook failed: {exc}", "TOOL_RAISED")
-                failed.deferred, failed.concludes = outcome.deferred, outcome.concludes
-                replaced = failed
-            if isinstance(replaced, ToolOutcome):
+                replaced = error_outcome(inv.call_id, f"post-execute hook failed: {exc}", "TOOL_RAISED")
+            if isinstance(replaced, ToolOutcome) and replaced is not outcome:
+                if not replaced.deferred:  # a replacement keeps the contexts the body deferred
+                    replaced.deferred = outcome.deferred
+                replaced.concludes = replaced.concludes or outcome.concludes
                 outcome = replaced
         return outcome
 

@@ -1,4 +1,5 @@
 // LoopWidget: the six stages of seed 000 drawn from a real session, live or replayed.
+import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
 import { Player } from "./model/playback";
@@ -14,7 +15,11 @@ import { renderHistory } from "./ui/history-view";
 import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
 
-interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number }
+interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
+
+/** Live mode never skips a stage: when several facts arrive in one batch (a 1 ms tool), the
+ *  diagram walks through the stages it missed, this long each. */
+const LIVE_DWELL_MS = 320;
 
 export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const s: Shared = acquire(model);
@@ -28,6 +33,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   let pendingAnswer: { requestId: string } | null = null;
   let flashSeq: number | null = null;
   let errorText = String(model.get("error") ?? "");
+  let liveIndex = -1;
+  let liveTimer: ReturnType<typeof setTimeout> | null = null;
 
   const root = h("div", { class: "dsh-root dsh-loop" });
   el.append(root);
@@ -79,11 +86,23 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       if (!st) return { call: traces[0], stage: 0, seq: -1 };
       return { call: traces[st.call], stage: st.stage, seq: st.seq };
     }
+    const steps = player.steps;
+    const target = steps.length - 1;
+    if (liveIndex < 0 && target >= 0) liveIndex = steps.findIndex((st) => st.call === steps[target].call);
+    if (liveIndex >= 0 && liveIndex < target) {
+      if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, LIVE_DWELL_MS);
+      const st = steps[liveIndex];
+      return { call: traces[st.call], stage: st.stage, seq: st.seq, catchingUp: true };
+    }
+    liveIndex = target;
     const call = traces[traces.length - 1];
     const seq = s.fold.cursor;
     if (!call) return { stage: 0, seq };
     const rt = s.fold.toolRuntime.get(call.callId);
-    return { call, stage: stageAt(call, seq, Boolean(rt && rt.phases.length)), seq };
+    let stage = stageAt(call, seq, Boolean(rt && rt.phases.length));
+    const last = steps[target];
+    if (last && last.call === call.index && stage < last.stage) stage = last.stage; // never step back
+    return { call, stage, seq };
   }
 
   function answerText(): string {
@@ -126,7 +145,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
-    const frozenSeqs = call?.frozenSeq !== undefined && pos.stage >= 6 ? (events[call.frozenSeq]?.messageSeqs ?? []) : [];
+    const frozenSeqs = call?.frozenSeq !== undefined && pos.stage >= 6 ? resolveMessageSeqs(events, call.frozenSeq) : [];
     const derived = deriveMessages(events, pos.seq);
     replace(diagram, renderDiagram({
       call, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount: derived.length,
@@ -173,7 +192,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       const msgs = pos.stage === 6 && call?.frozenSeq !== undefined ? messagesOfSeqs(events, frozenSeqs) : derived;
       replace(viewEl, renderHistory({
         messages: msgs, showWrappers, focusCall: call?.callId,
-        attempt: mode === "live" ? s.fold.attempt : null,
+        attempt: mode === "live" && !pos.catchingUp ? s.fold.attempt : null,
         caption: pos.stage === 6 ? `The frozen request #${call?.frozenSeq}: its messageSeqs.` : "Only user / assistant / tool messages; system prompt and runtime-context wrappers are hidden.",
         note: stageNote(call, pos.stage),
       }, (show) => { showWrappers = show; render.schedule(); }));
@@ -229,6 +248,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   render.flush();
 
   return () => {
+    if (liveTimer !== null) clearTimeout(liveTimer);
     render.cancel();
     unsubscribe();
     unPlayer();

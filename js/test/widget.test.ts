@@ -32,6 +32,14 @@ class FakeModel {
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 40));
+async function waitFor(pred: () => boolean, ms = 4000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error("condition not met");
+    await tick();
+  }
+}
+const currentStage = (el: HTMLElement) => el.querySelector(".dsh-stage[data-state=current]")?.getAttribute("data-stage");
 let cleanup: (() => void) | null = null;
 afterEach(() => { cleanup?.(); cleanup = null; document.body.innerHTML = ""; });
 
@@ -49,8 +57,10 @@ describe("LoopWidget in the DOM", () => {
     await tick();
     const open = model.sent.find((m) => (m.envelope as { type?: string })?.type === "open");
     expect((open?.envelope as { payload: unknown }).payload).toEqual({ args: { sessionId: "s_7a96fd6afd3a" } });
-    const current = el.querySelector(".dsh-stage[data-state=current]");
-    expect(current?.getAttribute("data-stage")).toBe("6");
+    // live mode walks through every stage it missed, one after the other
+    const seen: string[] = [];
+    await waitFor(() => { const c = currentStage(el); if (c && seen[seen.length - 1] !== c) seen.push(c); return c === "6"; });
+    expect(seen).toEqual(["1", "2", "3", "4", "5", "6"]);
     expect(el.querySelectorAll(".dsh-stage[data-state=done]")).toHaveLength(5);
     expect(el.querySelector(".dsh-explain")?.textContent).toContain("request/frozen #14");
     // history view: wrappers hidden, tool-call block marked
@@ -112,8 +122,7 @@ describe("LoopWidget in the DOM", () => {
       live: { status: "running", tools: { c7: { callId: "c7", name: "write", phase: "approval", status: "waiting" } } } }];
     const model = new FakeModel({ kind: "loop", session_id: "s_a", readonly: false, error: "", create_args: {} }, items);
     const el = mount(model);
-    await tick();
-    expect(el.querySelector(".dsh-stage[data-state=current]")?.getAttribute("data-stage")).toBe("3");
+    await waitFor(() => currentStage(el) === "3");
     expect(el.querySelector('.dsh-phase[data-phase="approval"]')?.textContent).toBe("waiting for approval");
     (el.querySelector(".dsh-deny") as HTMLElement).click();
     await tick();

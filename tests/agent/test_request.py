@@ -98,3 +98,16 @@ async def test_agent_requests_log_header_once_and_tools_sorted() -> None:
     assert len(headers) == 1 and [t.name for t in headers[0].tools] == ["echo"]
     assert [t.name for t in model.requests[0].tools] == ["echo"]
     assert model.requests[0].messages[0].role == "system"
+
+
+def test_first_request_after_resume_extends_the_logged_one() -> None:
+    session = Session("s")
+    prepared = prepare_request("fake:a", adapter_for=lambda m: ChunkModel())
+    RequestBuilder(session).build_request(prepared, tools=(), turn=1, step=1, entered=[user_text("a")])
+    resumed = reload(session)
+    resumed.append(UserMessageEvent(message=user_text("b")))
+    builder = RequestBuilder(resumed)
+    builder.build_request(prepared, tools=(), turn=2, step=1)
+    f1, f2 = [e for e in resumed.events if isinstance(e, RequestFrozen)]
+    assert f2.base_request_seq == f1.seq and len(f2.message_seqs) == 1
+    assert resolve_message_seqs(resumed.events, f2.seq) == resumed.derive_messages().seqs

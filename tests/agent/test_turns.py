@@ -171,3 +171,20 @@ async def test_status_and_stream_frames() -> None:
     assert msg.stream and "".join(msg.stream[0].parts) == "hello world"
     status = [f for f in frames if f["type"] == "status"]
     assert status[0]["status"] == "running" and status[-1]["status"] == "idle"
+
+
+async def test_flush_before_each_request_and_at_turn_end_and_describe() -> None:
+    flushed: list[int] = []
+    model = ChunkModel(calls(("c1", "echo", '{"text":"x"}')), text("done"))
+    agent = make_agent(model, echo_tool(), flush=lambda: flushed.append(agent.session.last_seq))
+    model.on_request = lambda r: flushed.append(-1)  # marks when the adapter got the request
+    agent.followup("go")
+    await agent.wait_idle()
+    s = agent.session
+    frozen = [e.seq for e in s.events if e.type == "request/frozen"]
+    assert flushed == [frozen[0], -1, frozen[1], -1, s.last_seq]  # flushed, then sent; flushed at turn end
+    assert s.events[-1].type == "turn/end"
+    d = agent.describe()
+    assert d["status"] == "idle" and d["tools"] == ["echo"] and d["lastRequestSeq"] == frozen[1]
+    assert d["systemPromptOp"] == "unchanged"
+    assert any(svc == "agent" for svc in d["scope"]["services"])

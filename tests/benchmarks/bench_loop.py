@@ -14,7 +14,10 @@ projections, ``build_request`` (header, derive, pairing repair, ``request/frozen
 assembler, the real ToolRuntime + scheduler, and **persistence with a flush (write + fsync)
 before every model request** to a JSONL log on /dev/shm.
 
-    python tests/benchmarks/bench_loop.py [--steps 50] [--history 10,10000] [--reps 5]
+    python tests/benchmarks/bench_loop.py [--steps 50] [--history 8,10000] [--reps 5]
+
+History sizes are message counts and multiples of 4, so the history never ends inside a tool-call
+cycle (pydantic-ai refuses such a history): 8 messages = 10 events, 10,000 messages = 12,500 events.
 
 Needs ``pydantic-ai-slim`` and ``openai-agents`` in the environment for the peers (benchmark
 only; not package dependencies). Prints one JSON line per measurement, then a table with the
@@ -55,8 +58,19 @@ class Probe:
 
 
 def seed_events(history: int) -> list:
-    from dsh_notebook.session.events import AssistantMessageEvent, ToolCall, ToolResult, UserMessageEvent
-    from dsh_notebook.session.messages import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
+    from dsh_notebook.session.events import (
+        AssistantMessageEvent,
+        ToolCall,
+        ToolResult,
+        UserMessageEvent,
+    )
+    from dsh_notebook.session.messages import (
+        AssistantMessage,
+        TextBlock,
+        ToolCallBlock,
+        tool_text,
+        user_text,
+    )
 
     events: list = []
     n = 0
@@ -84,7 +98,14 @@ def measure_ours(steps: int, history: int, reps: int, warmup: int) -> dict:
     from pydantic import BaseModel
 
     from dsh_notebook.agent.agent import Agent
-    from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, ModelRequest, TextDelta, ToolCallDelta
+    from dsh_notebook.models.base import (
+        BlockEnd,
+        BlockStart,
+        Finish,
+        ModelRequest,
+        TextDelta,
+        ToolCallDelta,
+    )
     from dsh_notebook.session.messages import TextBlock, ToolCallBlock
     from dsh_notebook.session.persistence import SessionLog
     from dsh_notebook.session.session import Session
@@ -198,7 +219,7 @@ def run_sub(cmd: list[str]) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--history", default="10,10000")
+    ap.add_argument("--history", default="8,10000")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--peers", default="pydantic-ai,openai-agents")

@@ -7,7 +7,6 @@ import pytest
 
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.host.host import Host
-
 from tests.host.support import Models, make_host
 
 

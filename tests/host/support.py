@@ -53,7 +53,9 @@ class HoldModel:
         self.requests += 1
         yield BlockStart(0, "text")
         yield TextDelta(0, "held ")
-        while not self.release.is_set():
+        for _ in iter(int, 1):  # poll the threading.Event the test thread sets (cancellable)
+            if self.release.is_set():
+                break
             await asyncio.sleep(0.005)
         text = "held " + " ".join(f"w{i}" for i in range(self.words))
         for i in range(self.words):
@@ -139,3 +141,19 @@ def wait_for(pred: Callable[[], Any], timeout: float = 20.0) -> Any:
             return value
         time.sleep(0.01)
     raise AssertionError("condition not reached in time")
+
+
+def events_of(host: Host, session_id: str) -> list[Any]:
+    """The live session's events, read on the host loop."""
+
+    async def read() -> list[Any]:
+        return list(host.registry.live[session_id].session.events)
+
+    return host.run(read())
+
+
+def wait_idle(host: Host, session_id: str, timeout: float = 30.0) -> None:
+    async def idle() -> None:
+        await host.registry.live[session_id].agent.wait_idle()
+
+    host.run(idle(), timeout)

@@ -37,8 +37,11 @@ def magics_of(ip: Any) -> Any:
 
 
 @pytest.fixture
-def fake_server() -> Iterator[FakeOpenAIServer]:
+def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    """The loopback server; its key is DSH_API_KEY for this test (the host reads it at start)."""
     server = FakeOpenAIServer().start()
+    assert server.api_key is not None
+    monkeypatch.setenv("DSH_API_KEY", server.api_key)
     try:
         yield server
     finally:
@@ -54,8 +57,6 @@ def kernel_env(isolated_dsh_home: Path, fake_server: FakeOpenAIServer, monkeypat
     """Environment a kernel inherits: the repo importable, the fake server's key as DSH_API_KEY."""
     path = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", f"{REPO}{os.pathsep}{path}" if path else str(REPO))
-    assert fake_server.api_key is not None
-    monkeypatch.setenv("DSH_API_KEY", fake_server.api_key)
     return dict(os.environ)
 
 

@@ -81,8 +81,7 @@ async def test_python_tool_executes_through_the_runner_from_another_loop(tmp_pat
 
     thread = threading.Thread(target=host_thread)
     thread.start()
-    while thread.is_alive():
-        await asyncio.sleep(0.01)  # the runner's drain runs on this (main-thread) loop
+    await asyncio.to_thread(thread.join)  # meanwhile the runner's drain runs on this loop
     out = result["out"]
     assert out.text == "[value]\n6" and not out.is_error  # type: ignore[attr-defined]
     assert ns["total"] == 6

@@ -6,6 +6,7 @@ thread exactly as in a kernel. Output goes to stdout (the stream sink) in a term
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ def test_errors_are_one_line_not_tracebacks(shell: Any, capsys: pytest.CaptureFi
     bad = shell.run_cell("%dsh --bogus hi")
     missing = shell.run_cell("%dsh explain {nothing_here}")
     captured = capsys.readouterr()
-    text = captured.out + captured.err
+    text = re.sub(r"\x1b\[[0-9;]*m", "", captured.out + captured.err)
     assert isinstance(bad.error_in_exec, DshMagicError) and bad.error_in_exec.error.code == "BAD_FLAG"
     assert isinstance(missing.error_in_exec, DshMagicError)
     assert missing.error_in_exec.error.code == "UNKNOWN_VARIABLE"

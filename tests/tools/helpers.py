@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
-from dsh_notebook.session import ToolCallBlock
-from dsh_notebook.tools import Tool, ToolContext, ToolOutput
+from dsh_notebook.session import Session, ToolCallBlock
+from dsh_notebook.session.events import ApprovalAsked, ApprovalDecided, ToolCall, ToolResult
+from dsh_notebook.tools import ApprovalRequest, Tool, ToolContext, ToolOutput
+from dsh_notebook.tools.base import ApprovalDecision
 
 
 def call(name: str, args: dict[str, Any] | str | None = None, call_id: str = "c1") -> ToolCallBlock:
@@ -50,6 +53,7 @@ class Gates:
         self.cancelled: list[str] = []
         self.active = 0
         self.peak = 0
+        self.changed = asyncio.Event()
 
     def gate(self, key: str) -> asyncio.Event:
         return self.events.setdefault(key, asyncio.Event())
@@ -59,10 +63,12 @@ class Gates:
 
     async def wait_started(self, *keys: str) -> None:
         while not all(k in self.started for k in keys):
-            await asyncio.sleep(0)
+            self.changed.clear()
+            await self.changed.wait()
 
     async def body(self, args: KeyArgs, ctx: ToolContext) -> ToolOutput:
         self.started.append(args.key)
+        self.changed.set()
         self.active += 1
         self.peak = max(self.peak, self.active)
         try:
@@ -84,3 +90,75 @@ class Gates:
             concurrency_safe=safe,
             approval=approval,  # type: ignore[arg-type]
         )
+
+
+class Empty(BaseModel):
+    pass
+
+
+def make_tool(name: str, fn: Callable[..., object], **kw: object) -> Tool:
+    async def execute(args: Empty, ctx: ToolContext) -> ToolOutput:
+        result = fn(ctx)
+        if asyncio.iscoroutine(result):
+            result = await result
+        assert isinstance(result, ToolOutput)
+        return result
+
+    return Tool(name=name, description=name, args_model=Empty, execute=execute, **kw)  # type: ignore[arg-type]
+
+
+class FakeApprover:
+    """A scripted approver at the boundary: answers from a list and records the requests."""
+
+    name = "fake"
+
+    def __init__(self, *answers: ApprovalDecision) -> None:
+        self.answers = list(answers)
+        self.requests: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        return self.answers.pop(0)
+
+
+def approval_events(session: Session) -> list[tuple[str, str]]:
+    out = []
+    for e in session.events:
+        if isinstance(e, ApprovalAsked):
+            out.append(("asked", e.call_id))
+        elif isinstance(e, ApprovalDecided):
+            out.append(("decided:" + e.decision, e.call_id))
+    return out
+
+
+def log(session: Session) -> list[str]:
+    """The batch as the log shows it: ``call:<id>`` and ``result:<id>:<code or ok>``."""
+    out = []
+    for e in session.events:
+        if isinstance(e, ToolCall):
+            out.append(f"call:{e.call_id}")
+        elif isinstance(e, ToolResult):
+            out.append(f"result:{e.message.tool_call_id}:{e.error.code if e.error else 'ok'}")
+    return out
+
+
+def assert_paired(session: Session) -> None:
+    """Every tool/result cites exactly the seq of a tool/call with its id; no call is left open."""
+    for e in session.events:
+        if isinstance(e, ToolResult):
+            assert e.source_event_seqs is not None and len(e.source_event_seqs) == 1
+            cited = session.events[e.source_event_seqs[0]]
+            assert isinstance(cited, ToolCall) and cited.call_id == e.message.tool_call_id
+    assert session.open_tool_calls() == {}
+
+
+async def until(cond: Callable[[], bool]) -> None:
+    for _ in range(10_000):
+        if cond():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("condition never became true")
+
+
+def keyed(name: str, key: str, call_id: str | None = None) -> ToolCallBlock:
+    return call(name, {"key": key}, call_id or key)

@@ -1,4 +1,4 @@
-"""execute_tool_calls / commit_ready on a real Session: order, barriers, pool, cancellation."""
+"""execute_tool_calls / commit_ready on a real Session: model order, barriers, the pool."""
 
 from __future__ import annotations
 
@@ -9,49 +9,15 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.session import Session
-from dsh_notebook.session.events import ToolCall, ToolResult
-from dsh_notebook.tools import ToolRuntime, execute_tool_calls
-from tests.tools.helpers import Frames, Gates, call
+from dsh_notebook.tools import ToolContext, ToolOutput, ToolRuntime, execute_tool_calls
+from tests.tools.helpers import Frames, Gates, assert_paired, call, keyed, log, make_tool, until
 
 MakeRuntime = Callable[..., ToolRuntime]
-
-
-def log(session: Session) -> list[str]:
-    """The batch as the log shows it: ``call:<id>`` and ``result:<id>:<code or ok>``."""
-    out = []
-    for e in session.events:
-        if isinstance(e, ToolCall):
-            out.append(f"call:{e.call_id}")
-        elif isinstance(e, ToolResult):
-            out.append(f"result:{e.message.tool_call_id}:{e.error.code if e.error else 'ok'}")
-    return out
-
-
-def assert_paired(session: Session) -> None:
-    """Every tool/result cites exactly the seq of a tool/call with its id; no call is left open."""
-    for e in session.events:
-        if isinstance(e, ToolResult):
-            assert e.source_event_seqs is not None and len(e.source_event_seqs) == 1
-            cited = session.events[e.source_event_seqs[0]]
-            assert isinstance(cited, ToolCall) and cited.call_id == e.message.tool_call_id
-    assert session.open_tool_calls() == {}
-
-
-async def until(cond: Callable[[], bool]) -> None:
-    for _ in range(10_000):
-        if cond():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("condition never became true")
 
 
 @pytest.fixture
 def gates() -> Gates:
     return Gates()
-
-
-def keyed(name: str, key: str, call_id: str | None = None):  # type: ignore[no-untyped-def]
-    return call(name, {"key": key}, call_id or key)
 
 
 async def test_out_of_order_completion_commits_in_model_order(
@@ -125,88 +91,6 @@ async def test_pool_is_bounded_and_rolling(
     assert_paired(session)
 
 
-async def test_cancellation_mid_batch_answers_every_call(
-    make_runtime: MakeRuntime, session: Session, gates: Gates, frames: Frames
-) -> None:
-    runtime = make_runtime([gates.tool("par", safe=True), gates.tool("ex", safe=False)])
-    calls = [keyed("par", "a"), keyed("par", "b"), keyed("ex", "c"), keyed("par", "d")]
-    batch = asyncio.ensure_future(execute_tool_calls(session, calls, turn=2, step=3, runtime=runtime))
-    await gates.wait_started("a", "b")
-    gates.open("b")
-    await until(lambda: frames.phases("b")[-1:] == [("result", "done")])  # b has its outcome
-    batch.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await batch
-    assert gates.cancelled == ["a"] and "c" not in gates.started
-    assert log(session) == [
-        "call:a", "call:b",
-        "result:a:CANCELLED", "result:b:ok",
-        "call:c", "result:c:ABORTED_BEFORE_DISPATCH",
-        "call:d", "result:d:ABORTED_BEFORE_DISPATCH",
-    ]
-    results = [e for e in session.events if isinstance(e, ToolResult)]
-    assert results[0].message.is_error and results[0].message.text.startswith("Error: ")
-    assert results[2].message.text == "Error: tool call aborted before dispatch"
-    assert all(r.turn == 2 and r.step == 3 for r in results)
-    assert frames.phases("d") == [("result", "error")]
-    assert_paired(session)
-
-
-async def test_cancel_while_calls_are_still_in_policy(
-    make_runtime: MakeRuntime, session: Session, gates: Gates
-) -> None:
-    entered = asyncio.Event()
-
-    async def slow_policy(inv: object, verdict: object) -> None:
-        entered.set()
-        await asyncio.Event().wait()  # a pre-execute hook that never decides
-
-    runtime = make_runtime([gates.tool("par", safe=True)], pre_execute=[slow_policy])
-    calls = [keyed("par", k) for k in "xyz"]
-    batch = asyncio.ensure_future(execute_tool_calls(session, calls, turn=1, step=1, runtime=runtime))
-    await entered.wait()
-    batch.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await batch
-    assert gates.started == []  # no body ever ran
-    assert log(session) == [
-        "call:x", "call:y", "call:z",
-        "result:x:ABORTED_BEFORE_DISPATCH", "result:y:ABORTED_BEFORE_DISPATCH",
-        "result:z:ABORTED_BEFORE_DISPATCH",
-    ]
-    assert_paired(session)
-
-
-async def test_cancel_while_an_approval_is_pending(make_runtime: MakeRuntime, session: Session, ws: Path) -> None:
-    asked = asyncio.Event()
-
-    class Waiting:
-        name = "waiting"
-
-        async def decide(self, request: object) -> str:
-            asked.set()
-            await asyncio.Event().wait()
-            return "allow"
-
-    runtime = make_runtime(policy_mode="ask", approver=Waiting())
-    calls = [
-        call("write", {"file_path": "a.txt", "content": "1"}, "w1"),
-        call("read", {"file_path": "a.txt"}, "r1"),
-    ]
-    batch = asyncio.ensure_future(execute_tool_calls(session, calls, turn=1, step=1, runtime=runtime))
-    await asyncio.wait_for(asked.wait(), 10)
-    batch.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await batch
-    assert log(session) == [
-        "call:w1", "result:w1:ABORTED_BEFORE_DISPATCH", "call:r1", "result:r1:ABORTED_BEFORE_DISPATCH"
-    ]
-    types = [e.type for e in session.events]
-    assert types.count("approval/asked") == 1 and types.count("approval/decided") == 1
-    assert not (ws / "a.txt").exists()
-    assert_paired(session)
-
-
 async def test_duplicate_call_ids_each_get_a_result(
     make_runtime: MakeRuntime, session: Session, gates: Gates
 ) -> None:
@@ -254,9 +138,6 @@ async def test_every_error_path_becomes_a_coded_result(
 async def test_deferred_contexts_and_conclusion_come_back_after_the_batch(
     make_runtime: MakeRuntime, session: Session
 ) -> None:
-    from dsh_notebook.tools import ToolContext, ToolOutput
-    from tests.tools.test_runtime import make_tool  # small tool builder
-
     def deferring(ctx: ToolContext) -> ToolOutput:
         ctx.defer_context(f"note from {ctx.call_id}")
         if ctx.call_id == "d2":
@@ -290,3 +171,4 @@ async def test_bash_progress_reaches_frames_not_the_session(
 async def test_empty_batch(make_runtime: MakeRuntime, session: Session) -> None:
     outcome = await execute_tool_calls(session, [], turn=1, step=1, runtime=make_runtime())
     assert outcome.results == [] and not outcome.concluded and len(session) == 0
+

@@ -7,6 +7,7 @@ raised as coded :class:`ToolError` s; the runtime turns them into ``Error: ...``
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,32 +60,39 @@ def is_binary(path: Path) -> bool:
         return b"\0" in fh.read(BINARY_SNIFF)
 
 
-async def read_file(args: ReadArgs, ctx: ToolContext) -> ToolOutput:
-    ws = Workspace(ctx.cwd)
-    path = existing_file(ws, args.file_path)
-    if is_binary(path):
-        raise ToolError(f"{args.file_path} is a binary file; read shows text only", code="BINARY_FILE")
-    start = args.offset or 1
-    limit = args.limit or MAX_LINES
+def _read_window(path: Path, start: int, limit: int) -> tuple[list[str], int, int, bool]:
+    """Numbered lines ``start..start+limit-1`` (within the size cap), the total line count,
+    the last line shown, and whether the size cap cut the window short."""
     out: list[str] = []
-    size = 0
-    total = 0
+    size = total = 0
     last_shown = start - 1
-    truncated_by_size = False
-    with path.open("r", encoding="utf-8", errors="replace", newline=None) as fh:
+    capped = False
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
         for total, line in enumerate(fh, start=1):
-            if total < start or total >= start + limit or truncated_by_size:
+            if total < start or total >= start + limit or capped:
                 continue
             text = line.rstrip("\n")
             if len(text) > MAX_LINE_CHARS:
                 text = text[:MAX_LINE_CHARS] + " [line truncated]"
             rendered = f"{total:>6}\t{text}"
             if size + len(rendered) > MAX_READ_CHARS and out:
-                truncated_by_size = True
+                capped = True
                 continue
             out.append(rendered)
             size += len(rendered) + 1
             last_shown = total
+    return out, total, last_shown, capped
+
+
+async def read_file(args: ReadArgs, ctx: ToolContext) -> ToolOutput:
+    ws = Workspace(ctx.cwd)
+    path = existing_file(ws, args.file_path)
+    if is_binary(path):
+        raise ToolError(f"{args.file_path} is a binary file; read shows text only", code="BINARY_FILE")
+    start = args.offset or 1
+    out, total, last_shown, truncated_by_size = await asyncio.to_thread(
+        _read_window, path, start, args.limit or MAX_LINES
+    )
     name = ws.relative(path)
     if total == 0:
         return ToolOutput(f"{name} is empty (0 lines).")

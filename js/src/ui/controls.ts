@@ -32,9 +32,9 @@ export function renderPlayback(d: PlaybackInput, cb: PlaybackCallbacks): HTMLEle
   const call = d.calls[d.callIndex];
   const label = n ? `call ${d.callIndex + 1}/${n}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet";
   return h("div", { class: "dsh-playback" },
-    btn("dsh-back", "⏮", "step back", cb.back, d.stepIndex <= 0 && !d.live),
-    d.playing ? btn("dsh-pause", "⏸", "pause", cb.pause) : btn("dsh-play", "▶", "play", cb.play, d.stepCount === 0),
-    btn("dsh-forward", "⏭", "step forward", cb.forward, d.stepIndex >= d.stepCount - 1 && !d.live),
+    btn("dsh-back", "◀ back", "step back", cb.back, d.stepIndex <= 0 && !d.live),
+    d.playing ? btn("dsh-pause", "▮▮ pause", "pause", cb.pause) : btn("dsh-play", "▶ play", "play", cb.play, d.stepCount === 0),
+    btn("dsh-forward", "next ▶", "step forward", cb.forward, d.stepIndex >= d.stepCount - 1 && !d.live),
     scrub,
     h("span", { class: "dsh-scrub-label" }, label),
     d.canLive ? btn(`dsh-live ${d.live ? "dsh-live-on" : ""}`, d.live ? "● live" : "○ live", d.live ? "following the running session" : "follow the running session", cb.goLive) : null);

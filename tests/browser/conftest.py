@@ -1,0 +1,219 @@
+"""Fixtures for end-to-end tests in real JupyterLab + Debian's headless Chromium (Playwright).
+
+A throw-away JupyterLab on a free 127.0.0.1 port with every Jupyter directory isolated
+(settings per the recipe's pitfalls: no autosave, no news toast, app exposed for run-all), its
+kernels importing this checkout, ``DSH_HOME`` in a temp dir; one Chromium for the session and
+one page per test. Screenshots go to ``tests/browser/artifacts/`` (git-ignored).
+Skipped when ``/usr/bin/chromium`` or the built widget bundle is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TOKEN = "dshtesttoken"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Lab:
+    def __init__(self, url: str, root: Path, token: str, home: Path) -> None:
+        self.url, self.root, self.token, self.home = url, root, token, home
+
+    def api(self, path: str, method: str = "GET") -> Any:
+        req = urllib.request.Request(f"{self.url}{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def shutdown_sessions(self) -> None:
+        for s in self.api("/api/sessions"):
+            self.api(f"/api/sessions/{s['id']}", method="DELETE")
+
+    def write_notebook(self, name: str, *cells: str) -> str:
+        import nbformat
+        from nbformat.v4 import new_code_cell, new_notebook
+
+        nb = new_notebook(cells=[new_code_cell(c) for c in cells], metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}})
+        nbformat.write(nb, self.root / name)
+        return name
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    if not (REPO / "dsh_notebook" / "static" / "widget.js").exists():
+        pytest.skip("widget bundle not built (make widget)")
+    base = tmp_path_factory.mktemp("lab")
+    root, state, home = base / "root", base / "state", base / "dsh_home"
+    root.mkdir()
+    settings = state / "settings" / "@jupyterlab"
+    (settings / "apputils-extension").mkdir(parents=True)
+    (settings / "docmanager-extension").mkdir(parents=True)
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false", "checkForUpdates": false}')
+    (settings / "docmanager-extension" / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
+    if os.environ.get("LAB_COMMS_OVER_SUBSHELLS"):
+        (settings / "apputils-extension" / "kernels-settings.jupyterlab-settings").write_text(
+            json.dumps({"commsOverSubshells": os.environ["LAB_COMMS_OVER_SUBSHELLS"]}))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k not in ("DSH_MODEL", "DSH_BASE_URL")}
+    env.update(JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_RUNTIME_DIR=str(state / "runtime"),
+               JUPYTERLAB_SETTINGS_DIR=str(state / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"),
+               IPYTHONDIR=str(state / "ipython"), JUPYTER_PLATFORM_DIRS="1", DSH_HOME=str(home),
+               PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    port = _free_port()
+    log = open(base / "jupyterlab.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root",
+         "--LabApp.extension_manager=readonly", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         "--LabApp.expose_app_in_browser=True"],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={TOKEN}").close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
+            time.sleep(0.25)
+    yield Lab(url, root, TOKEN, home)
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(lab: Lab) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Any]:
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.page_errors = errors
+    yield pg
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        pg.screenshot(path=str(ARTIFACTS / f"failure-{request.node.name}.png"))
+    pg.close()
+    lab.shutdown_sessions()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+    rep = (yield).get_result()  # type: ignore[attr-defined]
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+# ---------- helpers ------------------------------------------------------------------------------
+
+KERNEL_IDLE_JS = """() => {
+    const ei = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
+    const sb = [...document.querySelectorAll('.jp-StatusBar-TextItem')]
+                 .map(e => e.textContent).find(t => t.includes(' | '));
+    return ei && ei.dataset.status === 'idle' && sb && !sb.startsWith('No Kernel') && sb.endsWith('| Idle');
+}"""
+
+
+def open_notebook(page: Any, lab: Lab, name: str) -> None:
+    page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}&reset")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=60_000)
+
+
+def run_all_cells(page: Any) -> None:
+    # fire and forget: returning the promise would make evaluate() wait for every cell
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+
+def wait_until(fn: Callable[[], Any], timeout: float = 30.0, every: float = 0.05, what: str = "condition") -> Any:
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        v = fn()
+        if v:
+            return v
+        time.sleep(every)
+    raise AssertionError(f"{what}: not met within {timeout}s")
+
+
+def is_done(prompt: str | None) -> bool:
+    return re.fullmatch(r"\[\d+\]:", prompt or "") is not None
+
+
+def shot(page: Any, name: str, selector: str | None = None) -> Path:
+    path = ARTIFACTS / f"{name}.png"
+    if selector:
+        page.locator(selector).first.screenshot(path=str(path))
+    else:
+        page.screenshot(path=str(path))
+    return path
+
+
+# The recorder samples the loop widget every 30 ms: current stage, its value, status, phases.
+RECORDER_JS = """() => {
+  window.__dsh = [];
+  const sample = () => {
+    const root = document.querySelector('.dsh-loop');
+    if (!root) return;
+    const cur = root.querySelector('.dsh-stage[data-state=current]');
+    window.__dsh.push({
+      t: Date.now(),
+      stage: cur ? cur.dataset.stage : null,
+      value: cur ? cur.querySelector('.dsh-stage-value').textContent : null,
+      call: (root.querySelector('.dsh-scrub-label') || {}).textContent || '',
+      header: (root.querySelector('.dsh-sub') || {}).textContent || '',
+      waiting: !!root.querySelector('.dsh-allow'),
+    });
+  };
+  window.__dshTimer = setInterval(sample, 30);
+}"""
+
+
+@pytest.fixture
+def record() -> Callable[[Any], Callable[[], list[dict[str, Any]]]]:
+    def start(page: Any) -> Callable[[], list[dict[str, Any]]]:
+        page.evaluate(RECORDER_JS)
+        return lambda: list(page.evaluate("() => window.__dsh"))
+
+    return start

@@ -1,0 +1,201 @@
+"""End to end: the loop widget and the inspector in real JupyterLab, headless Chromium, a real
+kernel running the real Host, agent, tools and the embedded scripted model.
+
+Run: ``.venv/bin/pytest -m browser tests/browser -v`` (screenshots in tests/browser/artifacts/).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from .conftest import Lab, is_done, open_notebook, run_all_cells, shot, wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+FIX_PROMPT = "run the tests; if they fail, fix src/math.ts; tell me the result"
+
+
+def cell_prompts(page: Any) -> list[str]:
+    return list(page.evaluate("""() => [...document.querySelectorAll(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell .jp-InputPrompt')]
+        .map(e => e.textContent.trim())"""))
+
+
+def stage_runs(samples: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    """Consecutive distinct (call label, stage) with whether the agent was running then."""
+    runs: list[tuple[str, str, bool]] = []
+    for s in samples:
+        if not s["stage"]:
+            continue
+        key = (s["call"].split("/")[0], s["stage"], s["header"].endswith("running"))
+        if not runs or runs[-1][:2] != key[:2]:
+            runs.append(key)
+    return runs
+
+
+def answer_approvals(page: Any, decision: str, until: Any, timeout: float = 90.0) -> int:
+    """Click Allow/Deny whenever the widget waits for an approval, until ``until()``."""
+    clicks, t0, shot_taken = 0, time.time(), False
+    while time.time() - t0 < timeout:
+        if until():
+            return clicks
+        btn = page.locator(f".dsh-loop .dsh-{decision}")
+        if btn.count():
+            if not shot_taken:
+                page.locator(".dsh-loop .dsh-phase-waiting").first.wait_for(timeout=5000)
+                shot(page, f"loop-approval-waiting-{decision}", ".dsh-loop")
+                shot_taken = True
+            btn.first.click()
+            clicks += 1
+            page.wait_for_timeout(300)
+        page.wait_for_timeout(50)
+    raise AssertionError("the run did not finish")
+
+
+def turn_done(page: Any) -> bool:
+    header = page.locator(".dsh-loop .dsh-sub").first.text_content() or ""
+    return header.endswith("idle") and int(header.split(" events")[0].split("· ")[-1]) > 5
+
+
+def test_bg_run_advances_six_stages_live_with_approvals(lab: Lab, page: Any, record: Any) -> None:
+    name = lab.write_notebook("bg_allow.ipynb", "%load_ext dsh_notebook",
+                              f"%dsh --bg --approve ask --model script:fix-tests {FIX_PROMPT}")
+    open_notebook(page, lab, name)
+    samples = record(page)
+    run_all_cells(page)
+    page.wait_for_selector(".dsh-loop .dsh-stage", timeout=60_000)
+    clicks = answer_approvals(page, "allow", lambda: turn_done(page))
+    assert clicks >= 1
+    page.wait_for_timeout(2500)  # let the live diagram finish walking the last stages
+    runs = stage_runs(samples())
+    first_call = [stage for call, stage, running in runs if call == "call 1"]
+    assert first_call[:6] == ["1", "2", "3", "4", "5", "6"], runs
+    running_stages = {stage for call, stage, running in runs if call == "call 1" and running}
+    assert running_stages == {"1", "2", "3", "4", "5", "6"}, runs  # all seen while the agent ran
+    assert is_done(cell_prompts(page)[1])
+    assert not page.page_errors, page.page_errors
+    shot(page, "loop-final-stage6", ".dsh-loop")
+
+    # the payload view: tool/result cites its tool/call seq, as a link that jumps to it
+    page.locator(".dsh-loop .dsh-scrubber").first.fill("0")
+    page.locator('.dsh-loop .dsh-stage[data-stage="4"]').first.click()
+    page.locator('.dsh-loop .dsh-tab[data-view="payloads"]').first.click()
+    call_seq = page.locator('.dsh-loop .dsh-card[data-type="tool/call"]').first.get_attribute("data-seq")
+    result = page.locator('.dsh-loop .dsh-card[data-type="tool/result"]').first
+    assert "committed" in (result.locator(".dsh-badge").text_content() or "")
+    link = result.locator(f'.dsh-seqlink[data-seq="{call_seq}"]')
+    assert link.count() == 1
+    assert f"cited by #{result.get_attribute('data-seq')}" in (
+        page.locator(f'.dsh-loop .dsh-card[data-seq="{call_seq}"] .dsh-citedby').first.text_content() or "")
+    shot(page, "loop-payloads-stage4", ".dsh-loop")
+    link.click()
+    page.wait_for_selector(f'.dsh-loop .dsh-card.dsh-flash[data-seq="{call_seq}"]', timeout=5000)
+    # history view at stage 4: the tool-call block is marked, the tool message is there
+    page.locator('.dsh-loop .dsh-tab[data-view="history"]').first.click()
+    assert page.locator(".dsh-loop .dsh-toolcall .dsh-note").first.text_content() == "a tool call, not file content"
+    shot(page, "loop-history-stage4", ".dsh-loop")
+    page.locator('.dsh-loop .dsh-tab[data-view="roles"]').first.click()
+    assert page.locator(".dsh-loop .dsh-role-active").first.get_attribute("data-role") == "session"
+    assert "commit" in (page.locator('.dsh-loop .dsh-role[data-role="session"]').first.text_content() or "")
+    shot(page, "loop-roles-stage4", ".dsh-loop")
+
+
+def test_deny_answers_the_call_with_a_denied_result(lab: Lab, page: Any) -> None:
+    name = lab.write_notebook("bg_deny.ipynb", "%load_ext dsh_notebook",
+                              f"%dsh --bg --approve ask --model script:fix-tests {FIX_PROMPT}")
+    open_notebook(page, lab, name)
+    run_all_cells(page)
+    page.wait_for_selector(".dsh-loop .dsh-stage", timeout=60_000)
+    clicks = answer_approvals(page, "deny", lambda: turn_done(page))
+    assert clicks == 1
+    page.wait_for_timeout(2500)
+    page.locator(".dsh-loop .dsh-scrubber").first.fill("0")
+    page.locator('.dsh-loop .dsh-stage[data-stage="4"]').first.click()
+    assert "DENIED" in (page.locator(".dsh-loop .dsh-explain").first.text_content() or "")
+    page.locator('.dsh-loop .dsh-tab[data-view="payloads"]').first.click()
+    card = page.locator('.dsh-loop .dsh-card[data-type="tool/result"]').first
+    assert "DENIED" in (card.text_content() or "")
+    assert page.locator('.dsh-loop .dsh-card[data-type="approval/decided"]').count() == 1
+    shot(page, "loop-denied-payloads", ".dsh-loop")
+
+
+def test_prompt_box_accepted_then_answer_and_reload_catches_up(lab: Lab, page: Any, record: Any) -> None:
+    name = lab.write_notebook("prompt_box.ipynb",
+                              "from dsh_notebook.notebook.widgets import LoopWidget\nLoopWidget(model='script:readme')")
+    open_notebook(page, lab, name)
+    samples = record(page)
+    run_all_cells(page)
+    page.wait_for_selector(".dsh-loop .dsh-prompt-input", timeout=60_000)
+    page.fill(".dsh-loop .dsh-prompt-input", "Read README.md and summarize this project.")
+    t_send = time.time()
+    page.click(".dsh-loop .dsh-send")
+    status = page.locator(".dsh-loop .dsh-prompt-status")
+    wait_until(lambda: (status.text_content() or "").startswith("accepted"), timeout=20, what="accepted")
+    t_accepted = time.time()
+    answer = page.locator(".dsh-loop .dsh-prompt-answer")
+    assert "turn 1 completed" not in (answer.text_content() or "")  # two returns: accepted first
+    wait_until(lambda: "turn 1 completed" in (answer.text_content() or ""), timeout=60, what="answer")
+    assert "demo-math" in (answer.text_content() or "")
+    assert t_accepted - t_send < 10
+    page.wait_for_timeout(2500)
+    runs = stage_runs(samples())
+    assert [s for c, s, _ in runs if c == "call 1"][:6] == ["1", "2", "3", "4", "5", "6"], runs
+    shot(page, "loop-prompt-box-answer", ".dsh-loop")
+    events_before = page.locator(".dsh-loop .dsh-sub").first.text_content()
+
+    # page reload: the saved notebook re-renders the live widget, which catches up from its cursor
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_timeout(800)
+    page.reload()
+    page.wait_for_selector(".dsh-loop .dsh-stage", timeout=60_000)
+    wait_until(lambda: page.locator(".dsh-loop .dsh-sub").first.text_content() == events_before, timeout=20,
+               what="reloaded view caught up")
+    wait_until(lambda: page.locator('.dsh-loop .dsh-stage[data-state=current]').first.get_attribute("data-stage") == "6",
+               timeout=10, what="reloaded view at stage 6")
+    shot(page, "loop-after-reload", ".dsh-loop")
+
+
+def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
+    name = lab.write_notebook(
+        "inspect.ipynb",
+        "%load_ext dsh_notebook",
+        "%dsh --model script:readme --no-widget Read README.md and summarize this project.",
+        "import glob, os\nfrom dsh_notebook.notebook.widgets import LoopWidget, SessionInspector\n"
+        "path = max(glob.glob(os.environ['DSH_HOME'] + '/sessions/*.jsonl'), key=os.path.getmtime)\n"
+        "SessionInspector(path)",
+        "LoopWidget(path=path)",
+        "SessionInspector('/nonexistent/broken.jsonl')",
+    )
+    open_notebook(page, lab, name)
+    run_all_cells(page)
+    page.wait_for_selector(".dsh-inspector .dsh-row", timeout=90_000)
+    insp = page.locator(".dsh-inspector").first
+    count = insp.locator(".dsh-f-count").text_content() or ""
+    assert count.endswith("events") and count.split(" of ")[0] == count.split(" of ")[1].split()[0]
+    # jump to the tool/call, see the result that cites it; then the diff of the next request
+    insp.locator(".dsh-f-type").select_option("tool/call")
+    call_seq = insp.locator(".dsh-row").first.get_attribute("data-seq")
+    insp.locator(".dsh-row").first.click()
+    assert "result citing this call: #" in (insp.locator(".dsh-detail .dsh-citedby").text_content() or "")
+    shot(page, "inspector-tool-call", ".dsh-inspector")
+    insp.locator(".dsh-f-type").select_option("request/frozen")
+    insp.locator(".dsh-row").nth(1).click()
+    insp.locator('.dsh-tab[data-detail="diff"]').click()
+    diff = insp.locator(".dsh-diff").text_content() or ""
+    assert "tool result" in diff and f"#{int(call_seq or 0) + 1}" in diff
+    shot(page, "inspector-request-diff", ".dsh-inspector")
+    insp.locator('.dsh-tab[data-detail="messages"]').click()
+    assert insp.locator(".dsh-detail .dsh-msg").count() >= 3
+    # the replay widget: play walks the six stages with the recorded timing
+    loop = page.locator(".dsh-loop").first
+    loop.locator(".dsh-play").click()
+    wait_until(lambda: loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage") == "6",
+               timeout=30, what="replay reached stage 6")
+    shot(page, "replay-stage6", ".dsh-loop")
+    # a missing log is a clear message, not a blank widget
+    err = page.locator(".dsh-inspector .dsh-error").nth(1)
+    assert "LOG_NOT_FOUND" in (err.text_content() or "")
+    shot(page, "inspector-missing-log", ".jp-Cell:last-child .jp-OutputArea")

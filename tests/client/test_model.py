@@ -1,0 +1,139 @@
+"""The client fold (the JS widget implements the same rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_notebook.client.model import ClientSessionModel
+
+
+def ev(seq: int, type_: str, **fields: Any) -> dict[str, Any]:
+    return {"seq": seq, "time": 1000 + seq, "type": type_, **fields}
+
+
+def user(seq: int, text: str, rid: str, turn: int | None = None) -> dict[str, Any]:
+    msg = {"role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user", "requestId": rid, "rpcId": "rpc_1"}}
+    return ev(seq, "user/message", message=msg, **({"turn": turn} if turn else {}))
+
+
+def spliced(seq: int, target: str, start: int, removed: int, inserted: list[dict[str, Any]], outcome: str | None = None) -> dict[str, Any]:
+    extra = {"outcome": outcome} if outcome else {}
+    return ev(seq, "agent/inbox/spliced", target=target, start=start, removedCount=removed, inserted=inserted, **extra)
+
+
+def umsg(text: str, rid: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user", "requestId": rid}}
+
+
+EVENTS = [
+    spliced(0, "next-turn", 0, 0, [umsg("fix it", "req_42")]),
+    ev(1, "turn/start", turn=1),
+    spliced(2, "next-turn", 0, 1, [], "claimed"),
+    ev(3, "step/start", turn=1, step=1),
+    user(4, "fix it", "req_42", turn=1),
+    ev(5, "assistant/message", turn=1, step=1, message={"role": "assistant", "content": [
+        {"type": "text", "text": "reading"}, {"type": "tool-call", "id": "c1", "name": "read", "arguments": "{}"}]}),
+    ev(6, "tool/call", turn=1, step=1, callId="c1", name="read", arguments="{}"),
+    ev(7, "tool/result", turn=1, step=1, message={"role": "tool", "toolCallId": "c1", "content": [{"type": "text", "text": "file"}], "isError": False}, sourceEventSeqs=[6]),
+    ev(8, "step/end", turn=1, step=1),
+    ev(9, "assistant/message", turn=1, step=2, message={"role": "assistant", "content": [{"type": "text", "text": "done"}]}),
+    ev(10, "turn/end", turn=1, reason={"kind": "completed"}),
+]
+
+
+def snapshot(events: list[dict[str, Any]], **live: Any) -> dict[str, Any]:
+    return {"type": "snapshot", "sessionId": "s_1", "header": {"id": "s_1"}, "cursor": events[-1]["seq"] if events else -1, "events": events, "live": live}
+
+
+def test_submission_goes_pending_queued_claimed_delivered_and_the_turn_ends() -> None:
+    m = ClientSessionModel("s_1")
+    m.submit("req_42", "fix it")
+    assert m.submissions["req_42"]["state"] == "pending"
+    m.apply(snapshot([]))
+    m.apply({"type": "event", "event": EVENTS[0]})
+    assert m.submissions["req_42"]["state"] == "queued" and m.inbox["next-turn"][0]["requestId"] == "req_42"
+    m.accepted("req_42", "rpc_7")  # the RPC answer after the splice event does not go back
+    assert m.submissions["req_42"]["state"] == "queued" and m.submissions["req_42"]["rpcId"] == "rpc_7"
+    for e in EVENTS[1:3]:
+        m.apply({"type": "event", "event": e})
+    assert m.submissions["req_42"]["state"] == "claimed" and m.inbox["next-turn"] == []
+    assert m.submission_outcome("req_42") is None
+    for e in EVENTS[3:]:
+        m.apply({"type": "event", "event": e})
+    assert m.submissions["req_42"]["state"] == "delivered"
+    assert m.submission_outcome("req_42") == {"turn": 1, "reason": {"kind": "completed"}, "seq": 10}
+    assert m.final_answer() == "done"
+    assert [x["role"] for x in m.messages] == ["user", "assistant", "tool", "assistant"]
+    assert m.messages[1]["toolCalls"] == [{"id": "c1", "name": "read", "arguments": "{}"}]
+    assert m.tools["c1"] == {"callId": "c1", "name": "read", "callSeq": 6, "phase": "result", "status": "done", "resultSeq": 7, "isError": False}
+
+
+def test_duplicates_are_ignored_and_gaps_flagged() -> None:
+    m = ClientSessionModel("s_1")
+    m.apply(snapshot(EVENTS[:5]))
+    m.apply({"type": "event", "event": EVENTS[3]})  # duplicate
+    assert m.cursor == 4 and len(m.events) == 5
+    m.apply({"type": "event", "event": EVENTS[7]})  # seq 7 after 4: a gap
+    assert m.gap and m.cursor == 4
+    m.apply(snapshot(EVENTS[5:]) | {"cursor": 10})  # a reconnect from cursor 4 repairs it
+    assert not m.gap and [e["seq"] for e in m.events] == list(range(11))
+
+
+def test_canceled_from_the_inbox() -> None:
+    m = ClientSessionModel("s_1")
+    m.apply(snapshot([EVENTS[0], spliced(1, "next-turn", 0, 1, [], "canceled")]))
+    assert m.submissions["req_42"]["state"] == "canceled"
+    assert m.submission_outcome("req_42") == {"turn": None, "reason": {"kind": "aborted", "cause": "canceled before it ran"}, "seq": 1}
+
+
+def test_live_frames_stream_text_and_tool_phases() -> None:
+    m = ClientSessionModel("s_1")
+    m.apply(snapshot([], status="running", turn=1, step=1))
+    a = "s_1/1.1.1"
+    m.apply({"type": "assistant-stream", "frame": {"kind": "start", "attemptId": a, "turn": 1, "step": 1, "startedAfterSeq": 3}})
+    for chunk in ({"type": "block-start", "index": 0, "blockType": "text"}, {"type": "text-delta", "index": 0, "text": "Hel"},
+                  {"type": "text-delta", "index": 0, "text": "lo"}, {"type": "reasoning-delta", "index": 1, "text": "hm"},
+                  {"type": "block-start", "index": 2, "blockType": "tool-call", "id": "c1", "name": "read"},
+                  {"type": "tool-call-delta", "index": 2, "id": "c1", "argumentsDelta": '{"a":'},
+                  {"type": "tool-call-delta", "index": 2, "id": "c1", "argumentsDelta": "1}"}):
+        m.apply({"type": "assistant-stream", "frame": {"kind": "chunk", "attemptId": a, "index": 0, "time": 1, "chunk": chunk}})
+    assert m.live_text() == "Hello" and m.attempts[a]["reasoning"] == "hm"
+    assert m.attempts[a]["toolCalls"] == {"2": {"id": "c1", "name": "read", "arguments": '{"a":1}'}}
+    m.apply({"type": "tool-runtime", "frame": {"callId": "c1", "name": "read", "phase": "approval", "status": "waiting", "time": 5}})
+    assert m.tools["c1"]["phase"] == "approval" and m.tools["c1"]["status"] == "waiting"
+    m.apply({"type": "assistant-stream", "frame": {"kind": "end", "attemptId": a, "outcome": {"kind": "abandoned"}}})
+    assert m.attempts == {} and m.live_text() == ""
+    m.apply({"type": "status", "status": "idle", "turn": None, "step": None})
+    assert m.status == "idle"
+
+
+def test_snapshot_live_part_rebuilds_an_attempt_in_flight() -> None:
+    m = ClientSessionModel("s_1")
+    active = {"attemptId": "x", "turn": 1, "step": 1, "startedAfterSeq": 2,
+              "chunks": [{"index": 0, "time": 1, "chunk": {"type": "text-delta", "index": 0, "text": "par"}},
+                         {"index": 1, "time": 2, "chunk": {"type": "text-delta", "index": 0, "text": "tial"}}]}
+    m.apply(snapshot(EVENTS[:4], status="running", turn=1, step=1, assistant=active,
+                     tools={"c9": {"callId": "c9", "name": "bash", "phase": "execute", "status": "start"}},
+                     approvals=[{"callId": "c9", "name": "bash"}]))
+    assert m.live_text() == "partial" and m.tools["c9"]["phase"] == "execute" and "c9" in m.approvals
+
+
+def test_control_frames_for_this_session_only() -> None:
+    m = ClientSessionModel("s_1")
+    item = {"id": "i3.0", "placement": "queued", "requestId": "r", "text": "t"}
+    m.apply_control({"type": "baseline", "sessions": [{"sessionId": "s_1", "status": "running", "queue": [item]}, {"sessionId": "s_2", "status": "idle", "queue": []}]})
+    assert m.queue == [item] and m.status == "running"
+    m.apply_control({"type": "queue", "sessionId": "s_2", "items": []})
+    assert m.queue == [item]
+    m.apply_control({"type": "queue", "sessionId": "s_1", "items": []})
+    m.apply_control({"type": "status", "sessionId": "s_1", "status": "idle"})
+    assert m.queue == [] and m.status == "idle"
+
+
+def test_a_snapshot_of_another_session_resets() -> None:
+    m = ClientSessionModel("s_1")
+    m.apply(snapshot(EVENTS))
+    other = snapshot(EVENTS[:2]) | {"sessionId": "s_2"}
+    m.apply(other)
+    assert m.session_id == "s_2" and m.cursor == 1 and m.turn_ends == []
+    assert m.to_dict()["cursor"] == 1

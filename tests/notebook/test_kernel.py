@@ -1,0 +1,173 @@
+"""``%dsh`` on real kernels: nbclient runs notebooks built here; jupyter_client drives
+interrupts and stdin approvals. Models: the embedded scripted model and the loopback
+OpenAI-compatible server (started in this process, reached with ``--base-url``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
+
+from .conftest import fake_flags
+
+pytestmark = pytest.mark.kernel
+
+
+def run_notebook(cells: list[str], cwd: Path, *, allow_errors: bool = False) -> Any:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    client = NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(cwd)}})
+    client.execute()
+    return nb
+
+
+def text_of(cell: Any) -> str:
+    parts: list[str] = []
+    for out in cell.outputs:
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type in ("display_data", "execute_result"):
+            parts += [str(out.data.get(k, "")) for k in ("text/plain", "text/markdown")]
+        elif out.output_type == "error":
+            parts += out.traceback
+    return "\n".join(parts)
+
+
+def wait_for(predicate: Any, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_nbclient_runs_dsh_cells_with_the_scripted_model(kernel_env: dict[str, str], tmp_path: Path) -> None:
+    nb = run_notebook([
+        "%load_ext dsh_notebook\n%load_ext dsh_notebook",
+        "%dsh run the tests; if they fail fix src/math.ts",
+        "%%dsh\nread README.md and summarise",
+        "r = _\n(r.ok, r.turn, [c.name for c, _ in r.tool_calls])",
+        "%dsh sessions",
+        "%dsh show --no-widget",
+        "%dsh what can you do?",
+    ], tmp_path)
+    run_cell, cell_cell = nb.cells[1], nb.cells[2]
+    live = [o for o in run_cell.outputs if o.output_type == "display_data"]
+    assert len(live) == 1 and "text/markdown" in live[0].data  # one display, updated in place
+    markdown = live[0].data["text/markdown"]
+    assert "**bash** `node test/run.mjs`" in markdown and "**edit**" in markdown and "✓" in markdown
+    assert "tests pass now" in markdown
+    result = next(o for o in run_cell.outputs if o.output_type == "execute_result")
+    assert "TurnResult completed" in result.data["text/plain"] and "text/html" in result.data
+    assert "**read** `README.md`" in text_of(cell_cell)
+    assert "(True, 2, ['read'])" in text_of(nb.cells[3])
+    assert text_of(nb.cells[4]).count("s_") == 1 and "read README.md and summarise" not in text_of(nb.cells[4])
+    assert "tool/call" in text_of(nb.cells[5]) and "turn 2 completed" in text_of(nb.cells[5])
+    assert "offline demo model" in text_of(nb.cells[6])  # a trailing "?" is a prompt, not help
+
+
+def test_nbclient_against_the_openai_compatible_server(kernel_env: dict[str, str], fake_server: FakeOpenAIServer,
+                                                       tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    fake_server.enqueue(
+        tool_call_reply([("c1", "read", '{"file_path": "notes.txt"}')]),
+        text_reply("The notes say alpha and beta.", pieces=6),
+        tool_call_reply([("c2", "python", json.dumps({"code": "print(len(rows))\nsum(rows)"}))]),
+        text_reply("bg done"),
+        tool_call_reply([("c3", "bash", '{"command": "echo should-not-run"}')]),
+        text_reply("denied it"),
+    )
+    flags = fake_flags(fake_server)
+    nb = run_notebook([
+        "%load_ext dsh_notebook",
+        f"%dsh {flags} what is in notes.txt?",
+        "rows = [1, 2, 3]",
+        f"h = %dsh --bg --no-widget {flags} add the rows",
+        "r = await h\nr.text, r.reason.kind, h.session_id == r.session_id",
+        f"%%dsh --new --model openai:fake-model --base-url {fake_server.base_url}\nrun echo",
+    ], tmp_path)
+    answer = text_of(nb.cells[1])
+    assert "**read** `notes.txt`" in answer and "The notes say alpha and beta." in answer
+    assert "sk-fake" not in json.dumps(nb)  # the key never reaches an output
+    assert "('bg done', 'completed', True)" in text_of(nb.cells[4])
+    python_result = [m for m in fake_server.requests[3].messages if m.get("role") == "tool"][-1]
+    assert python_result["content"] == "[stdout]\n3\n[value]\n6"  # ran in the notebook, during `await`
+    denied = text_of(nb.cells[5])  # approve defaults to ask outside the demo; nbclient has no stdin
+    assert "approve ask" in denied and "no stdin to ask on; denied" in denied and "denied it" in denied
+    bash_result = [m for m in fake_server.requests[5].messages if m.get("role") == "tool"][-1]
+    assert "should-not-run" not in bash_result["content"]
+
+
+def _drain_iopub(kc: Any, msg_id: str, timeout: float = 60) -> list[dict[str, Any]]:
+    """IOPub messages of ``msg_id`` until its kernel status is idle."""
+    out = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        out.append(msg)
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return out
+    raise AssertionError("the kernel did not go idle")
+
+
+def _shell_reply(kc: Any, msg_id: str, timeout: float = 90) -> dict[str, Any]:
+    while True:
+        reply = kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply
+
+
+def test_kernel_interrupt_cancels_the_turn_and_the_next_prompt_works(
+    kernel: tuple[Any, Any], fake_server: FakeOpenAIServer, tmp_path: Path, isolated_dsh_home: Path
+) -> None:
+    km, kc = kernel
+    fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "touch started && sleep 30"}')]),
+                        text_reply("after the interrupt"))
+    msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} sleep a while")
+    wait_for(lambda: (tmp_path / "started").exists(), "bash to start")
+    km.interrupt_kernel()
+    reply = _shell_reply(kc, msg_id)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "DshMagicError"
+    assert "INTERRUPTED" in reply["content"]["evalue"] and "ended aborted" in reply["content"]["evalue"]
+    outputs = _drain_iopub(kc, msg_id)
+    errors = [m for m in outputs if m["msg_type"] == "error"]
+    assert len(errors[0]["content"]["traceback"]) == 1  # one line, not a traceback
+    [log] = (isolated_dsh_home / "sessions").glob("*.jsonl")
+    events = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    result = next(e for e in events if e["type"] == "tool/result")
+    assert result["error"]["code"] == "CANCELLED"
+    assert [e["reason"]["kind"] for e in events if e["type"] == "turn/end"] == ["aborted"]
+    again = kc.execute_interactive("%dsh and now?", timeout=90)
+    assert again["content"]["status"] == "ok"
+    tools = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]
+    assert [m["tool_call_id"] for m in tools] == ["c1"]  # every call answered before the next request
+    lines = log.read_text().splitlines()
+    assert '"after the interrupt"' in lines[-3] or any('"after the interrupt"' in line for line in lines)
+
+
+@pytest.mark.parametrize(("answer", "allowed"), [("y", True), ("n", False)])
+def test_stdin_approval_in_a_kernel(kernel: tuple[Any, Any], fake_server: FakeOpenAIServer,
+                                    answer: str, allowed: bool) -> None:
+    km, kc = kernel
+    fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo approved-run"}')]), text_reply("fin"))
+    msg_id = kc.execute(f"%dsh {fake_flags(fake_server, 'ask')} run echo", allow_stdin=True)
+    request = kc.get_stdin_msg(timeout=60)
+    assert request["msg_type"] == "input_request"
+    assert "allow bash echo approved-run?" in request["content"]["prompt"]
+    kc.input(answer)
+    reply = _shell_reply(kc, msg_id)
+    assert reply["content"]["status"] == "ok"
+    [tool] = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]
+    assert ("approved-run" in tool["content"]) is allowed
+    outputs = _drain_iopub(kc, msg_id)
+    shown = json.dumps([m["content"] for m in outputs])
+    assert ("DENIED" in shown) is (not allowed) and "fin" in shown
