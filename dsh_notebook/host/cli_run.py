@@ -45,7 +45,10 @@ class ProgressPrinter:
             elif event.get("type") == "tool/result":
                 message = event.get("message") or {}
                 text = "".join(b.get("text", "") for b in message.get("content", ()))
-                first = text.strip().splitlines()[0][:120] if text.strip() else ""
+                lines = text.strip().splitlines()
+                first = lines[0][:120] if lines else ""
+                if len(lines) > 1 and lines[-1].startswith("[exit code:"):
+                    first = f"{lines[-1]} {first}"
                 mark = "✗" if message.get("isError") else "✓"
                 self.out.write(f"  {mark} {first}\n")
         self.out.flush()

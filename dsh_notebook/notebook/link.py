@@ -10,15 +10,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import HostError
 from ..session.events import AnyEvent
 from .result import parse_event
 
 
+class TurnClient(Protocol):
+    """What a run needs from the client (``DshClient`` provides it)."""
+
+    def follow(self, session_id: str, on_item: Callable[[Any], None], *, cursor: int | None = None,
+               on_end: Callable[[Exception | None], None] | None = None) -> Any: ...
+    def prompt(self, session_id: str, text: str, *, mode: str = "queue", request_id: str | None = None) -> Any: ...
+    def cancel(self, session_id: str) -> Any: ...
+    def approve(self, session_id: str, call_id: str, decision: str) -> Any: ...
+    def last_seq(self, session_id: str) -> int | None: ...
+
+
+
 class HostLink:
-    """Blocking helpers over ``Remote`` for the magics (one per extension load)."""
+    """Blocking helpers over ``Remote`` for the magics (one per extension load); a TurnClient."""
 
     def __init__(self, host: Any, *, caller: str = "notebook") -> None:
         from ..client.connection import Connection

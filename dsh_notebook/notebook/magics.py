@@ -12,8 +12,6 @@ Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME
 
 from __future__ import annotations
 
-import builtins
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,9 +26,9 @@ from IPython.core.magic import (
 )
 from traitlets import Enum, Unicode
 
-from ..config import Settings, settings_from_env
+from ..config import Settings, parse_model_id, settings_from_env
 from ..errors import DshError, RunCancelled, UserError
-from .args import MagicArgs, help_text, interpolate, parse_line
+from .args import MagicArgs, interpolate, parse_line
 from .commands import CommandsMixin
 from .mainthread import MainThreadRunner
 from .python_tool import make_python_tool
@@ -38,6 +36,7 @@ from .render import TurnView
 from .result import TurnResult
 from .sinks import DisplaySink, StreamSink
 from .turn import TurnRun
+from .usage import help_text, keep_question_marks
 
 NOTEBOOK_SECTION = (
     "You are running inside the user's Jupyter notebook kernel. The `python` tool executes code in "
@@ -162,6 +161,10 @@ class DshMagics(CommandsMixin, Magics):
         if cwd and not Path(cwd).is_dir():
             raise UserError(f"--cwd {args.cwd}: no such directory", code="BAD_FLAG")
         base_url = args.base_url or self.base_url
+        model = args.model or self.model or self.settings().model
+        if (args.base_url or self.base_url or self.settings().base_url) and parse_model_id(model)[0] == "script":
+            raise UserError("a base URL (--base-url, DSH_BASE_URL or DshMagics.base_url) needs a model name: "
+                            "--model NAME, the model the server serves (e.g. --model qwen2.5)", code="BAD_FLAG")
         created = self.link.create_session(cwd=cwd, model=args.model or self.model,
                                            approve=args.approve or self.approve, base_url=base_url)
         self.sessions[created.session_id] = (created, base_url)
@@ -188,7 +191,7 @@ class DshMagics(CommandsMixin, Magics):
         view.sink = sink
         run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, view=view).start()
         self.runs[session_id] = run
-        result = run.wait(ask=lambda text: builtins.input(text))
+        result = run.wait()
         self.last = result
         if run.interrupted:
             raise RunCancelled(f"interrupted: turn {result.turn} ended {result.reason.kind}; "
@@ -213,31 +216,6 @@ class DshMagics(CommandsMixin, Magics):
 
 
 DshMagics.dsh.__doc__ = help_text()
-
-
-_QUESTION_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<assign>[A-Za-z_][\w.]*\s*=\s*)?%dsh[ \t]+(?P<rest>.*\S)[ \t]*\?[ \t]*$")
-
-
-def keep_question_marks(lines: list[str]) -> list[str]:
-    """An input transformer: ``%dsh what is this?`` is a prompt, not IPython's ``obj?`` help.
-
-    IPython turns any line ending in ``word?`` into a help request (and ``… ?`` into a syntax
-    error) *before* it looks at magics. This rewrites such ``%dsh`` lines to the very call
-    IPython itself would make (``get_ipython().run_line_magic("dsh", line)``), a step earlier.
-    ``%dsh?`` (help on the magic) and ``%%dsh`` cells are left alone.
-    """
-    if lines and lines[0].lstrip().startswith("%%"):
-        return lines
-    out = []
-    for line in lines:
-        m = _QUESTION_LINE.match(line.rstrip("\r\n"))
-        if m is None:
-            out.append(line)
-            continue
-        rest = line.rstrip("\r\n")[len(m.group("indent")) + len(m.group("assign") or "") + len("%dsh"):].strip()
-        ending = line[len(line.rstrip("\r\n")):]
-        out.append(f"{m.group('indent')}{m.group('assign') or ''}get_ipython().run_line_magic('dsh', {rest!r}){ending}")
-    return out
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -74,6 +74,8 @@ class Sink(Protocol):
     def tool(self, seg: ToolSeg, new: bool) -> None: ...
     def note(self, seg: NoteSeg) -> None: ...
     def retract(self, seg: TextSeg) -> None: ...
+    def tick(self) -> None: ...
+    def flush(self) -> None: ...
 
 
 def summarize_result(text: str, *, width: int = 100) -> str:
@@ -207,11 +209,14 @@ class TurnView:
         note = _note_for(event)
         if note is None:
             return False
-        seg_note = NoteSeg(note)
-        self.segments.append(seg_note)
-        if self.sink:
-            self.sink.note(seg_note)
+        self.add_note(note)
         return True
+
+    def add_note(self, text: str) -> None:
+        seg = NoteSeg(text)
+        self.segments.append(seg)
+        if self.sink:
+            self.sink.note(seg)
 
 
 def _note_for(event: AnyEvent) -> str | None:

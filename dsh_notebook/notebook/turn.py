@@ -17,35 +17,24 @@ main thread through a thread-safe queue. The main thread (``wait()``):
 from __future__ import annotations
 
 import asyncio
+import builtins
 import concurrent.futures
 import queue
 import threading
 import uuid
-from collections.abc import Callable, Generator
-from typing import Any, Protocol
+from collections.abc import Generator
+from typing import Any
 
 from ..errors import DshError, HostError, RunCancelled
-from ..session.events import AnyEvent, ApprovalDecided, ToolCall, ToolResult
+from ..session.events import AnyEvent
+from .approvals import Asker, StdinApprovals
+from .link import TurnClient
 from .mainthread import MainThreadRunner
-from .render import TurnView, format_arguments
+from .render import TurnView
 from .result import TurnResult, TurnTracker
 
 _WAKE = ("wake", None)
 _TICK = 0.1
-
-
-class TurnClient(Protocol):
-    """What a run needs from the client (``DshClient`` provides it)."""
-
-    def follow(self, session_id: str, on_item: Callable[[Any], None], *, cursor: int | None = None,
-               on_end: Callable[[Exception | None], None] | None = None) -> Any: ...
-    def prompt(self, session_id: str, text: str, *, mode: str = "queue", request_id: str | None = None) -> Any: ...
-    def cancel(self, session_id: str) -> Any: ...
-    def approve(self, session_id: str, call_id: str, decision: str) -> Any: ...
-    def last_seq(self, session_id: str) -> int | None: ...
-
-
-Asker = Callable[[str], str]
 
 
 class TurnRun:
@@ -62,9 +51,7 @@ class TurnRun:
         self._lock = threading.Lock()
         self._items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self._future: concurrent.futures.Future[TurnResult] = concurrent.futures.Future()
-        self._calls: dict[str, tuple[str, str]] = {}  # callId -> (name, arguments)
-        self._asking: dict[str, str] = {}  # callId -> name, approvals waiting for an answer
-        self._asked: set[str] = set()
+        self.approvals = StdinApprovals()
         self._sub: Any = None
         self._stream_error: Exception | None = None
 
@@ -86,9 +73,9 @@ class TurnRun:
         with self._lock:
             was_done = self.tracker.done
             events = self.tracker.feed(item)
-            self._note_approvals(item, events)
             finished = self.tracker.done and not self._future.done()
             visible = self._visible(item, events, was_done)
+        self.approvals.note(item, events)
         if self.view is not None and visible is not False:
             self._items.put(("item", (item, visible)))
         if finished:
@@ -111,21 +98,6 @@ class TurnRun:
         if not self._future.done():
             self._stream_error = error or HostError("the follow stream ended before the turn did", code="STREAM_ENDED")
             self._items.put(_WAKE)
-
-    def _note_approvals(self, item: dict[str, Any], events: list[AnyEvent]) -> None:
-        for event in events:
-            if isinstance(event, ToolCall):
-                self._calls[event.call_id] = (event.name, event.arguments)
-            elif isinstance(event, (ApprovalDecided, ToolResult)):
-                call_id = event.call_id if isinstance(event, ApprovalDecided) else event.message.tool_call_id
-                self._asking.pop(call_id, None)
-        if item.get("type") == "tool-runtime" and self.tracker.started:
-            frame = item.get("frame") or {}
-            if frame.get("phase") == "approval" and frame.get("status") == "waiting":
-                self._asking[str(frame.get("callId"))] = str(frame.get("name"))
-        elif item.get("type") == "snapshot":
-            for pending in (item.get("live") or {}).get("approvals") or ():
-                self._calls.setdefault(pending["callId"], (pending["name"], pending.get("arguments", "")))
 
     def _close(self) -> None:
         sub, self._sub = self._sub, None
@@ -159,9 +131,15 @@ class TurnRun:
             if not waiter.done():
                 waiter.set_result(f.result())
 
-        self._future.add_done_callback(lambda f: loop.call_soon_threadsafe(copy, f))
+        def done(f: concurrent.futures.Future[TurnResult]) -> None:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(copy, f)
+
         def wake() -> None:
-            loop.call_soon_threadsafe(self._drain)
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(self._drain)
+
+        self._future.add_done_callback(done)
 
         remove = self.runner.add_waker(wake) if self.runner else None
         try:
@@ -180,12 +158,17 @@ class TurnRun:
 
     # --- the blocking wait (main thread) --------------------------------------------------------
 
-    def wait(self, timeout: float | None = None, *, ask: Asker | None = input, grace: float = 60.0) -> TurnResult:
+    def wait(self, timeout: float | None = None, *, ask: Asker | None = None, grace: float = 60.0) -> TurnResult:
         """Block until the turn ends, rendering, serving main-thread work and approvals.
+
+        ``ask`` (default: ``input``, looked up at call time — ipykernel swaps it per request so it
+        reaches the front end's stdin) answers approvals the session waits for.
 
         A ``KeyboardInterrupt`` cancels the turn and waits (at most ``grace`` s) for its end;
         the result then has ``reason.kind == "aborted"`` and :attr:`interrupted` is set.
         """
+        if ask is None:
+            ask = _stdin_input
         remove = self.runner.add_waker(lambda: self._items.put(_WAKE)) if self.runner else None
         deadline = None if timeout is None else _now() + timeout
         try:
@@ -193,8 +176,13 @@ class TurnRun:
                 try:
                     self._pump(ask)
                 except KeyboardInterrupt:
-                    if self.interrupted or not self.tracker.started:
-                        raise
+                    if not self.tracker.started:
+                        raise RunCancelled(
+                            f"interrupted while the prompt waited behind a running turn; it stays queued in "
+                            f"{self.session_id} (%dsh stop cancels the running turn)", code="INTERRUPTED") from None
+                    if self.interrupted:
+                        raise RunCancelled(f"stopped waiting; turn {self.tracker.turn} of {self.session_id} "
+                                           "is still being cancelled", code="INTERRUPTED") from None
                     self.interrupted = True
                     self.cancel()
                     deadline = _now() + grace
@@ -207,7 +195,7 @@ class TurnRun:
             if remove:
                 remove()
             if self.view is not None and self.view.sink is not None:
-                self.view.sink.flush()  # type: ignore[attr-defined]
+                self.view.sink.flush()
         return self._future.result()
 
     def _pump(self, ask: Asker | None) -> None:
@@ -234,44 +222,32 @@ class TurnRun:
 
     def _render(self, item: Any, visible: list[AnyEvent] | None) -> None:
         """``visible``: None for a live frame of this turn, else the events of this turn."""
-        if self.view is None:
-            return
-        if visible is None:
-            self.view.feed(item)
-        elif visible:
+        if self.view is not None and (visible is None or visible):
             self.view.feed(item, visible)
 
     def _tick(self) -> None:
-        sink = self.view.sink if self.view is not None else None
-        if sink is not None:
-            sink.tick()  # type: ignore[attr-defined]
+        if self.view is not None and self.view.sink is not None:
+            self.view.sink.tick()
 
     def _ask_approvals(self, ask: Asker) -> None:
-        with self._lock:
-            todo = [(cid, name) for cid, name in self._asking.items() if cid not in self._asked]
-        for call_id, name in todo:
-            self._asked.add(call_id)
-            args = format_arguments(self._calls.get(call_id, (name, ""))[1], width=200)
-            if self.view is not None and self.view.sink is not None:
-                self.view.sink.flush()  # type: ignore[attr-defined]
-            try:
-                answer = ask(f"dsh: allow {name} {args}? [y/N] ")
-            except KeyboardInterrupt:
-                raise
-            except Exception:  # no stdin here (nbclient, a front end without input)
-                answer = "n"
-                if self.view is not None:
-                    from .render import NoteSeg
-                    note = NoteSeg(f"{name}: no stdin to ask on; denied (use --approve auto, or --bg and the widget)")
-                    self.view.segments.append(note)
-                    if self.view.sink is not None:
-                        self.view.sink.note(note)
-            decision = "allow" if answer.strip().lower() in ("y", "yes") else "deny"
+        sink = self.view.sink if self.view is not None else None
+
+        def answer(call_id: str, decision: str) -> None:
             try:
                 self.client.approve(self.session_id, call_id, decision)
             except HostError as exc:
                 if exc.code != "UNKNOWN_APPROVAL":  # already decided elsewhere (the widget)
                     raise
+
+        def no_stdin(text: str) -> None:
+            if self.view is not None:
+                self.view.add_note(text)
+
+        self.approvals.ask(ask, answer, before=sink.flush if sink else lambda: None, no_stdin=no_stdin)
+
+
+def _stdin_input(prompt: str) -> str:
+    return builtins.input(prompt)
 
 
 def _now() -> float:

@@ -17,8 +17,8 @@ synthetic result, of the assistant message whose call it answers):
   by another role, is removed; its call was answered synthetically in its batch. (Moving it up
   would reorder facts, and would make the incremental form rewrite what it already produced.)
 - ``renamed-duplicate-call`` — a tool-call id already used earlier in the request (some servers
-  restart ``call_0`` every response) or empty gets a fresh id ``<id>_dup<n>`` (n ≥ 2; ids stay within ``[A-Za-z0-9_-]`` when the original is); the tool messages of
-  its own batch follow it. Renaming keeps both calls and their results visible to the model,
+  restart ``call_0`` every response) or empty gets a fresh id ``<id>_dup<n>`` (n ≥ 2; ids stay
+  within ``[A-Za-z0-9_-]`` when the original is); the tool messages of its own batch follow it. Renaming keeps both calls and their results visible to the model,
   where dropping would lose them, and no request ever carries a duplicate id.
 
 Tool messages bind to the first unanswered call with that id in the open batch, so duplicate ids

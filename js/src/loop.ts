@@ -59,6 +59,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       if (!s.sessionId) {
         prompt.setStatus("creating a session…");
         const created = await s.remote.create((model.get("create_args") as Record<string, unknown>) ?? {});
+        // remembered in the widget state: a reloaded page or another view follows the same session
+        model.set?.("session_id", created.sessionId);
+        model.save_changes?.();
         follow(s, created.sessionId, showError);
       }
       const requestId = newRequestId();

@@ -11,6 +11,8 @@ export interface WidgetModel {
   on(event: string, cb: (...args: unknown[]) => void): void;
   off(event?: string | null, cb?: ((...args: unknown[]) => void) | null): void;
   send(content: unknown, callbacks?: unknown, buffers?: unknown[]): void;
+  set?(name: string, value: unknown): void;
+  save_changes?(): void;
 }
 
 /** Items are envelopes, or their JSON text as the host encoded it (decoded here, not in Python). */

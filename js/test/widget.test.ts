@@ -128,6 +128,13 @@ describe("LoopWidget in the DOM", () => {
     await tick();
     const approve = model.sent.map((m) => m.envelope as { method?: string; payload?: { args: unknown } }).find((e) => e?.method === "session/approve");
     expect(approve?.payload?.args).toEqual({ sessionId: "s_a", callId: "c7", decision: "deny" });
+    // the run is live (status running): Stop sends session/cancel
+    const stop = el.querySelector(".dsh-stop") as HTMLButtonElement;
+    expect(stop.disabled).toBe(false);
+    stop.click();
+    await tick();
+    const cancel = model.sent.map((m) => m.envelope as { method?: string; payload?: { args: unknown } }).find((e) => e?.method === "session/cancel");
+    expect(cancel?.payload?.args).toEqual({ sessionId: "s_a" });
   });
 
   it("a broken log shows its error, not a blank widget", async () => {

@@ -55,8 +55,8 @@ def stream_chunks(total: int) -> list[dict[str, Any]]:
 
 async def run_raw(client: openai.AsyncOpenAI) -> int:
     n = 0
-    stream = await client.chat.completions.create(
-        model="fake-model", messages=MESSAGES, stream=True,  # type: ignore[arg-type]
+    stream = await client.chat.completions.create(  # type: ignore[call-overload]
+        model="fake-model", messages=MESSAGES, stream=True,
         stream_options={"include_usage": True},
     )
     async for _ in stream:

@@ -266,6 +266,9 @@ def report(results: list[dict], histories: list[int]) -> None:
             verdict = "OK" if ratio <= 1 / 3 else "over target"
             print(f"history {h}: dsh_notebook {ours[h]['per_step_us']:.1f} µs/step = {ratio:.3f} × the faster "
                   f"peer ({faster[1]}, {faster[0]:.1f} µs)  [target ≤ 0.333: {verdict}]")
+            med = min((rows[h]["step_us_median"], n) for n, rows in peers.items() if h in rows)
+            print(f"  median gap between model calls: {ours[h]['step_us_median']:.1f} µs vs {med[0]:.1f} µs "
+                  f"({med[1]}) = {ours[h]['step_us_median'] / med[0]:.3f}×")
     if len(ours) >= 2:
         lo, hi = min(ours), max(ours)
         g = ours[hi]["per_step_us"] / ours[lo]["per_step_us"]

@@ -9,6 +9,7 @@ Skipped when ``/usr/bin/chromium`` or the built widget bundle is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -63,18 +64,14 @@ class Lab:
         return name
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    if not (REPO / "dsh_notebook" / "static" / "widget.js").exists():
-        pytest.skip("widget bundle not built (make widget)")
-    base = tmp_path_factory.mktemp("lab")
+@contextlib.contextmanager
+def launch_lab(base: Path) -> Iterator[Lab]:
+    """Start an isolated JupyterLab under ``base`` (root, state, DSH_HOME); stop it on exit."""
     root, state, home = base / "root", base / "state", base / "dsh_home"
-    root.mkdir()
+    root.mkdir(parents=True, exist_ok=True)
     settings = state / "settings" / "@jupyterlab"
-    (settings / "apputils-extension").mkdir(parents=True)
-    (settings / "docmanager-extension").mkdir(parents=True)
+    (settings / "apputils-extension").mkdir(parents=True, exist_ok=True)
+    (settings / "docmanager-extension").mkdir(parents=True, exist_ok=True)
     (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         '{"fetchNews": "false", "checkForUpdates": false}')
     (settings / "docmanager-extension" / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
@@ -87,32 +84,49 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                IPYTHONDIR=str(state / "ipython"), JUPYTER_PLATFORM_DIRS="1", DSH_HOME=str(home),
                PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
     port = _free_port()
-    log = open(base / "jupyterlab.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root",
-         "--LabApp.extension_manager=readonly", "--LabApp.news_url=None",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.expose_app_in_browser=True"],
-        env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while True:
+    with open(base / "jupyterlab.log", "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root",
+             "--LabApp.extension_manager=readonly", "--LabApp.news_url=None",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+             "--LabApp.expose_app_in_browser=True"],
+            env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
-            urllib.request.urlopen(f"{url}/api/status?token={TOKEN}").close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.time() + 90
+            while True:
+                try:
+                    urllib.request.urlopen(f"{url}/api/status?token={TOKEN}").close()
+                    break
+                except OSError:
+                    if proc.poll() is not None or time.time() > deadline:
+                        raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
+                    time.sleep(0.25)
+            yield Lab(url, root, TOKEN, home)
+        finally:
+            proc.terminate()  # the server shuts its kernels down on SIGTERM
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
                 proc.kill()
-                raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
-            time.sleep(0.25)
-    yield Lab(url, root, TOKEN, home)
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+
+
+def skip_reason() -> str | None:
+    if not shutil.which(CHROMIUM):
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    if not (REPO / "dsh_notebook" / "static" / "widget.js").exists():
+        return "widget bundle not built (make widget)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    with launch_lab(tmp_path_factory.mktemp("lab")) as lab:
+        yield lab
 
 
 @pytest.fixture(scope="session")
@@ -128,7 +142,7 @@ def browser(lab: Lab) -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Any]:
     ARTIFACTS.mkdir(exist_ok=True)
-    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
+    pg = browser.new_page(viewport={"width": 1280, "height": 1500})
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.page_errors = errors

@@ -55,6 +55,12 @@ def answer_approvals(page: Any, decision: str, until: Any, timeout: float = 90.0
     raise AssertionError("the run did not finish")
 
 
+def scrub_to_first_call(page: Any) -> None:
+    scrub = page.locator(".dsh-loop .dsh-scrubber").first
+    if scrub.is_enabled():
+        scrub.fill("0")
+
+
 def turn_done(page: Any) -> bool:
     header = page.locator(".dsh-loop .dsh-sub").first.text_content() or ""
     return header.endswith("idle") and int(header.split(" events")[0].split("· ")[-1]) > 5
@@ -80,7 +86,7 @@ def test_bg_run_advances_six_stages_live_with_approvals(lab: Lab, page: Any, rec
     shot(page, "loop-final-stage6", ".dsh-loop")
 
     # the payload view: tool/result cites its tool/call seq, as a link that jumps to it
-    page.locator(".dsh-loop .dsh-scrubber").first.fill("0")
+    scrub_to_first_call(page)
     page.locator('.dsh-loop .dsh-stage[data-stage="4"]').first.click()
     page.locator('.dsh-loop .dsh-tab[data-view="payloads"]').first.click()
     call_seq = page.locator('.dsh-loop .dsh-card[data-type="tool/call"]').first.get_attribute("data-seq")
@@ -112,7 +118,7 @@ def test_deny_answers_the_call_with_a_denied_result(lab: Lab, page: Any) -> None
     clicks = answer_approvals(page, "deny", lambda: turn_done(page))
     assert clicks == 1
     page.wait_for_timeout(2500)
-    page.locator(".dsh-loop .dsh-scrubber").first.fill("0")
+    scrub_to_first_call(page)
     page.locator('.dsh-loop .dsh-stage[data-stage="4"]').first.click()
     assert "DENIED" in (page.locator(".dsh-loop .dsh-explain").first.text_content() or "")
     page.locator('.dsh-loop .dsh-tab[data-view="payloads"]').first.click()
@@ -199,3 +205,9 @@ def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
     err = page.locator(".dsh-inspector .dsh-error").nth(1)
     assert "LOG_NOT_FOUND" in (err.text_content() or "")
     shot(page, "inspector-missing-log", ".jp-Cell:last-child .jp-OutputArea")
+    # the same widget in JupyterLab's dark theme (Jupyter CSS variables)
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=15_000)
+    page.wait_for_timeout(500)
+    shot(page, "replay-stage6-dark", ".dsh-loop")
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")

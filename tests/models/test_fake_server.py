@@ -98,14 +98,14 @@ def test_invalid_messages_are_refused(messages: list[Any], words: str) -> None:
 
 
 def test_valid_conversations_pass_and_deepseek_requires_reasoning_on_tool_turns() -> None:
-    convo = [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "u"}]},
+    convo: list[dict[str, Any]] = [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "u"}]},
              {"role": "assistant", "content": "", "tool_calls": [CALL]},
              {"role": "tool", "tool_call_id": "c1", "content": "r"}, {"role": "assistant", "content": "done"}]
     assert check_request({"model": "m", "stream": True, "messages": convo, "tools": [TOOL]}) is None
     assert check_request({"messages": convo, "stream_options": {"include_usage": True}}) is not None
     problem = check_messages(convo, deepseek_thinking=True)
     assert problem is not None and "must be passed back" in problem
-    convo[2] = {**convo[2], "reasoning_content": "why"}
+    convo[2] = {"reasoning_content": "why", **convo[2]}
     assert check_messages(convo, deepseek_thinking=True) is None
 
 

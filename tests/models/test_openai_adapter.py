@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+
+import httpx2
 import pytest
 
 from dsh_notebook.models.base import TextDelta, ToolCallDelta, UsageChunk
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
 from dsh_notebook.session.events import ToolSchema
 from dsh_notebook.session.messages import (
+    AnyMessage,
     AssistantMessage,
     TextBlock,
     ToolCallBlock,
@@ -90,7 +94,7 @@ async def test_a_full_tool_round_trip_is_accepted_by_the_strict_server(
         fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:
     fake_openai.enqueue(tool_call_reply(CALLS[:1]), text_reply("It says hello."))
     first, _ = assemble(await collect(adapter, request(tools=(READ,))))
-    history = [user_text("read it"), first, tool_text("call_1", "hello")]
+    history: list[AnyMessage] = [user_text("read it"), first, tool_text("call_1", "hello")]
     second, _ = assemble(await collect(adapter, request(history, tools=(READ,))))
     assert second.text == "It says hello."
     sent = fake_openai.requests[-1].messages
@@ -111,6 +115,7 @@ async def test_closing_the_stream_early_leaves_the_adapter_usable(
         fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:
     fake_openai.enqueue(text_reply("never ends", stall_after=2, stall_seconds=30), text_reply("next"))
     stream = adapter.stream(request())
+    assert isinstance(stream, AsyncGenerator)
     first = await stream.__anext__()
     assert first.type == "block-start"
     await stream.aclose()  # what task cancellation does to the agent's loop
@@ -122,7 +127,8 @@ async def _deepseek_round_trip(server: FakeOpenAIServer, *, send_reasoning: bool
     server.enqueue(tool_call_reply(CALLS[:1], reasoning="I need the README."), text_reply("Done."))
     first, _ = assemble(await collect(model, request(tools=(READ,))))
     earlier = AssistantMessage(content=(*first.content[:1], TextBlock(text="plain turn")))
-    history = [user_text("hi"), earlier, user_text("read it"), first, tool_text("call_1", "# Title")]
+    history: list[AnyMessage] = [user_text("hi"), earlier, user_text("read it"), first,
+                                 tool_text("call_1", "# Title")]
     await collect(model, request(history, tools=(READ,)))
     return model
 
@@ -154,3 +160,18 @@ async def test_reasoning_content_left_out_fails_on_deepseek_and_is_never_sent_el
         await model.aclose()
         assert [r.status for r in server.requests] == [200, 200]
         assert "reasoning_content" not in server.requests[-1].messages[1]
+
+
+async def test_an_injected_httpx2_client_carries_the_requests(fake_openai: FakeOpenAIServer) -> None:
+    seen: list[str] = []
+
+    async def hook(req: httpx2.Request) -> None:
+        seen.append(str(req.url))
+
+    http = httpx2.AsyncClient(event_hooks={"request": [hook]})
+    model = OpenAICompatAdapter("openai", fake_openai.base_url, fake_openai.api_key or "", http_client=http)
+    fake_openai.enqueue(text_reply("through my client"))
+    message, _ = assemble(await collect(model))
+    await model.aclose()
+    assert message.text == "through my client"
+    assert seen == [f"{fake_openai.base_url}/chat/completions"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dsh_notebook.errors import UserError
-from dsh_notebook.notebook.args import FLAGS, SUBCOMMANDS, help_text, interpolate, parse_line
+from dsh_notebook.notebook.args import FLAGS, interpolate, parse_line
+from dsh_notebook.notebook.usage import SUBCOMMANDS, help_text
 
 
 def test_free_text_keeps_quotes_apostrophes_and_spacing() -> None:

@@ -57,6 +57,10 @@ def test_nbclient_runs_dsh_cells_with_the_scripted_model(kernel_env: dict[str, s
         "%dsh sessions",
         "%dsh show --no-widget",
         "%dsh what can you do?",
+        "h = %dsh --bg hello in the background\nh",
+        "(await h).ok",
+        "%dsh show",
+        "%dsh show --inspect",
     ], tmp_path)
     run_cell, cell_cell = nb.cells[1], nb.cells[2]
     live = [o for o in run_cell.outputs if o.output_type == "display_data"]
@@ -71,6 +75,13 @@ def test_nbclient_runs_dsh_cells_with_the_scripted_model(kernel_env: dict[str, s
     assert text_of(nb.cells[4]).count("s_") == 1 and "read README.md and summarise" not in text_of(nb.cells[4])
     assert "tool/call" in text_of(nb.cells[5]) and "turn 2 completed" in text_of(nb.cells[5])
     assert "offline demo model" in text_of(nb.cells[6])  # a trailing "?" is a prompt, not help
+    widget = "application/vnd.jupyter.widget-view+json"
+    bg = nb.cells[7].outputs
+    assert any(widget in o.get("data", {}) for o in bg)  # --bg shows the live LoopWidget
+    assert any("<dsh run" in o.get("data", {}).get("text/plain", "") for o in bg)  # and returns the handle
+    assert "True" in text_of(nb.cells[8])
+    for cell in nb.cells[9:11]:
+        assert any(widget in o.get("data", {}) for o in cell.outputs), cell.outputs
 
 
 def test_nbclient_against_the_openai_compatible_server(kernel_env: dict[str, str], fake_server: FakeOpenAIServer,
@@ -171,3 +182,19 @@ def test_stdin_approval_in_a_kernel(kernel: tuple[Any, Any], fake_server: FakeOp
     outputs = _drain_iopub(kc, msg_id)
     shown = json.dumps([m["content"] for m in outputs])
     assert ("DENIED" in shown) is (not allowed) and "fin" in shown
+
+
+def test_bg_python_tool_runs_on_the_idle_kernel_loop(kernel: tuple[Any, Any], fake_server: FakeOpenAIServer) -> None:
+    km, kc = kernel
+    fake_server.enqueue(tool_call_reply([("c1", "python", '{"code": "rows * 2"}')]), text_reply("bg answer"))
+    assert kc.execute_interactive("rows = [7]", timeout=30)["content"]["status"] == "ok"
+    reply = kc.execute_interactive(f"h = %dsh --bg --no-widget {fake_flags(fake_server)} double the rows", timeout=60)
+    assert reply["content"]["status"] == "ok"
+    # no cell runs now: the kernel is idle, and its loop serves the python tool
+    wait_for(lambda: len(fake_server.requests) >= 2, "the python tool to run on the idle kernel")
+    [tool] = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]
+    assert tool["content"] == "[value]\n[7, 7]"
+    seen: list[str] = []
+    kc.execute_interactive("print((await h).text)", timeout=60,
+                           output_hook=lambda m: seen.append(m["content"].get("text", "")))
+    assert "bg answer" in "".join(seen)

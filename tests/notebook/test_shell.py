@@ -7,6 +7,7 @@ thread exactly as in a kernel. Output goes to stdout (the stream sink) in a term
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,44 @@ def test_bg_returns_a_handle_that_waits(shell: Any) -> None:
     result = handle.wait(timeout=120)
     assert result.ok and handle.result is result and handle.done()
     assert "completed" in repr(handle)
+
+
+def test_question_marks_end_prompts_not_help(shell: Any) -> None:
+    result = shell.run_cell("%dsh what can you do?").result
+    assert shell.run_cell("x = %dsh is 2+2 four ?").error_in_exec is None
+    spaced = shell.user_ns["x"]
+    assert isinstance(result, TurnResult) and isinstance(spaced, TurnResult)
+    prompts = [next(e for e in r.events if isinstance(e, UserMessageEvent)).message.content[0].text for r in (result, spaced)]
+    assert prompts == ["what can you do?", "is 2+2 four ?"]
+
+
+def test_home_traitlet_and_base_url_without_model(shell: Any, tmp_path: Path) -> None:
+    home = tmp_path / "custom-home"
+    shell.run_line_magic("config", f"DshMagics.home = {str(home)!r}")
+    assert shell.run_cell("%dsh config").result.items["home"] == str(home)
+    result = shell.run_cell("%dsh hello").result
+    assert (home / "sessions" / f"{result.session_id}.jsonl").is_file()
+    error = shell.run_cell("%dsh --new --base-url http://127.0.0.1:9/v1 hi").error_in_exec
+    assert error.error.code == "BAD_FLAG" and "--model NAME" in error.error.message
+    shell.run_line_magic("config", "DshMagics.home = None")
+
+
+def test_blocking_prompt_behind_a_waiting_turn_asks_its_approval_and_interrupt_leaves_it_queued(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    holder = shell.run_cell("%dsh --bg --no-widget --approve ask --cwd . run the tests; if they fail fix src/math.ts").result
+    deadline = time.monotonic() + 30
+    while not holder.approvals.waiting:  # the bash call waits for an approval nobody gave
+        assert time.monotonic() < deadline, "no approval asked"
+        time.sleep(0.02)
+    asked: list[str] = []
+
+    def interrupted_input(prompt: str = "") -> str:  # the user presses Interrupt at the prompt
+        asked.append(prompt)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builtins.input", interrupted_input)
+    error = shell.run_cell("%dsh later").error_in_exec
+    assert asked and "bash" in asked[0]  # the blocked cell asked for the background turn's approval
+    assert isinstance(error, DshMagicError) and error.error.code == "INTERRUPTED"
+    assert "stays queued" in error.error.message and not holder.done()

@@ -112,7 +112,7 @@ def test_queue_and_steer_while_a_turn_runs(shell: Any, fake_server: FakeOpenAISe
     )
     flags = f"--bg --no-widget --cwd {tmp_path} {fake_flags(fake_server, 'ask')}"
     first = shell.run_cell(f"%dsh {flags} first").result
-    wait_for(lambda: bool(first._asking), "the approval to be asked")
+    wait_for(lambda: bool(first.approvals.waiting), "the approval to be asked")
     steer = shell.run_cell("%dsh --bg --no-widget --steer also this").result
     queued = shell.run_cell("%dsh --bg --no-widget later").result
     result = first.wait(timeout=60, ask=lambda prompt: "y")
@@ -122,3 +122,15 @@ def test_queue_and_steer_while_a_turn_runs(shell: Any, fake_server: FakeOpenAISe
     assert later.turn == result.turn + 1 and later.text == "queued answer"
     texts = [e.message.content[0].text for e in result.events if isinstance(e, UserMessageEvent) and e.message.source.kind == "user"]
     assert texts == ["first", "also this"]
+
+
+def test_python_tool_needs_approval_unless_auto(shell: Any, fake_server: FakeOpenAIServer,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_server.enqueue(tool_call_reply([("c1", "python", '{"code": "touched = True"}')]), text_reply("ok"))
+    asked: list[str] = []
+    monkeypatch.setattr(builtins, "input", lambda prompt="": asked.append(prompt) or "n")
+    result = shell.run_cell(f"%dsh {fake_flags(fake_server, 'ask')} touch it").result
+    assert len(asked) == 1 and asked[0].startswith("dsh: allow python touched = True?")
+    assert "touched" not in shell.user_ns  # denied: the code never ran
+    [(_, res)] = result.tool_calls
+    assert res is not None and res.error is not None and res.error.code == "DENIED"

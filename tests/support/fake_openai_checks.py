@@ -7,8 +7,7 @@ roles, string content (``null`` content is refused everywhere — some providers
 next to ``tool_calls``, and we always send ``""``), tool-call shapes, duplicate call ids,
 unanswered tool calls, orphan or duplicate tool results, and ``reasoning_content`` (refused by
 plain OpenAI-compatible servers; required on tool-call turns in DeepSeek thinking mode).
-When the session engineer's ``tests/support/openai_validator.py`` exists, its
-``validate_chat_request(messages)`` runs too.
+The shared ``tests/support/openai_validator.validate_chat_request`` runs too (unknown keys …).
 """
 
 from __future__ import annotations
@@ -16,10 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-try:
-    from .openai_validator import validate_chat_request as _shared_validator
-except ImportError:  # pragma: no cover - written in parallel
-    _shared_validator = None
+from .openai_validator import validate_chat_request
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
@@ -31,20 +27,12 @@ def check_request(body: dict[str, Any], *, deepseek_thinking: bool = False) -> s
     problem = check_tools(body.get("tools"))
     if problem is None:
         problem = check_messages(body.get("messages"), deepseek_thinking=deepseek_thinking)
-    if problem is None and _shared_validator is not None:
-        problem = _run_shared(body["messages"])
+    if problem is None:
+        try:
+            validate_chat_request(body["messages"], allow_null_content=False)
+        except ValueError as exc:
+            problem = f"Invalid request: {exc}"
     return problem
-
-
-def _run_shared(messages: list[dict[str, Any]]) -> str | None:
-    assert _shared_validator is not None
-    try:
-        result = _shared_validator(messages)
-    except Exception as exc:  # the validator may raise on an invalid request
-        return str(exc) or type(exc).__name__
-    if not result:
-        return None
-    return result if isinstance(result, str) else "; ".join(str(r) for r in result)
 
 
 def check_tools(tools: Any) -> str | None:

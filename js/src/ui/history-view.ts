@@ -9,29 +9,31 @@ import { TRUNCATE_CHARS } from "./json";
 
 const MAX_SHOWN = 150;
 
-function longText(text: string, cls: string): HTMLElement {
+/** Long text is cut with "show all"; a streaming text keeps its tail (the newest part) in view. */
+function longText(text: string, cls: string, tail = false): HTMLElement {
   if (text.length <= TRUNCATE_CHARS) return h("div", { class: cls }, text);
+  if (tail) return h("div", { class: cls }, `…${text.slice(text.length - TRUNCATE_CHARS)}`);
   const body = h("div", { class: cls }, `${text.slice(0, TRUNCATE_CHARS)}…`);
   const more = h("button", { class: "dsh-link dsh-showall", type: "button" }, `show all (${text.length} chars)`);
   more.addEventListener("click", () => { body.textContent = text; more.remove(); });
   return h("div", null, body, more);
 }
 
-function blockEl(b: Block, focusCall?: string): HTMLElement {
+function blockEl(b: Block, focusCall?: string, streaming = false): HTMLElement {
   if (b.type === "tool-call") {
     return h("div", { class: `dsh-toolcall ${b.id === focusCall ? "dsh-focus" : ""}`, "data-call-id": b.id },
       h("code", null, `${b.name} · ${b.id} · ${b.arguments}`),
       h("div", { class: "dsh-note" }, "a tool call, not file content"));
   }
   if (b.type === "reasoning") return h("details", { class: "dsh-reasoning" }, h("summary", null, "reasoning"), longText(b.text, "dsh-text"));
-  return longText(b.text, "dsh-text");
+  return longText(b.text, "dsh-text", streaming);
 }
 
-function messageEl(seq: number | null, m: Message, focusCall?: string): HTMLElement {
+function messageEl(seq: number | null, m: Message, focusCall?: string, streaming = false): HTMLElement {
   const label = m.role === "user" && m.source?.kind === "plugin" ? `user (context: ${m.source.plugin ?? "plugin"})` : m.role;
   const head = h("div", { class: "dsh-msg-head" }, h("span", { class: "dsh-msg-role" }, label), seq !== null ? h("span", { class: "dsh-seq" }, `#${seq}`) : null);
   const body: HTMLElement[] = [];
-  if (m.role === "assistant") for (const b of m.content) body.push(blockEl(b, focusCall));
+  if (m.role === "assistant") for (const b of m.content) body.push(blockEl(b, focusCall, streaming));
   else if (m.role === "tool") {
     body.push(h("div", { class: "dsh-muted" }, `toolCallId = ${m.toolCallId}${m.isError ? " · error" : ""}`));
     body.push(longText(m.content.map((b) => b.text).join(""), "dsh-text dsh-pre"));
@@ -63,7 +65,7 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
   const a = d.attempt;
   if (a && a.blocks.length) {
     const blocks: Block[] = a.blocks.map((b) => (b.type === "tool-call" ? { type: "tool-call", id: b.id ?? "?", name: b.name ?? "?", arguments: b.text } : { type: b.type, text: b.text }) as Block);
-    const el = messageEl(null, { role: "assistant", content: blocks }, d.focusCall);
+    const el = messageEl(null, { role: "assistant", content: blocks }, d.focusCall, true);
     el.classList.add("dsh-streaming");
     el.querySelector(".dsh-msg-head")?.append(h("span", { class: "dsh-badge dsh-badge-live" }, "streaming…"));
     list.append(el);

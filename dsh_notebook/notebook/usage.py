@@ -1,0 +1,85 @@
+"""How ``%dsh`` is typed: the help text (``%dsh --help``, ``%dsh?``) and the one input
+transformer the extension installs, so that a prompt may end with a question mark.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .args import FLAGS
+
+SUBCOMMANDS: tuple[tuple[str, str], ...] = (
+    ("stop", "cancel the running turn of the current session (or --session ID)"),
+    ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
+    ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
+    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
+    ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
+)
+
+EXAMPLES = """\
+  %dsh what files are in this workspace?
+  %dsh run the tests; if they fail fix src/math.ts
+  %dsh --new --model deepseek:deepseek-chat explain src/math.ts
+  %dsh --base-url http://localhost:11434/v1 --model qwen2.5 say hi
+  %dsh summarise the columns of {df_name}
+      {name} / {name.attr} insert str() of a notebook variable; {{ and }} are literal braces
+  %dsh --no-interpolate write a dict literal like {"a": 1}
+  %dsh --approve auto --cwd ~/project run the linter
+  %dsh -- show me the README
+      `--` ends the flags: this is a prompt, not the `show` subcommand
+  %%dsh --session s_0123456789ab
+  a multi-line prompt in the cell body, sent to that session
+  h = %dsh --bg refactor src/
+      then: await h  |  h.wait()  |  h.cancel()  |  h.done()  |  h.result  |  h.session_id
+  %dsh --bg --steer also update the README
+      while a turn runs: --steer joins its next step; without it the prompt queues
+  %config DshMagics.model = "deepseek:deepseek-chat"
+      also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream)"""
+
+
+def help_text() -> str:
+    width = max(len(f"{s.name} {s.metavar or ''}") for s in FLAGS) + 2
+    lines = ["%dsh [FLAGS] PROMPT      one prompt; the cell waits and streams the turn",
+             "%%dsh [FLAGS]           the cell body is the prompt", "", "Flags (before the prompt):"]
+    for spec in FLAGS:
+        left = f"{spec.name} {spec.metavar or ''}".rstrip()
+        lines.append(f"  {left.ljust(width)}{spec.help}")
+    lines += ["  --".ljust(width + 2) + "end of flags: everything after it is the prompt", "",
+              "Subcommands (the whole line):"]
+    for usage, text in SUBCOMMANDS:
+        lines.append(f"  %dsh {usage.ljust(width - 5)}{text}")
+    lines += ["", "The cell blocks and streams the turn; its value is a TurnResult (.text, .session_id,",
+              ".turn, .reason, .events, .tool_calls). Interrupt the kernel to cancel the turn (every",
+              "tool call gets a result; the session stays usable). With --approve ask, tools that need",
+              "approval ask on stdin while the cell runs; in --bg mode the widget asks.",
+              "Tools: read, write, edit, bash, glob, grep, and python (runs code in this notebook's",
+              "namespace, on the main thread; approval needed unless the session runs --approve auto).",
+              "Environment: DSH_MODEL, DSH_BASE_URL, DSH_API_KEY (else DEEPSEEK_API_KEY /",
+              "OPENAI_API_KEY), DSH_HOME (default ~/.dsh; logs in $DSH_HOME/sessions).",
+              "", "Examples:", EXAMPLES]
+    return "\n".join(lines)
+
+
+_QUESTION_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<assign>[A-Za-z_][\w.]*\s*=\s*)?%dsh[ \t]+(?P<rest>.*\S)[ \t]*\?[ \t]*$")
+
+
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """An input transformer: ``%dsh what is this?`` is a prompt, not IPython's ``obj?`` help.
+
+    IPython turns any line ending in ``word?`` into a help request (and ``… ?`` into a syntax
+    error) *before* it looks at magics. This rewrites such ``%dsh`` lines to the very call
+    IPython itself would make (``get_ipython().run_line_magic("dsh", line)``), a step earlier.
+    ``%dsh?`` (help on the magic) and ``%%dsh`` cells are left alone.
+    """
+    if lines and lines[0].lstrip().startswith("%%"):
+        return lines
+    out = []
+    for line in lines:
+        m = _QUESTION_LINE.match(line.rstrip("\r\n"))
+        if m is None:
+            out.append(line)
+            continue
+        rest = line.rstrip("\r\n")[len(m.group("indent")) + len(m.group("assign") or "") + len("%dsh"):].strip()
+        ending = line[len(line.rstrip("\r\n")):]
+        out.append(f"{m.group('indent')}{m.group('assign') or ''}get_ipython().run_line_magic('dsh', {rest!r}){ending}")
+    return out

@@ -1,0 +1,263 @@
+"""Widget benchmarks in real JupyterLab + headless Chromium (Debian's /usr/bin/chromium).
+
+1. First render of a saved session: a 10,000-event log (real Session + SessionLog) opened with
+   ``SessionInspector(path)`` and ``LoopWidget(path=...)``: time from the widget's root element
+   appearing to its data on screen (timeline rows / the diagram's current stage). Baseline: the
+   same for a 100-event log, measured in this run.
+2. Chunk-to-DOM latency of a 200 chunks/s stream: a steady adapter (injected into a Host through
+   its ``adapter_factory``) streams text chunks that carry their kernel-side send time; the page
+   records when each becomes visible in the history view (kernel and browser share one clock).
+3. Kernel messages per second during that stream: the widget's batched custom messages, against
+   the uncoalesced baseline (one message per envelope) of the same stream.
+
+    python tests/benchmarks/bench_widget.py [--events 10000] [--rate 200] [--chunks 1200] [--rounds 3]
+
+Targets: first render < 1 s; latency p50 < 100 ms; < 500 kernel msgs/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from dsh_notebook.session.events import (  # noqa: E402
+    AssistantMessageEvent,
+    RequestFrozen,
+    StepEnd,
+    StepStart,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnEndReason,
+    TurnStart,
+    UserMessageEvent,
+)
+from dsh_notebook.session.messages import (  # noqa: E402
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
+)
+from dsh_notebook.session.persistence import SessionLog  # noqa: E402
+from dsh_notebook.session.session import Session  # noqa: E402
+from tests.browser.conftest import (  # noqa: E402
+    CHROME_ARGS,
+    CHROMIUM,
+    Lab,
+    launch_lab,
+    open_notebook,
+    skip_reason,
+    wait_until,
+)
+
+
+def write_log(path: Path, n_events: int) -> Path:
+    """A realistic log: turns of prompt → request → assistant tool call → call → result → request
+    → answer, appended through the real Session (all rules checked) and written by SessionLog."""
+    s = Session(path.stem, cwd="/workspace/demo")
+    log = SessionLog(s, path)
+    turn = 0
+    while len(s) < n_events - 12:
+        turn += 1
+        s.append(TurnStart(turn=turn))
+        s.append(StepStart(turn=turn, step=1))
+        u = s.append(UserMessageEvent(turn=turn, message=user_text(f"turn {turn}: read file_{turn}.txt")))
+        first = s.append(RequestFrozen(turn=turn, step=1, attempt=1, provider="script", model="bench",
+                                       message_seqs=tuple(s.derive_messages().seqs)))
+        cid = f"c{turn}"
+        a = s.append(AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(content=(
+            TextBlock(text="Reading it."), ToolCallBlock(id=cid, name="read", arguments=json.dumps({"file_path": f"file_{turn}.txt"}))))))
+        c = s.append(ToolCall(turn=turn, step=1, call_id=cid, name="read", arguments=json.dumps({"file_path": f"file_{turn}.txt"})))
+        r = s.append(ToolResult(turn=turn, step=1, message=tool_text(cid, f"line {turn}\n" * 20), source_event_seqs=(c.seq,)))
+        s.append(StepEnd(turn=turn, step=1))
+        s.append(StepStart(turn=turn, step=2))
+        s.append(RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
+                               message_seqs=(a.seq, r.seq), base_request_seq=first.seq)
+                 if "base_request_seq" in RequestFrozen.model_fields else
+                 RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
+                               message_seqs=tuple(s.derive_messages().seqs)))
+        s.append(AssistantMessageEvent(turn=turn, step=2, message=AssistantMessage(content=(TextBlock(text=f"File {turn} has 20 lines."),))))
+        s.append(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
+        del u
+    while len(s) < n_events:
+        s.append(StepStart(turn=turn, step=len(s)))
+    log.flush()
+    log.close()
+    return path
+
+
+RENDER_JS = """(sel) => {
+  window.__r = {};
+  const obs = new MutationObserver(() => {
+    const now = performance.now();
+    if (!window.__r.root && document.querySelector(sel.root)) window.__r.root = now;
+    if (!window.__r.data && document.querySelector(sel.data)) { window.__r.data = now; obs.disconnect(); }
+  });
+  obs.observe(document.body, { subtree: true, childList: true, attributes: true });
+}"""
+
+
+def first_render(page: Any, lab: Lab, name: str, code: str, root: str, data: str) -> float:
+    lab.write_notebook(name, code)
+    open_notebook(page, lab, name)
+    page.evaluate(RENDER_JS, {"root": root, "data": data})
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_selector(data, timeout=60_000)
+    r = page.evaluate("() => window.__r")
+    lab.shutdown_sessions()
+    return float(r["data"] - r["root"])
+
+
+STREAM_CELL = """
+import asyncio, time
+from dsh_notebook.config import settings_from_env
+from dsh_notebook.host.host import Host
+from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, TextDelta, UsageChunk
+from dsh_notebook.notebook.link import HostLink
+from dsh_notebook.notebook.widgets import LoopWidget
+from dsh_notebook.session.events import Usage
+from dsh_notebook.session.messages import TextBlock
+
+class Steady:
+    provider = "bench"
+    def __init__(self, n, rate): self.n, self.rate = n, rate
+    async def stream(self, request):
+        yield BlockStart(index=0, block_type="text")
+        parts, t0 = [], time.monotonic()
+        for i in range(self.n):
+            delay = t0 + i / self.rate - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            piece = f"<{time.time() * 1000:.1f}> "
+            parts.append(piece)
+            yield TextDelta(index=0, text=piece)
+        yield BlockEnd(index=0, block=TextBlock(text="".join(parts)))
+        yield UsageChunk(usage=Usage(input_tokens=1, output_tokens=self.n))
+        yield Finish(reason="stop")
+
+host = Host(settings_from_env(), adapter_factory=lambda settings, model, base_url: Steady(CHUNKS, RATE), name="bench-host")
+link = HostLink(host)
+created = link.create_session(model="bench:steady", cwd=".")
+w = LoopWidget(created.session_id, host=host)
+w
+"""
+
+STATS_CELL = """
+import json
+log = list(w.bridge.batcher.sent_log)
+print("DSHSTATS" + json.dumps({"sends": log}))
+"""
+
+LATENCY_JS = """() => {
+  window.__lat = []; window.__seen = new Set();
+  const scan = () => {
+    const now = Date.now();
+    const el = document.querySelector('.dsh-loop .dsh-streaming');
+    if (!el) return;
+    for (const m of el.textContent.matchAll(/<(\\d+\\.\\d)>/g)) {
+      if (window.__seen.has(m[1])) continue;
+      window.__seen.add(m[1]);
+      window.__lat.push([Number(m[1]), now - Number(m[1])]);
+    }
+  };
+  new MutationObserver(scan).observe(document.body, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def stream_round(page: Any, lab: Lab, chunks: int, rate: int, n: int) -> dict[str, Any]:
+    name = f"stream_{n}.ipynb"
+    lab.write_notebook(name, f"CHUNKS, RATE = {chunks}, {rate}\n" + STREAM_CELL, STATS_CELL)
+    open_notebook(page, lab, name)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-cell-and-select-next'); }")
+    page.wait_for_selector(".dsh-loop .dsh-prompt-input", timeout=60_000)
+    wait_until(lambda: "events" in (page.locator(".dsh-loop .dsh-sub").first.text_content() or ""), timeout=30)
+    page.evaluate(LATENCY_JS)
+    page.fill(".dsh-loop .dsh-prompt-input", "stream")
+    page.click(".dsh-loop .dsh-send")
+    wait_until(lambda: "turn 1 completed" in (page.locator(".dsh-loop .dsh-prompt-answer").first.text_content() or ""),
+               timeout=chunks / rate + 60, what="stream finished")
+    lat = page.evaluate("() => window.__lat")
+    stats_cell = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(1)
+    stats_cell.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+Enter")
+    out = stats_cell.locator(".jp-OutputArea")
+    text = wait_until(lambda: (lambda t: t if "DSHSTATS" in t else None)(out.inner_text()), timeout=30)
+    sends = json.loads(text.split("DSHSTATS", 1)[1].strip())["sends"]
+    lab.shutdown_sessions()
+    t_first, t_last = lat[0][0] / 1000, lat[-1][0] / 1000
+    window = [(t, k) for t, k in sends if t_first <= t <= t_last + 0.06]
+    dur = max(1e-3, t_last - t_first)
+    return {
+        "chunks_seen": len(lat),
+        "latencies": [x[1] for x in lat],
+        "msgs_per_s": len(window) / dur,
+        "envelopes_per_s": sum(k for _, k in window) / dur,
+        "duration_s": dur,
+    }
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=10_000)
+    ap.add_argument("--rate", type=int, default=200)
+    ap.add_argument("--chunks", type=int, default=1200)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    reason = skip_reason()
+    if reason:
+        print(f"bench_widget: skipped ({reason})")
+        return 0
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="dsh-bench-widget-") as tmp, launch_lab(Path(tmp)) as lab:
+        big = write_log(lab.root / "big.jsonl", a.events)
+        small = write_log(lab.root / "small.jsonl", 100)
+        print(f"logs: {a.events} events ({big.stat().st_size / 1e6:.1f} MB), 100 events ({small.stat().st_size / 1e3:.0f} kB)")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            imp = "from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector\n"
+            res: dict[str, list[float]] = {k: [] for k in ("insp100", "insp10k", "loop100", "loop10k")}
+            for i in range(a.rounds):
+                res["insp100"].append(first_render(page, lab, f"i100_{i}.ipynb", imp + "SessionInspector('small.jsonl')", ".dsh-inspector", ".dsh-inspector .dsh-row"))
+                res["insp10k"].append(first_render(page, lab, f"i10k_{i}.ipynb", imp + "SessionInspector('big.jsonl')", ".dsh-inspector", ".dsh-inspector .dsh-row"))
+                res["loop100"].append(first_render(page, lab, f"l100_{i}.ipynb", imp + "LoopWidget(path='small.jsonl')", ".dsh-loop", ".dsh-loop .dsh-stage[data-state=current]"))
+                res["loop10k"].append(first_render(page, lab, f"l10k_{i}.ipynb", imp + "LoopWidget(path='big.jsonl')", ".dsh-loop", ".dsh-loop .dsh-stage[data-state=current]"))
+            med = {k: statistics.median(v) for k, v in res.items()}
+            print("\n1. first render of a saved session (widget root on screen → data on screen), median of", a.rounds)
+            print(f"   SessionInspector  100 events: {med['insp100']:7.0f} ms   {a.events} events: {med['insp10k']:7.0f} ms   ratio {med['insp10k'] / med['insp100']:.1f}x")
+            print(f"   LoopWidget        100 events: {med['loop100']:7.0f} ms   {a.events} events: {med['loop10k']:7.0f} ms   ratio {med['loop10k'] / med['loop100']:.1f}x")
+            worst = max(med["insp10k"], med["loop10k"])
+            print(f"   target < 1000 ms: {'PASS' if worst < 1000 else 'FAIL'} ({worst:.0f} ms)")
+
+            rounds = [stream_round(page, lab, a.chunks, a.rate, i) for i in range(max(1, a.rounds - 1))]
+            lats = [x for r in rounds for x in r["latencies"]]
+            msgs = statistics.median(r["msgs_per_s"] for r in rounds)
+            envs = statistics.median(r["envelopes_per_s"] for r in rounds)
+            seen = sum(r["chunks_seen"] for r in rounds)
+            print(f"\n2. chunk-to-DOM latency at {a.rate} chunks/s ({a.chunks} chunks × {len(rounds)} rounds, {seen} seen on screen)")
+            print(f"   p50 {pct(lats, 50):.0f} ms   p95 {pct(lats, 95):.0f} ms   max {max(lats):.0f} ms   target p50 < 100 ms: {'PASS' if pct(lats, 50) < 100 else 'FAIL'}")
+            print(f"\n3. kernel → browser messages during the stream: {msgs:.1f} msgs/s (coalesced, 50 ms)")
+            print(f"   baseline uncoalesced (one message per envelope): {envs:.1f} msgs/s; ratio {envs / max(msgs, 1e-9):.1f}x fewer")
+            print(f"   target < 500 msgs/s: {'PASS' if msgs < 500 else 'FAIL'}")
+            browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
