@@ -34,7 +34,7 @@ def check_lossless(value: Any, path: str = "$") -> None:
             if item == 0.0 and math.copysign(1.0, item) < 0:
                 _fail(where, "negative zero")
             continue
-        if t is dict:
+        if t is dict or t is FrozenDict:
             for k, v in item.items():
                 if type(k) is not str:
                     _fail(where, f"a non-string key {k!r}")
@@ -42,7 +42,7 @@ def check_lossless(value: Any, path: str = "$") -> None:
                     stack.append((k, f"{where} (a key)"))
                 stack.append((v, f"{where}.{k!a}"))
             continue
-        if t is list or t is tuple:
+        if t is list or t is tuple or t is FrozenList:
             stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
             continue
         _fail(where, f"a value of type {t.__name__}")

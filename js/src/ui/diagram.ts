@@ -40,8 +40,8 @@ function value(stage: StageNo, d: DiagramInput): string {
       return t.resultSeq !== undefined && d.stage > 3 ? `${t.name} ran${t.isError ? " (error)" : ""}` : `${t.name}`;
     }
     case 4: return t.resultSeq !== undefined ? `#${t.resultSeq} cites [${t.callSeq ?? "?"}]` : "not yet";
-    case 5: return d.messageCount !== undefined && d.stage >= 5 ? `${d.messageCount} messages` : "derive_messages()";
-    case 6: return t.frozenSeq !== undefined && d.stage >= 6 ? `#${t.frozenSeq} request/frozen` : "adapter.stream()";
+    case 5: return d.messageCount !== undefined && d.stage >= 5 ? `${d.messageCount} messages` : "derive_messages";
+    case 6: return t.frozenSeq !== undefined && d.stage >= 6 ? `#${t.frozenSeq} request/frozen` : "adapter.stream";
   }
 }
 
