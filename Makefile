@@ -38,9 +38,12 @@ lint: setup
 	$(VENV)/bin/mypy
 	cd js && npm run --silent typecheck
 
+# The browser tests run in their own pytest process: Playwright's sync API keeps an asyncio loop
+# running on the main thread for as long as the browser lives, which async tests must not inherit.
 test: setup chromium
 	cd js && npm test --silent
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not browser"
+	$(PY) -m pytest -q -m browser tests/browser
 
 test-fast: setup
 	$(PY) -m pytest -q -m "not kernel and not browser"

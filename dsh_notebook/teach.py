@@ -45,6 +45,7 @@ __all__ = [
     "provenance",
     "request_diff",
     "show",
+    "side_by_side",
 ]
 
 
@@ -69,10 +70,14 @@ def as_data(obj: Any) -> Any:
     return obj
 
 
-def show(obj: Any, *, cut: int = 160, max_lines: int = 60) -> None:
+def show(obj: Any, *, cut: int = 160, max_lines: int = 60, omit: Sequence[str] = ()) -> None:
     """Print ``obj`` as indented JSON; strings longer than ``cut`` and output past
-    ``max_lines`` lines are truncated (with a marker saying how much)."""
-    text = json.dumps(_cut(as_data(obj), cut), indent=2, ensure_ascii=False, default=str)
+    ``max_lines`` lines are truncated (with a marker saying how much). ``omit``: top-level
+    keys left out (e.g. an assistant message's compact ``stream``)."""
+    data = as_data(obj)
+    if omit and isinstance(data, dict):
+        data = {k: v for k, v in data.items() if k not in omit}
+    text = json.dumps(_cut(data, cut), indent=2, ensure_ascii=False, default=str)
     lines = text.splitlines()
     if len(lines) > max_lines:
         lines = lines[:max_lines] + [f"… [{len(lines) - max_lines} more lines]"]
@@ -144,27 +149,50 @@ def first(events: Iterable[AnyEvent], type_: str, **fields: Any) -> Any:
 
 
 def message_line(message: AnyMessage, *, width: int = 90) -> str:
-    """``role: text`` with tool calls as ``name · id · args`` and tool results as ``→ id``."""
+    """``role: text`` on one line (newlines as ⏎), tool calls as ``[name · id · arguments]``,
+    tool results as ``toolCallId=… (error)?``; cut to ``width`` characters."""
     raw = "".join(getattr(b, "text", "") for b in message.content if getattr(b, "type", "") == "text")
-    text = " ".join(raw.split())
+    text = " ⏎ ".join(" ".join(line.split()) for line in raw.strip().splitlines())
     if isinstance(message, AssistantMessage) and message.tool_calls:
         calls = "; ".join(f"{c.name} · {c.id} · {c.arguments}" for c in message.tool_calls)
         text = f"{text} [{calls}]" if text else f"[{calls}]"
     if isinstance(message, ToolMessage):
         flag = " (error)" if message.is_error else ""
         text = f"toolCallId={message.tool_call_id}{flag} {text}"
-    if len(text) > width:
-        text = text[: width - 1] + "…"
-    return f"{message.role}: {text}"
+    line = f"{message.role}: {text}"
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def messages_table(messages: Sequence[AnyMessage], seqs: Sequence[int] | None = None, *, width: int = 90) -> None:
-    """Print the messages one per line, with their surface seq when known."""
+def messages_table(
+    messages: Sequence[AnyMessage],
+    seqs: Sequence[int] | None = None,
+    *,
+    width: int = 90,
+    roles: Sequence[str] | None = None,
+) -> None:
+    """Print the messages one per line, with their surface seq when known; ``roles`` keeps
+    only those roles (seed 000's history view: ``("user", "assistant", "tool")``)."""
     if seqs is None and isinstance(messages, MessageHistory):
         seqs = messages.seqs
     for i, m in enumerate(messages):
+        if roles is not None and m.role not in roles:
+            continue
         seq = f"{seqs[i]:>4}" if seqs is not None and i < len(seqs) and seqs[i] >= 0 else "   -"
         print(f"{i:>2}  seq {seq}  {message_line(m, width=width)}")
+
+
+def side_by_side(
+    before: Sequence[AnyMessage], after: Sequence[AnyMessage], *, width: int = 44, titles: tuple[str, str] = ("before", "after")
+) -> None:
+    """Print two message lists in two columns, one message per line (each cut to ``width``)."""
+    left = [f"{i:>2} {message_line(m, width=width - 3)}" for i, m in enumerate(before)]
+    right = [f"{i:>2} {message_line(m, width=width - 3)}" for i, m in enumerate(after)]
+    print(f"{titles[0]:<{width}} | {titles[1]}")
+    print(f"{'-' * width}-+-{'-' * width}")
+    for k in range(max(len(left), len(right))):
+        a = left[k] if k < len(left) else ""
+        b = right[k] if k < len(right) else ""
+        print(f"{a:<{width}} | {b}")
 
 
 def history_at(events: Sequence[AnyEvent], seq: int, *, session_id: str = "s_history") -> MessageHistory:

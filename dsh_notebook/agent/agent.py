@@ -25,11 +25,8 @@ from typing import Any, Literal
 
 from ..context import HarnessContext
 from ..errors import ModelError, UserError
-from ..models.base import ModelAdapter, ModelRequest
+from ..models.base import ModelAdapter
 from ..session.events import (
-    AssistantAttempt,
-    AssistantMessageEvent,
-    ErrorInfo,
     LlmRetry,
     StepEnd,
     StepStart,
@@ -47,8 +44,8 @@ from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping,
 from .inbox import Inbox, Target
 from .projections import RuntimeContextProjection, SystemPromptProjection
 from .prompt import PromptAssembly, PromptEnv, collect_assembly
-from .request import PreparedCall, RequestBuilder, prepare_request
-from .stream import StreamAttempt
+from .request import RequestBuilder, prepare_request
+from .stream import run_attempt
 
 log = logging.getLogger(__name__)
 Status = Literal["idle", "running"]
@@ -313,7 +310,9 @@ class Agent:
                 on_entered=self.runtime_context.committed,
             )
             try:
-                event, stream = await self._attempt(prepared, request, turn, step, attempt)
+                event, stream = await run_attempt(
+                    self.session, prepared, request, turn=turn, step=step, attempt=attempt, live=self.live
+                )
                 break
             except ModelError as exc:
                 if not exc.retryable or attempt > self.max_retries:
@@ -333,35 +332,6 @@ class Agent:
         for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
             self.inbox.inject(message)
         return COMPLETED if batch.concluded else None
-
-    async def _attempt(
-        self, prepared: PreparedCall, request: ModelRequest, turn: int, step: int, attempt: int
-    ) -> tuple[AssistantMessageEvent, StreamAttempt]:
-        stream = StreamAttempt(f"{self.session.id}/{turn}.{step}.{attempt}", live=self.live)
-        stream.start(turn=turn, step=step, started_after_seq=self.session.last_seq)
-        try:
-            async for chunk in prepared.adapter.stream(request):
-                stream.feed(chunk)
-        except BaseException as exc:
-            record = stream.stream_record() or None
-            partial = stream.interrupted_message(prepared.provider, prepared.model)
-            if isinstance(exc, asyncio.CancelledError) and partial is not None:
-                failed: AssistantMessageEvent | AssistantAttempt = self.session.append(
-                    AssistantMessageEvent(turn=turn, step=step, message=partial, usage=stream.usage,
-                                          interrupted=True, stream=record))
-            else:
-                info = (ErrorInfo(code="CANCELLED", message="the request was cancelled")
-                        if isinstance(exc, asyncio.CancelledError) else error_info(exc))
-                failed = self.session.append(
-                    AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record))
-            stream.end(failed.type, failed.seq)
-            raise
-        message = stream.message(prepared.provider, prepared.model)
-        event = self.session.append(
-            AssistantMessageEvent(turn=turn, step=step, message=message, usage=stream.usage,
-                                  stream=stream.stream_record() or None))
-        stream.end(event.type, event.seq)
-        return event, stream
 
     # -- helpers ------------------------------------------------------------------------------
     def _retry_delay(self, exc: ModelError, attempt: int) -> int:

@@ -6,10 +6,12 @@ are ignored; delta-only streams are tolerated; a missing ``finish`` means ``stop
 ``max-tokens`` tool-call blocks are dropped), packs consecutive deltas of one block into timed
 :class:`~dsh_notebook.session.events.StreamRun` records (``assistant/message.stream``), and
 emits the live ``assistant-stream`` frames: ``start``, one ``chunk`` per chunk, ``end``.
+:func:`run_attempt` drives one attempt through it and commits the outcome to the Session.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -19,14 +21,16 @@ from ..models.base import (
     BlockStart,
     Finish,
     FinishReason,
+    ModelRequest,
     ReasoningDelta,
     StreamChunk,
     TextDelta,
     ToolCallDelta,
     UsageChunk,
+    assemble_block,
     chunk_to_dict,
 )
-from ..session.events import StreamRun, Usage
+from ..session.events import AssistantAttempt, AssistantMessageEvent, ErrorInfo, StreamRun, Usage
 from ..session.messages import (
     AssistantBlock,
     AssistantMessage,
@@ -34,7 +38,9 @@ from ..session.messages import (
     TextBlock,
     ToolCallBlock,
 )
-from ..session.session import now_ms
+from ..session.session import Session, now_ms
+from .hooks import error_info
+from .request import PreparedCall
 
 Live = Callable[[dict[str, Any]], None]
 
@@ -50,14 +56,9 @@ class _Block:
     def build(self) -> AssistantBlock | None:
         if self.final is not None:
             return self.final
-        text = "".join(self.parts)
-        if self.kind == "text":
-            return TextBlock(text=text)
-        if self.kind == "reasoning":
-            return ReasoningBlock(text=text)
-        if self.id is None or self.name is None:
+        if self.kind == "tool-call" and (self.id is None or self.name is None):
             return None  # a tool call that never got its id or name cannot be answered
-        return ToolCallBlock(id=self.id, name=self.name, arguments=text)
+        return assemble_block(self.kind, self.parts, call_id=self.id or "", name=self.name or "")
 
 
 class StreamAttempt:
@@ -171,3 +172,44 @@ class StreamAttempt:
         if not any(isinstance(b, TextBlock) for b in blocks):
             return None
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
+
+
+async def run_attempt(
+    session: Session,
+    prepared: PreparedCall,
+    request: ModelRequest,
+    *,
+    turn: int,
+    step: int,
+    attempt: int,
+    live: Live | None = None,
+) -> tuple[AssistantMessageEvent, StreamAttempt]:
+    """Stream one request attempt and commit its outcome: the ``assistant/message`` (returned
+    with its :class:`StreamAttempt`), or, when the stream fails or is cancelled, an
+    ``assistant/attempt`` error record (or the interrupted visible prefix on cancellation)
+    before the exception propagates."""
+    stream = StreamAttempt(f"{session.id}/{turn}.{step}.{attempt}", live=live)
+    stream.start(turn=turn, step=step, started_after_seq=session.last_seq)
+    try:
+        async for chunk in prepared.adapter.stream(request):
+            stream.feed(chunk)
+    except BaseException as exc:
+        record = stream.stream_record() or None
+        partial = stream.interrupted_message(prepared.provider, prepared.model)
+        if isinstance(exc, asyncio.CancelledError) and partial is not None:
+            failed: AssistantMessageEvent | AssistantAttempt = session.append(
+                AssistantMessageEvent(turn=turn, step=step, message=partial, usage=stream.usage,
+                                      interrupted=True, stream=record))
+        else:
+            info = (ErrorInfo(code="CANCELLED", message="the request was cancelled")
+                    if isinstance(exc, asyncio.CancelledError) else error_info(exc))
+            failed = session.append(
+                AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record))
+        stream.end(failed.type, failed.seq)
+        raise
+    message = stream.message(prepared.provider, prepared.model)
+    event = session.append(
+        AssistantMessageEvent(turn=turn, step=step, message=message, usage=stream.usage,
+                              stream=stream.stream_record() or None))
+    stream.end(event.type, event.seq)
+    return event, stream

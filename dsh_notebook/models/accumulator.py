@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import ModelError
 from ..session.events import Usage
-from ..session.messages import AssistantBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from ..session.messages import AssistantBlock
 from .base import (
     BlockEnd,
     BlockStart,
@@ -40,6 +40,7 @@ from .base import (
     TextDelta,
     ToolCallDelta,
     UsageChunk,
+    assemble_block,
 )
 
 
@@ -117,12 +118,7 @@ class _Block:
     name: str | None = None
 
     def finished(self) -> AssistantBlock:
-        text = "".join(self.parts)
-        if self.kind == "text":
-            return TextBlock(text=text)
-        if self.kind == "reasoning":
-            return ReasoningBlock(text=text)
-        return ToolCallBlock(id=self.id or "", name=self.name or "", arguments=text)
+        return assemble_block(self.kind, self.parts, call_id=self.id or "", name=self.name or "")
 
 
 _FINISH: dict[str, FinishReason] = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..session.events import ToolSchema, Usage
-from ..session.messages import AnyMessage, AssistantBlock
+from ..session.messages import AnyMessage, AssistantBlock, ReasoningBlock, TextBlock, ToolCallBlock
 
 BlockType = Literal["text", "reasoning", "tool-call"]
 FinishReason = Literal["stop", "tool-calls", "max-tokens"]
@@ -88,6 +88,16 @@ def chunk_to_dict(chunk: StreamChunk) -> dict[str, Any]:
         if value is not None:
             out["argumentsDelta" if name == "arguments_delta" else "blockType" if name == "block_type" else name] = value
     return out
+
+
+def assemble_block(kind: BlockType, parts: Sequence[str], *, call_id: str = "", name: str = "") -> AssistantBlock:
+    """The block one stream index built: its deltas joined (a tool call's are its arguments)."""
+    text = "".join(parts)
+    if kind == "text":
+        return TextBlock(text=text)
+    if kind == "reasoning":
+        return ReasoningBlock(text=text)
+    return ToolCallBlock(id=call_id, name=name, arguments=text)
 
 
 @dataclass(frozen=True)

@@ -75,9 +75,11 @@ class TurnRun:
             events = self.tracker.feed(item)
             finished = self.tracker.done and not self._future.done()
             visible = self._visible(item, events, was_done)
-        self.approvals.note(item, events)
         if self.view is not None and visible is not False:
             self._items.put(("item", (item, visible)))
+        # after the put: once the main thread sees an approval waiting, the item that announced it
+        # is already queued, so the view can show the call before ``input()`` blocks
+        self.approvals.note(item, events)
         if finished:
             self._future.set_result(self.tracker.result())
             self._close()
@@ -243,7 +245,12 @@ class TurnRun:
             if self.view is not None:
                 self.view.add_note(text)
 
-        self.approvals.ask(ask, answer, before=sink.flush if sink else lambda: None, no_stdin=no_stdin)
+        def before() -> None:  # render what is queued (the call, "waiting for approval") first
+            self._pump_rest()
+            if sink is not None:
+                sink.flush()
+
+        self.approvals.ask(ask, answer, before=before, no_stdin=no_stdin)
 
 
 def _stdin_input(prompt: str) -> str:

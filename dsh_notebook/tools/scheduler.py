@@ -79,14 +79,19 @@ class ToolBatch:
             if not safe:
                 return
 
-    def start(self, i: int, *, exclusive: bool) -> None:
-        """Append the call's ``tool/call`` (stage 02) and launch its pipeline."""
+    def _append_call(self, i: int) -> ToolCallBlock:
+        """Append call ``i``'s ``tool/call`` (stage 02) and keep its seq; it is now started."""
         call = self.calls[i]
         event = self.session.append(
             ToolCall(turn=self.turn, step=self.step, call_id=call.id, name=call.name, arguments=call.arguments)
         )
         self.call_seqs[i] = event.seq
         self.next = i + 1
+        return call
+
+    def start(self, i: int, *, exclusive: bool) -> None:
+        """Append the call's ``tool/call`` (stage 02) and launch its pipeline."""
+        self._append_call(i)
         self.exclusive_running = exclusive
         task = asyncio.ensure_future(self._run(i))
         self.running[task] = i
@@ -188,12 +193,8 @@ class ToolBatch:
             self.commit_ready()
 
     def start_synthetic(self, i: int) -> None:
-        call = self.calls[i]
-        event = self.session.append(
-            ToolCall(turn=self.turn, step=self.step, call_id=call.id, name=call.name, arguments=call.arguments)
-        )
-        self.call_seqs[i] = event.seq
-        self.next = i + 1
+        """A call never started: its ``tool/call`` now, answered ``ABORTED_BEFORE_DISPATCH``."""
+        call = self._append_call(i)
         self.slots[i] = self.runtime.aborted(call, started=False)
 
 

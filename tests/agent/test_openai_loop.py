@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-
-import pytest
 
 from dsh_notebook.agent.agent import Agent
 from dsh_notebook.demo import copy_demo_workspace
@@ -18,28 +15,15 @@ from tests.support.fake_openai import FakeOpenAIServer, error_reply, text_reply,
 from .fakes import sleep_tool
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-async def adapter(server: FakeOpenAIServer) -> AsyncIterator[OpenAICompatAdapter]:
-    model = OpenAICompatAdapter("openai", server.base_url, server.api_key or "x", timeout=10)
-    yield model
-    await model.aclose()
-
-
 def make(adapter: OpenAICompatAdapter, cwd: str, registry: ToolRegistry) -> Agent:
     session = Session("s_http", cwd=cwd)
     return Agent(session, adapter_for=lambda _m: adapter, model="openai:fake-model", tools=registry,
                  retry_base_ms=1)
 
 
-async def test_full_loop_with_retry_parallel_calls_and_quirks(server: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:
+async def test_full_loop_with_retry_parallel_calls_and_quirks(fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:
     ws = copy_demo_workspace()
-    server.enqueue(
+    fake_openai.enqueue(
         error_reply(503, "overloaded"),
         tool_call_reply([("call_a", "read", '{"file_path":"README.md"}'), ("call_b", "read", '{"file_path":"package.json"}')],
                         text="Reading both.", quirks=["index-zero", "repeat-ids"]),
@@ -55,15 +39,15 @@ async def test_full_loop_with_retry_parallel_calls_and_quirks(server: FakeOpenAI
     results = [e for e in s.events if isinstance(e, ToolResult)]
     assert [r.message.tool_call_id for r in results] == ["call_a", "call_b"]
     assert "demo-math" in results[0].message.text and '"test"' in results[1].message.text
-    assert [r.status for r in server.requests] == [503, 200, 200]  # every request passed validation
-    last = server.requests[-1].messages
+    assert [r.status for r in fake_openai.requests] == [503, 200, 200]  # every request passed validation
+    last = fake_openai.requests[-1].messages
     assert [m["role"] for m in last] == ["system", "user", "user", "assistant", "tool", "tool"]
     assert last[3]["content"] == "Reading both." and [c["id"] for c in last[3]["tool_calls"]] == ["call_a", "call_b"]
 
 
-async def test_after_cancel_mid_batch_the_next_request_is_valid(server: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:
+async def test_after_cancel_mid_batch_the_next_request_is_valid(fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:
     started = asyncio.Event()
-    server.enqueue(
+    fake_openai.enqueue(
         tool_call_reply([("k1", "sleep", '{"seconds": 30}'), ("k2", "sleep", '{"seconds": 30}')]),
         text_reply("ok, stopped"),
     )
@@ -76,6 +60,6 @@ async def test_after_cancel_mid_batch_the_next_request_is_valid(server: FakeOpen
     await agent.wait_idle()
     ends = [e.reason.kind for e in agent.session.events if isinstance(e, TurnEnd)]
     assert ends == ["aborted", "completed"]
-    assert [r.status for r in server.requests] == [200, 200]
-    tools = [m for m in server.requests[-1].messages if m["role"] == "tool"]
+    assert [r.status for r in fake_openai.requests] == [200, 200]
+    tools = [m for m in fake_openai.requests[-1].messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tools] == ["k1", "k2"]

@@ -19,12 +19,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo, run as a script
 
 from dsh_notebook.session import (  # noqa: E402
     AssistantMessage,
@@ -50,6 +48,7 @@ from dsh_notebook.session.events import (  # noqa: E402
     Usage,
     UserMessageEvent,
 )
+from tests.benchmarks._common import REPO, cpu_and_wall  # noqa: E402
 
 
 def workload(session: Session) -> Iterator[AnyEvent]:
@@ -98,12 +97,13 @@ def cost_per_event(history: int, window: int, repeats: int, tmp: Path) -> tuple[
     log.flush()
     best_cpu = best_wall = float("inf")
     for _ in range(repeats):
-        c0, t0 = time.process_time(), time.perf_counter()
+        c0, t0 = cpu_and_wall()
         for _ in range(window):
             session.append(next(events))
             repairer.repair(session.derive_messages())
-        best_cpu = min(best_cpu, (time.process_time() - c0) / window)
-        best_wall = min(best_wall, (time.perf_counter() - t0) / window)
+        c1, t1 = cpu_and_wall()
+        best_cpu = min(best_cpu, (c1 - c0) / window)
+        best_wall = min(best_wall, (t1 - t0) / window)
         log.flush()
     log.close()
     return best_cpu * 1e6, best_wall * 1e6
@@ -120,20 +120,17 @@ def make_log(home: Path, n: int) -> None:
 
 
 RESUME = """
-import resource, sys, time
+import sys
 sys.path.insert(0, {repo!r})
 from dsh_notebook.session import SessionStore
-def hwm():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+from tests.benchmarks._common import cpu_and_wall, peak_rss_mb, vm_hwm_mb
 n, wall, cpu = 0, 0.0, 0.0
 if {do!r}:
-    c0, t0 = time.process_time(), time.perf_counter()
+    c0, t0 = cpu_and_wall()
     s = SessionStore({home!r}).resume("s_big")
-    wall, cpu, n = time.perf_counter() - t0, time.process_time() - c0, len(s)
-print(wall, cpu, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, hwm())
+    c1, t1 = cpu_and_wall()
+    wall, cpu, n = t1 - t0, c1 - c0, len(s)
+print(wall, cpu, n, peak_rss_mb(), vm_hwm_mb())
 """
 
 

@@ -49,6 +49,7 @@ from dsh_notebook.session.messages import (  # noqa: E402
 )
 from dsh_notebook.session.persistence import SessionLog  # noqa: E402
 from dsh_notebook.session.session import Session  # noqa: E402
+from tests.benchmarks._common import percentile  # noqa: E402
 from tests.browser.conftest import (  # noqa: E402
     CHROME_ARGS,
     CHROMIUM,
@@ -206,11 +207,6 @@ def stream_round(page: Any, lab: Lab, chunks: int, rate: int, n: int) -> dict[st
     }
 
 
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000)
@@ -251,7 +247,7 @@ def main() -> int:
             envs = statistics.median(r["envelopes_per_s"] for r in rounds)
             seen = sum(r["chunks_seen"] for r in rounds)
             print(f"\n2. chunk-to-DOM latency at {a.rate} chunks/s ({a.chunks} chunks × {len(rounds)} rounds, {seen} seen on screen)")
-            print(f"   p50 {pct(lats, 50):.0f} ms   p95 {pct(lats, 95):.0f} ms   max {max(lats):.0f} ms   target p50 < 100 ms: {'PASS' if pct(lats, 50) < 100 else 'FAIL'}")
+            print(f"   p50 {percentile(lats, 50):.0f} ms   p95 {percentile(lats, 95):.0f} ms   max {max(lats):.0f} ms   target p50 < 100 ms: {'PASS' if percentile(lats, 50) < 100 else 'FAIL'}")
             print(f"\n3. kernel → browser messages during the stream: {msgs:.1f} msgs/s (coalesced, 50 ms)")
             print(f"   baseline uncoalesced (one message per envelope): {envs:.1f} msgs/s; ratio {envs / max(msgs, 1e-9):.1f}x fewer")
             print(f"   target < 500 msgs/s: {'PASS' if msgs < 500 else 'FAIL'}")

@@ -64,9 +64,19 @@ class Lab:
         return name
 
 
+SERVER_FLAGS = {
+    "lab": ("jupyterlab", ["--LabApp.extension_manager=readonly", "--LabApp.news_url=None",
+                           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                           "--LabApp.expose_app_in_browser=True"]),
+    # Notebook 7 (``jupyter notebook``): the same front-end settings dir, its own app flags
+    "notebook": ("notebook", ["--JupyterNotebookApp.expose_app_in_browser=True"]),
+}
+
+
 @contextlib.contextmanager
-def launch_lab(base: Path) -> Iterator[Lab]:
-    """Start an isolated JupyterLab under ``base`` (root, state, DSH_HOME); stop it on exit."""
+def launch_server(base: Path, app: str = "lab") -> Iterator[Lab]:
+    """Start an isolated JupyterLab (``app="lab"``) or Notebook 7 (``app="notebook"``) under
+    ``base`` (root, state, DSH_HOME); stop it on exit."""
     root, state, home = base / "root", base / "state", base / "dsh_home"
     root.mkdir(parents=True, exist_ok=True)
     settings = state / "settings" / "@jupyterlab"
@@ -83,14 +93,12 @@ def launch_lab(base: Path) -> Iterator[Lab]:
                JUPYTERLAB_SETTINGS_DIR=str(state / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"),
                IPYTHONDIR=str(state / "ipython"), JUPYTER_PLATFORM_DIRS="1", DSH_HOME=str(home),
                PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    module, flags = SERVER_FLAGS[app]
     port = _free_port()
-    with open(base / "jupyterlab.log", "w") as log:
+    with open(base / f"{app}.log", "w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root",
-             "--LabApp.extension_manager=readonly", "--LabApp.news_url=None",
-             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-             "--LabApp.expose_app_in_browser=True"],
+            [sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root", *flags],
             env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}"
@@ -101,7 +109,7 @@ def launch_lab(base: Path) -> Iterator[Lab]:
                     break
                 except OSError:
                     if proc.poll() is not None or time.time() > deadline:
-                        raise RuntimeError(f"JupyterLab did not start; see {base / 'jupyterlab.log'}") from None
+                        raise RuntimeError(f"jupyter {app} did not start; see {base / f'{app}.log'}") from None
                     time.sleep(0.25)
             yield Lab(url, root, TOKEN, home)
         finally:
@@ -110,6 +118,10 @@ def launch_lab(base: Path) -> Iterator[Lab]:
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def launch_lab(base: Path) -> contextlib.AbstractContextManager[Lab]:
+    return launch_server(base, "lab")
 
 
 def skip_reason() -> str | None:
@@ -130,7 +142,21 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="session")
-def browser(lab: Lab) -> Iterator[Any]:
+def nb7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """A Notebook 7 server (``jupyter notebook``), isolated like ``lab``."""
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    pytest.importorskip("notebook", minversion="7", reason="Notebook 7 not installed (pip install 'notebook>=7')")
+    with launch_server(tmp_path_factory.mktemp("nb7"), "notebook") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -139,8 +165,7 @@ def browser(lab: Lab) -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture
-def page(browser: Any, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Any]:
+def _page(browser: Any, server: Lab, request: pytest.FixtureRequest) -> Iterator[Any]:
     ARTIFACTS.mkdir(exist_ok=True)
     pg = browser.new_page(viewport={"width": 1280, "height": 1500})
     errors: list[str] = []
@@ -151,7 +176,19 @@ def page(browser: Any, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Any
     if rep is not None and rep.failed:
         pg.screenshot(path=str(ARTIFACTS / f"failure-{request.node.name}.png"))
     pg.close()
-    lab.shutdown_sessions()
+    server.shutdown_sessions()
+
+
+@pytest.fixture
+def page(browser: Any, lab: Lab, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A page on the JupyterLab server; its kernels are shut down afterwards."""
+    yield from _page(browser, lab, request)
+
+
+@pytest.fixture
+def nb7_page(browser: Any, nb7: Lab, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A page on the Notebook 7 server; its kernels are shut down afterwards."""
+    yield from _page(browser, nb7, request)
 
 
 @pytest.hookimpl(hookwrapper=True)

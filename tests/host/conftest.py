@@ -1,30 +1,7 @@
+"""Fixtures for the host tests (shared with ``tests/client``; defined in ``fixtures.py``)."""
+
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from tests.host.fixtures import client, host, models
 
-import pytest
-
-from dsh_notebook.client.dsh_client import DshClient
-from dsh_notebook.host.host import Host
-
-from .support import Models, make_host
-
-
-@pytest.fixture
-def models() -> Models:
-    return Models(pace=0.0)
-
-
-@pytest.fixture
-def host(tmp_path: Path, models: Models) -> Iterator[Host]:
-    h = make_host(tmp_path / "home", models=models)
-    yield h
-    h.shutdown()
-
-
-@pytest.fixture
-def client(host: Host) -> Iterator[DshClient]:
-    c = DshClient(host)
-    yield c
-    c.close()
+__all__ = ["client", "host", "models"]

@@ -1,26 +1,8 @@
-"""Fixtures for the model adapter tests: the loopback OpenAI-compatible server and helpers."""
+"""Fixtures for the model adapter tests: the loopback OpenAI-compatible server and an adapter
+on it (defined in ``tests/support/openai_fixtures.py``, shared with the agent tests)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from tests.support.openai_fixtures import adapter, fake_openai
 
-import pytest
-
-from dsh_notebook.models.openai_compat import OpenAICompatAdapter
-from tests.support.fake_openai import FakeOpenAIServer
-
-
-@pytest.fixture
-def fake_openai() -> Iterator[FakeOpenAIServer]:
-    """A running loopback OpenAI-compatible server (one per test)."""
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture
-async def adapter(fake_openai: FakeOpenAIServer) -> AsyncIterator[OpenAICompatAdapter]:
-    """An ``OpenAICompatAdapter`` on the real ``openai`` SDK, talking to ``fake_openai``."""
-    model = OpenAICompatAdapter("openai", fake_openai.base_url, fake_openai.api_key or "x", timeout=10)
-    yield model
-    await model.aclose()
-
+__all__ = ["adapter", "fake_openai"]

@@ -1,0 +1,141 @@
+"""The four walkthrough notebooks execute headless on a real kernel (nbclient) without errors,
+are committed without outputs, and show what they teach (checked on their real outputs)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from dsh_notebook.notebook.walkthrough import execute_notebook, notebooks_in
+
+pytestmark = pytest.mark.kernel
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+NAMES = [
+    "01-tool-feedback-loop.ipynb",
+    "02-from-prompt-to-tools.ipynb",
+    "03-streaming-and-pairing.ipynb",
+    "04-inspect-a-session.ipynb",
+]
+_KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Each notebook executed once (fresh kernel, cwd = notebooks/, an isolated DSH_HOME)."""
+    out = tmp_path_factory.mktemp("executed")
+    results: dict[str, Any] = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DSH_HOME", str(tmp_path_factory.mktemp("dsh_home")))
+        for name in _KEY_VARS:
+            mp.delenv(name, raising=False)
+        for name in NAMES:
+            try:
+                results[name] = nbformat.read(execute_notebook(NOTEBOOKS / name, out, timeout=240), as_version=4)
+            except Exception as exc:  # reported by the test of that notebook
+                results[name] = exc
+    yield results
+
+
+def run(executed: dict[str, Any], name: str) -> Any:
+    nb = executed[name]
+    if isinstance(nb, Exception):
+        pytest.fail(f"{name} failed to execute: {type(nb).__name__}: {str(nb)[-3000:]}")
+    return nb
+
+
+def text_of(nb: Any) -> str:
+    """Every text output of every cell (stdout, text/plain, text/markdown, text/html)."""
+    parts: list[str] = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", ()):
+            if output.get("output_type") == "stream":
+                parts.append(output.get("text", ""))
+            data = output.get("data") or {}
+            for mime in ("text/plain", "text/markdown", "text/html"):
+                if mime in data:
+                    parts.append(data[mime] if isinstance(data[mime], str) else "".join(data[mime]))
+    return "\n".join(parts)
+
+
+def test_the_walkthrough_executor_finds_the_four_notebooks() -> None:
+    assert [p.name for p in notebooks_in(NOTEBOOKS)] == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_without_outputs(name: str) -> None:
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(not c.outputs and c.execution_count is None for c in code)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_executes_without_errors(executed: dict[str, Any], name: str) -> None:
+    nb = run(executed, name)
+    errors = [o for c in nb.cells for o in c.get("outputs", ()) if o.get("output_type") == "error"]
+    assert errors == []
+    stderr = [o["text"] for c in nb.cells for o in c.get("outputs", ()) if o.get("name") == "stderr"]
+    assert not any("Traceback" in t for t in stderr)
+    assert all(c.execution_count is not None for c in nb.cells if c.cell_type == "code")
+
+
+def test_01_shows_the_six_stages_on_a_real_run(executed: dict[str, Any]) -> None:
+    out = text_of(run(executed, NAMES[0]))
+    assert "completed · session s_" in out  # the %dsh TurnResult
+    assert "call id c1 · tool read" in out
+    assert "cites the tool/call: True" in out
+    for phase in ("prepare  start", "policy   allow", "execute  done", "result   done"):
+        assert phase in out  # stage 03's live frames
+    assert "added by the result: [" in out
+    assert "the derived history at that moment has the same seqs: True" in out
+    assert '"tool_call_id": "c1"' in out and "demo-math" in out
+    assert "deepseek:deepseek-chat" not in out or "--base-url" in out  # the real-model section is not executed
+
+
+def test_02_follows_the_prompt_to_the_tools_and_back(executed: dict[str, Any]) -> None:
+    out = text_of(run(executed, NAMES[1]))
+    assert "2 of 6 tests failed" in out and "[exit code: 1]" in out  # the real failing run
+    assert "all 6 tests passed" in out and "[exit code: 0]" in out  # the real passing run
+    assert "the tests pass now" in out  # the final answer
+    assert "Receipt(accepted=True" in out and '"rpcId": "rpc_' in out
+    assert "verdict: ok" in out and "dispatched to: sessionController.prompt" in out
+    assert "UNKNOWN_METHOD" in out and "BAD_ENVELOPE" in out
+    assert "agent.followup → next-turn" in out and '"resolver": "live"' in out
+    assert "mode 0o600" in out and "pending 0" in out
+    assert '"state": "delivered"' in out
+    assert "True duplicate · queued: False" in out
+    assert "('steering', 'req_steer')" in out and "('queued', 'req_queue')" in out
+    assert "req_steer            entered as user/message" in out and "· turn 1 step" in out
+    assert "req_queue            entered as user/message" in out and "· turn 2 step 1" in out
+
+
+def test_03_streaming_errors_interruptions_and_repair(executed: dict[str, Any]) -> None:
+    out = text_of(run(executed, NAMES[2]))
+    assert "['block-end', 'block-end', 'block-end', 'usage', 'finish']" in out
+    assert "joined parts == the text: True" in out
+    assert "error=DENIED" in out
+    for code in ("OUTSIDE_WORKSPACE", "NO_MATCH", "UNKNOWN_TOOL", "INVALID_JSON"):
+        assert f"error={code}" in out
+    assert "progress text in the log: False" in out
+    assert "error=CANCELLED" in out and "error=ABORTED_BEFORE_DISPATCH" in out and "reason=aborted cause=user" in out
+    assert "error=TOOL_OUTCOME_UNKNOWN" in out and "error=TOOL_NOT_STARTED" in out and "reason=interrupted" in out
+    assert "s_crashed00001 resumed from its log" in out
+    assert "tool: toolCallId=c2 (error) Error: no result" in out  # the synthetic result, side by side
+    for kind in ("synthetic-result", "dropped-orphan", "dropped-duplicate", "renamed-duplicate-call", "stripped-leading-orphan"):
+        assert f"'kind': '{kind}'" in out
+    assert "strict → UNPAIRED_TOOL_CALLS" in out
+    assert "the log still holds the orphan c9: True" in out
+
+
+def test_04_inspects_diffs_and_resumes(executed: dict[str, Any]) -> None:
+    out = text_of(run(executed, NAMES[3]))
+    assert "exit code: 0" in out and "read-only: True" in out
+    assert "c1: assistant/message" in out and "ProvenanceError BAD_PROVENANCE" in out
+    assert "adds 9 assistant/message, 11 tool/result; drops nothing" in out
+    assert "resumed from its log" in out and "reason=resume" in out
+    assert "The tests already pass" in out
