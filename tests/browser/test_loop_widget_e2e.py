@@ -119,8 +119,19 @@ def test_deny_answers_the_call_with_a_denied_result(lab: Lab, page: Any) -> None
     assert clicks == 1
     page.wait_for_timeout(2500)
     scrub_to_first_call(page)
-    page.locator('.dsh-loop .dsh-stage[data-stage="4"]').first.click()
-    assert "DENIED" in (page.locator(".dsh-loop .dsh-explain").first.text_content() or "")
+    # the widget re-renders on animation frames (the scrub's render may replace the card being
+    # clicked): click stage 04 until its explanation shows
+    explain = page.locator(".dsh-loop .dsh-explain").first
+
+    def at_stage4() -> bool:
+        if (explain.text_content() or "").startswith("04"):
+            return True
+        page.locator('.dsh-loop .dsh-stage[data-stage="4"]').first.click()
+        page.wait_for_timeout(100)
+        return (explain.text_content() or "").startswith("04")
+
+    wait_until(at_stage4, timeout=10, what="stage 04 explained")
+    assert "DENIED" in (explain.text_content() or "")
     page.locator('.dsh-loop .dsh-tab[data-view="payloads"]').first.click()
     card = page.locator('.dsh-loop .dsh-card[data-type="tool/result"]').first
     assert "DENIED" in (card.text_content() or "")
