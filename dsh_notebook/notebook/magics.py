@@ -92,6 +92,9 @@ class DshMagics(CommandsMixin, Magics):
             if args.command == "help":
                 print(help_text())
                 return None
+            if args.target and not args.no_interpolate:  # `%dsh resume {sid}` / `%dsh show {sid}`
+                namespaces = [ns for ns in (local_ns, self.shell.user_ns if self.shell else None) if ns is not None]
+                args.target = interpolate(args.target, namespaces)
             return getattr(self, f"cmd_{args.command}")(args)
         except DshError as exc:
             raise DshMagicError(exc) from None

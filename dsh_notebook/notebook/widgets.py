@@ -66,6 +66,12 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     error = traitlets.Unicode("").tag(sync=True)
     create_args = traitlets.Dict().tag(sync=True)
 
+    def __repr__(self) -> str:
+        """Cheap and readable where no widget can render (text output, headless runs)."""
+        target = self.session_id or (str(self.log_path) if getattr(self, "log_path", None) else "a new session")
+        return (f"<{type(self).__name__} of {target}: the widget renders in JupyterLab, Notebook 7 "
+                "or VS Code; `%dsh show --no-widget` prints the events as text>")
+
     def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
                  host: Any = None, interval: float = 0.05, **kwargs: Any) -> None:
         super().__init__(**kwargs)

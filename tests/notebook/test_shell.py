@@ -105,7 +105,8 @@ def test_resume_after_a_host_restart_continues_the_session(shell: Any, capsys: p
     Host.get().shutdown()  # as if the kernel restarted: only the log remains
     magics = magics_of(shell)
     magics.current_session = None
-    assert shell.run_cell(f"%dsh resume {first.session_id}").error_in_exec is None
+    shell.user_ns["sid"] = first.session_id
+    assert shell.run_cell("%dsh resume {sid}").error_in_exec is None  # subcommand targets interpolate too
     assert "resumed from its log" in capsys.readouterr().out
     again = shell.run_cell("%dsh hello after resume").result
     assert again.session_id == first.session_id and again.turn == 2 and again.ok

@@ -199,3 +199,13 @@ def test_malformed_custom_messages_are_ignored(host: Any) -> None:
 def test_missing_bundle_renders_a_clear_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(widgets, "STATIC", tmp_path)
     assert "missing" in str(widgets._esm()) and "make widget" in str(widgets._esm())
+
+
+def test_repr_is_cheap_text_naming_the_session_or_log(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
+
+    missing = tmp_path / "s_missing.jsonl"
+    inspector = SessionInspector(str(missing))
+    text = repr(inspector)
+    assert text.startswith("<SessionInspector of s_missing") and "%dsh show" in text
+    assert repr(LoopWidget()).startswith("<LoopWidget of a new session")
