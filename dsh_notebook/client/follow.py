@@ -53,8 +53,10 @@ class TurnOutcome:
 
     def describe_reason(self) -> str:
         r = self.reason
-        detail = r.get("cause") or (r.get("error") or {}).get("message") or ""
-        return f"{r.get('kind')}{': ' + detail if detail else ''}"
+        error = r.get("error") or {}
+        detail = r.get("cause") or error.get("message") or ""
+        code = f" [{error['code']}]" if error.get("code") else ""
+        return f"{r.get('kind')}{code}{': ' + detail if detail else ''}"
 
 
 class FollowHandle:

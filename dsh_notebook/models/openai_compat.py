@@ -204,7 +204,8 @@ def map_status_error(exc: openai.APIStatusError, *, model: str, base_url: str | 
     code = (exc.code or "").lower()
     where = f"(HTTP {status}): {detail}"
     if status in (401, 403):
-        return ModelError(f"the provider refused the API key {where}. Set {key_env} (or DSH_API_KEY) "
+        hint = key_env if key_env == "DSH_API_KEY" else f"{key_env} (or DSH_API_KEY)"
+        return ModelError(f"the provider refused the API key {where}. Set {hint} "
                           "to a valid key.", code="AUTH", status=status)
     if status == 404 or code == "model_not_found":
         return ModelError(f"model {model!r} is not available at {base_url} {where}. Check the model "

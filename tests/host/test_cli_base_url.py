@@ -1,0 +1,53 @@
+"""``python -m dsh_notebook run --base-url`` in a real subprocess against the loopback
+OpenAI-compatible server: the real ``openai`` SDK, real HTTP/SSE, a real ``read`` tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dsh_notebook.demo import copy_demo_workspace
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.fake_openai_chunks import text_reply, tool_call_reply
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": FakeOpenAIServer.api_key or ""}
+    return subprocess.run([sys.executable, "-m", "dsh_notebook", "run", *args], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+
+
+def test_run_against_a_base_url_completes_a_tool_turn(tmp_path: Path) -> None:
+    workspace = copy_demo_workspace(tmp_path / "ws")
+    readme_head = (workspace / "README.md").read_text().splitlines()[0]
+    with FakeOpenAIServer() as server:
+        server.enqueue(
+            tool_call_reply([("call_1", "read", json.dumps({"file_path": "README.md"}))], text="Reading it."),
+            text_reply("The README describes a tiny TypeScript project."),
+        )
+        done = _run_cli("--model", "fake-model", "--base-url", server.base_url, "--cwd", str(workspace),
+                        "read README.md and summarise", home=tmp_path / "home")
+        requests = list(server.requests)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "The README describes a tiny TypeScript project."
+    assert lines[-1].startswith("session: s_") and " log: " in lines[-1]
+    assert [r.status for r in requests] == [200, 200]  # both requests passed the strict validation
+    second = requests[1].messages
+    assert [m["role"] for m in second[-2:]] == ["assistant", "tool"]
+    assert second[-2]["tool_calls"][0]["id"] == "call_1" and second[-1]["tool_call_id"] == "call_1"
+    assert readme_head in second[-1]["content"]  # the real file content reached the model
+    assert FakeOpenAIServer.api_key not in done.stdout + done.stderr
+
+
+def test_run_reports_a_coded_error_and_exits_non_zero_when_the_server_refuses(tmp_path: Path) -> None:
+    with FakeOpenAIServer(api_key="sk-the-right-key-0123456789") as server:
+        done = _run_cli("--model", "fake-model", "--base-url", server.base_url, "--cwd", str(tmp_path),
+                        "hello", home=tmp_path / "home")
+    assert done.returncode != 0
+    assert "AUTH" in done.stderr and "sk-the-right-key" not in done.stderr + done.stdout
