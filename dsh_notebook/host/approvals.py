@@ -34,6 +34,7 @@ class PendingApprovals:
         self._waiting: dict[str, _Waiting] = {}
         self.on_change = on_change
         self.decided: list[tuple[str, ApprovalDecision]] = []  # for learners: what was answered
+        self._by: dict[str, str] = {}  # call id → the client that answered
         self.closed = False  # no client can answer any more: every ask is ``cancelled``
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -48,12 +49,17 @@ class PendingApprovals:
             self._waiting.pop(request.call_id, None)
             self._changed()
 
-    def answer(self, call_id: str, decision: ApprovalDecision) -> None:
+    def answered_by(self, call_id: str) -> str:
+        """The caller that answered ``call_id`` (``host`` when the host itself cancelled it)."""
+        return f"{self.name}:{self._by.pop(call_id)}" if call_id in self._by else self.name
+
+    def answer(self, call_id: str, decision: ApprovalDecision, *, by: str = "client") -> None:
         """Resolve the wait of ``call_id``; ``UNKNOWN_APPROVAL`` when nothing waits for it."""
         waiting = self._waiting.get(call_id)
         if waiting is None or waiting.future.done():
             raise HostError(f"no approval is pending for call {call_id!r}", code="UNKNOWN_APPROVAL")
         self.decided.append((call_id, decision))
+        self._by[call_id] = by
         waiting.future.set_result(decision)
 
     def pending(self) -> list[PendingApproval]:

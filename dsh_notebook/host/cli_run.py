@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from ..client.dsh_client import DshClient
 from ..client.model import ClientSessionModel
+from ..client.summary import summarize_result
 from ..config import settings_from_env
 from .host import Host
 
@@ -45,10 +46,7 @@ class ProgressPrinter:
             elif event.get("type") == "tool/result":
                 message = event.get("message") or {}
                 text = "".join(b.get("text", "") for b in message.get("content", ()))
-                lines = text.strip().splitlines()
-                first = lines[0][:120] if lines else ""
-                if len(lines) > 1 and lines[-1].startswith("[exit code:"):
-                    first = f"{lines[-1]} {first}"
+                first = summarize_result(text, width=120)
                 mark = "✗" if message.get("isError") else "✓"
                 self.out.write(f"  {mark} {first}\n")
         self.out.flush()

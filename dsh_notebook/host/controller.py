@@ -104,7 +104,7 @@ class SessionController:
 
     async def approve(self, args: ApproveArgs, inv: GatewayInvocation) -> Decided:
         live = self._live(args.session_id)
-        live.approvals.answer(args.call_id, args.decision)
+        live.approvals.answer(args.call_id, args.decision, by=inv.caller)
         return Decided(session_id=live.id, call_id=args.call_id, decision=args.decision)
 
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:

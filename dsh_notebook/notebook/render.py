@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..client.summary import summarize_result
 from ..session.events import (
     AnyEvent,
     ApprovalAsked,
@@ -25,6 +26,8 @@ from ..session.events import (
     TurnEnd,
 )
 from .result import parse_event
+
+__all__ = ["format_arguments", "summarize_result"]
 
 
 @dataclass
@@ -76,17 +79,6 @@ class Sink(Protocol):
     def retract(self, seg: TextSeg) -> None: ...
     def tick(self) -> None: ...
     def flush(self) -> None: ...
-
-
-def summarize_result(text: str, *, width: int = 100) -> str:
-    lines = text.strip().splitlines()
-    if not lines:
-        return "(empty)"
-    first = lines[0].strip()
-    if len(first) > width:
-        first = first[: width - 1] + "…"
-    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-    return first + more
 
 
 def format_arguments(arguments: str, *, width: int = 100) -> str:

@@ -95,6 +95,8 @@ def test_approvals_in_ask_mode_wait_for_session_approve(client: DshClient, model
     assert not (tmp_path / "ws" / "x.txt").exists()
     types = [e["type"] for e in handle.model.events]
     assert types.count("approval/asked") == 2 and types.count("approval/decided") == 2
+    decided = [(e["callId"], e["decision"], e["by"]) for e in handle.model.events if e["type"] == "approval/decided"]
+    assert decided == [("t1", "allow", "host:client"), ("t2", "deny", "host:client")]  # who answered
     with pytest.raises(HostError) as err:
         client.approve(sid, "t1", "allow")
     assert err.value.code == "UNKNOWN_APPROVAL"
