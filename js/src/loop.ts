@@ -149,9 +149,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
     const frozenSeqs = call?.frozenSeq !== undefined && pos.stage >= 6 ? resolveMessageSeqs(events, call.frozenSeq) : [];
+    // stage 05's count is that of the history the next request froze (request/frozen.messageSeqs),
+    // the same number in live and replay mode; before it is frozen, what derive_messages() gives now
     const derived = deriveMessages(events, pos.seq);
+    const messageCount = call?.frozenSeq !== undefined ? resolveMessageSeqs(events, call.frozenSeq).length : derived.length;
     replace(diagram, renderDiagram({
-      call, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount: derived.length,
+      call, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount,
       frozenCount: frozenSeqs.length, streaming: Boolean(s.fold.attempt),
     }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: (v) => { view = v; render.schedule(); } }));
 
