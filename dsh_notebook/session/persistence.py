@@ -44,12 +44,16 @@ def share_fields_sets(event: Any) -> None:
     models are frozen and pydantic copies the set before changing it (``model_copy``), so
     sharing is safe — and it takes a third off the memory of a resumed session.
     """
-    message = getattr(event, "message", None)
-    for obj in (event,) if message is None else (event, message):
-        fs = obj.__pydantic_fields_set__
+    message = event.__dict__.get("message")  # not getattr: pydantic's __getattr__ miss is slow
+    fs = event.__pydantic_fields_set__
+    shared = _FIELD_SETS.setdefault(frozenset(fs), fs)
+    if shared is not fs:
+        object.__setattr__(event, "__pydantic_fields_set__", shared)
+    if message is not None:
+        fs = message.__pydantic_fields_set__
         shared = _FIELD_SETS.setdefault(frozenset(fs), fs)
         if shared is not fs:
-            object.__setattr__(obj, "__pydantic_fields_set__", shared)
+            object.__setattr__(message, "__pydantic_fields_set__", shared)
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -170,7 +174,8 @@ def _parse_events(
         cut = data.find(b"\n", min(pos + CHUNK_BYTES, stop), stop)
         cut = stop if cut < 0 else cut
         try:
-            chunk = _ListAdapter.validate_json(b"[" + data[pos:cut].replace(b"\n", b",") + b"]")
+            joined = b"[" + data[pos:cut].replace(b"\n", b",") + b"]"
+            chunk = _ListAdapter.validate_json(joined, by_alias=True, by_name=False)  # the wire names
         except ValueError:
             _locate_corrupt(path)
             raise LogFormatError(f"{path}: the log is not valid JSON lines", code="LOG_CORRUPT") from None

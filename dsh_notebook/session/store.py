@@ -12,6 +12,7 @@ facts (``first_live_seq`` points right after the seed).
 
 from __future__ import annotations
 
+import gc
 import json
 import secrets
 import threading
@@ -162,13 +163,19 @@ class SessionStore:
                     f"{loaded.path}: header id {loaded.id!r} is not {session_id!r}",
                     code="LOG_HEADER",
                 )
-            session = Session.restore(
-                session_id,
-                loaded.events,
-                cwd=str(loaded.header.get("cwd") or ""),
-                created_at=loaded.header.get("createdAt"),
-                mark_seed=False,
-            )
+            was_enabled = gc.isenabled()
+            gc.disable()  # ~100k long-lived objects and no garbage: skip the gen-2 rescans
+            try:
+                session = Session.restore(
+                    session_id,
+                    loaded.events,
+                    cwd=str(loaded.header.get("cwd") or ""),
+                    created_at=loaded.header.get("createdAt"),
+                    mark_seed=False,
+                )
+            finally:
+                if was_enabled:
+                    gc.enable()
             close_interrupted_turn(session)
             session.mark_seed()
             self._attach(session, SessionLog.reopen(session, loaded))
