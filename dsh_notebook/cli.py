@@ -8,6 +8,7 @@ speaks the wire envelopes on stdin/stdout.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .errors import DshError
@@ -63,4 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `show ... | head`: the reader left; stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return 141
     return 2

@@ -2,8 +2,9 @@
 
 ``DSH_MODEL`` (default ``script:auto``), ``DSH_BASE_URL``, ``DSH_API_KEY`` (else the provider's
 usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default ``~/.dsh``;
-session logs under ``$DSH_HOME/sessions/``). The key is never printed: :meth:`Settings.describe`
-shows it only as set / not set.
+session logs under ``$DSH_HOME/sessions/``), ``DSH_TIMEOUT`` (seconds a model request waits for
+the server's next bytes before the attempt fails ``CONNECTION``; default 120). The key is never
+printed: :meth:`Settings.describe` shows it only as set / not set.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from .errors import UserError, register_secret
 
 DEFAULT_MODEL = "script:auto"
+DEFAULT_TIMEOUT_S = 120.0
 PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
 PROVIDER_BASE_URL = {
     "deepseek": "https://api.deepseek.com",
@@ -44,6 +46,7 @@ class Settings:
     api_key: str | None = field(default=None, repr=False)
     home: Path = field(default_factory=lambda: Path("~/.dsh").expanduser())
     explicit_model: bool = False
+    timeout: float = DEFAULT_TIMEOUT_S  # per model-request read/write timeout, seconds
 
     @property
     def sessions_dir(self) -> Path:
@@ -101,4 +104,18 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         api_key=key,
         home=home,
         explicit_model=bool(env.get("DSH_MODEL")),
+        timeout=_timeout(env.get("DSH_TIMEOUT")),
     )
+
+
+def _timeout(raw: str | None) -> float:
+    """``DSH_TIMEOUT`` in seconds (unset or blank: the default)."""
+    if not raw or not raw.strip():
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise UserError(f"DSH_TIMEOUT must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
+    return value

@@ -42,6 +42,7 @@ _SDK_OPTIONS = frozenset({
     "presence_penalty", "frequency_penalty", "reasoning_effort", "tool_choice",
     "parallel_tool_calls", "response_format", "user", "logit_bias",
 })
+CONNECT_TIMEOUT_S = 10.0
 _OVERFLOW = re.compile(
     r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long|"
     r"input is too long|reduce the length",
@@ -68,7 +69,9 @@ class OpenAICompatAdapter:
         self.base_url = base_url
         self.send_reasoning = send_reasoning
         self.key_env = key_env or PROVIDER_KEY_ENV.get(provider, "DSH_API_KEY")
-        options: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+        options: dict[str, Any] = {}
+        if timeout is not None:  # between bytes; connecting gives up sooner (the SDK's default is 5 s)
+            options["timeout"] = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S))
         self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client, **options
         )

@@ -87,5 +87,5 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
     from .openai_compat import OpenAICompatAdapter
 
     return OpenAICompatAdapter(
-        provider, url, key, send_reasoning=is_deepseek(provider, url), key_env=env
+        provider, url, key, send_reasoning=is_deepseek(provider, url), key_env=env, timeout=settings.timeout
     )

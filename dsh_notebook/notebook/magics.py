@@ -140,8 +140,7 @@ class DshMagics(CommandsMixin, Magics):
             if creation:
                 flags = ", ".join("--" + f.replace("_", "-") for f in sorted(creation))
                 raise UserError(f"{flags} apply to new sessions; drop them or use --new instead of --session", code="BAD_FLAG")
-            self.current_session = args.session
-            return args.session
+            return args.session  # becomes the current one once a prompt to it is accepted
         current = self.sessions.get(self.current_session or "")
         if args.new or self.current_session is None or (creation and not self._matches(current, args)):
             return self.create_session(args)
@@ -185,6 +184,7 @@ class DshMagics(CommandsMixin, Magics):
         mode = "steer" if args.steer else "queue"
         if args.bg:
             run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner).start()
+            self.current_session = session_id
             self.runs[session_id] = run
             if not args.no_widget:
                 self.display_widget(session_id)
@@ -193,6 +193,7 @@ class DshMagics(CommandsMixin, Magics):
         sink = self._sink(view)
         view.sink = sink
         run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, view=view).start()
+        self.current_session = session_id
         self.runs[session_id] = run
         result = run.wait()
         self.last = result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +17,9 @@ from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": FakeOpenAIServer.api_key or ""}
+def _run_cli(*args: str, home: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": FakeOpenAIServer.api_key or "",
+           **(extra_env or {})}
     return subprocess.run([sys.executable, "-m", "dsh_notebook", "run", *args], capture_output=True,
                           text=True, env=env, timeout=120, check=False)
 
@@ -51,3 +53,23 @@ def test_run_reports_a_coded_error_and_exits_non_zero_when_the_server_refuses(tm
                         "hello", home=tmp_path / "home")
     assert done.returncode != 0
     assert "AUTH" in done.stderr and "sk-the-right-key" not in done.stderr + done.stdout
+
+
+def test_run_against_a_server_that_never_answers_ends_with_a_coded_timeout(tmp_path: Path) -> None:
+    """A server that accepts and never answers: each attempt times out (DSH_TIMEOUT), the turn
+    ends with a coded error, no traceback, no key; the session then takes another prompt."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        home = tmp_path / "home"
+        done = _run_cli("--model", "fake-model", "--base-url", f"http://127.0.0.1:{port}/v1", "--cwd",
+                        str(tmp_path), "hello", home=home, extra_env={"DSH_TIMEOUT": "0.2"})
+    assert done.returncode == 1, done.stderr
+    assert "error [CONNECTION]" in done.stderr and "timed out" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (FakeOpenAIServer.api_key or "") not in done.stdout + done.stderr
+    session_id = done.stdout.strip().splitlines()[-1].split()[1]
+    again = _run_cli("--session", session_id, "--model", "script:auto", "hi", home=home)
+    assert again.returncode == 0, again.stderr
+    assert f"session: {session_id} " in again.stdout

@@ -52,6 +52,22 @@ def test_a_provider_key_is_never_sent_to_another_base_url(monkeypatch: pytest.Mo
     assert isinstance(adapter, OpenAICompatAdapter) and adapter.base_url == "http://127.0.0.1:8000/v1"
 
 
+def test_routed_requests_have_a_bounded_timeout_set_by_dsh_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the SDK's own default waits 600 s for each silent read: a hung server held a turn for ~40 min
+    adapter = resolve_adapter(settings_from_env(), "qwen2.5", base_url="http://127.0.0.1:8000/v1")
+    assert isinstance(adapter, OpenAICompatAdapter)
+    assert adapter._client.timeout.read == 120.0 and adapter._client.timeout.connect == 10.0
+    monkeypatch.setenv("DSH_TIMEOUT", "2.5")
+    adapter = resolve_adapter(settings_from_env(), "qwen2.5", base_url="http://127.0.0.1:8000/v1")
+    assert isinstance(adapter, OpenAICompatAdapter)
+    assert adapter._client.timeout.read == 2.5 and adapter._client.timeout.connect == 2.5
+    for bad in ("abc", "0", "-1", "nan", "inf"):
+        monkeypatch.setenv("DSH_TIMEOUT", bad)
+        with pytest.raises(UserError) as info:
+            settings_from_env()
+        assert info.value.code == "BAD_CONFIG" and "DSH_TIMEOUT" in info.value.message
+
+
 def test_an_unknown_provider_without_base_url_is_a_clear_user_error() -> None:
     with pytest.raises(UserError) as info:
         resolve_adapter(Settings(), "ollama:llama3")

@@ -138,6 +138,15 @@ def test_session_flag_and_creation_flags(shell: Any) -> None:
     assert switched.session_id not in (first.session_id, other.session_id)
 
 
+def test_a_failed_session_flag_does_not_replace_the_current_session(shell: Any) -> None:
+    first = shell.run_cell("%dsh hello").result
+    bad = shell.run_cell("%dsh --session s_000000000000 hi").error_in_exec
+    assert isinstance(bad, DshMagicError) and bad.error.code == "UNKNOWN_SESSION"
+    after = shell.run_cell("%dsh hello again").result  # still goes to the session that exists
+    assert isinstance(after, TurnResult) and after.session_id == first.session_id and after.turn == 2
+    assert magics_of(shell).current_session == first.session_id
+
+
 def test_bg_returns_a_handle_that_waits(shell: Any) -> None:
     handle = shell.run_cell("%dsh --bg --no-widget read README.md and summarise").result
     assert isinstance(handle, TurnRun) and handle.session_id.startswith("s_")

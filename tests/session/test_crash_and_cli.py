@@ -128,3 +128,20 @@ def test_show_errors_are_coded_with_exit_2(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "LOG_VERSION" in bad.stderr and bad.stdout == ""
     empty = run_cli("sessions", home=tmp_path / "nothing")
     assert empty.returncode == 0 and "no saved sessions" in empty.stdout
+
+
+def test_show_into_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
+    """`show --messages LOG | head -1`: the reader leaves early; no traceback on stderr."""
+    store = SessionStore(tmp_path)
+    s = store.create("/ws")
+    for turn in range(1, 40):
+        tool_turn(s, turn, [f"c{turn}"], prompt="x" * 2000)
+    store.flush(s.id)
+    for args in (("show", s.id, "--messages"), ("show", s.id)):
+        proc = subprocess.Popen([PYTHON, "-m", "dsh_notebook", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=subprocess_env(DSH_HOME=str(tmp_path)))
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # like `head` exiting before the writer writes
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 141, err
+        assert "Traceback" not in err and "BrokenPipe" not in err, err
