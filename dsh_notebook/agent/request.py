@@ -82,7 +82,7 @@ class RequestBuilder:
         self.session = session
         self.flush = flush
         self.repairer = PairingRepairer()
-        self._header: tuple[dict[str, Any], tuple[ToolSchema, ...]] | None = None
+        self._header: tuple[dict[str, Any], tuple[ToolSchema, ...], str | None] | None = None
         self._resumed = any(isinstance(e, RequestHeader) for e in reversed(session.events))
         self._prev: tuple[MessageHistory, int, int] | None = None  # (history, its length, frozen seq)
         history = session.derive_messages()
@@ -116,15 +116,20 @@ class RequestBuilder:
 
     def _log_header(self, prepared: PreparedCall, tools: tuple[ToolSchema, ...]) -> None:
         config = prepared.header_config()
+        # where the requests go is part of the header: a resumed session must not silently
+        # switch endpoints (and send its history and a key somewhere else)
+        endpoint = getattr(prepared.adapter, "base_url", None)
         if self._header is not None:
-            old_config, old_tools = self._header
-            if old_config == config and (old_tools is tools or old_tools == tools):
+            old_config, old_tools, old_endpoint = self._header
+            if old_config == config and old_endpoint == endpoint and (old_tools is tools or old_tools == tools):
                 return
             reason = "change"
         else:
             reason = "resume" if self._resumed else "initial"
-        self.session.append(RequestHeader(reason=reason, config=config, tools=tools))  # type: ignore[arg-type]
-        self._header = (config, tools)
+        self.session.append(
+            RequestHeader(reason=reason, config=config, tools=tools, endpoint=endpoint)  # type: ignore[arg-type]
+        )
+        self._header = (config, tools, endpoint)
 
     def build_request(
         self,

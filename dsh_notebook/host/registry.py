@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..agent.agent import Agent
-from ..config import Settings
+from ..config import PROVIDER_BASE_URL, Settings, parse_model_id
 from ..context import HarnessContext
 from ..errors import DshError, HostError
 from ..models.base import ModelAdapter
 from ..models.routing import resolve_adapter
-from ..session.events import InboxSpliced, RequestFrozen, UserMessageEvent
+from ..session.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
 from ..session.session import Session
 from ..session.store import SessionStore
 from ..tools.base import ApprovalMode, Approver, AutoApprover, DenyApprover
@@ -80,6 +80,15 @@ def model_from_log(session: Session) -> str | None:
     return None
 
 
+def endpoint_from_log(session: Session) -> str | None:
+    """The custom base URL the session's requests last went to (``None`` for a provider's own)."""
+    for event in reversed(session.events):
+        if isinstance(event, RequestHeader):
+            provider = str(event.config.get("provider", ""))
+            return None if event.endpoint == PROVIDER_BASE_URL.get(provider) else event.endpoint
+    return None
+
+
 class AgentRegistry:
     """Live agents by session id, and the resolver that makes a saved session live."""
 
@@ -128,7 +137,10 @@ class AgentRegistry:
             try:
                 self.resumes_started += 1
                 session = await asyncio.to_thread(self.store.resume, session_id)
-                model = model or model_from_log(session) or self.settings.model
+                logged_model = model_from_log(session)
+                if base_url is None and (model is None or (logged_model is not None and parse_model_id(model) == parse_model_id(logged_model))):
+                    base_url = endpoint_from_log(session)  # keep talking to the same endpoint
+                model = model or logged_model or self.settings.model
                 live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed")
                 pending.set_result(live)
             except BaseException as exc:

@@ -179,6 +179,7 @@ class RequestHeader(Envelope):
     reason: Literal["initial", "resume", "change"]
     config: dict[str, JsonValue]
     tools: tuple[ToolSchema, ...] = ()
+    endpoint: str | None = None  # the OpenAI-compatible base URL the requests went to, if any
 
 
 class RequestFrozen(Envelope):

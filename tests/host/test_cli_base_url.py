@@ -73,3 +73,26 @@ def test_run_against_a_server_that_never_answers_ends_with_a_coded_timeout(tmp_p
     again = _run_cli("--session", session_id, "--model", "script:auto", "hi", home=home)
     assert again.returncode == 0, again.stderr
     assert f"session: {session_id} " in again.stdout
+
+
+def test_a_resumed_session_keeps_talking_to_its_endpoint(tmp_path: Path) -> None:
+    """`run --session ID` without --base-url in a new process: the log's request/header names the
+    endpoint, so the conversation (and a key) never goes to the provider's public host instead."""
+    home = tmp_path / "home"
+    with FakeOpenAIServer() as server:
+        server.enqueue(text_reply("first answer"), text_reply("second answer"))
+        first = _run_cli("--model", "fake-model", "--base-url", server.base_url, "--cwd", str(tmp_path),
+                         "hello", home=home)
+        assert first.returncode == 0, first.stderr
+        session_id = first.stdout.strip().splitlines()[-1].split()[1]
+        again = _run_cli("--session", session_id, "hello again", home=home)
+        requests = list(server.requests)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("second answer")
+    assert len(requests) == 2  # both turns went to the loopback endpoint
+    texts = [(m["role"], m["content"]) for m in requests[1].messages]
+    assert ("assistant", "first answer") in texts and ("user", "hello again") in texts
+    log = (home / "sessions" / f"{session_id}.jsonl").read_text().splitlines()
+    headers = [json.loads(line) for line in log if '"request/header"' in line]
+    assert [h["reason"] for h in headers] == ["initial", "resume"]
+    assert {h["endpoint"] for h in headers} == {server.base_url}

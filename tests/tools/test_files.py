@@ -57,6 +57,9 @@ async def test_read_errors(make_runtime: MakeRuntime, ws: Path) -> None:
     assert code is None and "empty" in text
     text, code = await run(make_runtime, "read", file_path="short.txt", offset=0)
     assert code == "INVALID_ARGS" and "offset" in text
+    for tool, extra in (("read", {}), ("write", {"content": "x"}), ("edit", {"old_string": "a", "new_string": "b"})):
+        text, code = await run(make_runtime, tool, file_path="", **extra)
+        assert code == "INVALID_ARGS" and "file_path" in text, (tool, text)
 
 
 async def test_write_creates_parents_and_reports(make_runtime: MakeRuntime, ws: Path) -> None:

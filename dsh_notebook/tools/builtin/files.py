@@ -28,18 +28,18 @@ class _Args(BaseModel):
 
 
 class ReadArgs(_Args):
-    file_path: str = Field(description="Path of the file, relative to the workspace.")
+    file_path: str = Field(min_length=1, description="Path of the file, relative to the workspace.")
     offset: int | None = Field(None, ge=1, description="1-based line number to start at.")
     limit: int | None = Field(None, ge=1, description=f"Lines to read (default {MAX_LINES}).")
 
 
 class WriteArgs(_Args):
-    file_path: str = Field(description="Path of the file, relative to the workspace.")
+    file_path: str = Field(min_length=1, description="Path of the file, relative to the workspace.")
     content: str = Field(description="The complete new content of the file.")
 
 
 class EditArgs(_Args):
-    file_path: str = Field(description="Path of the file, relative to the workspace.")
+    file_path: str = Field(min_length=1, description="Path of the file, relative to the workspace.")
     old_string: str = Field(min_length=1, description="Exact text to replace.")
     new_string: str = Field(description="Text to put in its place.")
     replace_all: bool = Field(False, description="Replace every occurrence, not just one.")
