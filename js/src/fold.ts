@@ -17,8 +17,16 @@ export interface LiveAttempt {
   outcome?: { kind: "committed"; seq?: number } | { kind: "abandoned" };
   lastChunkTime?: number;
 }
-export interface ToolPhase { phase: string; status: string; detail?: unknown; time?: number }
-export interface ToolRuntimeState { callId: string; name: string; phases: ToolPhase[]; waiting: boolean }
+/** `seq`: the durable event a phase was re-derived from (absent on live frames). */
+export interface ToolPhase { phase: string; status: string; detail?: unknown; time?: number; seq?: number }
+/** `derived`: set when the phases were re-derived from the log (model/runtime-log.ts), not live. */
+export interface ToolRuntimeState {
+  callId: string;
+  name: string;
+  phases: ToolPhase[];
+  waiting: boolean;
+  derived?: { callSeq: number; resultSeq?: number; elapsedMs?: number };
+}
 
 export interface Submission { requestId: string; text?: string; mode?: string; state: "pending" | "accepted" | "delivered" | "rejected"; rpcId?: string; seq?: number; turn?: number; error?: { code: string; message: string } }
 

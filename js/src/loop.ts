@@ -4,6 +4,7 @@ import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
 import { Player } from "./model/playback";
 import { ProvenanceIndex } from "./model/provenance";
+import { runtimeView } from "./model/runtime-log";
 import { CallTracer, playbackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
 import { payloadCards, stageNote } from "./model/cards";
 import { newRequestId } from "./remote";
@@ -139,7 +140,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     player.setSteps(playbackSteps(traces, events));
     const pos = position(traces);
     const call = pos.call;
-    const rt = call ? s.fold.toolRuntime.get(call.callId) : undefined;
+    // live tool-runtime frames when there are any, else the phases re-derived from the log
+    // through the shown position (replay, reload, a follow that began after the call)
+    const rt = runtimeView(call ? s.fold.toolRuntime.get(call.callId) : undefined, events, call, pos.seq);
     const hdr = s.fold.header;
     replace(header,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
@@ -165,7 +168,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       replace(explain,
         h("div", { class: "dsh-explain-title" }, `0${pos.stage} · ${STAGES[pos.stage - 1].title} — ${ex.title}`),
         h("div", { class: "dsh-explain-text" }, ex.text),
-        pos.stage === 3 ? renderPhases(rt, call.approvalSeqs.length > 0) : null,
+        pos.stage === 3 || (pos.stage === 4 && rt?.derived) ? renderPhases(rt, call.approvalSeqs.length > 0) : null,
         waiting.length ? approvalBar(call) : null);
     } else {
       replace(explain, h("div", { class: "dsh-explain-title" }, "From one tool call to the next request"),

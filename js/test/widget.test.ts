@@ -137,6 +137,28 @@ describe("LoopWidget in the DOM", () => {
     expect(cancel?.payload?.args).toEqual({ sessionId: "s_a" });
   });
 
+  it("replay of a saved log: stage 03 re-derives the runtime phases from tool/call → tool/result", async () => {
+    const events = readmeRun().flatMap((it) => (it.type === "snapshot" ? it.events : it.type === "event" ? [it.event] : []));
+    const items: FollowItem[] = [{ type: "snapshot", sessionId: "s_saved", cursor: events.length - 1, events }];
+    const model = new FakeModel({ kind: "loop", session_id: "s_saved", readonly: true, error: "", create_args: {} }, items);
+    const el = mount(model);
+    await waitFor(() => currentStage(el) === "1");
+    const fwd = () => (el.querySelector(".dsh-forward") as HTMLElement).click();
+    fwd(); fwd();
+    await waitFor(() => currentStage(el) === "3");
+    const phases = el.querySelector(".dsh-phases") as HTMLElement;
+    expect(phases.getAttribute("data-origin")).toBe("log");
+    // only what the log has reached at this position: the tool/call
+    expect(phases.querySelector('[data-phase="prepare"]')?.textContent).toBe("prepare · start");
+    expect(phases.querySelector('[data-phase="result"]')?.className).toContain("dsh-phase-todo");
+    expect(phases.querySelector(".dsh-phase-origin")?.textContent).toBe("from the log · tool/call #10 → tool/result not reached yet");
+    fwd();
+    await waitFor(() => currentStage(el) === "4");
+    const done = el.querySelector(".dsh-phases") as HTMLElement;
+    expect([...done.querySelectorAll(".dsh-phase")].map((c) => c.textContent)).toEqual(["prepare · done", "policy · allow", "execute · done", "result · done"]);
+    expect(done.querySelector(".dsh-phase-origin")?.textContent).toBe("from the log · tool/call #10 → tool/result #11 · 1 ms");
+  });
+
   it("a broken log shows its error, not a blank widget", async () => {
     const model = new FakeModel({ kind: "loop", session_id: "broken", readonly: true, error: "LOG_HEADER: line 1 is not a session header", create_args: {} }, []);
     const el = mount(model);

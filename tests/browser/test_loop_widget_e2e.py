@@ -206,8 +206,25 @@ def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
     shot(page, "inspector-request-diff", ".dsh-inspector")
     insp.locator('.dsh-tab[data-detail="messages"]').click()
     assert insp.locator(".dsh-detail .dsh-msg").count() >= 3
-    # the replay widget: play walks the six stages with the recorded timing
+    # the replay widget: no live frames in a saved log, so stage 03 re-derives the runtime
+    # phases from tool/call → tool/result, revealed by the playback position
     loop = page.locator(".dsh-loop").first
+    loop.locator(".dsh-forward").click()
+    loop.locator(".dsh-forward").click()
+    wait_until(lambda: loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage") == "3",
+               timeout=10, what="replay at stage 3")
+    phases = loop.locator('.dsh-phases[data-origin="log"]')
+    assert phases.locator('.dsh-phase-derived[data-phase="prepare"]').text_content() == "prepare · start"
+    assert "tool/result not reached yet" in (phases.locator(".dsh-phase-origin").text_content() or "")
+    shot(page, "replay-stage3-derived-phases", ".dsh-loop")
+    loop.locator(".dsh-forward").click()
+    wait_until(lambda: loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage") == "4",
+               timeout=10, what="replay at stage 4")
+    assert loop.locator('.dsh-phases[data-origin="log"] .dsh-phase-derived').count() == 4
+    origin = loop.locator(".dsh-phase-origin").text_content() or ""
+    assert origin.startswith("from the log · tool/call #") and origin.endswith(" ms"), origin
+    shot(page, "replay-stage4-derived-phases", ".dsh-loop")
+    # play walks the six stages with the recorded timing
     loop.locator(".dsh-play").click()
     wait_until(lambda: loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage") == "6",
                timeout=30, what="replay reached stage 6")

@@ -169,6 +169,11 @@ export function playbackSteps(traces: readonly ToolCallTrace[], events: readonly
     for (const s of STAGES) {
       const seq = stageSeq(t, s.no);
       if (seq === undefined) continue;
+      if (s.no === 3 && t.approvalSeqs.length > 1) {
+        // stage 03 with an approval: one step per approval event, so the asked → decided
+        // phases re-derived from the log appear one after the other
+        for (const a of t.approvalSeqs.slice(0, -1)) out.push({ call: t.index, stage: 3, seq: a, time: events[a]?.time ?? 0 });
+      }
       let time = events[seq]?.time ?? 0;
       if (s.no === 3 && t.resultSeq !== undefined && t.approvalSeqs.length === 0) {
         time = Math.round((time + (events[t.resultSeq]?.time ?? time)) / 2); // the tool ran between call and result

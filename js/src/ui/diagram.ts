@@ -1,8 +1,9 @@
 // The six-stage diagram of seed 000: current stage lit, done stages marked, real values inside.
-import { STAGE_ROLES } from "../model/explain";
+import { short, STAGE_ROLES } from "../model/explain";
+import { DERIVED_NOTE, formatElapsed } from "../model/runtime-log";
 import type { StageNo, ToolCallTrace } from "../model/stages";
 import { STAGES } from "../model/stages";
-import type { ToolRuntimeState } from "../fold";
+import type { ToolPhase, ToolRuntimeState } from "../fold";
 import { h } from "./dom";
 
 export type ViewName = "history" | "payloads" | "roles";
@@ -77,22 +78,44 @@ export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElemen
 }
 
 const PHASES = ["prepare", "policy", "approval", "execute", "result"];
+const SHOW_DETAIL = new Set(["error", "deny", "allow", "cancelled"]);
 
-/** Stage 03 detail: the runtime phases as they happened (live frames), with approval waiting. */
+function phaseLabel(ph: string, st: string | undefined, detail: unknown): string {
+  if (!st) return ph;
+  if (ph === "approval" && st === "waiting") return "waiting for approval";
+  const d = typeof detail === "string" && detail && ph !== "policy" && SHOW_DETAIL.has(st) ? ` (${short(detail, 40)})` : "";
+  return `${ph} · ${st}${d}`;
+}
+
+/** Stage 03 detail: the runtime phases as they happened (live frames), with approval waiting.
+ *  Phases re-derived from the log (`runtime.derived`) look quieter and say where they come from. */
 export function renderPhases(runtime: ToolRuntimeState | undefined, hadApproval: boolean): HTMLElement {
-  const seen = new Map<string, string>();
+  const seen = new Map<string, ToolPhase>();
   let progress = 0;
   for (const p of runtime?.phases ?? []) {
     if (p.phase === "progress") { progress += 1; continue; }
-    seen.set(p.phase, p.status);
+    seen.set(p.phase, p);
   }
-  const list = h("ol", { class: "dsh-phases" });
+  const derived = runtime?.derived;
+  const list = h("ol", { class: `dsh-phases${derived ? " dsh-phases-derived" : ""}`, "data-origin": derived ? "log" : "live" });
   for (const ph of PHASES) {
     if (ph === "approval" && !seen.has("approval") && !hadApproval) continue;
-    const st = seen.get(ph);
-    const label = ph === "approval" && st === "waiting" ? "waiting for approval" : st ? `${ph} · ${st}` : ph;
-    list.append(h("li", { class: `dsh-phase ${st ? `dsh-phase-${st}` : "dsh-phase-todo"}`, "data-phase": ph }, label));
+    const p = seen.get(ph);
+    const st = p?.status;
+    const title = derived && p ? `from the log: event #${p.seq ?? "?"} (${DERIVED_NOTE})` : derived ? `not reached in the log yet (${DERIVED_NOTE})` : null;
+    list.append(h("li", {
+      class: `dsh-phase ${st ? `dsh-phase-${st}` : "dsh-phase-todo"}${derived && p ? " dsh-phase-derived" : ""}`,
+      "data-phase": ph,
+      "data-seq": p?.seq ?? null,
+      title,
+    }, phaseLabel(ph, st, p?.detail)));
   }
   if (progress) list.append(h("li", { class: "dsh-phase dsh-phase-progress" }, `${progress} progress frame${progress > 1 ? "s" : ""} (view only)`));
+  if (derived) {
+    const span = derived.resultSeq !== undefined
+      ? `tool/call #${derived.callSeq} → tool/result #${derived.resultSeq} · ${formatElapsed(derived.elapsedMs ?? 0)}`
+      : `tool/call #${derived.callSeq} → tool/result not reached yet`;
+    list.append(h("li", { class: "dsh-phase-origin", title: `No live tool-runtime frames for this call: ${DERIVED_NOTE} (event times).` }, `from the log · ${span}`));
+  }
   return list;
 }

@@ -1,0 +1,81 @@
+// Stage 03 from the log (DESIGN §5): the tool runtime's phases re-derived from the durable events
+// of one call (tool/call → approval/asked → approval/decided → tool/result) when no live
+// tool-runtime frames exist for it (a replay, a page reload, a follow that began after the call).
+import type { ToolPhase, ToolRuntimeState } from "../fold";
+import type { SessionEvent } from "../types";
+import type { ToolCallTrace } from "./stages";
+
+/** Codes the runtime produces while preparing (parse/validate): the body never started. */
+const PREPARE_CODES = new Set(["UNKNOWN_TOOL", "INVALID_JSON", "INVALID_ARGS"]);
+/** Codes of calls the runtime never dispatched. */
+const NOT_DISPATCHED = new Set(["ABORTED_BEFORE_DISPATCH", "DENIED", ...PREPARE_CODES]);
+
+export const DERIVED_NOTE = "re-derived from tool/call → tool/result";
+
+/** Whether the runtime reported this call through live frames (progress alone does not count). */
+export function hasLiveFrames(rt: ToolRuntimeState | undefined): rt is ToolRuntimeState {
+  return Boolean(rt && rt.phases.some((p) => p.phase !== "progress"));
+}
+
+/** The phases of `t` as the log proves them, each tagged with the seq of the event that proves it.
+ *  Only events at or before `through` count (a playback position reveals them one by one). */
+export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace, through = Number.POSITIVE_INFINITY): ToolRuntimeState | undefined {
+  if (t.callSeq === undefined || t.callSeq > through) return undefined;
+  const call = events[t.callSeq];
+  const phases: ToolPhase[] = [];
+  const add = (ev: SessionEvent, phase: string, status: string, detail?: unknown) =>
+    phases.push({ phase, status, time: ev.time, seq: ev.seq, ...(detail !== undefined ? { detail } : {}) });
+  add(call, "prepare", "start");
+  let asked = false;
+  let decision: string | undefined;
+  for (const s of t.approvalSeqs) {
+    const ev = events[s];
+    if (!ev || s > through) continue;
+    if (ev.type === "approval/asked") {
+      asked = true;
+      add(ev, "prepare", "done");
+      add(ev, "policy", "ask", ev.reason ?? undefined);
+      add(ev, "approval", "waiting", ev.approver ?? undefined);
+    } else if (ev.type === "approval/decided") {
+      decision = String(ev.decision ?? "");
+      add(ev, "approval", decision, ev.by ? `by ${String(ev.by)}` : undefined);
+    }
+  }
+  const res = t.resultSeq !== undefined && t.resultSeq <= through ? events[t.resultSeq] : undefined;
+  if (res) {
+    const code = (res.error as { code?: string } | undefined)?.code;
+    const isError = Boolean(res.message?.role === "tool" && res.message.isError) || code !== undefined;
+    const status = isError ? "error" : "done";
+    if (code !== undefined && PREPARE_CODES.has(code)) add(res, "prepare", "error", code);
+    else if (!asked && code !== "ABORTED_BEFORE_DISPATCH") {
+      add(res, "prepare", "done");
+      // no ask was logged: the policy decided on its own (allowed unless the result says DENIED)
+      add(res, "policy", code === "DENIED" ? "deny" : "allow");
+    }
+    const dispatched = (decision === undefined || decision === "allow") && (code === undefined || !NOT_DISPATCHED.has(code));
+    if (dispatched) add(res, "execute", status, code);
+    add(res, "result", status, code);
+  }
+  return {
+    callId: t.callId,
+    name: t.name,
+    phases,
+    waiting: asked && decision === undefined && !res,
+    derived: {
+      callSeq: t.callSeq,
+      resultSeq: res ? res.seq : undefined,
+      elapsedMs: res ? Math.max(0, res.time - call.time) : undefined,
+    },
+  };
+}
+
+/** What stage 03 shows for `t`: the live frames when the runtime reported any, else the log's. */
+export function runtimeView(live: ToolRuntimeState | undefined, events: readonly SessionEvent[], t: ToolCallTrace | undefined, through: number): ToolRuntimeState | undefined {
+  if (hasLiveFrames(live)) return live;
+  if (!t) return live;
+  return deriveRuntime(events, t, through) ?? live;
+}
+
+export function formatElapsed(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
