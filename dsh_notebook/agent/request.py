@@ -118,7 +118,7 @@ class RequestBuilder:
         config = prepared.header_config()
         # where the requests go is part of the header: a resumed session must not silently
         # switch endpoints (and send its history and a key somewhere else)
-        endpoint = getattr(prepared.adapter, "base_url", None)
+        endpoint = prepared.adapter.base_url
         if self._header is not None:
             old_config, old_tools, old_endpoint = self._header
             if old_config == config and old_endpoint == endpoint and (old_tools is tools or old_tools == tools):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import HostError
-from ..tools.base import ApprovalDecision, ApprovalRequest
+from ..tools.base import ApprovalDecision, ApprovalRequest, Approver
 from .contract import PendingApproval
 
 
@@ -25,7 +25,7 @@ class _Waiting:
     future: asyncio.Future[ApprovalDecision]
 
 
-class PendingApprovals:
+class PendingApprovals(Approver):
     """An :class:`~dsh_notebook.tools.base.Approver` that waits for a client's decision."""
 
     name = "host"

@@ -120,5 +120,6 @@ class ModelAdapter(Protocol):
     """Provider protocol ↔ normalized chunks. ``stream`` is an async generator."""
 
     provider: str
+    base_url: str | None = None  # the OpenAI-compatible endpoint, or None (in-process models)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]: ...

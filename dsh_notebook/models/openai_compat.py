@@ -33,7 +33,7 @@ from ..errors import ModelError, register_secret
 from ..session.events import ToolSchema
 from ..session.messages import AnyMessage
 from .accumulator import ChunkAccumulator
-from .base import ModelRequest, StreamChunk
+from .base import ModelAdapter, ModelRequest, StreamChunk
 from .chat_format import to_openai_messages
 
 # Request options passed as SDK arguments; any other config key goes to ``extra_body``.
@@ -50,7 +50,7 @@ _OVERFLOW = re.compile(
 )
 
 
-class OpenAICompatAdapter:
+class OpenAICompatAdapter(ModelAdapter):
     """``ModelAdapter`` for OpenAI Chat Completions-compatible servers."""
 
     def __init__(

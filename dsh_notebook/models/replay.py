@@ -25,6 +25,7 @@ from .base import (
     BlockEnd,
     BlockStart,
     Finish,
+    ModelAdapter,
     ModelRequest,
     ReasoningDelta,
     StreamChunk,
@@ -72,7 +73,7 @@ def load_assistant_events(source: str | Path | Iterable[Any]) -> list[AssistantM
     return out
 
 
-class ReplayModel:
+class ReplayModel(ModelAdapter):
     """``ModelAdapter`` that replays recorded assistant messages turn by turn."""
 
     provider = "replay"

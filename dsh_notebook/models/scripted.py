@@ -39,6 +39,7 @@ from .base import (
     BlockEnd,
     BlockStart,
     Finish,
+    ModelAdapter,
     ModelRequest,
     StreamChunk,
     TextDelta,
@@ -92,7 +93,7 @@ def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[Exchange], s
     return prompt, [Exchange(c, results.get(c.id)) for c in calls], ids
 
 
-class ScriptedModel:
+class ScriptedModel(ModelAdapter):
     """A deterministic offline model that decides from the request's history (``provider = script``)."""
 
     provider = "script"

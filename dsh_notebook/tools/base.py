@@ -101,15 +101,20 @@ class Approver(Protocol):
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
 
+    def answered_by(self, call_id: str) -> str:
+        """Who decided ``call_id`` (logged as ``approval/decided.by``). An approver that relays
+        decisions from clients (the host's pending approvals) names the client that answered."""
+        return self.name
 
-class AutoApprover:
+
+class AutoApprover(Approver):
     name = "auto"
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         return "allow"
 
 
-class DenyApprover:
+class DenyApprover(Approver):
     name = "deny"
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:

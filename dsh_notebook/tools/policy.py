@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..session.events import ApprovalAsked, ApprovalDecided
 from ..session.messages import ToolCallBlock
-from .base import ApprovalRequest, Approver
+from .base import ApprovalRequest
 from .outcome import PolicyVerdict, ToolInvocation
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ async def ask(
         decision = "deny"
     if decision not in ("allow", "deny", "cancelled"):
         decision = "deny"
-    by = approver_of(approver, inv.call_id)
+    by = approver.answered_by(inv.call_id)
     _log(rt, ApprovalDecided(call_id=inv.call_id, name=inv.name, decision=decision, by=by))
     if decision == "allow":
         rt.emit(call, "approval", "allow", by)
@@ -112,13 +112,6 @@ async def ask(
     rt.emit(call, "approval", "deny", decision)
     why = "was cancelled" if decision == "cancelled" else f"was refused (by {by})"
     return PolicyVerdict("deny", f"approval to run this {inv.name} call {why}", "approval")
-
-
-def approver_of(approver: Approver, call_id: str) -> str:
-    """Who decided: an approver that relays decisions (the host's pending approvals) may know the
-    client that answered (``notebook``, ``widget``, ``stdio``); any other approver is itself."""
-    answered_by = getattr(approver, "answered_by", None)
-    return str(answered_by(call_id)) if callable(answered_by) else approver.name
 
 
 def _log(rt: ToolRuntime, event: ApprovalAsked | ApprovalDecided) -> None:

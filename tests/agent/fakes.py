@@ -20,6 +20,7 @@ from dsh_notebook.models.base import (
     BlockStart,
     Finish,
     FinishReason,
+    ModelAdapter,
     ModelRequest,
     StreamChunk,
     TextDelta,
@@ -65,7 +66,7 @@ class Gate:
 Step = list[StreamChunk] | BaseException | Gate
 
 
-class ChunkModel:
+class ChunkModel(ModelAdapter):
     provider = "fake"
 
     def __init__(self, *steps: Step) -> None:

@@ -118,6 +118,7 @@ def measure_ours(steps: int, history: int, reps: int, warmup: int) -> dict:
         """Zero-latency scripted adapter: N-1 tool calls, then "done" (pace=0)."""
 
         provider = "script"
+        base_url = None
 
         async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
             t0 = perf_counter()

@@ -130,6 +130,7 @@ from dsh_notebook.session.messages import TextBlock
 
 class Steady:
     provider = "bench"
+    base_url = None
     def __init__(self, n, rate): self.n, self.rate = n, rate
     async def stream(self, request):
         yield BlockStart(index=0, block_type="text")

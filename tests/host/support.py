@@ -41,7 +41,7 @@ KNOWN_CODES = {
 }  # fmt: skip
 
 
-class HoldModel:
+class HoldModel(ModelAdapter):
     provider = "hold"
 
     def __init__(self, words: int = 6) -> None:
@@ -64,7 +64,7 @@ class HoldModel:
         yield Finish("stop")
 
 
-class ToolModel:
+class ToolModel(ModelAdapter):
     provider = "tools"
 
     def __init__(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from dsh_notebook.session import Session, ToolCallBlock
 from dsh_notebook.session.events import ApprovalAsked, ApprovalDecided, ToolCall, ToolResult
 from dsh_notebook.tools import ApprovalRequest, Tool, ToolContext, ToolOutput
-from dsh_notebook.tools.base import ApprovalDecision
+from dsh_notebook.tools.base import ApprovalDecision, Approver
 
 
 def call(name: str, args: dict[str, Any] | str | None = None, call_id: str = "c1") -> ToolCallBlock:
@@ -107,7 +107,7 @@ def make_tool(name: str, fn: Callable[..., object], **kw: object) -> Tool:
     return Tool(name=name, description=name, args_model=Empty, execute=execute, **kw)  # type: ignore[arg-type]
 
 
-class FakeApprover:
+class FakeApprover(Approver):
     """A scripted approver at the boundary: answers from a list and records the requests."""
 
     name = "fake"

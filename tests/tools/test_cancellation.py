@@ -11,6 +11,7 @@ import pytest
 from dsh_notebook.session import Session
 from dsh_notebook.session.events import ToolResult
 from dsh_notebook.tools import ToolRuntime, execute_tool_calls
+from dsh_notebook.tools.base import Approver
 from tests.tools.helpers import Frames, Gates, assert_paired, call, keyed, log, until
 
 MakeRuntime = Callable[..., ToolRuntime]
@@ -76,7 +77,7 @@ async def test_cancel_while_calls_are_still_in_policy(
 async def test_cancel_while_an_approval_is_pending(make_runtime: MakeRuntime, session: Session, ws: Path) -> None:
     asked = asyncio.Event()
 
-    class Waiting:
+    class Waiting(Approver):
         name = "waiting"
 
         async def decide(self, request: object) -> str:

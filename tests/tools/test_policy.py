@@ -19,7 +19,7 @@ from dsh_notebook.tools import (
     ToolRuntime,
     error_outcome,
 )
-from dsh_notebook.tools.base import ApprovalDecision
+from dsh_notebook.tools.base import ApprovalDecision, Approver
 from tests.tools.helpers import FakeApprover, Frames, approval_events, call, make_tool
 
 MakeRuntime = Callable[..., ToolRuntime]
@@ -67,7 +67,7 @@ async def test_ask_mode_with_builtin_approvers_and_none(make_runtime: MakeRuntim
 
 
 async def test_cancel_while_waiting_for_approval_logs_cancelled(make_runtime: MakeRuntime, session: Session) -> None:
-    class Waiting:
+    class Waiting(Approver):
         name = "waiting"
         asked = asyncio.Event()
 
