@@ -34,6 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("sessions", help="list saved sessions")
 
+    fork = sub.add_parser("fork", help="a new session repeating events 0..SEQ of a saved one")
+    fork.add_argument("target", help="session id or path to a .jsonl log")
+    fork.add_argument("--at", type=int, required=True, metavar="SEQ", help="the last event to keep")
+
+    compare = sub.add_parser("compare", help="align two sessions by turn and step; first divergence")
+    compare.add_argument("a", help="session id or log path")
+    compare.add_argument("b", help="session id or log path")
+    compare.add_argument("--json", action="store_true", help="one JSON object")
+
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
     return parser
@@ -50,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
             from .session.inspect import sessions_main
 
             return sessions_main(args)
+        if args.command == "fork":
+            from .session.fork import fork_main
+
+            return fork_main(args)
+        if args.command == "compare":
+            from .session.compare import compare_main
+
+            return compare_main(args)
         if args.command == "run":
             from .host.cli_run import run_main
 

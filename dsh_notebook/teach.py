@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .agent.request import resolve_message_seqs
 from .session.events import (
     AnyEvent,
     AssistantMessageEvent,
@@ -31,6 +30,7 @@ from .session.history import MessageHistory
 from .session.inspect import describe_event
 from .session.messages import AnyMessage, AssistantMessage, ToolMessage
 from .session.persistence import load_log
+from .session.requests import resolve_message_seqs
 from .session.session import Session
 
 __all__ = [

@@ -23,7 +23,6 @@ _EXPORTS = {
     "PreparedCall": ".request",
     "RequestBuilder": ".request",
     "prepare_request": ".request",
-    "resolve_message_seqs": ".request",
     "StreamAttempt": ".stream",
 }
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import parse_model_id
-from ..errors import SessionError
 from ..models.base import ModelAdapter, ModelRequest
-from ..session.events import AnyEvent, RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
+from ..session.events import RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
 from ..session.history import MessageHistory
 from ..session.messages import UserMessage
 from ..session.repair import PairingRepairer
+from ..session.requests import resolve_message_seqs
 from ..session.session import Session
 
 
@@ -55,24 +55,6 @@ def prepare_request(
     """Route ``provider:model`` to its adapter (errors such as ``NO_API_KEY`` come from it)."""
     provider, model = parse_model_id(model_id)
     return PreparedCall(provider, model, adapter_for(model_id), dict(config or {}))
-
-
-def resolve_message_seqs(events: Sequence[AnyEvent], seq: int) -> list[int]:
-    """The full ``messageSeqs`` of the ``request/frozen`` at ``seq`` (following ``baseRequestSeq``)."""
-    parts: list[tuple[int, ...]] = []
-    cursor: int | None = seq
-    while cursor is not None:
-        event = events[cursor]
-        if not isinstance(event, RequestFrozen):
-            raise SessionError(f"seq {cursor} is {event.type}, not request/frozen", code="NOT_A_REQUEST")
-        parts.append(event.message_seqs)
-        if event.base_request_seq is not None and event.base_request_seq >= cursor:
-            raise SessionError(f"request/frozen {cursor} has a bad baseRequestSeq", code="BAD_BASE_REQUEST")
-        cursor = event.base_request_seq
-    out: list[int] = []
-    for part in reversed(parts):
-        out.extend(part)
-    return out
 
 
 class RequestBuilder:
@@ -186,4 +168,4 @@ class RequestBuilder:
         return request
 
 
-__all__ = ["PreparedCall", "RequestBuilder", "prepare_request", "resolve_message_seqs"]
+__all__ = ["PreparedCall", "RequestBuilder", "prepare_request"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import LogFormatError, ModelError, UserError
-from ..session.events import AssistantMessageEvent, EventAdapter, StreamRun, Usage
+from ..session.events import AnyEvent, AssistantMessageEvent, EventAdapter, StreamRun, Usage
 from ..session.messages import AssistantMessage, TextBlock, ToolCallBlock
 from .base import (
     BlockEnd,
@@ -42,8 +42,8 @@ def _split(text: str, pieces: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def load_assistant_events(source: str | Path | Iterable[Any]) -> list[AssistantMessageEvent]:
-    """The ``assistant/message`` events of a log file or an event list, in order."""
+def _items(source: str | Path | Iterable[Any]) -> list[Any]:
+    """The lines of a log file (parsed JSON) or the items of an event list."""
     if isinstance(source, str | Path):
         path = Path(source)
         try:
@@ -62,8 +62,25 @@ def load_assistant_events(source: str | Path | Iterable[Any]) -> list[AssistantM
                 raise LogFormatError(f"{path}:{n + 1}: not JSON", code="LOG_CORRUPT") from None
     else:
         items = list(source)
+    return items
+
+
+def load_events(source: str | Path | Iterable[Any]) -> list[AnyEvent]:
+    """Every event of a log file or an event list (objects or dicts), in order."""
+    out: list[AnyEvent] = []
+    for item in _items(source):
+        if isinstance(item, dict):
+            if item.get("type") == "session":
+                continue  # the header line
+            item = EventAdapter.validate_python(item)
+        out.append(item)
+    return out
+
+
+def load_assistant_events(source: str | Path | Iterable[Any]) -> list[AssistantMessageEvent]:
+    """The ``assistant/message`` events of a log file or an event list, in order."""
     out = []
-    for item in items:
+    for item in _items(source):
         if isinstance(item, dict):
             if item.get("type") != "assistant/message":
                 continue

@@ -1,7 +1,10 @@
 """Model routing: a model id (``provider:model``) → the adapter that serves it (DESIGN §6).
 
 - ``script:<scenario>`` → :class:`~dsh_notebook.models.scripted.ScriptedModel` (offline default);
-- ``replay:<path>`` → :class:`~dsh_notebook.models.replay.ReplayModel` of a saved log;
+- ``replay:<path>`` → :class:`~dsh_notebook.models.replay.ReplayModel`: a log's responses in order;
+- ``replay:<session id>`` (a saved session under ``$DSH_HOME/sessions``) →
+  :class:`~dsh_notebook.models.replay_session.SessionReplayModel`: the origin's response to each
+  request with the same messages, until a request diverges (``REPLAY_DIVERGED``);
 - ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL (``--base-url`` /
   ``DSH_BASE_URL``) → :class:`~dsh_notebook.models.openai_compat.OpenAICompatAdapter`.
 
@@ -62,9 +65,17 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
         from .replay import ReplayModel
 
         path = Path(name).expanduser()
-        if not path.exists():
-            raise UserError(f"replay log not found: {path}", code="LOG_NOT_FOUND")
-        return ReplayModel(path)
+        if path.exists():
+            return ReplayModel(path)
+        by_id = settings.sessions_dir / f"{name}.jsonl"
+        if "/" not in name and by_id.is_file():
+            from .replay_session import SessionReplayModel
+
+            return SessionReplayModel(by_id, origin_id=name)
+        raise UserError(
+            f"replay log not found: {path} (nor a saved session {name!r} in {settings.sessions_dir})",
+            code="LOG_NOT_FOUND",
+        )
     custom = base_url or settings.base_url
     url = custom or PROVIDER_BASE_URL.get(provider)
     if url is None:

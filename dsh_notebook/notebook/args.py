@@ -63,8 +63,10 @@ class MagicArgs:
     no_interpolate: bool = False
     inspect: bool = False
     help: bool = False
-    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | help
+    command: str = "prompt"  # "prompt", "help", or one of SUBCOMMAND_SHAPES
     target: str | None = None
+    targets: list[str] = field(default_factory=list)  # every positional word of a subcommand
+    options: dict[str, str] = field(default_factory=dict)  # a subcommand's own --opt VALUE
     text: str = ""
     given: set[str] = field(default_factory=set)
 
@@ -156,19 +158,48 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
     return args
 
 
+# subcommand → (at most this many positional words, its own options that take a value)
+SUBCOMMAND_SHAPES: dict[str, tuple[int, tuple[str, ...]]] = {
+    "stop": (0, ()), "sessions": (0, ()), "config": (0, ()), "help": (0, ()),
+    "resume": (1, ()), "show": (1, ()), "fork": (1, ("--at",)), "compare": (2, ()),
+}
+
+
 def _detect_subcommand(args: MagicArgs, rest: str) -> None:
-    """A whole line like ``stop``, ``sessions``, ``config``, ``resume ID``, ``show [--inspect] [ID]``."""
+    """A whole line like ``stop``, ``resume ID``, ``show [--inspect] [ID]``, ``fork [ID] --at SEQ``."""
     words = rest.split()
-    if not words or words[0] not in ("stop", "sessions", "config", "help", "resume", "show"):
+    if not words or words[0] not in SUBCOMMAND_SHAPES:
         return
     head, tail = words[0], words[1:]
-    flags = [w for w in tail if w.startswith("--") and w.partition("=")[0] in _BY_NAME]
-    positional = [w for w in tail if w not in flags]
-    limit = {"resume": 1, "show": 1}.get(head, 0)
+    limit, own = SUBCOMMAND_SHAPES[head]
+    options: dict[str, str] = {}
+    flags: list[str] = []
+    positional: list[str] = []
+    k = 0
+    while k < len(tail):
+        word = tail[k]
+        name, eq, value = word.partition("=")
+        if name in own:
+            if not eq:
+                if k + 1 >= len(tail):
+                    raise UserError(f"{head} {name} needs a value: %dsh {head} {name} VALUE", code="BAD_FLAG")
+                k, value = k + 1, tail[k + 1]
+            options[name.lstrip("-")] = value
+        elif word.startswith("--") and name in _BY_NAME:
+            flags.append(word)
+        else:
+            positional.append(word)
+        k += 1
     if len(positional) > limit:
         return  # a prompt that happens to start with the word ("show me the code")
     if head == "resume" and not positional:
         raise UserError("usage: %dsh resume ID (list ids with %dsh sessions)", code="BAD_FLAG")
+    if head == "compare" and len(positional) != 2:
+        if positional:
+            return  # "compare both" is a prompt
+        raise UserError("usage: %dsh compare A B (two session ids; list them with %dsh sessions)", code="BAD_FLAG")
+    if head == "fork" and "at" not in options:
+        raise UserError("usage: %dsh fork [ID] --at SEQ (the last event of ID to keep)", code="BAD_FLAG")
     for flag in flags:
         name, eq, value = flag.partition("=")
         spec = _BY_NAME[name]
@@ -176,6 +207,7 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
             raise UserError(f"{name} after {head} needs {name}=VALUE", code="BAD_FLAG")
         _set_flag(args, spec, value if eq else None)
     args.command, args.target = head, (positional[0] if positional else None)
+    args.targets, args.options = positional, options
 
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")

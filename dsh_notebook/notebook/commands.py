@@ -1,4 +1,5 @@
-"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``.
+"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``,
+``fork [ID] --at SEQ``, ``compare A B``.
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -69,6 +70,31 @@ class CommandsMixin:
                 return widget
         _header, events = self.link.snapshot(session_id)
         return EventListing(session_id, events)
+
+    def cmd_fork(self, args: MagicArgs) -> None:
+        from ..session.fork import fork_log
+        from ..session.inspect import resolve_target
+
+        origin = self._session_or_current(args, "%dsh fork")
+        try:
+            at = int(args.options["at"])
+        except ValueError:
+            raise UserError(f"--at {args.options['at']!r} is not a seq (a whole number)", code="BAD_FORK_POINT") from None
+        result = fork_log(resolve_target(origin), at, self.settings().sessions_dir)
+        self.current_session = result.session_id
+        closed = f"; {result.closers} closer(s) ended what was open there" if result.closers else ""
+        print(f"dsh: forked {result.origin_id} at seq {result.at}{closed}; it is now the current session")
+        print(f"session: {result.session_id} log: {result.path}")
+
+    def cmd_compare(self, args: MagicArgs) -> Any:
+        from ..session.compare import compare_events
+        from ..session.inspect import resolve_target
+        from ..session.persistence import load_log
+        from .compare_view import ComparisonView
+
+        a, b = (load_log(resolve_target(t)) for t in args.targets)
+        pairs, divergence = compare_events(a.events, b.events)
+        return ComparisonView(a.id, b.id, pairs, divergence)
 
     def cmd_config(self, args: MagicArgs) -> ConfigView:
         settings = self.settings()

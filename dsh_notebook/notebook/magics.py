@@ -92,9 +92,11 @@ class DshMagics(CommandsMixin, Magics):
             if args.command == "help":
                 print(help_text())
                 return None
-            if args.target and not args.no_interpolate:  # `%dsh resume {sid}` / `%dsh show {sid}`
+            if not args.no_interpolate:  # `%dsh resume {sid}`, `%dsh fork {sid} --at {seq}`
                 namespaces = [ns for ns in (local_ns, self.shell.user_ns if self.shell else None) if ns is not None]
-                args.target = interpolate(args.target, namespaces)
+                args.target = interpolate(args.target, namespaces) if args.target else args.target
+                args.targets = [interpolate(t, namespaces) for t in args.targets]
+                args.options = {k: interpolate(v, namespaces) for k, v in args.options.items()}
             return getattr(self, f"cmd_{args.command}")(args)
         except DshError as exc:
             raise DshMagicError(exc) from None

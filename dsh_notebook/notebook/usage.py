@@ -14,6 +14,8 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
     ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
+    ("fork [ID] --at SEQ", "a new session repeating events 0..SEQ of ID (default: current); it becomes current"),
+    ("compare A B", "two sessions side by side by turn and step; the first divergence and its diff"),
 )
 
 EXAMPLES = """\

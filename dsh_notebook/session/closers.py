@@ -47,6 +47,10 @@ NOT_STARTED_TEXT = (
     "Error: the session ended before this tool call started; it did not run. "
     "Retry it if it is still needed."
 )
+FORKED_TEXT = (
+    "Error: this session was forked at seq {at}, before this tool call had a result; in this "
+    "fork the call has no outcome. Call the tool again if it is still needed."
+)
 
 
 def open_turn_start(events: list[AnyEvent] | tuple[AnyEvent, ...]) -> int | None:
@@ -60,8 +64,13 @@ def open_turn_start(events: list[AnyEvent] | tuple[AnyEvent, ...]) -> int | None
     return None
 
 
-def close_interrupted_turn(session: Session) -> list[AnyEvent]:
-    """Append the closers of an interrupted last turn; returns the events appended."""
+def close_interrupted_turn(session: Session, *, forked_at: int | None = None) -> list[AnyEvent]:
+    """Append the closers of an interrupted last turn; returns the events appended.
+
+    ``forked_at``: the log was cut at this seq by a fork, not by a crash — the results say so
+    (code ``FORKED_BEFORE_RESULT``: in this fork the call has no outcome) and ``turn/end`` has
+    ``cause: "fork"``.
+    """
     events = list(session.events)
     start = open_turn_start(events)
     if start is None:
@@ -77,7 +86,10 @@ def close_interrupted_turn(session: Session) -> list[AnyEvent]:
             call_seq = next(iter(session.open_tool_calls().get(call_id, [])), None)
         if call_seq in open_calls.get(call_id, []):
             open_calls[call_id].remove(call_seq)
-        if call_seq is not None:
+        if forked_at is not None:
+            text = FORKED_TEXT.format(at=forked_at)
+            code, src = "FORKED_BEFORE_RESULT", (call_seq,) if call_seq is not None else None
+        elif call_seq is not None:
             text, code, src = OUTCOME_UNKNOWN_TEXT, "TOOL_OUTCOME_UNKNOWN", (call_seq,)
         else:
             text, code, src = NOT_STARTED_TEXT, "TOOL_NOT_STARTED", None
@@ -118,6 +130,6 @@ def close_interrupted_turn(session: Session) -> list[AnyEvent]:
             step_open = None
     if step_open is not None:
         added.append(session.append(StepEnd(turn=step_open.turn, step=step_open.step), time=at))
-    reason = TurnEndReason(kind="interrupted")
+    reason = TurnEndReason(kind="interrupted", cause="fork" if forked_at is not None else None)
     added.append(session.append(TurnEnd(turn=turn_ev.turn, reason=reason), time=at))
     return added

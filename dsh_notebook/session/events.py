@@ -234,6 +234,15 @@ class SessionEndSeed(Envelope):
     type: Literal["session/end-seed"] = "session/end-seed"
 
 
+class SessionForked(Envelope):
+    """This session was forked from ``from_`` (wire ``from``) at its seq ``at``: events 0..at are
+    that session's own, and the closers before this event ended what was open at that point."""
+
+    type: Literal["session/forked"] = "session/forked"
+    from_: str = Field(alias="from")
+    at: int
+
+
 Event = Annotated[
     TurnStart
     | TurnEnd
@@ -251,7 +260,8 @@ Event = Annotated[
     | ApprovalAsked
     | ApprovalDecided
     | LlmRetry
-    | SessionEndSeed,
+    | SessionEndSeed
+    | SessionForked,
     Field(discriminator="type"),
 ]
 """The union of every session event, discriminated by ``type``."""
@@ -274,6 +284,7 @@ AnyEvent = (
     | ApprovalDecided
     | LlmRetry
     | SessionEndSeed
+    | SessionForked
 )
 
 EventAdapter: TypeAdapter[Any] = TypeAdapter(Event)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsh_notebook.agent.request import RequestBuilder, prepare_request, resolve_message_seqs
+from dsh_notebook.agent.request import RequestBuilder, prepare_request
 from dsh_notebook.session.events import (
     AssistantMessageEvent,
     RequestFrozen,
@@ -12,6 +12,7 @@ from dsh_notebook.session.events import (
     UserMessageEvent,
 )
 from dsh_notebook.session.messages import AssistantMessage, ToolCallBlock, user_text
+from dsh_notebook.session.requests import resolve_message_seqs
 from dsh_notebook.session.session import Session
 
 from .fakes import ChunkModel, calls, echo_tool, make_agent, reload, text

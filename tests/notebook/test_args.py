@@ -115,3 +115,21 @@ def test_interpolation_missing_name_is_a_clear_error() -> None:
     with pytest.raises(UserError) as attr:
         interpolate("{x.nope}", [{"x": 1}])
     assert "no attribute 'nope'" in attr.value.message
+
+
+def test_fork_and_compare_lines_are_subcommands_with_their_own_options() -> None:
+    fork = parse_line("fork s_0123456789ab --at 12")
+    assert (fork.command, fork.target, fork.options) == ("fork", "s_0123456789ab", {"at": "12"})
+    assert parse_line("fork --at=3").options == {"at": "3"} and parse_line("fork --at=3").target is None
+    with pytest.raises(UserError) as missing:
+        parse_line("fork s_0123456789ab")
+    assert missing.value.code == "BAD_FLAG" and "--at SEQ" in missing.value.message
+    with pytest.raises(UserError):
+        parse_line("fork --at")
+    assert parse_line("fork the repository and clean it up").command == "prompt"
+    cmp = parse_line("compare s_aaaaaaaaaaaa s_bbbbbbbbbbbb")
+    assert (cmp.command, cmp.targets) == ("compare", ["s_aaaaaaaaaaaa", "s_bbbbbbbbbbbb"])
+    assert parse_line("compare both").command == "prompt"
+    assert parse_line("compare a.py with b.py please").command == "prompt"
+    assert parse_line("-- compare a b").command == "prompt"
+    assert "fork [ID] --at SEQ" in help_text() and "compare A B" in help_text()

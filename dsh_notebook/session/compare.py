@@ -1,0 +1,185 @@
+"""Compare two sessions (the agent debugger): align them by turn and step, find the first divergence.
+
+Both logs are read as their request attempts (:func:`.requests.request_points`) — the last
+attempt of each (turn, step), the one the step went on with. They are walked side by side in
+(turn, step) order. At each pair, first the requests' model-visible messages are compared, then
+the responses. The first pair that differs is **the divergence**: the first message where the
+requests differ (with the surface seq of that message in each log) or, if the requests agree,
+the two responses; a session that stops earlier diverges where its steps run out. A fork compared
+with its origin agrees on every step before the fork point.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import AnyEvent
+from .requests import RequestPoint, canonical, masked, model_view, request_points
+
+__all__ = ["Divergence", "StepPair", "compare_events", "compare_main", "render_comparison", "steps_of"]
+
+
+def steps_of(events: Sequence[AnyEvent]) -> list[RequestPoint]:
+    """The last request attempt of each (turn, step), in order."""
+    last: dict[tuple[int, int], RequestPoint] = {}
+    for point in request_points(events):
+        last[(point.turn, point.step)] = point
+    return list(last.values())
+
+
+def _lines(messages: Sequence[dict[str, Any]], model_ids: Sequence[str]) -> list[str]:
+    return [masked(json.dumps(m, ensure_ascii=False, sort_keys=True), model_ids) for m in messages]
+
+
+@dataclass(frozen=True)
+class StepPair:
+    """One aligned step: the request seq in A and in B (None: that session has no such step)."""
+
+    turn: int
+    step: int
+    a_seq: int | None
+    b_seq: int | None
+    same: bool
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where A and B first differ. ``what``: ``request`` | ``response`` | ``missing``."""
+
+    what: str
+    turn: int
+    step: int
+    a_request_seq: int | None
+    b_request_seq: int | None
+    a_seq: int | None  # the first differing event in A (a message's surface seq, or a response)
+    b_seq: int | None
+    message_index: int | None  # requests: the first differing message
+    diff: list[str] = field(default_factory=list)  # unified diff, one message per line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "what": self.what, "turn": self.turn, "step": self.step,
+            "a": {"seq": self.a_seq, "requestSeq": self.a_request_seq},
+            "b": {"seq": self.b_seq, "requestSeq": self.b_request_seq},
+            "messageIndex": self.message_index, "diff": self.diff,
+        }
+
+
+def _request_divergence(
+    a: RequestPoint, b: RequestPoint, names: tuple[str, str], mask: Sequence[str]
+) -> Divergence | None:
+    va, vb = model_view(a.messages, mask), model_view(b.messages, mask)
+    ma, mb = [t for _, t in va], [t for _, t in vb]
+    if ma == mb:
+        return None
+    k = 0
+    while k < min(len(ma), len(mb)) and ma[k] == mb[k]:
+        k += 1
+    ia = va[k][0] if k < len(va) else len(a.messages)  # positions in the requests themselves
+    ib = vb[k][0] if k < len(vb) else len(b.messages)
+    a_seq = a.message_seqs[ia] if ia < len(a.message_seqs) and a.message_seqs[ia] >= 0 else a.seq
+    b_seq = b.message_seqs[ib] if ib < len(b.message_seqs) and b.message_seqs[ib] >= 0 else b.seq
+    diff = list(difflib.unified_diff(
+        ma, mb, f"{names[0]} request/frozen {a.seq}", f"{names[1]} request/frozen {b.seq}",
+        n=1, lineterm="",
+    ))
+    return Divergence("request", a.turn, a.step, a.seq, b.seq, a_seq, b_seq, ib, diff)
+
+
+def _response_divergence(
+    a: RequestPoint, b: RequestPoint, ea: Sequence[AnyEvent], eb: Sequence[AnyEvent], names: tuple[str, str],
+    mask: Sequence[str],
+) -> Divergence | None:
+    ra, rb = a.response(ea), b.response(eb)
+    ca = canonical(ra.message) if ra is not None else None
+    cb = canonical(rb.message) if rb is not None else None
+    if ca is not None and cb is not None and _lines([ca], mask) == _lines([cb], mask):
+        return None
+    if ca is None and cb is None:
+        return None
+    diff = list(difflib.unified_diff(
+        _lines([ca] if ca else [], mask), _lines([cb] if cb else [], mask),
+        f"{names[0]} response", f"{names[1]} response", n=1, lineterm="",
+    ))
+    return Divergence("response", a.turn, a.step, a.seq, b.seq, a.response_seq, b.response_seq, None, diff)
+
+
+def compare_events(
+    a: Sequence[AnyEvent], b: Sequence[AnyEvent], names: tuple[str, str] = ("A", "B")
+) -> tuple[list[StepPair], Divergence | None]:
+    """The aligned steps of ``a`` and ``b`` up to and including the first divergence."""
+    sa, sb = steps_of(a), steps_of(b)
+    mask = sorted({p.model_id for p in (*sa, *sb)})  # each session's own model id is no difference
+    pairs: list[StepPair] = []
+    for k in range(max(len(sa), len(sb))):
+        pa = sa[k] if k < len(sa) else None
+        pb = sb[k] if k < len(sb) else None
+        if pa is not None and pb is not None and (pa.turn, pa.step) != (pb.turn, pb.step):
+            # both go on, but not with the same step: the one at the earlier step has it alone
+            pa, pb = (pa, None) if (pa.turn, pa.step) < (pb.turn, pb.step) else (None, pb)
+        if pa is None or pb is None:
+            here = pa or pb
+            assert here is not None
+            lacking = names[0] if pa is None else names[1]
+            a_seq, b_seq = (pa.seq if pa else None), (pb.seq if pb else None)
+            pairs.append(StepPair(here.turn, here.step, a_seq, b_seq, False))
+            return pairs, Divergence(
+                "missing", here.turn, here.step, a_seq, b_seq, a_seq, b_seq, None,
+                [f"{lacking} has no request at turn {here.turn} step {here.step}"],
+            )
+        found = _request_divergence(pa, pb, names, mask) or _response_divergence(pa, pb, a, b, names, mask)
+        pairs.append(StepPair(pa.turn, pa.step, pa.seq, pb.seq, found is None))
+        if found is not None:
+            return pairs, found
+    return pairs, None
+
+
+def render_comparison(
+    pairs: Sequence[StepPair], divergence: Divergence | None, names: tuple[str, str]
+) -> list[str]:
+    """The text form of :func:`compare_events` (what ``compare A B`` prints)."""
+    out = [f"{'turn':>4} {'step':>4}  {names[0] + ' request':>14}  {names[1] + ' request':>14}"]
+    for p in pairs:
+        cells = [str(p.a_seq) if p.a_seq is not None else "-", str(p.b_seq) if p.b_seq is not None else "-"]
+        out.append(f"{p.turn:>4} {p.step:>4}  {cells[0]:>14}  {cells[1]:>14}  {'same' if p.same else 'DIVERGES'}")
+    if divergence is None:
+        out.append(f"no divergence: the sessions agree on all {len(pairs)} step(s)")
+        return out
+    d = divergence
+    where = {
+        "request": f"the requests differ at message {d.message_index}",
+        "response": "the requests agree, the responses differ",
+        "missing": "one session has no such step",
+    }[d.what]
+    seq = lambda s: "-" if s is None else str(s)  # noqa: E731
+    out.append(f"first divergence: {names[0]} seq {seq(d.a_seq)}, {names[1]} seq {seq(d.b_seq)} "
+               f"(turn {d.turn} step {d.step}: {where})")
+    out.extend(d.diff)
+    return out
+
+
+def compare_main(args: Any) -> int:
+    """``python -m dsh_notebook compare A B [--json]``."""
+    from .inspect import resolve_target
+    from .persistence import load_log
+
+    logs = [load_log(resolve_target(t)) for t in (args.a, args.b)]
+    names = ("A", "B")
+    pairs, divergence = compare_events(logs[0].events, logs[1].events, names)
+    if args.json:
+        print(json.dumps({
+            "a": {"sessionId": logs[0].id, "path": str(logs[0].path)},
+            "b": {"sessionId": logs[1].id, "path": str(logs[1].path)},
+            "steps": [{"turn": p.turn, "step": p.step, "a": p.a_seq, "b": p.b_seq, "same": p.same} for p in pairs],
+            "divergence": divergence.to_dict() if divergence else None,
+        }, ensure_ascii=False))
+        return 0
+    for name, log in zip(names, logs, strict=True):
+        print(f"{name}: {log.id}  {log.path}")
+    for line in render_comparison(pairs, divergence, names):
+        print(line)
+    return 0
