@@ -19,19 +19,19 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .session.events import (
+from .session.history import MessageHistory
+from .session.inspect import describe_event
+from .session.persistence import load_log
+from .session.requests import resolve_message_seqs
+from .session.session import Session
+from .wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     RequestFrozen,
     ToolCall,
     ToolResult,
 )
-from .session.history import MessageHistory
-from .session.inspect import describe_event
-from .session.messages import AnyMessage, AssistantMessage, ToolMessage
-from .session.persistence import load_log
-from .session.requests import resolve_message_seqs
-from .session.session import Session
+from .wire.messages import AnyMessage, AssistantMessage, ToolMessage
 
 __all__ = [
     "as_data",

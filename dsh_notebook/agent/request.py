@@ -21,12 +21,12 @@ from typing import Any
 
 from ..config import parse_model_id
 from ..models.base import ModelAdapter, ModelRequest
-from ..session.events import RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
 from ..session.history import MessageHistory
-from ..session.messages import UserMessage
 from ..session.repair import PairingRepairer
 from ..session.requests import resolve_message_seqs
 from ..session.session import Session
+from ..wire.events import RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
+from ..wire.messages import UserMessage
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelError
-from ..session.events import AnyEvent, AssistantMessageEvent
 from ..session.requests import RequestPoint, canonical_key, model_view, request_points
+from ..wire.events import AnyEvent, AssistantMessageEvent
 from .base import ModelAdapter, ModelRequest, StreamChunk
 from .replay import ReplayModel, load_events
 

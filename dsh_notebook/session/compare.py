@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import AnyEvent
+from ..wire.events import AnyEvent
 from .requests import RequestPoint, canonical, masked, model_view, request_points
 
 __all__ = ["Divergence", "StepPair", "compare_events", "compare_main", "render_comparison", "steps_of"]

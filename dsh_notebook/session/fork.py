@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LogFormatError, UserError
+from ..wire.events import SessionForked
 from .closers import close_interrupted_turn
-from .events import SessionForked
 from .persistence import SessionLog, ensure_private_dir, load_log
 from .session import Session, now_ms
 from .store import new_session_id

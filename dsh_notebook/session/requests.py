@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SessionError
-from .events import AnyEvent, AssistantMessageEvent, RequestFrozen
-from .messages import AnyMessage
+from ..wire.events import AnyEvent, AssistantMessageEvent, RequestFrozen
+from ..wire.messages import AnyMessage
 from .repair import repair_pairing
 from .session import _derive
 
