@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.session.events import (
+from dsh_notebook.wire.events import (
     SessionForked,
     ToolCall,
     ToolResult,
