@@ -200,7 +200,7 @@ class Session:
         self._events.append(event)
         self._lines.append(line)
         if t is ToolCall:
-            self._open_calls.setdefault(event.call_id, []).append(seq)  # type: ignore[union-attr]
+            self._open_calls.setdefault(cast(ToolCall, event).call_id, []).append(seq)
         elif t is ToolResult:
             self._close_call(event)  # type: ignore[arg-type]
         if surface_change is not None:

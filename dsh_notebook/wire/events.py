@@ -246,6 +246,30 @@ class SessionForked(EventBase):
     at: int
 
 
+DebugStage = Literal["01", "02", "03", "04", "05", "06"]
+"""The six stages of seed 000, where the agent debugger can pause a run."""
+EditTarget = Literal["arguments", "result", "request"]
+
+
+class DebugEdit(EventBase):
+    """A person changed a paused run (the agent debugger): ``before`` → ``after`` of ``target``.
+
+    ``arguments`` (stages 02–03, ``callId``: the raw JSON string the tool runs with),
+    ``result`` (04: the tool result's text), ``request`` (06: the frozen request's messages).
+    ``sourceEventSeqs`` cite what was paused on (the ``tool/call`` or ``request/frozen``); what
+    the edit changed cites the edit in turn (the ``tool/result``, the replacing
+    ``assistant/message``, or the ``assistant/message`` that answered the edited request).
+    """
+
+    type: Literal["debug/edit"] = "debug/edit"
+    stage: DebugStage
+    target: EditTarget
+    call_id: str | None = None
+    before: JsonValue
+    after: JsonValue
+    by: str
+
+
 Event = Annotated[
     TurnStart
     | TurnEnd
@@ -264,7 +288,8 @@ Event = Annotated[
     | ApprovalDecided
     | LlmRetry
     | SessionEndSeed
-    | SessionForked,
+    | SessionForked
+    | DebugEdit,
     Field(discriminator="type"),
 ]
 """The union of every session event, discriminated by ``type``."""
@@ -288,6 +313,7 @@ AnyEvent = (
     | LlmRetry
     | SessionEndSeed
     | SessionForked
+    | DebugEdit
 )
 
 EventAdapter: TypeAdapter[Any] = TypeAdapter(Event)

@@ -1,0 +1,223 @@
+"""The agent debugger: pause a live run at any of the six stages, step, edit, go on.
+
+A :class:`Debugger` belongs to one Agent. The loop calls :meth:`Debugger.checkpoint` at each
+stage of seed 000 (``01`` assistant message settled · ``02`` ``tool/call`` logged · ``03``
+before the tool runs · ``04`` before ``tool/result`` is committed · ``05`` the next step's
+messages derived · ``06`` before the frozen request goes to ``adapter.stream()``). When the stage
+has a breakpoint (optionally only for given tool names) or the person asked to ``step``, the
+checkpoint emits a ``paused`` item and waits; nothing of this run advances, every other session
+on the host goes on (it is an ``await`` on the host loop), and a cancel still works (the wait is
+cancelled with the turn, every call is answered as usual).
+
+While paused, :meth:`edit` changes what the stage is about — the call's arguments (02–03), the
+tool result's text (04) or the request's messages (06). Each edit is validated first and logged
+as a ``debug/edit`` event (``before``, ``after``, ``by``) citing what was paused on; the loop
+then uses the edited value, and what it changes cites the edit. :meth:`resume` goes on to the
+next breakpoint (``continue``) or to the next stage whatever it is (``step``).
+
+With any breakpoint set the tools of a batch run one at a time, so "paused" means paused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from pydantic import TypeAdapter, ValidationError
+
+from ..errors import HostError
+from ..session.repair import repair_pairing
+from ..session.session import Session
+from ..wire.events import DebugEdit, DebugStage, EditTarget
+from ..wire.follow import PausedItem, ResumedItem
+from ..wire.messages import AnyMessage
+
+__all__ = ["EDITABLE", "STAGES", "Debugger", "Pause"]
+
+STAGES: tuple[DebugStage, ...] = ("01", "02", "03", "04", "05", "06")
+EDITABLE: dict[DebugStage, EditTarget] = {"02": "arguments", "03": "arguments", "04": "result", "06": "request"}
+_MESSAGES: TypeAdapter[list[AnyMessage]] = TypeAdapter(list[AnyMessage])
+
+
+def _bad(message: str) -> HostError:
+    return HostError(message, code="BAD_EDIT")
+
+
+@dataclass
+class Pause:
+    """Where the run waits: the stage, what it is about, and the value an edit would change."""
+
+    stage: DebugStage
+    call_id: str | None
+    seq: int | None
+    name: str | None
+    payload: Any
+    value: Any = None  # arguments: raw JSON str · result: str · request: list of messages
+    cite: tuple[int, ...] = ()
+    edits: list[int] = field(default_factory=list)
+    resumed: asyncio.Event = field(default_factory=asyncio.Event)
+    how: Literal["continue", "step", "cancel"] = "continue"
+
+    @property
+    def target(self) -> EditTarget | None:
+        return EDITABLE.get(self.stage)
+
+    def item(self) -> PausedItem:
+        return PausedItem(stage=self.stage, call_id=self.call_id, seq=self.seq, name=self.name,
+                          editable=self.target, payload=self.payload)
+
+
+class Debugger:
+    """Breakpoints and the one pause of one agent's run (host-loop thread only)."""
+
+    def __init__(self, session: Session, emit: Callable[[Any], None] | None = None) -> None:
+        self.session = session
+        self.emit = emit
+        self.stages: frozenset[DebugStage] = frozenset()
+        self.tools: frozenset[str] | None = None
+        self.stepping = False
+        self.paused: Pause | None = None
+        self._lock = asyncio.Lock()  # one pause at a time, in the order the loop reaches them
+
+    # -- breakpoints ----------------------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        """True when a checkpoint may pause (some breakpoint set, or stepping)."""
+        return bool(self.stages) or self.stepping
+
+    def set_breakpoints(self, stages: Sequence[str], tools: Sequence[str] | None = None) -> None:
+        """Replace the breakpoints (``[]`` clears them); ``tools``: only calls of these tools."""
+        if isinstance(stages, str) or not all(isinstance(s, str) for s in stages):
+            raise HostError("stages must be a list like [\"03\", \"06\"]", code="BAD_ARGS")
+        unknown = [s for s in stages if s not in STAGES]
+        if unknown:
+            raise HostError(f"unknown stage(s) {unknown}: the stages are {list(STAGES)}", code="BAD_ARGS")
+        if tools is not None and (isinstance(tools, str) or not all(isinstance(t, str) and t for t in tools)):
+            raise HostError("tools must be a list of tool names", code="BAD_ARGS")
+        self.stages = frozenset(cast(Sequence[DebugStage], stages))
+        self.tools = frozenset(tools) if tools else None
+
+    def wants(self, stage: DebugStage, tools: Sequence[str] = ()) -> bool:
+        """Would a checkpoint at ``stage`` concerning ``tools`` pause?"""
+        if self.stepping:
+            return True
+        if stage not in self.stages:
+            return False
+        return self.tools is None or any(t in self.tools for t in tools)
+
+    def describe(self) -> dict[str, Any]:
+        paused = self.paused
+        return {
+            "stages": sorted(self.stages),
+            "tools": sorted(self.tools) if self.tools is not None else None,
+            "paused": paused.item().model_dump(mode="json", exclude_none=True) if paused else None,
+        }
+
+    # -- the loop's side ------------------------------------------------------------------------
+    async def checkpoint(
+        self,
+        stage: DebugStage,
+        *,
+        payload: Any,
+        tools: Sequence[str] = (),
+        call_id: str | None = None,
+        seq: int | None = None,
+        name: str | None = None,
+        value: Any = None,
+        cite: tuple[int, ...] = (),
+    ) -> Pause | None:
+        """Pause here if a breakpoint or a step says so; returns the finished pause (its
+        ``value`` edited, its ``edits`` the ``debug/edit`` seqs) or ``None`` if it went on."""
+        if not self.wants(stage, tools):
+            return None
+        async with self._lock:
+            pause = Pause(stage, call_id, seq, name, payload, value, cite)
+            self.paused, self.stepping = pause, False
+            self._emit(pause.item())
+            try:
+                await pause.resumed.wait()
+            except asyncio.CancelledError:
+                pause.how = "cancel"
+                raise
+            finally:
+                self.paused = None
+                self._emit(ResumedItem(stage=stage, how=pause.how))
+            return pause
+
+    # -- the person's side ----------------------------------------------------------------------
+    def resume(self, how: Literal["continue", "step"]) -> Pause:
+        pause = self._require_paused()
+        pause.how = how
+        self.stepping = how == "step"
+        pause.resumed.set()
+        return pause
+
+    def edit(self, target: str, value: Any, *, call_id: str | None = None, by: str = "client") -> DebugEdit:
+        """Validate and log one edit of the paused stage's value; the loop uses it on resume."""
+        pause = self._require_paused()
+        if pause.target is None:
+            raise _bad(f"nothing is editable at stage {pause.stage}; edits apply at 02–03 (arguments), "
+                       "04 (result) and 06 (request)")
+        if target != pause.target:
+            raise _bad(f"at stage {pause.stage} the editable target is {pause.target!r}, not {target!r}")
+        if call_id is not None and call_id != pause.call_id:
+            raise _bad(f"paused on call {pause.call_id!r}, not {call_id!r}")
+        after = _normalise(pause.target, value)
+        event = self.session.append(
+            DebugEdit(stage=pause.stage, target=pause.target, call_id=pause.call_id, before=_wire(pause.value),
+                      after=_wire(after), by=by, source_event_seqs=pause.cite or None)
+        )
+        pause.value = after
+        pause.edits.append(event.seq)
+        return event
+
+    def _require_paused(self) -> Pause:
+        if self.paused is None:
+            raise HostError("the run is not paused", code="NOT_PAUSED")
+        return self.paused
+
+    def _emit(self, item: Any) -> None:
+        if self.emit is not None:
+            self.emit(item)
+
+
+def _wire(value: Any) -> Any:
+    if isinstance(value, list):
+        return [m.model_dump(mode="json", exclude_none=True) if hasattr(m, "model_dump") else m for m in value]
+    return value
+
+
+def _normalise(target: EditTarget, value: Any) -> Any:
+    """The edited value in the form the loop uses, or ``BAD_EDIT`` saying what is wrong."""
+    if target == "arguments":
+        if isinstance(value, dict):
+            return json.dumps(value, ensure_ascii=False)
+        if not isinstance(value, str):
+            raise _bad("arguments must be a JSON object (or its JSON text)")
+        try:
+            parsed = json.loads(value)
+        except ValueError as exc:
+            raise _bad(f"arguments are not JSON: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise _bad("arguments must be a JSON object")
+        return value
+    if target == "result":
+        if not isinstance(value, str):
+            raise _bad("a tool result is text: send a string")
+        return value
+    if not isinstance(value, list) or not value:
+        raise _bad("request messages must be a non-empty list of messages")
+    try:
+        messages = _MESSAGES.validate_python(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise _bad(f"request messages are not valid messages: {where}: {first.get('msg')}") from None
+    repaired = repair_pairing(messages)
+    if repaired.changed:
+        kinds = ", ".join(sorted({c.kind for c in repaired.changes}))
+        raise _bad(f"the edited messages do not pair tool calls and results ({kinds}); fix them first")
+    return messages
