@@ -21,25 +21,29 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from ..context import HarnessContext
 from ..errors import ModelError, UserError
-from ..models.base import ModelAdapter
+from ..models.base import ModelAdapter, ModelRequest
 from ..session.session import Session
 from ..tools.base import ApprovalMode, Approver, AutoApprover
 from ..tools.registry import ToolRegistry, builtin_tools
 from ..tools.runtime import ToolRuntime
-from ..tools.scheduler import execute_tool_calls
+from ..tools.scheduler import ArgumentsEdited, ToolBatch, execute_tool_calls
 from ..wire.events import (
+    AssistantMessageEvent,
     LlmRetry,
+    ReplaceOp,
     StepEnd,
     StepStart,
     TurnEnd,
     TurnEndReason,
     TurnStart,
 )
-from ..wire.messages import UserMessage, user_text
+from ..wire.messages import ToolCallBlock, UserMessage, user_text
+from .debugger import Debugger
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
 from .inbox import Inbox, Target
 from .projections import RuntimeContextProjection, SystemPromptProjection
@@ -102,6 +106,8 @@ class Agent:
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
         self.requests = RequestBuilder(session, flush=flush)
+        self.debugger = Debugger(session, emit=self._emit_item)
+        self._batch_tools: tuple[str, ...] = ()  # the tools of the last batch (debugger 05/06)
         self.last_assembly: PromptAssembly | None = None
         self.status: Status = "idle"
         self.current_turn: int | None = None
@@ -228,6 +234,9 @@ class Agent:
                 except Exception:
                     log.exception("status listener failed")
 
+    def _emit_item(self, item: Any) -> None:
+        self._emit(item.model_dump(mode="json", exclude_none=True))
+
     def _emit(self, frame: dict[str, Any]) -> None:
         if self.live is not None:
             try:
@@ -300,18 +309,11 @@ class Agent:
             attempt += 1
             prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
             self.system_prompt.project(system, turn=turn, step=step)
-            request = self.requests.build_request(
-                prepared,
-                tools=decision.assembly.tools,
-                turn=turn,
-                step=step,
-                attempt=attempt,
-                entered=decision.messages,
-                on_entered=self.runtime_context.committed,
-            )
+            request, edits = await self._request(prepared, decision, turn, step, attempt)
             try:
                 event, stream = await run_attempt(
-                    self.session, prepared, request, turn=turn, step=step, attempt=attempt, live=self.live
+                    self.session, prepared, request, turn=turn, step=step, attempt=attempt, live=self.live,
+                    cite=edits,
                 )
                 break
             except ModelError as exc:
@@ -321,17 +323,76 @@ class Agent:
                 info = error_info(exc)
                 self.session.append(LlmRetry(turn=turn, step=step, attempt=attempt, error=info, delay_ms=delay))
                 await asyncio.sleep(delay / 1000)
+        calls = event.message.tool_calls
+        self._batch_tools = tuple(c.name for c in calls)
+        if self.debugger.active:  # stage 01: the assistant message is settled
+            await self._pause_settled(event, turn, step)
         if stream.finish_reason == "max-tokens":
             return MAX_TOKENS
-        calls = event.message.tool_calls
         if not calls:
             return COMPLETED
         batch = await execute_tool_calls(
-            self.session, calls, turn=turn, step=step, runtime=self._runtime(), max_parallel=self.max_parallel
+            self.session, calls, turn=turn, step=step, runtime=self._runtime(), max_parallel=self.max_parallel,
+            checkpoints=self.debugger, on_arguments_edited=self._arguments_edited(event),
         )
         for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
             self.inbox.inject(message)
         return COMPLETED if batch.concluded else None
+
+    async def _request(
+        self, prepared: Any, decision: PreStep, turn: int, step: int, attempt: int
+    ) -> tuple[ModelRequest, tuple[int, ...]]:
+        """Stages 05 (derive) and 06 (freeze), each a place the debugger may pause; an edit of
+        the request at 06 changes what is sent, and the answer will cite the edit."""
+        tools = decision.assembly.tools
+        derived = self.requests.derive(prepared, tools=tools, turn=turn, attempt=attempt,
+                                       entered=decision.messages, on_entered=self.runtime_context.committed)
+        dbg = self.debugger
+        if dbg.wants("05", self._batch_tools):
+            history = derived.history
+            await dbg.checkpoint("05", tools=self._batch_tools, payload={
+                "messageSeqs": list(history.seqs), "messages": [_wire(m) for m in history]})
+        request = self.requests.freeze(prepared, derived, tools=tools, turn=turn, step=step, attempt=attempt)
+        frozen = self.requests.last_frozen
+        if not dbg.wants("06", self._batch_tools) or frozen is None:
+            return request, ()
+        pause = await dbg.checkpoint(
+            "06", tools=self._batch_tools, seq=frozen.seq, value=list(request.messages), cite=(frozen.seq,),
+            payload={"seq": frozen.seq, "provider": request.provider, "model": request.model,
+                     "messages": [_wire(m) for m in request.messages], "tools": [t.name for t in request.tools]},
+        )
+        if pause is None or not pause.edits:
+            return request, ()
+        return replace(request, messages=tuple(pause.value)), tuple(pause.edits)
+
+    async def _pause_settled(self, event: AssistantMessageEvent, turn: int, step: int) -> None:
+        """Stage 01. A cancel while paused here still answers every call of the message."""
+        try:
+            await self.debugger.checkpoint("01", tools=self._batch_tools, seq=event.seq,
+                                           payload=_wire(event))
+        except asyncio.CancelledError:
+            if event.message.tool_calls:
+                await ToolBatch(self.session, event.message.tool_calls, turn=turn, step=step,
+                                runtime=self._runtime()).abort()
+            raise
+
+    def _arguments_edited(self, event: AssistantMessageEvent) -> ArgumentsEdited:
+        """The model sees an edited call: the assistant message is replaced in the surface by a
+        copy with the edited arguments, citing what it shadows and the edits."""
+        node: list[AssistantMessageEvent] = [event]  # the surface node that shows this message now
+
+        def replace_call(call_id: str, arguments: str, edits: tuple[int, ...]) -> None:
+            current = node[0]
+            message = current.message
+            blocks = tuple(b.model_copy(update={"arguments": arguments})
+                           if isinstance(b, ToolCallBlock) and b.id == call_id else b for b in message.content)
+            replaced = self.session.append(AssistantMessageEvent(
+                turn=event.turn, step=event.step, message=message.model_copy(update={"content": blocks}),
+                surface_op=ReplaceOp(start_seq=current.seq, end_seq=current.seq),
+                source_event_seqs=(current.seq, *edits)))
+            node[0] = replaced
+
+        return replace_call
 
     # -- helpers ------------------------------------------------------------------------------
     def _retry_delay(self, exc: ModelError, attempt: int) -> int:
@@ -388,6 +449,10 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"<Agent {self.session.id} {self.model} {self.status} turn={self.current_turn}>"
+
+
+def _wire(model: Any) -> Any:
+    return model.model_dump(mode="json", exclude_none=True)
 
 
 def _msg(message: UserMessage | str) -> UserMessage:

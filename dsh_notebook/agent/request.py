@@ -22,7 +22,7 @@ from typing import Any
 from ..config import parse_model_id
 from ..models.base import ModelAdapter, ModelRequest
 from ..session.history import MessageHistory
-from ..session.repair import PairingRepairer
+from ..session.repair import PairingRepairer, RepairResult
 from ..session.requests import resolve_message_seqs
 from ..session.session import Session
 from ..wire.events import RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
@@ -125,11 +125,40 @@ class RequestBuilder:
         on_entered: Callable[[UserMessageEvent], None] | None = None,
     ) -> ModelRequest:
         """Append (first attempt), log header, derive, repair, freeze, log frozen, flush."""
+        derived = self.derive(prepared, tools=tools, turn=turn, attempt=attempt, entered=entered,
+                              on_entered=on_entered)
+        return self.freeze(prepared, derived, tools=tools, turn=turn, step=step, attempt=attempt)
+
+    def derive(
+        self,
+        prepared: PreparedCall,
+        *,
+        tools: tuple[ToolSchema, ...],
+        turn: int,
+        attempt: int = 1,
+        entered: Sequence[UserMessage] = (),
+        on_entered: Callable[[UserMessageEvent], None] | None = None,
+    ) -> DerivedRequest:
+        """Stage 05: append what the step entered with (first attempt), log the header, derive
+        the history and repair it at the API boundary."""
         if attempt == 1 and entered:
             self.append_entered(entered, turn=turn, on_commit=on_entered)
         self._log_header(prepared, tools)
         history = self.session.derive_messages()
-        repaired = self.repairer.repair(history)
+        return DerivedRequest(history, self.repairer.repair(history))
+
+    def freeze(
+        self,
+        prepared: PreparedCall,
+        derived: DerivedRequest,
+        *,
+        tools: tuple[ToolSchema, ...],
+        turn: int,
+        step: int,
+        attempt: int = 1,
+    ) -> ModelRequest:
+        """Stage 06: log ``request/frozen`` for ``derived``, flush, and return the request."""
+        history, repaired = derived.history, derived.repaired
         base: int | None = None
         seqs: list[int] | None = None
         if self._prev is not None:
@@ -168,4 +197,12 @@ class RequestBuilder:
         return request
 
 
-__all__ = ["PreparedCall", "RequestBuilder", "prepare_request"]
+@dataclass(frozen=True)
+class DerivedRequest:
+    """Stage 05's output: the derived history and its repaired form (what the request carries)."""
+
+    history: MessageHistory
+    repaired: RepairResult
+
+
+__all__ = ["DerivedRequest", "PreparedCall", "RequestBuilder", "prepare_request"]

@@ -183,11 +183,13 @@ async def run_attempt(
     step: int,
     attempt: int,
     live: Live | None = None,
+    cite: tuple[int, ...] = (),
 ) -> tuple[AssistantMessageEvent, StreamAttempt]:
     """Stream one request attempt and commit its outcome: the ``assistant/message`` (returned
     with its :class:`StreamAttempt`), or, when the stream fails or is cancelled, an
     ``assistant/attempt`` error record (or the interrupted visible prefix on cancellation)
-    before the exception propagates."""
+    before the exception propagates. ``cite``: events the answer cites (``debug/edit`` of the
+    request it answers)."""
     stream = StreamAttempt(f"{session.id}/{turn}.{step}.{attempt}", live=live)
     stream.start(turn=turn, step=step, started_after_seq=session.last_seq)
     try:
@@ -210,6 +212,6 @@ async def run_attempt(
     message = stream.message(prepared.provider, prepared.model)
     event = session.append(
         AssistantMessageEvent(turn=turn, step=step, message=message, usage=stream.usage,
-                              stream=stream.stream_record() or None))
+                              stream=stream.stream_record() or None, source_event_seqs=cite or None))
     stream.end(event.type, event.seq)
     return event, stream

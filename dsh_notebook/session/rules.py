@@ -6,8 +6,9 @@ Pure checks over the Session's state, kept apart from the Session so each rule r
 - :func:`freeze_payload` — JSON payloads (``config``, tool ``parameters``, ``repairs``) are checked
   for lossless JSON and replaced by copies that refuse mutation.
 - :func:`check_provenance` — ``sourceEventSeqs`` non-empty, unique, each an earlier seq; a
-  ``tool/result`` that appends cites exactly one open ``tool/call`` seq of its call id (a result
-  with no logged call, e.g. crash repair's ``TOOL_NOT_STARTED``, carries none).
+  ``tool/result`` that appends cites exactly one open ``tool/call`` seq of its call id, first (a
+  result with no logged call, e.g. crash repair's ``TOOL_NOT_STARTED``, carries none; after it,
+  the ``debug/edit`` events that changed the call or its result).
 - :func:`check_replace` — both ends of a replace are current surface nodes in order, every
   shadowed node is cited; a ``tool/result`` replacement shadows exactly one ``tool/result`` of the
   same call id (tool-result pruning).
@@ -19,7 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ProvenanceError, SessionError
-from ..wire.events import AnyEvent, RequestFrozen, RequestHeader, SurfaceEventBase, ToolResult
+from ..wire.events import (
+    AnyEvent,
+    DebugEdit,
+    RequestFrozen,
+    RequestHeader,
+    SurfaceEventBase,
+    ToolResult,
+)
 from .lossless import check_lossless, deep_freeze
 
 
@@ -49,7 +57,9 @@ def freeze_payload(event: AnyEvent) -> AnyEvent:
     return event
 
 
-def check_provenance(event: AnyEvent, n_events: int, open_calls: dict[str, list[int]]) -> None:
+def check_provenance(
+    event: AnyEvent, n_events: int, open_calls: dict[str, list[int]], events: Sequence[AnyEvent] = ()
+) -> None:
     src = event.source_event_seqs
     if isinstance(event, ToolResult) and event.surface_op is None:
         call_id = event.message.tool_call_id
@@ -60,10 +70,11 @@ def check_provenance(event: AnyEvent, n_events: int, open_calls: dict[str, list[
                     f"tool/result for {call_id!r} must cite its tool/call seq {open_seqs[0]}"
                 )
             return
-        if len(src) != 1 or src[0] not in open_seqs:
+        extras_ok = all(0 <= s < len(events) and isinstance(events[s], DebugEdit) for s in src[1:])
+        if not src or src[0] not in open_seqs or not extras_ok:
             raise ProvenanceError(
-                f"tool/result for {call_id!r} must cite exactly its open tool/call seq; "
-                f"got {list(src)}, open: {open_seqs}"
+                f"tool/result for {call_id!r} must cite exactly its open tool/call seq (then only "
+                f"debug/edit events); got {list(src)}, open: {open_seqs}"
             )
     if src is None:
         return

@@ -194,7 +194,7 @@ class Session:
                     f"payload is not lossless JSON: {exc}", code="NOT_LOSSLESS"
                 ) from exc
         if t is ToolResult or event.source_event_seqs is not None:
-            check_provenance(event, seq, self._open_calls)
+            check_provenance(event, seq, self._open_calls, self._events)
         surface_change = self._plan_surface(event) if t in _SURFACE else None  # type: ignore[arg-type]
         # -- commit point --
         self._events.append(event)

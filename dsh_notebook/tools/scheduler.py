@@ -9,6 +9,11 @@
 - :meth:`ToolBatch.commit_ready` appends ``tool/result`` (``sourceEventSeqs=[call seq]``) for
   the finished prefix only, so results enter the log **in model order**, not completion order;
 - deferred contexts are collected and returned; the agent appends them after the batch;
+- with the agent debugger active (``checkpoints``), calls run one at a time and each may pause
+  at stage 02 (its ``tool/call`` logged), 03 (before the pipeline runs it) and 04 (its outcome
+  ready, before ``tool/result``); an edit of the arguments changes what the call runs with
+  (``on_arguments_edited`` lets the agent show the model the edited call), an edit of the result
+  what is committed, and the ``tool/result`` cites the edits after its ``tool/call``;
 - on cancellation it starts nothing more, cancels the running calls (``CANCELLED``), commits
   their results, appends a synthetic ``tool/call`` + ``tool/result`` pair
   (``ABORTED_BEFORE_DISPATCH``) for each call never started, and re-raises. Every call gets
@@ -19,16 +24,36 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from ..session.session import Session
-from ..wire.events import ToolCall, ToolResult
-from ..wire.messages import ToolCallBlock, UserMessage, plugin_text
+from ..wire.events import DebugStage, ToolCall, ToolResult
+from ..wire.messages import ToolCallBlock, UserMessage, plugin_text, tool_text
 from .outcome import ToolOutcome, error_outcome
 from .runtime import ToolRuntime
 
 DEFERRED_FORM = "deferred-context"
+ArgumentsEdited = Callable[[str, str, tuple[int, ...]], None]
+"""``(call id, edited raw arguments, debug/edit seqs)``: called when an edit changed a call."""
+
+
+class StagePause(Protocol):
+    value: Any
+    edits: list[int]
+
+
+class Checkpoints(Protocol):
+    """Where a run may pause (the agent debugger, :mod:`dsh_notebook.agent.debugger`)."""
+
+    @property
+    def active(self) -> bool: ...
+
+    async def checkpoint(
+        self, stage: DebugStage, *, payload: Any, tools: Sequence[str] = (), call_id: str | None = None,
+        seq: int | None = None, name: str | None = None, value: Any = None, cite: tuple[int, ...] = (),
+    ) -> StagePause | None: ...
 
 
 @dataclass
@@ -52,14 +77,19 @@ class ToolBatch:
         step: int,
         runtime: ToolRuntime,
         max_parallel: int = 10,
+        checkpoints: Checkpoints | None = None,
+        on_arguments_edited: ArgumentsEdited | None = None,
     ) -> None:
         self.session, self.calls, self.runtime = session, list(calls), runtime
         self.turn, self.step = turn, step
-        self.max_parallel = max(1, max_parallel)
+        self.checkpoints = checkpoints if checkpoints is not None and checkpoints.active else None
+        self.on_arguments_edited = on_arguments_edited
+        self.max_parallel = 1 if self.checkpoints is not None else max(1, max_parallel)
         n = len(self.calls)
         self.call_seqs: list[int | None] = [None] * n
         self.slots: list[ToolOutcome | None] = [None] * n
         self.dispatched = [False] * n  # the body started (cancellation → CANCELLED)
+        self.edits: list[tuple[int, ...]] = [()] * n  # debug/edit seqs each result cites
         self.running: dict[asyncio.Task[ToolOutcome], int] = {}
         self.exclusive_running = False
         self.next = 0
@@ -99,14 +129,52 @@ class ToolBatch:
     async def _run(self, i: int) -> ToolOutcome:
         call = self.calls[i]
         try:
+            if self.checkpoints is not None:
+                call = await self._pause_before(i, call)
             async with self._policy_lock:
                 prepared = await self.runtime.prepare(call)
             self.dispatched[i] = prepared.dispatchable
-            return await self.runtime.dispatch(prepared)
+            outcome = await self.runtime.dispatch(prepared)
+            if self.checkpoints is not None:
+                outcome = await self._pause_after(i, call, outcome)
+            return outcome
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a runtime bug still answers the call
             return error_outcome(call.id, f"tool runtime failed: {type(exc).__name__}: {exc}", "TOOL_RAISED")
+
+    # -- the debugger's stages 02, 03, 04 ---------------------------------------------------
+
+    async def _pause_before(self, i: int, call: ToolCallBlock) -> ToolCallBlock:
+        assert self.checkpoints is not None
+        seq = self.call_seqs[i]
+        for stage in ("02", "03"):
+            payload = {"callId": call.id, "name": call.name, "arguments": call.arguments, "seq": seq}
+            pause = await self.checkpoints.checkpoint(
+                stage, payload=payload, tools=(call.name,), call_id=call.id, seq=seq, name=call.name,
+                value=call.arguments, cite=(seq,) if seq is not None else (),
+            )
+            if pause is not None and pause.edits:
+                call = call.model_copy(update={"arguments": pause.value})
+                self.edits[i] = (*self.edits[i], *pause.edits)
+                if self.on_arguments_edited is not None:
+                    self.on_arguments_edited(call.id, call.arguments, tuple(pause.edits))
+        return call
+
+    async def _pause_after(self, i: int, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
+        assert self.checkpoints is not None
+        seq = self.call_seqs[i]
+        payload = {"callId": call.id, "name": call.name, "seq": seq, "result": outcome.text,
+                   "isError": outcome.is_error, "code": outcome.code}
+        pause = await self.checkpoints.checkpoint(
+            "04", payload=payload, tools=(call.name,), call_id=call.id, seq=seq, name=call.name,
+            value=outcome.text, cite=(seq,) if seq is not None else (),
+        )
+        if pause is None or not pause.edits:
+            return outcome
+        self.edits[i] = (*self.edits[i], *pause.edits)
+        message = tool_text(call.id, pause.value, is_error=outcome.is_error)
+        return replace(outcome, message=message)
 
     # -- finishing --------------------------------------------------------------------------
 
@@ -139,7 +207,7 @@ class ToolBatch:
                     step=self.step,
                     message=outcome.message,
                     error=outcome.error,
-                    source_event_seqs=(seq,),
+                    source_event_seqs=(seq, *self.edits[i]),
                 )
             )
             self.outcome.results.append(event)
@@ -206,10 +274,13 @@ async def execute_tool_calls(
     step: int,
     runtime: ToolRuntime,
     max_parallel: int = 10,
+    checkpoints: Checkpoints | None = None,
+    on_arguments_edited: ArgumentsEdited | None = None,
 ) -> BatchOutcome:
     """Run one assistant message's tool calls; see the module docstring for the rules."""
-    batch = ToolBatch(session, calls, turn=turn, step=step, runtime=runtime, max_parallel=max_parallel)
+    batch = ToolBatch(session, calls, turn=turn, step=step, runtime=runtime, max_parallel=max_parallel,
+                      checkpoints=checkpoints, on_arguments_edited=on_arguments_edited)
     return await batch.run()
 
 
-__all__ = ["BatchOutcome", "ToolBatch", "execute_tool_calls"]
+__all__ = ["ArgumentsEdited", "BatchOutcome", "Checkpoints", "ToolBatch", "execute_tool_calls"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.session.persistence import load_log
 from dsh_notebook.wire.events import (
     SessionForked,
     ToolCall,
@@ -19,7 +20,6 @@ from dsh_notebook.wire.events import (
     TurnEnd,
     UserMessageEvent,
 )
-from dsh_notebook.session.persistence import load_log
 
 REPO = Path(__file__).resolve().parents[2]
 READ = "read README.md and summarise"
