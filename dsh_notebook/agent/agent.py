@@ -22,7 +22,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 from ..context import HarnessContext
 from ..errors import ModelError, UserError
@@ -32,6 +32,8 @@ from ..tools.base import ApprovalMode, Approver, AutoApprover
 from ..tools.registry import ToolRegistry, builtin_tools
 from ..tools.runtime import ToolRuntime
 from ..tools.scheduler import ArgumentsEdited, ToolBatch, execute_tool_calls
+from ..wire.base import dump
+from ..wire.control import AgentStatus
 from ..wire.events import (
     AssistantMessageEvent,
     LlmRetry,
@@ -42,6 +44,7 @@ from ..wire.events import (
     TurnEndReason,
     TurnStart,
 )
+from ..wire.follow import FollowStatus, FrameSink, RunFrame
 from ..wire.messages import ToolCallBlock, UserMessage, user_text
 from .debugger import Debugger
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
@@ -52,8 +55,6 @@ from .request import RequestBuilder, prepare_request
 from .stream import run_attempt
 
 log = logging.getLogger(__name__)
-Status = Literal["idle", "running"]
-Live = Callable[[dict[str, Any]], None]
 
 
 class Agent:
@@ -70,7 +71,7 @@ class Agent:
         approver: Approver | None = None,
         policy_mode: ApprovalMode = "auto",
         context: HarnessContext | None = None,
-        live: Live | None = None,
+        frames: FrameSink | None = None,
         flush: Callable[[], None] | None = None,
         max_retries: int = 3,
         retry_base_ms: int = 500,
@@ -84,7 +85,7 @@ class Agent:
         ``runtime_factory(agent)`` or a default ``ToolRuntime(approver, policy_mode)``, rebuilt
         only when the tools, scope or policy change. ``context`` is the host's (global) context:
         the agent lives in a child ``agent:<id>`` (``agent.context``) whose Scope decides what it
-        sees. ``live`` gets the transient frames; ``flush`` makes the log durable (called before
+        sees. ``frames`` gets the transient frames; ``flush`` makes the log durable (called before
         every model request and at every turn end). Retries: ``max_retries`` extra attempts,
         delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped."""
         self.session = session
@@ -97,7 +98,7 @@ class Agent:
         self.context = (context or HarnessContext("host")).child(f"agent:{session.id}")
         self.context.provide("agent", self)
         self.scope = self.context.scope()
-        self.live = live
+        self.frames = frames
         self.flush = flush
         self.max_retries, self.retry_base_ms, self.retry_cap_ms = max_retries, retry_base_ms, retry_cap_ms
         self.config: dict[str, Any] = dict(config or {})
@@ -106,17 +107,17 @@ class Agent:
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
         self.requests = RequestBuilder(session, flush=flush)
-        self.debugger = Debugger(session, emit=self._emit_item)
+        self.debugger = Debugger(session, emit=self._emit)
         self._batch_tools: tuple[str, ...] = ()  # the tools of the last batch (debugger 05/06)
         self.last_assembly: PromptAssembly | None = None
-        self.status: Status = "idle"
+        self.status: AgentStatus = "idle"
         self.current_turn: int | None = None
         self.current_step: int | None = None
         self._last_turn = max((e.turn for e in session.events if isinstance(e, TurnStart)), default=0)
         self._adapters: dict[str, ModelAdapter] = {}
         self._hooks = ToolHookBridge(self.scope)
         self._runtime_cache: tuple[tuple[Any, ...], ToolRuntime] | None = None
-        self._status_fns: list[Callable[[Status], None]] = []
+        self._status_fns: list[Callable[[AgentStatus], None]] = []
         self._driver: asyncio.Task[None] | None = None
         self._turn_task: asyncio.Task[None] | None = None
         self._wake_requested = False
@@ -164,7 +165,7 @@ class Agent:
     async def wait_idle(self) -> None:
         await self._idle.wait()
 
-    def on_status(self, fn: Callable[[Status], None]) -> Callable[[], None]:
+    def on_status(self, fn: Callable[[AgentStatus], None]) -> Callable[[], None]:
         """Call ``fn(status)`` whenever the status changes. Returns an unsubscribe function."""
         self._status_fns.append(fn)
         return lambda: self._status_fns.remove(fn) if fn in self._status_fns else None
@@ -186,7 +187,7 @@ class Agent:
             "status": self.status,
             "turn": self.current_turn,
             "step": self.current_step,
-            "inbox": self.inbox.items(),
+            "inbox": [dump(i) for i in self.inbox.items()],
             "scope": self.scope.describe(),
             "tools": list(self.tools.names),
             "systemPromptOp": self.system_prompt.last_op,
@@ -222,11 +223,11 @@ class Agent:
             self._set_status("idle")
             self._idle.set()
 
-    def _set_status(self, status: Status) -> None:
+    def _set_status(self, status: AgentStatus) -> None:
         changed = status != self.status
         self.status = status
-        if self.live is not None:
-            self._emit({"type": "status", "status": status, "turn": self.current_turn, "step": self.current_step})
+        if self.frames is not None:
+            self._emit(FollowStatus.model_construct(status=status, turn=self.current_turn, step=self.current_step))
         if changed:
             for fn in list(self._status_fns):
                 try:
@@ -234,15 +235,12 @@ class Agent:
                 except Exception:
                     log.exception("status listener failed")
 
-    def _emit_item(self, item: Any) -> None:
-        self._emit(item.model_dump(mode="json", exclude_none=True))
-
-    def _emit(self, frame: dict[str, Any]) -> None:
-        if self.live is not None:
+    def _emit(self, frame: RunFrame) -> None:
+        if self.frames is not None:
             try:
-                self.live(frame)
+                self.frames(frame)
             except Exception:
-                log.exception("live sink failed")
+                log.exception("frame sink failed")
 
     # -- turn ---------------------------------------------------------------------------------
     async def _turn(self) -> None:
@@ -312,7 +310,7 @@ class Agent:
             request, edits = await self._request(prepared, decision, turn, step, attempt)
             try:
                 event, stream = await run_attempt(
-                    self.session, prepared, request, turn=turn, step=step, attempt=attempt, live=self.live,
+                    self.session, prepared, request, turn=turn, step=step, attempt=attempt, frames=self.frames,
                     cite=edits,
                 )
                 break
@@ -421,7 +419,7 @@ class Agent:
 
     def _runtime(self) -> ToolRuntime:
         """The ToolRuntime for a batch; rebuilt only when the tools, scope or policy changed."""
-        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.live))
+        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.frames))
         if self._runtime_cache is not None and self._runtime_cache[0] == key:
             return self._runtime_cache[1]
         runtime = self._hooks.install(self._new_runtime())
@@ -436,7 +434,7 @@ class Agent:
             workspace=self.session.cwd or os.getcwd(),
             approver=self.approver,
             session=self.session,
-            live=self.live,
+            frames=self.frames,
             policy_mode=self.policy_mode,
         )
 

@@ -180,7 +180,7 @@ class AgentRegistry:
             approver=approver,
             policy_mode=approve,
             context=self.context,
-            live=hub.on_live,
+            frames=hub.on_frame,
             flush=lambda: self.store.flush(sid),
         )
         live = LiveSession(

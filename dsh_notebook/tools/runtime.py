@@ -8,7 +8,7 @@ guards, which can only deny. ``dispatch`` — execute wrappers around the body, 
 timeout innermost; then the post-execute hooks. Every failure becomes a :class:`ToolOutcome`
 with a code; nothing here raises except cancellation, which the scheduler answers.
 
-Live frames (never durable; progress goes *only* here)::
+Transient frames (never durable; progress goes *only* here), :class:`~dsh_notebook.wire.follow.ToolRuntimeItem`::
 
     {"type": "tool-runtime", "frame": {"callId", "name", "phase", "status", "detail"?, "time"}}
 
@@ -30,18 +30,17 @@ from pydantic import ValidationError
 
 from ..errors import ToolError
 from ..session.session import Session, now_ms
+from ..wire.follow import FrameSink, ToolRuntimeItem
+from ..wire.live import Phase, RuntimeStatus, ToolRuntimeFrame
 from ..wire.messages import ToolCallBlock
 from .base import ApprovalMode, Approver, ToolContext, ToolOutput
 from .outcome import (
     Dispatch,
     ExecuteWrapper,
     Guard,
-    LiveSink,
-    Phase,
     PostExecuteHook,
     PreExecuteHook,
     PreparedCall,
-    Status,
     ToolInvocation,
     ToolOutcome,
     aborted_outcome,
@@ -67,7 +66,7 @@ class ToolRuntime:
         workspace: Workspace | str | os.PathLike[str],
         approver: Approver | None = None,
         session: Session | None = None,
-        live: LiveSink | None = None,
+        frames: FrameSink | None = None,
         policy_mode: ApprovalMode = "ask",
         pre_execute: Sequence[PreExecuteHook] = (),
         guards: Sequence[Guard] = (),
@@ -80,7 +79,7 @@ class ToolRuntime:
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self.approver = approver
         self.session = session
-        self.live = live
+        self.frames = frames
         self.policy_mode: ApprovalMode = policy_mode
         self.pre_execute: list[PreExecuteHook] = list(pre_execute)
         self.guards: list[Guard] = list(guards)
@@ -89,20 +88,19 @@ class ToolRuntime:
         self.env = env
         self.main_thread = main_thread
 
-    # -- live frames ------------------------------------------------------------------------
+    # -- transient frames -------------------------------------------------------------------
 
-    def emit(self, call: ToolCallBlock, phase: Phase, status: Status, detail: str | None = None) -> None:
-        """Send one ``tool-runtime`` live frame (a failing sink is logged, never raised)."""
-        if self.live is None:
+    def emit(self, call: ToolCallBlock, phase: Phase, status: RuntimeStatus, detail: str | None = None) -> None:
+        """Send one ``tool-runtime`` frame (a failing sink is logged, never raised)."""
+        if self.frames is None:
             return
-        frame: dict[str, Any] = {"callId": call.id, "name": call.name, "phase": phase, "status": status}
-        if detail is not None:
-            frame["detail"] = detail
-        frame["time"] = now_ms()
+        frame = ToolRuntimeFrame.model_construct(
+            call_id=call.id, name=call.name, phase=phase, status=status, detail=detail, time=now_ms()
+        )
         try:
-            self.live({"type": "tool-runtime", "frame": frame})
+            self.frames(ToolRuntimeItem.model_construct(frame=frame))
         except Exception:
-            log.exception("tool-runtime live sink failed")
+            log.exception("tool-runtime frame sink failed")
 
     def finish(self, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
         self.emit(call, "result", "error" if outcome.is_error else "done", outcome.code)

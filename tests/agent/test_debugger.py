@@ -14,6 +14,7 @@ import pytest
 
 from dsh_notebook.agent.debugger import STAGES
 from dsh_notebook.errors import HostError
+from dsh_notebook.wire.base import dump
 from dsh_notebook.wire.events import AssistantMessageEvent, DebugEdit, ToolCall, ToolResult, TurnEnd
 from dsh_notebook.wire.messages import ToolMessage, user_text
 
@@ -27,7 +28,8 @@ class Person:
         self.items: list[dict[str, Any]] = []
         self.pauses: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
-    def __call__(self, frame: dict[str, Any]) -> None:
+    def __call__(self, item: Any) -> None:
+        frame = dump(item)
         if frame.get("type") in ("paused", "resumed"):
             self.items.append(frame)
         if frame.get("type") == "paused":
@@ -44,7 +46,7 @@ def tool_texts(request: Any) -> list[str]:
 async def test_step_walks_the_six_stages_in_order() -> None:
     model = ChunkModel(calls(("c1", "echo", '{"text":"hi"}')), text("done"))
     person = Person()
-    agent = make_agent(model, echo_tool(), live=person)
+    agent = make_agent(model, echo_tool(), frames=person)
     agent.debugger.set_breakpoints(["05"])
     agent.followup("say hi")
     seen = []
@@ -75,7 +77,7 @@ async def test_step_walks_the_six_stages_in_order() -> None:
 async def test_edit_the_result_at_04_reaches_the_next_request_and_is_logged() -> None:
     model = ChunkModel(calls(("c1", "echo", '{"text":"hi"}')), text("done"))
     person = Person()
-    agent = make_agent(model, echo_tool(), live=person)
+    agent = make_agent(model, echo_tool(), frames=person)
     agent.debugger.set_breakpoints(["04"])
     agent.followup("say hi")
     paused = await person.next()
@@ -108,7 +110,7 @@ async def test_edit_arguments_at_03_runs_the_edited_call_and_the_model_sees_it()
     ran: list[str] = []
     model = ChunkModel(calls(("c1", "echo", '{"text":"original"}')), text("done"))
     person = Person()
-    agent = make_agent(model, echo_tool(ran), live=person)
+    agent = make_agent(model, echo_tool(ran), frames=person)
     agent.debugger.set_breakpoints(["03"], tools=["echo"])
     agent.followup("go")
     paused = await person.next()
@@ -132,7 +134,7 @@ async def test_edit_arguments_at_03_runs_the_edited_call_and_the_model_sees_it()
 async def test_edit_the_request_at_06_changes_what_is_sent() -> None:
     model = ChunkModel(text("ok"))
     person = Person()
-    agent = make_agent(model, echo_tool(), live=person)
+    agent = make_agent(model, echo_tool(), frames=person)
     agent.debugger.set_breakpoints(["06"])
     agent.followup("the original question")
     paused = await person.next()
@@ -154,7 +156,7 @@ async def test_edit_the_request_at_06_changes_what_is_sent() -> None:
 async def test_cancel_while_paused_answers_every_call_and_other_agents_go_on() -> None:
     model = ChunkModel(calls(("c1", "echo", '{"text":"a"}'), ("c2", "echo", '{"text":"b"}')), text("done"))
     person = Person()
-    agent = make_agent(model, echo_tool(), live=person)
+    agent = make_agent(model, echo_tool(), frames=person)
     other = make_agent(ChunkModel(text("the other session answered")), echo_tool())
     agent.debugger.set_breakpoints(["03"])
     agent.followup("go")
@@ -175,7 +177,7 @@ async def test_cancel_while_paused_answers_every_call_and_other_agents_go_on() -
 async def test_cancel_while_paused_at_01_still_answers_the_calls() -> None:
     model = ChunkModel(calls(("c1", "echo", '{"text":"a"}')))
     person = Person()
-    agent = make_agent(model, echo_tool(), live=person)
+    agent = make_agent(model, echo_tool(), frames=person)
     agent.debugger.set_breakpoints(["01"])
     agent.followup("go")
     assert (await person.next())["stage"] == "01"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dsh_notebook.agent.hooks import PreStep, TurnStopping
 from dsh_notebook.errors import ModelError
+from dsh_notebook.wire.base import dump
 from dsh_notebook.wire.events import (
     AssistantAttempt,
     AssistantMessageEvent,
@@ -154,7 +155,7 @@ async def test_deferred_context_is_appended_after_the_batch() -> None:
 async def test_status_and_stream_frames() -> None:
     frames: list[dict] = []
     statuses: list[str] = []
-    agent = make_agent(ChunkModel(text("hello world")), live=frames.append)
+    agent = make_agent(ChunkModel(text("hello world")), frames=lambda f: frames.append(dump(f)))
     agent.on_status(statuses.append)
     agent.followup("hi")
     await agent.wait_idle()
