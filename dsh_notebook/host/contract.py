@@ -23,6 +23,8 @@ from ..wire.endpoints import (
     ApproveArgs,
     Cancelled,
     CreateArgs,
+    DebugArgs,
+    DebugState,
     Decided,
     FollowArgs,
     NoArgs,
@@ -91,6 +93,7 @@ DESCRIPTORS: dict[str, Descriptor] = {
         _d("session/resume", ResumeArgs, Resumed, "make a saved session live (crash repair)"),
         _d("session/approve", ApproveArgs, Decided, "answer a pending approval"),
         _d("session/info", SessionRef, SessionInfo, "a live session's state"),
+        _d("session/debug", DebugArgs, DebugState, "breakpoints, step, continue, edit (the agent debugger)"),
         _d("session/follow", FollowArgs, None, "snapshot + durable events + live frames"),
         _d("session/control", NoArgs, None, "host-wide queue and status frames"),
     )

@@ -20,6 +20,8 @@ from ..wire.endpoints import (
     ApproveArgs,
     Cancelled,
     CreateArgs,
+    DebugArgs,
+    DebugState,
     Decided,
     FollowArgs,
     ListedSession,
@@ -105,6 +107,33 @@ class SessionController:
         live = self._live(args.session_id)
         live.approvals.answer(args.call_id, args.decision, by=inv.caller)
         return Decided(session_id=live.id, call_id=args.call_id, decision=args.decision)
+
+    async def debug(self, args: DebugArgs, inv: GatewayInvocation) -> DebugState:
+        """The agent debugger (see :mod:`dsh_notebook.agent.debugger`). ``break`` makes a saved
+        session live (its next prompt will pause); the other actions need a live one."""
+        if args.action == "break":
+            live, how = await self.registry.resolve(args.session_id)
+            inv.note("resolver", how)
+        else:
+            live = self._live(args.session_id)
+        dbg = live.agent.debugger
+        edit_seq = None
+        if args.action == "break":
+            if args.stages is None:
+                raise HostError("break needs stages, e.g. [\"03\", \"06\"] ([] clears)", code="BAD_ARGS")
+            dbg.set_breakpoints(list(args.stages), list(args.tools) if args.tools is not None else None)
+        elif args.action in ("continue", "step"):
+            dbg.resume(args.action)  # type: ignore[arg-type]
+        elif args.action == "edit":
+            if args.target is None or "value" not in args.model_fields_set:
+                raise HostError("edit needs target and value", code="BAD_ARGS")
+            edit_seq = dbg.edit(args.target, args.value, call_id=args.call_id, by=inv.caller).seq
+        paused = dbg.paused
+        return DebugState(
+            session_id=live.id, stages=tuple(sorted(dbg.stages)),
+            tools=tuple(sorted(dbg.tools)) if dbg.tools is not None else None,
+            paused=paused.item() if paused is not None else None, edit_seq=edit_seq,
+        )
 
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)

@@ -31,7 +31,9 @@ from ..wire.follow import (
     AttemptChunk,
     AttemptInFlight,
     FollowStatus,
+    PausedItem,
     PendingApproval,
+    ResumedItem,
     RunFrame,
     RunState,
     Snapshot,
@@ -68,6 +70,7 @@ class RunStateFold:
     attempt: StreamStart | None = None
     chunks: list[AttemptChunk] = field(default_factory=list)
     tools: dict[str, ToolRuntimeFrame] = field(default_factory=dict)
+    paused: PausedItem | None = None  # the debugger's pause, while it lasts
 
     def apply(self, frame: RunFrame) -> None:
         if isinstance(frame, AssistantStreamItem):
@@ -84,13 +87,17 @@ class RunStateFold:
             self.tools[frame.frame.call_id] = frame.frame
         elif isinstance(frame, FollowStatus):
             self.status, self.turn, self.step = frame.status, frame.turn, frame.step
+        elif isinstance(frame, PausedItem):
+            self.paused = frame
+        elif isinstance(frame, ResumedItem):
+            self.paused = None
 
     def on_event(self, event: AnyEvent) -> None:
         if isinstance(event, ToolResult):
             self.tools.pop(event.message.tool_call_id, None)
         elif isinstance(event, TurnEnd):
             self.tools.clear()
-            self.attempt, self.chunks = None, []
+            self.attempt, self.chunks, self.paused = None, [], None
 
     def view(self, attached: bool, approvals: list[PendingApproval]) -> RunState:
         a = self.attempt
@@ -101,6 +108,7 @@ class RunStateFold:
         return RunState.model_construct(
             attached=attached, status=self.status if attached else "idle", turn=self.turn,
             step=self.step, assistant=assistant, tools=dict(self.tools), approvals=tuple(approvals),
+            paused=self.paused if attached else None,
         )  # fmt: skip
 
 

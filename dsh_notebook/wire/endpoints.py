@@ -13,7 +13,8 @@ from pydantic import JsonValue
 
 from .base import Frozen
 from .control import AgentStatus, QueueItem
-from .follow import PendingApproval
+from .events import DebugStage, EditTarget
+from .follow import PausedItem, PendingApproval
 
 Mode = Literal["queue", "steer"]
 ApproveMode = Literal["auto", "ask", "deny"]
@@ -63,6 +64,23 @@ class ApproveArgs(Frozen):
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
+
+
+class DebugArgs(Frozen):
+    """``session/debug``: the agent debugger of one session.
+
+    ``break`` replaces the breakpoints (``stages``; ``[]`` clears; ``tools``: only calls of
+    these tools); ``continue`` runs to the next breakpoint; ``step`` to the next stage; ``edit``
+    changes the paused stage's ``target`` (``arguments`` at 02–03, ``result`` at 04, ``request``
+    at 06) to ``value``; ``state`` only reports."""
+
+    session_id: str
+    action: Literal["break", "continue", "step", "edit", "state"]
+    stages: tuple[DebugStage, ...] | None = None
+    tools: tuple[str, ...] | None = None
+    target: EditTarget | None = None
+    call_id: str | None = None
+    value: JsonValue = None
 
 
 class FollowArgs(Frozen):
@@ -118,6 +136,17 @@ class Decided(Frozen):
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
+
+
+class DebugState(Frozen):
+    """The debugger after a ``session/debug`` action: breakpoints, the pause (if any), and for
+    an ``edit`` the seq of the ``debug/edit`` event it logged."""
+
+    session_id: str
+    stages: tuple[DebugStage, ...] = ()
+    tools: tuple[str, ...] | None = None
+    paused: PausedItem | None = None
+    edit_seq: int | None = None
 
 
 class SessionInfo(Frozen):
