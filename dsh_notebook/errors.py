@@ -7,7 +7,8 @@ message that says what went wrong and, where possible, how to fix it::
     ├── UserError                 misuse: bad flag, bad config, missing key, bad prompt
     ├── SessionError              the fact layer refused something
     │   ├── ProvenanceError       sourceEventSeqs broke a rule
-    │   └── LogFormatError        a session log cannot be read (version, corrupt line)
+    │   ├── LogFormatError        a session log cannot be read (version, corrupt line)
+    │   └── LogWriteError         a session log cannot be written (DISK_FULL, LOG_WRITE_FAILED)
     ├── ModelError                the provider failed (auth, unknown model, overflow, 429/5xx …)
     ├── ToolError                 raised inside the tool pipeline; always becomes a tool result
     ├── HostError                 the host path refused a call (envelope, method, args, session)
@@ -89,6 +90,12 @@ class LogFormatError(SessionError):
     """A session log cannot be read: unknown version, corrupt line, missing header."""
 
     code = "LOG_FORMAT"
+
+
+class LogWriteError(SessionError):
+    """A session log could not be written or fsynced; the events stay in memory (pending)."""
+
+    code = "LOG_WRITE_FAILED"
 
 
 class ModelError(DshError):

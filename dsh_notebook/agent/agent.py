@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from ..context import HarnessContext
-from ..errors import ModelError, UserError
+from ..errors import LogWriteError, ModelError, UserError
 from ..models.base import ModelAdapter
 from ..session.events import (
     LlmRetry,
@@ -101,7 +101,7 @@ class Agent:
         self.inbox = Inbox.restore(session, wake=self._wake)
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
-        self.requests = RequestBuilder(session, flush=flush)
+        self.requests = RequestBuilder(session)  # the agent flushes, off the loop (_durable)
         self.last_assembly: PromptAssembly | None = None
         self.status: Status = "idle"
         self.current_turn: int | None = None
@@ -272,13 +272,28 @@ class Agent:
         except asyncio.CancelledError:
             reason = TurnEndReason(kind="aborted", cause=self._cancel_cause or "cancelled")
         except Exception as exc:
-            if not isinstance(exc, ModelError | UserError):
+            if not isinstance(exc, ModelError | UserError | LogWriteError):
                 log.exception("turn %s failed", turn)
             reason = TurnEndReason(kind="error", error=error_info(exc))
         finally:
+            cancelled = False
+            try:  # a turn whose facts cannot be made durable did not complete: say so in its end
+                await self._durable()
+            except LogWriteError as exc:
+                if reason is None or reason.kind != "error":
+                    reason = TurnEndReason(kind="error", error=error_info(exc))
+            except asyncio.CancelledError:
+                cancelled = True
             self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
-            self._flush()
+            try:
+                await self._durable()
+            except LogWriteError as exc:
+                log.warning("the end of turn %s is not durable yet: %s", turn, exc)
+            except asyncio.CancelledError:
+                cancelled = True
             self._cancel_cause = None
+            if cancelled:
+                raise asyncio.CancelledError
 
     async def _pre_step(self, target: Target, turn: int, step: int) -> PreStep:
         claimed = self.inbox.claim(target, turn)
@@ -309,6 +324,7 @@ class Agent:
                 entered=decision.messages,
                 on_entered=self.runtime_context.committed,
             )
+            await self._durable()  # the frozen request is on disk before the provider sees it
             try:
                 event, stream = await run_attempt(
                     self.session, prepared, request, turn=turn, step=step, attempt=attempt, live=self.live
@@ -379,12 +395,13 @@ class Agent:
             policy_mode=self.policy_mode,
         )
 
-    def _flush(self) -> None:
-        if self.flush is not None:
-            try:
-                self.flush()
-            except Exception:
-                log.exception("flush at turn end failed")
+    async def _durable(self) -> None:
+        """Flush the log (write + fsync) on a worker thread: the host loop never waits on disk.
+
+        A cancel while it runs does not stop the write; the flush finishes on its thread."""
+        if self.flush is None:
+            return
+        await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(self.flush)))
 
     def __repr__(self) -> str:
         return f"<Agent {self.session.id} {self.model} {self.status} turn={self.current_turn}>"

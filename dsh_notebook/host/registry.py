@@ -241,8 +241,8 @@ class AgentRegistry:
                 undo()
             try:
                 self.store.close(sid)
-            except DshError:
-                log.exception("closing log of %s failed", sid)
+            except DshError as exc:  # coded (DISK_FULL ...): say it, no traceback
+                log.error("the log of %s could not be closed cleanly: %s", sid, exc)
             self.control.removed(sid)
         self.live.clear()
         for hub in self.hubs.values():

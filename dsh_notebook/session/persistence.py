@@ -7,7 +7,8 @@ fsyncs — the durability barrier the agent calls before each model request and 
 Files are created 0600 in a 0700 directory.
 
 :func:`load_log` reads a log back: a torn last line (a crash mid-write) is dropped and reported,
-everything before it kept; a missing or unreadable header is ``LOG_HEADER``, an unknown version
+everything before it kept; a complete (newline-terminated) last line that does not parse is
+``LOG_CORRUPT``, never deleted; a missing or unreadable header is ``LOG_HEADER``, an unknown version
 ``LOG_VERSION``, a bad line anywhere else ``LOG_CORRUPT`` with its line number, a missing file
 ``LOG_NOT_FOUND``. Events are validated with one ``validate_json`` over the joined lines (faster
 than one call per line) and the per-line path is used only to locate an error.
@@ -18,14 +19,16 @@ from __future__ import annotations
 import gc
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from ..errors import LogFormatError
+from ..errors import LogFormatError, LogWriteError
 from .events import AnyEvent, Event, EventAdapter
+from .logfile import append_durably, open_locked, write_error
 from .session import Session
 
 __all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header"]
@@ -154,8 +157,19 @@ def load_log(path: str | Path) -> LoadedLog:
             gc.enable()
     warnings: list[str] = []
     good = last_nl + 1 + len(last) + (1 if ends_with_newline else 0)
+    if torn and ends_with_newline and last.strip():
+        # a complete line was written whole: it is not a crash's torn tail, and deleting it
+        # would destroy a fact. Refuse; `show` (lenient) can still read around it.
+        raise LogFormatError(
+            f"{path}: line {len(events) + 2}, the last line, is complete (newline-terminated) but "
+            "not a valid event; it was not removed. Inspect it with `show`, then fix or delete "
+            "that line to resume the session.",
+            code="LOG_CORRUPT",
+            line=len(events) + 2,
+        )
     if torn:
-        warnings.append(f"dropped a torn last line (line {len(events) + 2}, {len(last)} bytes)")
+        what = "an empty last line" if not last.strip() else f"a torn last line ({len(last)} bytes, no newline)"
+        warnings.append(f"dropped {what} at line {len(events) + 2}")
         good, ends_with_newline = last_nl + 1, True
     return LoadedLog(path, header, events, None, torn, warnings, good, ends_with_newline)
 
@@ -216,63 +230,96 @@ def _locate_corrupt(path: Path) -> None:
 
 
 class SessionLog:
-    """Append-only JSONL writer that observes a Session (commit = queue, flush = write+fsync)."""
+    """Append-only JSONL writer that observes a Session (commit = queue, flush = write+fsync).
 
-    def __init__(self, session: Session, path: str | Path, *, written: int = 0) -> None:
+    It holds the session's writer lock (:func:`.logfile.open_locked`) from construction to
+    :meth:`close`. ``flush`` may run on a worker thread while the host loop commits: the queue has
+    its own lock and flushes are serialised, so lines reach the file in seq order. A failed write
+    keeps the lines queued (see :func:`.logfile.append_durably`) and raises the coded error.
+    """
+
+    def __init__(self, session: Session, path: str | Path, *, written: int = 0, fd: int | None = None) -> None:
         """Queue every event from seq ``written`` on; a new file gets the header first."""
         self.session = session
         self.path = Path(path)
-        ensure_private_dir(self.path.parent)
-        self._pending: list[str] = [session.line(s) for s in range(written, len(session))]
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        os.fchmod(self._fd, 0o600)
-        if os.fstat(self._fd).st_size == 0:
-            self._pending.insert(0, json.dumps(header_for(session), separators=(",", ":")))
+        if fd is None:
+            ensure_private_dir(self.path.parent)
+            fd = open_locked(self.path, create=True)
+        self._fd = fd
+        self._queue_lock = threading.Lock()
+        self._io_lock = threading.Lock()
+        self._pending: list[tuple[int, str]] = [(s, session.line(s)) for s in range(written, len(session))]
+        self._good = os.fstat(fd).st_size
+        if self._good == 0:
+            self._pending.insert(0, (-1, json.dumps(header_for(session), separators=(",", ":"))))
         self.flushed_seq = written - 1
+        self.last_error: LogWriteError | None = None
         self._unsubscribe = session.subscribe(self._on_event)
 
     @classmethod
-    def reopen(cls, session: Session, loaded: LoadedLog) -> SessionLog:
-        """Continue a loaded log: cut a torn tail, then queue the events after the loaded ones."""
-        with open(loaded.path, "r+b") as f:
-            f.truncate(loaded.good_bytes)
+    def reopen(cls, session: Session, loaded: LoadedLog, *, fd: int | None = None) -> SessionLog:
+        """Continue a loaded log: cut a torn tail, then queue the events after the loaded ones.
+
+        ``fd`` is the locked descriptor the caller took before loading (else one is taken now)."""
+        own = fd is None
+        fd = open_locked(loaded.path, create=False) if fd is None else fd
+        try:
+            try:
+                os.ftruncate(fd, loaded.good_bytes)
+            except OSError as exc:
+                raise write_error(exc, loaded.path) from None
             if not loaded.ends_with_newline:
-                f.seek(0, os.SEEK_END)
-                f.write(b"\n")
-        return cls(session, loaded.path, written=len(loaded.events))
+                append_durably(fd, b"\n", loaded.good_bytes, loaded.path)
+        except BaseException:
+            if own:
+                os.close(fd)
+            raise
+        return cls(session, loaded.path, written=len(loaded.events), fd=fd)
 
     def _on_event(self, event: AnyEvent) -> None:
-        self._pending.append(self.session.line(event.seq))
+        line = self.session.line(event.seq)
+        with self._queue_lock:
+            self._pending.append((event.seq, line))
 
     @property
     def pending(self) -> int:
-        """Lines queued and not yet written."""
+        """Lines queued and not yet durable."""
         return len(self._pending)
 
     def flush(self) -> None:
-        """Write every queued line and fsync: afterwards all committed events are durable."""
-        if self._fd < 0:
-            raise LogFormatError(f"{self.path}: log is closed", code="LOG_CLOSED")
-        if self._pending:
-            data = ("\n".join(self._pending) + "\n").encode()
-            self._pending = []
-            view = memoryview(data)
-            while view:
-                n = os.write(self._fd, view)
-                view = view[n:]
-        os.fsync(self._fd)
-        self.flushed_seq = self.session.last_seq
+        """Write every queued line and fsync: afterwards all committed events are durable.
+
+        On ``DISK_FULL`` / ``LOG_WRITE_FAILED`` nothing is lost and nothing torn is left: the lines
+        stay queued and the next flush writes them from the same offset."""
+        with self._io_lock:
+            if self._fd < 0:
+                raise LogFormatError(f"{self.path}: log is closed", code="LOG_CLOSED")
+            with self._queue_lock:
+                batch = list(self._pending)
+            if batch or self._good != os.fstat(self._fd).st_size:
+                data = "".join(line + "\n" for _, line in batch).encode()
+                try:
+                    self._good = append_durably(self._fd, data, self._good, self.path)
+                except LogWriteError as exc:
+                    self.last_error = exc
+                    raise
+                with self._queue_lock:
+                    del self._pending[: len(batch)]
+                if batch and batch[-1][0] >= 0:
+                    self.flushed_seq = batch[-1][0]
+            self.last_error = None
 
     def close(self) -> None:
-        """Flush, stop observing, close the file."""
+        """Flush, stop observing, close the file (which releases the writer lock)."""
         if self._fd < 0:
             return
         try:
             self.flush()
         finally:
             self._unsubscribe()
-            os.close(self._fd)
-            self._fd = -1
+            with self._io_lock:
+                os.close(self._fd)
+                self._fd = -1
 
     def __enter__(self) -> SessionLog:
         return self

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import secrets
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import LogFormatError, SessionError
+from ..errors import LogFormatError, LogWriteError, SessionError
 from .closers import close_interrupted_turn
-from .persistence import SessionLog, ensure_private_dir, load_log
+from .logfile import open_locked
+from .persistence import LoadedLog, SessionLog, ensure_private_dir, load_log
 from .session import Session
 
 __all__ = ["SessionStore", "SessionSummary", "new_session_id", "summarize_log"]
@@ -120,6 +122,7 @@ class SessionStore:
         self._open: dict[str, Session] = {}
         self._logs: dict[str, SessionLog] = {}
         self._lock = threading.RLock()
+        self.warnings: dict[str, list[str]] = {}  # what resuming a session had to drop or defer
 
     def path_for(self, session_id: str) -> Path:
         if not session_id or "/" in session_id or session_id.startswith("."):
@@ -139,7 +142,10 @@ class SessionStore:
             return session
 
     def _attach(self, session: Session, log: SessionLog) -> None:
-        log.flush()
+        try:
+            log.flush()
+        except LogWriteError as exc:  # kept queued: the first flush that can write, writes it
+            self.warnings.setdefault(session.id, []).append(exc.message)
         self._open[session.id] = session
         self._logs[session.id] = log
 
@@ -153,33 +159,49 @@ class SessionStore:
             return self._open.get(session_id) or self.resume(session_id)
 
     def resume(self, session_id: str) -> Session:
-        """Rebuild a saved session (see the module doc for the order); an open one is returned."""
+        """Rebuild a saved session (see the module doc for the order); an open one is returned.
+
+        The writer lock is taken first: a log another writer holds is ``SESSION_BUSY`` and is
+        neither read nor cut. What loading had to drop is kept in :attr:`warnings`."""
         with self._lock:
             if session_id in self._open:
                 return self._open[session_id]
-            loaded = load_log(self.path_for(session_id))
-            if loaded.id != session_id:
-                raise LogFormatError(
-                    f"{loaded.path}: header id {loaded.id!r} is not {session_id!r}",
-                    code="LOG_HEADER",
-                )
-            was_enabled = gc.isenabled()
-            gc.disable()  # ~100k long-lived objects and no garbage: skip the gen-2 rescans
+            path = self.path_for(session_id)
+            fd = open_locked(path, create=False)
             try:
-                session = Session.restore(
-                    session_id,
-                    loaded.events,
-                    cwd=str(loaded.header.get("cwd") or ""),
-                    created_at=loaded.header.get("createdAt"),
-                    mark_seed=False,
-                )
-            finally:
-                if was_enabled:
-                    gc.enable()
-            close_interrupted_turn(session)
-            session.mark_seed()
-            self._attach(session, SessionLog.reopen(session, loaded))
+                session, loaded = self._restore(session_id, path)
+                log = SessionLog.reopen(session, loaded, fd=fd)
+            except BaseException:
+                os.close(fd)
+                raise
+            self.warnings[session_id] = list(loaded.warnings)
+            self._attach(session, log)
             return session
+
+    def _restore(self, session_id: str, path: Path) -> tuple[Session, LoadedLog]:
+        """Load and re-check the log, close an interrupted turn, mark the seed (writes nothing)."""
+        loaded = load_log(path)
+        if loaded.id != session_id:
+            raise LogFormatError(
+                f"{loaded.path}: header id {loaded.id!r} is not {session_id!r}",
+                code="LOG_HEADER",
+            )
+        was_enabled = gc.isenabled()
+        gc.disable()  # ~100k long-lived objects and no garbage: skip the gen-2 rescans
+        try:
+            session = Session.restore(
+                session_id,
+                loaded.events,
+                cwd=str(loaded.header.get("cwd") or ""),
+                created_at=loaded.header.get("createdAt"),
+                mark_seed=False,
+            )
+        finally:
+            if was_enabled:
+                gc.enable()
+        close_interrupted_turn(session)
+        session.mark_seed()
+        return session, loaded
 
     def log(self, session_id: str) -> SessionLog:
         return self._logs[session_id]

@@ -182,7 +182,9 @@ async def test_flush_before_each_request_and_at_turn_end_and_describe() -> None:
     await agent.wait_idle()
     s = agent.session
     frozen = [e.seq for e in s.events if e.type == "request/frozen"]
-    assert flushed == [frozen[0], -1, frozen[1], -1, s.last_seq]  # flushed, then sent; flushed at turn end
+    # flushed, then sent; at the turn's end once before turn/end (a failure there becomes the
+    # turn's error) and once after it
+    assert flushed == [frozen[0], -1, frozen[1], -1, s.last_seq - 1, s.last_seq]
     assert s.events[-1].type == "turn/end"
     d = agent.describe()
     assert d["status"] == "idle" and d["tools"] == ["echo"] and d["lastRequestSeq"] == frozen[1]

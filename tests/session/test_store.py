@@ -10,7 +10,7 @@ import pytest
 from dsh_notebook.errors import ProvenanceError, SessionError
 from dsh_notebook.session import SessionStore, load_log, user_text
 from dsh_notebook.session.events import SessionEndSeed, TurnEnd, UserMessageEvent
-from tests.session.helpers import RawLog, tool_turn
+from tests.session.helpers import RawLog, die, tool_turn
 
 
 def test_create_get_close(tmp_path: Path) -> None:
@@ -35,6 +35,9 @@ def test_resume_closes_the_interrupted_turn_before_the_end_seed(tmp_path: Path) 
     store.flush(s.id)
     n = len(s)
     fresh = SessionStore(tmp_path)
+    with pytest.raises(SessionError, match="SESSION_BUSY"):  # the first writer still holds it
+        fresh.resume(s.id)
+    die(store, s.id)
     r = fresh.resume(s.id)
     tail = [e.type for e in r.events[n:]]
     assert tail == ["tool/result", "step/end", "turn/end", "session/end-seed"]

@@ -1,0 +1,123 @@
+"""The OS edge of a session log: one locked, append-only file descriptor per writer.
+
+**One writer per session.** :func:`open_locked` opens the log for appending and takes an
+exclusive, non-blocking ``flock`` on it, held for as long as the descriptor is open (the
+:class:`~.persistence.SessionLog`'s life). A second writer — another process, another kernel, or a
+second descriptor in this process — gets ``SESSION_BUSY`` before it has written a byte. Readers
+(``show``, ``sessions``, following a saved log) never lock, so they work while a run holds it.
+
+**No torn line before appended ones.** :func:`append_durably` writes and fsyncs a batch from the
+last good offset; when ``write`` or ``fsync`` fails (``ENOSPC``, ``EDQUOT``, ``EIO`` ...) it cuts
+the file back to that offset and raises ``DISK_FULL`` / ``LOG_WRITE_FAILED`` — the caller keeps
+the batch and writes it again next time, from the same offset.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from pathlib import Path
+
+from ..errors import LogWriteError, SessionError
+
+__all__ = ["append_durably", "is_locked", "lock_holder", "open_locked", "write_error"]
+
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+
+
+def lock_holder(fd: int) -> int | None:
+    """The pid holding a ``flock`` on ``fd``'s file (Linux ``/proc/locks``), if it can be read."""
+    try:
+        st = os.fstat(fd)
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            rows = f.read().splitlines()
+    except OSError:
+        return None
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for row in rows:
+        parts = row.split()
+        if len(parts) > 5 and parts[1] == "FLOCK" and parts[5] == dev and parts[4].isdigit():
+            return int(parts[4])
+    return None
+
+
+def open_locked(path: Path, *, create: bool) -> int:
+    """Open ``path`` for appending (0600) with the session's writer lock, or ``SESSION_BUSY``."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        raise SessionError(f"no session log at {path}", code="LOG_NOT_FOUND") from None
+    except OSError as exc:
+        raise write_error(exc, path, doing="open") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid = lock_holder(fd)
+        os.close(fd)
+        who = "this process" if pid == os.getpid() else f"process {pid}" if pid else "another process"
+        raise SessionError(
+            f"session {path.stem} is being written by {who} (a run, a kernel or a host has it open). "
+            "Wait for it to end or stop it; `show` and `sessions` can read the log meanwhile.",
+            code="SESSION_BUSY",
+        ) from None
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        pass
+    return fd
+
+
+def is_locked(fd: int) -> bool:
+    """Whether some writer holds the lock on ``fd``'s file (a probe that takes no lock)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return False
+
+
+def write_error(exc: OSError, path: Path, *, doing: str = "write") -> LogWriteError:
+    """An ``OSError`` at the log's edge → a coded error that says what to do."""
+    if exc.errno in _FULL:
+        return LogWriteError(
+            f"cannot {doing} the session log {path}: the disk is full ({os.strerror(exc.errno or 0)}). "
+            "Every event is kept in memory and is written at the next flush: free some space, "
+            "then send the next prompt (or end the session cleanly).",
+            code="DISK_FULL",
+        )
+    if exc.errno == errno.ENAMETOOLONG:
+        return LogWriteError(f"cannot {doing} the session log: the path is too long ({len(str(path))} "
+                             "characters); use a shorter DSH_HOME", code="PATH_TOO_LONG")
+    return LogWriteError(
+        f"cannot {doing} the session log {path}: {exc.strerror or exc}. Every event is kept in "
+        "memory and is written at the next flush once the file system works again.",
+        code="LOG_WRITE_FAILED",
+    )
+
+
+def append_durably(fd: int, data: bytes, good: int, path: Path) -> int:
+    """Write ``data`` after byte ``good`` and fsync; returns the new good length.
+
+    Whatever stands after ``good`` (a half-written batch of an earlier failure) is cut first; on a
+    failure the file is cut back to ``good`` and the coded error raised (nothing torn remains).
+    """
+    try:
+        if os.fstat(fd).st_size != good:
+            os.ftruncate(fd, good)
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, good)
+        except OSError:
+            pass  # the next append cuts it (fstat above) before writing anything
+        raise write_error(exc, path) from None
+    return good + len(data)
