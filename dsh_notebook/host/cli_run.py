@@ -65,7 +65,9 @@ def run_main(args: argparse.Namespace) -> int:
             if printer is not None:
                 print(f"session {session_id} in {created.cwd} ({created.model})", file=sys.stderr)
         else:
-            client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url)
+            resumed = client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url)
+            for warning in resumed.warnings:
+                print(f"note: resuming {session_id}: {warning}", file=sys.stderr)
         handle = client.follow(session_id, None, printer)
         handle.wait_snapshot()
         receipt = client.prompt(" ".join(args.prompt), session_id)

@@ -130,6 +130,7 @@ class Resumed(Frozen):
     cwd: str
     model: str
     resolution: Literal["live", "resumed"]  # what the Agent resolver did (seed 001 object 16)
+    warnings: tuple[str, ...] = ()  # what loading the log had to drop or defer (a torn tail ...)
 
 
 class Decided(Frozen):

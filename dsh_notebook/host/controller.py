@@ -100,7 +100,8 @@ class SessionController:
             args.session_id, model=args.model, approve=args.approve, base_url=args.base_url
         )
         inv.note("resolver", how)
-        return Resumed(session_id=live.id, cwd=live.session.cwd, model=live.model, resolution=how)
+        warnings = tuple(live.warnings) if how == "resumed" else ()
+        return Resumed(session_id=live.id, cwd=live.session.cwd, model=live.model, resolution=how, warnings=warnings)
 
     async def approve(self, args: ApproveArgs, inv: GatewayInvocation) -> Decided:
         live = self._live(args.session_id)

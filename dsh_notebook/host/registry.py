@@ -56,6 +56,7 @@ class LiveSession:
     log_path: str
     request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> mode admitted
     undo: list[Callable[[], None]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what resuming its log dropped or deferred
 
     @property
     def id(self) -> str:
@@ -142,6 +143,7 @@ class AgentRegistry:
                     base_url = endpoint_from_log(session)  # keep talking to the same endpoint
                 model = model or logged_model or self.settings.model
                 live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed")
+                live.warnings = self.store.warnings.pop(session_id, [])
                 pending.set_result(live)
             except BaseException as exc:
                 pending.set_exception(exc if isinstance(exc, Exception) else HostError("resume cancelled", code="CANCELLED"))

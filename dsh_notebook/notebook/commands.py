@@ -53,6 +53,8 @@ class CommandsMixin:
         how = "already live" if resumed.resolution == "live" else "resumed from its log"
         print(f"dsh: {resumed.session_id} {how} · {resumed.model} · workspace {resumed.cwd}; "
               "it is now the current session")
+        for warning in resumed.warnings:
+            print(f"dsh: note: resuming {resumed.session_id}: {warning}")
 
     def cmd_show(self, args: MagicArgs) -> Any:
         session_id = self._session_or_current(args, "%dsh show")
