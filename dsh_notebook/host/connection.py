@@ -110,6 +110,12 @@ class ConnectionHandler:
             return
         self.loop.call_soon_threadsafe(self.handle, message)
 
+    def refuse(self, error: EnvelopeError) -> None:
+        """Answer a message the transport could not even hand over (an oversized line) with
+        ``error`` — under the ``rpcId``/``streamId`` it carries, if any. Any thread."""
+        if not self.closed and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._reject, TraceRecord(envelope=None), error)
+
     def close(self) -> None:
         """Detach every stream (never cancels a run) and cancel in-flight calls. Any thread."""
         if not self.loop.is_closed():
