@@ -1,7 +1,8 @@
 """The Session command handler (seed 001 L4, object 15): business admission of a Prompt command.
 
 In order: check the content (``EMPTY_CONTENT``, ``UNSUPPORTED_CONTENT``), resolve the Agent
-(live or resumed; ``UNKNOWN_SESSION``), drop a repeated requestId (accepted again, queued once),
+(live or resumed; ``UNKNOWN_SESSION``), drop a repeated requestId (accepted again, queued once;
+the same requestId with other content is ``REQUEST_CONFLICT``),
 build the user message — its source carries both the ``requestId`` (the user's submission) and
 the ``rpcId`` (the transport call that brought it) — and hand it to ``agent.followup`` (mode
 ``queue``: next turn) or ``agent.steer`` (mode ``steer``: next step of the running turn). The
@@ -18,7 +19,7 @@ from ..errors import HostError
 from ..session.messages import MessageSource, TextBlock, UserMessage
 from .contract import Accepted, PromptCommand
 from .gateway import GatewayInvocation
-from .registry import AgentRegistry
+from .registry import AgentRegistry, content_digest
 
 MAX_REQUEST_ID = 200
 
@@ -63,7 +64,17 @@ class SessionCommandHandler:
             "rpcId": inv.rpc_id,
             "mode": command.mode,
         }
+        digest = content_digest(blocks)
         if rid in live.request_ids:
+            if live.request_ids[rid] != digest:
+                decision.update(decision="conflict", queued=False)
+                inv.note("admission", decision)
+                self.decisions.append(decision)
+                raise HostError(
+                    f"requestId {rid!r} was already used for a different prompt in session {live.id}; "
+                    "a retry must repeat the same content, a new prompt needs a new requestId",
+                    code="REQUEST_CONFLICT",
+                )
             decision.update(decision="duplicate", queued=False)
         else:
             message = UserMessage(
@@ -76,7 +87,7 @@ class SessionCommandHandler:
             else:
                 live.agent.followup(message)
                 decision["inbox"] = "agent.followup → next-turn"
-            live.request_ids[rid] = command.mode
+            live.request_ids[rid] = digest
             decision.update(decision="accepted", queued=True, message=message.model_dump(mode="json", exclude_none=True))
         inv.note("admission", decision)
         self.decisions.append(decision)

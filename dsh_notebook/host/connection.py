@@ -4,7 +4,8 @@
 in-process transport); it hops onto the host loop with ``call_soon_threadsafe`` and never blocks.
 On the loop the handler checks the envelope (:func:`parse_envelope`), hands unary calls and
 stream opens to the :class:`Gateway`, and sends exactly one ``server-response`` per
-``client-request`` — a coded error when anything is wrong, and it keeps serving. Outgoing
+``client-request`` — a coded error when anything is wrong, and it keeps serving. A second call
+under an rpcId still in flight is refused ``DUPLICATE_RPC_ID`` (the first is answered normally). Outgoing
 messages go through ``send(text)``, which must be thread-safe and must not block (transports
 queue them). Unary calls run as separate tasks, started in arrival order, so a slow resume does
 not hold up the rest of the connection.
@@ -98,6 +99,7 @@ class ConnectionHandler:
         self.tracer = tracer or Tracer()
         self._streams: dict[str, _Stream] = {}
         self._calls: set[asyncio.Task[None]] = set()
+        self._in_flight: set[str] = set()  # rpcIds of unary calls not answered yet
         self.closed = False
 
     # -- any thread ---------------------------------------------------------------------------
@@ -153,6 +155,12 @@ class ConnectionHandler:
             self._reject(record, exc)
             return
         if isinstance(env, ClientRequest):
+            if env.rpc_id in self._in_flight:  # its answer would be taken for the first call's
+                err = HostError(f"rpcId {env.rpc_id!r} is already in flight on this connection; "
+                                "use a new rpcId per call", code="DUPLICATE_RPC_ID")
+                self._reject(record, EnvelopeError(err.message, rpc_id=env.rpc_id), code=err.code)
+                return
+            self._in_flight.add(env.rpc_id)
             inv = GatewayInvocation(self.caller, env.method, rpc_id=env.rpc_id)
             record.invocation = inv
             task = self.loop.create_task(self._call(env, inv, record))
@@ -180,7 +188,9 @@ class ConnectionHandler:
             record.verdict, record.reply = "ok", stream_end(env.stream_id)
             self.tracer.emit(record)
 
-    def _reject(self, record: TraceRecord, exc: EnvelopeError) -> None:
+    def _reject(self, record: TraceRecord, exc: EnvelopeError, *, code: str | None = None) -> None:
+        if code is not None:
+            exc.code = code
         if exc.stream_id is not None and exc.rpc_id is None:
             self._reply_stream_error(record, exc.stream_id, exc)
             return
@@ -208,6 +218,7 @@ class ConnectionHandler:
             reply = response_error(env.rpc_id, error)
             record.verdict = error["code"]
         record.reply = reply
+        self._in_flight.discard(env.rpc_id)
         self._send(reply)
         self.tracer.emit(record)
 

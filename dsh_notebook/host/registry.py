@@ -11,10 +11,12 @@ Concurrent resumes of one session share one future, so the log is loaded once. H
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -54,7 +56,7 @@ class LiveSession:
     approve: ApprovalMode
     resolution: Resolution
     log_path: str
-    request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> mode admitted
+    request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> content_digest admitted
     undo: list[Callable[[], None]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what resuming its log dropped or deferred
 
@@ -63,14 +65,20 @@ class LiveSession:
         return self.session.id
 
 
+def content_digest(blocks: Sequence[Any]) -> str:
+    """What a requestId's submission said (its text blocks), as a short stable digest."""
+    texts = [getattr(b, "text", "") for b in blocks]
+    return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).hexdigest()[:32]
+
+
 def admitted_request_ids(session: Session) -> dict[str, str]:
-    """RequestIds already in the log (user messages and inbox insertions)."""
+    """RequestIds already in the log (user messages and inbox insertions) → their content digest."""
     seen: dict[str, str] = {}
     for event in session.events:
         msgs = (event.message,) if isinstance(event, UserMessageEvent) else event.inserted if isinstance(event, InboxSpliced) else ()
         for m in msgs:
             if m.source.request_id:
-                seen.setdefault(m.source.request_id, "logged")
+                seen.setdefault(m.source.request_id, content_digest(m.content))
     return seen
 
 
