@@ -10,10 +10,13 @@ printed: :meth:`Settings.describe` shows it only as set / not set.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .errors import UserError, register_secret
+from .errors import register_secret as _register
 
 DEFAULT_MODEL = "script:auto"
 DEFAULT_TIMEOUT_S = 120.0
@@ -22,6 +25,75 @@ PROVIDER_BASE_URL = {
     "deepseek": "https://api.deepseek.com",
     "openai": "https://api.openai.com/v1",
 }
+
+
+_SECRET_PARAM = re.compile(r"(?i)token|key|secret|pass|auth|sig|credential|session")
+MASK = "***"
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` with its credentials masked: ``user:***@``, a bare ``token@``, and the values of
+    query parameters named like secrets (``token``, ``key``, ``api_key``, ``password`` ...).
+    Safe on malformed URLs (they are masked crudely)."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^/@]*@", f"//{MASK}@", url.split("?", 1)[0]) + ("?" + MASK if "?" in url else "")
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, sep, _pw = userinfo.partition(":")
+        netloc = f"{user}:{MASK}@{hostport}" if sep else f"{MASK}@{hostport}"
+    query = "&".join(
+        f"{k}={MASK}" if sep and _SECRET_PARAM.search(k) else f"{k}{sep}{v}"
+        for k, sep, v in (pair.partition("=") for pair in parts.query.split("&") if pair)
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def register_url_secrets(url: str | None) -> None:
+    """Remember the credentials inside ``url`` so :func:`~.errors.redact` masks them anywhere
+    (values of 8 characters or more: a shorter one would mask ordinary words in any text)."""
+    if not url:
+        return
+
+    def register_secret(value: str) -> None:
+        if len(value) >= 8:
+            _register(value)
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return
+    userinfo = parts.netloc.rpartition("@")[0]
+    if userinfo:
+        user, sep, pw = userinfo.partition(":")
+        register_secret(unquote(pw) if sep else unquote(user))
+        register_secret(pw if sep else user)
+    for k, sep, v in (pair.partition("=") for pair in parts.query.split("&") if pair):
+        if sep and _SECRET_PARAM.search(k):
+            register_secret(unquote(v))
+            register_secret(v)
+
+
+def check_base_url(url: str) -> str:
+    """A usable OpenAI-compatible base URL, or ``UserError(BAD_BASE_URL)`` saying why."""
+    shown = repr(redact_url(url.replace("\x00", "\\0")))
+    if any(ord(c) < 32 or ord(c) == 127 for c in url):
+        what = "a NUL byte" if "\x00" in url else "a control character"
+        raise UserError(f"the base URL {shown} contains {what}", code="BAD_BASE_URL")
+    try:
+        parts = urlsplit(url.strip())
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError as exc:
+        raise UserError(f"the base URL {shown} is malformed ({exc})", code="BAD_BASE_URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise UserError(f"the base URL {shown} is not an http(s) URL with a host, e.g. "
+                        "http://localhost:11434/v1", code="BAD_BASE_URL")
+    register_url_secrets(url)
+    return url.strip()
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -83,7 +155,7 @@ class Settings:
         """What ``%dsh config`` shows. The key only as set / not set."""
         return {
             "model": self.model,
-            "base_url": self.resolved_base_url() or "(none: embedded scripted model)",
+            "base_url": redact_url(self.resolved_base_url()) or "(none: embedded scripted model)",
             "home": str(self.home),
             "sessions": str(self.sessions_dir),
             "api_key": "set" if self.resolved_key() else "not set",
@@ -96,6 +168,7 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
     register_secret(key)
     for name in PROVIDER_KEY_ENV.values():
         register_secret(env.get(name))
+    register_url_secrets(env.get("DSH_BASE_URL"))
     home = Path(env.get("DSH_HOME") or "~/.dsh").expanduser()
     model = env.get("DSH_MODEL") or DEFAULT_MODEL
     return Settings(

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..agent.agent import Agent
-from ..config import PROVIDER_BASE_URL, Settings, parse_model_id
+from ..config import MASK, PROVIDER_BASE_URL, Settings, parse_model_id, redact_url
 from ..context import HarnessContext
-from ..errors import DshError, HostError
+from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
 from ..models.routing import resolve_adapter
 from ..session.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
@@ -148,7 +148,7 @@ class AgentRegistry:
                 session = await asyncio.to_thread(self.store.resume, session_id)
                 logged_model = model_from_log(session)
                 if base_url is None and (model is None or (logged_model is not None and parse_model_id(model) == parse_model_id(logged_model))):
-                    base_url = endpoint_from_log(session)  # keep talking to the same endpoint
+                    base_url = self._logged_endpoint(session)  # keep talking to the same endpoint
                 model = model or logged_model or self.settings.model
                 live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed")
                 live.warnings = self.store.warnings.pop(session_id, [])
@@ -162,6 +162,20 @@ class AgentRegistry:
             live.agent.kick()  # input queued before the crash runs now
             return live, "resumed"
         return await asyncio.shield(pending), "resumed"
+
+    def _logged_endpoint(self, session: Session) -> str | None:
+        """The endpoint of the log's last request/header. Its credentials were never logged
+        (masked): the configured URL that masks the same way supplies them, else the user must."""
+        endpoint = endpoint_from_log(session)
+        if endpoint is None or MASK not in endpoint:
+            return endpoint
+        if self.settings.base_url and redact_url(self.settings.base_url) == endpoint:
+            return self.settings.base_url
+        raise UserError(
+            f"session {session.id} talked to {endpoint}, whose credentials are never logged: "
+            "give the endpoint again with --base-url (or DSH_BASE_URL)",
+            code="BASE_URL_NEEDED",
+        )
 
     async def create(
         self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None

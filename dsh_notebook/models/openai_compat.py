@@ -33,7 +33,7 @@ import httpx2
 import openai
 from openai._streaming import ServerSentEvent, SSEDecoder  # only to see [DONE] (see _Client)
 
-from ..config import PROVIDER_KEY_ENV
+from ..config import PROVIDER_KEY_ENV, redact_url, register_url_secrets
 from ..errors import ModelError, register_secret
 from ..session.events import ToolSchema
 from ..session.messages import AnyMessage
@@ -94,8 +94,9 @@ class OpenAICompatAdapter(ModelAdapter):
         key_env: str | None = None,
     ) -> None:
         register_secret(api_key)
+        register_url_secrets(base_url)
         self.provider = provider
-        self.base_url = base_url
+        self.base_url = redact_url(base_url)  # what is logged (request/header) and quoted in errors
         self.send_reasoning = send_reasoning
         self.key_env = key_env or PROVIDER_KEY_ENV.get(provider, "DSH_API_KEY")
         options: dict[str, Any] = {}

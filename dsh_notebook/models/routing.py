@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..config import PROVIDER_BASE_URL, PROVIDER_KEY_ENV, Settings, parse_model_id
+from ..config import PROVIDER_BASE_URL, PROVIDER_KEY_ENV, Settings, check_base_url, parse_model_id
 from ..errors import UserError, register_secret
 from .base import ModelAdapter
 
@@ -66,6 +66,8 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
             raise UserError(f"replay log not found: {path}", code="LOG_NOT_FOUND")
         return ReplayModel(path)
     custom = base_url or settings.base_url
+    if custom is not None:
+        custom = check_base_url(custom)
     url = custom or PROVIDER_BASE_URL.get(provider)
     if url is None:
         known = ", ".join(sorted({*PROVIDER_BASE_URL, *LOCAL_PROVIDERS}))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..config import redact_url
 from ..errors import DshError, UserError
 from .args import MagicArgs
 from .views import ConfigView, EventListing, SessionTable
@@ -83,7 +84,7 @@ class CommandsMixin:
             items["session"] = f"{current} · {created.model} · approve {created.approve}"
             items["workspace"] = created.cwd
             if base_url:
-                items["base URL"] = base_url
+                items["base URL"] = redact_url(base_url) or ""
         else:
             info = self._info_or_none(current)
             items["session"] = current or "(none yet: the next prompt creates one)"
