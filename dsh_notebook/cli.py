@@ -24,7 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="an OpenAI-compatible endpoint")
     run.add_argument("--cwd", help="workspace (default: a fresh copy of the demo workspace)")
     run.add_argument("--session", help="continue this session id")
-    run.add_argument("--approve", choices=["auto", "deny"], default="auto")
+    run.add_argument("--approve", choices=["auto", "ask", "deny"], default=None,
+                     help="approval for bash/write/edit: ask on the terminal (default outside the demo "
+                          "workspace; without a terminal, denied), auto (default on the demo copy), deny")
     run.add_argument("--quiet", action="store_true", help="print only the final answer")
 
     show = sub.add_parser("show", help="print a session's events or its next request's messages")

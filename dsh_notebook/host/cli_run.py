@@ -4,14 +4,17 @@ Create (or resume with ``--session``) a session, open ``session/follow``, submit
 (``session/prompt`` → ``{"accepted": true}``), follow to the end of the turn that ran it, then
 print the final answer and ``session: <id> log: <path>`` on stdout. Progress (streamed text,
 tool phases) goes to stderr unless ``--quiet``. Exit codes: 0 the turn completed; 1 it ended
-otherwise (the reason is printed on stderr); 130 interrupted (the run is cancelled first, so the
-turn ends ``aborted`` with every call answered). Everything goes through :class:`DshClient`
+otherwise (the reason is printed on stderr); 130 interrupted, 143 on SIGTERM (129 SIGHUP): the
+run is cancelled first, so the turn ends ``aborted`` with every call answered and the log flushed.
+``--approve ask`` (the default outside a demo workspace copy) asks on the terminal
+(:mod:`.cli_tty`); printed model text and tool output have their control sequences neutralised. Everything goes through :class:`DshClient`
 over an in-process transport: the CLI is just another client of the Host.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Any, TextIO
 
@@ -19,6 +22,7 @@ from ..client.dsh_client import DshClient
 from ..client.model import ClientSessionModel
 from ..client.summary import summarize_result
 from ..config import settings_from_env
+from .cli_tty import TtyApprovals, printable, terminate_as_interrupt
 from .host import Host
 
 
@@ -34,7 +38,7 @@ class ProgressPrinter:
         if kind == "assistant-stream":
             chunk = inner.get("chunk") or {}
             if inner.get("kind") == "chunk" and chunk.get("type") == "text-delta":
-                self.out.write(chunk.get("text", ""))
+                self.out.write(printable(chunk.get("text", "")))
                 self.streaming = True
             elif inner.get("kind") == "end" and self.streaming:
                 self.out.write("\n")
@@ -42,17 +46,28 @@ class ProgressPrinter:
         elif kind == "event":
             event = frame["event"]
             if event.get("type") == "tool/call":
-                self.out.write(f"→ {event['name']} {event['arguments']}\n")
+                self.out.write(printable(f"→ {event['name']} {event['arguments']}") + "\n")
             elif event.get("type") == "tool/result":
                 message = event.get("message") or {}
                 text = "".join(b.get("text", "") for b in message.get("content", ()))
                 first = summarize_result(text, width=120)
                 mark = "✗" if message.get("isError") else "✓"
-                self.out.write(f"  {mark} {first}\n")
+                self.out.write(f"  {mark} {printable(first)}\n")
         self.out.flush()
 
 
 def run_main(args: argparse.Namespace) -> int:
+    with terminate_as_interrupt() as signals:
+        try:
+            return _run(args, signals)
+        except KeyboardInterrupt:
+            if not signals:
+                raise
+            print(f"terminated ({signal.Signals(signals[0]).name})", file=sys.stderr)
+            return 128 + signals[0]
+
+
+def _run(args: argparse.Namespace, signals: list[int]) -> int:
     settings = settings_from_env().with_overrides(model=args.model, base_url=args.base_url)
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
@@ -71,23 +86,26 @@ def run_main(args: argparse.Namespace) -> int:
         handle = client.follow(session_id, None, printer)
         handle.wait_snapshot()
         receipt = client.prompt(" ".join(args.prompt), session_id)
+        sid = session_id
+        approvals = TtyApprovals(handle, lambda call_id, decision: client.approve(sid, call_id, decision), sys.stderr)
         try:
-            outcome = handle.wait_turn_end(receipt.request_id)
+            outcome = handle.wait_turn_end(receipt.request_id, idle=approvals)
         except KeyboardInterrupt:
             client.cancel(session_id)
-            print("interrupted: the turn was cancelled", file=sys.stderr)
+            print(f"{'terminated' if signals else 'interrupted'}: the turn was cancelled", file=sys.stderr)
             print(f"session: {session_id} log: {client.info(session_id).log_path}")
-            return 130
+            return 128 + signals[0] if signals else 130
         finally:
+            approvals.close()
             handle.close()
         log_path = client.info(session_id).log_path
     finally:
         client.close()
         host.shutdown()
     if outcome.final_answer:
-        print(outcome.final_answer)
+        print(printable(outcome.final_answer))
     print(f"session: {session_id} log: {log_path}")
     if outcome.completed:
         return 0
-    print(f"the turn did not complete: {outcome.describe_reason()}", file=sys.stderr)
+    print(f"the turn did not complete: {printable(outcome.describe_reason())}", file=sys.stderr)
     return 1
