@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from ..context import HarnessContext
-from ..errors import LogWriteError, ModelError, UserError
+from ..errors import LogWriteError, ModelError, SessionError, UserError
 from ..models.base import ModelAdapter
 from ..session.events import (
     LlmRetry,
@@ -276,24 +276,35 @@ class Agent:
                 log.exception("turn %s failed", turn)
             reason = TurnEndReason(kind="error", error=error_info(exc))
         finally:
-            cancelled = False
-            try:  # a turn whose facts cannot be made durable did not complete: say so in its end
-                await self._durable()
-            except LogWriteError as exc:
-                if reason is None or reason.kind != "error":
-                    reason = TurnEndReason(kind="error", error=error_info(exc))
-            except asyncio.CancelledError:
-                cancelled = True
-            self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
-            try:
-                await self._durable()
-            except LogWriteError as exc:
-                log.warning("the end of turn %s is not durable yet: %s", turn, exc)
-            except asyncio.CancelledError:
-                cancelled = True
-            self._cancel_cause = None
-            if cancelled:
-                raise asyncio.CancelledError
+            await self._end_turn(turn, reason)
+
+    async def _end_turn(self, turn: int, reason: TurnEndReason | None) -> None:
+        """Flush, commit ``turn/end``, flush again. A turn whose facts cannot be made durable did
+        not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a cancel
+        meanwhile is re-raised once ``turn/end`` is committed."""
+        cancelled = False
+        try:
+            await self._durable()
+        except SessionError as exc:  # DISK_FULL, LOG_WRITE_FAILED, LOG_CLOSED
+            if reason is None or reason.kind != "error":
+                reason = TurnEndReason(kind="error", error=error_info(exc))
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception as exc:
+            log.exception("flush before the end of turn %s failed", turn)
+            reason = TurnEndReason(kind="error", error=error_info(exc))
+        self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
+        try:
+            await self._durable()
+        except SessionError as exc:
+            log.warning("the end of turn %s is not durable yet: %s", turn, exc)
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception:
+            log.exception("flush at the end of turn %s failed", turn)
+        self._cancel_cause = None
+        if cancelled:
+            raise asyncio.CancelledError
 
     async def _pre_step(self, target: Target, turn: int, step: int) -> PreStep:
         claimed = self.inbox.claim(target, turn)

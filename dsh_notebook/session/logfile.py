@@ -10,6 +10,9 @@ second descriptor in this process — gets ``SESSION_BUSY`` before it has writte
 last good offset; when ``write`` or ``fsync`` fails (``ENOSPC``, ``EDQUOT``, ``EIO`` ...) it cuts
 the file back to that offset and raises ``DISK_FULL`` / ``LOG_WRITE_FAILED`` — the caller keeps
 the batch and writes it again next time, from the same offset.
+
+Also here: :func:`ensure_private_dir` (0700 directories, coded ``BAD_HOME`` / ``PATH_TOO_LONG``) and
+:func:`read_regular` (read a file only if it is a regular one, never blocking on a FIFO).
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 from pathlib import Path
 
-from ..errors import LogWriteError, SessionError
+from ..errors import LogWriteError, SessionError, UserError
 
-__all__ = ["append_durably", "is_locked", "lock_holder", "open_locked", "write_error"]
+__all__ = ["append_durably", "ensure_private_dir", "is_locked", "lock_holder", "open_locked", "read_regular",
+           "write_error"]
 
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
 
@@ -121,3 +126,50 @@ def append_durably(fd: int, data: bytes, good: int, path: Path) -> int:
             pass  # the next append cuts it (fstat above) before writing anything
         raise write_error(exc, path) from None
     return good + len(data)
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` if needed — every missing directory on the way 0700 (so a new ``DSH_HOME``
+    is private too) — and make ``path`` itself 0700. A path through a file, an unwritable or
+    read-only place is ``BAD_HOME``; a name too long ``PATH_TOO_LONG``."""
+    try:
+        missing: list[Path] = []
+        found = path
+        while not found.exists():
+            missing.append(found)
+            found = found.parent
+        if not found.is_dir():
+            raise UserError(f"{found} is a file, not a directory, so {path} cannot be created: point "
+                            "DSH_HOME at a directory (or remove that file)", code="BAD_HOME")
+        for directory in reversed(missing):
+            directory.mkdir(mode=0o700, exist_ok=True)
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except (NotADirectoryError, FileExistsError):
+        raise UserError(f"{path} cannot be created: part of it is a file, not a directory; point "
+                        "DSH_HOME at a directory", code="BAD_HOME") from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise UserError(f"the path {str(path)[:120]}... is too long for the file system; use a "
+                            "shorter DSH_HOME", code="PATH_TOO_LONG") from None
+        raise UserError(f"cannot create {path}: {exc.strerror or exc} — make DSH_HOME a directory "
+                        "you can write to", code="BAD_HOME") from None
+    return path
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file; ``None`` for a FIFO, a device, a socket or a
+    directory (opened non-blocking and checked before reading, so a FIFO never blocks)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

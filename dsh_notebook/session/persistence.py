@@ -18,20 +18,20 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import threading
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from ..errors import LogFormatError, LogWriteError
+from ..errors import LogFormatError
 from .events import AnyEvent, Event, EventAdapter
-from .logfile import append_durably, open_locked, write_error
+from .logfile import ensure_private_dir, read_regular
 from .session import Session
 
-__all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header"]
+__all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header",
+           "read_regular"]
 
 LOG_VERSION = 1
 CHUNK_BYTES = 1 << 20  # validate ~1 MB of lines at a time
@@ -60,14 +60,6 @@ def share_fields_sets(event: Any) -> None:
         shared = _FIELD_SETS.setdefault(frozenset(fs), fs)
         if shared is not fs:
             object.__setattr__(message, "__pydantic_fields_set__", shared)
-
-
-def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) if needed; the directory itself is made 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o700)
-    return path
 
 
 def header_for(session: Session) -> dict[str, Any]:
@@ -132,11 +124,16 @@ def load_log(path: str | Path) -> LoadedLog:
     """Read a session log (see module doc for what is refused and what is repaired)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise LogFormatError(f"{path} is not a regular file (a FIFO, device or directory?)",
+                                 code="LOG_NOT_FOUND")
     except FileNotFoundError:
         raise LogFormatError(f"no session log at {path}", code="LOG_NOT_FOUND") from None
     except OSError as exc:
-        raise LogFormatError(f"cannot read {path}: {exc}", code="LOG_NOT_FOUND") from exc
+        raise LogFormatError(f"cannot read {path}: {exc.strerror or exc}", code="LOG_NOT_FOUND") from None
+    data = read_regular(path)
+    if data is None:
+        raise LogFormatError(f"cannot read {path} (not a readable regular file)", code="LOG_NOT_FOUND")
     ends_with_newline = data.endswith(b"\n")
     end = len(data) - 1 if ends_with_newline else len(data)
     first_nl = data.find(b"\n", 0, end)
@@ -229,100 +226,4 @@ def _locate_corrupt(path: Path) -> None:
             ) from None
 
 
-class SessionLog:
-    """Append-only JSONL writer that observes a Session (commit = queue, flush = write+fsync).
-
-    It holds the session's writer lock (:func:`.logfile.open_locked`) from construction to
-    :meth:`close`. ``flush`` may run on a worker thread while the host loop commits: the queue has
-    its own lock and flushes are serialised, so lines reach the file in seq order. A failed write
-    keeps the lines queued (see :func:`.logfile.append_durably`) and raises the coded error.
-    """
-
-    def __init__(self, session: Session, path: str | Path, *, written: int = 0, fd: int | None = None) -> None:
-        """Queue every event from seq ``written`` on; a new file gets the header first."""
-        self.session = session
-        self.path = Path(path)
-        if fd is None:
-            ensure_private_dir(self.path.parent)
-            fd = open_locked(self.path, create=True)
-        self._fd = fd
-        self._queue_lock = threading.Lock()
-        self._io_lock = threading.Lock()
-        self._pending: list[tuple[int, str]] = [(s, session.line(s)) for s in range(written, len(session))]
-        self._good = os.fstat(fd).st_size
-        if self._good == 0:
-            self._pending.insert(0, (-1, json.dumps(header_for(session), separators=(",", ":"))))
-        self.flushed_seq = written - 1
-        self.last_error: LogWriteError | None = None
-        self._unsubscribe = session.subscribe(self._on_event)
-
-    @classmethod
-    def reopen(cls, session: Session, loaded: LoadedLog, *, fd: int | None = None) -> SessionLog:
-        """Continue a loaded log: cut a torn tail, then queue the events after the loaded ones.
-
-        ``fd`` is the locked descriptor the caller took before loading (else one is taken now)."""
-        own = fd is None
-        fd = open_locked(loaded.path, create=False) if fd is None else fd
-        try:
-            try:
-                os.ftruncate(fd, loaded.good_bytes)
-            except OSError as exc:
-                raise write_error(exc, loaded.path) from None
-            if not loaded.ends_with_newline:
-                append_durably(fd, b"\n", loaded.good_bytes, loaded.path)
-        except BaseException:
-            if own:
-                os.close(fd)
-            raise
-        return cls(session, loaded.path, written=len(loaded.events), fd=fd)
-
-    def _on_event(self, event: AnyEvent) -> None:
-        line = self.session.line(event.seq)
-        with self._queue_lock:
-            self._pending.append((event.seq, line))
-
-    @property
-    def pending(self) -> int:
-        """Lines queued and not yet durable."""
-        return len(self._pending)
-
-    def flush(self) -> None:
-        """Write every queued line and fsync: afterwards all committed events are durable.
-
-        On ``DISK_FULL`` / ``LOG_WRITE_FAILED`` nothing is lost and nothing torn is left: the lines
-        stay queued and the next flush writes them from the same offset."""
-        with self._io_lock:
-            if self._fd < 0:
-                raise LogFormatError(f"{self.path}: log is closed", code="LOG_CLOSED")
-            with self._queue_lock:
-                batch = list(self._pending)
-            if batch or self._good != os.fstat(self._fd).st_size:
-                data = "".join(line + "\n" for _, line in batch).encode()
-                try:
-                    self._good = append_durably(self._fd, data, self._good, self.path)
-                except LogWriteError as exc:
-                    self.last_error = exc
-                    raise
-                with self._queue_lock:
-                    del self._pending[: len(batch)]
-                if batch and batch[-1][0] >= 0:
-                    self.flushed_seq = batch[-1][0]
-            self.last_error = None
-
-    def close(self) -> None:
-        """Flush, stop observing, close the file (which releases the writer lock)."""
-        if self._fd < 0:
-            return
-        try:
-            self.flush()
-        finally:
-            self._unsubscribe()
-            with self._io_lock:
-                os.close(self._fd)
-                self._fd = -1
-
-    def __enter__(self) -> SessionLog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+from .writer import SessionLog  # noqa: E402  (the writer half; re-exported where it always was)

@@ -16,6 +16,7 @@ import gc
 import json
 import os
 import secrets
+import stat
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 from ..errors import LogFormatError, LogWriteError, SessionError
 from .closers import close_interrupted_turn
 from .logfile import open_locked
-from .persistence import LoadedLog, SessionLog, ensure_private_dir, load_log
+from .persistence import LoadedLog, SessionLog, ensure_private_dir, load_log, read_regular
 from .session import Session
 
 __all__ = ["SessionStore", "SessionSummary", "new_session_id", "summarize_log"]
@@ -76,9 +77,8 @@ def _title_of(line: bytes) -> str | None:
 
 def summarize_log(path: Path, *, status: str | None = None) -> SessionSummary:
     """A cheap summary: scans the log's bytes without validating every event."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = read_regular(path)
+    if data is None:
         return SessionSummary(path.stem, "", 0, 0, 0, str(path), "unreadable")
     lines = data.split(b"\n")
     while lines and not lines[-1].strip():
@@ -113,6 +113,13 @@ def summarize_log(path: Path, *, status: str | None = None) -> SessionSummary:
     )  # fmt: skip
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
 class SessionStore:
     """Open sessions by id, each with its :class:`SessionLog`; saved ones under ``home``."""
 
@@ -134,9 +141,9 @@ class SessionStore:
         with self._lock:
             sid = session_id or new_session_id()
             path = self.path_for(sid)
+            ensure_private_dir(self.sessions_dir)
             if sid in self._open or path.exists():
                 raise SessionError(f"session {sid} already exists", code="SESSION_EXISTS")
-            ensure_private_dir(self.sessions_dir)
             session = Session(sid, cwd=cwd)
             self._attach(session, SessionLog(session, path))
             return session
@@ -233,5 +240,6 @@ class SessionStore:
         out = [
             summarize_log(p, status="open" if p.stem in self._open else None)
             for p in self.sessions_dir.glob("*.jsonl")
+            if _is_regular(p)  # a FIFO, device or socket named like a log is not a session
         ]
         return sorted(out, key=lambda s: (s.last_activity_ms, s.id), reverse=True)
