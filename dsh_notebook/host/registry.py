@@ -265,8 +265,9 @@ class AgentRegistry:
                 undo()
             try:
                 self.store.close(sid)
-            except DshError as exc:  # coded (DISK_FULL ...): say it, no traceback
-                log.error("the log of %s could not be closed cleanly: %s", sid, exc)
+            except DshError as exc:  # coded (DISK_FULL ...): say what is lost, no traceback
+                log.error("the last events of %s could not be written, the log on disk ends before "
+                          "them and is valid: %s", sid, exc.message.split(". Every event")[0])
             self.control.removed(sid)
         self.live.clear()
         for hub in self.hubs.values():

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from ..errors import LogWriteError, SessionError, UserError
 
-__all__ = ["append_durably", "ensure_private_dir", "is_locked", "lock_holder", "open_locked", "read_regular",
-           "write_error"]
+__all__ = ["append_durably", "ensure_private_dir", "lock_holder", "open_locked", "read_regular",
+           "write_error", "writer_of"]
 
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
 
@@ -74,16 +74,17 @@ def open_locked(path: Path, *, create: bool) -> int:
     return fd
 
 
-def is_locked(fd: int) -> bool:
-    """Whether some writer holds the lock on ``fd``'s file (a probe that takes no lock)."""
+def writer_of(path: Path) -> int | None:
+    """The pid of the process writing ``path`` (holding its lock), read from ``/proc/locks`` —
+    a probe that takes no lock, so it can never make a starting writer ``SESSION_BUSY``."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return False
-    fcntl.flock(fd, fcntl.LOCK_UN)
-    return False
+        return None
+    try:
+        return lock_holder(fd)
+    finally:
+        os.close(fd)
 
 
 def write_error(exc: OSError, path: Path, *, doing: str = "write") -> LogWriteError:

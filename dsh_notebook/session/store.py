@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import LogFormatError, LogWriteError, SessionError
 from .closers import close_interrupted_turn
-from .logfile import open_locked
+from .logfile import open_locked, writer_of
 from .persistence import LoadedLog, SessionLog, ensure_private_dir, load_log, read_regular
 from .session import Session
 
@@ -45,7 +45,7 @@ class SessionSummary:
     last_activity_ms: int
     event_count: int
     path: str
-    status: str  # open | idle | interrupted | unreadable
+    status: str  # open | busy (written by another process) | idle | interrupted | unreadable
     cwd: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,6 +104,8 @@ def summarize_log(path: Path, *, status: str | None = None) -> SessionSummary:
         except (ValueError, KeyError, TypeError):
             body.pop()  # a torn tail
     starts = data.count(b'"type":"turn/start"')
+    if status is None and writer_of(path) not in (None, os.getpid()):
+        status = "busy"  # another process or kernel is writing it now
     if status is None:
         open_turn = data.rfind(b'"type":"turn/start"') > data.rfind(b'"type":"turn/end"')
         status = "interrupted" if open_turn else "idle"

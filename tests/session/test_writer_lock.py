@@ -62,6 +62,8 @@ def test_a_second_run_on_a_busy_session_is_refused_and_writes_nothing(tmp_path: 
             assert "hold it" in shown.stdout
             listed = _cli("sessions", home=home)
             assert listed.returncode == 0 and sid in listed.stdout
+            row = next(line for line in listed.stdout.splitlines() if line.startswith(sid))
+            assert " busy " in row  # it says who holds it, and the probe took no lock
         finally:
             holder.send_signal(signal.SIGINT)
             out, err = holder.communicate(timeout=60)
