@@ -200,7 +200,7 @@ class Agent:
     async def _drive(self) -> None:
         try:
             first = True
-            while first or self.inbox.next_turn or (self._wake_requested and self.inbox.next_step):
+            while first or self._more_work():
                 first, self._wake_requested = False, False
                 task = asyncio.get_running_loop().create_task(self._turn())
                 self._turn_task = task
@@ -215,6 +215,10 @@ class Agent:
             self.current_turn = self.current_step = None
             self._set_status("idle")
             self._idle.set()
+
+    def _more_work(self) -> bool:
+        """Whether the driver starts another turn when this one ends."""
+        return bool(self.inbox.next_turn or (self._wake_requested and self.inbox.next_step))
 
     def _set_status(self, status: Status) -> None:
         changed = status != self.status
@@ -294,6 +298,9 @@ class Agent:
             log.exception("flush before the end of turn %s failed", turn)
             reason = TurnEndReason(kind="error", error=error_info(exc))
         self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
+        if not self._more_work():  # the turn is over: say so now, not after the last fsync
+            self.current_turn = self.current_step = None
+            self._set_status("idle")
         try:
             await self._durable()
         except SessionError as exc:
