@@ -81,3 +81,15 @@ def test_a_nul_in_base_url_on_the_wire_is_coded(tmp_path: Path) -> None:
         assert conn.call("session/list", {}, rpc_id="r2")["result"]["ok"] is True
     finally:
         host.shutdown()
+
+
+def test_config_shows_the_base_url_masked_and_errors_never_quote_its_secrets() -> None:
+    from dsh_notebook.config import Settings, settings_from_env
+    from dsh_notebook.errors import redact
+
+    url = f"http://bob:{PASSWORD}@h:1/v1?token={TOKEN}"
+    settings = settings_from_env({"DSH_BASE_URL": url, "DSH_HOME": "/tmp/x"})
+    assert settings.describe()["base_url"] == "http://bob:***@h:1/v1?token=***"
+    assert PASSWORD not in redact(f"connect to {url} failed: {PASSWORD} {TOKEN}")
+    assert TOKEN not in redact(f"echo {TOKEN}")
+    assert Settings(base_url="http://[::1").describe()["base_url"] == "http://[::1"

@@ -6,6 +6,7 @@ is refused with ``SESSION_BUSY`` and writes nothing; ``show`` and ``sessions`` s
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -83,3 +84,25 @@ def test_two_stores_in_one_process_cannot_both_write_one_session(tmp_path: Path)
     one.close(s.id)
     resumed = SessionStore(tmp_path).resume(s.id)
     assert resumed.id == s.id
+
+
+def test_a_second_host_on_the_same_home_gets_session_busy_on_the_wire(tmp_path: Path) -> None:
+    from tests.host.support import RawConn, make_host
+
+    first, second = make_host(tmp_path / "home"), make_host(tmp_path / "home")
+    try:
+        sid = RawConn(first).call("session/create", {"model": "script:auto"})["result"]["value"]["sessionId"]
+        log_path = tmp_path / "home" / "sessions" / f"{sid}.jsonl"
+        before = log_path.read_bytes()
+        conn = RawConn(second)
+        reply = conn.call("session/resume", {"sessionId": sid})
+        assert reply["result"]["ok"] is False and reply["result"]["error"]["code"] == "SESSION_BUSY"
+        prompt = {"request": {"sessionId": sid, "requestId": "q", "mode": "queue", "content": "hi"}}
+        reply = conn.call("session/prompt", prompt, rpc_id="p")
+        assert reply["result"]["error"]["code"] == "SESSION_BUSY"
+        assert log_path.read_bytes() == before
+        listed = conn.call("session/list", {}, rpc_id="l")  # reading still works
+        assert sid in json.dumps(listed["result"]["value"])
+    finally:
+        second.shutdown()
+        first.shutdown()
