@@ -132,23 +132,18 @@ def live_exporter() -> LiveExporter | None:
         return _live
 
 
-class _Collect:
+def _collector() -> Any:
     """A span processor that keeps the finished spans (to export them in one checked call)."""
+    from opentelemetry.sdk.trace import SpanProcessor
 
-    def __init__(self) -> None:
-        self.spans: list[Any] = []
+    class Collect(SpanProcessor):
+        def __init__(self) -> None:
+            self.spans: list[Any] = []
 
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
-        pass
+        def on_end(self, span: Any) -> None:
+            self.spans.append(span)
 
-    def on_end(self, span: Any) -> None:
-        self.spans.append(span)
-
-    def shutdown(self) -> None:
-        pass
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
+    return Collect()
 
 
 def export_session(session_id: str, events: Sequence[AnyEvent], *, endpoint: str | None = None) -> int:
@@ -158,7 +153,7 @@ def export_session(session_id: str, events: Sequence[AnyEvent], *, endpoint: str
     exporter_cls, _, _ = _sdk()
     if endpoint is None and not configured():
         raise UserError("no OTLP endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT (or pass --endpoint)", code="BAD_CONFIG")
-    collect = _Collect()
+    collect = _collector()
     provider = _provider(collect)
     tracer = provider.get_tracer("dsh_notebook")
     turn: list[AnyEvent] = []
