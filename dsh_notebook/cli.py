@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             from .session.inspect import sessions_main
 
             return sessions_main(args)
+        if args.command == "run" and args.context_window is not None:
+            os.environ["DSH_CONTEXT_WINDOW"] = str(args.context_window)  # this process's window
         if args.command == "run":
             from .host.cli_run import run_main
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DshError, UserError
 from .args import MagicArgs
-from .views import ConfigView, EventListing, SessionTable
+from .views import ConfigView, EventListing, SearchResults, SessionTable
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -43,7 +43,11 @@ class CommandsMixin:
         else:
             print(f"dsh: nothing was running in {session_id}")
 
-    def cmd_sessions(self, args: MagicArgs) -> SessionTable:
+    def cmd_sessions(self, args: MagicArgs) -> SessionTable | SearchResults:
+        if args.search is not None:
+            from ..observe.search import search_sessions
+
+            return SearchResults(args.search, search_sessions(self.settings().home, args.search))
         return SessionTable.from_summaries(self.link.list_sessions(), self.current_session)
 
     def cmd_resume(self, args: MagicArgs) -> None:

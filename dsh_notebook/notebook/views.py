@@ -80,6 +80,22 @@ class SessionTable(Table):
         return cls(rows)
 
 
+class SearchResults(Table):
+    """``%dsh sessions --search TEXT``: one row per matching event; ``.found`` the raw result."""
+
+    title = "matches"
+    headers = ("session", "seq", "type", "snippet")
+
+    def __init__(self, query: str, found: list[dict[str, Any]]) -> None:
+        super().__init__([s["sessionId"], str(m["seq"]), m["type"], m["snippet"]]
+                         for s in found for m in s["matches"])
+        self.query, self.found = query, found
+        self.title = f"events matching {query!r}"
+
+    def session_ids(self) -> list[str]:
+        return [s["sessionId"] for s in self.found]
+
+
 @dataclass(frozen=True)
 class ConfigView:
     """``%dsh config``: effective settings; the key only as set / not set."""
