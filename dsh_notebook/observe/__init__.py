@@ -21,8 +21,8 @@ def attach(session: Session, *, home: str | Path, log_path: str | Path) -> Calla
     Returns the function that detaches them."""
     from .indexer import index_writer
 
-    writer = index_writer(home)
-    undo = [session.subscribe(writer.observer(log_path))]
+    writer = index_writer()
+    undo = [session.subscribe(writer.observer(home, log_path))]
     try:
         from .otel import live_exporter
 
@@ -35,6 +35,6 @@ def attach(session: Session, *, home: str | Path, log_path: str | Path) -> Calla
     def detach() -> None:
         for u in undo:
             u()
-        writer.touch(log_path)
+        writer.touch(home, log_path)
 
     return detach

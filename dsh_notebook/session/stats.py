@@ -20,13 +20,14 @@ summary line and the OpenTelemetry export, so a live run and its saved log show 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from ..models.catalog import PRICES_AS_OF, Catalog, context_window, default_catalog
+from ..models.catalog import PRICES_AS_OF, Catalog, Price, context_window, default_catalog
 from .events import (
     AnyEvent,
     ApprovalAsked,
@@ -143,118 +144,166 @@ def _ms(end: int | None, start: int | None) -> int | None:
     return None if end is None or start is None else max(0, end - start)
 
 
-def _close_request(req: RequestStats, ev: AssistantMessageEvent | AssistantAttempt, catalog: Catalog) -> None:
-    req.result_seq, req.end_time = ev.seq, ev.time
-    req.first_byte_time = ev.first_byte_time
+# The fold accumulates plain dicts (snake_case field names) and builds the models once at the end:
+# pydantic attribute assignment would dominate the cost on 100k-event sessions.
+Acc = dict[str, Any]
+
+
+def _close_request(req: Acc, ev: AssistantMessageEvent | AssistantAttempt, catalog: _Prices) -> None:
+    req["result_seq"], req["end_time"], req["first_byte_time"] = ev.seq, ev.time, ev.first_byte_time
     if ev.stream:
-        req.first_delta_time = min(run.time0 for run in ev.stream)
+        req["first_delta_time"] = min(run.time0 for run in ev.stream)
     if isinstance(ev, AssistantAttempt):
-        req.outcome, req.error = "error", ev.error.code if ev.error else None
+        req["outcome"], req["error"] = "error", ev.error.code if ev.error else None
     else:
-        req.outcome = "interrupted" if ev.interrupted else "completed"
-        _usage(req, ev.usage, catalog)
-    req.first_byte_ms = _ms(req.first_byte_time, req.sent_time)
-    req.ttft_ms = _ms(req.first_delta_time, req.sent_time)
-    req.stream_ms = _ms(req.end_time, req.first_delta_time)
-    req.duration_ms = _ms(req.end_time, req.sent_time)
+        req["outcome"] = "interrupted" if ev.interrupted else "completed"
+        if ev.usage is not None:
+            _usage(req, ev.usage, catalog)
+    sent, first = req["sent_time"], req.get("first_delta_time")
+    req["first_byte_ms"] = _ms(ev.first_byte_time, sent)
+    req["ttft_ms"] = _ms(first, sent)
+    req["stream_ms"] = _ms(ev.time, first)
+    req["duration_ms"] = _ms(ev.time, sent)
 
 
-def _usage(req: RequestStats, usage: Usage | None, catalog: Catalog) -> None:
-    if usage is None:
-        return
+class _Prices:
+    """The catalog's prices, looked up once per model during one fold."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.seen: dict[tuple[str, str], Price | None] = {}
+
+    def price(self, provider: str, model: str) -> Price | None:
+        key = (provider, model)
+        if key not in self.seen:
+            self.seen[key] = self.catalog.price(provider, model)
+        return self.seen[key]
+
+
+def _usage(req: Acc, usage: Usage, catalog: _Prices) -> None:
     cached = usage.cache_read_tokens or 0
-    req.input_tokens = usage.input_tokens + cached
-    req.cached_input_tokens = cached
-    req.output_tokens = usage.output_tokens
-    req.reasoning_tokens = usage.reasoning_tokens
-    price = catalog.price(req.provider, req.model)
-    req.cost_usd = None if price is None else price.cost(usage)
-    if req.context_window:
-        req.context_used = req.input_tokens / req.context_window
+    req["input_tokens"] = usage.input_tokens + cached
+    req["cached_input_tokens"] = cached
+    req["output_tokens"] = usage.output_tokens
+    req["reasoning_tokens"] = usage.reasoning_tokens
+    price = catalog.price(req["provider"], req["model"])
+    req["cost_usd"] = None if price is None else price.cost(usage)
+    if req.get("context_window"):
+        req["context_used"] = req["input_tokens"] / req["context_window"]
 
 
-def _add(acc: Totals, reqs: Iterable[RequestStats], tools: Iterable[ToolStats]) -> None:
+def _add(acc: Acc, reqs: Iterable[Acc], tools: Iterable[Acc]) -> None:
+    n = tokens_in = cached = tokens_out = reasoning = 0
     priced: list[float | None] = []
     for r in reqs:
-        acc.requests += 1
-        if r.input_tokens is None:
+        n += 1
+        if r.get("input_tokens") is None:
             continue
-        acc.input_tokens += r.input_tokens
-        acc.cached_input_tokens += r.cached_input_tokens or 0
-        acc.output_tokens += r.output_tokens or 0
-        acc.reasoning_tokens += r.reasoning_tokens or 0
-        priced.append(r.cost_usd)
-        if r.context_window:
-            acc.context_window, acc.context_used = r.context_window, r.context_used
-    acc.cost_usd = sum(c for c in priced if c is not None) if priced and None not in priced else None
-    for t in tools:
-        acc.tool_calls += 1
-        acc.approval_wait_ms += t.approval_wait_ms or 0
+        tokens_in += r["input_tokens"]
+        cached += r["cached_input_tokens"]
+        tokens_out += r["output_tokens"]
+        reasoning += r["reasoning_tokens"] or 0
+        priced.append(r["cost_usd"])
+        if r.get("context_window"):
+            acc["context_window"], acc["context_used"] = r["context_window"], r.get("context_used")
+    acc.update(requests=n, input_tokens=tokens_in, cached_input_tokens=cached, output_tokens=tokens_out,
+               reasoning_tokens=reasoning,
+               cost_usd=sum(c for c in priced if c is not None) if priced and None not in priced else None)
+    waits = [t.get("approval_wait_ms") or 0 for t in tools]
+    acc["tool_calls"], acc["approval_wait_ms"] = len(waits), sum(waits)
 
 
 def session_stats(
     events: Iterable[AnyEvent], *, context_window_override: int | None = None, catalog: Catalog | None = None
 ) -> SessionStats:
     """Fold ``events`` (a whole log, or any prefix of one) into :class:`SessionStats`."""
-    catalog = catalog or default_catalog()
+    was_enabled = gc.isenabled()
+    gc.disable()  # many small, long-lived objects and no garbage: skip the rescans
+    try:
+        return _fold(events, context_window_override, _Prices(catalog or default_catalog()))
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) -> SessionStats:
     windows: dict[tuple[str, str], int | None] = {}
-    out = SessionStats()
-    open_req: RequestStats | None = None
-    calls: dict[int, ToolStats] = {}
-    by_id: dict[str, ToolStats] = {}
+    requests: list[Acc] = []
+    tools: list[Acc] = []
+    turns: list[Acc] = []
+    open_req: Acc | None = None
+    calls: dict[int, Acc] = {}
+    by_id: dict[str, Acc] = {}
     asked: dict[str, int] = {}
-    turn: TurnStats | None = None
+    turn: Acc | None = None
     for ev in events:
         if isinstance(ev, RequestFrozen):
             key = (ev.provider, ev.model)
             if key not in windows:
-                windows[key] = context_window(ev.provider, ev.model, context_window_override)
-            open_req = RequestStats(seq=ev.seq, turn=ev.turn, step=ev.step, attempt=ev.attempt,
-                                    provider=ev.provider, model=ev.model, sent_time=ev.time,
-                                    context_window=windows[key])
-            out.requests.append(open_req)
+                windows[key] = context_window(ev.provider, ev.model, override)
+            open_req = {"seq": ev.seq, "turn": ev.turn, "step": ev.step, "attempt": ev.attempt,
+                        "provider": ev.provider, "model": ev.model, "sent_time": ev.time,
+                        "context_window": windows[key]}
+            requests.append(open_req)
         elif isinstance(ev, AssistantMessageEvent | AssistantAttempt):
             if open_req is not None:
                 _close_request(open_req, ev, catalog)
                 open_req = None
         elif isinstance(ev, ToolCall):
-            tool = ToolStats(call_id=ev.call_id, name=ev.name, seq=ev.seq, turn=ev.turn, step=ev.step,
-                             start_time=ev.time)
+            tool = {"call_id": ev.call_id, "name": ev.name, "seq": ev.seq, "turn": ev.turn, "step": ev.step,
+                    "start_time": ev.time}
             calls[ev.seq] = by_id[ev.call_id] = tool
-            out.tools.append(tool)
+            tools.append(tool)
         elif isinstance(ev, ApprovalAsked):
             asked[ev.call_id] = ev.time
         elif isinstance(ev, ApprovalDecided):
-            tool_or_none = by_id.get(ev.call_id)
-            if tool_or_none is not None and ev.call_id in asked:
-                tool_or_none.approval_asked_time = asked.pop(ev.call_id)
-                tool_or_none.approval_wait_ms = _ms(ev.time, tool_or_none.approval_asked_time)
-                tool_or_none.approval = ev.decision
+            found = by_id.get(ev.call_id)
+            if found is not None and ev.call_id in asked:
+                found["approval_asked_time"] = asked.pop(ev.call_id)
+                found["approval_wait_ms"] = _ms(ev.time, found["approval_asked_time"])
+                found["approval"] = ev.decision
         elif isinstance(ev, ToolResult):
             src = ev.source_event_seqs[0] if ev.source_event_seqs else None
-            tool_or_none = calls.get(src) if src is not None else by_id.get(ev.message.tool_call_id)
-            if tool_or_none is not None and tool_or_none.result_seq is None:
-                tool_or_none.result_seq = ev.seq
-                tool_or_none.end_time = ev.finished_time if ev.finished_time is not None else ev.time
-                tool_or_none.duration_ms = _ms(tool_or_none.end_time, tool_or_none.start_time)
-                tool_or_none.error = ev.error.code if ev.error else None
-                if tool_or_none.duration_ms is not None:
-                    tool_or_none.run_ms = max(0, tool_or_none.duration_ms - (tool_or_none.approval_wait_ms or 0))
+            found = calls.get(src) if src is not None else by_id.get(ev.message.tool_call_id)
+            if found is not None and "result_seq" not in found:
+                end = ev.finished_time if ev.finished_time is not None else ev.time
+                duration = _ms(end, found["start_time"])
+                found.update(result_seq=ev.seq, end_time=end, duration_ms=duration,
+                             error=ev.error.code if ev.error else None)
+                if duration is not None:
+                    found["run_ms"] = max(0, duration - (found.get("approval_wait_ms") or 0))
         elif isinstance(ev, TurnStart):
-            turn = TurnStats(turn=ev.turn, seq=ev.seq, start_time=ev.time)
-            out.turns.append(turn)
-        elif isinstance(ev, TurnEnd) and turn is not None and turn.turn == ev.turn:
-            turn.end_seq, turn.end_time, turn.reason = ev.seq, ev.time, ev.reason.kind
-            turn.duration_ms = _ms(ev.time, turn.start_time) or 0
+            turn = {"turn": ev.turn, "seq": ev.seq, "start_time": ev.time, "steps": []}
+            turns.append(turn)
+        elif isinstance(ev, TurnEnd) and turn is not None and turn["turn"] == ev.turn:
+            turn.update(end_seq=ev.seq, end_time=ev.time, reason=ev.reason.kind,
+                        duration_ms=_ms(ev.time, turn["start_time"]) or 0)
         elif isinstance(ev, StepStart) and turn is not None:
-            turn.steps.append(StepStats(step=ev.step, seq=ev.seq, start_time=ev.time))
-        elif isinstance(ev, StepEnd) and turn is not None and turn.steps and turn.steps[-1].step == ev.step:
-            turn.steps[-1].end_time = ev.time
-            turn.steps[-1].duration_ms = _ms(ev.time, turn.steps[-1].start_time)
-    for t in out.turns:
-        t.turns = 1
-        _add(t, (r for r in out.requests if r.turn == t.turn), (c for c in out.tools if c.turn == t.turn))
-    _add(out.totals, out.requests, out.tools)
-    out.totals.turns = len(out.turns)
-    out.totals.duration_ms = sum(t.duration_ms for t in out.turns)
-    return out
+            turn["steps"].append({"step": ev.step, "seq": ev.seq, "start_time": ev.time})
+        elif isinstance(ev, StepEnd) and turn is not None and turn["steps"] and turn["steps"][-1]["step"] == ev.step:
+            last = turn["steps"][-1]
+            last.update(end_time=ev.time, duration_ms=_ms(ev.time, last["start_time"]))
+    return _build(requests, tools, turns)
+
+
+def _build(requests: list[Acc], tools: list[Acc], turns: list[Acc]) -> SessionStats:
+    reqs_by_turn: dict[int, list[Acc]] = {}
+    tools_by_turn: dict[int, list[Acc]] = {}
+    for r in requests:
+        reqs_by_turn.setdefault(r["turn"], []).append(r)
+    for c in tools:
+        tools_by_turn.setdefault(c["turn"], []).append(c)
+    for t in turns:
+        t["turns"] = 1
+        _add(t, reqs_by_turn.get(t["turn"], ()), tools_by_turn.get(t["turn"], ()))
+        t["steps"] = [StepStats.model_validate(s) for s in t["steps"]]
+    totals: Acc = {}
+    _add(totals, requests, tools)
+    totals["turns"] = len(turns)
+    totals["duration_ms"] = sum(t.get("duration_ms") or 0 for t in turns)
+    return SessionStats(
+        requests=[RequestStats.model_validate(r) for r in requests],
+        tools=[ToolStats.model_validate(c) for c in tools],
+        turns=[TurnStats.model_validate(t) for t in turns],
+        totals=Totals.model_validate(totals),
+    )

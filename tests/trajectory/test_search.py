@@ -97,11 +97,11 @@ def test_deleted_index_is_rebuilt_and_stale_one_refreshed(tmp_path: Path) -> Non
 def test_live_observer_indexes_flushed_events_off_the_loop(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
     a = store.create("/ws")
-    writer = index_writer(tmp_path)
-    a.subscribe(writer.observer(store.path_for(a.id)))
+    writer = index_writer()
+    a.subscribe(writer.observer(tmp_path, store.path_for(a.id)))
     tool_turn(a, 0, "live prompt", "{}", "quokkaword", "ok")
     store.flush(a.id)
-    writer.touch(store.path_for(a.id))
+    writer.touch(tmp_path, store.path_for(a.id))
     assert writer.wait_idle(10)
     index = SearchIndex(tmp_path)
     try:  # no refresh: what the live writer put there
