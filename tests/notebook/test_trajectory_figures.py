@@ -32,7 +32,8 @@ def priced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     prices.write_text(json.dumps({"fake-model": {"input": 1.0, "cachedInput": 0.1, "output": 4.0,
                                                  "contextWindow": 16_000}}))
     monkeypatch.setenv("DSH_PRICES_FILE", str(prices))
-    monkeypatch.delenv("DSH_CONTEXT_WINDOW", raising=False)
+    monkeypatch.setenv("DSH_CONTEXT_WINDOW", "")  # recorded: whatever %dsh sets is undone after the test
+    monkeypatch.delenv("DSH_CONTEXT_WINDOW")
     return prices
 
 
@@ -75,8 +76,7 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
 
 
 def test_context_window_flag_sets_the_kernels_window(shell: Any, fake_server: FakeOpenAIServer, priced: Path,
-                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("DSH_CONTEXT_WINDOW", raising=False)
+                                                     tmp_path: Path) -> None:
     fake_server.enqueue(text_reply("hi", usage=USAGE_2))
     result = shell.run_cell(f"%dsh --context-window 6400 --model fake-model --base-url {fake_server.base_url} "
                             f"--cwd {tmp_path} hello").result
