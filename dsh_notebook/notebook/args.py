@@ -42,6 +42,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
     FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
+    FlagSpec("--stats", "stats", None, "with show: time, tokens, cost and context per request, tool call and turn"),
     FlagSpec("--context-window", "context_window", "N", "the context window in tokens for this kernel's requests (default: the model's, from the price catalog; sets DSH_CONTEXT_WINDOW)"),
     FlagSpec("--help", "help", None, "show this help"),
 )
@@ -63,6 +64,7 @@ class MagicArgs:
     no_widget: bool = False
     no_interpolate: bool = False
     inspect: bool = False
+    stats: bool = False
     context_window: str | None = None
     search: str | None = None  # sessions --search TEXT
     help: bool = False

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DshError, UserError
 from .args import MagicArgs
-from .views import ConfigView, EventListing, SearchResults, SessionTable
+from .views import ConfigView, EventListing, SearchResults, SessionTable, StatsView
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -67,6 +67,11 @@ class CommandsMixin:
                 raise UserError(f"no session {args.target!r}; to send that line as a prompt write "
                                 f"%dsh -- show {args.target}", code="UNKNOWN_SESSION") from None
             raise
+        if args.stats:
+            from ..session.stats import session_stats
+
+            _header, events = self.link.snapshot(session_id)
+            return StatsView(session_id, session_stats(events))
         if not args.no_widget:
             widget = self.make_widget(session_id, inspect=args.inspect)
             if widget is not None:

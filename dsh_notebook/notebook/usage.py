@@ -13,7 +13,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
     ("sessions --search TEXT", "sessions and events (seq, type, snippet) whose prompts, answers or tool text match"),
     ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
-    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
+    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector; --stats for its time, tokens and cost"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
 )
 

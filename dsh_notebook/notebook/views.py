@@ -80,6 +80,24 @@ class SessionTable(Table):
         return cls(rows)
 
 
+class StatsView:
+    """``%dsh show --stats [ID]``: the tables of ``show --stats``; ``.stats`` the figures."""
+
+    def __init__(self, session_id: str, stats: Any) -> None:
+        self.session_id, self.stats = session_id, stats
+
+    def __repr__(self) -> str:
+        from ..session.stats_view import format_stats
+
+        return f"session {self.session_id}\n{format_stats(self.stats)}".rstrip()
+
+    def _repr_html_(self) -> str:
+        return f"<pre class='dsh-stats'>{html.escape(repr(self))}</pre>"
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.stats.to_json_dict())
+
+
 class SearchResults(Table):
     """``%dsh sessions --search TEXT``: one row per matching event; ``.found`` the raw result."""
 

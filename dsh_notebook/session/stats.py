@@ -5,7 +5,8 @@ Every figure is derived from facts the log already holds — nothing here is sto
 - a **request attempt** is sent at its ``request/frozen`` ``time``; its response head came at
   ``firstByteTime`` and its first delta (text, reasoning or tool call) at the earliest
   ``stream[].time0`` of the ``assistant/message`` (or ``assistant/attempt``) that ends it, at that
-  event's ``time``. ``ttftMs`` = first delta − sent; ``durationMs`` = end − sent. Tokens are the
+  event's ``time``. ``ttftMs`` = first delta − sent (reasoning counts: the first token);
+  ``firstContentMs`` the same for the first text or tool-call delta; ``durationMs`` = end − sent. Tokens are the
   provider's: ``inputTokens`` is the whole prompt (cached input included, as providers count it),
   ``cachedInputTokens`` the cache hits, ``outputTokens`` includes ``reasoningTokens``;
   ``costUsd`` from :mod:`dsh_notebook.models.catalog` (``None`` for an unknown model, never a
@@ -62,9 +63,11 @@ class RequestStats(_Out):
     sent_time: int
     first_byte_time: int | None = None
     first_delta_time: int | None = None
+    first_content_time: int | None = None
     end_time: int | None = None
     first_byte_ms: int | None = None
     ttft_ms: int | None = None
+    first_content_ms: int | None = None
     stream_ms: int | None = None
     duration_ms: int | None = None
     input_tokens: int | None = None
@@ -153,6 +156,8 @@ def _close_request(req: Acc, ev: AssistantMessageEvent | AssistantAttempt, catal
     req["result_seq"], req["end_time"], req["first_byte_time"] = ev.seq, ev.time, ev.first_byte_time
     if ev.stream:
         req["first_delta_time"] = min(run.time0 for run in ev.stream)
+        content = [run.time0 for run in ev.stream if run.kind != "reasoning"]
+        req["first_content_time"] = min(content) if content else None
     if isinstance(ev, AssistantAttempt):
         req["outcome"], req["error"] = "error", ev.error.code if ev.error else None
     else:
@@ -162,6 +167,7 @@ def _close_request(req: Acc, ev: AssistantMessageEvent | AssistantAttempt, catal
     sent, first = req["sent_time"], req.get("first_delta_time")
     req["first_byte_ms"] = _ms(ev.first_byte_time, sent)
     req["ttft_ms"] = _ms(first, sent)
+    req["first_content_ms"] = _ms(req.get("first_content_time"), sent)
     req["stream_ms"] = _ms(ev.time, first)
     req["duration_ms"] = _ms(ev.time, sent)
 
@@ -307,3 +313,8 @@ def _build(requests: list[Acc], tools: list[Acc], turns: list[Acc]) -> SessionSt
         turns=[TurnStats.model_validate(t) for t in turns],
         totals=Totals.model_validate(totals),
     )
+
+
+def stats_schema() -> dict[str, Any]:
+    """The JSON Schema of ``show --stats --json`` (for generated client types)."""
+    return SessionStats.model_json_schema(by_alias=True)

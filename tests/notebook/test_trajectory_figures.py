@@ -15,7 +15,7 @@ import pytest
 
 from dsh_notebook.notebook.magics import DshMagicError
 from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.views import SearchResults
+from dsh_notebook.notebook.views import SearchResults, StatsView
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 
@@ -68,6 +68,10 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
     assert turn == result.stats.model_dump(mode="json")  # the same figures, live and saved
     assert turn["durationMs"] == result.duration_ms and turn["costUsd"] == result.cost_usd
     assert saved["requests"][0]["ttftMs"] >= 200
+
+    view = shell.run_cell("%dsh show --stats").result
+    assert isinstance(view, StatsView) and view.to_json() == saved
+    assert "6200 in / 70 out tokens" in repr(view).splitlines()[-1] and "<pre" in view._repr_html_()
 
     found = shell.run_cell("%dsh sessions --search wombatquill").result
     assert isinstance(found, SearchResults) and found.session_ids() == [result.session_id]

@@ -23,7 +23,7 @@ from dsh_notebook.session.events import (
     UserMessageEvent,
 )
 from dsh_notebook.session.session import Session
-from dsh_notebook.session.stats import session_stats
+from dsh_notebook.session.stats import session_stats, stats_schema
 
 
 def frozen(turn: int, step: int, attempt: int, model: str = "deepseek-chat", provider: str = "deepseek") -> RequestFrozen:
@@ -42,7 +42,8 @@ def test_retry_parallel_tools_approval_and_a_crash() -> None:
     calls = (ToolCallBlock(id="a", name="bash", arguments="{}"), ToolCallBlock(id="b", name="read", arguments="{}"))
     s.append(AssistantMessageEvent(turn=1, step=1, message=AssistantMessage(content=calls), first_byte_time=1120,
                                    usage=Usage(input_tokens=100, cache_read_tokens=900, output_tokens=10),
-                                   stream=(StreamRun(kind="tool-call", index=0, time0=1150),)), time=1200)
+                                   stream=(StreamRun(kind="reasoning", index=0, time0=1130),
+                                           StreamRun(kind="tool-call", index=1, time0=1150))), time=1200)
     a = s.append(ToolCall(turn=1, step=1, call_id="a", name="bash", arguments="{}"), time=1210).seq
     b = s.append(ToolCall(turn=1, step=1, call_id="b", name="read", arguments="{}"), time=1211).seq
     s.append(ApprovalAsked(call_id="a", name="bash"), time=1220)
@@ -57,7 +58,8 @@ def test_retry_parallel_tools_approval_and_a_crash() -> None:
     failed, ok, open_ = stats.requests
     assert (failed.outcome, failed.error, failed.duration_ms, failed.first_byte_ms, failed.ttft_ms) == (
         "error", "SERVER_ERROR", 30, 20, None)
-    assert (ok.outcome, ok.first_byte_ms, ok.ttft_ms, ok.stream_ms, ok.duration_ms) == ("completed", 20, 50, 50, 100)
+    assert (ok.outcome, ok.first_byte_ms, ok.ttft_ms, ok.first_content_ms, ok.stream_ms, ok.duration_ms) == (
+        "completed", 20, 30, 50, 70, 100)
     assert (ok.input_tokens, ok.cached_input_tokens, ok.output_tokens) == (1000, 900, 10)
     assert ok.cost_usd is not None and ok.context_used == 1000 / 128_000
     assert (open_.outcome, open_.end_time, open_.duration_ms, open_.cost_usd) == ("open", None, None, None)
@@ -69,6 +71,9 @@ def test_retry_parallel_tools_approval_and_a_crash() -> None:
     assert [(st.step, st.duration_ms) for st in turn.steps] == [(1, 600), (2, None)]
     assert turn.cost_usd == ok.cost_usd  # failed attempts and requests without usage add nothing
     assert stats.totals.input_tokens == 1000 and stats.totals.approval_wait_ms == 300
+    schema = stats_schema()
+    assert {"requests", "tools", "turns", "totals"} <= set(schema["properties"])
+    assert "ttftMs" in schema["$defs"]["RequestStats"]["properties"]
 
 
 def test_an_unknown_price_makes_the_total_unknown_and_old_logs_still_fold() -> None:
