@@ -11,9 +11,11 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from ..errors import DshError
 from ..session.session import Session
 
 log = logging.getLogger(__name__)
+_warned: list[str] = []
 
 
 def attach(session: Session, *, home: str | Path, log_path: str | Path) -> Callable[[], None]:
@@ -29,6 +31,10 @@ def attach(session: Session, *, home: str | Path, log_path: str | Path) -> Calla
         exporter = live_exporter()
         if exporter is not None:
             undo.append(session.subscribe(exporter.observer(session.id)))
+    except DshError as exc:  # e.g. the otel extra is not installed: say so once
+        if not _warned:
+            _warned.append(exc.code)
+            log.warning("OpenTelemetry export is off: %s", exc)
     except Exception:  # telemetry never stops a session
         log.exception("OpenTelemetry export could not start")
 

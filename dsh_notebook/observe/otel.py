@@ -71,9 +71,9 @@ class LiveExporter:
     """Exports each live turn when it ends. One per process (:func:`live_exporter`)."""
 
     def __init__(self) -> None:
+        exporter_cls, _, _ = _sdk()
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-        exporter_cls, _, _ = _sdk()
         self.provider = _provider(BatchSpanProcessor(exporter_cls()))
         self.tracer = self.provider.get_tracer("dsh_notebook")
         self.capture = capture_content()
@@ -148,9 +148,9 @@ def _collector() -> Any:
 
 def export_session(session_id: str, events: Sequence[AnyEvent], *, endpoint: str | None = None) -> int:
     """Send a saved session's turns to the OTLP endpoint; returns the number of spans sent."""
+    exporter_cls, _, _ = _sdk()
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    exporter_cls, _, _ = _sdk()
     if endpoint is None and not configured():
         raise UserError("no OTLP endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT (or pass --endpoint)", code="BAD_CONFIG")
     collect = _collector()

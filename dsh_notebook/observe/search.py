@@ -201,12 +201,17 @@ def search_sessions(home: str | Path, text: str, *, limit: int = 50) -> list[dic
     """Refresh the index, search it: one dict per matching session with its ``matches``."""
     from ..session.store import summarize_log
 
-    index = SearchIndex(home)
     try:
-        index.refresh()
-        matches = index.search(text, limit=limit)
-    finally:
-        index.close()
+        index = SearchIndex(home)
+        try:
+            index.refresh()
+            matches = index.search(text, limit=limit)
+        finally:
+            index.close()
+    except (sqlite3.Error, OSError) as exc:
+        from ..errors import UserError
+
+        raise UserError(f"the search index in {home} cannot be used: {exc}", code="SEARCH_INDEX") from None
     out: dict[str, dict[str, Any]] = {}
     for m in matches:
         entry = out.get(m.session_id)
