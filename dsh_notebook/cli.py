@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return stats_main(args)
         if args.command == "sessions" and args.search is not None:
-            from .observe.search import search_main
+            from .observe.search_view import search_main
 
             return search_main(args)
         if args.command == "export-otel":

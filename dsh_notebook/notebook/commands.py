@@ -45,7 +45,7 @@ class CommandsMixin:
 
     def cmd_sessions(self, args: MagicArgs) -> SessionTable | SearchResults:
         if args.search is not None:
-            from ..observe.search import search_sessions
+            from ..observe.search_view import search_sessions
 
             return SearchResults(args.search, search_sessions(self.settings().home, args.search))
         return SessionTable.from_summaries(self.link.list_sessions(), self.current_session)

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from dsh_notebook.observe.indexer import index_writer
-from dsh_notebook.observe.search import INDEX_NAME, SearchIndex, search_sessions
+from dsh_notebook.observe.search import INDEX_NAME, SearchIndex
+from dsh_notebook.observe.search_view import search_sessions
 from dsh_notebook.session import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
 from dsh_notebook.session.events import (
     AssistantMessageEvent,
