@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DshError, UserError
 from .args import MagicArgs
+from .trajectory import trajectory_config
 from .views import ConfigView, EventListing, SearchResults, SessionTable, StatsView
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ class CommandsMixin:
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
+        items.update(trajectory_config())
         return ConfigView(items)
 
     def _info_or_none(self, session_id: str | None) -> Any | None:

@@ -32,3 +32,18 @@ def set_prices_file(path: str | None) -> None:
         return
     load_catalog(path)
     os.environ[PRICES_FILE_ENV] = str(path)
+
+
+def trajectory_config() -> dict[str, str]:
+    """The ``%dsh config`` rows for prices, the context window and the trace export."""
+    from ..models.catalog import PRICES_AS_OF
+    from ..observe.otel import describe
+
+    prices = os.environ.get(PRICES_FILE_ENV, "").strip()
+    window = os.environ.get(CONTEXT_WINDOW_ENV, "").strip()
+    return {
+        "prices": f"{prices} over the built-in table (as of {PRICES_AS_OF})" if prices
+        else f"built-in table (as of {PRICES_AS_OF})",
+        "context window": f"{window} tokens (DSH_CONTEXT_WINDOW)" if window else "the model's (from the prices)",
+        "OpenTelemetry": describe(),
+    }

@@ -26,7 +26,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import UserError
@@ -38,12 +38,23 @@ ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPO
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 
-def configured(environ: dict[str, str] | None = None) -> bool:
+def configured(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
+    if (env.get("OTEL_SDK_DISABLED") or "").strip().lower() == "true":
+        return False
     return any((env.get(name) or "").strip() for name in ENDPOINT_ENVS)
 
 
-def capture_content(environ: dict[str, str] | None = None) -> bool:
+def describe(environ: Mapping[str, str] | None = None) -> str:
+    """What ``%dsh config`` shows for the trace export."""
+    env = os.environ if environ is None else environ
+    if not configured(env):
+        return "off (set OTEL_EXPORTER_OTLP_ENDPOINT)"
+    where = next(env[n] for n in ENDPOINT_ENVS if (env.get(n) or "").strip())
+    return where + (" (with message content)" if capture_content(env) else "")
+
+
+def capture_content(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
     return (env.get(CAPTURE_ENV) or "").strip().lower() in ("true", "1", "yes")
 

@@ -87,6 +87,9 @@ def test_context_window_flag_sets_the_kernels_window(shell: Any, fake_server: Fa
     assert isinstance(result, TurnResult) and result.ok
     assert os.environ["DSH_CONTEXT_WINDOW"] == "6400"
     assert result.stats is not None and result.stats.context_used == 0.5
+    config = shell.run_cell("%dsh config").result
+    assert config.items["context window"] == "6400 tokens (DSH_CONTEXT_WINDOW)"
+    assert config.items["prices"].startswith(str(priced)) and config.items["OpenTelemetry"].startswith("off")
     with pytest.raises(DshMagicError) as err:
         shell.run_line_magic("dsh", "--context-window lots hello")
     assert err.value.error.code == "BAD_FLAG"
