@@ -10,7 +10,9 @@ Every figure is derived from facts the log already holds — nothing here is sto
   provider's: ``inputTokens`` is the whole prompt (cached input included, as providers count it),
   ``cachedInputTokens`` the cache hits, ``outputTokens`` includes ``reasoningTokens``;
   ``costUsd`` from :mod:`dsh_notebook.models.catalog` (``None`` for an unknown model, never a
-  guess); ``contextUsed`` = prompt tokens / the context window (``None`` when unknown).
+  guess); ``contextUsed`` = prompt tokens / the context window (``None`` when unknown): the
+  caller's override (``show --stats --context-window N``), else the one the request recorded
+  (``request/frozen.contextWindow``), else the catalog's.
 - a **tool call** starts at ``tool/call`` and ends at its ``tool/result`` (``finishedTime`` when
   the result waited for earlier ones); ``approvalWaitMs`` = ``approval/decided`` − ``approval/asked``.
 - a **turn** and a **step** run from their start to their end event.
@@ -145,7 +147,7 @@ def session_stats(
 
 
 def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) -> SessionStats:
-    windows: dict[tuple[str, str], int | None] = {}
+    windows: dict[tuple[str, str, int | None], int | None] = {}
     requests: list[Acc] = []
     tools: list[Acc] = []
     turns: list[Acc] = []
@@ -156,9 +158,9 @@ def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) ->
     turn: Acc | None = None
     for ev in events:
         if isinstance(ev, RequestFrozen):
-            key = (ev.provider, ev.model)
+            key = (ev.provider, ev.model, override or ev.context_window)
             if key not in windows:
-                windows[key] = context_window(ev.provider, ev.model, override)
+                windows[key] = context_window(ev.provider, ev.model, key[2])
             open_req = {"seq": ev.seq, "turn": ev.turn, "step": ev.step, "attempt": ev.attempt,
                         "provider": ev.provider, "model": ev.model, "sent_time": ev.time,
                         "context_window": windows[key]}

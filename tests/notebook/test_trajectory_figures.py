@@ -87,6 +87,12 @@ def test_context_window_flag_sets_the_kernels_window(shell: Any, fake_server: Fa
     assert isinstance(result, TurnResult) and result.ok
     assert os.environ["DSH_CONTEXT_WINDOW"] == "6400"
     assert result.stats is not None and result.stats.context_used == 0.5
+    # the window in effect is recorded on request/frozen: the saved log shows the same fill
+    env = {k: v for k, v in os.environ.items() if k not in ("DSH_CONTEXT_WINDOW", "DSH_PRICES_FILE")}
+    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "show", "--stats", "--json", result.session_id],
+                          capture_output=True, text=True, env={**env, "PYTHONPATH": str(REPO)}, timeout=60, check=False)
+    (request,) = json.loads(done.stdout)["requests"]
+    assert (request["contextWindow"], request["contextUsed"]) == (6400, 0.5)
     config = shell.run_cell("%dsh config").result
     assert config.items["context window"] == "6400 tokens (DSH_CONTEXT_WINDOW)"
     assert config.items["prices"].startswith(str(priced)) and config.items["OpenTelemetry"].startswith("off")
