@@ -1,8 +1,9 @@
 """``python -m dsh_notebook`` — the headless CLI (DESIGN §6).
 
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
-repaired model messages of its next request; ``sessions`` lists saved sessions; ``serve --stdio``
-speaks the wire envelopes on stdin/stdout.
+repaired model messages of its next request, or (``--stats``) its timings, tokens and cost;
+``sessions`` lists saved sessions (``--search TEXT`` searches them); ``export-otel`` sends a saved
+session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdin/stdout.
 """
 
 from __future__ import annotations
@@ -28,22 +29,54 @@ def build_parser() -> argparse.ArgumentParser:
                      help="approval for bash/write/edit: ask on the terminal (default outside the demo "
                           "workspace; without a terminal, denied), auto (default on the demo copy), deny")
     run.add_argument("--quiet", action="store_true", help="print only the final answer")
+    run.add_argument("--context-window", type=_window, metavar="N", help="context window in tokens (default: the model's)")
 
     show = sub.add_parser("show", help="print a session's events or its next request's messages")
     show.add_argument("target", help="session id or path to a .jsonl log")
     show.add_argument("--messages", action="store_true", help="repaired messages, OpenAI form")
-    show.add_argument("--json", action="store_true", help="events as JSON lines")
+    show.add_argument("--json", action="store_true", help="events as JSON lines (with --stats: one JSON object)")
+    show.add_argument("--stats", action="store_true", help="timings, tokens, cost and context per request, tool, turn")
+    show.add_argument("--context-window", type=_window, metavar="N", help="with --stats: the context window in tokens")
 
-    sub.add_parser("sessions", help="list saved sessions")
+    sessions = sub.add_parser("sessions", help="list saved sessions (or search them)")
+    sessions.add_argument("--search", metavar="TEXT", help="sessions and events whose text matches")
+    sessions.add_argument("--limit", type=int, default=50, help="with --search: at most this many events")
+    sessions.add_argument("--json", action="store_true", help="with --search: one JSON object")
+
+    otel = sub.add_parser("export-otel", help="send a saved session to the OTLP endpoint as traces")
+    otel.add_argument("target", help="session id or path to a .jsonl log")
+    otel.add_argument("--endpoint", help="OTLP/HTTP endpoint (default: OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
     return parser
 
 
+def _window(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"--context-window must be a positive number of tokens, not {raw!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "show" and args.stats:
+            from .session.stats_view import stats_main
+
+            return stats_main(args)
+        if args.command == "sessions" and args.search is not None:
+            from .observe.search_view import search_main
+
+            return search_main(args)
+        if args.command == "export-otel":
+            from .observe.otel import export_main
+
+            return export_main(args)
         if args.command == "show":
             from .session.inspect import show_main
 
@@ -52,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             from .session.inspect import sessions_main
 
             return sessions_main(args)
+        if args.command == "run" and args.context_window is not None:
+            os.environ["DSH_CONTEXT_WINDOW"] = str(args.context_window)  # this process's window
         if args.command == "run":
             from .host.cli_run import run_main
 

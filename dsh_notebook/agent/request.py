@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import parse_model_id
-from ..errors import SessionError
+from ..errors import DshError, SessionError
 from ..models.base import ModelAdapter, ModelRequest
+from ..models.catalog import env_context_window
 from ..session.events import AnyEvent, RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
 from ..session.history import MessageHistory
 from ..session.messages import UserMessage
@@ -85,6 +86,9 @@ class RequestBuilder:
         self._header: tuple[dict[str, Any], tuple[ToolSchema, ...], str | None] | None = None
         self._resumed = any(isinstance(e, RequestHeader) for e in reversed(session.events))
         self._prev: tuple[MessageHistory, int, int] | None = None  # (history, its length, frozen seq)
+        self.last_request: ModelRequest | None = None
+        self.last_frozen: RequestFrozen | None = None
+        self.context_window: int | None = None  # the caller's override (else DSH_CONTEXT_WINDOW)
         history = session.derive_messages()
         if len(history):  # resume: the one O(history) pass happens here, before any step
             self.repairer.repair(history)
@@ -99,8 +103,6 @@ class RequestBuilder:
         if history.seqs_between(0, len(seqs)) != seqs:
             return None  # replaced since (e.g. compaction): the next request logs its full list
         return history, len(seqs), last.seq
-        self.last_request: ModelRequest | None = None
-        self.last_frozen: RequestFrozen | None = None
 
     def append_entered(
         self, messages: Sequence[UserMessage], *, turn: int, on_commit: Callable[[UserMessageEvent], None] | None = None
@@ -130,6 +132,15 @@ class RequestBuilder:
             RequestHeader(reason=reason, config=config, tools=tools, endpoint=endpoint)  # type: ignore[arg-type]
         )
         self._header = (config, tools, endpoint)
+
+    def context_window_override(self) -> int | None:
+        """The window override to record on ``request/frozen`` (``None``: the model's own)."""
+        if self.context_window is not None:
+            return self.context_window
+        try:
+            return env_context_window()
+        except DshError:
+            return None  # a bad DSH_CONTEXT_WINDOW is reported where the window is used
 
     def build_request(
         self,
@@ -165,6 +176,7 @@ class RequestBuilder:
                 model=prepared.model,
                 message_seqs=tuple(seqs),
                 repairs=tuple(r.to_dict() for r in repaired.changes),
+                context_window=self.context_window_override(),
                 base_request_seq=base,
             )
         )

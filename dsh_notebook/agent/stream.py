@@ -29,6 +29,8 @@ from ..models.base import (
     UsageChunk,
     assemble_block,
     chunk_to_dict,
+    on_first_byte,
+    reset_first_byte,
 )
 from ..session.events import AssistantAttempt, AssistantMessageEvent, ErrorInfo, StreamRun, Usage
 from ..session.messages import (
@@ -73,6 +75,7 @@ class StreamAttempt:
         self.finish: Finish | None = None
         self.provider_state: dict[str, Any] | None = None
         self.chunks = 0
+        self.first_byte_time: int | None = None
         self._runs: list[dict[str, Any]] = []
         self._run: dict[str, Any] | None = None
 
@@ -93,6 +96,10 @@ class StreamAttempt:
                 "kind": "end", "attemptId": self.attempt_id, "outcome": outcome}})
 
     # -- feeding ------------------------------------------------------------------------------
+    def mark_first_byte(self) -> None:
+        if self.first_byte_time is None:
+            self.first_byte_time = self.clock()
+
     def feed(self, chunk: StreamChunk) -> None:
         t = self.clock()
         if self.live is not None:
@@ -190,26 +197,32 @@ async def run_attempt(
     before the exception propagates."""
     stream = StreamAttempt(f"{session.id}/{turn}.{step}.{attempt}", live=live)
     stream.start(turn=turn, step=step, started_after_seq=session.last_seq)
+    token = on_first_byte(stream.mark_first_byte)
     try:
         async for chunk in prepared.adapter.stream(request):
             stream.feed(chunk)
     except BaseException as exc:
+        reset_first_byte(token)
         record = stream.stream_record() or None
         partial = stream.interrupted_message(prepared.provider, prepared.model)
         if isinstance(exc, asyncio.CancelledError) and partial is not None:
             failed: AssistantMessageEvent | AssistantAttempt = session.append(
                 AssistantMessageEvent(turn=turn, step=step, message=partial, usage=stream.usage,
-                                      interrupted=True, stream=record))
+                                      interrupted=True, stream=record,
+                                      first_byte_time=stream.first_byte_time))
         else:
             info = (ErrorInfo(code="CANCELLED", message="the request was cancelled")
                     if isinstance(exc, asyncio.CancelledError) else error_info(exc))
             failed = session.append(
-                AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record))
+                AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record,
+                                 first_byte_time=stream.first_byte_time))
         stream.end(failed.type, failed.seq)
         raise
+    reset_first_byte(token)
     message = stream.message(prepared.provider, prepared.model)
     event = session.append(
         AssistantMessageEvent(turn=turn, step=step, message=message, usage=stream.usage,
-                              stream=stream.stream_record() or None))
+                              stream=stream.stream_record() or None,
+                              first_byte_time=stream.first_byte_time))
     stream.end(event.type, event.seq)
     return event, stream

@@ -26,6 +26,7 @@ from ..context import HarnessContext
 from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
 from ..models.routing import resolve_adapter
+from ..observe import attach as attach_observers
 from ..session.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
 from ..session.session import Session
 from ..session.store import SessionStore
@@ -212,6 +213,7 @@ class AgentRegistry:
             str(self.store.path_for(sid)), admitted_request_ids(session),
         )  # fmt: skip
         hub.attach(session, approvals.pending)
+        live.undo.append(attach_observers(session, home=settings.home, log_path=live.log_path))
         live.undo.append(agent.on_status(lambda status: self.control.status(sid, status)))
         live.undo.append(agent.inbox.subscribe(lambda inbox: self.control.queue(sid, inbox.items())))
         self.live[sid] = live

@@ -8,7 +8,8 @@ agent has exactly one streaming loop. Cancellation is asyncio task cancellation.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -113,6 +114,27 @@ class ModelRequest:
     turn: int = 0
     step: int = 0
     attempt: int = 1
+
+
+_FIRST_BYTE: ContextVar[Callable[[], None] | None] = ContextVar("dsh_first_byte", default=None)
+
+
+def mark_first_byte() -> None:
+    """Called by a network adapter when the provider's first bytes (the response head) arrive;
+    the running attempt records the time (``assistant/message.firstByteTime``). A no-op outside
+    an attempt. In-process models never call it."""
+    hook = _FIRST_BYTE.get()
+    if hook is not None:
+        hook()
+
+
+def on_first_byte(hook: Callable[[], None] | None) -> Token[Callable[[], None] | None]:
+    """Install ``hook`` for :func:`mark_first_byte` in this task's context (reset with the token)."""
+    return _FIRST_BYTE.set(hook)
+
+
+def reset_first_byte(token: Token[Callable[[], None] | None]) -> None:
+    _FIRST_BYTE.reset(token)
 
 
 @runtime_checkable

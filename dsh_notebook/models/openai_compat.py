@@ -38,7 +38,7 @@ from ..errors import ModelError, register_secret
 from ..session.events import ToolSchema
 from ..session.messages import AnyMessage
 from .accumulator import ChunkAccumulator
-from .base import ModelAdapter, ModelRequest, StreamChunk
+from .base import ModelAdapter, ModelRequest, StreamChunk, mark_first_byte
 from .chat_format import to_openai_messages
 
 # Request options passed as SDK arguments; any other config key goes to ``extra_body``.
@@ -170,6 +170,7 @@ class OpenAICompatAdapter(ModelAdapter):
                                    key_env=self.key_env) from None
         except openai.APIConnectionError as exc:
             raise self._connection_error(exc) from None
+        mark_first_byte()  # the response head has arrived
         try:
             async for raw in response:
                 for chunk in acc.feed(raw):

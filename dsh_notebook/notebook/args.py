@@ -42,6 +42,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
     FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
+    FlagSpec("--stats", "stats", None, "with show: time, tokens, cost and context per request, tool call and turn"),
+    FlagSpec("--context-window", "context_window", "N", "the context window in tokens for this kernel's requests (default: the model's, from the price catalog; sets DSH_CONTEXT_WINDOW)"),
     FlagSpec("--help", "help", None, "show this help"),
 )
 _BY_NAME = {spec.name: spec for spec in FLAGS}
@@ -62,6 +64,9 @@ class MagicArgs:
     no_widget: bool = False
     no_interpolate: bool = False
     inspect: bool = False
+    stats: bool = False
+    context_window: str | None = None
+    search: str | None = None  # sessions --search TEXT
     help: bool = False
     command: str = "prompt"  # prompt | stop | sessions | resume | show | config | help
     target: str | None = None
@@ -162,6 +167,13 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     if not words or words[0] not in ("stop", "sessions", "config", "help", "resume", "show"):
         return
     head, tail = words[0], words[1:]
+    if head == "sessions" and tail and tail[0].partition("=")[0] == "--search":
+        first = tail[0].partition("=")[2]
+        args.search = " ".join([first, *tail[1:]] if first else tail[1:]).strip()
+        if not args.search:
+            raise UserError("usage: %dsh sessions --search TEXT", code="BAD_FLAG")
+        args.command = "sessions"
+        return
     flags = [w for w in tail if w.startswith("--") and w.partition("=")[0] in _BY_NAME]
     positional = [w for w in tail if w not in flags]
     limit = {"resume": 1, "show": 1}.get(head, 0)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from ..config import redact_url
 from ..errors import DshError, UserError
 from .args import MagicArgs
-from .views import ConfigView, EventListing, SessionTable
+from .trajectory import trajectory_config
+from .views import ConfigView, EventListing, SearchResults, SessionTable, StatsView
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -44,7 +45,11 @@ class CommandsMixin:
         else:
             print(f"dsh: nothing was running in {session_id}")
 
-    def cmd_sessions(self, args: MagicArgs) -> SessionTable:
+    def cmd_sessions(self, args: MagicArgs) -> SessionTable | SearchResults:
+        if args.search is not None:
+            from ..observe.search_view import search_sessions
+
+            return SearchResults(args.search, search_sessions(self.settings().home, args.search))
         return SessionTable.from_summaries(self.link.list_sessions(), self.current_session)
 
     def cmd_resume(self, args: MagicArgs) -> None:
@@ -66,6 +71,11 @@ class CommandsMixin:
                 raise UserError(f"no session {args.target!r}; to send that line as a prompt write "
                                 f"%dsh -- show {args.target}", code="UNKNOWN_SESSION") from None
             raise
+        if args.stats:
+            from ..session.stats import session_stats
+
+            _header, events = self.link.snapshot(session_id)
+            return StatsView(session_id, session_stats(events))
         if not args.no_widget:
             widget = self.make_widget(session_id, inspect=args.inspect)
             if widget is not None:
@@ -94,6 +104,7 @@ class CommandsMixin:
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
+        items.update(trajectory_config())
         return ConfigView(items)
 
     def _info_or_none(self, session_id: str | None) -> Any | None:

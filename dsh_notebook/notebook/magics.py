@@ -24,7 +24,7 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
-from traitlets import Enum, Unicode
+from traitlets import Enum, Unicode, observe
 
 from ..config import Settings, parse_model_id, settings_from_env
 from ..errors import DshError, RunCancelled, UserError
@@ -35,6 +35,7 @@ from .python_tool import make_python_tool
 from .render import TurnView
 from .result import TurnResult
 from .sinks import DisplaySink, StreamSink
+from .trajectory import apply_context_window, set_prices_file
 from .turn import TurnRun
 from .usage import help_text, keep_question_marks
 
@@ -66,6 +67,12 @@ class DshMagics(CommandsMixin, Magics):
     home = Unicode(None, allow_none=True, help="DSH_HOME for this kernel's host (before the first prompt)").tag(config=True)
     output = Enum(("auto", "display", "stream"), "auto",
                   help="display: a Markdown output updated in place; stream: text on stdout").tag(config=True)
+    prices_file = Unicode(None, allow_none=True,
+                          help="a JSON price/context-window file over the built-in catalog (sets DSH_PRICES_FILE)").tag(config=True)
+
+    @observe("prices_file")
+    def _prices_file_changed(self, change: Any) -> None:
+        set_prices_file(change["new"])
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)
@@ -87,6 +94,7 @@ class DshMagics(CommandsMixin, Magics):
     def dsh(self, line: str = "", cell: str | None = None, local_ns: dict[str, Any] | None = None) -> Any:
         try:
             args = parse_line(line, cell)
+            apply_context_window(args.context_window)
             if args.command == "prompt":
                 return self.prompt(args, local_ns)
             if args.command == "help":

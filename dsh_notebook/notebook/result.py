@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..session.events import (
@@ -24,6 +25,8 @@ from ..session.events import (
     Usage,
     UserMessageEvent,
 )
+from ..session.stats import TurnStats, session_stats
+from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
 
 
 @dataclass(frozen=True)
@@ -46,14 +49,38 @@ class TurnResult:
         results = {e.message.tool_call_id: e for e in self.events if isinstance(e, ToolResult)}
         return [(e, results.get(e.call_id)) for e in self.events if isinstance(e, ToolCall)]
 
+    @cached_property
+    def stats(self) -> TurnStats | None:
+        """This turn's figures (:mod:`dsh_notebook.session.stats`): the same as ``show --stats``."""
+        return session_stats(self.events).turn(self.turn)
+
     @property
     def usage(self) -> Usage:
-        total_in = total_out = 0
-        for event in self.events:
-            if isinstance(event, AssistantMessageEvent) and event.usage:
-                total_in += event.usage.input_tokens
-                total_out += event.usage.output_tokens
-        return Usage(input_tokens=total_in, output_tokens=total_out)
+        """The provider's token counts summed over the turn's requests (disjoint, like ``Usage``)."""
+        t = self.stats
+        if t is None:
+            return Usage()
+        return Usage(input_tokens=t.input_tokens - t.cached_input_tokens, output_tokens=t.output_tokens,
+                     cache_read_tokens=t.cached_input_tokens or None, reasoning_tokens=t.reasoning_tokens or None)
+
+    @property
+    def duration_ms(self) -> int | None:
+        t = self.stats
+        return None if t is None or t.end_time is None else t.duration_ms
+
+    @property
+    def cost_usd(self) -> float | None:
+        """USD for the turn's requests; ``None`` when the model's price is unknown."""
+        t = self.stats
+        return None if t is None else t.cost_usd
+
+    def trajectory(self) -> str:
+        """``2.41 s · 1.9k in / 42 out tokens · $0.0012`` (the summary line's figures)."""
+        t = self.stats
+        if t is None:
+            return ""
+        return (f"{fmt_ms(self.duration_ms)} · {fmt_tokens(t.input_tokens)} in / {fmt_tokens(t.output_tokens)} out "
+                f"tokens · {fmt_cost(t.cost_usd)}")
 
     def summary(self) -> str:
         """One line: how the turn ended, where, how many tool calls, how much text."""
@@ -63,8 +90,10 @@ class TurnResult:
         if self.reason.error:
             reason += f": [{self.reason.error.code}] {self.reason.error.message}"
         calls = len(self.tool_calls)
+        figures = self.trajectory()
         return (f"{reason} · session {self.session_id} · turn {self.turn} · "
-                f"{calls} tool call{'s' if calls != 1 else ''} · {len(self.events)} events")
+                f"{calls} tool call{'s' if calls != 1 else ''} · {figures + ' · ' if figures else ''}"
+                f"{len(self.events)} events")
 
     def __repr__(self) -> str:
         return f"<TurnResult {self.summary()} · {len(self.text)} chars>"

@@ -11,8 +11,9 @@ from .args import FLAGS
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("stop", "cancel the running turn of the current session (or --session ID)"),
     ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
+    ("sessions --search TEXT", "sessions and events (seq, type, snippet) whose prompts, answers or tool text match"),
     ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
-    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
+    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector; --stats for its time, tokens and cost"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
 )
 
@@ -49,7 +50,7 @@ def help_text() -> str:
     for usage, text in SUBCOMMANDS:
         lines.append(f"  %dsh {usage.ljust(width - 5)}{text}")
     lines += ["", "The cell blocks and streams the turn; its value is a TurnResult (.text, .session_id,",
-              ".turn, .reason, .events, .tool_calls). Interrupt the kernel to cancel the turn (every",
+              ".turn, .reason, .events, .tool_calls, .usage, .duration_ms, .cost_usd). Interrupt the kernel to cancel the turn (every",
               "tool call gets a result; the session stays usable). With --approve ask, tools that need",
               "approval ask on stdin while the cell runs; in --bg mode the widget asks.",
               "Tools: read, write, edit, bash, glob, grep, and python (runs code in this notebook's",

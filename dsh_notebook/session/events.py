@@ -146,6 +146,9 @@ class AssistantMessageEvent(SurfaceEnvelope):
     usage: Usage | None = None
     interrupted: bool | None = None
     stream: tuple[StreamRun, ...] | None = None
+    first_byte_time: int | None = None
+    """Epoch ms the provider's response head arrived (network adapters only). The request was
+    sent at its ``request/frozen`` ``time``; the first delta is the earliest ``stream`` ``time0``."""
 
 
 class AssistantAttempt(Envelope):
@@ -155,6 +158,7 @@ class AssistantAttempt(Envelope):
     attempt: int = 1
     error: ErrorInfo | None = None
     stream: tuple[StreamRun, ...] | None = None
+    first_byte_time: int | None = None  # as on ``assistant/message``
 
 
 class ToolCall(Envelope):
@@ -172,6 +176,9 @@ class ToolResult(SurfaceEnvelope):
     step: int
     message: ToolMessage
     error: ToolErrorInfo | None = None
+    finished_time: int | None = None
+    """Epoch ms the call finished, set only when earlier than this result's ``time`` (a parallel
+    call whose result waited for the results before it to be committed in model order)."""
 
 
 class RequestHeader(Envelope):
@@ -191,6 +198,9 @@ class RequestFrozen(Envelope):
     model: str
     message_seqs: tuple[int, ...]
     repairs: tuple[dict[str, JsonValue], ...] = ()
+    context_window: int | None = None
+    """The context window override in effect (``--context-window`` / ``DSH_CONTEXT_WINDOW``), if
+    any; without it the window is the model's, from :mod:`dsh_notebook.models.catalog`."""
     base_request_seq: int | None = None
     """When set, ``messageSeqs`` extends the resolved ``messageSeqs`` of that earlier
     ``request/frozen`` (only the seqs added since it); see ``agent.request.resolve_message_seqs``."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ..session.events import ToolCall, ToolResult
 from ..session.messages import ToolCallBlock, UserMessage, plugin_text
-from ..session.session import Session
+from ..session.session import Session, now_ms
 from .outcome import ToolOutcome, error_outcome
 from .runtime import ToolRuntime
 
@@ -60,6 +60,7 @@ class ToolBatch:
         self.call_seqs: list[int | None] = [None] * n
         self.slots: list[ToolOutcome | None] = [None] * n
         self.dispatched = [False] * n  # the body started (cancellation → CANCELLED)
+        self.finished: list[int | None] = [None] * n  # epoch ms each call's task finished
         self.running: dict[asyncio.Task[ToolOutcome], int] = {}
         self.exclusive_running = False
         self.next = 0
@@ -112,8 +113,10 @@ class ToolBatch:
 
     def collect(self, done: set[asyncio.Task[ToolOutcome]]) -> None:
         """Move finished tasks' outcomes into their slots (cancelled → the abort answer)."""
+        finished = now_ms()
         for task in done:
             i = self.running.pop(task)
+            self.finished[i] = finished
             if task.cancelled():
                 self.slots[i] = self.runtime.aborted(self.calls[i], started=self.dispatched[i])
             else:
@@ -133,6 +136,7 @@ class ToolBatch:
             outcome = self.slots[i]
             seq = self.call_seqs[i]
             assert outcome is not None and seq is not None
+            done_at = self.finished[i]
             event = self.session.append(
                 ToolResult(
                     turn=self.turn,
@@ -140,6 +144,7 @@ class ToolBatch:
                     message=outcome.message,
                     error=outcome.error,
                     source_event_seqs=(seq,),
+                    finished_time=done_at if done_at is not None and done_at < now_ms() else None,
                 )
             )
             self.outcome.results.append(event)

@@ -244,8 +244,12 @@ class FakeOpenAIServer:
         head = ["HTTP/1.1 200 OK", "content-type: text/event-stream; charset=utf-8",
                 "transfer-encoding: chunked", "cache-control: no-cache", "x-request-id: req_fake",
                 *(f"{k}: {v}" for k, v in reply.headers.items())]
+        if reply.head_delay:
+            await asyncio.sleep(reply.head_delay)
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
         await writer.drain()
+        if reply.first_delay:
+            await asyncio.sleep(reply.first_delay)
         for n, piece in enumerate(reply.pieces(model)):
             if reply.cut_after is not None and n >= reply.cut_after:
                 return False  # close without the terminating chunk: a cut stream
