@@ -97,6 +97,8 @@ class ToolSchema(Frozen):
     name: str
     description: str
     parameters: dict[str, JsonValue]
+    server: str | None = None  # an MCP tool: its server (as configured) ...
+    tool: str | None = None  # ... and the tool's own name on that server
 
 
 # --- events --------------------------------------------------------------------------------------
@@ -164,6 +166,8 @@ class ToolCall(Envelope):
     call_id: str
     name: str
     arguments: str
+    server: str | None = None  # an MCP tool: which server the call went to ...
+    tool: str | None = None  # ... and the tool's name there
 
 
 class ToolResult(SurfaceEnvelope):

@@ -1,0 +1,203 @@
+"""Full turns on real MCP servers: the loopback OpenAI-compatible server scripts a call to
+``NAME__TOOL``, the tool runs on a real server (the SDK test server over stdio and streamable
+HTTP), and its result is in the next request; crashes, hangs, restarts and approvals."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_notebook.client.dsh_client import DshClient
+from dsh_notebook.host.host import Host
+from tests.mcptools.support import (
+    SDK_SERVER,
+    events,
+    http_server,
+    make_host,
+    of_type,
+    sdk_stdio,
+    server_processes,
+    wait_gone,
+    write_config,
+)
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.fake_openai_chunks import text_reply, tool_call_reply
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+def _turn(host: Host, fake: FakeOpenAIServer, ws: Path, *, approve: str = "auto", session: str | None = None) -> Any:
+    with DshClient(host) as client:
+        return client.run("use the tool", session, model="fake-model", base_url=fake.base_url, cwd=str(ws),
+                          approve=approve, timeout=90)
+
+
+def _tool_message(request: Any) -> dict[str, Any]:
+    return [m for m in request.messages if m["role"] == "tool"][-1]
+
+
+def test_a_configured_stdio_tool_is_offered_runs_and_its_result_reaches_the_next_request(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio()})
+    fake.enqueue(tool_call_reply([("c1", "t__echo", json.dumps({"text": "hi there"}))]), text_reply("done"))
+    host = make_host(home)
+    try:
+        outcome = _turn(host, fake, tmp_path)
+        first, second = list(fake.requests)
+        offered = {t["function"]["name"]: t["function"] for t in first.body["tools"]}
+        assert {"t__echo", "t__add", "t__peek", "read", "bash"} <= set(offered)
+        assert offered["t__echo"]["parameters"]["required"] == ["text"]  # the server's own schema
+        assert _tool_message(second)["content"] == "echo: hi there"
+        assert outcome.reason["kind"] == "completed"
+        evs = events(outcome.log_path)
+        call = of_type(evs, "tool/call")[0]
+        assert (call["name"], call["server"], call["tool"]) == ("t__echo", "t", "echo")
+        header_tools = {t["name"]: t for t in of_type(evs, "request/header")[0]["tools"]}
+        assert header_tools["t__echo"]["server"] == "t" and header_tools["t__echo"]["tool"] == "echo"
+        assert "server" not in header_tools["read"]
+        assert len(server_processes(str(SDK_SERVER))) == 1
+    finally:
+        host.shutdown()
+    assert wait_gone(str(SDK_SERVER)) == []  # host shutdown stopped the server: no orphans
+
+
+def test_streamable_http_server_structured_and_image_results(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    home = tmp_path / "home"
+    with http_server() as url:
+        write_config(home, {"web": {"url": url}})
+        fake.enqueue(
+            tool_call_reply([("c1", "web__add", json.dumps({"a": 2, "b": 40})), ("c2", "web__picture", "{}")]),
+            text_reply("done"),
+        )
+        host = make_host(home)
+        try:
+            outcome = _turn(host, fake, tmp_path)
+        finally:
+            host.shutdown()
+    second = list(fake.requests)[1]
+    tools = {m["tool_call_id"]: m["content"] for m in second.messages if m["role"] == "tool"}
+    assert json.loads(tools["c1"]) == {"sum": 42}
+    assert tools["c2"].startswith("[image: image/png, about") and "base64" not in tools["c2"]
+    assert outcome.reason["kind"] == "completed"
+
+
+def test_invalid_arguments_are_refused_by_the_servers_schema_before_the_server_runs(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio()})
+    fake.enqueue(tool_call_reply([("c1", "t__add", json.dumps({"a": "two"}))]), text_reply("ok"))
+    host = make_host(home)
+    try:
+        outcome = _turn(host, fake, tmp_path)
+    finally:
+        host.shutdown()
+    result = of_type(events(outcome.log_path), "tool/result")[0]
+    assert result["error"]["code"] == "INVALID_ARGS"
+    text = result["message"]["content"][0]["text"]
+    assert "'b' is a required property" in text and "a: 'two' is not of type 'integer'" in text
+
+
+def test_a_server_that_crashes_mid_call_gives_a_coded_error_and_restarts_on_next_use(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio()})
+    fake.enqueue(
+        tool_call_reply([("c1", "t__pid", "{}")]),
+        tool_call_reply([("c2", "t__crash", "{}")]),
+        tool_call_reply([("c3", "t__pid", "{}")]),
+        text_reply("done"),
+    )
+    host = make_host(home)
+    try:
+        outcome = _turn(host, fake, tmp_path)
+        results = {r["message"]["toolCallId"]: r for r in of_type(events(outcome.log_path), "tool/result")}
+        assert results["c2"]["error"]["code"] == "MCP_SERVER_DIED"
+        assert "starts again on its next use" in results["c2"]["message"]["content"][0]["text"]
+        pid_before = results["c1"]["message"]["content"][0]["text"]
+        pid_after = results["c3"]["message"]["content"][0]["text"]
+        assert pid_before.isdigit() and pid_after.isdigit() and pid_before != pid_after
+        assert "error" not in results["c3"]
+        assert host.mcp.servers["t"].starts == 2
+        assert outcome.reason["kind"] == "completed"
+    finally:
+        host.shutdown()
+    assert wait_gone(str(SDK_SERVER)) == []
+
+
+def test_a_hung_server_times_out_with_a_coded_error_is_stopped_and_restarts(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio(timeout=1)})
+    fake.enqueue(
+        tool_call_reply([("c1", "t__sleep", json.dumps({"seconds": 600}))]),
+        tool_call_reply([("c2", "t__echo", json.dumps({"text": "back"}))]),
+        text_reply("done"),
+    )
+    host = make_host(home)
+    try:
+        outcome = _turn(host, fake, tmp_path)
+        results = {r["message"]["toolCallId"]: r for r in of_type(events(outcome.log_path), "tool/result")}
+        assert results["c1"]["error"]["code"] == "MCP_TIMEOUT"
+        assert results["c2"]["message"]["content"][0]["text"] == "echo: back"
+        assert host.mcp.servers["t"].starts == 2
+        assert len(server_processes(str(SDK_SERVER))) == 1  # the hung one was stopped
+    finally:
+        host.shutdown()
+    assert wait_gone(str(SDK_SERVER)) == []
+
+
+def test_approval_asks_by_default_and_a_denial_is_answered(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio()})
+    fake.enqueue(tool_call_reply([("c1", "t__echo", json.dumps({"text": "x"}))]), text_reply("ok"))
+    host = make_host(home)
+    try:
+        with DshClient(host) as client:
+            sid = client.create_session(cwd=str(tmp_path), model="fake-model", base_url=fake.base_url,
+                                        approve="ask").session_id
+
+            handle = client.follow(sid)
+            try:
+                rid = client.prompt("go", sid).request_id
+                handle.wait(lambda m: "c1" in m.approvals, timeout=60)
+                client.approve(sid, "c1", "deny")
+                handle.wait_turn_end(rid, timeout=60)
+            finally:
+                handle.close()
+            log_path = client.info(sid).log_path
+    finally:
+        host.shutdown()
+    evs = events(log_path)
+    assert of_type(evs, "approval/asked")[0]["name"] == "t__echo"
+    assert of_type(evs, "approval/decided")[0]["decision"] == "deny"
+    result = of_type(evs, "tool/result")[0]
+    assert result["error"]["code"] == "DENIED"
+
+
+def test_read_only_tools_run_without_asking_only_when_trusted(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio()})
+    fake.enqueue(tool_call_reply([("c1", "t__peek", "{}")]), text_reply("ok"))
+    host = make_host(home, mcp_trust_readonly=True)
+    try:
+        outcome = _turn(host, fake, tmp_path, approve="ask")  # nobody answers: an ask would hang
+        tools = {t.name: t for t in host.mcp.context.scope().tools()}
+        assert tools["t__peek"].approval == "allow" and tools["t__echo"].approval == "ask"
+    finally:
+        host.shutdown()
+    evs = events(outcome.log_path)
+    assert of_type(evs, "approval/asked") == []
+    assert of_type(evs, "tool/result")[0]["message"]["content"][0]["text"] == "note greeting: hello"
