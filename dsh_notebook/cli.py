@@ -2,7 +2,7 @@
 
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
 repaired model messages of its next request; ``sessions`` lists saved sessions; ``serve --stdio``
-speaks the wire envelopes on stdin/stdout.
+speaks the wire envelopes on stdin/stdout; ``mcp list|add|remove`` shows and edits the MCP servers.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("sessions", help="list saved sessions")
 
+    from .tools.mcp.listing import add_cli_parser
+
+    add_cli_parser(sub)
+
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
     return parser
@@ -54,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
             from .host.cli_run import run_main
 
             return run_main(args)
+        if args.command == "mcp":
+            from .tools.mcp.listing import cli_main
+
+            return cli_main(args)
         if args.command == "serve":
             from .host.stdio import serve_main
 

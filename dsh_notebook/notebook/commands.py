@@ -1,4 +1,4 @@
-"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``.
+"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``.
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DshError, UserError
 from .args import MagicArgs
-from .views import ConfigView, EventListing, SessionTable
+from .views import ConfigView, EventListing, McpView, SessionTable
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -92,6 +92,19 @@ class CommandsMixin:
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
         return ConfigView(items)
+
+    def cmd_mcp(self, args: MagicArgs) -> McpView:
+        """``%dsh mcp [list|start [NAME]|restart NAME|add NAME -- CMD ARGS|add NAME --url URL|remove NAME]``."""
+        import shlex
+
+        from ..tools.mcp.listing import host_action
+
+        try:
+            tokens = shlex.split(args.text)
+        except ValueError as exc:
+            raise UserError(f"%dsh mcp: {exc}", code="MCP_CONFIG") from None
+        host = self.link.host
+        return McpView(host.run(host_action(host.mcp, tokens)))
 
     def _info_or_none(self, session_id: str | None) -> Any | None:
         if session_id is None:

@@ -165,7 +165,7 @@ class McpServer:
 
     def _fail(self, reason: str) -> None:
         self.status, self.reason, self._session = "failed", reason, None
-        log.warning("MCP server %s: %s", self.name, reason)
+        log.info("MCP server %s: %s", self.name, reason)
 
     async def _stop_runner(self) -> None:
         runner, stop = self._runner, self._stop

@@ -3,7 +3,8 @@
 Providers accept tool names of at most 64 characters from ``[a-zA-Z0-9_-]``. Each character
 outside that set becomes ``_``; a name that had to be shortened, or that collides with one
 already taken, ends in ``_`` plus six hex digits of a SHA-1 of the *original* server and tool
-names — so the same configuration always yields the same names, in any start order.
+names — so the same configuration always yields the same names, in any start order. A tool
+whose name needs no cleaning keeps it; a cleaned name that collides with it gets the hash.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Iterable
 
 MAX_NAME = 64
+MAX_PREFIX = 32
 VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _BAD = re.compile(r"[^a-zA-Z0-9_-]")
 SEP = "__"
@@ -32,23 +34,25 @@ def _fit(base: str, digest: str, limit: int = MAX_NAME) -> str:
 
 
 def server_prefixes(names: Iterable[str]) -> dict[str, str]:
-    """Each configured server's cleaned prefix (at most 24 characters; unique, in sorted order)."""
+    """Each configured server's cleaned prefix (at most 32 characters; unique; valid names first)."""
     out: dict[str, str] = {}
     taken: set[str] = set()
-    for name in sorted(names):
+    for name in sorted(names, key=lambda n: (clean(n) != n, n)):
         prefix = clean(name)
-        if len(prefix) > 24 or prefix in taken:
-            prefix = _fit(prefix, short_hash(name), 24)
+        if len(prefix) > MAX_PREFIX or prefix in taken:
+            prefix = _fit(prefix, short_hash(name), MAX_PREFIX)
         taken.add(prefix)
         out[name] = prefix
     return out
 
 
 def tool_names(server: str, prefix: str, tools: Iterable[str]) -> dict[str, str]:
-    """Remote tool name → model-facing name for one server (processed in sorted order)."""
+    """Remote tool name → model-facing name for one server (valid names first, then sorted)."""
     out: dict[str, str] = {}
     taken: set[str] = set()
-    for tool in sorted(set(tools)):
+    unique = set(tools)
+    # tools whose names are already valid keep them; cleaned ones yield on a collision
+    for tool in sorted(unique, key=lambda t: (clean(t) != t, t)):
         name = f"{prefix}{SEP}{clean(tool)}"
         if len(name) > MAX_NAME or name in taken:
             name = _fit(name, short_hash(server, tool))
