@@ -5,6 +5,10 @@ HTTP), and its result is in the next request; crashes, hangs, restarts and appro
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -201,3 +205,101 @@ def test_read_only_tools_run_without_asking_only_when_trusted(tmp_path: Path, fa
     evs = events(outcome.log_path)
     assert of_type(evs, "approval/asked") == []
     assert of_type(evs, "tool/result")[0]["message"]["content"][0]["text"] == "note greeting: hello"
+
+
+def test_servers_start_lazily_and_a_server_killed_while_idle_restarts_transparently(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio()})
+    host = make_host(home)
+    try:
+        assert host.mcp.servers["t"].status == "not started" and server_processes(str(SDK_SERVER)) == []
+        fake.enqueue(tool_call_reply([("c1", "t__pid", "{}")]), text_reply("one"))
+        first = _turn(host, fake, tmp_path)
+        (proc,) = server_processes(str(SDK_SERVER))
+        proc.kill()
+        deadline = time.monotonic() + 20
+        while host.mcp.servers["t"].status != "failed" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert host.mcp.describe()["servers"][0]["status"].startswith("failed: the server closed its connection")
+        fake.enqueue(tool_call_reply([("c2", "t__pid", "{}")]), text_reply("two"))
+        second = _turn(host, fake, tmp_path, session=first.session_id)
+        results = {r["message"]["toolCallId"]: r for r in of_type(events(second.log_path), "tool/result")}
+        assert "error" not in results["c2"]
+        assert results["c2"]["message"]["content"][0]["text"] != results["c1"]["message"]["content"][0]["text"]
+        assert results["c2"]["message"]["content"][0]["text"] == str(server_processes(str(SDK_SERVER))[0].pid)
+    finally:
+        host.shutdown()
+    assert wait_gone(str(SDK_SERVER)) == []
+
+
+def test_cancelling_a_turn_mid_call_answers_the_call_and_the_server_stays_usable(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio()})
+    fake.enqueue(tool_call_reply([("c1", "t__sleep", json.dumps({"seconds": 600}))]))
+    host = make_host(home)
+    try:
+        with DshClient(host) as client:
+            sid = client.create_session(cwd=str(tmp_path), model="fake-model", base_url=fake.base_url,
+                                        approve="auto").session_id
+            handle = client.follow(sid)
+            try:
+                rid = client.prompt("sleep", sid).request_id
+                handle.wait(lambda m: any(e["type"] == "tool/call" for e in m.events), timeout=60)
+                time.sleep(0.2)  # the call is on the server now
+                assert client.cancel(sid)
+                outcome = handle.wait_turn_end(rid, timeout=60)
+            finally:
+                handle.close()
+            assert outcome.reason["kind"] == "aborted"
+            log_path = client.info(sid).log_path
+            result = of_type(events(log_path), "tool/result")[0]
+            assert result["message"]["toolCallId"] == "c1" and result["message"]["isError"] is True
+            assert host.mcp.servers["t"].status == "running"
+            fake.enqueue(tool_call_reply([("c2", "t__echo", json.dumps({"text": "still here"}))]), text_reply("ok"))
+            again = _turn(host, fake, tmp_path, session=sid)
+        assert of_type(events(again.log_path), "tool/result")[-1]["message"]["content"][0]["text"] == "echo: still here"
+        assert host.mcp.servers["t"].starts == 1
+    finally:
+        host.shutdown()
+
+
+def test_a_server_that_cannot_start_leaves_the_turn_working_and_says_why(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio(), "gone": {"command": str(tmp_path / "missing-binary")},
+                        "crashy": {"command": sys.executable, "args": ["-c", "import sys; sys.stderr.write('boom: no config\\n'); sys.exit(4)"]}})
+    fake.enqueue(text_reply("fine"))
+    host = make_host(home)
+    try:
+        outcome = _turn(host, fake, tmp_path)
+        status = {s["name"]: s["status"] for s in host.mcp.describe()["servers"]}
+        offered = {t["function"]["name"] for t in list(fake.requests)[0].body["tools"]}
+    finally:
+        host.shutdown()
+    assert outcome.reason["kind"] == "completed"
+    assert status["t"] == "running" and "t__echo" in offered
+    assert status["gone"] == f"failed: cannot start: command not found ({tmp_path / 'missing-binary'})"
+    assert status["crashy"].startswith("failed: ") and "boom: no config" in status["crashy"]
+    assert not any(name.startswith(("gone__", "crashy__")) for name in offered)
+
+
+def test_the_core_imports_and_runs_without_the_mcp_package(tmp_path: Path) -> None:
+    """``mcp`` is an extra: without it the host runs; a configured server fails with a clear reason."""
+    write_config(tmp_path, {"t": sdk_stdio()})
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "from dsh_notebook.config import Settings\n"
+        "from dsh_notebook.host.host import Host\n"
+        "from dsh_notebook.client.dsh_client import DshClient\n"
+        f"h = Host(Settings(home={str(tmp_path)!r}))\n"
+        "out = DshClient(h).run('hello', model='script:auto')\n"
+        "print(out.reason['kind'], h.mcp.describe()['servers'][0]['status'])\n"
+        "h.shutdown()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "completed failed: the 'mcp' package is not installed: pip install 'dsh-notebook[mcp]'"

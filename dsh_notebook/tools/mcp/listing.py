@@ -111,12 +111,12 @@ async def host_action(manager: Any, tokens: list[str]) -> str:
     if action not in ("add", "remove"):
         await manager.reload()  # mcp.json edited by hand since: changed servers stop, new ones appear
     if action == "add":
-        name = add_from_tokens(manager.home, rest)
+        name = await asyncio.to_thread(add_from_tokens, manager.home, rest)
         await manager.reload()
         await manager.start(name)
         note = f"added MCP server {name!r} to {manager.config.path}; its tools are offered from the next step on\n"
     elif action == "remove":
-        name = remove_from_tokens(manager.home, rest)
+        name = await asyncio.to_thread(remove_from_tokens, manager.home, rest)
         await manager.reload()
         note = f"removed MCP server {name!r} (stopped; its tools are gone)\n"
     elif action in ("start", "restart"):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 
 from ...context import Disposable, HarnessContext
@@ -28,11 +27,6 @@ if TYPE_CHECKING:
     from ...config import Settings
 
 log = logging.getLogger(__name__)
-DEFAULT_CALL_TIMEOUT_S = 60.0
-
-
-def env_flag(name: str) -> bool:
-    return (os.environ.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class McpManager:
@@ -41,8 +35,8 @@ class McpManager:
     def __init__(self, settings: Settings, context: HarnessContext) -> None:
         self.home = settings.home
         self.context = context
-        self.trust_read_only = bool(getattr(settings, "mcp_trust_readonly", False))
-        self.call_timeout = float(getattr(settings, "mcp_timeout", DEFAULT_CALL_TIMEOUT_S))
+        self.trust_read_only = settings.mcp_trust_readonly
+        self.call_timeout = settings.mcp_timeout
         self.config: McpConfig = load_config(self.home)
         self.servers: dict[str, McpServer] = {}
         self._tools: dict[str, list[Disposable]] = {}
@@ -63,7 +57,7 @@ class McpManager:
 
     async def reload(self) -> None:
         """Re-read mcp.json: removed or changed servers stop (their tools go); new ones start lazily."""
-        self.config = load_config(self.home)
+        self.config = await asyncio.to_thread(load_config, self.home)  # file I/O off the host loop
         for name in list(self.servers):
             if self.config.servers.get(name) != self.servers[name].spec:
                 await self._drop(name)
