@@ -52,3 +52,33 @@ def test_add_then_remove_and_a_broken_file_is_a_coded_error(tmp_path: Path) -> N
     listed = _cli(tmp_path, "list")
     assert listed.returncode == 1 and "error [MCP_CONFIG]" in listed.stdout and "not valid JSON" in listed.stdout
     assert "Traceback" not in listed.stdout + listed.stderr
+
+
+def test_run_offers_the_configured_tool_runs_it_and_leaves_no_server_process(tmp_path: Path) -> None:
+    """The issue's check from outside: `run` with a server in mcp.json; NAME__TOOL is offered,
+    runs on the server, its result is in the next request; the server ends with the CLI."""
+    import psutil
+
+    from tests.support.fake_openai import FakeOpenAIServer
+    from tests.support.fake_openai_chunks import text_reply, tool_call_reply
+
+    marker = str(tmp_path / "marker")  # an extra argument that names this test's server process
+    home = tmp_path / "home"
+    write_config(home, {"calc": {"command": sys.executable, "args": [str(SDK_SERVER), marker]}})
+    with FakeOpenAIServer() as fake:
+        fake.enqueue(tool_call_reply([("c1", "calc__add", json.dumps({"a": 20, "b": 22}))]), text_reply("42"))
+        env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": fake.api_key or ""}
+        done = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--model", "fake-model", "--base-url",
+                               fake.base_url, "--cwd", str(tmp_path), "add 20 and 22"],
+                              capture_output=True, text=True, env=env, timeout=120, check=False)
+        first, second = list(fake.requests)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "42"
+    assert "calc__add" in {t["function"]["name"] for t in first.body["tools"]}
+    tool_msg = [m for m in second.messages if m["role"] == "tool"][0]
+    assert tool_msg["tool_call_id"] == "c1" and json.loads(tool_msg["content"]) == {"sum": 42}
+    left = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if marker in (proc.info["cmdline"] or []):
+            left.append(proc)
+    assert left == []
