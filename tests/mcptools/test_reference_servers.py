@@ -60,16 +60,20 @@ def test_filesystem_server_reads_a_file_and_the_content_reaches_the_next_request
 
 
 @needs_npm
-def test_everything_server_echo_sum_and_image(tmp_path: Path) -> None:
+def test_everything_server_echo_sum_image_and_a_clean_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DSH_API_KEY", FakeOpenAIServer.api_key or "")
     home = tmp_path / "home"
-    write_config(home, {"everything": {"command": EVERYTHING, "args": []}})
+    write_config(home, {"everything": {"command": EVERYTHING, "args": [], "env": {"TEST_SERVER_SETTING": "on"}}})
     host = make_host(home)
     try:
         with FakeOpenAIServer() as fake, DshClient(host) as client:
             fake.enqueue(
                 tool_call_reply([("c1", "everything__echo", json.dumps({"message": "ping"})),
                                  ("c2", "everything__get-sum", json.dumps({"a": 2, "b": 3})),
-                                 ("c3", "everything__get-tiny-image", "{}")]),
+                                 ("c3", "everything__get-tiny-image", "{}"),
+                                 ("c4", "everything__get-env", "{}")]),
                 text_reply("done"),
             )
             outcome = client.run("try the tools", model="fake-model", base_url=fake.base_url, cwd=str(tmp_path),
@@ -79,6 +83,8 @@ def test_everything_server_echo_sum_and_image(tmp_path: Path) -> None:
         assert "ping" in tools["c1"]
         assert "5" in tools["c2"]
         assert "[image: image/png" in tools["c3"] and len(tools["c3"]) < 2_000  # no base64 for the model
+        assert "PATH" in tools["c4"] and "TEST_SERVER_SETTING" in tools["c4"]  # its env: minimal + its own
+        assert (fake.api_key or "") not in tools["c4"] and "DSH_API_KEY" not in tools["c4"]  # no keys
         assert outcome.reason["kind"] == "completed"
     finally:
         host.shutdown()

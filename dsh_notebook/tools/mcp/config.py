@@ -12,7 +12,8 @@ Optional per server: ``cwd`` (stdio), ``timeout`` (seconds per call, default ``D
 ``trustReadOnly`` (tools annotated ``readOnlyHint`` run without asking), ``disabled``; ``type``
 (``stdio`` / ``http`` / ``streamable-http``) is accepted and checked. ``${VAR}`` in ``env`` and
 ``headers`` values is taken from the environment. Other keys are ignored (files are shared
-with other clients). A broken file or server entry is a :class:`McpConfigError` (``MCP_CONFIG``)
+with other clients). Header values and secret-looking ``env`` values (``*KEY*``, ``*TOKEN*`` …)
+are registered as secrets (redacted from any error text). A broken file or server entry is a :class:`McpConfigError` (``MCP_CONFIG``)
 naming the server and the problem; a broken entry never hides the good ones.
 """
 
@@ -26,10 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ...errors import UserError
+from ...errors import UserError, register_secret
 
 CONFIG_NAME = "mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|auth|cookie|credential")
 
 
 class McpConfigError(UserError):
@@ -105,6 +107,14 @@ def _expand(value: str) -> str:
     return _VAR.sub(lambda m: os.environ.get(m.group(1), ""), value)
 
 
+def _register_secrets(pairs: tuple[tuple[str, str], ...], *, all_values: bool) -> None:
+    """Header values, and env values whose names look secret, never reach a log or error text."""
+    for key, value in pairs:
+        if all_values or _SECRET_NAME.search(key):
+            register_secret(value)
+            register_secret(value.split(" ", 1)[-1])  # "Bearer TOKEN" → TOKEN too
+
+
 def parse_server(name: str, raw: Any) -> ServerSpec:
     """One ``mcpServers`` entry → :class:`ServerSpec`, or :class:`McpConfigError` saying why not."""
     if not isinstance(name, str) or not name.strip():
@@ -132,6 +142,7 @@ def parse_server(name: str, raw: Any) -> ServerSpec:
         if not isinstance(url, str) or not re.match(r"^https?://[^\s/]+", url):
             raise McpConfigError(f"MCP server {name!r}: 'url' must be an http(s) URL, not {url!r}")
         headers = _strings(name, "headers", raw.get("headers", {}), mapping=True)
+        _register_secrets(headers, all_values=True)
         return ServerSpec(name, "http", url=url, headers=headers, **common)
     command = raw["command"]
     if not isinstance(command, str) or not command.strip():
@@ -139,9 +150,11 @@ def parse_server(name: str, raw: Any) -> ServerSpec:
     cwd = raw.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise McpConfigError(f"MCP server {name!r}: 'cwd' must be a string")
+    env = _strings(name, "env", raw.get("env", {}), mapping=True)
+    _register_secrets(env, all_values=False)
     return ServerSpec(
         name, "stdio", command=command, args=_strings(name, "args", raw.get("args", []), mapping=False),
-        env=_strings(name, "env", raw.get("env", {}), mapping=True), cwd=cwd, **common,
+        env=env, cwd=cwd, **common,
     )
 
 
