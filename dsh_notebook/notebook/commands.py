@@ -91,6 +91,12 @@ class CommandsMixin:
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
+        from ..tools.mcp.config import load_config
+
+        mcp = load_config(settings.home)
+        count = len(mcp.servers) + len(mcp.problems)
+        items["MCP servers"] = (f"{count} in {mcp.path} (%dsh mcp for status and tools)" if count or mcp.file_error
+                                else f"none ({mcp.path}; %dsh mcp add NAME -- COMMAND ARGS)")
         return ConfigView(items)
 
     def cmd_mcp(self, args: MagicArgs) -> McpView:

@@ -26,6 +26,8 @@ def test_mcp_add_list_use_and_remove_from_a_notebook(
     added = shell.run_line_magic("dsh", f"mcp add notes -- {sys.executable} {SDK_SERVER}")
     assert "added MCP server 'notes'" in repr(added) and "— running · 9 tools" in repr(added)
     assert "notes__echo" in repr(added) and "<pre class='dsh-mcp'>" in added._repr_html_()
+    config = shell.run_line_magic("dsh", "config")
+    assert config.items["MCP servers"].startswith(f"1 in {isolated_dsh_home / 'mcp.json'}")
     saved = json.loads((isolated_dsh_home / "mcp.json").read_text())
     assert saved["mcpServers"]["notes"] == {"command": sys.executable, "args": [str(SDK_SERVER)]}
 
