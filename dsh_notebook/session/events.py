@@ -97,8 +97,9 @@ class ToolSchema(Frozen):
     name: str
     description: str
     parameters: dict[str, JsonValue]
-    server: str | None = None  # an MCP tool: its server (as configured) ...
-    tool: str | None = None  # ... and the tool's own name on that server
+    # an MCP tool: its server (as configured) and the tool's own name there; absent otherwise
+    server: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    tool: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 # --- events --------------------------------------------------------------------------------------

@@ -303,3 +303,22 @@ def test_the_core_imports_and_runs_without_the_mcp_package(tmp_path: Path) -> No
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "completed failed: the 'mcp' package is not installed: pip install 'dsh-notebook[mcp]'"
+
+
+def test_a_server_that_hangs_at_start_fails_with_a_reason_and_is_not_left_running(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    marker = str(tmp_path / "silent-server")
+    home = tmp_path / "home"
+    write_config(home, {"mute": {"command": sys.executable, "args": ["-c", "import time; time.sleep(600)", marker],
+                                 "startTimeout": 1}})
+    fake.enqueue(text_reply("fine"))
+    host = make_host(home)
+    try:
+        outcome = _turn(host, fake, tmp_path)
+        status = host.mcp.describe()["servers"][0]["status"]
+    finally:
+        host.shutdown()
+    assert outcome.reason["kind"] == "completed"
+    assert status == "failed: did not answer initialize / tools/list within 1 s"
+    assert wait_gone(marker) == []

@@ -46,7 +46,7 @@ class McpServer:
 
     def __init__(self, spec: ServerSpec, *, start_timeout: float = START_TIMEOUT_S) -> None:
         self.spec = spec
-        self.start_timeout = start_timeout
+        self.start_timeout = spec.start_timeout or start_timeout
         self.status: Status = "not started"
         self.reason: str | None = None
         self.tools: list[Any] = []  # mcp.types.Tool
@@ -174,6 +174,8 @@ class McpServer:
             return
         if stop is not None:
             stop.set()
+        if not runner.done() and self._session is None:
+            runner.cancel()  # still starting (or stuck in a call's aftermath): no graceful point to wait for
         if not runner.done():
             done, _ = await asyncio.wait({runner}, timeout=STOP_TIMEOUT_S)
             if not done:

@@ -9,6 +9,7 @@ The usual form (the one Claude Desktop, Cursor and VS Code use)::
     }}
 
 Optional per server: ``cwd`` (stdio), ``timeout`` (seconds per call, default ``DSH_MCP_TIMEOUT``),
+``startTimeout`` (seconds to start, answer ``initialize`` and list tools; default 30),
 ``trustReadOnly`` (tools annotated ``readOnlyHint`` run without asking), ``disabled``; ``type``
 (``stdio`` / ``http`` / ``streamable-http``) is accepted and checked. ``${VAR}`` in ``env`` and
 ``headers`` values is taken from the environment. Other keys are ignored (files are shared
@@ -51,6 +52,7 @@ class ServerSpec:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float | None = None
+    start_timeout: float | None = None
     trust_read_only: bool = False
     disabled: bool = False
 
@@ -74,6 +76,8 @@ class ServerSpec:
                 out["cwd"] = self.cwd
         if self.timeout is not None:
             out["timeout"] = self.timeout
+        if self.start_timeout is not None:
+            out["startTimeout"] = self.start_timeout
         if self.trust_read_only:
             out["trustReadOnly"] = True
         return out
@@ -115,6 +119,15 @@ def _register_secrets(pairs: tuple[tuple[str, str], ...], *, all_values: bool) -
             register_secret(value.split(" ", 1)[-1])  # "Bearer TOKEN" → TOKEN too
 
 
+def _seconds(name: str, raw: dict[str, Any], key: str) -> float | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 86_400:
+        raise McpConfigError(f"MCP server {name!r}: {key!r} must be a positive number of seconds")
+    return float(value)
+
+
 def parse_server(name: str, raw: Any) -> ServerSpec:
     """One ``mcpServers`` entry → :class:`ServerSpec`, or :class:`McpConfigError` saying why not."""
     if not isinstance(name, str) or not name.strip():
@@ -129,11 +142,10 @@ def parse_server(name: str, raw: Any) -> ServerSpec:
         raise McpConfigError(f"MCP server {name!r}: type {kind!r} is not supported (stdio or http)")
     if kind is not None and (kind == "stdio") != has_cmd:
         raise McpConfigError(f"MCP server {name!r}: type {kind!r} does not match its {'command' if has_cmd else 'url'}")
-    timeout = raw.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 86_400):
-        raise McpConfigError(f"MCP server {name!r}: 'timeout' must be a positive number of seconds")
+    timeout, start_timeout = _seconds(name, raw, "timeout"), _seconds(name, raw, "startTimeout")
     common: dict[str, Any] = {
-        "timeout": float(timeout) if timeout is not None else None,
+        "timeout": timeout,
+        "start_timeout": start_timeout,
         "trust_read_only": raw.get("trustReadOnly") is True,
         "disabled": raw.get("disabled") is True,
     }
