@@ -3,8 +3,9 @@
 ``python sdk_server.py`` serves stdio; ``python sdk_server.py --http PORT`` serves streamable HTTP
 on ``127.0.0.1:PORT/mcp``. Tools: ``echo``, ``add`` (structured), ``peek`` (read-only hint),
 ``picture`` (an image), ``sleep`` (hangs as long as asked), ``crash`` (the process exits mid-call),
-``pid`` (the server's process id, to see restarts), ``fail`` (a tool error), and one with a name
-a provider would refuse (``weird.name/v2``).
+``pid`` (the server's process id, to see restarts), ``fail`` (a tool error), ``work`` (progress
+notifications), ``grow`` (adds a tool and sends ``tools/list_changed``), and one with a name a
+provider would refuse (``weird.name/v2``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import sys
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.types import ImageContent, ToolAnnotations
 
 server = MCPServer("dsh-test-server")
@@ -65,6 +67,20 @@ def fail() -> str:
 @server.tool(name="weird.name/v2", description="A tool whose name providers refuse.")
 def weird() -> str:
     return "weird ok"
+
+
+@server.tool(description="Work in three steps, reporting progress.")
+async def work(ctx: Context) -> str:
+    for i in range(1, 4):
+        await ctx.report_progress(i, 3, f"step {i}")
+    return "worked"
+
+
+@server.tool(description="Add a tool 'late' and tell the client the tool list changed.")
+async def grow(ctx: Context) -> str:
+    server.add_tool(lambda: "late ok", name="late", description="Added at run time.")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 if __name__ == "__main__":

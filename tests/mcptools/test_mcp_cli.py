@@ -28,7 +28,7 @@ def test_list_shows_status_and_tools_and_failures_with_reasons(tmp_path: Path) -
     done = _cli(tmp_path, "list")
     assert done.returncode == 1, done.stderr  # some server failed
     out = done.stdout
-    assert "t  [stdio]" in out and "— running · 9 tools" in out
+    assert "t  [stdio]" in out and "— running · 11 tools" in out
     assert "      t__echo\n" in out and "t__weird_name_v2  (server's name: weird.name/v2)" in out
     assert "gone  [stdio]" in out and "failed: cannot start: command not found" in out
     assert "broken" in out and "failed: MCP server 'broken': 'url' must be an http(s) URL" in out

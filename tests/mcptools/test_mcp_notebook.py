@@ -24,7 +24,7 @@ def test_mcp_add_list_use_and_remove_from_a_notebook(
     before = shell.run_line_magic("dsh", "mcp")
     assert isinstance(before, McpView) and "no servers configured" in repr(before)
     added = shell.run_line_magic("dsh", f"mcp add notes -- {sys.executable} {SDK_SERVER}")
-    assert "added MCP server 'notes'" in repr(added) and "— running · 9 tools" in repr(added)
+    assert "added MCP server 'notes'" in repr(added) and "— running · 11 tools" in repr(added)
     assert "notes__echo" in repr(added) and "<pre class='dsh-mcp'>" in added._repr_html_()
     config = shell.run_line_magic("dsh", "config")
     assert config.items["MCP servers"].startswith(f"1 in {isolated_dsh_home / 'mcp.json'}")

@@ -322,3 +322,35 @@ def test_a_server_that_hangs_at_start_fails_with_a_reason_and_is_not_left_runnin
     assert outcome.reason["kind"] == "completed"
     assert status == "failed: did not answer initialize / tools/list within 1 s"
     assert wait_gone(marker) == []
+
+
+def test_progress_notifications_are_live_frames_and_list_changed_adds_the_new_tool(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"t": sdk_stdio()})
+    fake.enqueue(
+        tool_call_reply([("c1", "t__work", "{}")]),
+        tool_call_reply([("c2", "t__grow", "{}")]),
+        text_reply("grown"),
+    )
+    fake.enqueue(tool_call_reply([("c3", "t__late", "{}")]), text_reply("late too"))
+    host = make_host(home)
+    frames: list[dict[str, Any]] = []
+    try:
+        with DshClient(host) as client:
+            first = client.run("work", model="fake-model", base_url=fake.base_url, cwd=str(tmp_path),
+                               approve="auto", timeout=90,
+                               on_frame=lambda f, _model: frames.append(f) if isinstance(f, dict) else None)
+            second = client.run("late", first.session_id, timeout=90)
+        requests = list(fake.requests)
+    finally:
+        host.shutdown()
+    progress = [f["frame"]["detail"] for f in frames
+                if f.get("type") == "tool-runtime" and f["frame"]["phase"] == "progress" and f["frame"]["callId"] == "c1"]
+    assert progress == ["1/3 step 1", "2/3 step 2", "3/3 step 3"]
+    offered_first = {t["function"]["name"] for t in requests[0].body["tools"]}
+    offered_later = {t["function"]["name"] for t in requests[3].body["tools"]}
+    assert "t__late" not in offered_first and "t__late" in offered_later
+    result = of_type(events(second.log_path), "tool/result")[-1]
+    assert result["message"]["content"][0]["text"] == "late ok"

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from ...errors import ToolError, redact
@@ -57,6 +57,8 @@ class McpServer:
         self._stop: asyncio.Event | None = None
         self._lock = asyncio.Lock()
         self._stderr: Any = None
+        self._background: set[asyncio.Task[None]] = set()
+        self.on_tools_changed: Callable[[McpServer], None] | None = None
 
     @property
     def name(self) -> str:
@@ -98,7 +100,7 @@ class McpServer:
         mcp = _sdk()
         try:
             async with self._transport() as (read, write), _relay(read) as (relayed, gone):
-                async with mcp.ClientSession(relayed, write) as session:
+                async with mcp.ClientSession(relayed, write, message_handler=self._on_message) as session:
                     await session.initialize()
                     self.tools = await _list_tools(session)
                     self._session, self.status = session, "running"
@@ -126,6 +128,22 @@ class McpServer:
             self._session = None
             if self.status in ("running", "starting") and stop.is_set():
                 self.status = "not started"
+
+    async def _on_message(self, message: Any) -> None:
+        """Server notifications: ``tools/list_changed`` re-lists the tools (in the background)."""
+        if getattr(message, "method", None) == "notifications/tools/list_changed" and self._session is not None:
+            task = asyncio.get_running_loop().create_task(self._relist(self._session))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _relist(self, session: Any) -> None:
+        try:
+            self.tools = await _list_tools(session)
+        except Exception as exc:
+            log.info("MCP server %s: re-listing tools failed: %s", self.name, exc)
+            return
+        if self.on_tools_changed is not None:
+            self.on_tools_changed(self)
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -194,7 +212,8 @@ class McpServer:
                 self._stderr = None
 
     # -- calls -----------------------------------------------------------------------------------
-    async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    async def call(self, tool: str, arguments: dict[str, Any], timeout: float,
+                   progress: Callable[[str], None] | None = None) -> Any:
         """``tools/call`` → ``CallToolResult``. Dead or hung servers raise coded ToolErrors."""
         try:
             await self.ensure_running()
@@ -207,7 +226,8 @@ class McpServer:
         from mcp.shared.exceptions import MCPError
 
         try:
-            return await asyncio.wait_for(session.call_tool(tool, arguments), timeout)
+            return await asyncio.wait_for(
+                session.call_tool(tool, arguments, progress_callback=_progress_fn(progress)), timeout)
         except asyncio.TimeoutError:
             self._fail(f"a call to {tool!r} did not answer within {timeout:g} s; the server was stopped")
             await self._stop_runner()
@@ -226,6 +246,18 @@ class McpServer:
         status = f"failed: {self.reason}" if self.status == "failed" else self.status
         return {"name": self.name, "transport": self.spec.transport, "target": self.spec.describe(),
                 "status": status, "tools": [t.name for t in self.tools], "starts": self.starts}
+
+
+def _progress_fn(sink: Callable[[str], None] | None) -> Any:
+    """The server's ``notifications/progress`` for a call → the tool's live progress frames."""
+    if sink is None:
+        return None
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        sink(f"{done} {message}" if message else done)
+
+    return on_progress
 
 
 def _closed(exc: Any) -> bool:

@@ -53,7 +53,8 @@ class McpManager:
         for name, spec in self.config.servers.items():
             current = self.servers.get(name)
             if current is None or current.spec != spec:
-                self.servers[name] = McpServer(spec)
+                self.servers[name] = server = McpServer(spec)
+                server.on_tools_changed = self._contribute  # tools/list_changed: new set, same names
 
     async def reload(self) -> None:
         """Re-read mcp.json: removed or changed servers stop (their tools go); new ones start lazily."""
@@ -146,7 +147,7 @@ class McpManager:
             raise ToolError(f"MCP server {server_name!r} is no longer configured", code="MCP_UNKNOWN_SERVER")
         timeout = server.spec.timeout or self.call_timeout
         restarted = server.status != "running"
-        result = await server.call(tool, arguments, timeout)
+        result = await server.call(tool, arguments, timeout, progress=ctx.progress)
         if restarted:
             ctx.progress(f"restarted MCP server {server_name}")
             self._contribute(server)
