@@ -77,20 +77,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@contextmanager
-def http_server() -> Iterator[str]:
-    """The SDK test server over streamable HTTP on a loopback port (its own process)."""
-    port = free_port()
+def start_http_server(port: int) -> subprocess.Popen[bytes]:
+    """The SDK test server over streamable HTTP on ``127.0.0.1:port/mcp`` (its own process)."""
     proc = subprocess.Popen([sys.executable, str(SDK_SERVER), "--http", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc
+
+
+@contextmanager
+def http_server() -> Iterator[str]:
+    port = free_port()
+    proc = start_http_server(port)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

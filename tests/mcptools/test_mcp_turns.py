@@ -20,11 +20,13 @@ from dsh_notebook.host.host import Host
 from tests.mcptools.support import (
     SDK_SERVER,
     events,
+    free_port,
     http_server,
     make_host,
     of_type,
     sdk_stdio,
     server_processes,
+    start_http_server,
     wait_gone,
     write_config,
 )
@@ -354,3 +356,38 @@ def test_progress_notifications_are_live_frames_and_list_changed_adds_the_new_to
     assert "t__late" not in offered_first and "t__late" in offered_later
     result = of_type(events(second.log_path), "tool/result")[-1]
     assert result["message"]["content"][0]["text"] == "late ok"
+
+
+def test_an_http_server_that_dies_mid_call_is_reached_again_once_it_is_back(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    port = free_port()
+    proc = start_http_server(port)
+    home = tmp_path / "home"
+    write_config(home, {"web": {"url": f"http://127.0.0.1:{port}/mcp"}})
+    fake.enqueue(tool_call_reply([("c1", "web__sleep", json.dumps({"seconds": 600}))]), text_reply("one"))
+    host = make_host(home)
+    try:
+        with DshClient(host) as client:
+            sid = client.create_session(cwd=str(tmp_path), model="fake-model", base_url=fake.base_url,
+                                        approve="auto").session_id
+            handle = client.follow(sid)
+            try:
+                rid = client.prompt("sleep", sid).request_id
+                handle.wait(lambda m: any(e["type"] == "tool/call" for e in m.events), timeout=60)
+                time.sleep(0.3)
+                proc.kill()
+                proc.wait(10)
+                handle.wait_turn_end(rid, timeout=60)
+            finally:
+                handle.close()
+            proc = start_http_server(port)  # the server is back on its URL
+            fake.enqueue(tool_call_reply([("c2", "web__echo", json.dumps({"text": "back"}))]), text_reply("two"))
+            again = _turn(host, fake, tmp_path, session=sid)
+        results = {r["message"]["toolCallId"]: r for r in of_type(events(again.log_path), "tool/result")}
+    finally:
+        host.shutdown()
+        proc.terminate()
+        proc.wait(10)
+    assert results["c1"]["error"]["code"] == "MCP_SERVER_DIED"
+    assert results["c2"]["message"]["content"][0]["text"] == "echo: back" and "error" not in results["c2"]

@@ -245,6 +245,13 @@ class McpServer:
                 raise ToolError(f"MCP server {self.name!r} died during {tool} ({self.reason}); it starts "
                                 "again on its next use", code="MCP_SERVER_DIED") from None
             raise ToolError(f"MCP server {self.name!r} refused {tool}: {exc}", code="MCP_ERROR") from None
+        except (ToolError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a transport failure in an unknown state: restart on next use
+            self._fail(f"{tool} failed in the transport ({_reason(exc)})")
+            await self._stop_runner()
+            raise ToolError(f"MCP server {self.name!r}: {self.reason}; it starts again on its next use",
+                            code="MCP_SERVER_DIED") from None
 
     def describe(self) -> dict[str, Any]:
         status = f"failed: {self.reason}" if self.status == "failed" else self.status
