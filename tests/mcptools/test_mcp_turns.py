@@ -272,6 +272,7 @@ def test_cancelling_a_turn_mid_call_answers_the_call_and_the_server_stays_usable
 def test_a_server_that_cannot_start_leaves_the_turn_working_and_says_why(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     home = tmp_path / "home"
     write_config(home, {"t": sdk_stdio(), "gone": {"command": str(tmp_path / "missing-binary")},
+                        "off": sdk_stdio(disabled=True),
                         "crashy": {"command": sys.executable, "args": ["-c", "import sys; sys.stderr.write('boom: no config\\n'); sys.exit(4)"]}})
     fake.enqueue(text_reply("fine"))
     host = make_host(home)
@@ -285,7 +286,8 @@ def test_a_server_that_cannot_start_leaves_the_turn_working_and_says_why(tmp_pat
     assert status["t"] == "running" and "t__echo" in offered
     assert status["gone"] == f"failed: cannot start: command not found ({tmp_path / 'missing-binary'})"
     assert status["crashy"].startswith("failed: ") and "boom: no config" in status["crashy"]
-    assert not any(name.startswith(("gone__", "crashy__")) for name in offered)
+    assert status["off"] == "disabled"
+    assert not any(name.startswith(("gone__", "crashy__", "off__")) for name in offered)
 
 
 def test_the_core_imports_and_runs_without_the_mcp_package(tmp_path: Path) -> None:

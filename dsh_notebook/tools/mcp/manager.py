@@ -100,6 +100,8 @@ class McpManager:
     async def start(self, name: str) -> McpServer:
         """Start one server (if not running) and (re)contribute its tools. Never raises ToolError."""
         server = self.servers[name]
+        if server.spec.disabled:  # "disabled": true in mcp.json: listed, never started
+            return server
         try:
             await server.ensure_running()
         except ToolError as exc:
