@@ -393,3 +393,24 @@ def test_an_http_server_that_dies_mid_call_is_reached_again_once_it_is_back(
         proc.wait(10)
     assert results["c1"]["error"]["code"] == "MCP_SERVER_DIED"
     assert results["c2"]["message"]["content"][0]["text"] == "echo: back" and "error" not in results["c2"]
+
+
+def test_a_server_that_failed_to_start_is_tried_again_at_a_later_step(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    launcher = tmp_path / "launch-server"
+    home = tmp_path / "home"
+    write_config(home, {"late": {"command": str(launcher)}})
+    host = make_host(home)
+    host.mcp.retry_after_s = 0.0  # the default waits a minute between attempts
+    try:
+        fake.enqueue(text_reply("no tools yet"))
+        first = _turn(host, fake, tmp_path)
+        assert host.mcp.servers["late"].status == "failed"
+        launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {SDK_SERVER}\n")
+        launcher.chmod(0o755)
+        fake.enqueue(tool_call_reply([("c1", "late__echo", json.dumps({"text": "now"}))]), text_reply("ok"))
+        second = _turn(host, fake, tmp_path, session=first.session_id)
+        offered = [{t["function"]["name"] for t in r.body["tools"]} for r in fake.requests]
+    finally:
+        host.shutdown()
+    assert "late__echo" not in offered[0] and "late__echo" in offered[1]
+    assert of_type(events(second.log_path), "tool/result")[-1]["message"]["content"][0]["text"] == "echo: now"

@@ -5,7 +5,7 @@ collects its tool list): the first step of the first session that needs tools st
 enabled server (concurrently, bounded by a start timeout), and each server's tools are
 contributed to the host's :class:`~dsh_notebook.context.HarnessContext` as ``SERVER__TOOL`` —
 so every agent's Scope sees them, and the same ToolRuntime pipeline runs them. A server that
-failed to start is tried again at the next turn (not at every step); one that died or hung is
+failed to start is tried again at a later step, at most once a minute; one that died or hung is
 restarted by the next call of one of its tools. ``aclose()`` (host shutdown) stops them all.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from ...context import Disposable, HarnessContext
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ...config import Settings
 
 log = logging.getLogger(__name__)
+RETRY_AFTER_S = 60.0
 
 
 class McpManager:
@@ -43,7 +45,8 @@ class McpManager:
         self._tool_sets: dict[str, tuple[Any, ...]] = {}
         self._started = False
         self._start_lock: asyncio.Lock | None = None
-        self._last_turn_tried: dict[str, Any] = {}
+        self._retry_at: dict[str, float] = {}  # server → when a failed start may be tried again
+        self.retry_after_s = RETRY_AFTER_S
         self._build()
         self._hook = context.on("agent/prepare-tools", self.prepare_tools)
 
@@ -73,16 +76,15 @@ class McpManager:
 
     # -- starting --------------------------------------------------------------------------------
     async def prepare_tools(self, agent: Any) -> None:
-        """The ``agent/prepare-tools`` listener: lazy start; failed starts retried once per turn."""
+        """The ``agent/prepare-tools`` listener: lazy start; a failed start is retried at a later
+        step, at most once per :data:`RETRY_AFTER_S` (a server that hangs at start costs little)."""
         try:
             if not self._started:
                 await self.start_all()
                 return
-            turn = (getattr(agent, "session", None) and agent.session.id, getattr(agent, "current_turn", None))
+            now = time.monotonic()
             retry = [s for s in self.servers.values() if s.status == "failed" and not s.tools
-                     and not s.spec.disabled and self._last_turn_tried.get(s.name) != turn]
-            for server in retry:
-                self._last_turn_tried[server.name] = turn
+                     and not s.spec.disabled and self._retry_at.get(s.name, 0.0) <= now]
             if retry:
                 await asyncio.gather(*(self.start(s.name) for s in retry))
         except Exception:  # never fail a step because of a server
@@ -107,6 +109,7 @@ class McpManager:
         except ToolError as exc:
             if server.status != "failed":
                 server._fail(exc.message)
+            self._retry_at[name] = time.monotonic() + self.retry_after_s
         self._contribute(server)
         return server
 
