@@ -11,12 +11,13 @@ STAMP  := $(VENV)/.dsh-installed
 
 setup: $(STAMP) widget
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tests/mcptools/package.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
 	cd js && npm install --no-audit --no-fund --silent
 	cd js && npm run --silent build
 	$(PY) -m pip install -q -e ".[dev]"
+	cd tests/mcptools && npm install --no-audit --no-fund --silent  # MCP reference servers for the tests
 	touch $(STAMP)
 
 widget: $(STAMP)
@@ -53,4 +54,4 @@ bench: setup
 	for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) js/node_modules dsh_notebook/static notebooks/executed
+	rm -rf $(VENV) js/node_modules tests/mcptools/node_modules dsh_notebook/static notebooks/executed

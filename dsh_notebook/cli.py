@@ -3,7 +3,8 @@
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
 repaired model messages of its next request, or (``--stats``) its timings, tokens and cost;
 ``sessions`` lists saved sessions (``--search TEXT`` searches them); ``export-otel`` sends a saved
-session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdin/stdout.
+session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdin/stdout;
+``mcp list|add|remove`` shows and edits the MCP servers.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     otel = sub.add_parser("export-otel", help="send a saved session to the OTLP endpoint as traces")
     otel.add_argument("target", help="session id or path to a .jsonl log")
     otel.add_argument("--endpoint", help="OTLP/HTTP endpoint (default: OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
+
+    from .tools.mcp.listing import add_cli_parser
+
+    add_cli_parser(sub)
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
@@ -91,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
             from .host.cli_run import run_main
 
             return run_main(args)
+        if args.command == "mcp":
+            from .tools.mcp.listing import cli_main
+
+            return cli_main(args)
         if args.command == "serve":
             from .host.stdio import serve_main
 

@@ -3,7 +3,9 @@
 ``DSH_MODEL`` (default ``script:auto``), ``DSH_BASE_URL``, ``DSH_API_KEY`` (else the provider's
 usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default ``~/.dsh``;
 session logs under ``$DSH_HOME/sessions/``), ``DSH_TIMEOUT`` (seconds a model request waits for
-the server's next bytes before the attempt fails ``CONNECTION``; default 120). The key is never
+the server's next bytes before the attempt fails ``CONNECTION``; default 120), ``DSH_MCP_TIMEOUT``
+(seconds per MCP tool call, default 60), ``DSH_MCP_TRUST_READONLY=1`` (MCP tools annotated
+read-only run without asking). The key is never
 printed: :meth:`Settings.describe` shows it only as set / not set.
 """
 
@@ -20,6 +22,7 @@ from .errors import register_secret as _register
 
 DEFAULT_MODEL = "script:auto"
 DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MCP_TIMEOUT_S = 60.0
 PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
 PROVIDER_BASE_URL = {
     "deepseek": "https://api.deepseek.com",
@@ -119,6 +122,8 @@ class Settings:
     home: Path = field(default_factory=lambda: Path("~/.dsh").expanduser())
     explicit_model: bool = False
     timeout: float = DEFAULT_TIMEOUT_S  # per model-request read/write timeout, seconds
+    mcp_trust_readonly: bool = False  # MCP tools annotated readOnlyHint run without asking
+    mcp_timeout: float = DEFAULT_MCP_TIMEOUT_S  # seconds an MCP tool call may take
 
     @property
     def sessions_dir(self) -> Path:
@@ -178,17 +183,19 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         home=home,
         explicit_model=bool(env.get("DSH_MODEL")),
         timeout=_timeout(env.get("DSH_TIMEOUT")),
+        mcp_trust_readonly=(env.get("DSH_MCP_TRUST_READONLY") or "").strip().lower() in ("1", "true", "yes", "on"),
+        mcp_timeout=_timeout(env.get("DSH_MCP_TIMEOUT"), DEFAULT_MCP_TIMEOUT_S, "DSH_MCP_TIMEOUT"),
     )
 
 
-def _timeout(raw: str | None) -> float:
-    """``DSH_TIMEOUT`` in seconds (unset or blank: the default)."""
+def _timeout(raw: str | None, default: float = DEFAULT_TIMEOUT_S, var: str = "DSH_TIMEOUT") -> float:
+    """``DSH_TIMEOUT`` (or ``var``) in seconds (unset or blank: the default)."""
     if not raw or not raw.strip():
-        return DEFAULT_TIMEOUT_S
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = 0.0
     if not 0 < value < float("inf"):
-        raise UserError(f"DSH_TIMEOUT must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
+        raise UserError(f"{var} must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
     return value

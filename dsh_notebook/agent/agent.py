@@ -317,6 +317,7 @@ class Agent:
         claimed = self.inbox.claim(target, turn)
         provider, _, name = self.model.partition(":")
         env = PromptEnv(provider=provider, model=name, cwd=self.session.cwd, session_id=self.session.id)
+        await self.scope.waterfall("agent/prepare-tools", self)  # lazy tool providers (MCP) start here
         assembly = collect_assembly(self.scope, env, tools=self._tool_schemas())
         self.last_assembly = assembly
         snapshot = self.runtime_context.project(assembly.rendered_contexts())

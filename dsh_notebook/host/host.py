@@ -67,6 +67,10 @@ class Host:
         self.context.provide("agents", self.registry)
         self.context.provide("sessions", self.registry.store)
         self.context.provide("gateway", self.gateway)
+        from ..tools.mcp.manager import McpManager  # no import of the mcp SDK until a server starts
+
+        self.mcp = McpManager(self.settings, self.context)
+        self.context.provide("mcp", self.mcp)
         self.connections: list[ConnectionHandler] = []
         self._thread.start()
         self._ready.wait()
@@ -168,6 +172,10 @@ class Host:
             self.run(self.registry.aclose(), timeout)
         except Exception:
             log.exception("host shutdown did not finish cleanly")
+        try:
+            self.run(self.mcp.aclose(), timeout)  # MCP servers end with the host: no orphans
+        except Exception:
+            log.exception("stopping MCP servers did not finish cleanly")
         self.closed = True
         for handler in self.connections:
             handler.closed = True

@@ -20,6 +20,8 @@ from typing import Any
 
 from ..errors import UserError
 
+MCP_ACTIONS = ("list", "start", "restart", "add", "remove")  # `%dsh mcp ACTION …` (tools/mcp/listing)
+
 
 @dataclass(frozen=True)
 class FlagSpec:
@@ -68,7 +70,7 @@ class MagicArgs:
     context_window: str | None = None
     search: str | None = None  # sessions --search TEXT
     help: bool = False
-    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | help
+    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | mcp | help
     target: str | None = None
     text: str = ""
     given: set[str] = field(default_factory=set)
@@ -164,6 +166,9 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
 def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     """A whole line like ``stop``, ``sessions``, ``config``, ``resume ID``, ``show [--inspect] [ID]``."""
     words = rest.split()
+    if words and words[0] == "mcp" and (len(words) == 1 or words[1] in MCP_ACTIONS):
+        args.command, args.text = "mcp", rest[3:].strip()  # `%dsh mcp add NAME -- CMD …`: parsed later
+        return
     if not words or words[0] not in ("stop", "sessions", "config", "help", "resume", "show"):
         return
     head, tail = words[0], words[1:]

@@ -1,4 +1,4 @@
-"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``.
+"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``.
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -12,7 +12,7 @@ from ..config import redact_url
 from ..errors import DshError, UserError
 from .args import MagicArgs
 from .trajectory import trajectory_config
-from .views import ConfigView, EventListing, SearchResults, SessionTable, StatsView
+from .views import ConfigView, EventListing, McpView, SearchResults, SessionTable, StatsView
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -105,7 +105,26 @@ class CommandsMixin:
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
         items.update(trajectory_config())
+        from ..tools.mcp.config import load_config
+
+        mcp = load_config(settings.home)
+        count = len(mcp.servers) + len(mcp.problems)
+        items["MCP servers"] = (f"{count} in {mcp.path} (%dsh mcp for status and tools)" if count or mcp.file_error
+                                else f"none ({mcp.path}; %dsh mcp add NAME -- COMMAND ARGS)")
         return ConfigView(items)
+
+    def cmd_mcp(self, args: MagicArgs) -> McpView:
+        """``%dsh mcp [list|start [NAME]|restart NAME|add NAME -- CMD ARGS|add NAME --url URL|remove NAME]``."""
+        import shlex
+
+        from ..tools.mcp.listing import host_action
+
+        try:
+            tokens = shlex.split(args.text)
+        except ValueError as exc:
+            raise UserError(f"%dsh mcp: {exc}", code="MCP_CONFIG") from None
+        host = self.link.host
+        return McpView(host.run(host_action(host.mcp, tokens)))
 
     def _info_or_none(self, session_id: str | None) -> Any | None:
         if session_id is None:

@@ -24,7 +24,7 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
-from traitlets import Enum, Unicode, observe
+from traitlets import Bool, Enum, Unicode, observe
 
 from ..config import Settings, parse_model_id, settings_from_env
 from ..errors import DshError, RunCancelled, UserError
@@ -65,6 +65,8 @@ class DshMagics(CommandsMixin, Magics):
     approve = Enum(("auto", "ask", "deny"), None, allow_none=True,
                    help="approval mode for new sessions (default: auto in the demo workspace, else ask)").tag(config=True)
     home = Unicode(None, allow_none=True, help="DSH_HOME for this kernel's host (before the first prompt)").tag(config=True)
+    mcp_trust_readonly = Bool(None, allow_none=True,
+                              help="MCP tools annotated readOnlyHint run without asking (DSH_MCP_TRUST_READONLY)").tag(config=True)
     output = Enum(("auto", "display", "stream"), "auto",
                   help="display: a Markdown output updated in place; stream: text on stdout").tag(config=True)
     prices_file = Unicode(None, allow_none=True,
@@ -112,6 +114,8 @@ class DshMagics(CommandsMixin, Magics):
     def settings(self) -> Settings:
         base = settings_from_env()
         settings = base.with_overrides(model=self.model, base_url=self.base_url)
+        if self.mcp_trust_readonly is not None:
+            settings = replace(settings, mcp_trust_readonly=self.mcp_trust_readonly)
         return replace(settings, home=Path(self.home).expanduser()) if self.home else settings
 
     @property

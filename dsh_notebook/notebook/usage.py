@@ -15,6 +15,10 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
     ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector; --stats for its time, tokens and cost"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
+    ("mcp [list]", "MCP servers of $DSH_HOME/mcp.json: status (not started / running / failed) and tools"),
+    ("mcp start [NAME]", "start the MCP servers now (else the first prompt starts them); restart NAME"),
+    ("mcp add NAME -- CMD ARGS", "add a stdio MCP server to mcp.json (--env K=V, --timeout S); or NAME --url URL"),
+    ("mcp remove NAME", "remove an MCP server from mcp.json (it stops; its tools go)"),
 )
 
 EXAMPLES = """\

@@ -131,6 +131,19 @@ class ConfigView:
         return f"<table class='dsh-config'>{rows}</table>"
 
 
+@dataclass(frozen=True)
+class McpView:
+    """``%dsh mcp``: the MCP servers, their status and tools (plain text, monospace)."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return f"<pre class='dsh-mcp'>{html.escape(self.text)}</pre>"
+
+
 def describe_event(event: AnyEvent) -> str:
     """One readable line for an event (the fallback of ``%dsh show``)."""
     if isinstance(event, UserMessageEvent):

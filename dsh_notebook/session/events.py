@@ -97,6 +97,9 @@ class ToolSchema(Frozen):
     name: str
     description: str
     parameters: dict[str, JsonValue]
+    # an MCP tool: its server (as configured) and the tool's own name there; absent otherwise
+    server: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    tool: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 # --- events --------------------------------------------------------------------------------------
@@ -168,6 +171,8 @@ class ToolCall(Envelope):
     call_id: str
     name: str
     arguments: str
+    server: str | None = None  # an MCP tool: which server the call went to ...
+    tool: str | None = None  # ... and the tool's name there
 
 
 class ToolResult(SurfaceEnvelope):

@@ -68,6 +68,7 @@ class Tool:
     concurrency_safe: bool | Callable[[Any], bool] = False
     approval: PolicyDecision = "allow"  # default pre-execute policy: allow, ask or deny
     timeout_s: float | None = 120.0
+    origin: tuple[str, str] | None = None  # (server, remote tool name) for tools of an MCP server
 
     def schema(self) -> ToolSchema:
         params = self.args_model.model_json_schema()

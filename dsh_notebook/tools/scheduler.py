@@ -83,8 +83,11 @@ class ToolBatch:
     def _append_call(self, i: int) -> ToolCallBlock:
         """Append call ``i``'s ``tool/call`` (stage 02) and keep its seq; it is now started."""
         call = self.calls[i]
+        tool = self.runtime.registry.get(call.name)
+        server, remote = tool.origin if tool is not None and tool.origin else (None, None)
         event = self.session.append(
-            ToolCall(turn=self.turn, step=self.step, call_id=call.id, name=call.name, arguments=call.arguments)
+            ToolCall(turn=self.turn, step=self.step, call_id=call.id, name=call.name, arguments=call.arguments,
+                     server=server, tool=remote)
         )
         self.call_seqs[i] = event.seq
         self.next = i + 1
