@@ -2,7 +2,7 @@
 
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
 repaired model messages of its next request; ``sessions`` lists saved sessions; ``serve --stdio``
-speaks the wire envelopes on stdin/stdout.
+speaks the wire envelopes on stdin/stdout; ``install-kernel`` installs the agent kernel ``dsh``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
+
+    kernel = sub.add_parser("install-kernel", help='install the Jupyter kernelspec "dsh" (Agent (dsh))')
+    where = kernel.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="into the user's Jupyter data directory")
+    where.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix); the default in a venv")
+    where.add_argument("--prefix", metavar="P", help="into P/share/jupyter/kernels")
     return parser
 
 
@@ -54,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
             from .host.cli_run import run_main
 
             return run_main(args)
+        if args.command == "install-kernel":
+            from .kernel.install import install_main
+
+            return install_main(args)
         if args.command == "serve":
             from .host.stdio import serve_main
 

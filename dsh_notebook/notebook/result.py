@@ -24,6 +24,7 @@ from ..session.events import (
     Usage,
     UserMessageEvent,
 )
+from ..session.messages import CellRef
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,14 @@ class TurnResult:
                 total_out += event.usage.output_tokens
         return Usage(input_tokens=total_in, output_tokens=total_out)
 
+    @property
+    def cell(self) -> CellRef | None:
+        """The notebook cell that sent this prompt (``source.cell`` of its user message)."""
+        for event in self.events:
+            if isinstance(event, UserMessageEvent) and event.message.source.request_id == self.request_id:
+                return event.message.source.cell
+        return None
+
     def summary(self) -> str:
         """One line: how the turn ended, where, how many tool calls, how much text."""
         reason: str = self.reason.kind
@@ -63,8 +72,10 @@ class TurnResult:
         if self.reason.error:
             reason += f": [{self.reason.error.code}] {self.reason.error.message}"
         calls = len(self.tool_calls)
+        cell = self.cell
+        origin = f" · from cell [{cell.execution_count}]" if cell and cell.execution_count else ""
         return (f"{reason} · session {self.session_id} · turn {self.turn} · "
-                f"{calls} tool call{'s' if calls != 1 else ''} · {len(self.events)} events")
+                f"{calls} tool call{'s' if calls != 1 else ''} · {len(self.events)} events{origin}")
 
     def __repr__(self) -> str:
         return f"<TurnResult {self.summary()} · {len(self.text)} chars>"

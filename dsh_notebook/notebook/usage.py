@@ -11,7 +11,7 @@ from .args import FLAGS
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("stop", "cancel the running turn of the current session (or --session ID)"),
     ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
-    ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
+    ("resume [ID]", "reopen a saved session (crash repair applied) and make it the current one; without ID, this notebook's last session"),
     ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
 )

@@ -172,6 +172,7 @@ class ToolResult(SurfaceEnvelope):
     step: int
     message: ToolMessage
     error: ToolErrorInfo | None = None
+    meta: dict[str, JsonValue] | None = None  # UI facts of the call, never model-visible (python: namespace diff)
 
 
 class RequestHeader(Envelope):

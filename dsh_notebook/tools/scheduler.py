@@ -139,6 +139,7 @@ class ToolBatch:
                     step=self.step,
                     message=outcome.message,
                     error=outcome.error,
+                    meta=outcome.meta,
                     source_event_seqs=(seq,),
                 )
             )
