@@ -80,14 +80,19 @@ def _library_value(obj: Any) -> bool:
     """numpy/pandas values whose repr shows only data of trusted types (no object dtype)."""
     dtype = _static(obj, "dtype")
     if dtype is not None:
-        return getattr(dtype, "kind", "O") != "O"
+        return _safe_dtype(dtype)
     dtypes = _static(obj, "dtypes")
     if dtypes is not None:
         try:
-            return all(getattr(d, "kind", "O") != "O" for d in list(dtypes))
+            return all(_safe_dtype(d) for d in list(dtypes))
         except Exception:
             return False
     return (getattr(type(obj), "__module__", "") or "").split(".")[0] != "pandas" or not hasattr(type(obj), "columns")
+
+
+def _safe_dtype(dtype: Any) -> bool:
+    """Values of this dtype are data, not arbitrary objects (object dtype may hold user objects)."""
+    return getattr(dtype, "kind", "O") != "O" or str(dtype).startswith(("str", "string"))
 
 
 def _static(obj: Any, name: str) -> Any:
