@@ -53,7 +53,11 @@ def help_text() -> str:
               "tool call gets a result; the session stays usable). With --approve ask, tools that need",
               "approval ask on stdin while the cell runs; in --bg mode the widget asks.",
               "Tools: read, write, edit, bash, glob, grep, and python (runs code in this notebook's",
-              "namespace, on the main thread; approval needed unless the session runs --approve auto).",
+              "namespace, on the main thread; approval needed unless the session runs --approve auto;",
+              "its result lists the names it added, rebound, deleted), notebook_read (the cells run so",
+              "far, with outputs), inspect_var (a variable, without running its code), notebook_insert",
+              "(proposes a cell below, on approval). In the agent kernel (install-kernel) every cell is",
+              "a prompt; %%python cells run Python; % and ! lines are IPython's.",
               "Environment: DSH_MODEL, DSH_BASE_URL, DSH_API_KEY (else DEEPSEEK_API_KEY /",
               "OPENAI_API_KEY), DSH_HOME (default ~/.dsh; logs in $DSH_HOME/sessions).",
               "", "Examples:", EXAMPLES]
