@@ -70,9 +70,9 @@ class DshKernel(IPythonKernel):
                          cell_meta: Any = None, cell_id: Any = None) -> Any:
         self._ensure_agent()
         self.rewriter.enabled = bool(store_history and not silent)
-        try:
-            return await super().do_execute(code, silent, store_history, user_expressions, allow_stdin,
-                                            cell_meta=cell_meta, cell_id=cell_id)
+        extra = {k: v for k, v in (("cell_meta", cell_meta), ("cell_id", cell_id)) if v is not None}
+        try:  # only what the request carried: ipykernel 6 knows no cell_meta
+            return await super().do_execute(code, silent, store_history, user_expressions, allow_stdin, **extra)
         finally:
             self.rewriter.enabled = True
 

@@ -84,6 +84,7 @@ class DshMagics(CommandsMixin, Magics):
         self._disposers: list[Any] = []
         self._announced = False
         self.agent_kernel = False  # set by the agent kernel (cells are prompts; code cells are %%python)
+        self.waiting = False  # a blocking prompt cell is running (notebook_insert lands below it)
         self.cell_log = CellLog(shell).install() if shell is not None else None
 
     # --- the magic ------------------------------------------------------------------------------
@@ -128,7 +129,8 @@ class DshMagics(CommandsMixin, Magics):
             assert shell is not None, "DshMagics needs a shell"
             tools = [make_python_tool(lambda: shell.user_ns, self.runner)]
             if self.cell_log is not None:
-                tools += make_notebook_tools(shell, self.cell_log, self.runner, python_cells=lambda: self.agent_kernel)
+                tools += make_notebook_tools(shell, self.cell_log, self.runner, python_cells=lambda: self.agent_kernel,
+                                             in_cell=lambda: self.waiting)
             self._disposers = [*(host.context.tool(t) for t in tools),
                                host.context.section("notebook", 90, NOTEBOOK_SECTION)]
             self._link = HostLink(host)
@@ -209,7 +211,11 @@ class DshMagics(CommandsMixin, Magics):
         self.current_session = session_id
         self.remember(session_id)
         self.runs[session_id] = run
-        result = run.wait()
+        self.waiting = True
+        try:
+            result = run.wait()
+        finally:
+            self.waiting = False
         self.last = result
         if run.interrupted:
             raise RunCancelled(f"interrupted: turn {result.turn} ended {result.reason.kind}; "

@@ -125,7 +125,8 @@ def lookup(namespace: dict[str, Any], dotted: str) -> Any:
 
 
 def make_notebook_tools(shell: Any, log: CellLog, runner: MainThreadRunner | None,
-                        *, python_cells: Callable[[], bool] = lambda: False) -> list[Tool]:
+                        *, python_cells: Callable[[], bool] = lambda: False,
+                        in_cell: Callable[[], bool] = lambda: True) -> list[Tool]:
     """``notebook_read``, ``inspect_var`` and ``notebook_insert`` bound to one shell."""
 
     async def on_main(ctx: ToolContext, fn: Callable[[], ToolOutput]) -> ToolOutput:
@@ -165,8 +166,9 @@ def make_notebook_tools(shell: Any, log: CellLog, runner: MainThreadRunner | Non
                 text = (text.split("\n", 1)[0] + "\n" + comment + "\n" + text.split("\n", 1)[1]
                         if text.startswith("%%python\n") else comment + "\n" + text)
             shell.set_next_input(text, replace=False)
-            return ToolOutput("proposed a new cell below the current one; the notebook inserts it when this "
-                              "cell finishes (the user runs it, not you)", meta={"insert": text})
+            where = ("below the current one; the notebook inserts it when this cell finishes" if in_cell() else
+                     "(no cell is running now: the notebook inserts it below the next cell the user runs)")
+            return ToolOutput(f"proposed a new cell {where} (the user runs it, not you)", meta={"insert": text})
 
         return await on_main(ctx, run)
 
