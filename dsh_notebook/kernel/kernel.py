@@ -83,12 +83,7 @@ class DshKernel(IPythonKernel):
 
     def _sessions(self) -> list[str]:
         magics = self.shell.magics_manager.registry.get("DshMagics") if self.shell is not None else None
-        if magics is None:
-            return []
-        try:
-            return [s.session_id for s in magics.link.list_sessions()]
-        except Exception:
-            return []
+        return magics._session_ids() if magics is not None else []
 
     def do_complete(self, code: str, cursor_pos: int | None) -> Any:  # type: ignore[override]
         cursor = len(code) if cursor_pos is None else cursor_pos

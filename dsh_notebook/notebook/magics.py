@@ -31,6 +31,7 @@ from ..errors import DshError, RunCancelled, UserError
 from .args import MagicArgs, interpolate, parse_line
 from .cells import CellLog, current_cell
 from .commands import CommandsMixin
+from .completion import install_completer
 from .mainthread import MainThreadRunner
 from .notebook_tools import make_notebook_tools
 from .python_tool import make_python_tool
@@ -86,6 +87,7 @@ class DshMagics(CommandsMixin, Magics):
         self.agent_kernel = False  # set by the agent kernel (cells are prompts; code cells are %%python)
         self.waiting = False  # a blocking prompt cell is running (notebook_insert lands below it)
         self.cell_log = CellLog(shell).install() if shell is not None else None
+        self._uncomplete = install_completer(shell, self._session_ids) if shell is not None else None
 
     # --- the magic ------------------------------------------------------------------------------
 
@@ -224,6 +226,12 @@ class DshMagics(CommandsMixin, Magics):
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
 
+    def _session_ids(self) -> list[str]:
+        try:
+            return [s.session_id for s in self.link.list_sessions()]
+        except Exception:
+            return []
+
     def remember(self, session_id: str) -> None:
         """Record the notebook's current session for ``%dsh resume`` after a restart (:mod:`.records`)."""
         try:
@@ -240,6 +248,8 @@ class DshMagics(CommandsMixin, Magics):
     def close(self) -> None:
         if self.cell_log is not None:
             self.cell_log.uninstall()
+        if self._uncomplete is not None:
+            self._uncomplete()
         for dispose in self._disposers:
             dispose()
         self._disposers = []

@@ -36,3 +36,12 @@ def test_notebook_tools_in_a_python_shell(shell: Any, fake_server: FakeOpenAISer
     assert result.cell is not None and result.cell.cell_id is None  # no front end: no cellId, but the count
     assert result.cell.execution_count == shell.execution_count - 1
     assert f"from cell [{result.cell.execution_count}]" in result.summary()
+
+
+def test_dsh_completion_in_a_python_shell(shell: Any) -> None:
+    shell.user_ns["dataset"] = [1]
+    assert shell.complete("", "%dsh --ap", 9) == ("--ap", ["--approve"])
+    assert shell.complete("", "%dsh --approve a", 16) == ("a", ["ask", "auto"])
+    assert shell.complete("", "%dsh compare {data", 18) == ("data", ["dataset}"])
+    text, matches = shell.complete("", "import o", 8)
+    assert "os" in matches  # other lines: IPython's own completers
