@@ -10,7 +10,9 @@
   execution replies). Needs approval. The payload makes a code cell: ``markdown`` becomes its
   leading comment; in the agent kernel the code is marked ``%%python`` so it runs as Python.
 
-All three run on the kernel's main thread (the namespace and the history live there).
+All three run on the kernel's main thread (the namespace and the history live there). What they
+return is redacted (:func:`~dsh_notebook.errors.redact`): a key typed into a cell (``%env
+OPENAI_API_KEY=…``) or held by a variable is not sent to the model.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..errors import redact
 from ..tools.base import Tool, ToolContext, ToolOutput
 from .cells import CellLog, notebook_path, read_ipynb
 from .inspection import describe
@@ -78,7 +81,7 @@ def read_kernel_cells(log: CellLog, last: int | None) -> str:
         if output.strip():
             block += f"\n--- output ---\n{_trim(output, MAX_OUTPUT)}"
         blocks.append(block)
-    return _fit(blocks) if blocks else "(no cells have run in this kernel yet)"
+    return redact(_fit(blocks)) if blocks else "(no cells have run in this kernel yet)"
 
 
 def read_file_cells(last: int | None) -> ToolOutput:
@@ -99,7 +102,7 @@ def read_file_cells(last: int | None) -> ToolOutput:
         if cell["outputs"]:
             block += f"\n--- output ---\n{_trim(chr(10).join(cell['outputs']), MAX_OUTPUT)}"
         blocks.append(block)
-    return ToolOutput(f"{path} (as last saved)\n\n" + (_fit(blocks) if blocks else "(no cells)"))
+    return ToolOutput(redact(f"{path} (as last saved)\n\n" + (_fit(blocks) if blocks else "(no cells)")))
 
 
 def lookup(namespace: dict[str, Any], dotted: str) -> Any:
@@ -152,7 +155,12 @@ def make_notebook_tools(shell: Any, log: CellLog, runner: MainThreadRunner | Non
             except AttributeError as exc:
                 return ToolOutput(f"{args.name}: {exc}", is_error=True, code="UNKNOWN_VARIABLE")
             info = {"name": args.name, **describe(value)}
-            return ToolOutput(json.dumps(info, indent=1, ensure_ascii=False, default=str), meta={"variable": info})
+            text = redact(json.dumps(info, indent=1, ensure_ascii=False, default=str))
+            try:
+                meta: dict[str, Any] | None = {"variable": json.loads(text)}
+            except ValueError:
+                meta = None
+            return ToolOutput(text, meta=meta)
 
         return await on_main(ctx, run)
 
