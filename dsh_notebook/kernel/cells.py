@@ -4,21 +4,26 @@
 so the raw cell stays in IPython's history (``In``, ``notebook_read``) while what runs is:
 
 - a cell whose first line is ``%%python``: the rest of the cell, as Python in the notebook's
-  namespace (the ``python`` tool's namespace); the ``%%python`` line becomes a blank line so
-  tracebacks keep the cell's line numbers;
+  namespace (the ``python`` tool's namespace); the ``%%python`` line becomes the comment
+  ``# %%python`` so tracebacks keep the cell's line numbers;
 - any other cell magic (``%%dsh --new``, ``%%time``, ``%%bash``): unchanged;
 - otherwise every line that begins with ``%`` or ``!`` is IPython's (``%dsh show``,
   ``%dsh sessions``, ``%pip install …``, ``!ls``) and the other lines, joined, are **the prompt**: at
   the place of its first line runs ``%%dsh`` with that text as its body — everything ``%dsh`` does,
   ``{name}`` interpolation included, and the ``TurnResult`` is the cell's value when the prompt ends
-  the cell.
+  the cell;
+- a cell that is only ``name?`` or ``name??`` where ``name`` is a notebook variable: IPython's help
+  on it (any other one-word question stays a prompt).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Container
+from typing import Any
 
 _PYTHON = re.compile(r"^%%python(\s|$)")
+_HELP = re.compile(r"^\s*([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*\?{1,2}\s*$")
 
 
 def split_cell(source: str) -> tuple[str, str]:
@@ -44,12 +49,16 @@ class CellRewriter:
 
     has_side_effects = False
 
-    def __init__(self) -> None:
+    def __init__(self, names: Callable[[], Container[Any]] = lambda: ()) -> None:
         self.enabled = True
+        self.names = names
 
     def __call__(self, lines: list[str]) -> list[str]:
         if not self.enabled:
             return lines
+        help_on = _HELP.match("".join(lines))
+        if help_on is not None and help_on.group(1) in self.names():
+            return lines  # ``df?``: IPython's help on a variable
         return rewrite(lines)
 
 
@@ -60,7 +69,7 @@ def rewrite(lines: list[str]) -> list[str]:
         return lines
     first = next(i for i, line in enumerate(lines) if line.strip())
     if kind == "python":
-        return [*lines[:first], "\n", *lines[first + 1:]]
+        return [*lines[:first], "# %%python\n", *lines[first + 1:]]
     if lines[first].lstrip().startswith("%%"):
         return lines
     out: list[str] = []

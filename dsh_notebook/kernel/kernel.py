@@ -47,7 +47,7 @@ class DshKernel(IPythonKernel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.rewriter = CellRewriter()
+        self.rewriter = CellRewriter(lambda: self.shell.user_ns if self.shell is not None else {})
         self._agent_ready = False
 
     # --- execution ------------------------------------------------------------------------------

@@ -185,6 +185,14 @@ def test_completion_and_inspection(agent_kernel: tuple[Any, Any]) -> None:
     assert _inspect(kc, "%%python\nlen", 11)["found"]
     assert not _inspect(kc, "plain words", 3)["found"]
 
+    reply, shown = run(kc, "tell me about {missing_name}")  # a bad prompt: one coded line, no turn
+    assert reply["content"]["status"] == "error" and "UNKNOWN_VARIABLE" in shown and "Traceback" not in shown
+    reply, shown = run(kc, "%%python\n\nraise ValueError('boom')")  # Python errors are Python's, line numbers kept
+    assert reply["content"]["ename"] == "ValueError" and ", line 3" in shown
+    reply, shown = run(kc, "dataset?")  # IPython's help on a variable (a pager payload)
+    [page] = reply["content"]["payload"]
+    assert page["source"] == "page" and "list" in page["data"]["text/plain"]
+
 
 def test_notebook_tools_namespace_diff_and_cell_links(
         fake_env: dict[str, str], fake_server: FakeOpenAIServer, tmp_path: Path, isolated_dsh_home: Path) -> None:

@@ -31,12 +31,15 @@ def test_percent_and_bang_lines_are_ipython_and_the_rest_is_the_prompt() -> None
 
 
 def test_python_cells_other_cell_magics_and_empty_cells() -> None:
-    assert rewrite(lines("%%python\nx = 42\nprint(x)")) == ["\n", "x = 42\n", "print(x)"]
+    assert rewrite(lines("%%python\nx = 42\nprint(x)")) == ["# %%python\n", "x = 42\n", "print(x)"]
     assert split_cell("\n%%python\nx = 1") == ("python", "x = 1")
     assert split_cell("%%pythonic\nx")[0] == "magic"  # only the exact %%python marker
     assert rewrite(lines("%%time\nsleep")) == lines("%%time\nsleep")
     assert rewrite(lines("%%dsh --new\nhello")) == lines("%%dsh --new\nhello")
     assert rewrite(["  \n"]) == ["  \n"]
+    helper = CellRewriter(lambda: {"df": 1})
+    assert helper(["df?"]) == ["df?"] and helper(["df.columns??\n"]) == ["df.columns??\n"]  # IPython's help
+    assert helper(["why?"])[0].startswith("get_ipython().run_cell_magic('dsh'")  # not a variable: a prompt
     off = CellRewriter()
     off.enabled = False
     assert off(["import sys"]) == ["import sys"]
