@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from dsh_notebook.kernel.cells import CellRewriter, rewrite, split_cell
 from dsh_notebook.kernel.complete import complete
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def lines(text: str) -> list[str]:
@@ -84,3 +89,13 @@ def test_install_kernel_flags_exclude_each_other(tmp_path: object) -> None:
     done = subprocess.run([sys.executable, "-m", "dsh_notebook", "install-kernel", "--user", "--prefix", "x"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "not allowed with argument" in done.stderr
+
+
+def test_install_kernel_user_writes_the_spec_into_the_users_data_dir(tmp_path: Path) -> None:
+    env = {**os.environ, "JUPYTER_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "install-kernel", "--user"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    spec = json.loads((tmp_path / "data" / "kernels" / "dsh" / "kernel.json").read_text())
+    assert spec["display_name"] == "Agent (dsh)"
+    assert spec["argv"] == [sys.executable, "-m", "dsh_notebook.kernel", "-f", "{connection_file}"]
