@@ -15,7 +15,7 @@ import re
 
 from .scripted_scenarios import Decision, Exchange
 
-_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=[^=]", re.MULTILINE)
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)[^%\n]*$", re.MULTILINE)
 KEYWORDS = ("notebook", "笔记本")
 
 
