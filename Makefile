@@ -1,13 +1,14 @@
 # The two commands of the README:
 #   make demo   — set up everything, build the widget, open JupyterLab on notebook 01
-#                 (make demo-headless executes all walkthrough notebooks instead, no browser)
+#                 (make demo-headless executes all walkthrough notebooks instead, no browser;
+#                 both install the agent kernel "Agent (dsh)" into the venv first: make kernel)
 #   make test   — set up everything (incl. Chromium for the browser tests) and run every test
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.dsh-installed
 
-.PHONY: setup widget demo demo-headless test test-fast lint bench chromium clean
+.PHONY: setup widget kernel demo demo-headless test test-fast lint bench chromium clean
 
 setup: $(STAMP) widget
 
@@ -23,10 +24,14 @@ $(STAMP): pyproject.toml tests/mcptools/package.json
 widget: $(STAMP)
 	cd js && (test -d node_modules || npm install --no-audit --no-fund --silent) && npm run --silent build
 
-demo: setup
+# the agent kernel "Agent (dsh)" (notebook 05) is installed into the venv for both
+kernel: $(STAMP)
+	$(PY) -m dsh_notebook install-kernel --sys-prefix
+
+demo: setup kernel
 	$(VENV)/bin/jupyter lab notebooks/01-tool-feedback-loop.ipynb
 
-demo-headless: setup
+demo-headless: setup kernel
 	$(PY) -m dsh_notebook.notebook.walkthrough notebooks notebooks/executed
 
 chromium:

@@ -4,7 +4,8 @@
 repaired model messages of its next request, or (``--stats``) its timings, tokens and cost;
 ``sessions`` lists saved sessions (``--search TEXT`` searches them); ``export-otel`` sends a saved
 session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdin/stdout;
-``mcp list|add|remove`` shows and edits the MCP servers.
+``mcp list|add|remove`` shows and edits the MCP servers; ``install-kernel`` installs the agent
+kernel ``dsh``.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
+
+    kernel = sub.add_parser("install-kernel", help='install the Jupyter kernelspec "dsh" (Agent (dsh))')
+    where = kernel.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="into the user's Jupyter data directory")
+    where.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix); the default in a venv")
+    where.add_argument("--prefix", metavar="P", help="into P/share/jupyter/kernels")
     return parser
 
 
@@ -100,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
             from .tools.mcp.listing import cli_main
 
             return cli_main(args)
+        if args.command == "install-kernel":
+            from .kernel.install import install_main
+
+            return install_main(args)
         if args.command == "serve":
             from .host.stdio import serve_main
 

@@ -79,7 +79,7 @@ class SessionCommandHandler:
         else:
             message = UserMessage(
                 content=blocks,
-                source=MessageSource(kind="user", request_id=rid, rpc_id=inv.rpc_id),
+                source=MessageSource(kind="user", request_id=rid, rpc_id=inv.rpc_id, cell=command.cell),
             )
             if command.mode == "steer":
                 live.agent.steer(message)

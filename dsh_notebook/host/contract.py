@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, JsonValue
 
-from ..session.messages import Frozen
+from ..session.messages import CellRef, Frozen
 
 Mode = Literal["queue", "steer"]
 ApproveMode = Literal["auto", "ask", "deny"]
@@ -41,6 +41,7 @@ class PromptCommand(Frozen):
     request_id: str
     mode: Mode = "queue"
     content: str | tuple[dict[str, JsonValue], ...]
+    cell: CellRef | None = None  # the notebook cell that sent it (recorded on the user message)
 
 
 class PromptArgs(Frozen):

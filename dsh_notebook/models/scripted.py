@@ -11,6 +11,8 @@ they really returned:
 - ``fix-tests`` (seed 001): ``bash`` runs ``node test/run.mjs``; on a failure
   ``src/math.ts:<line> expected X received Y`` it ``read``s the file, ``edit``s the faulty line
   (an off-by-one it can recognise), reruns the tests and reports the real result;
+- ``notebook``: a tour of the notebook tools (``notebook_read``, ``inspect_var``, ``python``,
+  ``notebook_insert``; :mod:`.scripted_notebook`), when the prompt mentions the notebook;
 - ``help`` (and anything else): says it is the offline demo model and how to use a real one.
 
 ``auto`` picks by the latest user text (English or Chinese keywords). Tool errors (denied,
@@ -46,9 +48,11 @@ from .base import (
     ToolCallDelta,
     UsageChunk,
 )
+from .scripted_notebook import KEYWORDS as _NOTEBOOK
+from .scripted_notebook import notebook_tour
 from .scripted_scenarios import Exchange, fix_tests, help_reply, readme
 
-SCENARIOS = ("auto", "readme", "fix-tests", "help")
+SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "help")
 _FIX = ("test", "测试", "修复", "fix")
 _README = ("readme", "summar", "总结", "摘要", "概括", "介绍")
 
@@ -68,6 +72,8 @@ def pick_scenario(prompt: str) -> str:
         return "fix-tests"
     if any(k in low for k in _README):
         return "readme"
+    if any(k in low for k in _NOTEBOOK):
+        return "notebook"
     return "help"
 
 
@@ -115,6 +121,8 @@ class ScriptedModel(ModelAdapter):
             reply = readme(exchanges)
         elif scenario == "fix-tests":
             reply = fix_tests(exchanges)
+        elif scenario == "notebook":
+            reply = notebook_tour(exchanges)
         else:
             reply = help_reply(prompt)
         n = 1

@@ -184,8 +184,6 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     limit = {"resume": 1, "show": 1}.get(head, 0)
     if len(positional) > limit:
         return  # a prompt that happens to start with the word ("show me the code")
-    if head == "resume" and not positional:
-        raise UserError("usage: %dsh resume ID (list ids with %dsh sessions)", code="BAD_FLAG")
     for flag in flags:
         name, eq, value = flag.partition("=")
         spec = _BY_NAME[name]

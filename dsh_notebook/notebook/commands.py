@@ -52,10 +52,23 @@ class CommandsMixin:
             return SearchResults(args.search, search_sessions(self.settings().home, args.search))
         return SessionTable.from_summaries(self.link.list_sessions(), self.current_session)
 
+    def remember(self, session_id: str) -> None:
+        raise NotImplementedError
+
     def cmd_resume(self, args: MagicArgs) -> None:
-        assert args.target is not None
-        resumed = self.link.resume(args.target)
+        target = args.target
+        if target is None:  # this notebook's session, recorded before a restart (notebook/records.py)
+            from pathlib import Path
+
+            from .records import notebook_key, recorded_session
+
+            target = recorded_session(Path(self.link.host.settings.home))
+            if target is None:
+                raise UserError(f"no session recorded for this notebook ({notebook_key()}); "
+                                "use %dsh resume ID (ids: %dsh sessions)", code="NO_SESSION")
+        resumed = self.link.resume(target)
         self.current_session = resumed.session_id
+        self.remember(resumed.session_id)
         how = "already live" if resumed.resolution == "live" else "resumed from its log"
         print(f"dsh: {resumed.session_id} {how} · {resumed.model} · workspace {resumed.cwd}; "
               "it is now the current session")

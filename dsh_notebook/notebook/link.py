@@ -47,8 +47,11 @@ class HostLink:
                        approve: str | None = None, base_url: str | None = None) -> Any:
         return self.remote.session.create(cwd=cwd, model=model, approve=approve, base_url=base_url)
 
-    def prompt(self, session_id: str, text: str, *, mode: str = "queue", request_id: str | None = None) -> Any:
-        command = {"session_id": session_id, "request_id": request_id, "mode": mode, "content": text}
+    def prompt(self, session_id: str, text: str, *, mode: str = "queue", request_id: str | None = None,
+               cell: dict[str, Any] | None = None) -> Any:
+        command: dict[str, Any] = {"session_id": session_id, "request_id": request_id, "mode": mode, "content": text}
+        if cell:
+            command["cell"] = cell
         return self.remote.session.prompt(request=command)
 
     def cancel(self, session_id: str) -> Any:

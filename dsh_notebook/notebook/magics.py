@@ -29,9 +29,13 @@ from traitlets import Bool, Enum, Unicode, observe
 from ..config import Settings, parse_model_id, settings_from_env
 from ..errors import DshError, RunCancelled, UserError
 from .args import MagicArgs, interpolate, parse_line
+from .cells import CellLog, current_cell
 from .commands import CommandsMixin
+from .completion import install_completer
 from .mainthread import MainThreadRunner
+from .notebook_tools import make_notebook_tools
 from .python_tool import make_python_tool
+from .records import record_session
 from .render import TurnView
 from .result import TurnResult
 from .sinks import DisplaySink, StreamSink
@@ -41,7 +45,10 @@ from .usage import help_text, keep_question_marks
 
 NOTEBOOK_SECTION = (
     "You are running inside the user's Jupyter notebook kernel. The `python` tool executes code in "
-    "the notebook's live namespace (the user's variables and data), on approval."
+    "the notebook's live namespace (the user's variables and data), on approval; its result lists "
+    "the names it added, rebound or deleted. `notebook_read` shows the cells run so far with their "
+    "outputs, `inspect_var` describes a variable without running code, and `notebook_insert` "
+    "proposes a new cell below the current one (on approval)."
 )
 
 
@@ -86,6 +93,10 @@ class DshMagics(CommandsMixin, Magics):
         self._link: Any = None
         self._disposers: list[Any] = []
         self._announced = False
+        self.agent_kernel = False  # set by the agent kernel (cells are prompts; code cells are %%python)
+        self.waiting = False  # a blocking prompt cell is running (notebook_insert lands below it)
+        self.cell_log = CellLog(shell).install() if shell is not None else None
+        self._uncomplete = install_completer(shell, self._session_ids) if shell is not None else None
 
     # --- the magic ------------------------------------------------------------------------------
 
@@ -130,8 +141,12 @@ class DshMagics(CommandsMixin, Magics):
                 print(f"dsh: the host already runs with home {host.settings.home}; DshMagics.home applies after a restart")
             shell = self.shell
             assert shell is not None, "DshMagics needs a shell"
-            tool = make_python_tool(lambda: shell.user_ns, self.runner)
-            self._disposers = [host.context.tool(tool), host.context.section("notebook", 90, NOTEBOOK_SECTION)]
+            tools = [make_python_tool(lambda: shell.user_ns, self.runner)]
+            if self.cell_log is not None:
+                tools += make_notebook_tools(shell, self.cell_log, self.runner, python_cells=lambda: self.agent_kernel,
+                                             in_cell=lambda: self.waiting)
+            self._disposers = [*(host.context.tool(t) for t in tools),
+                               host.context.section("notebook", 90, NOTEBOOK_SECTION)]
             self._link = HostLink(host)
         return self._link
 
@@ -194,9 +209,11 @@ class DshMagics(CommandsMixin, Magics):
         self._announce_model(args)
         session_id = self.target_session(args)
         mode = "steer" if args.steer else "queue"
+        cell = current_cell(self.shell)
         if args.bg:
-            run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner).start()
+            run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, cell=cell).start()
             self.current_session = session_id
+            self.remember(session_id)
             self.runs[session_id] = run
             if not args.no_widget:
                 self.display_widget(session_id)
@@ -204,10 +221,15 @@ class DshMagics(CommandsMixin, Magics):
         view = TurnView()
         sink = self._sink(view)
         view.sink = sink
-        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, view=view).start()
+        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, view=view, cell=cell).start()
         self.current_session = session_id
+        self.remember(session_id)
         self.runs[session_id] = run
-        result = run.wait()
+        self.waiting = True
+        try:
+            result = run.wait()
+        finally:
+            self.waiting = False
         self.last = result
         if run.interrupted:
             raise RunCancelled(f"interrupted: turn {result.turn} ended {result.reason.kind}; "
@@ -216,6 +238,19 @@ class DshMagics(CommandsMixin, Magics):
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
 
+    def _session_ids(self) -> list[str]:
+        try:
+            return [s.session_id for s in self.link.list_sessions()]
+        except Exception:
+            return []
+
+    def remember(self, session_id: str) -> None:
+        """Record the notebook's current session for ``%dsh resume`` after a restart (:mod:`.records`)."""
+        try:
+            record_session(Path(self.link.host.settings.home), session_id)
+        except OSError as exc:
+            print(f"dsh: could not record the notebook's session ({exc.strerror}); %dsh resume needs the ID")
+
     def _sink(self, view: TurnView) -> DisplaySink | StreamSink:
         mode = self.output
         if mode == "auto":
@@ -223,6 +258,10 @@ class DshMagics(CommandsMixin, Magics):
         return DisplaySink(view) if mode == "display" else StreamSink()
 
     def close(self) -> None:
+        if self.cell_log is not None:
+            self.cell_log.uninstall()
+        if self._uncomplete is not None:
+            self._uncomplete()
         for dispose in self._disposers:
             dispose()
         self._disposers = []

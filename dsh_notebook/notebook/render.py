@@ -25,6 +25,7 @@ from ..session.events import (
     ToolResult,
     TurnEnd,
 )
+from .nsdiff import short_form
 from .result import parse_event
 
 __all__ = ["format_arguments", "summarize_result"]
@@ -48,13 +49,15 @@ class ToolSeg:
     result: str | None = None
     error: str | None = None
     done: bool = False
+    namespace: str | None = None  # python: the names the call added / rebound / deleted
 
     def args_line(self) -> str:
         return format_arguments(self.arguments)
 
     def state_line(self) -> str:
         if self.done:
-            return f"✗ {self.error}" if self.error else f"✓ {self.result or ''}".rstrip()
+            line = f"✗ {self.error}" if self.error else f"✓ {self.result or ''}".rstrip()
+            return f"{line} · {self.namespace}" if self.namespace else line
         if self.phase == "approval" and self.status == "waiting":
             return "? waiting for approval"
         if self.phase == "approval" and self.status == "deny":
@@ -187,6 +190,9 @@ class TurnView:
                 seg.error = f"{code}: {summarize_result(text)}"
             else:
                 seg.result = summarize_result(text)
+            changes = (event.meta or {}).get("namespace")
+            if isinstance(changes, dict):
+                seg.namespace = short_form(changes)  # type: ignore[arg-type]
             if self.sink:
                 self.sink.tool(seg, new)
             return True

@@ -25,6 +25,7 @@ from ..session.events import (
     Usage,
     UserMessageEvent,
 )
+from ..session.messages import CellRef
 from ..session.stats import TurnStats, session_stats
 from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
 
@@ -82,6 +83,14 @@ class TurnResult:
         return (f"{fmt_ms(self.duration_ms)} · {fmt_tokens(t.input_tokens)} in / {fmt_tokens(t.output_tokens)} out "
                 f"tokens · {fmt_cost(t.cost_usd)}")
 
+    @property
+    def cell(self) -> CellRef | None:
+        """The notebook cell that sent this prompt (``source.cell`` of its user message)."""
+        for event in self.events:
+            if isinstance(event, UserMessageEvent) and event.message.source.request_id == self.request_id:
+                return event.message.source.cell
+        return None
+
     def summary(self) -> str:
         """One line: how the turn ended, where, how many tool calls, how much text."""
         reason: str = self.reason.kind
@@ -91,9 +100,11 @@ class TurnResult:
             reason += f": [{self.reason.error.code}] {self.reason.error.message}"
         calls = len(self.tool_calls)
         figures = self.trajectory()
+        cell = self.cell
+        origin = f" · from cell [{cell.execution_count}]" if cell and cell.execution_count else ""
         return (f"{reason} · session {self.session_id} · turn {self.turn} · "
                 f"{calls} tool call{'s' if calls != 1 else ''} · {figures + ' · ' if figures else ''}"
-                f"{len(self.events)} events")
+                f"{len(self.events)} events{origin}")
 
     def __repr__(self) -> str:
         return f"<TurnResult {self.summary()} · {len(self.text)} chars>"

@@ -41,8 +41,10 @@ class TurnRun:
     """A prompt in flight. ``wait()`` is the blocking cell; ``await`` it in ``--bg`` mode."""
 
     def __init__(self, client: TurnClient, session_id: str, text: str, *, mode: str = "queue",
-                 runner: MainThreadRunner | None = None, view: TurnView | None = None) -> None:
+                 runner: MainThreadRunner | None = None, view: TurnView | None = None,
+                 cell: dict[str, Any] | None = None) -> None:
         self.client, self.session_id, self.text, self.mode = client, session_id, text, mode
+        self.cell = cell  # the notebook cell that sent it ({cellId?, executionCount?}), if any
         self.request_id = "req_" + uuid.uuid4().hex[:12]
         self.runner = runner
         self.view = view
@@ -61,7 +63,8 @@ class TurnRun:
         cursor = self.client.last_seq(self.session_id)
         self._sub = self.client.follow(self.session_id, self._on_item, cursor=cursor, on_end=self._on_end)
         try:
-            self.client.prompt(self.session_id, self.text, mode=self.mode, request_id=self.request_id)
+            extra = {"cell": self.cell} if self.cell else {}
+            self.client.prompt(self.session_id, self.text, mode=self.mode, request_id=self.request_id, **extra)
         except BaseException:
             self._close()
             raise

@@ -184,6 +184,7 @@ class ToolResult(SurfaceEnvelope):
     finished_time: int | None = None
     """Epoch ms the call finished, set only when earlier than this result's ``time`` (a parallel
     call whose result waited for the results before it to be committed in model order)."""
+    meta: dict[str, JsonValue] | None = None  # UI facts of the call, never model-visible (python: namespace diff)
 
 
 class RequestHeader(Envelope):

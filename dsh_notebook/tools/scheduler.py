@@ -146,6 +146,7 @@ class ToolBatch:
                     step=self.step,
                     message=outcome.message,
                     error=outcome.error,
+                    meta=outcome.meta,
                     source_event_seqs=(seq,),
                     finished_time=done_at if done_at is not None and done_at < now_ms() else None,
                 )

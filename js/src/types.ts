@@ -7,7 +7,9 @@ export interface ReasoningBlock { type: "reasoning"; text: string }
 export interface ToolCallBlock { type: "tool-call"; id: string; name: string; arguments: string }
 export type Block = TextBlock | ReasoningBlock | ToolCallBlock;
 
-export interface MessageSource { kind: "user" | "plugin"; requestId?: string; rpcId?: string; plugin?: string; form?: string }
+/** The notebook cell that sent a prompt (the front end's cellId, the kernel's execution count). */
+export interface CellRef { cellId?: string; executionCount?: number }
+export interface MessageSource { kind: "user" | "plugin"; requestId?: string; rpcId?: string; plugin?: string; form?: string; cell?: CellRef }
 export interface UserMessage { role: "user"; content: TextBlock[]; source?: MessageSource }
 export interface SystemMessage { role: "system"; content: TextBlock[] }
 export interface AssistantMessage { role: "assistant"; content: Block[]; provider?: string; model?: string }

@@ -1,5 +1,6 @@
 // One-line summaries and filters of events for the inspector's timeline.
 import type { SessionEvent } from "../types";
+import { fromCell } from "./cell";
 import { messageText } from "./history";
 
 function clip(s: string, n = 100): string {
@@ -10,8 +11,11 @@ function clip(s: string, n = 100): string {
 export function summarize(ev: SessionEvent): string {
   const m = ev.message;
   switch (ev.type) {
-    case "user/message":
-      return m && m.role === "user" ? `${m.source?.kind === "plugin" ? `[context ${m.source.plugin ?? ""}] ` : ""}${clip(messageText(m))}` : "";
+    case "user/message": {
+      if (!m || m.role !== "user") return "";
+      const cell = fromCell(m);
+      return `${m.source?.kind === "plugin" ? `[context ${m.source.plugin ?? ""}] ` : ""}${cell ? `${cell} · ` : ""}${clip(messageText(m))}`;
+    }
     case "system/message":
       return m ? clip(messageText(m)) : "";
     case "assistant/message": {
