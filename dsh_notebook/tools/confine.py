@@ -12,16 +12,14 @@ as ``/proc/1/environ`` inside), never the host's.
 Without bwrap the command gets the allow-listed environment, its own process group, and a
 marker variable (:data:`MARKER_VAR`) that every descendant inherits: when the call ends,
 :func:`kill_marked` kills every process that still carries the call's marker — ``setsid``,
-``nohup`` and double-forked ones included. The product says once that no sandbox is active
-(:func:`warn_once`).
+``nohup`` and double-forked ones included — and the :data:`WATCHDOG` child does the same when
+the host process dies. The product says once that no sandbox is active (:func:`warn_once`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -31,8 +29,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..redaction import is_secret_name, url_password
+from .watchdog import MARKER_VAR, WATCHDOG, kill_marked, marked_pids
 
-MARKER_VAR = "DSH_TOOL_CALL"
+__all__ = [
+    "MARKER_VAR", "WATCHDOG", "Bubblewrap", "allowed_env", "bubblewrap", "bwrap_argv", "configure",
+    "hidden_paths", "kill_marked", "marked_pids", "network_enabled", "no_sandbox_reason", "warn_once",
+]
 ENV_ALLOW = frozenset({
     "PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "COLORTERM",
     "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONIOENCODING", "NODE_OPTIONS", "NO_COLOR",
@@ -184,40 +186,3 @@ def bwrap_argv(bw: Bubblewrap, workspace: Path, env: Mapping[str, str], argv: li
     for name, value in env.items():
         cmd += ["--setenv", name, value]
     return [*cmd, "--", *argv]
-
-
-def marked_pids(marker: str) -> list[int]:
-    """PIDs of live processes whose environment carries ``MARKER_VAR=marker``."""
-    needle = f"{MARKER_VAR}={marker}".encode()
-    me = os.getpid()
-    found: list[int] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        if needle + b"\0" in data or data.endswith(needle):
-            found.append(int(entry))
-    return found
-
-
-def kill_marked(marker: str, rounds: int = 20) -> int:
-    """SIGKILL every process carrying ``marker`` until none is left (forks race the scan).
-    Returns how many were killed."""
-    killed = 0
-    for _ in range(rounds):
-        pids = marked_pids(marker)
-        if not pids:
-            break
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-    return killed

@@ -36,6 +36,7 @@ from ...errors import ToolError
 from ..base import Tool, ToolContext, ToolOutput
 from ..confine import (
     MARKER_VAR,
+    WATCHDOG,
     allowed_env,
     bubblewrap,
     bwrap_argv,
@@ -148,13 +149,17 @@ async def run_bash(args: BashArgs, ctx: ToolContext) -> ToolOutput:
     ws = Workspace(ctx.cwd)
     timeout_ms = args.timeout_ms or DEFAULT_TIMEOUT_MS
     marker = secrets.token_hex(8)
-    argv, env, _ = command_argv(args.command, ws.root, ctx.env, marker)
+    argv, env, sandboxed = command_argv(args.command, ws.root, ctx.env, marker)
     _live_markers.add(marker)
+    if not sandboxed:  # bwrap's --die-with-parent covers the host's death; here the watchdog does
+        WATCHDOG.register(marker)
     try:
         return await _run(ctx, ws.root, argv, env, timeout_ms, marker)
     finally:
         kill_marked(marker)  # detached children (setsid, nohup, double fork) end with the call
         _live_markers.discard(marker)
+        if not sandboxed:
+            WATCHDOG.unregister(marker)
 
 
 async def _run(ctx: ToolContext, root: Path, argv: list[str], env: dict[str, str],
