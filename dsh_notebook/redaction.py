@@ -86,6 +86,8 @@ def env_secrets(environ: Mapping[str, str]) -> set[str]:
 class _Snapshot:
     values: frozenset[str]
     pattern: re.Pattern[str] | None
+    prefixes: frozenset[str] = frozenset()  # every proper prefix of a value (for streams)
+    longest: int = 0
 
 
 class Redactor:
@@ -109,7 +111,8 @@ class Redactor:
             merged = self._snap.values | fresh
             ordered = sorted(merged, key=len, reverse=True)  # longest first: no partial leftovers
             pattern = re.compile("|".join(re.escape(v) for v in ordered))
-            self._snap = _Snapshot(frozenset(merged), pattern)
+            prefixes = frozenset(v[:i] for v in merged for i in range(1, len(v)))
+            self._snap = _Snapshot(frozenset(merged), pattern, prefixes, len(ordered[0]))
 
     def refresh_from_env(self, environ: Mapping[str, str] | None = None) -> None:
         """Learn the secrets of ``environ`` (default ``os.environ``); cheap when nothing changed."""
@@ -156,9 +159,10 @@ def redact_known(text: str) -> str:
 class StreamRedactor:
     """Masks known secrets in text that arrives in pieces (model deltas).
 
-    A secret split across two deltas is caught by holding back the last ``longest - 1``
-    characters of the text seen so far (never more): :meth:`feed` returns what is safe to show
-    now, :meth:`flush` the rest at the end of the block. With no secret known nothing is held.
+    A secret split across two deltas is caught by holding back the end of the text seen so far
+    when — and only as far as — it is the beginning of a known secret: :meth:`feed` returns what
+    is safe to show now, :meth:`flush` the rest at the end of the block. Ordinary text is never
+    delayed.
     """
 
     def __init__(self, redactor: Redactor = REDACTOR) -> None:
@@ -169,14 +173,14 @@ class StreamRedactor:
         snap = self.redactor._snap
         if snap.pattern is None:
             return self.flush() + self.redactor.redact(text) if self.pending else self.redactor.redact(text)
-        buf = self.pending + text
-        hold = max(len(v) for v in snap.values) - 1
-        cut = max(0, len(buf) - hold)
-        for match in snap.pattern.finditer(buf):
-            if match.start() < cut < match.end():
-                cut = match.end()
+        buf = self.redactor.redact(self.pending + text)  # complete secrets are masked here
+        cut = len(buf)
+        for k in range(min(snap.longest - 1, len(buf)), 0, -1):
+            if buf[-k:] in snap.prefixes:  # the tail may be the start of a secret: wait
+                cut = len(buf) - k
+                break
         self.pending = buf[cut:]
-        return self.redactor.redact(buf[:cut])
+        return buf[:cut]
 
     def flush(self) -> str:
         out, self.pending = self.pending, ""

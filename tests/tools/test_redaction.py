@@ -93,3 +93,12 @@ def test_registering_while_other_threads_redact_is_safe() -> None:
         t.join()
     assert errors == []
     assert len(r.values) == 300 and r.redact("value-0000000299") == "***"
+
+
+def test_ordinary_text_is_not_delayed_while_secrets_are_known() -> None:
+    r = Redactor()
+    r.add(["split-secret-value-42"])
+    s = StreamRedactor(r)
+    assert s.feed("held ") == "held "
+    assert s.feed("and spl") == "and "  # "spl" may begin the secret: it waits
+    assert s.feed("endid") == "splendid" and s.flush() == ""
