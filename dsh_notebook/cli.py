@@ -2,7 +2,7 @@
 
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
 repaired model messages of its next request; ``sessions`` lists saved sessions; ``serve --stdio``
-speaks the wire envelopes on stdin/stdout.
+speaks the wire envelopes on stdin/stdout; ``doctor`` prints which protections are active here.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--session", help="continue this session id")
     run.add_argument("--approve", choices=["auto", "deny"], default="auto")
     run.add_argument("--quiet", action="store_true", help="print only the final answer")
+    run.add_argument("--no-network", action="store_true",
+                     help="no network for sandboxed tool commands (same as DSH_SANDBOX_NETWORK=0)")
 
     show = sub.add_parser("show", help="print a session's events or its next request's messages")
     show.add_argument("target", help="session id or path to a .jsonl log")
@@ -33,15 +35,25 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="events as JSON lines")
 
     sub.add_parser("sessions", help="list saved sessions")
+    sub.add_parser("doctor", help="print which protections (sandbox, redaction, locks …) are active here")
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
+    serve.add_argument("--no-network", action="store_true", help="no network for sandboxed tool commands")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "no_network", False):
+        from .tools.confine import configure
+
+        configure(network=False)
     try:
+        if args.command == "doctor":
+            from .doctor import doctor_main
+
+            return doctor_main(args)
         if args.command == "show":
             from .session.inspect import show_main
 

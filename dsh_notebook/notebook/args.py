@@ -63,7 +63,7 @@ class MagicArgs:
     no_interpolate: bool = False
     inspect: bool = False
     help: bool = False
-    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | help
+    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | doctor | help
     target: str | None = None
     text: str = ""
     given: set[str] = field(default_factory=set)
@@ -159,7 +159,7 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
 def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     """A whole line like ``stop``, ``sessions``, ``config``, ``resume ID``, ``show [--inspect] [ID]``."""
     words = rest.split()
-    if not words or words[0] not in ("stop", "sessions", "config", "help", "resume", "show"):
+    if not words or words[0] not in ("stop", "sessions", "config", "doctor", "help", "resume", "show"):
         return
     head, tail = words[0], words[1:]
     flags = [w for w in tail if w.startswith("--") and w.partition("=")[0] in _BY_NAME]

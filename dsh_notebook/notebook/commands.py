@@ -1,4 +1,5 @@
-"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``.
+"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``,
+``doctor`` (which protections are active on this machine).
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -92,6 +93,11 @@ class CommandsMixin:
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
         return ConfigView(items)
+
+    def cmd_doctor(self, args: MagicArgs) -> ConfigView:
+        from ..doctor import protections
+
+        return ConfigView(dict(protections()))
 
     def _info_or_none(self, session_id: str | None) -> Any | None:
         if session_id is None:

@@ -24,7 +24,7 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
-from traitlets import Enum, Unicode
+from traitlets import Bool, Enum, Unicode, observe
 
 from ..config import Settings, parse_model_id, settings_from_env
 from ..errors import DshError, RunCancelled, UserError
@@ -66,6 +66,14 @@ class DshMagics(CommandsMixin, Magics):
     home = Unicode(None, allow_none=True, help="DSH_HOME for this kernel's host (before the first prompt)").tag(config=True)
     output = Enum(("auto", "display", "stream"), "auto",
                   help="display: a Markdown output updated in place; stream: text on stdout").tag(config=True)
+    sandbox_network = Bool(None, allow_none=True,
+                           help="network for sandboxed tool commands (None: DSH_SANDBOX_NETWORK, default on)").tag(config=True)
+
+    @observe("sandbox_network")
+    def _sandbox_network_changed(self, change: Any) -> None:
+        from ..tools.confine import configure
+
+        configure(network=change["new"])
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)

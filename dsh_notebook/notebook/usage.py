@@ -14,6 +14,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
     ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
+    ("doctor", "which protections are active here: sandbox, network, redaction, grep engine, locks"),
 )
 
 EXAMPLES = """\
