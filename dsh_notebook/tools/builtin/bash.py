@@ -149,17 +149,24 @@ async def run_bash(args: BashArgs, ctx: ToolContext) -> ToolOutput:
     ws = Workspace(ctx.cwd)
     timeout_ms = args.timeout_ms or DEFAULT_TIMEOUT_MS
     marker = secrets.token_hex(8)
-    argv, env, sandboxed = command_argv(args.command, ws.root, ctx.env, marker)
     _live_markers.add(marker)
-    if not sandboxed:  # bwrap's --die-with-parent covers the host's death; here the watchdog does
-        WATCHDOG.register(marker)
+    sandboxed = True
     try:
+        # probing bwrap (once) and starting the watchdog (once) block briefly: not on the loop
+        argv, env, sandboxed = await asyncio.to_thread(_prepare, args.command, ws.root, ctx.env, marker)
         return await _run(ctx, ws.root, argv, env, timeout_ms, marker)
     finally:
         kill_marked(marker)  # detached children (setsid, nohup, double fork) end with the call
         _live_markers.discard(marker)
         if not sandboxed:
             WATCHDOG.unregister(marker)
+
+
+def _prepare(command: str, root: Path, base_env: dict[str, str] | None, marker: str) -> tuple[list[str], dict[str, str], bool]:
+    argv, env, sandboxed = command_argv(command, root, base_env, marker)
+    if not sandboxed:  # bwrap's --die-with-parent covers the host's death; here the watchdog does
+        WATCHDOG.register(marker)
+    return argv, env, sandboxed
 
 
 async def _run(ctx: ToolContext, root: Path, argv: list[str], env: dict[str, str],
