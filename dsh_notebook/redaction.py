@@ -117,7 +117,14 @@ class Redactor:
     def refresh_from_env(self, environ: Mapping[str, str] | None = None) -> None:
         """Learn the secrets of ``environ`` (default ``os.environ``); cheap when nothing changed."""
         env = os.environ if environ is None else environ
-        items = frozenset((k, v) for k, v in env.items() if is_secret_name(k) or "://" in v)
+        for _ in range(3):  # another thread may set a variable while this one reads them
+            try:
+                items = frozenset((k, v) for k, v in list(env.items()) if is_secret_name(k) or "://" in v)
+                break
+            except RuntimeError:
+                continue
+        else:
+            return
         if items == self._env_seen:
             return
         self.add(env_secrets(dict(items)))

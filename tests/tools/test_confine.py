@@ -143,3 +143,11 @@ def test_no_sandbox_is_said_once(capsys: pytest.CaptureFixture[str], monkeypatch
     assert confine.warn_once("test reason") is False
     err = capsys.readouterr().err
     assert err.count("no sandbox") == 1 and "test reason" in err and "doctor" in err
+
+
+@needs_bwrap
+async def test_a_child_that_clears_its_environment_is_still_ended(make_runtime: MakeRuntime, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DSH_SANDBOX", "1")
+    text = await bash(make_runtime(), "env -i setsid sleep 314.5 >/dev/null 2>&1 < /dev/null &\nsleep 0.1; pgrep -f 'sleep 314.5' >/dev/null && echo launched")
+    assert "launched" in text
+    assert await none_left("314.5")  # the PID namespace ends it: no marker needed

@@ -188,3 +188,39 @@ def test_write_and_edit_on_a_fifo_under_auto_answer_too(host: Host, client: DshC
     assert client.run("write the pipe", sid, timeout=60).completed
     codes = [e.error.code for e in events_of(host, sid) if isinstance(e, ToolResult) and e.error]
     assert codes == ["SPECIAL_FILE", "SPECIAL_FILE"]
+
+
+async def test_a_cancelled_file_operation_stops_its_thread() -> None:
+    from dsh_notebook.errors import ToolError
+    from dsh_notebook.tools.builtin.safe_io import Cancel, run_io
+
+    started, stopped = asyncio.Event(), []
+    loop = asyncio.get_running_loop()
+
+    def slow(cancel: Cancel) -> None:
+        loop.call_soon_threadsafe(started.set)
+        try:
+            while True:
+                cancel.check()
+        except ToolError as exc:
+            stopped.append(exc.code)
+            loop.call_soon_threadsafe(done.set)
+            raise
+
+    done = asyncio.Event()
+    task = asyncio.ensure_future(run_io(slow))
+    await started.wait()
+    task.cancel()  # what a tool timeout or a SIGINT-driven cancel does
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await done.wait()
+    assert stopped == ["TIMED_OUT"]
+
+
+async def test_grep_has_its_own_deadline(make_runtime: MakeRuntime, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dsh_notebook.tools.builtin import search
+
+    (ws / "a.txt").write_text("needle\n")
+    monkeypatch.setattr(search, "GREP_TIMEOUT_S", -1.0)
+    out = await make_runtime().run(call("grep", {"pattern": "needle"}))
+    assert out.code == "TIMED_OUT" and "grep stopped" in out.text
