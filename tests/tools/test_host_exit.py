@@ -55,3 +55,27 @@ def test_stopping_run_mid_call_leaves_no_process(tmp_path: Path, mode: str, sig:
                 proc.kill()
                 proc.wait()
     assert _wait(lambda: not procs_with(token), 500), f"left behind after {sig.name} ({mode}): {procs_with(token)}"
+
+
+@pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=pytest.mark.skipif(bubblewrap() is None, reason="no bwrap")),
+                                  "fallback"])
+def test_eof_on_serve_stdio_mid_call_leaves_no_process(tmp_path: Path, mode: str) -> None:
+    from dsh_notebook.client.dsh_client import DshClient
+    from dsh_notebook.client.transport import StdioTransport
+
+    token = f"321.{len(mode)}"
+    # at EOF the host lets running turns end (their frames are still written), then exits
+    command = f"setsid sleep {token} >/dev/null 2>&1 < /dev/null & sleep 1.{len(mode)}"
+    with FakeOpenAIServer() as server:
+        server.enqueue(tool_call_reply([("call_1", "bash", json.dumps({"command": command}))]), text_reply("done"))
+        transport = StdioTransport(env={"DSH_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO),
+                                        "DSH_API_KEY": server.api_key or "", "DSH_SANDBOX": "1" if mode == "bwrap" else "0"})
+        client = DshClient(transport=transport)
+        try:
+            sid = client.create_session(model="fake-model", base_url=server.base_url, cwd=str(tmp_path), approve="auto").session_id
+            client.prompt("start things", sid)
+            assert _wait(lambda: len(procs_with(token)) >= 1), "the command never started its child"
+        finally:
+            code = transport.close(timeout=60)  # EOF on the server's stdin: the host shuts down
+    assert code == 0
+    assert _wait(lambda: not procs_with(token), 500), f"left behind after EOF ({mode}): {procs_with(token)}"
