@@ -90,7 +90,7 @@ def protections() -> list[tuple[str, str]]:
             ("PID namespace", "off: commands can see the host's processes"),
             ("file system", "unconfined for bash (file tools stay in the workspace)"),
             ("network", "unrestricted (no sandbox to turn it off)"),
-            ("process cleanup", "process group + marker scan when a call ends + a watchdog when the host exits"),
+            ("process cleanup", "subreaper + process group + marker scan when a call ends; a watchdog when the host exits"),
         ]
     rows += [
         ("environment", f"allow-list ({len(confine.ENV_ALLOW)} names, LC_*, ${confine.EXTRA_ENV_VAR}); "

@@ -9,7 +9,8 @@ hidden behind empty tmpfs mounts, only the **workspace writable**, and the netwo
 same minimal environment as the command (bwrap's PID 1 keeps the environment bwrap got, readable
 as ``/proc/1/environ`` inside), never the host's.
 
-Without bwrap the command gets the allow-listed environment, its own process group, and a
+Without bwrap the command gets the allow-listed environment, its own process group, runs under
+:mod:`.reaper` (a child subreaper that ends everything the command leaves), and a
 marker variable (:data:`MARKER_VAR`) that every descendant inherits: when the call ends,
 :func:`kill_marked` kills every process that still carries the call's marker — ``setsid``,
 ``nohup`` and double-forked ones included — and the :data:`WATCHDOG` child does the same when
@@ -123,9 +124,10 @@ def warn_once(reason: str) -> bool:
         return False
     _warned.set()
     print(
-        f"dsh: WARNING: no sandbox for tool commands ({reason}); bash runs with a scrubbed "
-        "environment in its own process group only. Install bubblewrap (apt-get install "
-        "bubblewrap) for a real sandbox; `python -m dsh_notebook doctor` shows what is active.",
+        f"dsh: WARNING: no sandbox for tool commands ({reason}); bash runs unconfined (file system, "
+        "processes and network of this user) with an allow-listed environment, its processes "
+        "ended with the call. Install bubblewrap (apt-get install bubblewrap) for a real sandbox; "
+        "`python -m dsh_notebook doctor` shows what is active.",
         file=sys.stderr,
         flush=True,
     )

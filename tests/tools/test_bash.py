@@ -104,8 +104,7 @@ async def test_background_child_holding_the_pipe_does_not_hang(
     monkeypatch.setattr(bash_mod, "EOF_GRACE_S", 0.2)
     monkeypatch.setenv("DSH_SANDBOX", "0")  # unconfined: the shell exits, its child holds the pipe
     out = await make_runtime().run(call("bash", {"command": "sleep 300.103 & echo main done"}))
-    assert "main done" in out.text and "[exit code: 0]" in out.text
-    assert "background processes" in out.text
+    assert out.text.startswith("main done\n") and "[exit code: 0]" in out.text  # the call did not wait 300 s
     assert await none_left("300.103")
 
 

@@ -145,9 +145,13 @@ def test_no_sandbox_is_said_once(capsys: pytest.CaptureFixture[str], monkeypatch
     assert err.count("no sandbox") == 1 and "test reason" in err and "doctor" in err
 
 
-@needs_bwrap
-async def test_a_child_that_clears_its_environment_is_still_ended(make_runtime: MakeRuntime, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DSH_SANDBOX", "1")
-    text = await bash(make_runtime(), "env -i setsid sleep 314.5 >/dev/null 2>&1 < /dev/null &\nsleep 0.1; pgrep -f 'sleep 314.5' >/dev/null && echo launched")
-    assert "launched" in text
-    assert await none_left("314.5")  # the PID namespace ends it: no marker needed
+@pytest.mark.parametrize("timeout", [None, 400])
+async def test_a_child_that_clears_its_environment_is_still_ended(make_runtime: MakeRuntime, mode: str, timeout: int | None) -> None:
+    """No marker to find it by: the PID namespace (bwrap) or the subreaper (fallback) ends it."""
+    n = f"{len(mode)}{timeout or 0}"
+    command = f"( env -i setsid sleep 314.{n} >/dev/null 2>&1 < /dev/null & ) ; sleep 0.1; pgrep -f 'sleep 314.{n}' >/dev/null && echo launched"
+    if timeout:
+        command += "; sleep 30"
+    out = await make_runtime().run(call("bash", {"command": command, **({"timeout_ms": timeout} if timeout else {})}))
+    assert "launched" in out.text and (out.code == "TIMED_OUT") is bool(timeout)
+    assert await none_left(f"314.{n}")

@@ -27,6 +27,7 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -67,6 +68,8 @@ class BashArgs(BaseModel):
 
 
 _live_markers: set[str] = set()
+REAPER = str(Path(__file__).resolve().parents[1] / "reaper.py")
+STOP_GRACE_S = 2.0  # how long the reaper may take to end the command's processes
 
 
 def kill_group(pid: int) -> None:
@@ -92,6 +95,9 @@ def command_argv(command: str, ws: Path, base_env: dict[str, str] | None, marker
         warn_once(no_sandbox_reason())
         env = allowed_env(base_env)
         env[MARKER_VAR] = marker
+        if sys.platform.startswith("linux"):  # a subreaper that ends whatever the command leaves
+            env["DSH_REAPER_PARENT"] = str(os.getpid())
+            argv = [sys.executable, "-S", "-I", REAPER, *argv]
         return argv, env, False
     env = allowed_env(base_env, home="/tmp")
     env[MARKER_VAR] = marker
@@ -154,7 +160,7 @@ async def run_bash(args: BashArgs, ctx: ToolContext) -> ToolOutput:
     try:
         # probing bwrap (once) and starting the watchdog (once) block briefly: not on the loop
         argv, env, sandboxed = await asyncio.to_thread(_prepare, args.command, ws.root, ctx.env, marker)
-        return await _run(ctx, ws.root, argv, env, timeout_ms, marker)
+        return await _run(ctx, ws.root, argv, env, timeout_ms, marker, reaped=not sandboxed)
     finally:
         kill_marked(marker)  # detached children (setsid, nohup, double fork) end with the call
         _live_markers.discard(marker)
@@ -169,8 +175,19 @@ def _prepare(command: str, root: Path, base_env: dict[str, str] | None, marker: 
     return argv, env, sandboxed
 
 
+async def _stop(proc: asyncio.subprocess.Process, exited: asyncio.Future[None], reaped: bool) -> None:
+    """End the command and everything it started: the reaper gets SIGTERM (it kills its whole
+    tree, orphans included, then exits); the process group's SIGKILL is the backstop."""
+    if reaped and not exited.done():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(proc.pid, signal.SIGTERM)
+        await asyncio.wait({exited}, timeout=STOP_GRACE_S)
+    kill_group(proc.pid)
+    await asyncio.shield(exited)
+
+
 async def _run(ctx: ToolContext, root: Path, argv: list[str], env: dict[str, str],
-               timeout_ms: int, marker: str) -> ToolOutput:
+               timeout_ms: int, marker: str, *, reaped: bool = False) -> ToolOutput:
     spawn = asyncio.ensure_future(_spawn(argv, root, env))
     try:
         proc, protocol = await asyncio.shield(spawn)
@@ -192,8 +209,7 @@ async def _run(ctx: ToolContext, root: Path, argv: list[str], env: dict[str, str
         done, _ = await asyncio.wait({exited}, timeout=timeout_ms / 1000)
         if not done:
             timed_out = True
-            kill_group(proc.pid)
-            await asyncio.shield(exited)
+            await asyncio.shield(_stop(proc, exited, reaped))
         done, _ = await asyncio.wait({pump}, timeout=EOF_GRACE_S)
         if not done:  # background children still hold the output pipe: stop them
             stragglers = True
@@ -201,9 +217,8 @@ async def _run(ctx: ToolContext, root: Path, argv: list[str], env: dict[str, str
             kill_marked(marker)
             await asyncio.wait({pump}, timeout=EOF_GRACE_S)
     except asyncio.CancelledError:
-        kill_group(proc.pid)
         with contextlib.suppress(Exception):
-            await asyncio.shield(exited)
+            await asyncio.shield(_stop(proc, exited, reaped))
         raise
     finally:
         if not pump.done():
