@@ -34,6 +34,7 @@ from .watchdog import MARKER_VAR, WATCHDOG, kill_marked, marked_pids
 
 __all__ = [
     "MARKER_VAR", "WATCHDOG", "Bubblewrap", "allowed_env", "bubblewrap", "bwrap_argv", "configure",
+    "confined_command",
     "hidden_paths", "kill_marked", "marked_pids", "network_enabled", "no_sandbox_reason", "warn_once",
 ]
 ENV_ALLOW = frozenset({
@@ -44,6 +45,7 @@ ENV_FORCED = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 EXTRA_ENV_VAR = "DSH_SANDBOX_ENV"  # comma-separated extra variable names to pass through
 NETWORK_VAR = "DSH_SANDBOX_NETWORK"
 DISABLE_VAR = "DSH_SANDBOX"  # "0"/"off": never use bwrap (the fallback, said once)
+REAPER = str(Path(__file__).resolve().with_name("reaper.py"))
 _network_override: bool | None = None
 _warned = threading.Event()
 
@@ -188,3 +190,27 @@ def bwrap_argv(bw: Bubblewrap, workspace: Path, env: Mapping[str, str], argv: li
     for name, value in env.items():
         cmd += ["--setenv", name, value]
     return [*cmd, "--", *argv]
+
+
+def confined_command(argv: list[str], workspace: Path, base_env: Mapping[str, str] | None,
+                     marker: str) -> tuple[list[str], dict[str, str], bool]:
+    """``(argv, environment, sandboxed?)`` to start ``argv`` for a tool call in ``workspace``.
+
+    Sandboxed: the bwrap command line, and bwrap itself gets the same minimal environment (its
+    PID 1 keeps what bwrap was given). Unconfined (said once): ``argv`` under :mod:`.reaper`,
+    registered with the :data:`WATCHDOG`. Either way the environment carries ``marker``.
+    Blocking (probes bwrap once, may start the watchdog): call it off the event loop.
+    """
+    bw = bubblewrap()
+    if bw is None:
+        warn_once(no_sandbox_reason())
+        env = allowed_env(base_env)
+        env[MARKER_VAR] = marker
+        if sys.platform.startswith("linux"):  # a subreaper that ends whatever the command leaves
+            env["DSH_REAPER_PARENT"] = str(os.getpid())
+            argv = [sys.executable, "-S", "-I", REAPER, *argv]
+        WATCHDOG.register(marker)  # the host's own death: the watchdog ends what is left
+        return argv, env, False
+    env = allowed_env(base_env, home="/tmp")
+    env[MARKER_VAR] = marker
+    return bwrap_argv(bw, workspace, env, argv, network=network_enabled()), dict(env), True

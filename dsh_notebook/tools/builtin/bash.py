@@ -27,7 +27,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -35,17 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ToolError
 from ..base import Tool, ToolContext, ToolOutput
-from ..confine import (
-    MARKER_VAR,
-    WATCHDOG,
-    allowed_env,
-    bubblewrap,
-    bwrap_argv,
-    kill_marked,
-    network_enabled,
-    no_sandbox_reason,
-    warn_once,
-)
+from ..confine import WATCHDOG, confined_command, kill_marked
 from ..sandbox import HeadTail, Workspace
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -68,7 +57,6 @@ class BashArgs(BaseModel):
 
 
 _live_markers: set[str] = set()
-REAPER = str(Path(__file__).resolve().parents[1] / "reaper.py")
 STOP_GRACE_S = 2.0  # how long the reaper may take to end the command's processes
 
 
@@ -85,24 +73,6 @@ def _kill_live_calls() -> None:
 
 
 atexit.register(_kill_live_calls)
-
-
-def command_argv(command: str, ws: Path, base_env: dict[str, str] | None, marker: str) -> tuple[list[str], dict[str, str], bool]:
-    """(argv, environment of the spawned process, sandboxed?) for one command."""
-    argv = ["/bin/bash", "-c", command]
-    bw = bubblewrap()
-    if bw is None:
-        warn_once(no_sandbox_reason())
-        env = allowed_env(base_env)
-        env[MARKER_VAR] = marker
-        if sys.platform.startswith("linux"):  # a subreaper that ends whatever the command leaves
-            env["DSH_REAPER_PARENT"] = str(os.getpid())
-            argv = [sys.executable, "-S", "-I", REAPER, *argv]
-        return argv, env, False
-    env = allowed_env(base_env, home="/tmp")
-    env[MARKER_VAR] = marker
-    # bwrap itself gets the same minimal environment: its PID 1 keeps what bwrap was given
-    return bwrap_argv(bw, ws, env, argv, network=network_enabled()), dict(env), True
 
 
 async def _pump(stream: asyncio.StreamReader, sink: HeadTail, ctx: ToolContext) -> None:
@@ -159,20 +129,14 @@ async def run_bash(args: BashArgs, ctx: ToolContext) -> ToolOutput:
     sandboxed = True
     try:
         # probing bwrap (once) and starting the watchdog (once) block briefly: not on the loop
-        argv, env, sandboxed = await asyncio.to_thread(_prepare, args.command, ws.root, ctx.env, marker)
+        argv, env, sandboxed = await asyncio.to_thread(
+            confined_command, ["/bin/bash", "-c", args.command], ws.root, ctx.env, marker)
         return await _run(ctx, ws.root, argv, env, timeout_ms, marker, reaped=not sandboxed)
     finally:
         kill_marked(marker)  # detached children (setsid, nohup, double fork) end with the call
         _live_markers.discard(marker)
         if not sandboxed:
             WATCHDOG.unregister(marker)
-
-
-def _prepare(command: str, root: Path, base_env: dict[str, str] | None, marker: str) -> tuple[list[str], dict[str, str], bool]:
-    argv, env, sandboxed = command_argv(command, root, base_env, marker)
-    if not sandboxed:  # bwrap's --die-with-parent covers the host's death; here the watchdog does
-        WATCHDOG.register(marker)
-    return argv, env, sandboxed
 
 
 async def _stop(proc: asyncio.subprocess.Process, exited: asyncio.Future[None], reaped: bool) -> None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...errors import ToolError
 from ..base import Tool, ToolContext, ToolOutput
 from ..sandbox import Workspace
-from .safe_io import Cancel, LineReader, open_regular, run_io
+from .safe_io import Cancel, LineReader, open_regular, run_io, write_all
 from .search import glob_tool, grep_tool
 
 MAX_LINES = 2000
@@ -131,14 +131,6 @@ async def read_file(args: ReadArgs, ctx: ToolContext) -> ToolOutput:
     )
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    os.ftruncate(fd, 0)
-    view = memoryview(data)
-    offset = 0
-    while offset < len(data):
-        offset += os.pwrite(fd, view[offset:], offset)
-
-
 def _write_sync(ws: Workspace, file_path: str, data: bytes) -> tuple[Path, bool]:
     path = ws.resolve(file_path)
     if path.is_dir():
@@ -154,7 +146,7 @@ def _write_sync(ws: Workspace, file_path: str, data: bytes) -> tuple[Path, bool]
         fd = open_regular(path, os.O_WRONLY, file_path)  # it exists: never follow, never block
         existed = True
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     finally:
         os.close(fd)
     return path, existed
@@ -197,7 +189,7 @@ def _edit_sync(ws: Workspace, args: EditArgs) -> str:
                 code="NOT_UNIQUE",
             )
         new_text = text.replace(args.old_string, args.new_string, -1 if args.replace_all else 1)
-        _write_all(fd, new_text.encode("utf-8"))
+        write_all(fd, new_text.encode("utf-8"))
     finally:
         os.close(fd)
     replaced = count if args.replace_all else 1

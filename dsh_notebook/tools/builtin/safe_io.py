@@ -108,6 +108,15 @@ def open_regular(path: Path, flags: int, name: str, mode: int = 0o666) -> int:
     return fd
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Replace the content of the file open at ``fd`` (same inode, same mode)."""
+    os.ftruncate(fd, 0)
+    view = memoryview(data)
+    offset = 0
+    while offset < len(data):
+        offset += os.pwrite(fd, view[offset:], offset)
+
+
 class LineReader:
     """Lines of ``fd`` in bounded memory: at most ``keep`` bytes of each line are kept.
 
