@@ -29,19 +29,28 @@ def _mode(path: Path) -> str:
 
 
 def _session_locking() -> str:
-    spec = importlib.util.find_spec("fcntl")
-    if spec is None:
+    if importlib.util.find_spec("fcntl") is None:
         return "unavailable (no fcntl on this platform)"
-    for module in ("dsh_notebook.session.lock", "dsh_notebook.session.locking"):
-        if importlib.util.find_spec(module) is not None:
-            return "on: an OS lock (fcntl) per session log; a second writer gets SESSION_BUSY"
-    try:
-        source = Path(importlib.util.find_spec("dsh_notebook.session.persistence").origin or "").read_text()  # type: ignore[union-attr]
-    except (OSError, AttributeError):
-        source = ""
-    if "SESSION_BUSY" in source or "flock" in source:
-        return "on: an OS lock (fcntl) per session log; a second writer gets SESSION_BUSY"
+    session_dir = Path(__file__).resolve().parent / "session"
+    for source in sorted(session_dir.glob("*.py")):
+        try:
+            text = source.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if "SESSION_BUSY" in text:
+            return "on: an OS lock per session log; a second writer gets SESSION_BUSY"
     return "not detected in this build (one writer per session is not enforced)"
+
+
+def _log_modes(sessions: Path) -> str:
+    try:
+        logs = sorted(sessions.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)[-20:]
+    except OSError:
+        logs = []
+    if not logs:
+        return "no logs yet"
+    modes = sorted({_mode(p) for p in logs})
+    return f"logs {'/'.join(modes)}"
 
 
 def _grep_engine() -> str:
@@ -100,7 +109,7 @@ def protections() -> list[tuple[str, str]]:
         ("grep engine", _grep_engine()),
         ("file tools", "FIFOs, devices, sockets and hard-linked files refused; I/O off the host loop, bounded reads"),
         ("session locking", _session_locking()),
-        ("file modes", f"$DSH_HOME {home} {_mode(home)}; sessions/ {_mode(sessions)}; logs 0600"),
+        ("file modes", f"$DSH_HOME {home} {_mode(home)}; sessions/ {_mode(sessions)}; {_log_modes(sessions)}"),
     ]
     return rows
 
