@@ -8,9 +8,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.dsh-installed
 
-.PHONY: setup widget kernel demo demo-headless test test-fast lint bench chromium clean
+.PHONY: setup widget kernel demo demo-headless test test-fast lint bench chromium bubblewrap clean
 
-setup: $(STAMP) widget
+setup: $(STAMP) widget bubblewrap
 
 $(STAMP): pyproject.toml tests/mcptools/package.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || test -x /usr/bin/chromium || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium not installed: browser tests will be skipped"
+
+# The bash tool's sandbox (Linux): without bwrap commands run unconfined, and the product says so.
+bubblewrap:
+	@command -v bwrap >/dev/null 2>&1 || [ "$$(uname -s)" != Linux ] || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; } || \
+	  echo "bubblewrap not installed: bash runs without a sandbox (python -m dsh_notebook doctor)"
 
 lint: setup
 	$(VENV)/bin/ruff check dsh_notebook tests

@@ -5,7 +5,7 @@ repaired model messages of its next request, or (``--stats``) its timings, token
 ``sessions`` lists saved sessions (``--search TEXT`` searches them); ``export-otel`` sends a saved
 session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdin/stdout;
 ``mcp list|add|remove`` shows and edits the MCP servers; ``install-kernel`` installs the agent
-kernel ``dsh``.
+kernel ``dsh``; ``doctor`` prints which protections are active here.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "workspace; without a terminal, denied), auto (default on the demo copy), deny")
     run.add_argument("--quiet", action="store_true", help="print only the final answer")
     run.add_argument("--context-window", type=_window, metavar="N", help="context window in tokens (default: the model's)")
+    run.add_argument("--no-network", action="store_true",
+                     help="no network for sandboxed tool commands (same as DSH_SANDBOX_NETWORK=0)")
 
     show = sub.add_parser("show", help="print a session's events or its next request's messages")
     show.add_argument("target", help="session id or path to a .jsonl log")
@@ -45,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--limit", type=int, default=50, help="with --search: at most this many events")
     sessions.add_argument("--json", action="store_true", help="with --search: one JSON object")
 
+    sub.add_parser("doctor", help="print which protections (sandbox, redaction, locks …) are active here")
+
     otel = sub.add_parser("export-otel", help="send a saved session to the OTLP endpoint as traces")
     otel.add_argument("target", help="session id or path to a .jsonl log")
     otel.add_argument("--endpoint", help="OTLP/HTTP endpoint (default: OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
@@ -55,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
+    serve.add_argument("--no-network", action="store_true", help="no network for sandboxed tool commands")
 
     kernel = sub.add_parser("install-kernel", help='install the Jupyter kernelspec "dsh" (Agent (dsh))')
     where = kernel.add_mutually_exclusive_group()
@@ -76,6 +81,10 @@ def _window(raw: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "no_network", False):
+        from .tools.confine import configure
+
+        configure(network=False)
     try:
         if args.command == "show" and args.stats:
             from .session.stats_view import stats_main
@@ -89,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
             from .observe.otel import export_main
 
             return export_main(args)
+        if args.command == "doctor":
+            from .doctor import doctor_main
+
+            return doctor_main(args)
         if args.command == "show":
             from .session.inspect import show_main
 

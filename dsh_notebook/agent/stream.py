@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..models.base import (
@@ -32,6 +32,7 @@ from ..models.base import (
     on_first_byte,
     reset_first_byte,
 )
+from ..redaction import StreamRedactor, redact_known
 from ..session.events import AssistantAttempt, AssistantMessageEvent, ErrorInfo, StreamRun, Usage
 from ..session.messages import (
     AssistantBlock,
@@ -78,6 +79,7 @@ class StreamAttempt:
         self.first_byte_time: int | None = None
         self._runs: list[dict[str, Any]] = []
         self._run: dict[str, Any] | None = None
+        self._redactors: dict[int, StreamRedactor] = {}  # text/reasoning index → held-back tail
 
     # -- live frames --------------------------------------------------------------------------
     def start(self, *, turn: int, step: int, started_after_seq: int) -> None:
@@ -101,6 +103,23 @@ class StreamAttempt:
             self.first_byte_time = self.clock()
 
     def feed(self, chunk: StreamChunk) -> None:
+        """Take one chunk. Model text is shown, recorded and assembled only after the known
+        secrets are masked (a tail that may be the start of one waits for the next delta)."""
+        if isinstance(chunk, TextDelta | ReasoningDelta):
+            chunk = replace(chunk, text=self._redactors.setdefault(chunk.index, StreamRedactor()).feed(chunk.text))
+        elif isinstance(chunk, BlockEnd | Finish):
+            self.flush_text()
+        self._feed(chunk)
+
+    def flush_text(self) -> None:
+        """Release the held-back tails of every text block (as one more delta each)."""
+        for index, redactor in list(self._redactors.items()):
+            if redactor.pending:
+                kind = self.blocks[index].kind if index in self.blocks else "text"
+                tail = redactor.flush()
+                self._feed(ReasoningDelta(index, tail) if kind == "reasoning" else TextDelta(index, tail))
+
+    def _feed(self, chunk: StreamChunk) -> None:
         t = self.clock()
         if self.live is not None:
             self.live({"type": "assistant-stream", "frame": {
@@ -165,20 +184,31 @@ class StreamAttempt:
 
     def message(self, provider: str, model: str) -> AssistantMessage:
         """The settled assistant message (tool calls dropped on ``max-tokens``)."""
-        blocks = [b for i in sorted(self.blocks) if (b := self.blocks[i].build()) is not None]
+        self.flush_text()
+        blocks = [_clean(b) for i in sorted(self.blocks) if (b := self.blocks[i].build()) is not None]
         if self.finish_reason == "max-tokens":
             blocks = [b for b in blocks if not isinstance(b, ToolCallBlock)]
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
 
     def interrupted_message(self, provider: str, model: str) -> AssistantMessage | None:
         """The visible prefix of a cut attempt (text and reasoning), or ``None`` without visible text."""
+        self.flush_text()
         blocks = [
-            b for i in sorted(self.blocks)
+            _clean(b) for i in sorted(self.blocks)
             if isinstance(b := self.blocks[i].build(), TextBlock | ReasoningBlock) and b.text.strip()
         ]
         if not any(isinstance(b, TextBlock) for b in blocks):
             return None
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
+
+
+def _clean(block: AssistantBlock) -> AssistantBlock:
+    """A settled text block with secrets split across chunks masked too."""
+    if isinstance(block, TextBlock | ReasoningBlock):
+        clean = redact_known(block.text)
+        if clean != block.text:
+            return block.model_copy(update={"text": clean})
+    return block
 
 
 async def run_attempt(
@@ -202,6 +232,7 @@ async def run_attempt(
         async for chunk in prepared.adapter.stream(request):
             stream.feed(chunk)
     except BaseException as exc:
+        stream.flush_text()
         reset_first_byte(token)
         record = stream.stream_record() or None
         partial = stream.interrupted_message(prepared.provider, prepared.model)

@@ -70,7 +70,7 @@ class MagicArgs:
     context_window: str | None = None
     search: str | None = None  # sessions --search TEXT
     help: bool = False
-    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | mcp | help
+    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | mcp | doctor | help
     target: str | None = None
     text: str = ""
     given: set[str] = field(default_factory=set)
@@ -169,7 +169,7 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     if words and words[0] == "mcp" and (len(words) == 1 or words[1] in MCP_ACTIONS):
         args.command, args.text = "mcp", rest[3:].strip()  # `%dsh mcp add NAME -- CMD …`: parsed later
         return
-    if not words or words[0] not in ("stop", "sessions", "config", "help", "resume", "show"):
+    if not words or words[0] not in ("stop", "sessions", "config", "doctor", "help", "resume", "show"):
         return
     head, tail = words[0], words[1:]
     if head == "sessions" and tail and tail[0].partition("=")[0] == "--search":

@@ -1,4 +1,5 @@
-"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``.
+"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``,
+``doctor`` (which protections are active on this machine).
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -138,6 +139,10 @@ class CommandsMixin:
             raise UserError(f"%dsh mcp: {exc}", code="MCP_CONFIG") from None
         host = self.link.host
         return McpView(host.run(host_action(host.mcp, tokens)))
+    def cmd_doctor(self, args: MagicArgs) -> ConfigView:
+        from ..doctor import protections
+
+        return ConfigView(dict(protections()))
 
     def _info_or_none(self, session_id: str | None) -> Any | None:
         if session_id is None:

@@ -82,6 +82,14 @@ class DshMagics(CommandsMixin, Magics):
     @observe("prices_file")
     def _prices_file_changed(self, change: Any) -> None:
         set_prices_file(change["new"])
+    sandbox_network = Bool(None, allow_none=True,
+                           help="network for sandboxed tool commands (None: DSH_SANDBOX_NETWORK, default on)").tag(config=True)
+
+    @observe("sandbox_network")
+    def _sandbox_network_changed(self, change: Any) -> None:
+        from ..tools.confine import configure
+
+        configure(network=change["new"])
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)

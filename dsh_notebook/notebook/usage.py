@@ -19,6 +19,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("mcp start [NAME]", "start the MCP servers now (else the first prompt starts them); restart NAME"),
     ("mcp add NAME -- CMD ARGS", "add a stdio MCP server to mcp.json (--env K=V, --timeout S); or NAME --url URL"),
     ("mcp remove NAME", "remove an MCP server from mcp.json (it stops; its tools go)"),
+    ("doctor", "which protections are active here: sandbox, network, redaction, grep engine, locks"),
 )
 
 EXAMPLES = """\

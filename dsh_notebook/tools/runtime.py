@@ -6,7 +6,9 @@ in order, waterfall); resolve ``ask`` by ``policy_mode`` (``auto`` → allow, ``
 ``ask`` → the :class:`Approver`, logging ``approval/asked`` and ``approval/decided``); then the
 guards, which can only deny. ``dispatch`` — execute wrappers around the body, the tool's
 timeout innermost; then the post-execute hooks. Every failure becomes a :class:`ToolOutcome`
-with a code; nothing here raises except cancellation, which the scheduler answers.
+with a code; nothing here raises except cancellation, which the scheduler answers. Every
+result text, deferred context and progress line is passed through :func:`~..redaction.redact`
+first: a secret value the process knows never reaches the log, a frame or the model.
 
 Live frames (never durable; progress goes *only* here)::
 
@@ -29,6 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ToolError
+from ..redaction import redact, redact_known
 from ..session.messages import ToolCallBlock
 from ..session.session import Session, now_ms
 from .base import ApprovalMode, Approver, ToolContext, ToolOutput
@@ -179,7 +182,7 @@ class ToolRuntime:
             call_id=inv.call_id,
             tool_name=inv.name,
             session_id=inv.session_id,
-            progress=lambda text: self.emit(call, "progress", "start", text),
+            progress=lambda text: self.emit(call, "progress", "start", redact_known(text)),
             main_thread=self.main_thread,
             env=self.env,
         )
@@ -194,10 +197,10 @@ class ToolRuntime:
         except Exception as exc:
             outcome = error_outcome(call.id, f"{type(exc).__name__}: {exc}", "TOOL_RAISED", type(exc).__name__)
         else:
-            text = cap_middle(output.text, MAX_RESULT_CHARS) or "(no output)"
+            text = redact(cap_middle(output.text, MAX_RESULT_CHARS)) or "(no output)"
             outcome = output_outcome(call.id, output, text)
         self.emit(call, "execute", "error" if outcome.is_error else "done", outcome.code)
-        outcome.deferred = list(ctx.deferred_contexts)
+        outcome.deferred = [redact(text) for text in ctx.deferred_contexts]
         outcome.concludes = ctx.concludes
         return self.finish(call, await self._post(inv, outcome))
 
