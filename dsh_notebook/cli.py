@@ -26,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--session", help="continue this session id")
     run.add_argument("--approve", choices=["auto", "deny"], default="auto")
     run.add_argument("--quiet", action="store_true", help="print only the final answer")
+    run.add_argument("--max-steps", type=int, metavar="N",
+                     help="model requests per turn before it ends with reason budget (default DSH_MAX_STEPS or 50; 0: no limit)")
+    run.add_argument("--max-time", type=float, metavar="SECONDS",
+                     help="seconds per turn before it ends with reason budget (default DSH_MAX_TIME, else none)")
+    run.add_argument("--rules", metavar="FILE", help="approval rules, a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE)")
 
     show = sub.add_parser("show", help="print a session's events or its next request's messages")
     show.add_argument("target", help="session id or path to a .jsonl log")

@@ -9,7 +9,13 @@ Before each step, ``_pre_step`` claims input from the Inbox, assembles the promp
 agent's Scope, projects the runtime context and runs the ``agent/pre-step`` waterfall (which may
 rewrite or reject). The turn ends by *data*: the last step had no tool calls (or a tool concluded
 the turn) **and** the next-step inbox is still empty after ``agent/turn-stopping``. End reasons:
-``completed``, ``aborted{cause}``, ``blocked{cause}``, ``error{error}``, ``max-tokens`` (sticky).
+``completed``, ``aborted{cause}``, ``blocked{cause}``, ``error{error}``, ``max-tokens`` (sticky),
+``budget{cause, limit}``.
+
+Turn budgets: ``max_steps`` (model requests per turn; checked before a further step starts, so a
+model that calls tools forever is stopped after exactly ``max_steps`` requests, its last batch
+answered) and ``max_time`` (seconds per turn; when it runs out the turn is cancelled like an
+abort — running tools stopped, every call answered — and ends ``budget{cause: "max-time"}``).
 
 The driver is an asyncio task on the loop the agent is used from (the host's loop thread);
 ``followup``/``steer``/``inject``/``cancel`` must be called on that loop's thread.
@@ -38,6 +44,7 @@ from ..session.messages import UserMessage, user_text
 from ..session.session import Session
 from ..tools.base import ApprovalMode, Approver, AutoApprover
 from ..tools.registry import ToolRegistry, builtin_tools
+from ..tools.rules import ApprovalPolicy
 from ..tools.runtime import ToolRuntime
 from ..tools.scheduler import execute_tool_calls
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
@@ -50,6 +57,7 @@ from .stream import run_attempt
 log = logging.getLogger(__name__)
 Status = Literal["idle", "running"]
 Live = Callable[[dict[str, Any]], None]
+_TIME_UP = "budget:max-time"  # the cancel cause of a turn whose time budget ran out
 
 
 class Agent:
@@ -73,6 +81,9 @@ class Agent:
         retry_cap_ms: int = 30_000,
         config: Mapping[str, Any] | None = None,
         max_parallel: int = 10,
+        max_steps: int | None = None,
+        max_time: float | None = None,
+        approval_policy: ApprovalPolicy | None = None,
     ) -> None:
         """Build the agent of ``session`` (fresh or resumed: inbox, projections and the turn
         counter are restored from its log). ``adapter_for(model_id)`` routes a model id to an
@@ -82,7 +93,8 @@ class Agent:
         the agent lives in a child ``agent:<id>`` (``agent.context``) whose Scope decides what it
         sees. ``live`` gets the transient frames; ``flush`` makes the log durable (called before
         every model request and at every turn end). Retries: ``max_retries`` extra attempts,
-        delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped."""
+        delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped. Budgets:
+        ``max_steps`` / ``max_time`` per turn (``None``: unbounded); read at each turn's start."""
         self.session = session
         self.adapter_for = adapter_for
         self.model = model
@@ -98,6 +110,8 @@ class Agent:
         self.max_retries, self.retry_base_ms, self.retry_cap_ms = max_retries, retry_base_ms, retry_cap_ms
         self.config: dict[str, Any] = dict(config or {})
         self.max_parallel = max_parallel
+        self.max_steps, self.max_time = max_steps, max_time
+        self.approval_policy = approval_policy  # rules / grants / callables, first pre-execute hook
         self.inbox = Inbox.restore(session, wake=self._wake)
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
@@ -245,8 +259,13 @@ class Agent:
         reason: TurnEndReason | None = None
         step = 0
         target: Target = "next-turn"
+        max_steps, max_time = self.max_steps, self.max_time
+        timer = self._start_timer(max_time)
         try:
             while True:
+                if max_steps is not None and step >= max_steps:
+                    reason = TurnEndReason(kind="budget", cause="max-steps", limit=max_steps)
+                    break
                 decision = await self._pre_step(target, turn, step + 1)
                 if decision.kind == "reject":
                     reason = TurnEndReason(kind="blocked", cause=decision.reason or "rejected by agent/pre-step")
@@ -270,15 +289,33 @@ class Agent:
                         break
                 target = "next-step"
         except asyncio.CancelledError:
-            reason = TurnEndReason(kind="aborted", cause=self._cancel_cause or "cancelled")
+            if self._cancel_cause == _TIME_UP:
+                reason = TurnEndReason(kind="budget", cause="max-time", limit=max_time)
+            else:
+                reason = TurnEndReason(kind="aborted", cause=self._cancel_cause or "cancelled")
         except Exception as exc:
             if not isinstance(exc, ModelError | UserError):
                 log.exception("turn %s failed", turn)
             reason = TurnEndReason(kind="error", error=error_info(exc))
         finally:
+            if timer is not None:
+                timer.cancel()
             self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
             self._flush()
             self._cancel_cause = None
+
+    def _start_timer(self, max_time: float | None) -> asyncio.TimerHandle | None:
+        """Cancel the running turn when its time budget runs out (the first cause wins)."""
+        task = asyncio.current_task()
+        if max_time is None or task is None:
+            return None
+
+        def time_up() -> None:
+            if self._cancel_cause is None and not task.done():
+                self._cancel_cause = _TIME_UP
+                task.cancel()
+
+        return asyncio.get_running_loop().call_later(max_time, time_up)
 
     async def _pre_step(self, target: Target, turn: int, step: int) -> PreStep:
         claimed = self.inbox.claim(target, turn)
@@ -360,10 +397,14 @@ class Agent:
 
     def _runtime(self) -> ToolRuntime:
         """The ToolRuntime for a batch; rebuilt only when the tools, scope or policy changed."""
-        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.live))
+        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.live),
+               id(self.approval_policy))
         if self._runtime_cache is not None and self._runtime_cache[0] == key:
             return self._runtime_cache[1]
-        runtime = self._hooks.install(self._new_runtime())
+        runtime = self._new_runtime()
+        if self.approval_policy is not None and self.approval_policy.pre_execute not in runtime.pre_execute:
+            runtime.pre_execute.insert(0, self.approval_policy.pre_execute)
+        runtime = self._hooks.install(runtime)
         self._runtime_cache = (key, runtime)
         return runtime
 

@@ -49,14 +49,24 @@ class DshClient:
     # -- sessions -----------------------------------------------------------------------------
     def create_session(
         self, *, cwd: str | None = None, model: str | None = None, approve: str | None = None,
-        base_url: str | None = None,
+        base_url: str | None = None, max_steps: int | None = None, max_time: float | None = None,
+        rules: str | None = None,
     ) -> SessionCreated:
-        created: SessionCreated = self.remote.session.create(cwd=cwd, model=model, approve=approve, base_url=base_url)
+        """``max_steps`` / ``max_time`` (turn budgets, 0: unbounded) and ``rules`` (an approval
+        rules file) are :class:`~dsh_notebook.host.contract.SessionOptions`."""
+        created: SessionCreated = self.remote.session.create(
+            cwd=cwd, model=model, approve=approve, base_url=base_url, max_steps=max_steps, max_time=max_time,
+            rules=rules,
+        )
         return created
 
     def resume(self, session_id: str, *, model: str | None = None, approve: str | None = None,
-               base_url: str | None = None) -> Resumed:
-        resumed: Resumed = self.remote.session.resume(session_id=session_id, model=model, approve=approve, base_url=base_url)
+               base_url: str | None = None, max_steps: int | None = None, max_time: float | None = None,
+               rules: str | None = None) -> Resumed:
+        resumed: Resumed = self.remote.session.resume(
+            session_id=session_id, model=model, approve=approve, base_url=base_url, max_steps=max_steps,
+            max_time=max_time, rules=rules,
+        )
         return resumed
 
     def info(self, session_id: str) -> SessionInfo:
@@ -70,8 +80,10 @@ class DshClient:
         """Abort the running turn (it ends ``aborted``, every call answered). ``False`` if idle."""
         return bool(self.remote.session.cancel(session_id=session_id).cancelled)
 
-    def approve(self, session_id: str, call_id: str, decision: str) -> Decided:
-        decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision)
+    def approve(self, session_id: str, call_id: str, decision: str, scope: str = "call") -> Decided:
+        """``scope="session"``: allow this tool (bash: this command prefix) for the rest of the session."""
+        decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision,
+                                                       scope=scope)
         return decided
 
     # -- prompts ------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Create (or resume with ``--session``) a session, open ``session/follow``, submit
 (``session/prompt`` → ``{"accepted": true}``), follow to the end of the turn that ran it, then
 print the final answer and ``session: <id> log: <path>`` on stdout. Progress (streamed text,
 tool phases) goes to stderr unless ``--quiet``. Exit codes: 0 the turn completed; 1 it ended
-otherwise (the reason is printed on stderr); 130 interrupted (the run is cancelled first, so the
+otherwise (the reason is printed on stderr, e.g. ``budget: max-steps 5 reached``); 130 interrupted (the run is cancelled first, so the
 turn ends ``aborted`` with every call answered). Everything goes through :class:`DshClient`
 over an in-process transport: the CLI is just another client of the Host.
 """
@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from ..client.dsh_client import DshClient
 from ..client.model import ClientSessionModel
 from ..client.summary import summarize_result
-from ..config import settings_from_env
+from ..config import parse_max_steps, parse_max_time, settings_from_env
 from .host import Host
 
 
@@ -58,14 +58,19 @@ def run_main(args: argparse.Namespace) -> int:
     client = DshClient(host, caller="cli")
     printer = None if getattr(args, "quiet", False) else ProgressPrinter(sys.stderr)
     session_id: str | None = args.session
+    steps, seconds = getattr(args, "max_steps", None), getattr(args, "max_time", None)
+    parse_max_steps(steps, "--max-steps")  # a coded error naming the flag, before anything starts
+    parse_max_time(seconds, "--max-time")
+    options = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None)}
     try:
         if session_id is None:
-            created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve, base_url=args.base_url)
+            created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve, base_url=args.base_url,
+                                            **options)
             session_id = created.session_id
             if printer is not None:
                 print(f"session {session_id} in {created.cwd} ({created.model})", file=sys.stderr)
         else:
-            client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url)
+            client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url, **options)
         handle = client.follow(session_id, None, printer)
         handle.wait_snapshot()
         receipt = client.prompt(" ".join(args.prompt), session_id)

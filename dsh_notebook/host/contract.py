@@ -27,7 +27,18 @@ Kind = Literal["unary", "stream"]
 # --- args ----------------------------------------------------------------------------------------
 
 
-class CreateArgs(Frozen):
+class SessionOptions(Frozen):
+    """Per-session settings that may change while the session is live (unset: keep / default).
+
+    ``maxSteps`` / ``maxTime``: the turn budgets (``0``: unbounded; default ``DSH_MAX_STEPS`` /
+    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``)."""
+
+    max_steps: int | None = None
+    max_time: float | None = None
+    rules: str | None = None
+
+
+class CreateArgs(SessionOptions):
     cwd: str | None = None
     model: str | None = None
     approve: ApproveMode | None = None
@@ -51,8 +62,9 @@ class SessionRef(Frozen):
     session_id: str
 
 
-class ResumeArgs(Frozen):
-    """Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live."""
+class ResumeArgs(SessionOptions):
+    """Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live,
+    the :class:`SessionOptions` (budgets, rules) always."""
 
     session_id: str
     model: str | None = None
@@ -65,9 +77,13 @@ class NoArgs(Frozen):
 
 
 class ApproveArgs(Frozen):
+    """``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
+    rest of the session (logged as ``approval/decided.grant``)."""
+
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
+    scope: Literal["call", "session"] = "call"
 
 
 class FollowArgs(Frozen):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import parse_model_id
+from ..config import normalize_model_id, parse_model_id
 from ..errors import DshError, HostError, UserError
 from ..session.persistence import load_log
 from ..session.store import summarize_log
@@ -52,7 +52,8 @@ class SessionController:
         self.commands = SessionCommandHandler(registry)
 
     async def create(self, args: CreateArgs, inv: GatewayInvocation) -> SessionCreated:
-        model = args.model or self.registry.settings.model
+        settings = self.registry.settings
+        model = normalize_model_id(args.model or settings.model, args.base_url or settings.base_url)
         provider, _ = parse_model_id(model)
         if args.cwd:
             cwd = await asyncio.to_thread(_check_dir, args.cwd)
@@ -63,7 +64,7 @@ class SessionController:
         else:
             cwd = os.getcwd()
         approve = args.approve or ("auto" if is_demo_copy(cwd) else "ask")
-        live = await self.registry.create(cwd, model, approve, args.base_url)
+        live = await self.registry.create(cwd, model, approve, args.base_url, args)
         inv.note("created", {"sessionId": live.id, "cwd": cwd, "model": model, "approve": approve})
         return SessionCreated(session_id=live.id, cwd=cwd, model=model, approve=approve, log_path=live.log_path)
 
@@ -97,14 +98,14 @@ class SessionController:
 
     async def resume(self, args: ResumeArgs, inv: GatewayInvocation) -> Resumed:
         live, how = await self.registry.resolve(
-            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url
+            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url, options=args
         )
         inv.note("resolver", how)
         return Resumed(session_id=live.id, cwd=live.session.cwd, model=live.model, resolution=how)
 
     async def approve(self, args: ApproveArgs, inv: GatewayInvocation) -> Decided:
         live = self._live(args.session_id)
-        live.approvals.answer(args.call_id, args.decision, by=inv.caller)
+        live.approvals.answer(args.call_id, args.decision, by=inv.caller, scope=args.scope)
         return Decided(session_id=live.id, call_id=args.call_id, decision=args.decision)
 
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:

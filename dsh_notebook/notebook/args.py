@@ -42,6 +42,9 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
     FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
+    FlagSpec("--max-steps", "max_steps", "N", "model requests per turn before it ends with reason budget (default DSH_MAX_STEPS / DshMagics.max_steps, else 50; 0: no limit); applies to the session from now on"),
+    FlagSpec("--max-time", "max_time", "SECONDS", "seconds per turn before it ends with reason budget (default DSH_MAX_TIME / DshMagics.max_time, else none); applies to the session from now on"),
+    FlagSpec("--rules", "rules", "FILE", "approval rules for the session: a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE / DshMagics.policy_file)"),
     FlagSpec("--help", "help", None, "show this help"),
 )
 _BY_NAME = {spec.name: spec for spec in FLAGS}
@@ -62,8 +65,11 @@ class MagicArgs:
     no_widget: bool = False
     no_interpolate: bool = False
     inspect: bool = False
+    max_steps: str | None = None
+    max_time: str | None = None
+    rules: str | None = None
     help: bool = False
-    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | help
+    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | compact | policy | help
     target: str | None = None
     text: str = ""
     given: set[str] = field(default_factory=set)
@@ -159,12 +165,12 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
 def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     """A whole line like ``stop``, ``sessions``, ``config``, ``resume ID``, ``show [--inspect] [ID]``."""
     words = rest.split()
-    if not words or words[0] not in ("stop", "sessions", "config", "help", "resume", "show"):
+    if not words or words[0] not in ("stop", "sessions", "config", "help", "resume", "show", "compact", "policy"):
         return
     head, tail = words[0], words[1:]
     flags = [w for w in tail if w.startswith("--") and w.partition("=")[0] in _BY_NAME]
     positional = [w for w in tail if w not in flags]
-    limit = {"resume": 1, "show": 1}.get(head, 0)
+    limit = {"resume": 1, "show": 1, "compact": 1, "policy": 1}.get(head, 0)
     if len(positional) > limit:
         return  # a prompt that happens to start with the word ("show me the code")
     if head == "resume" and not positional:

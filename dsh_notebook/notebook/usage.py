@@ -14,6 +14,8 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
     ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
+    ("compact [ID]", "summarise the older turns of a session (default: current) into one message now"),
+    ("policy [ID]", "the approval policy of a session: budgets, rules file, session grants, callables"),
 )
 
 EXAMPLES = """\
@@ -33,8 +35,15 @@ EXAMPLES = """\
       then: await h  |  h.wait()  |  h.cancel()  |  h.done()  |  h.result  |  h.session_id
   %dsh --bg --steer also update the README
       while a turn runs: --steer joins its next step; without it the prompt queues
+  %dsh --max-steps 10 --max-time 300 fix the failing tests
+      turn budgets: the turn ends with reason budget when one runs out
+  %dsh --rules ~/.dsh/rules.json run the linter
+      rules: [{"tool": "bash", "pattern": "rm *", "action": "deny"}, ...]; first match wins
+  @dsh_notebook.policy
+  def no_pushes(call): return "deny" if call.tool == "bash" and "git push" in call.subject else None
   %config DshMagics.model = "deepseek:deepseek-chat"
-      also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream)"""
+      also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream),
+      .max_steps, .max_time, .policy_file"""
 
 
 def help_text() -> str:
@@ -51,7 +60,8 @@ def help_text() -> str:
     lines += ["", "The cell blocks and streams the turn; its value is a TurnResult (.text, .session_id,",
               ".turn, .reason, .events, .tool_calls). Interrupt the kernel to cancel the turn (every",
               "tool call gets a result; the session stays usable). With --approve ask, tools that need",
-              "approval ask on stdin while the cell runs; in --bg mode the widget asks.",
+              "approval ask on stdin while the cell runs (y: yes, n: no, a: allow this tool — for bash",
+              "this command prefix — for the rest of the session); in --bg mode the widget asks.",
               "Tools: read, write, edit, bash, glob, grep, and python (runs code in this notebook's",
               "namespace, on the main thread; approval needed unless the session runs --approve auto).",
               "Environment: DSH_MODEL, DSH_BASE_URL, DSH_API_KEY (else DEEPSEEK_API_KEY /",

@@ -56,9 +56,11 @@ class ErrorInfo(Frozen):
 
 
 class TurnEndReason(Frozen):
-    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted"]
-    cause: str | None = None  # aborted: user | shutdown | interrupt ; blocked: the hook's reason
+    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted", "budget"]
+    cause: str | None = None  # aborted: user | shutdown | interrupt ; blocked: the hook's reason ;
+    # budget: which budget ran out — max-steps | max-time
     error: ErrorInfo | None = None
+    limit: int | float | None = None  # budget: the limit reached (steps, or seconds)
 
 
 class Usage(Frozen):
@@ -213,12 +215,26 @@ class ApprovalAsked(Envelope):
     approver: str | None = None
 
 
+class Grant(Frozen):
+    """An "allow for the rest of the session" answer: ``tool`` calls whose command or path
+    matches the glob ``pattern`` (for bash: the command prefix, e.g. ``git status *``)."""
+
+    tool: str
+    pattern: str = "*"
+
+
 class ApprovalDecided(Envelope):
+    """A decision on one call: by an approver's answer (``by`` names who answered) or, without
+    asking, by an approval policy (``by``: ``rule`` | ``session`` | ``policy``); ``rule`` names
+    the rule, grant or callable that made it; ``grant`` records an "allow for the session"."""
+
     type: Literal["approval/decided"] = "approval/decided"
     call_id: str
     name: str
     decision: Literal["allow", "deny", "cancelled"]
     by: str | None = None
+    rule: str | None = None
+    grant: Grant | None = None
 
 
 class LlmRetry(Envelope):
