@@ -16,6 +16,9 @@ Turn budgets: ``max_steps`` (model requests per turn; checked before a further s
 model that calls tools forever is stopped after exactly ``max_steps`` requests, its last batch
 answered) and ``max_time`` (seconds per turn; when it runs out the turn is cancelled like an
 abort — running tools stopped, every call answered — and ends ``budget{cause: "max-time"}``).
+Context management (:mod:`.compactor`): before a step's first attempt the request is estimated
+against the model's window and compacted above the threshold; a ``CONTEXT_OVERFLOW`` answer
+compacts and retries the request once.
 
 The driver is an asyncio task on the loop the agent is used from (the host's loop thread);
 ``followup``/``steer``/``inject``/``cancel`` must be called on that loop's thread.
@@ -33,6 +36,7 @@ from ..context import HarnessContext
 from ..errors import ModelError, UserError
 from ..models.base import ModelAdapter
 from ..session.events import (
+    ContextCompacted,
     LlmRetry,
     StepEnd,
     StepStart,
@@ -47,6 +51,7 @@ from ..tools.registry import ToolRegistry, builtin_tools
 from ..tools.rules import ApprovalPolicy
 from ..tools.runtime import ToolRuntime
 from ..tools.scheduler import execute_tool_calls
+from .compactor import Compactor
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
 from .inbox import Inbox, Target
 from .projections import RuntimeContextProjection, SystemPromptProjection
@@ -84,6 +89,8 @@ class Agent:
         max_steps: int | None = None,
         max_time: float | None = None,
         approval_policy: ApprovalPolicy | None = None,
+        context_window: int | None = None,
+        compact_threshold: float = 0.8,
     ) -> None:
         """Build the agent of ``session`` (fresh or resumed: inbox, projections and the turn
         counter are restored from its log). ``adapter_for(model_id)`` routes a model id to an
@@ -112,6 +119,7 @@ class Agent:
         self.max_parallel = max_parallel
         self.max_steps, self.max_time = max_steps, max_time
         self.approval_policy = approval_policy  # rules / grants / callables, first pre-execute hook
+        self.compactor = Compactor(session, threshold=compact_threshold, window_override=context_window)
         self.inbox = Inbox.restore(session, wake=self._wake)
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
@@ -333,10 +341,14 @@ class Agent:
     async def _step(self, decision: PreStep, turn: int, step: int) -> TurnEndReason | None:
         system = decision.assembly.render_system()
         attempt = 0
+        overflow_retried = False
+        tools = decision.assembly.tools
         while True:
             attempt += 1
             prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
             self.system_prompt.project(system, turn=turn, step=step)
+            if attempt == 1:  # context management: compact before the request would not fit
+                await self.compactor.maybe_compact(prepared, turn=turn, pending=decision.messages, tools=tools)
             request = self.requests.build_request(
                 prepared,
                 tools=decision.assembly.tools,
@@ -352,6 +364,10 @@ class Agent:
                 )
                 break
             except ModelError as exc:
+                if exc.code == "CONTEXT_OVERFLOW" and not overflow_retried:
+                    overflow_retried = True  # compact, then retry the request once
+                    if await self.compactor.compact(prepared, turn=turn, trigger="context-length", tools=tools):
+                        continue
                 if not exc.retryable or attempt > self.max_retries:
                     raise
                 delay = self._retry_delay(exc, attempt)
@@ -369,6 +385,18 @@ class Agent:
         for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
             self.inbox.inject(message)
         return COMPLETED if batch.concluded else None
+
+    async def compact(self) -> ContextCompacted | None:
+        """Compact on demand (``%dsh compact``): summarise every turn but the last one (or, with a
+        single turn, up to its last exchange). Only while idle (``TURN_RUNNING`` otherwise);
+        ``None`` when there is nothing to compact."""
+        if self.status == "running":
+            raise UserError("a turn is running; compact after it ends (or stop it first)", code="TURN_RUNNING")
+        prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
+        last = self._last_turn or None
+        done = await self.compactor.compact(prepared, turn=last, trigger="manual", tools=self._tool_schemas())
+        self._flush()
+        return done
 
     # -- helpers ------------------------------------------------------------------------------
     def _retry_delay(self, exc: ModelError, attempt: int) -> int:

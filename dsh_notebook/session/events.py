@@ -246,6 +246,29 @@ class LlmRetry(Envelope):
     delay_ms: int
 
 
+class ContextCompacted(Envelope):
+    """Older surface nodes ``startSeq..endSeq`` (``replaced`` of them) were replaced by the
+    summary ``user/message`` at ``summarySeq`` (its ``surfaceOp`` replace and ``sourceEventSeqs``
+    name every replaced seq). ``trigger``: ``threshold`` (the estimate passed the share of
+    ``contextWindow``), ``context-length`` (the provider refused the request), ``manual``.
+    ``tokensBefore``/``tokensAfter``: the estimated size of the history (see
+    ``agent.compaction.estimate_tokens``); ``usage``: what the summarisation request cost."""
+
+    type: Literal["context/compacted"] = "context/compacted"
+    turn: int | None = None
+    summary_seq: int
+    start_seq: int
+    end_seq: int
+    replaced: int
+    trigger: Literal["threshold", "context-length", "manual"]
+    tokens_before: int
+    tokens_after: int
+    context_window: int | None = None
+    provider: str
+    model: str
+    usage: Usage | None = None
+
+
 class SessionEndSeed(Envelope):
     type: Literal["session/end-seed"] = "session/end-seed"
 
@@ -267,6 +290,7 @@ Event = Annotated[
     | ApprovalAsked
     | ApprovalDecided
     | LlmRetry
+    | ContextCompacted
     | SessionEndSeed,
     Field(discriminator="type"),
 ]
@@ -289,6 +313,7 @@ AnyEvent = (
     | ApprovalAsked
     | ApprovalDecided
     | LlmRetry
+    | ContextCompacted
     | SessionEndSeed
 )
 
