@@ -1,8 +1,10 @@
 """``python -m dsh_notebook`` — the headless CLI (DESIGN §6).
 
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
-repaired model messages of its next request; ``sessions`` lists saved sessions; ``serve --stdio``
-speaks the wire envelopes on stdin/stdout.
+repaired model messages of its next request; ``sessions`` lists saved sessions; ``compact ID``
+summarises a session's older turns; ``policy check ID_OR_PATH [--rules FILE]`` prints the verdict
+of the approval rules for every tool call of a saved session; ``serve --stdio`` speaks the wire
+envelopes on stdin/stdout.
 """
 
 from __future__ import annotations
@@ -39,6 +41,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("sessions", help="list saved sessions")
 
+    compact = sub.add_parser("compact", help="summarise a saved session's older turns into one message now")
+    compact.add_argument("session", help="session id")
+    compact.add_argument("--model", help="the model that writes the summary (default: the session's)")
+    compact.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: the session's)")
+
+    policy = sub.add_parser("policy", help="approval policies")
+    policy_sub = policy.add_subparsers(dest="policy_command", required=True)
+    check = policy_sub.add_parser("check", help="dry run: the verdict of the rules for every tool call of a saved session")
+    check.add_argument("target", help="session id or path to a .jsonl log")
+    check.add_argument("--rules", metavar="FILE", help="a JSON rules file (default DSH_POLICY_FILE)")
+
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
     return parser
@@ -59,6 +72,14 @@ def main(argv: list[str] | None = None) -> int:
             from .host.cli_run import run_main
 
             return run_main(args)
+        if args.command == "compact":
+            from .host.cli_run import compact_main
+
+            return compact_main(args)
+        if args.command == "policy":
+            from .tools.policy_check import check_main
+
+            return check_main(args)
         if args.command == "serve":
             from .host.stdio import serve_main
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HostError
-from ..host.contract import Decided, Resumed, SessionCreated, SessionInfo, SessionSummary
+from ..host.contract import Compacted, Decided, Resumed, SessionCreated, SessionInfo, SessionSummary
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
@@ -72,6 +72,11 @@ class DshClient:
     def info(self, session_id: str) -> SessionInfo:
         info: SessionInfo = self.remote.session.info(session_id=session_id)
         return info
+
+    def compact(self, session_id: str) -> Compacted:
+        """Summarise the session's older turns into one message now (``session/compact``)."""
+        done: Compacted = self.remote.session.compact(session_id=session_id)
+        return done
 
     def list_sessions(self) -> list[SessionSummary]:
         return list(self.remote.session.list().sessions)

@@ -94,3 +94,24 @@ def run_main(args: argparse.Namespace) -> int:
         return 0
     print(f"the turn did not complete: {outcome.describe_reason()}", file=sys.stderr)
     return 1
+
+
+def compact_main(args: argparse.Namespace) -> int:
+    """``python -m dsh_notebook compact ID``: resume the session, compact it, say what it did."""
+    settings = settings_from_env().with_overrides(model=args.model, base_url=args.base_url)
+    host = Host(settings, name="dsh-host-cli")
+    client = DshClient(host, caller="cli")
+    try:
+        client.resume(args.session, model=args.model, base_url=args.base_url)
+        done = client.compact(args.session)
+        log_path = client.info(args.session).log_path
+    finally:
+        client.close()
+        host.shutdown()
+    if done.compacted:
+        print(f"compacted {done.replaced} surface nodes into one summary (#{done.summary_seq}); "
+              f"history ~{done.tokens_before} -> ~{done.tokens_after} tokens")
+    else:
+        print("nothing to compact")
+    print(f"session: {args.session} log: {log_path}")
+    return 0

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, JsonValue
 
+from ..session.events import Grant
 from ..session.messages import Frozen
 
 Mode = Literal["queue", "steer"]
@@ -154,6 +155,17 @@ class Decided(Frozen):
     decision: Literal["allow", "deny"]
 
 
+class Compacted(Frozen):
+    """The answer of ``session/compact``: ``compacted`` false when there was nothing to compact."""
+
+    session_id: str
+    compacted: bool
+    summary_seq: int | None = None
+    replaced: int = 0
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+
 class SessionInfo(Frozen):
     session_id: str
     cwd: str
@@ -167,6 +179,10 @@ class SessionInfo(Frozen):
     log_path: str | None = None
     queue: tuple[QueueItem, ...] = ()
     pending_approvals: tuple[PendingApproval, ...] = ()
+    max_steps: int | None = None  # the turn budgets in force (None: no limit)
+    max_time: float | None = None
+    rules: str | None = None  # the approval rules file's name, if any
+    grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
 
 
 # --- descriptors ---------------------------------------------------------------------------------
@@ -220,6 +236,7 @@ DESCRIPTORS: dict[str, Descriptor] = {
         _d("session/resume", ResumeArgs, Resumed, "make a saved session live (crash repair)"),
         _d("session/approve", ApproveArgs, Decided, "answer a pending approval"),
         _d("session/info", SessionRef, SessionInfo, "a live session's state"),
+        _d("session/compact", SessionRef, Compacted, "summarise the older turns into one message now"),
         _d("session/follow", FollowArgs, None, "snapshot + durable events + live frames"),
         _d("session/control", NoArgs, None, "host-wide queue and status frames"),
     )

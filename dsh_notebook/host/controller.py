@@ -24,6 +24,7 @@ from .contract import (
     Accepted,
     ApproveArgs,
     Cancelled,
+    Compacted,
     CreateArgs,
     Decided,
     FollowArgs,
@@ -108,6 +109,16 @@ class SessionController:
         live.approvals.answer(args.call_id, args.decision, by=inv.caller, scope=args.scope)
         return Decided(session_id=live.id, call_id=args.call_id, decision=args.decision)
 
+    async def compact(self, args: SessionRef, inv: GatewayInvocation) -> Compacted:
+        """Compact a session on demand (resumed first if saved); ``TURN_RUNNING`` while it runs."""
+        live, how = await self.registry.resolve(args.session_id)
+        inv.note("resolver", how)
+        done = await live.agent.compact()  # coded errors (TURN_RUNNING, the model's) reach the caller
+        if done is None:
+            return Compacted(session_id=live.id, compacted=False)
+        return Compacted(session_id=live.id, compacted=True, summary_seq=done.summary_seq, replaced=done.replaced,
+                         tokens_before=done.tokens_before, tokens_after=done.tokens_after)
+
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)
         if live is not None:
@@ -149,6 +160,7 @@ class SessionController:
 
 def info_of(live: LiveSession) -> SessionInfo:
     agent = live.agent
+    policy = agent.approval_policy
     return SessionInfo(
         session_id=live.id,
         cwd=live.session.cwd,
@@ -162,6 +174,10 @@ def info_of(live: LiveSession) -> SessionInfo:
         log_path=live.log_path,
         queue=tuple(QueueItem.model_validate(i) for i in agent.inbox.items()),
         pending_approvals=tuple(live.approvals.pending()),
+        max_steps=agent.max_steps,
+        max_time=agent.max_time,
+        rules=policy.rules.source if policy is not None and policy.rules is not None else None,
+        grants=tuple(policy.grants) if policy is not None else (),
     )
 
 

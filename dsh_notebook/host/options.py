@@ -44,14 +44,3 @@ def apply_options(agent: Agent, options: SessionOptions | None) -> None:
     agent.max_steps, agent.max_time = steps, time
     if rules is not None and agent.approval_policy is not None:
         agent.approval_policy.rules = rules
-
-
-def describe_options(agent: Agent) -> dict[str, Any]:
-    policy = agent.approval_policy
-    rules = policy.rules if policy is not None else None
-    return {
-        "maxSteps": agent.max_steps,
-        "maxTime": agent.max_time,
-        "rules": rules.source if rules is not None else None,
-        "grants": [g.model_dump(mode="json") for g in policy.grants] if policy is not None else [],
-    }

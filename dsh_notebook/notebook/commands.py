@@ -1,4 +1,6 @@
-"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``.
+"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``,
+``compact [ID]`` (summarise the older turns now) and ``policy [ID]`` (budgets, rules, grants,
+registered policy callables).
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -91,6 +93,31 @@ class CommandsMixin:
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
+        return ConfigView(items)
+
+    def cmd_compact(self, args: MagicArgs) -> None:
+        session_id = self._session_or_current(args, "%dsh compact")
+        done = self.link.remote.session.compact(session_id=session_id)
+        if done.compacted:
+            print(f"dsh: compacted {done.replaced} surface nodes of {session_id} into one summary "
+                  f"(#{done.summary_seq}); history ~{done.tokens_before} -> ~{done.tokens_after} tokens")
+        else:
+            print(f"dsh: nothing to compact in {session_id}")
+
+    def cmd_policy(self, args: MagicArgs) -> ConfigView:
+        from ..tools.rules import registered_policies
+
+        session_id = args.target or args.session or self.current_session
+        info = self._info_or_none(session_id)
+        items = {"session": session_id or "(none yet)", "approve": info.approve if info is not None else "-"}
+        if info is not None:
+            steps, seconds = info.max_steps, info.max_time
+            items["max steps"] = str(steps) if steps is not None else "no limit"
+            items["max time"] = f"{seconds}s" if seconds is not None else "no limit"
+            items["rules"] = info.rules or "(none: DSH_POLICY_FILE / --rules FILE)"
+            items["granted for the session"] = ", ".join(f'{g.tool} "{g.pattern}"' for g in info.grants) or "(none)"
+        names = [getattr(fn, "__qualname__", repr(fn)) for fn in registered_policies()]
+        items["policy callables"] = ", ".join(names) or "(none: register with dsh_notebook.policy(fn))"
         return ConfigView(items)
 
     def _info_or_none(self, session_id: str | None) -> Any | None:
