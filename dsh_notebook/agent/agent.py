@@ -390,8 +390,9 @@ class Agent:
         """Compact on demand (``%dsh compact``): summarise every turn but the last one (or, with a
         single turn, up to its last exchange). Only while idle (``TURN_RUNNING`` otherwise);
         ``None`` when there is nothing to compact."""
-        if self.status == "running":
+        if self._turn_task is not None and not self._turn_task.done():
             raise UserError("a turn is running; compact after it ends (or stop it first)", code="TURN_RUNNING")
+        await self.wait_idle()  # a turn that just ended: its driver is finishing
         prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
         last = self._last_turn or None
         done = await self.compactor.compact(prepared, turn=last, trigger="manual", tools=self._tool_schemas())

@@ -93,3 +93,28 @@ def test_a_compacted_session_resumes_and_its_next_request_carries_the_summary(tm
     messages = json.loads(run_cli("show", "--messages", str(log), home=home).stdout)
     validate_chat_request(messages)
     assert_valid_log(log)
+
+
+def test_above_the_threshold_of_the_window_the_next_request_is_compacted_before_it_is_sent(tmp_path: Path) -> None:
+    """DSH_CONTEXT_WINDOW sets the window: the estimate of turn 2's request passes 0.8 of it, so
+    turn 1 is summarised first (trigger threshold) — and nothing is refused by the server."""
+    (tmp_path / "notes.txt").write_text(NOTES)
+    home = tmp_path / "home"
+    env = {"DSH_CONTEXT_WINDOW": "3000"}
+    with FakeOpenAIServer() as server:
+        server.enqueue(tool_call_reply([("call_1", "read", json.dumps({"file_path": "notes.txt"}))]),
+                       text_reply("Read it."), text_reply("Summary: notes.txt was read."), text_reply("Fine."))
+        first = run_cli("run", "--model", "fake-model", "--base-url", server.base_url, "--cwd", str(tmp_path),
+                        "read notes.txt", home=home, extra_env=env)
+        assert first.returncode == 0, first.stderr
+        sid, log = session_of(first.stdout)
+        second = run_cli("run", "--session", sid, "and now?", home=home, extra_env=env)
+        requests = list(server.requests)
+    assert second.returncode == 0, second.stderr
+    assert len(requests) == 4 and all(r.status == 200 for r in requests)
+    assert requests[2].messages[0]["content"] == SUMMARY_SYSTEM  # the summary came before turn 2's request
+    contents = [m.get("content") or "" for m in requests[3].messages]
+    assert any("Summary: notes.txt was read." in c for c in contents) and not any("note 139:" in c for c in contents)
+    [compacted] = [e for e in assert_valid_log(log) if isinstance(e, ContextCompacted)]
+    assert compacted.trigger == "threshold" and compacted.context_window == 3000
+    assert compacted.tokens_before > 0.8 * 3000 > compacted.tokens_after
