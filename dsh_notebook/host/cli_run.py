@@ -49,6 +49,9 @@ class ProgressPrinter:
                 first = summarize_result(text, width=120)
                 mark = "✗" if message.get("isError") else "✓"
                 self.out.write(f"  {mark} {first}\n")
+            elif event.get("type") == "context/compacted":
+                self.out.write(f"… context compacted ({event['trigger']}): {event['replaced']} earlier messages "
+                               f"summarised; ~{event['tokensBefore']} → ~{event['tokensAfter']} tokens\n")
         self.out.flush()
 
 

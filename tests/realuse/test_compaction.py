@@ -41,6 +41,7 @@ def test_a_context_length_error_compacts_the_older_turns_and_the_retried_request
         requests = list(server.requests)
     assert second.returncode == 0, second.stderr
     assert second.stdout.startswith("The pasted log says disk usage is nominal.")
+    assert "context compacted (context-length)" in second.stderr
     refused, summary, retried = requests[2:]
     assert refused.status == 400 and "maximum context length" in (refused.error or "")
     assert _size(refused) > LIMIT
