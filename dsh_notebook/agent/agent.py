@@ -27,6 +27,7 @@ The driver is an asyncio task on the loop the agent is used from (the host's loo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -348,7 +349,8 @@ class Agent:
             prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
             self.system_prompt.project(system, turn=turn, step=step)
             if attempt == 1:  # context management: compact before the request would not fit
-                await self.compactor.maybe_compact(prepared, turn=turn, pending=decision.messages, tools=tools)
+                if await self.compactor.maybe_compact(prepared, turn=turn, pending=decision.messages, tools=tools):
+                    decision = self._resnapshot(decision, entered=False, turn=turn)
             request = self.requests.build_request(
                 prepared,
                 tools=decision.assembly.tools,
@@ -367,6 +369,7 @@ class Agent:
                 if exc.code == "CONTEXT_OVERFLOW" and not overflow_retried:
                     overflow_retried = True  # compact, then retry the request once
                     if await self.compactor.compact(prepared, turn=turn, trigger="context-length", tools=tools):
+                        decision = self._resnapshot(decision, entered=True, turn=turn)
                         continue
                 if not exc.retryable or attempt > self.max_retries:
                     raise
@@ -386,6 +389,18 @@ class Agent:
             self.inbox.inject(message)
         return COMPLETED if batch.concluded else None
 
+    def _resnapshot(self, decision: PreStep, *, entered: bool, turn: int) -> PreStep:
+        """After a compaction shadowed the runtime-context snapshot, send it again: with the
+        step's entered messages, or (when they were already committed) appended now."""
+        snapshot = self.runtime_context.project(decision.assembly.rendered_contexts())
+        if snapshot is None or (decision.snapshot is not None and decision.snapshot.content == snapshot.content
+                                and not entered):
+            return decision
+        if entered:
+            self.requests.append_entered([snapshot], turn=turn, on_commit=self.runtime_context.committed)
+            return decision
+        return dataclasses.replace(decision, messages=(*decision.messages, snapshot), snapshot=snapshot)
+
     async def compact(self) -> ContextCompacted | None:
         """Compact on demand (``%dsh compact``): summarise every turn but the last one (or, with a
         single turn, up to its last exchange). Only while idle (``TURN_RUNNING`` otherwise);
@@ -395,7 +410,8 @@ class Agent:
         await self.wait_idle()  # a turn that just ended: its driver is finishing
         prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
         last = self._last_turn or None
-        done = await self.compactor.compact(prepared, turn=last, trigger="manual", tools=self._tool_schemas())
+        done = await self.compactor.compact(prepared, turn=None, keep_turn=last, trigger="manual",
+                                            tools=self._tool_schemas())
         self._flush()
         return done
 

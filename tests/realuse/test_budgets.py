@@ -70,14 +70,15 @@ def test_the_time_budget_stops_a_stalled_model_and_a_running_tool(tmp_path: Path
         server.enqueue(text_reply("never finishes", stall_after=1, stall_seconds=60))
         stalled = run_cli("run", "--model", "fake-model", "--base-url", server.base_url, "--cwd", str(workspace),
                           "--max-time", "1", "hello", home=home)
-        server.enqueue(tool_call_reply([("call_s", "bash", json.dumps({"command": "sleep 60"}))]))
+        server.enqueue(tool_call_reply([("call_s", "bash", json.dumps({"command": "sleep 100"}))]))
         sid, _ = session_of(stalled.stdout)
-        sleeping = run_cli("run", "--session", sid, "--approve", "auto", "--max-time", "1.5", "sleep", home=home)
+        # generous, so that the loopback request is surely done and the tool running when it runs out
+        sleeping = run_cli("run", "--session", sid, "--approve", "auto", "--max-time", "8.5", "sleep", home=home)
     for done in (stalled, sleeping):
         assert done.returncode == 1, done.stderr
         assert "budget: max-time" in done.stderr and "Traceback" not in done.stderr
     events = assert_valid_log(session_of(sleeping.stdout)[1])
     ends = [e.reason for e in events if isinstance(e, TurnEnd)]
-    assert [(r.kind, r.cause, r.limit) for r in ends] == [("budget", "max-time", 1), ("budget", "max-time", 1.5)]
+    assert [(r.kind, r.cause, r.limit) for r in ends] == [("budget", "max-time", 1), ("budget", "max-time", 8.5)]
     result = next(e for e in events if isinstance(e, ToolResult))
     assert result.message.tool_call_id == "call_s" and result.message.is_error

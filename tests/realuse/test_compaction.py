@@ -119,3 +119,27 @@ def test_above_the_threshold_of_the_window_the_next_request_is_compacted_before_
     [compacted] = [e for e in assert_valid_log(log) if isinstance(e, ContextCompacted)]
     assert compacted.trigger == "threshold" and compacted.context_window == 3000
     assert compacted.tokens_before > 0.8 * 3000 > compacted.tokens_after
+
+
+def test_the_compact_command_summarises_a_saved_session_once(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with FakeOpenAIServer() as server:
+        server.enqueue(text_reply("one"), text_reply("two"), text_reply("Summary: the user said one thing."))
+        first = run_cli("run", "--model", "fake-model", "--base-url", server.base_url, "--cwd", str(tmp_path),
+                        "first question", home=home)
+        sid, log = session_of(first.stdout)
+        assert run_cli("run", "--session", sid, "second question", home=home).returncode == 0
+        done = run_cli("compact", sid, home=home)
+        again = run_cli("compact", sid, home=home)
+        requests = list(server.requests)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("compacted ") and f"session: {sid} " in done.stdout
+    assert again.returncode == 0 and again.stdout.startswith("nothing to compact")
+    assert len(requests) == 3 and requests[2].messages[0]["content"] == SUMMARY_SYSTEM
+    events = assert_valid_log(log)
+    [compacted] = [e for e in events if isinstance(e, ContextCompacted)]
+    assert compacted.trigger == "manual" and compacted.turn is None
+    messages = json.loads(run_cli("show", "--messages", str(log), home=home).stdout)
+    contents = [m["content"] for m in messages]
+    assert "first question" not in contents and "second question" in contents  # the last turn is kept
+    assert any("Summary: the user said one thing." in c for c in contents)
