@@ -175,31 +175,38 @@ def _is_summary(event: Any) -> bool:
     return isinstance(event, UserMessageEvent) and event.message.source.plugin == PLUGIN
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= CLIP else f"{text[:CLIP]}… [{len(text) - CLIP} more characters]"
+def _clip(text: str, clip: int = CLIP) -> str:
+    return text if len(text) <= clip else f"{text[:clip]}… [{len(text) - clip} more characters]"
 
 
-def transcript(messages: Sequence[AnyMessage]) -> str:
-    """The range as plain text for the summariser (each message clipped to :data:`CLIP`)."""
+def transcript(messages: Sequence[AnyMessage], *, clip: int = CLIP, max_chars: int | None = None) -> str:
+    """The range as plain text for the summariser: each message clipped to ``clip`` characters;
+    beyond ``max_chars`` the middle is left out (the head keeps the goal, the tail the state)."""
     out: list[str] = []
     for m in messages:
         text = "".join(b.text for b in m.content if isinstance(b, TextBlock))
         if isinstance(m, UserMessage):
             label = "user" if m.source.kind == "user" else f"context ({m.source.plugin or 'plugin'})"
-            out.append(f"[{label}]\n{_clip(text)}")
+            out.append(f"[{label}]\n{_clip(text, clip)}")
         elif isinstance(m, AssistantMessage):
-            calls = [f"called {c.name} {c.id} {_clip(c.arguments)}" for c in m.tool_calls]
-            out.append("[assistant]\n" + "\n".join(x for x in (_clip(text), *calls) if x))
+            calls = [f"called {c.name} {c.id} {_clip(c.arguments, clip)}" for c in m.tool_calls]
+            out.append("[assistant]\n" + "\n".join(x for x in (_clip(text, clip), *calls) if x))
         elif isinstance(m, ToolMessage):
-            out.append(f"[tool result {m.tool_call_id}{' ERROR' if m.is_error else ''}]\n{_clip(text)}")
-    return "\n\n".join(out)
+            out.append(f"[tool result {m.tool_call_id}{' ERROR' if m.is_error else ''}]\n{_clip(text, clip)}")
+    whole = "\n\n".join(out)
+    if max_chars is None or len(whole) <= max_chars:
+        return whole
+    head, tail = max_chars // 3, max_chars - max_chars // 3
+    return f"{whole[:head]}\n\n… [{len(whole) - head - tail} characters of the conversation left out] …\n\n{whole[-tail:]}"
 
 
 def summary_request(messages: Sequence[AnyMessage], *, provider: str, model: str, session_id: str | None,
-                    turn: int, config: dict[str, Any] | None = None) -> ModelRequest:
+                    turn: int, config: dict[str, Any] | None = None, clip: int = CLIP,
+                    max_chars: int | None = None) -> ModelRequest:
     """The summarisation request: :data:`SUMMARY_SYSTEM` and the transcript; no tools."""
     ask = UserMessage(
-        content=(TextBlock(text="Summarise this conversation:\n\n" + transcript(messages)),),
+        content=(TextBlock(text="Summarise this conversation:\n\n"
+                           + transcript(messages, clip=clip, max_chars=max_chars)),),
         source=MessageSource(kind="plugin", plugin=PLUGIN, form="request"),
     )
     system = SystemMessage(content=(TextBlock(text=SUMMARY_SYSTEM),))

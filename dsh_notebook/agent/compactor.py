@@ -6,7 +6,9 @@ estimates the request (the derived history plus the messages the step enters, pl
 schemas) against the window of the step's model and compacts above ``threshold``; the Agent calls
 :meth:`compact` itself when the provider answers ``CONTEXT_OVERFLOW`` (and retries the request
 once) and on demand. Proactive compaction is skipped when it would save less than a tenth of the
-window (a single huge message cannot be helped by summarising the turns around it).
+window (a single huge message cannot be helped by summarising the turns around it). The
+summarisation request's transcript is capped at about half the window (middle left out); if the
+provider still refuses it as too long, it is sent once more a third as long.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..session.events import ContextCompacted, ToolSchema
 from ..session.messages import AnyMessage, MessageSource, TextBlock, UserMessage
 from ..session.session import Session
 from .compaction import (
+    CLIP,
     PLUGIN,
     SUMMARY_HEADER,
     Trigger,
@@ -79,9 +82,21 @@ class Compactor:
             return None
         history = self.session.derive_messages()
         before = estimate_tokens([*history, *pending], tools)
+        window = self.window(prepared)
+        cap = window * 2 if window else None  # chars: about half the window for the transcript
         request = summary_request(plan.messages, provider=prepared.provider, model=prepared.model,
-                                  session_id=self.session.id, turn=turn or 0, config=dict(prepared.config))
-        summary, usage = await summarise(prepared.adapter, request)
+                                  session_id=self.session.id, turn=turn or 0, config=dict(prepared.config),
+                                  max_chars=cap)
+        try:
+            summary, usage = await summarise(prepared.adapter, request)
+        except ModelError as exc:
+            if exc.code != "CONTEXT_OVERFLOW":
+                raise
+            size = sum(len(b.text) for b in request.messages[-1].content if isinstance(b, TextBlock))
+            shorter = summary_request(plan.messages, provider=prepared.provider, model=prepared.model,
+                                      session_id=self.session.id, turn=turn or 0, config=dict(prepared.config),
+                                      clip=CLIP // 4, max_chars=size // 3)  # too long itself: a third
+            summary, usage = await summarise(prepared.adapter, shorter)
         replaced = set(plan.seqs)
         kept = [m for m, seq in zip(history, history.seqs, strict=True) if seq not in replaced]
         stand_in = UserMessage(content=(TextBlock(text=f"{SUMMARY_HEADER}\n\n{summary}"),),
@@ -89,6 +104,6 @@ class Compactor:
         after = estimate_tokens([stand_in, *kept, *pending], tools)
         self.last = commit_compaction(
             self.session, plan, summary, turn=turn, trigger=trigger, tokens_before=before, tokens_after=after,
-            window=self.window(prepared), provider=prepared.provider, model=prepared.model, usage=usage,
+            window=window, provider=prepared.provider, model=prepared.model, usage=usage,
         )
         return self.last

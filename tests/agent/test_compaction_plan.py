@@ -73,3 +73,15 @@ def test_the_estimate_is_chars_over_four_plus_overhead() -> None:
     assert short == 100 + 4 + 3
     call = AssistantMessage(content=(ToolCallBlock(id="c1", name="read", arguments='{"file_path": "a"}'),))
     assert estimate_tokens([user_text("x" * 400), call]) > short
+
+
+def test_a_transcript_over_its_cap_keeps_the_head_and_the_tail() -> None:
+    from dsh_notebook.agent.compaction import transcript
+
+    messages = [user_text(f"goal {i} " + "x" * 300) for i in range(40)]
+    whole = transcript(messages)
+    capped = transcript(messages, max_chars=3000)
+    assert len(capped) < 3200 < len(whole)
+    assert capped.startswith("[user]\ngoal 0 ") and capped.endswith(whole[-100:])
+    assert "characters of the conversation left out" in capped
+    assert "… [" in transcript([user_text("y" * 5000)], clip=100)  # one long message is clipped
