@@ -90,6 +90,11 @@ class CommandsMixin:
             items["workspace"] = info.cwd if info is not None else (
                 "a fresh copy of the demo workspace" if settings.provider == "script" else "the kernel's working directory")
         items["approve"] = self.approve or "default (auto in the demo workspace, else ask)"
+        live = self._info_or_none(current)
+        if live is not None and live.live:
+            steps = f"{live.max_steps} steps" if live.max_steps is not None else "no step limit"
+            seconds = f"{live.max_time}s" if live.max_time is not None else "no time limit"
+            items["turn budget"] = f"{steps} · {seconds} (--max-steps / --max-time)"
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]

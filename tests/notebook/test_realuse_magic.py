@@ -35,6 +35,7 @@ def test_max_steps_on_the_magic_ends_the_turn_with_reason_budget(shell: Any, fak
     assert again.ok and again.text == "done now" and again.session_id == result.session_id
     info = magics_of(shell).link.info(result.session_id)
     assert info.max_steps is None
+    assert shell.run_cell("%dsh config").result.items["turn budget"].startswith("no step limit · no time limit")
     assert_valid_log(info.log_path)
 
 
