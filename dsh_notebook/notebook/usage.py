@@ -22,7 +22,8 @@ EXAMPLES = """\
   %dsh what files are in this workspace?
   %dsh run the tests; if they fail fix src/math.ts
   %dsh --new --model deepseek:deepseek-chat explain src/math.ts
-  %dsh --base-url http://localhost:11434/v1 --model qwen2.5 say hi
+  %dsh --base-url http://localhost:11434/v1 --model qwen2.5:7b say hi
+      with a base URL the whole --model value is the model name (unless openai:/deepseek:/script:)
   %dsh summarise the columns of {df_name}
       {name} / {name.attr} insert str() of a notebook variable; {{ and }} are literal braces
   %dsh --no-interpolate write a dict literal like {"a": 1}
