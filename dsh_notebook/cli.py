@@ -5,7 +5,9 @@ repaired model messages of its next request, or (``--stats``) its timings, token
 ``sessions`` lists saved sessions (``--search TEXT`` searches them); ``export-otel`` sends a saved
 session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdin/stdout;
 ``mcp list|add|remove`` shows and edits the MCP servers; ``install-kernel`` installs the agent
-kernel ``dsh``; ``doctor`` prints which protections are active here.
+kernel ``dsh``; ``doctor`` prints which protections are active here;
+``compact ID`` summarises a session's older turns; ``policy check ID_OR_PATH [--rules FILE]``
+prints the verdict of the approval rules for every tool call of a saved session.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--context-window", type=_window, metavar="N", help="context window in tokens (default: the model's)")
     run.add_argument("--no-network", action="store_true",
                      help="no network for sandboxed tool commands (same as DSH_SANDBOX_NETWORK=0)")
+    run.add_argument("--max-steps", type=int, metavar="N",
+                     help="model requests per turn before it ends with reason budget (default DSH_MAX_STEPS or 50; 0: no limit)")
+    run.add_argument("--max-time", type=float, metavar="SECONDS",
+                     help="seconds per turn before it ends with reason budget (default DSH_MAX_TIME, else none)")
+    run.add_argument("--rules", metavar="FILE", help="approval rules, a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE)")
 
     show = sub.add_parser("show", help="print a session's events or its next request's messages")
     show.add_argument("target", help="session id or path to a .jsonl log")
@@ -56,6 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
     from .tools.mcp.listing import add_cli_parser
 
     add_cli_parser(sub)
+
+    compact = sub.add_parser("compact", help="summarise a saved session's older turns into one message now")
+    compact.add_argument("session", help="session id")
+    compact.add_argument("--model", help="the model that writes the summary (default: the session's)")
+    compact.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: the session's)")
+
+    policy = sub.add_parser("policy", help="approval policies")
+    policy_sub = policy.add_subparsers(dest="policy_command", required=True)
+    check = policy_sub.add_parser("check", help="dry run: the verdict of the rules for every tool call of a saved session")
+    check.add_argument("target", help="session id or path to a .jsonl log")
+    check.add_argument("--rules", metavar="FILE", help="a JSON rules file (default DSH_POLICY_FILE)")
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
@@ -124,6 +142,14 @@ def main(argv: list[str] | None = None) -> int:
             from .kernel.install import install_main
 
             return install_main(args)
+        if args.command == "compact":
+            from .host.cli_run import compact_main
+
+            return compact_main(args)
+        if args.command == "policy":
+            from .tools.policy_check import check_main
+
+            return check_main(args)
         if args.command == "serve":
             from .host.stdio import serve_main
 

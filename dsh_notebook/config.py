@@ -5,8 +5,11 @@ usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default
 session logs under ``$DSH_HOME/sessions/``), ``DSH_TIMEOUT`` (seconds a model request waits for
 the server's next bytes before the attempt fails ``CONNECTION``; default 120), ``DSH_MCP_TIMEOUT``
 (seconds per MCP tool call, default 60), ``DSH_MCP_TRUST_READONLY=1`` (MCP tools annotated
-read-only run without asking). The key is never
-printed: :meth:`Settings.describe` shows it only as set / not set.
+read-only run without asking), the turn budgets
+``DSH_MAX_STEPS`` (model requests per turn, default 50; 0: unbounded) and ``DSH_MAX_TIME``
+(seconds per turn), ``DSH_POLICY_FILE`` (approval rules, :mod:`dsh_notebook.tools.rules`) and
+``DSH_COMPACT_THRESHOLD`` (compact the context above this share of the model's window, default
+0.8). The key is never printed: :meth:`Settings.describe` shows it only as set / not set.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from .errors import register_secret as _register
 DEFAULT_MODEL = "script:auto"
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MCP_TIMEOUT_S = 60.0
+DEFAULT_MAX_STEPS = 50
+DEFAULT_COMPACT_THRESHOLD = 0.8
 PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
 PROVIDER_BASE_URL = {
     "deepseek": "https://api.deepseek.com",
@@ -97,6 +102,20 @@ def check_base_url(url: str) -> str:
                         "http://localhost:11434/v1", code="BAD_BASE_URL")
     register_url_secrets(url)
     return url.strip()
+KNOWN_PROVIDERS = frozenset({"openai", "deepseek", "script", "replay"})
+"""The prefixes a model id may start with; with a base URL anything else is part of the name."""
+
+
+def normalize_model_id(model_id: str, base_url: str | None) -> str:
+    """With a base URL the whole value is the model name unless it starts with a known provider
+    prefix (``openai:``, ``deepseek:``, ``script:``, ``replay:``): ``qwen2.5:7b`` becomes
+    ``openai:qwen2.5:7b`` (an OpenAI-compatible model named ``qwen2.5:7b``). Without a base URL
+    the id is returned unchanged (``provider:model``)."""
+    stripped = model_id.strip()
+    provider, sep, _ = stripped.partition(":")
+    if base_url and sep and provider.lower() not in KNOWN_PROVIDERS:
+        return f"openai:{stripped}"
+    return model_id
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -124,6 +143,10 @@ class Settings:
     timeout: float = DEFAULT_TIMEOUT_S  # per model-request read/write timeout, seconds
     mcp_trust_readonly: bool = False  # MCP tools annotated readOnlyHint run without asking
     mcp_timeout: float = DEFAULT_MCP_TIMEOUT_S  # seconds an MCP tool call may take
+    max_steps: int | None = DEFAULT_MAX_STEPS  # turn budget: model requests per turn (None: unbounded)
+    max_time: float | None = None  # turn budget: seconds per turn (None: unbounded)
+    policy_file: str | None = None  # approval rules (a JSON list of {tool, pattern, action})
+    compact_threshold: float = DEFAULT_COMPACT_THRESHOLD  # compact above this share of the window
 
     @property
     def sessions_dir(self) -> Path:
@@ -185,7 +208,50 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         timeout=_timeout(env.get("DSH_TIMEOUT")),
         mcp_trust_readonly=(env.get("DSH_MCP_TRUST_READONLY") or "").strip().lower() in ("1", "true", "yes", "on"),
         mcp_timeout=_timeout(env.get("DSH_MCP_TIMEOUT"), DEFAULT_MCP_TIMEOUT_S, "DSH_MCP_TIMEOUT"),
+        max_steps=parse_max_steps(env.get("DSH_MAX_STEPS"), "DSH_MAX_STEPS", DEFAULT_MAX_STEPS),
+        max_time=parse_max_time(env.get("DSH_MAX_TIME"), "DSH_MAX_TIME"),
+        policy_file=env.get("DSH_POLICY_FILE") or None,
+        compact_threshold=_threshold(env.get("DSH_COMPACT_THRESHOLD")),
     )
+
+
+def parse_max_steps(raw: str | int | None, name: str = "--max-steps", default: int | None = None) -> int | None:
+    """A step budget: a positive integer; ``0`` means unbounded; unset or blank: ``default``."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UserError(f"{name} must be a whole number of steps (0: no limit), not {raw!r}", code="BAD_CONFIG")
+    return value or None
+
+
+def parse_max_time(raw: str | float | None, name: str = "--max-time") -> float | None:
+    """A time budget in seconds: positive; ``0`` means unbounded; unset or blank: none."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise UserError(f"{name} must be a number of seconds (0: no limit), not {raw!r}", code="BAD_CONFIG")
+    return value or None
+
+
+def _threshold(raw: str | None) -> float:
+    if not raw or not raw.strip():
+        return DEFAULT_COMPACT_THRESHOLD
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise UserError(f"DSH_COMPACT_THRESHOLD must be a share of the context window in (0, 1], not {raw!r}",
+                        code="BAD_CONFIG")
+    return value
 
 
 def _timeout(raw: str | None, default: float = DEFAULT_TIMEOUT_S, var: str = "DSH_TIMEOUT") -> float:

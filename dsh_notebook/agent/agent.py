@@ -9,7 +9,16 @@ Before each step, ``_pre_step`` claims input from the Inbox, assembles the promp
 agent's Scope, projects the runtime context and runs the ``agent/pre-step`` waterfall (which may
 rewrite or reject). The turn ends by *data*: the last step had no tool calls (or a tool concluded
 the turn) **and** the next-step inbox is still empty after ``agent/turn-stopping``. End reasons:
-``completed``, ``aborted{cause}``, ``blocked{cause}``, ``error{error}``, ``max-tokens`` (sticky).
+``completed``, ``aborted{cause}``, ``blocked{cause}``, ``error{error}``, ``max-tokens`` (sticky),
+``budget{cause, limit}``.
+
+Turn budgets: ``max_steps`` (model requests per turn; checked before a further step starts, so a
+model that calls tools forever is stopped after exactly ``max_steps`` requests, its last batch
+answered) and ``max_time`` (seconds per turn; when it runs out the turn is cancelled like an
+abort — running tools stopped, every call answered — and ends ``budget{cause: "max-time"}``).
+Context management (:mod:`.compactor`): before a step's first attempt the request is estimated
+against the model's window and compacted above the threshold; a ``CONTEXT_OVERFLOW`` answer
+compacts and retries the request once.
 
 The driver is an asyncio task on the loop the agent is used from (the host's loop thread);
 ``followup``/``steer``/``inject``/``cancel`` must be called on that loop's thread.
@@ -18,6 +27,7 @@ The driver is an asyncio task on the loop the agent is used from (the host's loo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -27,6 +37,7 @@ from ..context import HarnessContext
 from ..errors import LogWriteError, ModelError, SessionError, UserError
 from ..models.base import ModelAdapter
 from ..session.events import (
+    ContextCompacted,
     LlmRetry,
     StepEnd,
     StepStart,
@@ -38,8 +49,10 @@ from ..session.messages import UserMessage, user_text
 from ..session.session import Session
 from ..tools.base import ApprovalMode, Approver, AutoApprover
 from ..tools.registry import ToolRegistry, builtin_tools
+from ..tools.rules import ApprovalPolicy
 from ..tools.runtime import ToolRuntime
 from ..tools.scheduler import execute_tool_calls
+from .compactor import Compactor
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
 from .inbox import Inbox, Target
 from .projections import RuntimeContextProjection, SystemPromptProjection
@@ -50,6 +63,7 @@ from .stream import run_attempt
 log = logging.getLogger(__name__)
 Status = Literal["idle", "running"]
 Live = Callable[[dict[str, Any]], None]
+_TIME_UP = "budget:max-time"  # the cancel cause of a turn whose time budget ran out
 
 
 class Agent:
@@ -73,6 +87,11 @@ class Agent:
         retry_cap_ms: int = 30_000,
         config: Mapping[str, Any] | None = None,
         max_parallel: int = 10,
+        max_steps: int | None = None,
+        max_time: float | None = None,
+        approval_policy: ApprovalPolicy | None = None,
+        context_window: int | None = None,
+        compact_threshold: float = 0.8,
     ) -> None:
         """Build the agent of ``session`` (fresh or resumed: inbox, projections and the turn
         counter are restored from its log). ``adapter_for(model_id)`` routes a model id to an
@@ -82,7 +101,8 @@ class Agent:
         the agent lives in a child ``agent:<id>`` (``agent.context``) whose Scope decides what it
         sees. ``live`` gets the transient frames; ``flush`` makes the log durable (called before
         every model request and at every turn end). Retries: ``max_retries`` extra attempts,
-        delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped."""
+        delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped. Budgets:
+        ``max_steps`` / ``max_time`` per turn (``None``: unbounded); read at each turn's start."""
         self.session = session
         self.adapter_for = adapter_for
         self.model = model
@@ -98,6 +118,9 @@ class Agent:
         self.max_retries, self.retry_base_ms, self.retry_cap_ms = max_retries, retry_base_ms, retry_cap_ms
         self.config: dict[str, Any] = dict(config or {})
         self.max_parallel = max_parallel
+        self.max_steps, self.max_time = max_steps, max_time
+        self.approval_policy = approval_policy  # rules / grants / callables, first pre-execute hook
+        self.compactor = Compactor(session, threshold=compact_threshold, window_override=context_window)
         self.inbox = Inbox.restore(session, wake=self._wake)
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
@@ -249,8 +272,13 @@ class Agent:
         reason: TurnEndReason | None = None
         step = 0
         target: Target = "next-turn"
+        max_steps, max_time = self.max_steps, self.max_time
+        timer = self._start_timer(max_time)
         try:
             while True:
+                if max_steps is not None and step >= max_steps:
+                    reason = TurnEndReason(kind="budget", cause="max-steps", limit=max_steps)
+                    break
                 decision = await self._pre_step(target, turn, step + 1)
                 if decision.kind == "reject":
                     reason = TurnEndReason(kind="blocked", cause=decision.reason or "rejected by agent/pre-step")
@@ -274,12 +302,17 @@ class Agent:
                         break
                 target = "next-step"
         except asyncio.CancelledError:
-            reason = TurnEndReason(kind="aborted", cause=self._cancel_cause or "cancelled")
+            if self._cancel_cause == _TIME_UP:
+                reason = TurnEndReason(kind="budget", cause="max-time", limit=max_time)
+            else:
+                reason = TurnEndReason(kind="aborted", cause=self._cancel_cause or "cancelled")
         except Exception as exc:
             if not isinstance(exc, ModelError | UserError | LogWriteError):
                 log.exception("turn %s failed", turn)
             reason = TurnEndReason(kind="error", error=error_info(exc))
         finally:
+            if timer is not None:
+                timer.cancel()
             await self._end_turn(turn, reason)
 
     async def _end_turn(self, turn: int, reason: TurnEndReason | None) -> None:
@@ -313,6 +346,19 @@ class Agent:
         if cancelled:
             raise asyncio.CancelledError
 
+    def _start_timer(self, max_time: float | None) -> asyncio.TimerHandle | None:
+        """Cancel the running turn when its time budget runs out (the first cause wins)."""
+        task = asyncio.current_task()
+        if max_time is None or task is None:
+            return None
+
+        def time_up() -> None:
+            if self._cancel_cause is None and not task.done():
+                self._cancel_cause = _TIME_UP
+                task.cancel()
+
+        return asyncio.get_running_loop().call_later(max_time, time_up)
+
     async def _pre_step(self, target: Target, turn: int, step: int) -> PreStep:
         claimed = self.inbox.claim(target, turn)
         provider, _, name = self.model.partition(":")
@@ -330,10 +376,15 @@ class Agent:
     async def _step(self, decision: PreStep, turn: int, step: int) -> TurnEndReason | None:
         system = decision.assembly.render_system()
         attempt = 0
+        overflow_retried = False
+        tools = decision.assembly.tools
         while True:
             attempt += 1
             prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
             self.system_prompt.project(system, turn=turn, step=step)
+            if attempt == 1:  # context management: compact before the request would not fit
+                if await self.compactor.maybe_compact(prepared, turn=turn, pending=decision.messages, tools=tools):
+                    decision = self._resnapshot(decision, entered=False, turn=turn)
             request = self.requests.build_request(
                 prepared,
                 tools=decision.assembly.tools,
@@ -350,6 +401,11 @@ class Agent:
                 )
                 break
             except ModelError as exc:
+                if exc.code == "CONTEXT_OVERFLOW" and not overflow_retried:
+                    overflow_retried = True  # compact, then retry the request once
+                    if await self.compactor.compact(prepared, turn=turn, trigger="context-length", tools=tools):
+                        decision = self._resnapshot(decision, entered=True, turn=turn)
+                        continue
                 if not exc.retryable or attempt > self.max_retries:
                     raise
                 delay = self._retry_delay(exc, attempt)
@@ -367,6 +423,32 @@ class Agent:
         for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
             self.inbox.inject(message)
         return COMPLETED if batch.concluded else None
+
+    def _resnapshot(self, decision: PreStep, *, entered: bool, turn: int) -> PreStep:
+        """After a compaction shadowed the runtime-context snapshot, send it again: with the
+        step's entered messages, or (when they were already committed) appended now."""
+        snapshot = self.runtime_context.project(decision.assembly.rendered_contexts())
+        if snapshot is None or (decision.snapshot is not None and decision.snapshot.content == snapshot.content
+                                and not entered):
+            return decision
+        if entered:
+            self.requests.append_entered([snapshot], turn=turn, on_commit=self.runtime_context.committed)
+            return decision
+        return dataclasses.replace(decision, messages=(*decision.messages, snapshot), snapshot=snapshot)
+
+    async def compact(self) -> ContextCompacted | None:
+        """Compact on demand (``%dsh compact``): summarise every turn but the last one (or, with a
+        single turn, up to its last exchange). Only while idle (``TURN_RUNNING`` otherwise);
+        ``None`` when there is nothing to compact."""
+        if self._turn_task is not None and not self._turn_task.done():
+            raise UserError("a turn is running; compact after it ends (or stop it first)", code="TURN_RUNNING")
+        await self.wait_idle()  # a turn that just ended: its driver is finishing
+        prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
+        last = self._last_turn or None
+        done = await self.compactor.compact(prepared, turn=None, keep_turn=last, trigger="manual",
+                                            tools=self._tool_schemas())
+        await self._durable()
+        return done
 
     # -- helpers ------------------------------------------------------------------------------
     def _retry_delay(self, exc: ModelError, attempt: int) -> int:
@@ -395,10 +477,14 @@ class Agent:
 
     def _runtime(self) -> ToolRuntime:
         """The ToolRuntime for a batch; rebuilt only when the tools, scope or policy changed."""
-        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.live))
+        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.live),
+               id(self.approval_policy))
         if self._runtime_cache is not None and self._runtime_cache[0] == key:
             return self._runtime_cache[1]
-        runtime = self._hooks.install(self._new_runtime())
+        runtime = self._new_runtime()
+        if self.approval_policy is not None and self.approval_policy.pre_execute not in runtime.pre_execute:
+            runtime.pre_execute.insert(0, self.approval_policy.pre_execute)
+        runtime = self._hooks.install(runtime)
         self._runtime_cache = (key, runtime)
         return runtime
 

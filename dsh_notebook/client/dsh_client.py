@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HostError
-from ..host.contract import Decided, Resumed, SessionCreated, SessionInfo, SessionSummary
+from ..host.contract import Compacted, Decided, Resumed, SessionCreated, SessionInfo, SessionSummary
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
@@ -49,19 +49,34 @@ class DshClient:
     # -- sessions -----------------------------------------------------------------------------
     def create_session(
         self, *, cwd: str | None = None, model: str | None = None, approve: str | None = None,
-        base_url: str | None = None,
+        base_url: str | None = None, max_steps: int | None = None, max_time: float | None = None,
+        rules: str | None = None,
     ) -> SessionCreated:
-        created: SessionCreated = self.remote.session.create(cwd=cwd, model=model, approve=approve, base_url=base_url)
+        """``max_steps`` / ``max_time`` (turn budgets, 0: unbounded) and ``rules`` (an approval
+        rules file) are :class:`~dsh_notebook.host.contract.SessionOptions`."""
+        created: SessionCreated = self.remote.session.create(
+            cwd=cwd, model=model, approve=approve, base_url=base_url, max_steps=max_steps, max_time=max_time,
+            rules=rules,
+        )
         return created
 
     def resume(self, session_id: str, *, model: str | None = None, approve: str | None = None,
-               base_url: str | None = None) -> Resumed:
-        resumed: Resumed = self.remote.session.resume(session_id=session_id, model=model, approve=approve, base_url=base_url)
+               base_url: str | None = None, max_steps: int | None = None, max_time: float | None = None,
+               rules: str | None = None) -> Resumed:
+        resumed: Resumed = self.remote.session.resume(
+            session_id=session_id, model=model, approve=approve, base_url=base_url, max_steps=max_steps,
+            max_time=max_time, rules=rules,
+        )
         return resumed
 
     def info(self, session_id: str) -> SessionInfo:
         info: SessionInfo = self.remote.session.info(session_id=session_id)
         return info
+
+    def compact(self, session_id: str) -> Compacted:
+        """Summarise the session's older turns into one message now (``session/compact``)."""
+        done: Compacted = self.remote.session.compact(session_id=session_id)
+        return done
 
     def list_sessions(self) -> list[SessionSummary]:
         return list(self.remote.session.list().sessions)
@@ -70,8 +85,10 @@ class DshClient:
         """Abort the running turn (it ends ``aborted``, every call answered). ``False`` if idle."""
         return bool(self.remote.session.cancel(session_id=session_id).cancelled)
 
-    def approve(self, session_id: str, call_id: str, decision: str) -> Decided:
-        decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision)
+    def approve(self, session_id: str, call_id: str, decision: str, scope: str = "call") -> Decided:
+        """``scope="session"``: allow this tool (bash: this command prefix) for the rest of the session."""
+        decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision,
+                                                       scope=scope)
         return decided
 
     # -- prompts ------------------------------------------------------------------------------

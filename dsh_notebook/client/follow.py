@@ -56,6 +56,9 @@ class TurnOutcome:
         error = r.get("error") or {}
         detail = r.get("cause") or error.get("message") or ""
         code = f" [{error['code']}]" if error.get("code") else ""
+        if r.get("kind") == "budget" and r.get("limit") is not None:  # "budget: max-steps 5 reached"
+            unit = "s" if detail == "max-time" else ""
+            detail = f"{detail} {r['limit']}{unit} reached"
         return f"{r.get('kind')}{code}{': ' + detail if detail else ''}"
 
 

@@ -4,7 +4,7 @@ Create (or resume with ``--session``) a session, open ``session/follow``, submit
 (``session/prompt`` → ``{"accepted": true}``), follow to the end of the turn that ran it, then
 print the final answer and ``session: <id> log: <path>`` on stdout. Progress (streamed text,
 tool phases) goes to stderr unless ``--quiet``. Exit codes: 0 the turn completed; 1 it ended
-otherwise (the reason is printed on stderr); 130 interrupted, 143 on SIGTERM (129 SIGHUP): the
+otherwise (the reason is printed on stderr, e.g. ``budget: max-steps 5 reached``); 130 interrupted, 143 on SIGTERM (129 SIGHUP): the
 run is cancelled first, so the turn ends ``aborted`` with every call answered and the log flushed.
 ``--approve ask`` (the default outside a demo workspace copy) asks on the terminal
 (:mod:`.cli_tty`); printed model text and tool output have their control sequences neutralised. Everything goes through :class:`DshClient`
@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from ..client.dsh_client import DshClient
 from ..client.model import ClientSessionModel
 from ..client.summary import summarize_result
-from ..config import settings_from_env
+from ..config import parse_max_steps, parse_max_time, settings_from_env
 from .cli_tty import TtyApprovals, printable, terminate_as_interrupt
 from .host import Host
 
@@ -53,6 +53,9 @@ class ProgressPrinter:
                 first = summarize_result(text, width=120)
                 mark = "✗" if message.get("isError") else "✓"
                 self.out.write(f"  {mark} {printable(first)}\n")
+            elif event.get("type") == "context/compacted":
+                self.out.write(f"… context compacted ({event['trigger']}): {event['replaced']} earlier messages "
+                               f"summarised; ~{event['tokensBefore']} → ~{event['tokensAfter']} tokens\n")
         self.out.flush()
 
 
@@ -73,14 +76,20 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     client = DshClient(host, caller="cli")
     printer = None if getattr(args, "quiet", False) else ProgressPrinter(sys.stderr)
     session_id: str | None = args.session
+    steps, seconds = getattr(args, "max_steps", None), getattr(args, "max_time", None)
+    parse_max_steps(steps, "--max-steps")  # a coded error naming the flag, before anything starts
+    parse_max_time(seconds, "--max-time")
+    options = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None)}
     try:
         if session_id is None:
-            created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve, base_url=args.base_url)
+            created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve, base_url=args.base_url,
+                                            **options)
             session_id = created.session_id
             if printer is not None:
                 print(f"session {session_id} in {created.cwd} ({created.model})", file=sys.stderr)
         else:
-            resumed = client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url)
+            resumed = client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url,
+                                    **options)
             for warning in resumed.warnings:
                 print(f"note: resuming {session_id}: {warning}", file=sys.stderr)
         handle = client.follow(session_id, None, printer)
@@ -109,3 +118,24 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
         return 0
     print(f"the turn did not complete: {printable(outcome.describe_reason())}", file=sys.stderr)
     return 1
+
+
+def compact_main(args: argparse.Namespace) -> int:
+    """``python -m dsh_notebook compact ID``: resume the session, compact it, say what it did."""
+    settings = settings_from_env().with_overrides(model=args.model, base_url=args.base_url)
+    host = Host(settings, name="dsh-host-cli")
+    client = DshClient(host, caller="cli")
+    try:
+        client.resume(args.session, model=args.model, base_url=args.base_url)
+        done = client.compact(args.session)
+        log_path = client.info(args.session).log_path
+    finally:
+        client.close()
+        host.shutdown()
+    if done.compacted:
+        print(f"compacted {done.replaced} surface nodes into one summary (#{done.summary_seq}); "
+              f"history ~{done.tokens_before} -> ~{done.tokens_after} tokens")
+    else:
+        print("nothing to compact")
+    print(f"session: {args.session} log: {log_path}")
+    return 0

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, JsonValue
 
+from ..session.events import Grant
 from ..session.messages import CellRef, Frozen
 
 Mode = Literal["queue", "steer"]
@@ -27,7 +28,18 @@ Kind = Literal["unary", "stream"]
 # --- args ----------------------------------------------------------------------------------------
 
 
-class CreateArgs(Frozen):
+class SessionOptions(Frozen):
+    """Per-session settings that may change while the session is live (unset: keep / default).
+
+    ``maxSteps`` / ``maxTime``: the turn budgets (``0``: unbounded; default ``DSH_MAX_STEPS`` /
+    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``)."""
+
+    max_steps: int | None = None
+    max_time: float | None = None
+    rules: str | None = None
+
+
+class CreateArgs(SessionOptions):
     cwd: str | None = None
     model: str | None = None
     approve: ApproveMode | None = None
@@ -52,8 +64,9 @@ class SessionRef(Frozen):
     session_id: str
 
 
-class ResumeArgs(Frozen):
-    """Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live."""
+class ResumeArgs(SessionOptions):
+    """Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live,
+    the :class:`SessionOptions` (budgets, rules) always."""
 
     session_id: str
     model: str | None = None
@@ -66,9 +79,13 @@ class NoArgs(Frozen):
 
 
 class ApproveArgs(Frozen):
+    """``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
+    rest of the session (logged as ``approval/decided.grant``)."""
+
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
+    scope: Literal["call", "session"] = "call"
 
 
 class FollowArgs(Frozen):
@@ -140,6 +157,17 @@ class Decided(Frozen):
     decision: Literal["allow", "deny"]
 
 
+class Compacted(Frozen):
+    """The answer of ``session/compact``: ``compacted`` false when there was nothing to compact."""
+
+    session_id: str
+    compacted: bool
+    summary_seq: int | None = None
+    replaced: int = 0
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+
 class SessionInfo(Frozen):
     session_id: str
     cwd: str
@@ -153,6 +181,10 @@ class SessionInfo(Frozen):
     log_path: str | None = None
     queue: tuple[QueueItem, ...] = ()
     pending_approvals: tuple[PendingApproval, ...] = ()
+    max_steps: int | None = None  # the turn budgets in force (None: no limit)
+    max_time: float | None = None
+    rules: str | None = None  # the approval rules file's name, if any
+    grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
 
 
 # --- descriptors ---------------------------------------------------------------------------------
@@ -206,6 +238,7 @@ DESCRIPTORS: dict[str, Descriptor] = {
         _d("session/resume", ResumeArgs, Resumed, "make a saved session live (crash repair)"),
         _d("session/approve", ApproveArgs, Decided, "answer a pending approval"),
         _d("session/info", SessionRef, SessionInfo, "a live session's state"),
+        _d("session/compact", SessionRef, Compacted, "summarise the older turns into one message now"),
         _d("session/follow", FollowArgs, None, "snapshot + durable events + live frames"),
         _d("session/control", NoArgs, None, "host-wide queue and status frames"),
     )

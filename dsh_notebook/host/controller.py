@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import parse_model_id
+from ..config import normalize_model_id, parse_model_id
 from ..errors import DshError, HostError, UserError
 from ..session.persistence import load_log
 from ..session.store import summarize_log
@@ -24,6 +24,7 @@ from .contract import (
     Accepted,
     ApproveArgs,
     Cancelled,
+    Compacted,
     CreateArgs,
     Decided,
     FollowArgs,
@@ -52,7 +53,8 @@ class SessionController:
         self.commands = SessionCommandHandler(registry)
 
     async def create(self, args: CreateArgs, inv: GatewayInvocation) -> SessionCreated:
-        model = args.model or self.registry.settings.model
+        settings = self.registry.settings
+        model = normalize_model_id(args.model or settings.model, args.base_url or settings.base_url)
         provider, _ = parse_model_id(model)
         if args.cwd:
             cwd = await asyncio.to_thread(_check_dir, args.cwd)
@@ -63,7 +65,7 @@ class SessionController:
         else:
             cwd = os.getcwd()
         approve = args.approve or ("auto" if is_demo_copy(cwd) else "ask")
-        live = await self.registry.create(cwd, model, approve, args.base_url)
+        live = await self.registry.create(cwd, model, approve, args.base_url, args)
         inv.note("created", {"sessionId": live.id, "cwd": cwd, "model": model, "approve": approve})
         return SessionCreated(session_id=live.id, cwd=cwd, model=model, approve=approve, log_path=live.log_path)
 
@@ -97,7 +99,7 @@ class SessionController:
 
     async def resume(self, args: ResumeArgs, inv: GatewayInvocation) -> Resumed:
         live, how = await self.registry.resolve(
-            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url
+            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url, options=args
         )
         inv.note("resolver", how)
         warnings = tuple(live.warnings) if how == "resumed" else ()
@@ -105,8 +107,18 @@ class SessionController:
 
     async def approve(self, args: ApproveArgs, inv: GatewayInvocation) -> Decided:
         live = self._live(args.session_id)
-        live.approvals.answer(args.call_id, args.decision, by=inv.caller)
+        live.approvals.answer(args.call_id, args.decision, by=inv.caller, scope=args.scope)
         return Decided(session_id=live.id, call_id=args.call_id, decision=args.decision)
+
+    async def compact(self, args: SessionRef, inv: GatewayInvocation) -> Compacted:
+        """Compact a session on demand (resumed first if saved); ``TURN_RUNNING`` while it runs."""
+        live, how = await self.registry.resolve(args.session_id)
+        inv.note("resolver", how)
+        done = await live.agent.compact()  # coded errors (TURN_RUNNING, the model's) reach the caller
+        if done is None:
+            return Compacted(session_id=live.id, compacted=False)
+        return Compacted(session_id=live.id, compacted=True, summary_seq=done.summary_seq, replaced=done.replaced,
+                         tokens_before=done.tokens_before, tokens_after=done.tokens_after)
 
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)
@@ -149,6 +161,7 @@ class SessionController:
 
 def info_of(live: LiveSession) -> SessionInfo:
     agent = live.agent
+    policy = agent.approval_policy
     return SessionInfo(
         session_id=live.id,
         cwd=live.session.cwd,
@@ -162,6 +175,10 @@ def info_of(live: LiveSession) -> SessionInfo:
         log_path=live.log_path,
         queue=tuple(QueueItem.model_validate(i) for i in agent.inbox.items()),
         pending_approvals=tuple(live.approvals.pending()),
+        max_steps=agent.max_steps,
+        max_time=agent.max_time,
+        rules=policy.rules.source if policy is not None and policy.rules is not None else None,
+        grants=tuple(policy.grants) if policy is not None else (),
     )
 
 

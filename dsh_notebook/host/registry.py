@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..agent.agent import Agent
-from ..config import MASK, PROVIDER_BASE_URL, Settings, parse_model_id, redact_url
+from ..config import (
+    MASK,
+    PROVIDER_BASE_URL,
+    Settings,
+    normalize_model_id,
+    parse_model_id,
+    redact_url,
+)
 from ..context import HarnessContext
 from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
@@ -32,8 +39,10 @@ from ..session.session import Session
 from ..session.store import SessionStore
 from ..tools.base import ApprovalMode, Approver, AutoApprover, DenyApprover
 from .approvals import PendingApprovals
+from .contract import SessionOptions
 from .control import ControlHub
 from .follow import SessionHub
+from .options import apply_options, initial_budgets, initial_rules, session_policy
 
 log = logging.getLogger(__name__)
 AdapterFactory = Callable[[Settings, str, "str | None"], ModelAdapter]
@@ -131,12 +140,14 @@ class AgentRegistry:
 
     async def resolve(
         self, session_id: str, *, model: str | None = None, approve: ApprovalMode | None = None,
-        base_url: str | None = None,
+        base_url: str | None = None, options: SessionOptions | None = None,
     ) -> tuple[LiveSession, Resolution]:
-        """Session id → live agent (``live``), or resume it from disk (``resumed``)."""
+        """Session id → live agent (``live``), or resume it from disk (``resumed``). ``options``
+        (budgets, rules) apply to a live session too."""
         self.check_id(session_id)
         live = self.live.get(session_id)
         if live is not None:
+            apply_options(live.agent, options)
             return live, "live"
         pending = self._resuming.get(session_id)
         if pending is None:
@@ -148,10 +159,13 @@ class AgentRegistry:
                 self.resumes_started += 1
                 session = await asyncio.to_thread(self.store.resume, session_id)
                 logged_model = model_from_log(session)
+                if model is not None:  # `qwen2.5:7b` with a base URL (given or logged) is one name
+                    model = normalize_model_id(model, base_url or self.settings.base_url or endpoint_from_log(session))
                 if base_url is None and (model is None or (logged_model is not None and parse_model_id(model) == parse_model_id(logged_model))):
                     base_url = self._logged_endpoint(session)  # keep talking to the same endpoint
                 model = model or logged_model or self.settings.model
-                live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed")
+                live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed",
+                                   options)
                 live.warnings = self.store.warnings.pop(session_id, [])
                 pending.set_result(live)
             except BaseException as exc:
@@ -179,17 +193,23 @@ class AgentRegistry:
         )
 
     async def create(
-        self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None
+        self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None,
+        options: SessionOptions | None = None,
     ) -> LiveSession:
         self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY, BAD_MODEL…
+        initial_budgets(self.settings, options)  # … BAD_CONFIG, BAD_RULES
+        initial_rules(self.settings, options)
         session = await asyncio.to_thread(self.store.create, cwd)
-        return self._start(session, model, approve, base_url, "created")
+        return self._start(session, model, approve, base_url, "created", options)
 
     # -- building a live session --------------------------------------------------------------
     def _start(
-        self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution
+        self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution,
+        options: SessionOptions | None = None,
     ) -> LiveSession:
         sid = session.id
+        max_steps, max_time = initial_budgets(self.settings, options)
+        policy = session_policy(session.events, initial_rules(self.settings, options), sid)
         hub = self.hubs.setdefault(sid, SessionHub(sid))
         approvals = PendingApprovals()
         approver: Approver = AutoApprover() if approve == "auto" else DenyApprover() if approve == "deny" else approvals
@@ -207,6 +227,9 @@ class AgentRegistry:
             context=self.context,
             live=hub.on_live,
             flush=lambda: self.store.flush(sid),
+            max_steps=max_steps,
+            max_time=max_time,
+            approval_policy=policy,
         )
         live = LiveSession(
             session, agent, hub, approvals, model, approve, how,

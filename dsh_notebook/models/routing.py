@@ -2,7 +2,9 @@
 
 - ``script:<scenario>`` → :class:`~dsh_notebook.models.scripted.ScriptedModel` (offline default);
 - ``replay:<path>`` → :class:`~dsh_notebook.models.replay.ReplayModel` of a saved log;
-- ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL (``--base-url`` /
+- ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL — where the whole id is the
+  model name unless it starts with a known provider prefix (``qwen2.5:7b`` stays ``qwen2.5:7b``,
+  :func:`~dsh_notebook.config.normalize_model_id`) (``--base-url`` /
   ``DSH_BASE_URL``) → :class:`~dsh_notebook.models.openai_compat.OpenAICompatAdapter`.
 
 Keys: ``DSH_API_KEY`` (``settings.api_key``) wins; else the provider's own variable
@@ -20,7 +22,14 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..config import PROVIDER_BASE_URL, PROVIDER_KEY_ENV, Settings, check_base_url, parse_model_id
+from ..config import (
+    PROVIDER_BASE_URL,
+    PROVIDER_KEY_ENV,
+    Settings,
+    check_base_url,
+    normalize_model_id,
+    parse_model_id,
+)
 from ..errors import UserError, register_secret
 from .base import ModelAdapter
 
@@ -53,7 +62,7 @@ def resolve_key(settings: Settings, provider: str, base_url: str) -> tuple[str |
 
 def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None = None) -> ModelAdapter:
     """The adapter for ``model_id`` under ``settings`` (``base_url`` overrides the settings')."""
-    provider, name = parse_model_id(model_id)
+    provider, name = parse_model_id(normalize_model_id(model_id, base_url or settings.base_url))
     if provider == "script":
         from .scripted import ScriptedModel
 

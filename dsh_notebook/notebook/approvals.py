@@ -15,10 +15,25 @@ from collections.abc import Callable
 from typing import Any
 
 from ..session.events import AnyEvent, ApprovalDecided, ToolCall, ToolResult
+from ..tools.rules import grant_for
 from .render import format_arguments
 
 Asker = Callable[[str], str]
 NO_STDIN = "no stdin to ask on; denied (use --approve auto, or --bg and the widget)"
+
+
+def parse_answer(reply: str) -> tuple[str, str]:
+    """``(decision, scope)`` of a typed answer: y / yes, a / always (session scope), else deny."""
+    word = reply.strip().lower()
+    if word in ("a", "always", "all"):
+        return "allow", "session"
+    return ("allow" if word in ("y", "yes") else "deny"), "call"
+
+
+def allow_always_label(name: str, arguments: str) -> str:
+    """What ``a`` would allow: ``bash "git status *"`` or the whole tool."""
+    grant = grant_for(name, arguments)
+    return f'{name} "{grant.pattern}"' if grant.pattern != "*" else f"every {name} call"
 
 
 class StdinApprovals:
@@ -62,9 +77,11 @@ class StdinApprovals:
             self._asked.update(cid for cid, _, _ in todo)
         return todo
 
-    def ask(self, ask: Asker, answer: Callable[[str, str], None], *,
+    def ask(self, ask: Asker, answer: Callable[[str, str, str], None], *,
             before: Callable[[], None] = lambda: None, no_stdin: Callable[[str], None] = lambda _t: None) -> int:
-        """Ask every new approval with ``ask(prompt)``; ``answer(call_id, decision)`` each.
+        """Ask every new approval with ``ask(prompt)``; ``answer(call_id, decision, scope)`` each:
+        ``y``/``yes`` allow, ``a``/``always`` allow for the rest of the session (scope
+        ``session``: this tool — for bash this command prefix), anything else denies.
 
         ``KeyboardInterrupt`` propagates (the wait then cancels the turn); any other failure of
         ``ask`` (no stdin in this front end) denies. Returns how many were asked.
@@ -73,11 +90,13 @@ class StdinApprovals:
         for call_id, name, arguments in todo:
             before()
             try:
-                reply = ask(f"dsh: allow {name} {format_arguments(arguments, width=200)}? [y/N] ")
+                reply = ask(f"dsh: allow {name} {format_arguments(arguments, width=200)}? "
+                            f"[y/N/a: {allow_always_label(name, arguments)} for this session] ")
             except KeyboardInterrupt:
                 raise
             except Exception:
                 reply = "n"
                 no_stdin(f"{name}: {NO_STDIN}")
-            answer(call_id, "allow" if reply.strip().lower() in ("y", "yes") else "deny")
+            decision, scope = parse_answer(reply)
+            answer(call_id, decision, scope)
         return len(todo)

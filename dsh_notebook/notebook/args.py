@@ -46,6 +46,9 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
     FlagSpec("--stats", "stats", None, "with show: time, tokens, cost and context per request, tool call and turn"),
     FlagSpec("--context-window", "context_window", "N", "the context window in tokens for this kernel's requests (default: the model's, from the price catalog; sets DSH_CONTEXT_WINDOW)"),
+    FlagSpec("--max-steps", "max_steps", "N", "model requests per turn before it ends with reason budget (default DSH_MAX_STEPS / DshMagics.max_steps, else 50; 0: no limit); applies to the session from now on"),
+    FlagSpec("--max-time", "max_time", "SECONDS", "seconds per turn before it ends with reason budget (default DSH_MAX_TIME / DshMagics.max_time, else none); applies to the session from now on"),
+    FlagSpec("--rules", "rules", "FILE", "approval rules for the session: a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE / DshMagics.policy_file)"),
     FlagSpec("--help", "help", None, "show this help"),
 )
 _BY_NAME = {spec.name: spec for spec in FLAGS}
@@ -70,7 +73,10 @@ class MagicArgs:
     context_window: str | None = None
     search: str | None = None  # sessions --search TEXT
     help: bool = False
-    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | mcp | doctor | help
+    max_steps: str | None = None
+    max_time: str | None = None
+    rules: str | None = None
+    command: str = "prompt"  # prompt | stop | sessions | resume | show | config | mcp | doctor | compact | policy | help
     target: str | None = None
     text: str = ""
     given: set[str] = field(default_factory=set)
@@ -169,7 +175,7 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     if words and words[0] == "mcp" and (len(words) == 1 or words[1] in MCP_ACTIONS):
         args.command, args.text = "mcp", rest[3:].strip()  # `%dsh mcp add NAME -- CMD …`: parsed later
         return
-    if not words or words[0] not in ("stop", "sessions", "config", "doctor", "help", "resume", "show"):
+    if not words or words[0] not in ("stop", "sessions", "config", "doctor", "help", "resume", "show", "compact", "policy"):
         return
     head, tail = words[0], words[1:]
     if head == "sessions" and tail and tail[0].partition("=")[0] == "--search":
@@ -181,7 +187,7 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
         return
     flags = [w for w in tail if w.startswith("--") and w.partition("=")[0] in _BY_NAME]
     positional = [w for w in tail if w not in flags]
-    limit = {"resume": 1, "show": 1}.get(head, 0)
+    limit = {"resume": 1, "show": 1, "compact": 1, "policy": 1}.get(head, 0)
     if len(positional) > limit:
         return  # a prompt that happens to start with the word ("show me the code")
     for flag in flags:

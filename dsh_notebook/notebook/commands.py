@@ -1,5 +1,6 @@
 """The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``,
-``doctor`` (which protections are active on this machine).
+``doctor`` (which protections are active on this machine), ``compact [ID]`` (summarise the older
+turns now) and ``policy [ID]`` (budgets, rules, grants, registered policy callables).
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -115,6 +116,11 @@ class CommandsMixin:
             items["workspace"] = info.cwd if info is not None else (
                 "a fresh copy of the demo workspace" if settings.provider == "script" else "the kernel's working directory")
         items["approve"] = self.approve or "default (auto in the demo workspace, else ask)"
+        live = self._info_or_none(current)
+        if live is not None and live.live:
+            steps = f"{live.max_steps} steps" if live.max_steps is not None else "no step limit"
+            seconds = f"{live.max_time}s" if live.max_time is not None else "no time limit"
+            items["turn budget"] = f"{steps} · {seconds} (--max-steps / --max-time)"
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
@@ -143,6 +149,31 @@ class CommandsMixin:
         from ..doctor import protections
 
         return ConfigView(dict(protections()))
+
+    def cmd_compact(self, args: MagicArgs) -> None:
+        session_id = self._session_or_current(args, "%dsh compact")
+        done = self.link.remote.session.compact(session_id=session_id)
+        if done.compacted:
+            print(f"dsh: compacted {done.replaced} surface nodes of {session_id} into one summary "
+                  f"(#{done.summary_seq}); history ~{done.tokens_before} -> ~{done.tokens_after} tokens")
+        else:
+            print(f"dsh: nothing to compact in {session_id}")
+
+    def cmd_policy(self, args: MagicArgs) -> ConfigView:
+        from ..tools.rules import registered_policies
+
+        session_id = args.target or args.session or self.current_session
+        info = self._info_or_none(session_id)
+        items = {"session": session_id or "(none yet)", "approve": info.approve if info is not None else "-"}
+        if info is not None:
+            steps, seconds = info.max_steps, info.max_time
+            items["max steps"] = str(steps) if steps is not None else "no limit"
+            items["max time"] = f"{seconds}s" if seconds is not None else "no limit"
+            items["rules"] = info.rules or "(none: DSH_POLICY_FILE / --rules FILE)"
+            items["granted for the session"] = ", ".join(f'{g.tool} "{g.pattern}"' for g in info.grants) or "(none)"
+        names = [getattr(fn, "__qualname__", repr(fn)) for fn in registered_policies()]
+        items["policy callables"] = ", ".join(names) or "(none: register with dsh_notebook.policy(fn))"
+        return ConfigView(items)
 
     def _info_or_none(self, session_id: str | None) -> Any | None:
         if session_id is None:

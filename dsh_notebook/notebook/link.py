@@ -24,7 +24,7 @@ class TurnClient(Protocol):
                on_end: Callable[[Exception | None], None] | None = None) -> Any: ...
     def prompt(self, session_id: str, text: str, *, mode: str = "queue", request_id: str | None = None) -> Any: ...
     def cancel(self, session_id: str) -> Any: ...
-    def approve(self, session_id: str, call_id: str, decision: str) -> Any: ...
+    def approve(self, session_id: str, call_id: str, decision: str, scope: str = "call") -> Any: ...
     def last_seq(self, session_id: str) -> int | None: ...
 
 
@@ -44,8 +44,9 @@ class HostLink:
     # --- unary --------------------------------------------------------------------------------
 
     def create_session(self, *, cwd: str | None = None, model: str | None = None,
-                       approve: str | None = None, base_url: str | None = None) -> Any:
-        return self.remote.session.create(cwd=cwd, model=model, approve=approve, base_url=base_url)
+                       approve: str | None = None, base_url: str | None = None, **options: Any) -> Any:
+        """``options``: the session's ``max_steps`` / ``max_time`` / ``rules`` (SessionOptions)."""
+        return self.remote.session.create(cwd=cwd, model=model, approve=approve, base_url=base_url, **options)
 
     def prompt(self, session_id: str, text: str, *, mode: str = "queue", request_id: str | None = None,
                cell: dict[str, Any] | None = None) -> Any:
@@ -57,14 +58,15 @@ class HostLink:
     def cancel(self, session_id: str) -> Any:
         return self.remote.session.cancel(session_id=session_id)
 
-    def approve(self, session_id: str, call_id: str, decision: str) -> Any:
-        return self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision)
+    def approve(self, session_id: str, call_id: str, decision: str, scope: str = "call") -> Any:
+        return self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision, scope=scope)
 
     def list_sessions(self) -> Any:
         return self.remote.session.list().sessions
 
-    def resume(self, session_id: str) -> Any:
-        return self.remote.session.resume(session_id=session_id)
+    def resume(self, session_id: str, **options: Any) -> Any:
+        """``options`` (``max_steps`` / ``max_time`` / ``rules``) apply to a live session too."""
+        return self.remote.session.resume(session_id=session_id, **options)
 
     def info(self, session_id: str) -> Any:
         """``session/info`` of a live or saved session (``UNKNOWN_SESSION`` otherwise)."""

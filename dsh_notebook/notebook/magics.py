@@ -7,7 +7,9 @@ Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.
 handle at once and shows the live widget. Errors are one line, not a traceback.
 
 Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME``), then
-``%config DshMagics.model|base_url|approve|home|output``, then the flags of one prompt.
+``%config DshMagics.model|base_url|approve|home|output|max_steps|max_time|policy_file``, then
+the flags of one prompt (``--max-steps`` / ``--max-time`` / ``--rules`` also change an existing
+session's budgets and rules from that prompt on).
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
-from traitlets import Bool, Enum, Unicode, observe
+from traitlets import Bool, Enum, Float, Int, Unicode, observe
 
-from ..config import Settings, parse_model_id, settings_from_env
+from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
 from ..errors import DshError, RunCancelled, UserError
 from .args import MagicArgs, interpolate, parse_line
 from .cells import CellLog, current_cell
@@ -90,6 +92,12 @@ class DshMagics(CommandsMixin, Magics):
         from ..tools.confine import configure
 
         configure(network=change["new"])
+    max_steps = Int(None, allow_none=True,
+                    help="turn budget for new sessions: model requests per turn (default DSH_MAX_STEPS, else 50; 0: none)").tag(config=True)
+    max_time = Float(None, allow_none=True,
+                     help="turn budget for new sessions: seconds per turn (default DSH_MAX_TIME, else none; 0: none)").tag(config=True)
+    policy_file = Unicode(None, allow_none=True,
+                          help="approval rules file for new sessions (default DSH_POLICY_FILE)").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)
@@ -202,12 +210,27 @@ class DshMagics(CommandsMixin, Magics):
         if (args.base_url or self.base_url or self.settings().base_url) and parse_model_id(model)[0] == "script":
             raise UserError("a base URL (--base-url, DSH_BASE_URL or DshMagics.base_url) needs a model name: "
                             "--model NAME, the model the server serves (e.g. --model qwen2.5)", code="BAD_FLAG")
+        options = self.session_options(args)
+        options.setdefault("max_steps", self.max_steps)
+        options.setdefault("max_time", self.max_time)
+        options.setdefault("rules", self.policy_file)
         created = self.link.create_session(cwd=cwd, model=args.model or self.model,
-                                           approve=args.approve or self.approve, base_url=base_url)
+                                           approve=args.approve or self.approve, base_url=base_url, **options)
         self.sessions[created.session_id] = (created, base_url)
         self.current_session = created.session_id
         print(f"dsh: new session {created.session_id} · {created.model} · approve {created.approve} · workspace {created.cwd}")
         return str(created.session_id)
+
+    def session_options(self, args: MagicArgs) -> dict[str, Any]:
+        """The ``--max-steps`` / ``--max-time`` / ``--rules`` given on this line (checked)."""
+        out: dict[str, Any] = {}
+        if args.max_steps is not None:
+            out["max_steps"] = parse_max_steps(args.max_steps, "--max-steps") or 0
+        if args.max_time is not None:
+            out["max_time"] = parse_max_time(args.max_time, "--max-time") or 0
+        if args.rules is not None:
+            out["rules"] = str(Path(args.rules).expanduser().resolve())
+        return out
 
     # --- prompts --------------------------------------------------------------------------------
 
@@ -215,7 +238,11 @@ class DshMagics(CommandsMixin, Magics):
         namespaces = [ns for ns in (local_ns, self.shell.user_ns if self.shell else None) if ns is not None]
         text = args.text if args.no_interpolate else interpolate(args.text, namespaces)
         self._announce_model(args)
+        known = set(self.sessions)
         session_id = self.target_session(args)
+        options = self.session_options(args)
+        if options and session_id in known | ({args.session} if args.session else set()):
+            self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
         mode = "steer" if args.steer else "queue"
         cell = current_cell(self.shell)
         if args.bg:

@@ -20,6 +20,7 @@ from ..session.events import (
     ApprovalDecided,
     AssistantAttempt,
     AssistantMessageEvent,
+    ContextCompacted,
     LlmRetry,
     ToolCall,
     ToolResult,
@@ -220,15 +221,19 @@ class TurnView:
 def _note_for(event: AnyEvent) -> str | None:
     if isinstance(event, ApprovalAsked):
         return None  # shown on the tool line (tool-runtime approval frame)
-    if isinstance(event, ApprovalDecided) and event.decision != "allow":
-        return f"{event.name}: {event.decision}" + (f" by {event.by}" if event.by else "")
+    if isinstance(event, ApprovalDecided) and (event.decision != "allow" or event.rule):
+        rule = f" ({event.rule})" if event.rule else ""
+        return f"{event.name}: {event.decision}" + (f" by {event.by}" if event.by else "") + rule
+    if isinstance(event, ContextCompacted):
+        return (f"context compacted ({event.trigger}): {event.replaced} earlier messages summarised into one; "
+                f"~{event.tokens_before} → ~{event.tokens_after} tokens")
     if isinstance(event, LlmRetry):
         return f"model error [{event.error.code}] {event.error.message}; retry {event.attempt} in {event.delay_ms} ms"
     if isinstance(event, AssistantAttempt) and event.error is not None:
         return f"model attempt failed: [{event.error.code}] {event.error.message}"
     if isinstance(event, TurnEnd) and event.reason.kind not in ("completed", "error"):  # errors: raised
         reason = event.reason
-        extra = f" ({reason.cause})" if reason.cause else ""
+        extra = f" ({reason.cause}{f' {reason.limit}' if reason.limit is not None else ''})" if reason.cause else ""
         if reason.error:
             extra += f": [{reason.error.code}] {reason.error.message}"
         return f"turn {event.turn} ended {reason.kind}{extra}"

@@ -95,7 +95,8 @@ class TurnResult:
         """One line: how the turn ended, where, how many tool calls, how much text."""
         reason: str = self.reason.kind
         if self.reason.cause:
-            reason += f" ({self.reason.cause})"
+            limit = f" {self.reason.limit}" if self.reason.limit is not None else ""
+            reason += f" ({self.reason.cause}{limit})"
         if self.reason.error:
             reason += f": [{self.reason.error.code}] {self.reason.error.message}"
         calls = len(self.tool_calls)

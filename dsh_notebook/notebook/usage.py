@@ -20,13 +20,16 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("mcp add NAME -- CMD ARGS", "add a stdio MCP server to mcp.json (--env K=V, --timeout S); or NAME --url URL"),
     ("mcp remove NAME", "remove an MCP server from mcp.json (it stops; its tools go)"),
     ("doctor", "which protections are active here: sandbox, network, redaction, grep engine, locks"),
+    ("compact [ID]", "summarise the older turns of a session (default: current) into one message now"),
+    ("policy [ID]", "the approval policy of a session: budgets, rules file, session grants, callables"),
 )
 
 EXAMPLES = """\
   %dsh what files are in this workspace?
   %dsh run the tests; if they fail fix src/math.ts
   %dsh --new --model deepseek:deepseek-chat explain src/math.ts
-  %dsh --base-url http://localhost:11434/v1 --model qwen2.5 say hi
+  %dsh --base-url http://localhost:11434/v1 --model qwen2.5:7b say hi
+      with a base URL the whole --model value is the model name (unless openai:/deepseek:/script:)
   %dsh summarise the columns of {df_name}
       {name} / {name.attr} insert str() of a notebook variable; {{ and }} are literal braces
   %dsh --no-interpolate write a dict literal like {"a": 1}
@@ -39,8 +42,15 @@ EXAMPLES = """\
       then: await h  |  h.wait()  |  h.cancel()  |  h.done()  |  h.result  |  h.session_id
   %dsh --bg --steer also update the README
       while a turn runs: --steer joins its next step; without it the prompt queues
+  %dsh --max-steps 10 --max-time 300 fix the failing tests
+      turn budgets: the turn ends with reason budget when one runs out
+  %dsh --rules ~/.dsh/rules.json run the linter
+      rules: [{"tool": "bash", "pattern": "rm *", "action": "deny"}, ...]; first match wins
+  @dsh_notebook.policy
+  def no_pushes(call): return "deny" if call.tool == "bash" and "git push" in call.subject else None
   %config DshMagics.model = "deepseek:deepseek-chat"
-      also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream)"""
+      also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream),
+      .max_steps, .max_time, .policy_file"""
 
 
 def help_text() -> str:
@@ -57,7 +67,8 @@ def help_text() -> str:
     lines += ["", "The cell blocks and streams the turn; its value is a TurnResult (.text, .session_id,",
               ".turn, .reason, .events, .tool_calls, .usage, .duration_ms, .cost_usd). Interrupt the kernel to cancel the turn (every",
               "tool call gets a result; the session stays usable). With --approve ask, tools that need",
-              "approval ask on stdin while the cell runs; in --bg mode the widget asks.",
+              "approval ask on stdin while the cell runs (y: yes, n: no, a: allow this tool — for bash",
+              "this command prefix — for the rest of the session); in --bg mode the widget asks.",
               "Tools: read, write, edit, bash, glob, grep, and python (runs code in this notebook's",
               "namespace, on the main thread; approval needed unless the session runs --approve auto;",
               "its result lists the names it added, rebound, deleted), notebook_read (the cells run so",

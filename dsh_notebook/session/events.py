@@ -56,9 +56,11 @@ class ErrorInfo(Frozen):
 
 
 class TurnEndReason(Frozen):
-    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted"]
-    cause: str | None = None  # aborted: user | shutdown | interrupt ; blocked: the hook's reason
+    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted", "budget"]
+    cause: str | None = None  # aborted: user | shutdown | interrupt ; blocked: the hook's reason ;
+    # budget: which budget ran out — max-steps | max-time
     error: ErrorInfo | None = None
+    limit: int | float | None = None  # budget: the limit reached (steps, or seconds)
 
 
 class Usage(Frozen):
@@ -229,12 +231,26 @@ class ApprovalAsked(Envelope):
     approver: str | None = None
 
 
+class Grant(Frozen):
+    """An "allow for the rest of the session" answer: ``tool`` calls whose command or path
+    matches the glob ``pattern`` (for bash: the command prefix, e.g. ``git status *``)."""
+
+    tool: str
+    pattern: str = "*"
+
+
 class ApprovalDecided(Envelope):
+    """A decision on one call: by an approver's answer (``by`` names who answered) or, without
+    asking, by an approval policy (``by``: ``rule`` | ``session`` | ``policy``); ``rule`` names
+    the rule, grant or callable that made it; ``grant`` records an "allow for the session"."""
+
     type: Literal["approval/decided"] = "approval/decided"
     call_id: str
     name: str
     decision: Literal["allow", "deny", "cancelled"]
     by: str | None = None
+    rule: str | None = None
+    grant: Grant | None = None
 
 
 class LlmRetry(Envelope):
@@ -244,6 +260,29 @@ class LlmRetry(Envelope):
     attempt: int
     error: ErrorInfo
     delay_ms: int
+
+
+class ContextCompacted(Envelope):
+    """Older surface nodes ``startSeq..endSeq`` (``replaced`` of them) were replaced by the
+    summary ``user/message`` at ``summarySeq`` (its ``surfaceOp`` replace and ``sourceEventSeqs``
+    name every replaced seq). ``trigger``: ``threshold`` (the estimate passed the share of
+    ``contextWindow``), ``context-length`` (the provider refused the request), ``manual``.
+    ``tokensBefore``/``tokensAfter``: the estimated size of the history (see
+    ``agent.compaction.estimate_tokens``); ``usage``: what the summarisation request cost."""
+
+    type: Literal["context/compacted"] = "context/compacted"
+    turn: int | None = None
+    summary_seq: int
+    start_seq: int
+    end_seq: int
+    replaced: int
+    trigger: Literal["threshold", "context-length", "manual"]
+    tokens_before: int
+    tokens_after: int
+    context_window: int | None = None
+    provider: str
+    model: str
+    usage: Usage | None = None
 
 
 class SessionEndSeed(Envelope):
@@ -267,6 +306,7 @@ Event = Annotated[
     | ApprovalAsked
     | ApprovalDecided
     | LlmRetry
+    | ContextCompacted
     | SessionEndSeed,
     Field(discriminator="type"),
 ]
@@ -289,6 +329,7 @@ AnyEvent = (
     | ApprovalAsked
     | ApprovalDecided
     | LlmRetry
+    | ContextCompacted
     | SessionEndSeed
 )
 

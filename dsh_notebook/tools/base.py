@@ -107,6 +107,11 @@ class Approver(Protocol):
         decisions from clients (the host's pending approvals) names the client that answered."""
         return self.name
 
+    def granted(self, call_id: str) -> bool:
+        """Whether the *allow* for ``call_id`` was "for the rest of the session" (the runtime
+        then logs a grant on ``approval/decided``; see :mod:`dsh_notebook.tools.rules`)."""
+        return False
+
 
 class AutoApprover(Approver):
     name = "auto"

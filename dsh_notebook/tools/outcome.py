@@ -111,6 +111,7 @@ class PolicyVerdict:
     decision: PolicyDecision
     reason: str | None = None
     source: str = "tool"
+    rule: str | None = None  # the approval rule / grant / callable that decided (tools.rules)
 
 
 @dataclass(frozen=True)

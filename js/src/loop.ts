@@ -224,15 +224,18 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   });
 
   function approvalBar(call: ToolCallTrace): HTMLElement {
-    const decide = (decision: "allow" | "deny") => {
+    const decide = (decision: "allow" | "deny", scope: "call" | "session" = "call") => {
       if (!s.sessionId) return;
-      s.remote.approve(s.sessionId, call.callId, decision).catch((e) => showError(`approve failed: ${e.message}`));
+      s.remote.approve(s.sessionId, call.callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
     };
     const allow = h("button", { class: "dsh-btn dsh-allow", type: "button", "data-call-id": call.callId }, "Allow");
+    const always = h("button", { class: "dsh-btn dsh-allow-session", type: "button", "data-call-id": call.callId,
+      title: "allow this tool (for bash: this command prefix) for the rest of the session" }, "Allow for this session");
     const deny = h("button", { class: "dsh-btn dsh-deny", type: "button", "data-call-id": call.callId }, "Deny");
     allow.addEventListener("click", () => decide("allow"));
+    always.addEventListener("click", () => decide("allow", "session"));
     deny.addEventListener("click", () => decide("deny"));
-    return h("div", { class: "dsh-approval" }, h("span", null, `waiting for approval: ${call.name} · ${call.callId}`), allow, deny);
+    return h("div", { class: "dsh-approval" }, h("span", null, `waiting for approval: ${call.name} · ${call.callId}`), allow, always, deny);
   }
 
   const unsubscribe = s.fold.subscribe(() => render.schedule());

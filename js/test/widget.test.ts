@@ -128,6 +128,11 @@ describe("LoopWidget in the DOM", () => {
     await tick();
     const approve = model.sent.map((m) => m.envelope as { method?: string; payload?: { args: unknown } }).find((e) => e?.method === "session/approve");
     expect(approve?.payload?.args).toEqual({ sessionId: "s_a", callId: "c7", decision: "deny" });
+    (el.querySelector(".dsh-allow-session") as HTMLElement).click();  // "Allow for this session"
+    await tick();
+    const always = model.sent.map((m) => m.envelope as { method?: string; payload?: { args: unknown } })
+      .filter((e) => e?.method === "session/approve").at(-1);
+    expect(always?.payload?.args).toEqual({ sessionId: "s_a", callId: "c7", decision: "allow", scope: "session" });
     // the run is live (status running): Stop sends session/cancel
     const stop = el.querySelector(".dsh-stop") as HTMLButtonElement;
     expect(stop.disabled).toBe(false);

@@ -14,7 +14,9 @@ export function summarize(ev: SessionEvent): string {
     case "user/message": {
       if (!m || m.role !== "user") return "";
       const cell = fromCell(m);
-      return `${m.source?.kind === "plugin" ? `[context ${m.source.plugin ?? ""}] ` : ""}${cell ? `${cell} · ` : ""}${clip(messageText(m))}`;
+      const op = ev.surfaceOp as { startSeq?: number; endSeq?: number } | undefined;
+      const replaces = op ? `[replaces #${op.startSeq}..#${op.endSeq}] ` : "";
+      return `${replaces}${m.source?.kind === "plugin" ? `[context ${m.source.plugin ?? ""}] ` : ""}${cell ? `${cell} · ` : ""}${clip(messageText(m))}`;
     }
     case "system/message":
       return m ? clip(messageText(m)) : "";
@@ -33,13 +35,16 @@ export function summarize(ev: SessionEvent): string {
     case "request/header":
       return `${String(ev.reason)} · ${(ev.tools as unknown[] | undefined)?.length ?? 0} tools`;
     case "turn/end": {
-      const r = ev.reason as { kind?: string; cause?: string; error?: { code?: string } } | undefined;
-      return `${r?.kind ?? ""}${r?.cause ? ` (${r.cause})` : ""}${r?.error?.code ? ` ${r.error.code}` : ""}`;
+      const r = ev.reason as { kind?: string; cause?: string; error?: { code?: string }; limit?: number } | undefined;
+      const limit = r?.limit !== undefined ? ` ${r.limit}` : "";
+      return `${r?.kind ?? ""}${r?.cause ? ` (${r.cause}${limit})` : ""}${r?.error?.code ? ` ${r.error.code}` : ""}`;
     }
     case "approval/asked":
       return `${ev.name} ${ev.callId}${ev.reason ? ` · ${String(ev.reason)}` : ""}`;
     case "approval/decided":
-      return `${ev.name} ${ev.callId} → ${String(ev.decision)}`;
+      return `${ev.name} ${ev.callId} → ${String(ev.decision)}${ev.by ? ` by ${String(ev.by)}` : ""}${ev.rule ? ` · ${String(ev.rule)}` : ""}`;
+    case "context/compacted":
+      return `${String(ev.trigger)} · ${String(ev.replaced)} nodes #${String(ev.startSeq)}..#${String(ev.endSeq)} → summary #${String(ev.summarySeq)} · ~${String(ev.tokensBefore)} → ~${String(ev.tokensAfter)} tokens`;
     case "llm/retry":
       return `attempt ${String(ev.attempt)} · ${(ev.error as { code?: string })?.code ?? ""} · wait ${String(ev.delayMs)} ms`;
     case "agent/inbox/spliced":
