@@ -440,8 +440,11 @@ class Agent:
         """Compact on demand (``%dsh compact``): summarise every turn but the last one (or, with a
         single turn, up to its last exchange). Only while idle (``TURN_RUNNING`` otherwise);
         ``None`` when there is nothing to compact."""
-        if self._turn_task is not None and not self._turn_task.done():
-            raise UserError("a turn is running; compact after it ends (or stop it first)", code="TURN_RUNNING")
+        task = self._turn_task
+        if task is not None and not task.done():
+            if self.current_turn is not None:
+                raise UserError("a turn is running; compact after it ends (or stop it first)", code="TURN_RUNNING")
+            await asyncio.wait({task})  # its turn/end is committed; only the last flush is left
         await self.wait_idle()  # a turn that just ended: its driver is finishing
         prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
         last = self._last_turn or None

@@ -69,7 +69,7 @@ def test_run_offers_the_configured_tool_runs_it_and_leaves_no_server_process(tmp
         fake.enqueue(tool_call_reply([("c1", "calc__add", json.dumps({"a": 20, "b": 22}))]), text_reply("42"))
         env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": fake.api_key or ""}
         done = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--model", "fake-model", "--base-url",
-                               fake.base_url, "--cwd", str(tmp_path), "add 20 and 22"],
+                               fake.base_url, "--cwd", str(tmp_path), "--approve", "auto", "add 20 and 22"],
                               capture_output=True, text=True, env=env, timeout=120, check=False)
         first, second = list(fake.requests)
     assert done.returncode == 0, done.stderr

@@ -130,6 +130,9 @@ class SlowApprover:
     def answered_by(self, call_id: str) -> str:
         return self.name
 
+    def granted(self, call_id: str) -> bool:
+        return False
+
 
 async def test_approval_wait_is_in_the_stats_and_on_the_tool_span(
     fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter, tmp_path: Path
