@@ -2,7 +2,7 @@
 
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
 repaired model messages of its next request; ``sessions`` lists saved sessions; ``serve --stdio``
-speaks the wire envelopes on stdin/stdout.
+speaks the wire envelopes on stdin/stdout; ``schema`` prints the wire's JSON Schema.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("sessions", help="list saved sessions")
 
+    sub.add_parser(
+        "schema", help="print the JSON Schema (2020-12) of the wire: LogLine, ClientMessage, ServerMessage"
+    )
+
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
     return parser
@@ -54,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
             from .host.cli_run import run_main
 
             return run_main(args)
+        if args.command == "schema":
+            from .wire.schema import schema_json
+
+            sys.stdout.write(schema_json())
+            return 0
         if args.command == "serve":
             from .host.stdio import serve_main
 

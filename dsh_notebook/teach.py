@@ -20,18 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from .agent.request import resolve_message_seqs
-from .session.events import (
+from .session.history import MessageHistory
+from .session.inspect import describe_event
+from .session.persistence import load_log
+from .session.session import Session
+from .wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     RequestFrozen,
     ToolCall,
     ToolResult,
 )
-from .session.history import MessageHistory
-from .session.inspect import describe_event
-from .session.messages import AnyMessage, AssistantMessage, ToolMessage
-from .session.persistence import load_log
-from .session.session import Session
+from .wire.messages import AnyMessage, AssistantMessage, ToolMessage
 
 __all__ = [
     "as_data",

@@ -26,7 +26,12 @@ from typing import Any, Literal
 from ..context import HarnessContext
 from ..errors import ModelError, UserError
 from ..models.base import ModelAdapter
-from ..session.events import (
+from ..session.session import Session
+from ..tools.base import ApprovalMode, Approver, AutoApprover
+from ..tools.registry import ToolRegistry, builtin_tools
+from ..tools.runtime import ToolRuntime
+from ..tools.scheduler import execute_tool_calls
+from ..wire.events import (
     LlmRetry,
     StepEnd,
     StepStart,
@@ -34,12 +39,7 @@ from ..session.events import (
     TurnEndReason,
     TurnStart,
 )
-from ..session.messages import UserMessage, user_text
-from ..session.session import Session
-from ..tools.base import ApprovalMode, Approver, AutoApprover
-from ..tools.registry import ToolRegistry, builtin_tools
-from ..tools.runtime import ToolRuntime
-from ..tools.scheduler import execute_tool_calls
+from ..wire.messages import UserMessage, user_text
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
 from .inbox import Inbox, Target
 from .projections import RuntimeContextProjection, SystemPromptProjection

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..session.events import InboxSpliced
-from ..session.messages import UserMessage
 from ..session.session import Session
+from ..wire.events import InboxSpliced
+from ..wire.messages import UserMessage
 
 Target = Literal["next-turn", "next-step"]
 Placement = Literal["queued", "steering", "context"]

@@ -22,11 +22,11 @@ from typing import Any
 from ..config import parse_model_id
 from ..errors import SessionError
 from ..models.base import ModelAdapter, ModelRequest
-from ..session.events import AnyEvent, RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
 from ..session.history import MessageHistory
-from ..session.messages import UserMessage
 from ..session.repair import PairingRepairer
 from ..session.session import Session
+from ..wire.events import AnyEvent, RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
+from ..wire.messages import UserMessage
 
 
 @dataclass(frozen=True)

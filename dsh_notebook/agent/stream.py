@@ -30,15 +30,15 @@ from ..models.base import (
     assemble_block,
     chunk_to_dict,
 )
-from ..session.events import AssistantAttempt, AssistantMessageEvent, ErrorInfo, StreamRun, Usage
-from ..session.messages import (
+from ..session.session import Session, now_ms
+from ..wire.events import AssistantAttempt, AssistantMessageEvent, ErrorInfo, StreamRun, Usage
+from ..wire.messages import (
     AssistantBlock,
     AssistantMessage,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
 )
-from ..session.session import Session, now_ms
 from .hooks import error_info
 from .request import PreparedCall
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HostError
-from ..host.contract import Decided, Resumed, SessionCreated, SessionInfo, SessionSummary
+from ..wire.endpoints import Decided, ListedSession, Resumed, SessionCreated, SessionInfo
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
@@ -63,7 +63,7 @@ class DshClient:
         info: SessionInfo = self.remote.session.info(session_id=session_id)
         return info
 
-    def list_sessions(self) -> list[SessionSummary]:
+    def list_sessions(self) -> list[ListedSession]:
         return list(self.remote.session.list().sessions)
 
     def cancel(self, session_id: str) -> bool:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import HostError
-from ..session.messages import MessageSource, TextBlock, UserMessage
-from .contract import Accepted, PromptCommand
+from ..wire.endpoints import Accepted, PromptCommand
+from ..wire.messages import MessageSource, TextBlock, UserMessage
 from .gateway import GatewayInvocation
 from .registry import AgentRegistry
 

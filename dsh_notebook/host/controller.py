@@ -19,25 +19,25 @@ from ..config import parse_model_id
 from ..errors import DshError, HostError, UserError
 from ..session.persistence import load_log
 from ..session.store import summarize_log
-from .commands import SessionCommandHandler
-from .contract import (
+from ..wire.control import QueueItem
+from ..wire.endpoints import (
     Accepted,
     ApproveArgs,
     Cancelled,
     CreateArgs,
     Decided,
     FollowArgs,
+    ListedSession,
     NoArgs,
     PromptArgs,
-    QueueItem,
     ResumeArgs,
     Resumed,
     SessionCreated,
     SessionInfo,
     SessionList,
     SessionRef,
-    SessionSummary,
 )
+from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
 from .registry import AgentRegistry, LiveSession, is_demo_copy
@@ -87,7 +87,7 @@ class SessionController:
         for s in saved:
             live = self.registry.live.get(s.id)
             out.append(
-                SessionSummary(
+                ListedSession(
                     session_id=s.id, title=s.title, turns=s.turns, last_activity=s.last_activity_ms,
                     event_count=s.event_count, path=s.path, live=live is not None,
                     status=live.agent.status if live else "saved",

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HostError
-from ..session.events import ToolResult, TurnEnd
 from ..session.session import Session
+from ..wire.events import ToolResult, TurnEnd
 from .gateway import StreamSink
 
 

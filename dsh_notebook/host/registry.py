@@ -24,10 +24,10 @@ from ..context import HarnessContext
 from ..errors import DshError, HostError
 from ..models.base import ModelAdapter
 from ..models.routing import resolve_adapter
-from ..session.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
 from ..session.session import Session
 from ..session.store import SessionStore
 from ..tools.base import ApprovalMode, Approver, AutoApprover, DenyApprover
+from ..wire.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
 from .approvals import PendingApprovals
 from .control import ControlHub
 from .follow import SessionHub

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..session.events import ToolSchema, Usage
-from ..session.messages import AnyMessage, AssistantBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from ..wire.events import ToolSchema, Usage
+from ..wire.messages import AnyMessage, AssistantBlock, ReasoningBlock, TextBlock, ToolCallBlock
 
 BlockType = Literal["text", "reasoning", "tool-call"]
 FinishReason = Literal["stop", "tool-calls", "max-tokens"]

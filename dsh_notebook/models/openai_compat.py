@@ -30,8 +30,8 @@ import openai
 
 from ..config import PROVIDER_KEY_ENV
 from ..errors import ModelError, register_secret
-from ..session.events import ToolSchema
-from ..session.messages import AnyMessage
+from ..wire.events import ToolSchema
+from ..wire.messages import AnyMessage
 from .accumulator import ChunkAccumulator
 from .base import ModelAdapter, ModelRequest, StreamChunk
 from .chat_format import to_openai_messages

@@ -26,8 +26,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from ..errors import UserError
-from ..session.events import Usage
-from ..session.messages import (
+from ..wire.events import Usage
+from ..wire.messages import (
     AnyMessage,
     AssistantMessage,
     TextBlock,

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..session.messages import ToolCallBlock, ToolMessage
+from ..wire.messages import ToolCallBlock, ToolMessage
 
 Decision = tuple[str, str | None, dict[str, object] | None]
 TEST_COMMAND = "node test/run.mjs"

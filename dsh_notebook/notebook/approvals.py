@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..session.events import AnyEvent, ApprovalDecided, ToolCall, ToolResult
+from ..wire.events import AnyEvent, ApprovalDecided, ToolCall, ToolResult
 from .render import format_arguments
 
 Asker = Callable[[str], str]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import HostError
-from ..session.events import AnyEvent
+from ..wire.events import AnyEvent
 from .result import parse_event
 
 

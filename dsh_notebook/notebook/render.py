@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..client.summary import summarize_result
-from ..session.events import (
+from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
     ApprovalDecided,

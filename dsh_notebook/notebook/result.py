@@ -12,7 +12,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session.events import (
+from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     EventAdapter,

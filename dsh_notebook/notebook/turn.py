@@ -26,7 +26,7 @@ from collections.abc import Generator
 from typing import Any
 
 from ..errors import DshError, HostError, RunCancelled
-from ..session.events import AnyEvent
+from ..wire.events import AnyEvent
 from .approvals import Asker, StdinApprovals
 from .link import TurnClient
 from .mainthread import MainThreadRunner

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..config import settings_from_env
 from ..errors import LogFormatError
-from .events import (
+from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
     ApprovalDecided,

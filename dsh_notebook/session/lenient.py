@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DshError, LogFormatError
+from ..wire.events import AnyEvent, EventAdapter, SurfaceEventBase
+from ..wire.messages import AnyMessage
 from .closers import close_interrupted_turn
-from .events import AnyEvent, EventAdapter, SurfaceEnvelope
-from .messages import AnyMessage
 from .persistence import LoadedLog, load_log, parse_header
 from .repair import Repair, repair_pairing
 from .session import Session, _derive
@@ -72,7 +72,7 @@ def derive_leniently(events: list[AnyEvent]) -> list[AnyMessage]:
     """The surface fold without the Session's rules (for logs that break them)."""
     nodes: list[AnyEvent] = []
     for ev in events:
-        if not isinstance(ev, SurfaceEnvelope):
+        if not isinstance(ev, SurfaceEventBase):
             continue
         op = ev.surface_op
         if op is not None:

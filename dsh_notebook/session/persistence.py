@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from ..errors import LogFormatError
-from .events import AnyEvent, Event, EventAdapter
+from ..wire.events import AnyEvent, Event, EventAdapter
 from .session import Session
 
 __all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header"]

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from ..errors import SessionError
+from ..wire.messages import AnyMessage, AssistantMessage, ToolCallBlock, ToolMessage, tool_text
 from .closers import close_interrupted_turn
 from .history import MessageHistory
-from .messages import AnyMessage, AssistantMessage, ToolCallBlock, ToolMessage, tool_text
 
 __all__ = [
     "SYNTHETIC_RESULT_TEXT",

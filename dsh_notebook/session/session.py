@@ -25,20 +25,20 @@ from typing import Any, TypeVar, cast
 from pydantic_core import PydanticSerializationError
 
 from ..errors import SessionError
-from .events import (
+from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     RequestFrozen,
     RequestHeader,
     SessionEndSeed,
-    SurfaceEnvelope,
+    SurfaceEventBase,
     SystemMessageEvent,
     ToolCall,
     ToolResult,
     UserMessageEvent,
 )
+from ..wire.messages import AnyMessage
 from .history import MessageHistory
-from .messages import AnyMessage
 from .rules import check_envelope, check_provenance, check_replace, freeze_payload
 
 __all__ = ["MessageHistory", "Observer", "Session", "now_ms"]
@@ -233,7 +233,7 @@ class Session:
 
     # -- surface ----------------------------------------------------------------------------
 
-    def _plan_surface(self, event: SurfaceEnvelope) -> Callable[[], None]:
+    def _plan_surface(self, event: SurfaceEventBase) -> Callable[[], None]:
         seq = event.seq
         message = _derive(event)  # type: ignore[arg-type]
         if event.surface_op is None:

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from ..session.events import ToolSchema
+from ..wire.events import ToolSchema
 
 PolicyDecision = Literal["allow", "deny", "ask"]
 ApprovalDecision = Literal["allow", "deny", "cancelled"]

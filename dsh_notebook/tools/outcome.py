@@ -18,8 +18,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import redact
-from ..session.events import ToolErrorInfo
-from ..session.messages import ToolCallBlock, ToolMessage, tool_text
+from ..wire.events import ToolErrorInfo
+from ..wire.messages import ToolCallBlock, ToolMessage, tool_text
 from .base import PolicyDecision, Tool, ToolOutput
 
 ERROR_CODES = (

@@ -29,8 +29,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ToolError
-from ..session.messages import ToolCallBlock
 from ..session.session import Session, now_ms
+from ..wire.messages import ToolCallBlock
 from .base import ApprovalMode, Approver, ToolContext, ToolOutput
 from .outcome import (
     Dispatch,

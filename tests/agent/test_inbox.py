@@ -6,9 +6,9 @@ import asyncio
 
 from dsh_notebook.agent.inbox import Inbox
 from dsh_notebook.models.base import BlockStart, TextDelta
-from dsh_notebook.session.events import InboxSpliced, UserMessageEvent
-from dsh_notebook.session.messages import plugin_text, user_text
 from dsh_notebook.session.session import Session
+from dsh_notebook.wire.events import InboxSpliced, UserMessageEvent
+from dsh_notebook.wire.messages import plugin_text, user_text
 
 from .fakes import ChunkModel, Gate, make_agent, reload, text
 

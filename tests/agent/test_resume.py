@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 
 from dsh_notebook.agent.agent import Agent
-from dsh_notebook.session.events import RequestHeader, ToolResult, TurnEnd, UserMessageEvent
-from dsh_notebook.session.messages import user_text
 from dsh_notebook.session.store import SessionStore
 from dsh_notebook.tools.registry import ToolRegistry
+from dsh_notebook.wire.events import RequestHeader, ToolResult, TurnEnd, UserMessageEvent
+from dsh_notebook.wire.messages import user_text
 
 from .fakes import ChunkModel, calls, sleep_tool, text
 

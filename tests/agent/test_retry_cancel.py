@@ -6,7 +6,7 @@ import asyncio
 
 from dsh_notebook.errors import ModelError
 from dsh_notebook.models.base import BlockStart, TextDelta, ToolCallDelta
-from dsh_notebook.session.events import (
+from dsh_notebook.wire.events import (
     AssistantAttempt,
     AssistantMessageEvent,
     LlmRetry,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dsh_notebook.agent.hooks import PreStep, TurnStopping
 from dsh_notebook.errors import ModelError
-from dsh_notebook.session.events import (
+from dsh_notebook.wire.events import (
     AssistantAttempt,
     AssistantMessageEvent,
     StepStart,
@@ -12,7 +12,7 @@ from dsh_notebook.session.events import (
     TurnEnd,
     UserMessageEvent,
 )
-from dsh_notebook.session.messages import user_text
+from dsh_notebook.wire.messages import user_text
 
 from .fakes import ChunkModel, calls, echo_tool, make_agent, text, types
 

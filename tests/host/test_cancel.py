@@ -6,14 +6,14 @@ from pathlib import Path
 
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.host.host import Host
-from dsh_notebook.session.events import (
+from dsh_notebook.session.persistence import load_log
+from dsh_notebook.wire.events import (
     AssistantAttempt,
     AssistantMessageEvent,
     ToolCall,
     ToolResult,
     TurnEnd,
 )
-from dsh_notebook.session.persistence import load_log
 
 from .support import HoldModel, Models, ToolModel, events_of, make_host, wait_for
 

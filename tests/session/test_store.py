@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.errors import ProvenanceError, SessionError
-from dsh_notebook.session import SessionStore, load_log, user_text
-from dsh_notebook.session.events import SessionEndSeed, TurnEnd, UserMessageEvent
+from dsh_notebook.session import SessionStore, load_log
+from dsh_notebook.wire.events import SessionEndSeed, TurnEnd, UserMessageEvent
+from dsh_notebook.wire.messages import user_text
 from tests.session.helpers import RawLog, tool_turn
 
 

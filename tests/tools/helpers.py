@@ -9,10 +9,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dsh_notebook.session import Session, ToolCallBlock
-from dsh_notebook.session.events import ApprovalAsked, ApprovalDecided, ToolCall, ToolResult
+from dsh_notebook.session import Session
 from dsh_notebook.tools import ApprovalRequest, Tool, ToolContext, ToolOutput
 from dsh_notebook.tools.base import ApprovalDecision, Approver
+from dsh_notebook.wire.events import ApprovalAsked, ApprovalDecided, ToolCall, ToolResult
+from dsh_notebook.wire.messages import ToolCallBlock
 
 
 def call(name: str, args: dict[str, Any] | str | None = None, call_id: str = "c1") -> ToolCallBlock:
