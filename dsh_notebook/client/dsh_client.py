@@ -42,6 +42,7 @@ class DshClient:
             from .transport import InProcessTransport
 
             transport = InProcessTransport(host or Host.get(), caller=caller)
+        self.host = host
         self.connection = Connection(transport)
         self.remote = Remote(self.connection)
         self._follows: dict[str, list[FollowHandle]] = {}
@@ -116,6 +117,15 @@ class DshClient:
         handle = FollowHandle(self, session_id, cursor, on_frame, on_close=forget, model=model)
         handles.append(handle)
         return handle
+
+    def read(self, session_id: str, timeout: float = 30.0) -> ClientSessionModel:
+        """The folded snapshot of a live or saved session (header and every event), then close."""
+        handle = self.follow(session_id)
+        try:
+            handle.wait_snapshot(timeout)
+        finally:
+            handle.close()
+        return handle.model
 
     def wait_turn_end(
         self, session_id: str, request_id: str | None = None, *, timeout: float | None = None,

@@ -1,78 +1,115 @@
-"""Small folds used by :class:`~dsh_notebook.client.model.ClientSessionModel`.
+"""The parts of the client fold for live frames and the inbox (``js/src/fold.ts`` mirrors each).
 
-Assistant stream frames:
-
-``start`` creates ``attempts[attemptId] = {attemptId, turn, step, startedAfterSeq, text,
-reasoning, toolCalls}``; ``chunk`` appends a ``text-delta`` to ``text``, a ``reasoning-delta``
-to ``reasoning``, and a tool-call ``block-start`` / ``tool-call-delta`` to
-``toolCalls[str(index)] = {id, name, arguments}``; ``end`` removes the attempt (a committed
-attempt's text lives on in its ``assistant/message`` event; an abandoned one leaves nothing).
-Frames of an unknown attempt are ignored.
+- ``assistant-stream``: ``start`` makes the live attempt; ``chunk`` folds one stream chunk into
+  its blocks (``block-start`` / ``text-delta`` / ``reasoning-delta`` / ``tool-call-delta`` /
+  ``block-end``) and counts it; ``end`` drops an abandoned attempt, and marks a committed one
+  whose durable event has not arrived yet (``outcome``). Frames of another attempt are ignored.
+- ``tool-runtime``: appends a phase to ``tools[callId]``; ``waiting`` follows the approval phase.
+- ``agent/inbox/spliced``: ``inbox[target][start:start+removedCount] = inserted`` with ids
+  ``i<seq>.<k>``, like the host's Inbox.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from .state import InboxEntry, LiveAttempt, LiveBlock, ToolPhase, ToolState, new_tool
 
-def fold_stream(attempts: dict[str, dict[str, Any]], f: dict[str, Any]) -> None:
-    """Fold one ``assistant-stream`` frame into ``attempts`` (attemptId → live attempt)."""
-    attempt_id, kind = str(f.get("attemptId")), f.get("kind")
+Frame = Mapping[str, Any]
+
+
+def new_attempt(f: Frame) -> LiveAttempt:
+    return LiveAttempt(attemptId=str(f.get("attemptId")), turn=f.get("turn"), step=f.get("step"),
+                       startedAfterSeq=f.get("startedAfterSeq"), blocks=[], chunks=0, outcome=None,
+                       lastChunkTime=None)
+
+
+def fold_stream(attempt: LiveAttempt | None, f: Frame, cursor: int) -> LiveAttempt | None:
+    """The live attempt after one ``assistant-stream`` frame."""
+    kind = f.get("kind")
     if kind == "start":
-        attempts[attempt_id] = {
-            **{k: f.get(k) for k in ("attemptId", "turn", "step", "startedAfterSeq")},
-            "text": "", "reasoning": "", "toolCalls": {},
-        }
-        return
-    attempt = attempts.get(attempt_id)
-    if attempt is None:
-        return
-    if kind == "end":
-        del attempts[attempt_id]
-        return
-    chunk = f.get("chunk") or {}
-    ctype, index = chunk.get("type"), chunk.get("index")
-    if ctype == "text-delta":
-        attempt["text"] += chunk.get("text", "")
+        return new_attempt(f)
+    if attempt is None or attempt["attemptId"] != f.get("attemptId"):
+        return attempt
+    if kind == "chunk":
+        fold_chunk(attempt, f.get("chunk") or {})
+        if f.get("time") is not None:
+            attempt["lastChunkTime"] = f["time"]
+        return attempt
+    outcome = f.get("outcome") or {"kind": "abandoned"}
+    if outcome.get("kind") != "committed":
+        return None
+    seq = outcome.get("seq")
+    if seq is not None and seq <= cursor:
+        return None  # its event is already folded
+    attempt["outcome"] = {"kind": "committed", "seq": seq}
+    return attempt
+
+
+def _block(attempt: LiveAttempt, index: int, kind: Any) -> LiveBlock:
+    for block in attempt["blocks"]:
+        if block["index"] == index:
+            return block
+    block = LiveBlock(index=index, type=kind, text="", id=None, name=None, done=False)
+    attempt["blocks"].append(block)
+    attempt["blocks"].sort(key=lambda b: b["index"])
+    return block
+
+
+def fold_chunk(attempt: LiveAttempt, c: Frame) -> None:
+    """One stream chunk (as ``chunk_to_dict`` writes it) into the attempt's blocks."""
+    attempt["chunks"] += 1
+    ctype, index = c.get("type"), c.get("index") or 0
+    if ctype == "block-start":
+        b = _block(attempt, index, c.get("blockType") or "text")
+        b["id"], b["name"] = c.get("id") or b["id"], c.get("name") or b["name"]
+    elif ctype == "text-delta":
+        _block(attempt, index, "text")["text"] += c.get("text") or ""
     elif ctype == "reasoning-delta":
-        attempt["reasoning"] += chunk.get("text", "")
-    elif ctype in ("tool-call-delta", "block-start") and (ctype == "tool-call-delta" or chunk.get("blockType") == "tool-call"):
-        call = attempt["toolCalls"].setdefault(str(index), {"id": None, "name": None, "arguments": ""})
-        call["id"] = chunk.get("id") or call["id"]
-        call["name"] = chunk.get("name") or call["name"]
-        call["arguments"] += chunk.get("argumentsDelta", "")
+        _block(attempt, index, "reasoning")["text"] += c.get("text") or ""
+    elif ctype == "tool-call-delta":
+        b = _block(attempt, index, "tool-call")
+        b["id"], b["name"] = c.get("id") or b["id"], c.get("name") or b["name"]
+        b["text"] += c.get("argumentsDelta") or ""
+    elif ctype == "block-end":
+        done = c.get("block") or {}
+        b = _block(attempt, index, done.get("type") or "text")
+        if done.get("type") == "tool-call":
+            b["id"], b["name"], b["text"] = done.get("id"), done.get("name"), done.get("arguments") or ""
+        elif done:
+            b["text"] = done.get("text") or ""
+        b["done"] = True
 
 
-def text_of(message: dict[str, Any], kind: str = "text") -> str:
+def fold_tool(tools: dict[str, ToolState], f: Frame, *, again: bool = False) -> None:
+    """One ``tool-runtime`` frame. ``again``: the frame may already be folded (a snapshot's live
+    part after a reconnect) — then it is not appended twice."""
+    call_id = str(f.get("callId"))
+    tool = tools.setdefault(call_id, new_tool(call_id, str(f.get("name") or "?")))
+    phase = ToolPhase(phase=str(f.get("phase")), status=str(f.get("status")), detail=f.get("detail"),
+                      time=f.get("time"))
+    if not (again and tool["phases"] and tool["phases"][-1] == phase):
+        tool["phases"].append(phase)
+    if phase["phase"] == "approval":
+        tool["waiting"] = phase["status"] == "waiting"
+    elif phase["phase"] == "result":
+        tool["waiting"] = False
+
+
+def text_of(message: Frame, kind: str = "text") -> str:
     """The concatenated ``kind`` blocks of a wire message."""
-    return "".join(b.get("text", "") for b in message.get("content", ()) if b.get("type") == kind)
+    return "".join(b.get("text") or "" for b in message.get("content") or () if b.get("type") == kind)
 
 
-def fold_splice(
-    inbox: dict[str, list[dict[str, Any]]], event: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Apply one ``agent/inbox/spliced`` event like the host's Inbox: (added, removed) items."""
-    lst = inbox.setdefault(event["target"], [])
-    start, count = event.get("start", 0), event.get("removedCount", 0)
+def fold_splice(inbox: dict[str, list[InboxEntry]], event: Frame) -> tuple[list[InboxEntry], list[InboxEntry]]:
+    """Apply one ``agent/inbox/spliced`` event: the (added, removed) entries."""
+    lst = inbox.setdefault(str(event["target"]), [])
+    start, count = event.get("start") or 0, event.get("removedCount") or 0
     added = [
-        {"id": f"i{event['seq']}.{k}", "requestId": (m.get("source") or {}).get("requestId"), "text": text_of(m)}
-        for k, m in enumerate(event.get("inserted", ()))
+        InboxEntry(id=f"i{event['seq']}.{k}", requestId=(m.get("source") or {}).get("requestId"), text=text_of(m))
+        for k, m in enumerate(event.get("inserted") or ())
     ]
     removed = lst[start : start + count]
     lst[start : start + count] = added
     return added, removed
-
-
-def fold_control(session_id: str | None, frame: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """A control frame's (queue, status) for ``session_id``; ``None`` where it says nothing."""
-    kind = frame.get("type")
-    if kind == "baseline":
-        for entry in frame.get("sessions", ()):
-            if entry.get("sessionId") == session_id:
-                return list(entry.get("queue", ())), entry.get("status")
-    elif frame.get("sessionId") == session_id:
-        if kind == "queue":
-            return list(frame.get("items", ())), None
-        if kind == "status":
-            return None, frame.get("status")
-    return None, None

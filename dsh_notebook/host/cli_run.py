@@ -3,7 +3,8 @@
 Create (or resume with ``--session``) a session, open ``session/follow``, submit the prompt
 (``session/prompt`` → ``{"accepted": true}``), follow to the end of the turn that ran it, then
 print the final answer and ``session: <id> log: <path>`` on stdout. Progress (streamed text,
-tool phases) goes to stderr unless ``--quiet``. Exit codes: 0 the turn completed; 1 it ended
+tool phases: the notebook's :class:`~dsh_notebook.notebook.render.TurnView` on a stream sink, read
+from the follow's client model) goes to stderr unless ``--quiet``. Exit codes: 0 the turn completed; 1 it ended
 otherwise (the reason is printed on stderr); 130 interrupted (the run is cancelled first, so the
 turn ends ``aborted`` with every call answered). Everything goes through :class:`DshClient`
 over an in-process transport: the CLI is just another client of the Host.
@@ -13,70 +14,50 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+import uuid
 
 from ..client.dsh_client import DshClient
-from ..client.model import ClientSessionModel
-from ..client.summary import summarize_result
 from ..config import settings_from_env
+from ..notebook.render import TurnView
+from ..notebook.sinks import StreamSink
 from .host import Host
-
-
-class ProgressPrinter:
-    """Renders follow frames as they arrive: streamed text and one line per tool phase."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.streaming = False
-
-    def __call__(self, frame: dict[str, Any], model: ClientSessionModel) -> None:
-        kind, inner = frame.get("type"), frame.get("frame") or {}
-        if kind == "assistant-stream":
-            chunk = inner.get("chunk") or {}
-            if inner.get("kind") == "chunk" and chunk.get("type") == "text-delta":
-                self.out.write(chunk.get("text", ""))
-                self.streaming = True
-            elif inner.get("kind") == "end" and self.streaming:
-                self.out.write("\n")
-                self.streaming = False
-        elif kind == "event":
-            event = frame["event"]
-            if event.get("type") == "tool/call":
-                self.out.write(f"→ {event['name']} {event['arguments']}\n")
-            elif event.get("type") == "tool/result":
-                message = event.get("message") or {}
-                text = "".join(b.get("text", "") for b in message.get("content", ()))
-                first = summarize_result(text, width=120)
-                mark = "✗" if message.get("isError") else "✓"
-                self.out.write(f"  {mark} {first}\n")
-        self.out.flush()
 
 
 def run_main(args: argparse.Namespace) -> int:
     settings = settings_from_env().with_overrides(model=args.model, base_url=args.base_url)
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
-    printer = None if getattr(args, "quiet", False) else ProgressPrinter(sys.stderr)
+    quiet = getattr(args, "quiet", False)
     session_id: str | None = args.session
+    request_id = f"req_{uuid.uuid4().hex[:12]}"
+    view = TurnView(request_id, None if quiet else StreamSink(sys.stderr))
     try:
         if session_id is None:
             created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve, base_url=args.base_url)
             session_id = created.session_id
-            if printer is not None:
+            if not quiet:
                 print(f"session {session_id} in {created.cwd} ({created.model})", file=sys.stderr)
         else:
             client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url)
-        handle = client.follow(session_id, None, printer)
+        handle = client.follow(session_id, None)
+
+        def render() -> None:  # the cell view of the notebook, on stderr: read from the model
+            with handle.cond:
+                view.render(handle.model)
+
         handle.wait_snapshot()
-        receipt = client.prompt(" ".join(args.prompt), session_id)
+        client.prompt(" ".join(args.prompt), session_id, request_id=request_id)
         try:
-            outcome = handle.wait_turn_end(receipt.request_id)
+            outcome = handle.wait_turn_end(request_id, idle=render)
         except KeyboardInterrupt:
             client.cancel(session_id)
             print("interrupted: the turn was cancelled", file=sys.stderr)
             print(f"session: {session_id} log: {client.info(session_id).log_path}")
             return 130
         finally:
+            render()
+            if view.sink is not None:
+                view.sink.flush()
             handle.close()
         log_path = client.info(session_id).log_path
     finally:

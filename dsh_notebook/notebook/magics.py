@@ -1,7 +1,8 @@
 """``%dsh`` / ``%%dsh``: prompts to the agent from a notebook cell (DESIGN §2, §6).
 
 Loop policy, on purpose: the Host runs on its own thread and loop; this module only parses the
-line and talks to it through the Gateway (:class:`~.link.HostLink`). A prompt **blocks** the cell
+line and talks to it through the Gateway (a :class:`~dsh_notebook.client.DshClient`, the same
+client stack as the ``run`` CLI). A prompt **blocks** the cell
 by default while it renders the turn (``Run All``, nbclient and papermill just work); a kernel
 Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.turn.TurnRun`
 handle at once and shows the live widget. Errors are one line, not a traceback.
@@ -32,7 +33,6 @@ from .args import MagicArgs, interpolate, parse_line
 from .commands import CommandsMixin
 from .mainthread import MainThreadRunner
 from .python_tool import make_python_tool
-from .render import TurnView
 from .result import TurnResult
 from .sinks import DisplaySink, StreamSink
 from .turn import TurnRun
@@ -109,8 +109,8 @@ class DshMagics(CommandsMixin, Magics):
     @property
     def link(self) -> Any:
         if self._link is None or getattr(self._link.host, "closed", False):
+            from ..client.dsh_client import DshClient
             from ..host.host import Host
-            from .link import HostLink
 
             settings = self.settings()
             host = Host.get(settings)
@@ -120,7 +120,7 @@ class DshMagics(CommandsMixin, Magics):
             assert shell is not None, "DshMagics needs a shell"
             tool = make_python_tool(lambda: shell.user_ns, self.runner)
             self._disposers = [host.context.tool(tool), host.context.section("notebook", 90, NOTEBOOK_SECTION)]
-            self._link = HostLink(host)
+            self._link = DshClient(host, caller="notebook")
         return self._link
 
     def _announce_model(self, args: MagicArgs) -> None:
@@ -189,10 +189,7 @@ class DshMagics(CommandsMixin, Magics):
             if not args.no_widget:
                 self.display_widget(session_id)
             return run
-        view = TurnView()
-        sink = self._sink(view)
-        view.sink = sink
-        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, view=view).start()
+        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, sink=self._sink()).start()
         self.current_session = session_id
         self.runs[session_id] = run
         result = run.wait()
@@ -204,11 +201,11 @@ class DshMagics(CommandsMixin, Magics):
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
 
-    def _sink(self, view: TurnView) -> DisplaySink | StreamSink:
+    def _sink(self) -> DisplaySink | StreamSink:
         mode = self.output
         if mode == "auto":
             mode = "display" if getattr(self.shell, "kernel", None) is not None else "stream"
-        return DisplaySink(view) if mode == "display" else StreamSink()
+        return DisplaySink() if mode == "display" else StreamSink()
 
     def close(self) -> None:
         for dispose in self._disposers:

@@ -86,7 +86,9 @@ def test_approvals_in_ask_mode_wait_for_session_approve(client: DshClient, model
     rid = client.prompt("go", sid).request_id
     handle.wait(lambda m: "t1" in m.approvals, timeout=20)
     assert [p.call_id for p in client.info(sid).pending_approvals] == ["t1"]
-    assert handle.model.tools["t1"]["phase"] == "approval" and handle.model.tools["t1"]["status"] == "waiting"
+    with handle.cond:
+        last = handle.model.tools["t1"]["phases"][-1]
+        assert (last["phase"], last["status"], handle.model.tools["t1"]["waiting"]) == ("approval", "waiting", True)
     client.approve(sid, "t1", "allow")
     handle.wait(lambda m: "t2" in m.approvals, timeout=20)
     client.approve(sid, "t2", "deny")
@@ -116,7 +118,11 @@ def test_cli_run_prints_the_answer_and_the_session_line(capsys: pytest.CaptureFi
     assert "README" in "\n".join(out[:-1])
     sid = out[-1].split()[1]
     assert run_main(run_args(session=sid, prompt=["summarize", "it", "again"], quiet=False)) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1].split()[1] == sid
+    captured = capsys.readouterr()
+    assert captured.out.strip().splitlines()[-1].split()[1] == sid
+    # progress on stderr: the notebook's turn view on a stream sink (tool line, result, the text)
+    assert "  → read README.md" in captured.err and "    ✓ " in captured.err
+    assert captured.out.strip().splitlines()[0] in captured.err
 
 
 def test_cli_run_fails_with_the_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -61,8 +61,8 @@ def test_reconnect_from_any_cursor_equals_one_uninterrupted_follow(client: DshCl
     handle.close()
     whole = _fold(sid, events)
     assert first.events == events and first.cursor == events[-1]["seq"] and not first.gap
-    for key in ("messages", "turn_ends", "inbox", "submissions", "tools"):
-        assert getattr(first, key) == getattr(whole, key), key
+    for key in ("events", "turnEnds", "inbox", "submissions", "tools", "approvals"):
+        assert first.state()[key] == whole.state()[key], key
 
     fresh = client.follow(sid, cursor=cursor)  # a fresh model at that cursor holds only the rest
     fresh.wait_snapshot()

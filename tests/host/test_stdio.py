@@ -79,7 +79,7 @@ def test_a_scripted_conversation_over_stdio() -> None:
 
         # cancel mid-run: the turn ends aborted; the follow stays open
         client.prompt(FIX, sid, request_id="req_4")
-        handle.wait(lambda m: m.turn == 3 and m.attempts, timeout=30)
+        handle.wait(lambda m: m.turn == 3 and m.attempt is not None, timeout=30)
         assert client.cancel(sid) is True
         aborted = handle.wait_turn_end("req_4", timeout=30)
         assert aborted.reason == {"kind": "aborted", "cause": "user"}
