@@ -165,11 +165,17 @@ class Agent:
         return lambda: self._status_fns.remove(fn) if fn in self._status_fns else None
 
     async def close(self) -> None:
-        """Cancel any running turn (cause ``shutdown``) and dispose the agent's context."""
+        """Cancel any running turn (cause ``shutdown``), close the adapters, dispose the context."""
         await self.cancel("shutdown", keep_inbox=True)
         if self._driver is not None and not self._driver.done():
             self._driver.cancel()
             await asyncio.wait({self._driver})
+        adapters, self._adapters = list(self._adapters.values()), {}
+        for adapter in adapters:
+            try:
+                await adapter.aclose()
+            except Exception:
+                log.exception("closing the %s adapter failed", adapter.provider)
         self.context.dispose()
 
     def describe(self) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from ..wire.messages import (
     ToolCallBlock,
 )
 from .hooks import error_info
-from .request import PreparedCall
+from .request import ModelRoute
 
 
 @dataclass
@@ -183,7 +183,7 @@ class StreamAttempt:
 
 async def run_attempt(
     session: Session,
-    prepared: PreparedCall,
+    prepared: ModelRoute,
     request: ModelRequest,
     *,
     turn: int,

@@ -121,8 +121,9 @@ class SessionController:
         if hub.session is None:
             self._check_saved(sid)
             return await self.saved.follow(args, inv, sink)  # attaches instead if resumed meanwhile
-        session, count = hub.session, len(hub.session)
-        await asyncio.to_thread(_serialise, session, count)  # restored events: serialise off the loop
+        if not hub.session.all_serialised:  # a resumed log's events: serialise them off the loop
+            session, count = hub.session, len(hub.session)
+            await asyncio.to_thread(_serialise, session, count)
         inv.note("follow", "live session")
         return hub.open(sink, args.cursor)
 

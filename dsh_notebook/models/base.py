@@ -139,3 +139,7 @@ class ModelAdapter(Protocol):
     base_url: str | None = None  # the OpenAI-compatible endpoint, or None (in-process models)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]: ...
+
+    async def aclose(self) -> None:
+        """Release what the adapter holds (an HTTP client's connections); in-process: nothing."""
+        return None

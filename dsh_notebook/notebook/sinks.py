@@ -3,7 +3,7 @@
 - :class:`DisplaySink` (a Jupyter kernel: JupyterLab, classic notebook, nbclient, papermill): one
   display output holding Markdown and plain text, updated **in place** through its display id,
   at most every ``interval`` seconds (updates are coalesced; :meth:`flush` forces the last one).
-- :class:`StreamSink` (terminal IPython, or ``%config DshMagics.output = "stream"``): append-only
+- :class:`TerminalSink` (terminal IPython, or ``%config DshMagics.output = "stream"``): append-only
   text on stdout — tokens as they arrive, one line per tool call start and per result.
 """
 
@@ -126,7 +126,7 @@ class DisplaySink:
         self.updates += 1
 
 
-class StreamSink:
+class TerminalSink:
     """Append-only text: tokens as they stream, a line per tool call event."""
 
     def __init__(self, out: TextIO | None = None) -> None:

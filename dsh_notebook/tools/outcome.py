@@ -123,7 +123,7 @@ class ToolInvocation:
 
 
 @dataclass
-class PreparedCall:
+class PreparedToolCall:
     """A call after prepare: either ready to dispatch, or already finished (``outcome`` set)."""
 
     call: ToolCallBlock

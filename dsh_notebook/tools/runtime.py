@@ -40,7 +40,7 @@ from .outcome import (
     Guard,
     PostExecuteHook,
     PreExecuteHook,
-    PreparedCall,
+    PreparedToolCall,
     ToolInvocation,
     ToolOutcome,
     aborted_outcome,
@@ -53,7 +53,7 @@ from .sandbox import Workspace, cap_middle
 
 log = logging.getLogger(__name__)
 MAX_RESULT_CHARS = 100_000
-__all__ = ["MAX_RESULT_CHARS", "PreparedCall", "ToolOutcome", "ToolRuntime"]
+__all__ = ["MAX_RESULT_CHARS", "PreparedToolCall", "ToolOutcome", "ToolRuntime"]
 
 
 class ToolRuntime:
@@ -151,23 +151,23 @@ class ToolRuntime:
         inv = self.parse(call)
         return isinstance(inv, ToolInvocation) and inv.tool.is_concurrency_safe(inv.args)
 
-    async def prepare(self, call: ToolCallBlock) -> PreparedCall:
+    async def prepare(self, call: ToolCallBlock) -> PreparedToolCall:
         """Validate and decide; the returned call is dispatchable or already has its outcome."""
         self.emit(call, "prepare", "start")
         inv = self.parse(call)
         if isinstance(inv, ToolOutcome):
             self.emit(call, "prepare", "error", inv.code)
-            return PreparedCall(call, outcome=self.finish(call, inv))
+            return PreparedToolCall(call, outcome=self.finish(call, inv))
         self.emit(call, "prepare", "done")
         verdict = await decide(self, call, inv)
         if verdict.decision == "allow":
-            return PreparedCall(call, inv)
+            return PreparedToolCall(call, inv)
         denied = error_outcome(call.id, f"permission denied: {verdict.reason or 'denied'}", "DENIED")
-        return PreparedCall(call, inv, self.finish(call, await self._post(inv, denied)))
+        return PreparedToolCall(call, inv, self.finish(call, await self._post(inv, denied)))
 
     # -- dispatch ---------------------------------------------------------------------------
 
-    async def dispatch(self, prepared: PreparedCall) -> ToolOutcome:
+    async def dispatch(self, prepared: PreparedToolCall) -> ToolOutcome:
         """Run the body (wrappers, timeout) and the post-execute hooks. Re-raises cancellation."""
         inv, call = prepared.invocation, prepared.call
         if prepared.outcome is not None or inv is None:

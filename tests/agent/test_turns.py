@@ -189,3 +189,11 @@ async def test_flush_before_each_request_and_at_turn_end_and_describe() -> None:
     assert d["status"] == "idle" and d["tools"] == ["echo"] and d["lastRequestSeq"] == frozen[1]
     assert d["systemPromptOp"] == "unchanged"
     assert any(svc == "agent" for svc in d["scope"]["services"])
+
+
+def test_describe_works_before_the_first_request() -> None:
+    agent = make_agent(ChunkModel(text("unused")), echo_tool())
+    assert agent.requests.last_request is None and agent.requests.last_frozen is None
+    d = agent.describe()
+    assert d["status"] == "idle" and d["lastRequestSeq"] is None and d["turn"] is None
+    assert d["inbox"] == [] and d["tools"] == ["echo"]
