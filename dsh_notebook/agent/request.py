@@ -1,6 +1,6 @@
 """Request formation, part 2 (seed 001 objects 29 and 31; seed 000 stages 05–06).
 
-``prepare_request`` routes a ``provider:model`` id to an adapter (the *prepared call*).
+``prepare_request`` routes a ``provider:model`` id to an adapter (a :class:`ModelRoute`).
 ``RequestBuilder.build_request`` then, per attempt: appends the entered user messages (first
 attempt only), logs ``request/header`` when the config or tools changed (``initial`` on a new
 session, ``resume`` on the first request of a resumed one, ``change`` after), derives the
@@ -30,7 +30,7 @@ from ..wire.messages import UserMessage
 
 
 @dataclass(frozen=True)
-class PreparedCall:
+class ModelRoute:
     """The route of one attempt: provider, model, the adapter that speaks to it, and config."""
 
     provider: str
@@ -51,10 +51,10 @@ def prepare_request(
     *,
     adapter_for: Callable[[str], ModelAdapter],
     config: Mapping[str, Any] | None = None,
-) -> PreparedCall:
+) -> ModelRoute:
     """Route ``provider:model`` to its adapter (errors such as ``NO_API_KEY`` come from it)."""
     provider, model = parse_model_id(model_id)
-    return PreparedCall(provider, model, adapter_for(model_id), dict(config or {}))
+    return ModelRoute(provider, model, adapter_for(model_id), dict(config or {}))
 
 
 def resolve_message_seqs(events: Sequence[AnyEvent], seq: int) -> list[int]:
@@ -85,6 +85,8 @@ class RequestBuilder:
         self._header: tuple[dict[str, Any], tuple[ToolSchema, ...], str | None] | None = None
         self._resumed = any(isinstance(e, RequestHeader) for e in reversed(session.events))
         self._prev: tuple[MessageHistory, int, int] | None = None  # (history, its length, frozen seq)
+        self.last_request: ModelRequest | None = None  # the last request built by this builder
+        self.last_frozen: RequestFrozen | None = None  # ... and its ``request/frozen`` event
         history = session.derive_messages()
         if len(history):  # resume: the one O(history) pass happens here, before any step
             self.repairer.repair(history)
@@ -99,8 +101,6 @@ class RequestBuilder:
         if history.seqs_between(0, len(seqs)) != seqs:
             return None  # replaced since (e.g. compaction): the next request logs its full list
         return history, len(seqs), last.seq
-        self.last_request: ModelRequest | None = None
-        self.last_frozen: RequestFrozen | None = None
 
     def append_entered(
         self, messages: Sequence[UserMessage], *, turn: int, on_commit: Callable[[UserMessageEvent], None] | None = None
@@ -114,7 +114,7 @@ class RequestBuilder:
             out.append(event)
         return out
 
-    def _log_header(self, prepared: PreparedCall, tools: tuple[ToolSchema, ...]) -> None:
+    def _log_header(self, prepared: ModelRoute, tools: tuple[ToolSchema, ...]) -> None:
         config = prepared.header_config()
         # where the requests go is part of the header: a resumed session must not silently
         # switch endpoints (and send its history and a key somewhere else)
@@ -133,7 +133,7 @@ class RequestBuilder:
 
     def build_request(
         self,
-        prepared: PreparedCall,
+        prepared: ModelRoute,
         *,
         tools: tuple[ToolSchema, ...],
         turn: int,
@@ -186,4 +186,4 @@ class RequestBuilder:
         return request
 
 
-__all__ = ["PreparedCall", "RequestBuilder", "prepare_request", "resolve_message_seqs"]
+__all__ = ["ModelRoute", "RequestBuilder", "prepare_request", "resolve_message_seqs"]

@@ -5,7 +5,7 @@ attempt. It assembles blocks (the first ``block-end`` of an index wins and later
 are ignored; delta-only streams are tolerated; a missing ``finish`` means ``stop``; on
 ``max-tokens`` tool-call blocks are dropped), packs consecutive deltas of one block into timed
 :class:`~dsh_notebook.session.events.StreamRun` records (``assistant/message.stream``), and
-emits the live ``assistant-stream`` frames: ``start``, one ``chunk`` per chunk, ``end``.
+emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.live`): ``start``, one ``chunk`` per chunk, ``end``.
 :func:`run_attempt` drives one attempt through it and commits the outcome to the Session.
 """
 
@@ -28,10 +28,19 @@ from ..models.base import (
     ToolCallDelta,
     UsageChunk,
     assemble_block,
-    chunk_to_dict,
+    wire_chunk,
 )
 from ..session.session import Session, now_ms
-from ..wire.events import AssistantAttempt, AssistantMessageEvent, ErrorInfo, StreamRun, Usage
+from ..wire.events import (
+    AssistantAttempt,
+    AssistantMessageEvent,
+    ErrorInfo,
+    EventBase,
+    StreamRun,
+    Usage,
+)
+from ..wire.follow import AssistantStreamItem, FrameSink
+from ..wire.live import Abandoned, Committed, StreamChunkFrame, StreamEnd, StreamStart
 from ..wire.messages import (
     AssistantBlock,
     AssistantMessage,
@@ -40,9 +49,7 @@ from ..wire.messages import (
     ToolCallBlock,
 )
 from .hooks import error_info
-from .request import PreparedCall
-
-Live = Callable[[dict[str, Any]], None]
+from .request import ModelRoute
 
 
 @dataclass
@@ -62,11 +69,11 @@ class _Block:
 
 
 class StreamAttempt:
-    """Assembler + compact recorder + live emitter for one request attempt."""
+    """Assembler + compact recorder + frame emitter for one request attempt."""
 
-    def __init__(self, attempt_id: str, *, live: Live | None = None, clock: Callable[[], int] = now_ms) -> None:
+    def __init__(self, attempt_id: str, *, frames: FrameSink | None = None, clock: Callable[[], int] = now_ms) -> None:
         self.attempt_id = attempt_id
-        self.live = live
+        self.frames = frames
         self.clock = clock
         self.blocks: dict[int, _Block] = {}
         self.usage: Usage | None = None
@@ -76,29 +83,29 @@ class StreamAttempt:
         self._runs: list[dict[str, Any]] = []
         self._run: dict[str, Any] | None = None
 
-    # -- live frames --------------------------------------------------------------------------
-    def start(self, *, turn: int, step: int, started_after_seq: int) -> None:
-        if self.live is not None:
-            self.live({"type": "assistant-stream", "frame": {
-                "kind": "start", "attemptId": self.attempt_id, "turn": turn, "step": step,
-                "startedAfterSeq": started_after_seq}})
+    # -- transient frames (trusted internal data: built without re-validation) ----------------
+    def _send(self, frame: StreamStart | StreamChunkFrame | StreamEnd) -> None:
+        assert self.frames is not None
+        self.frames(AssistantStreamItem.model_construct(frame=frame))
 
-    def end(self, event_type: str | None, seq: int | None) -> None:
-        if self.live is not None:
-            outcome: dict[str, Any] = (
-                {"kind": "committed", "eventType": event_type, "seq": seq}
-                if event_type is not None else {"kind": "abandoned"}
-            )
-            self.live({"type": "assistant-stream", "frame": {
-                "kind": "end", "attemptId": self.attempt_id, "outcome": outcome}})
+    def start(self, *, turn: int, step: int, started_after_seq: int) -> None:
+        if self.frames is not None:
+            self._send(StreamStart.model_construct(
+                attempt_id=self.attempt_id, turn=turn, step=step, started_after_seq=started_after_seq))
+
+    def end(self, committed: EventBase | None) -> None:
+        """The attempt is over: its outcome was committed as ``committed``, or abandoned."""
+        if self.frames is not None:
+            outcome = (Committed.model_construct(event_type=committed.type, seq=committed.seq)
+                       if committed is not None else Abandoned.model_construct())
+            self._send(StreamEnd.model_construct(attempt_id=self.attempt_id, outcome=outcome))
 
     # -- feeding ------------------------------------------------------------------------------
     def feed(self, chunk: StreamChunk) -> None:
         t = self.clock()
-        if self.live is not None:
-            self.live({"type": "assistant-stream", "frame": {
-                "kind": "chunk", "attemptId": self.attempt_id, "index": self.chunks, "time": t,
-                "chunk": chunk_to_dict(chunk)}})
+        if self.frames is not None:
+            self._send(StreamChunkFrame.model_construct(
+                attempt_id=self.attempt_id, index=self.chunks, time=t, chunk=wire_chunk(chunk)))
         self.chunks += 1
         if isinstance(chunk, TextDelta | ReasoningDelta):
             kind: Literal["text", "reasoning"] = "text" if isinstance(chunk, TextDelta) else "reasoning"
@@ -176,19 +183,19 @@ class StreamAttempt:
 
 async def run_attempt(
     session: Session,
-    prepared: PreparedCall,
+    prepared: ModelRoute,
     request: ModelRequest,
     *,
     turn: int,
     step: int,
     attempt: int,
-    live: Live | None = None,
+    frames: FrameSink | None = None,
 ) -> tuple[AssistantMessageEvent, StreamAttempt]:
     """Stream one request attempt and commit its outcome: the ``assistant/message`` (returned
     with its :class:`StreamAttempt`), or, when the stream fails or is cancelled, an
     ``assistant/attempt`` error record (or the interrupted visible prefix on cancellation)
     before the exception propagates."""
-    stream = StreamAttempt(f"{session.id}/{turn}.{step}.{attempt}", live=live)
+    stream = StreamAttempt(f"{session.id}/{turn}.{step}.{attempt}", frames=frames)
     stream.start(turn=turn, step=step, started_after_seq=session.last_seq)
     try:
         async for chunk in prepared.adapter.stream(request):
@@ -205,11 +212,11 @@ async def run_attempt(
                     if isinstance(exc, asyncio.CancelledError) else error_info(exc))
             failed = session.append(
                 AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record))
-        stream.end(failed.type, failed.seq)
+        stream.end(failed)
         raise
     message = stream.message(prepared.provider, prepared.model)
     event = session.append(
         AssistantMessageEvent(turn=turn, step=step, message=message, usage=stream.usage,
                               stream=stream.stream_record() or None))
-    stream.end(event.type, event.seq)
+    stream.end(event)
     return event, stream

@@ -19,7 +19,7 @@ import uuid
 from ..client.dsh_client import DshClient
 from ..config import settings_from_env
 from ..notebook.render import TurnView
-from ..notebook.sinks import StreamSink
+from ..notebook.sinks import TerminalSink
 from .host import Host
 
 
@@ -30,7 +30,7 @@ def run_main(args: argparse.Namespace) -> int:
     quiet = getattr(args, "quiet", False)
     session_id: str | None = args.session
     request_id = f"req_{uuid.uuid4().hex[:12]}"
-    view = TurnView(request_id, None if quiet else StreamSink(sys.stderr))
+    view = TurnView(request_id, None if quiet else TerminalSink(sys.stderr))
     try:
         if session_id is None:
             created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve, base_url=args.base_url)

@@ -156,22 +156,31 @@ class AgentRegistry:
     async def create(
         self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None
     ) -> LiveSession:
-        self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY, BAD_MODEL…
-        session = await asyncio.to_thread(self.store.create, cwd)
-        return self._start(session, model, approve, base_url, "created")
+        adapter = self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY…
+        try:
+            session = await asyncio.to_thread(self.store.create, cwd)
+        except BaseException:
+            await adapter.aclose()
+            raise
+        return self._start(session, model, approve, base_url, "created", adapter)
 
     # -- building a live session --------------------------------------------------------------
     def _start(
-        self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution
+        self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution,
+        adapter: ModelAdapter | None = None,
     ) -> LiveSession:
+        """Build the live session's Agent; ``adapter``: the one ``create`` built for ``model``
+        (the Agent takes it over, and closes it with its others)."""
         sid = session.id
         hub = self.hubs.setdefault(sid, SessionHub(sid))
         approvals = PendingApprovals()
         approver: Approver = AutoApprover() if approve == "auto" else DenyApprover() if approve == "deny" else approvals
         settings = self.settings
 
+        prebuilt = {model: adapter} if adapter is not None else {}
+
         def adapter_for(model_id: str) -> ModelAdapter:
-            return self.adapter_factory(settings, model_id, base_url)
+            return prebuilt.pop(model_id, None) or self.adapter_factory(settings, model_id, base_url)
 
         agent = Agent(
             session,
@@ -180,7 +189,7 @@ class AgentRegistry:
             approver=approver,
             policy_mode=approve,
             context=self.context,
-            live=hub.on_live,
+            frames=hub.on_frame,
             flush=lambda: self.store.flush(sid),
         )
         live = LiveSession(

@@ -46,7 +46,7 @@ from .base import (
     ToolCallDelta,
     UsageChunk,
 )
-from .scripted_scenarios import Exchange, fix_tests, help_reply, readme
+from .scripted_scenarios import TurnCall, fix_tests, help_reply, readme
 
 SCENARIOS = ("auto", "readme", "fix-tests", "help")
 _FIX = ("test", "测试", "修复", "fix")
@@ -71,7 +71,7 @@ def pick_scenario(prompt: str) -> str:
     return "help"
 
 
-def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[Exchange], set[str]]:
+def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[TurnCall], set[str]]:
     """The latest person's prompt, the tool exchanges after it, and every call id in use."""
     start, prompt = 0, ""
     for i in range(len(messages) - 1, -1, -1):
@@ -90,7 +90,7 @@ def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[Exchange], s
                     calls.append(call)
         elif isinstance(m, ToolMessage) and i > start:
             results[m.tool_call_id] = m
-    return prompt, [Exchange(c, results.get(c.id)) for c in calls], ids
+    return prompt, [TurnCall(c, results.get(c.id)) for c in calls], ids
 
 
 class ScriptedModel(ModelAdapter):
@@ -154,4 +154,4 @@ class ScriptedModel(ModelAdapter):
         return out
 
 
-__all__ = ["SCENARIOS", "Exchange", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]
+__all__ = ["SCENARIOS", "TurnCall", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]

@@ -34,7 +34,7 @@ from .commands import CommandsMixin
 from .mainthread import MainThreadRunner
 from .python_tool import make_python_tool
 from .result import TurnResult
-from .sinks import DisplaySink, StreamSink
+from .sinks import DisplaySink, TerminalSink
 from .turn import TurnRun
 from .usage import help_text, keep_question_marks
 
@@ -201,11 +201,11 @@ class DshMagics(CommandsMixin, Magics):
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
 
-    def _sink(self) -> DisplaySink | StreamSink:
+    def _sink(self) -> DisplaySink | TerminalSink:
         mode = self.output
         if mode == "auto":
             mode = "display" if getattr(self.shell, "kernel", None) is not None else "stream"
-        return DisplaySink() if mode == "display" else StreamSink()
+        return DisplaySink() if mode == "display" else TerminalSink()
 
     def close(self) -> None:
         for dispose in self._disposers:

@@ -3,7 +3,7 @@
 - :class:`DisplaySink` (a Jupyter kernel: JupyterLab, classic notebook, nbclient, papermill): one
   display output holding Markdown and plain text, updated **in place** through its display id,
   at most every ``interval`` seconds (updates are coalesced; :meth:`flush` forces the last one).
-- :class:`StreamSink` (terminal IPython, ``%config DshMagics.output = "stream"``, and the ``run``
+- :class:`TerminalSink` (terminal IPython, ``%config DshMagics.output = "stream"``, and the ``run``
   CLI on stderr): append-only text — what is new since the last ``show``: tokens, one line per
   tool call start and per result or approval wait; text that changed under it (an abandoned
   attempt that is retried) is announced and printed again.
@@ -117,7 +117,7 @@ class DisplaySink:
         self.updates += 1
 
 
-class StreamSink:
+class TerminalSink:
     """Append-only text: what each ``show`` adds — tokens, a line per tool call event, notes."""
 
     def __init__(self, out: TextIO | None = None) -> None:

@@ -15,7 +15,6 @@ than one call per line) and the per-line path is used only to locate an error.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from pydantic import TypeAdapter
 
 from ..errors import LogFormatError
 from ..wire.events import AnyEvent, Event, EventAdapter
-from .session import Session
+from .session import Session, collector_paused
 
 __all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header"]
 
@@ -145,13 +144,8 @@ def load_log(path: str | Path) -> LoadedLog:
         return LoadedLog(path, header, [], [], False, [], len(data), ends_with_newline)
     last_nl = data.rfind(b"\n", 0, end)
     last = data[last_nl + 1 : end]
-    was_enabled = gc.isenabled()
-    gc.disable()  # many long-lived allocations and no garbage: skip repeated gen-2 scans
-    try:
+    with collector_paused():
         events, torn = _parse_events(data, first_nl + 1, last_nl, last, path)
-    finally:
-        if was_enabled:
-            gc.enable()
     warnings: list[str] = []
     good = last_nl + 1 + len(last) + (1 if ends_with_newline else 0)
     if torn:

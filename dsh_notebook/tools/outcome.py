@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -48,9 +48,6 @@ ERROR_NAMES = {
 CANCELLED_TEXT = "Error: tool call cancelled while it was running (it may have had partial effects)"
 ABORTED_TEXT = "Error: tool call aborted before dispatch"
 
-Phase = Literal["prepare", "policy", "approval", "execute", "progress", "result"]
-Status = Literal["start", "done", "waiting", "allow", "deny", "error"]
-LiveSink = Callable[[dict[str, Any]], None]
 
 
 @dataclass
@@ -126,7 +123,7 @@ class ToolInvocation:
 
 
 @dataclass
-class PreparedCall:
+class PreparedToolCall:
     """A call after prepare: either ready to dispatch, or already finished (``outcome`` set)."""
 
     call: ToolCallBlock

@@ -69,3 +69,22 @@ def dump(model: BaseModel) -> dict[str, Any]:
 def to_json(model: BaseModel) -> str:
     """The wire form of a model as one JSON text (no newline)."""
     return model.model_dump_json(by_alias=True, exclude_none=True)
+
+
+class Encoded:
+    """A wire value already serialised: the JSON text of one model (a stream item's value).
+
+    Lets a producer serialise once for many receivers, and splice stored event lines into
+    items without parsing them again."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, json: str) -> None:
+        self.json = json
+
+    def __repr__(self) -> str:
+        return f"Encoded({self.json[:80]!r})"
+
+
+ItemValue = BaseModel | Encoded
+"""What a stream sink accepts: an item model, or its JSON text already encoded."""

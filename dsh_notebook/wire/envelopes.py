@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, JsonValue, TypeAdapter
+from pydantic import Field, JsonValue, TypeAdapter
 
-from .base import Frozen, Nullable, to_json
+from .base import Encoded, Frozen, ItemValue, Nullable, to_json
 from .control import ControlItem
 from .endpoints import UnaryResult
 from .follow import FollowItem
@@ -40,7 +40,14 @@ class ArgsPayload(Frozen):
     args: Args | None = None
 
 
-Payload = ArgsPayload | Args
+Payload = Annotated[ArgsPayload | Args, Field(union_mode="left_to_right")]
+"""``{"args": {...}}``, or the bare args object."""
+
+
+def _args_of(payload: Payload | None) -> Args:
+    if isinstance(payload, ArgsPayload):
+        return payload.args or {}
+    return payload or {}
 
 
 class ClientRequest(Frozen):
@@ -49,12 +56,21 @@ class ClientRequest(Frozen):
     method: str = Field(min_length=1)
     payload: Payload | None = None
 
+    @property
+    def args(self) -> Args:
+        """The named args, whichever payload form was sent (``{"args": {...}}`` or bare)."""
+        return _args_of(self.payload)
+
 
 class StreamOpen(Frozen):
     type: Literal["open"] = "open"
     stream_id: WireId
     endpoint: str = Field(min_length=1)
     payload: Payload | None = None
+
+    @property
+    def args(self) -> Args:
+        return _args_of(self.payload)
 
 
 class StreamCancel(Frozen):
@@ -116,24 +132,9 @@ ClientMessageAdapter: TypeAdapter[Any] = TypeAdapter(ClientMessage)
 ServerMessageAdapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
 
-class Encoded:
-    """An item value already in its wire form (JSON text of a follow or control item)."""
-
-    __slots__ = ("json",)
-
-    def __init__(self, json: str) -> None:
-        self.json = json
-
-
-ItemValue = BaseModel | Encoded
-
-
 def item_json(stream_id: str, value: ItemValue) -> str:
     """One ``item`` frame as JSON text; the value is serialised once, or spliced if encoded."""
     body = value.json if isinstance(value, Encoded) else to_json(value)
     return f'{{"type":"item","streamId":{json.dumps(stream_id, ensure_ascii=False)},"value":{body}}}'
 
 
-def event_item_json(event_line: str) -> Encoded:
-    """The follow ``event`` item of one stored event line (no parse, no re-serialisation)."""
-    return Encoded(f'{{"type":"event","event":{event_line}}}')

@@ -8,17 +8,20 @@
     {"type":"tool-runtime","frame":<phase>}
     {"type":"status","status":"idle"|"running","turn","step"}
 
-``live`` (:class:`LiveFrames`) is what the transient frames say right now, so a client that
-connects mid-run can rebuild the streaming text, the tool phases and the pending approvals.
+A snapshot's ``live`` part (:class:`RunState`) is what the transient frames say right now, so a
+client that connects mid-run can rebuild the streaming text, the tool phases and the pending
+approvals. (In Python, "live" names only a session an agent owns in this host; the transient
+frames are :data:`RunFrame`, their sink a :data:`FrameSink`, and their fold a ``RunState``.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, TypeAdapter
 
-from .base import Frozen, Nullable
+from .base import Encoded, Frozen, Nullable, to_json
 from .control import AgentStatus
 from .events import Event
 from .live import AssistantStreamFrame, ToolRuntimeFrame, WireChunk
@@ -50,7 +53,7 @@ class AttemptInFlight(Frozen):
     chunks: tuple[AttemptChunk, ...] = ()
 
 
-class LiveFrames(Nullable):
+class RunState(Nullable):
     """The ``live`` part of a snapshot: the state the transient frames describe."""
 
     __nullable__: ClassVar[tuple[str, ...]] = ("turn", "step", "assistant")
@@ -69,7 +72,7 @@ class Snapshot(Frozen):
     header: SessionHeader
     cursor: int
     events: tuple[Event, ...] = ()
-    live: LiveFrames
+    live: RunState
 
 
 class EventItem(Frozen):
@@ -101,7 +104,22 @@ FollowItem = Annotated[
 ]
 """One item of a ``session/follow`` stream."""
 
-LiveFrame = AssistantStreamItem | ToolRuntimeItem | FollowStatus
+RunFrame = AssistantStreamItem | ToolRuntimeItem | FollowStatus
 """What the Agent and the tool runtime emit while they run (the transient follow items)."""
 
+FrameSink = Callable[[RunFrame], None]
+"""Where an Agent or a ToolRuntime sends its transient frames (the host's SessionHub)."""
+
 FollowItemAdapter: TypeAdapter[Any] = TypeAdapter(FollowItem)
+
+
+def event_item(event_line: str) -> Encoded:
+    """The ``event`` item of one stored event line (spliced: no parse, no re-serialisation)."""
+    return Encoded(f'{{"type":"event","event":{event_line}}}')
+
+
+def snapshot_item(snapshot: Snapshot, event_lines: list[str]) -> Encoded:
+    """``snapshot`` (built without events) with the stored ``event_lines`` spliced in."""
+    head = to_json(snapshot.model_copy(update={"events": ()}))
+    assert head.endswith("}")
+    return Encoded(f'{head[:-1]},"events":[{",".join(event_lines)}]}}')

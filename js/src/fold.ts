@@ -4,7 +4,7 @@
 // (tests/client/test_parity.py) checks it on recorded real runs. Keep the two in step: same
 // field names, `null` (never a missing key) for what is not known.
 import type {
-  AssistantStreamFrame, Baseline, ControlItem, FollowItem, InboxSpliced, Json, LiveFrames, QueueItem,
+  AssistantStreamFrame, Baseline, ControlItem, FollowItem, InboxSpliced, Json, RunState, QueueItem,
   SessionEvent, SessionHeader, StreamChunk, ToolRuntimeFrame, UserMessage,
 } from "./types";
 
@@ -195,7 +195,7 @@ export class ClientSessionModel implements FoldState {
         this.gap = false;
         for (const ev of item.events ?? []) this.addEvent(ev);
         if (item.cursor > this.cursor) this.gap = true; // the snapshot skipped events we lack
-        this.foldLive(item.live ?? ({} as LiveFrames));
+        this.foldLive(item.live ?? ({} as RunState));
         return;
       }
       case "event":
@@ -215,7 +215,7 @@ export class ClientSessionModel implements FoldState {
     }
   }
 
-  private foldLive(live: Partial<LiveFrames>): void {
+  private foldLive(live: Partial<RunState>): void {
     this.status = live.status || "idle";
     this.turn = live.turn ?? null;
     this.step = live.step ?? null;

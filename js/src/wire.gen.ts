@@ -205,17 +205,6 @@ export interface ListedSession {
   status?: "idle" | "running" | "saved";
 }
 
-/** The ``live`` part of a snapshot: the state the transient frames describe. */
-export interface LiveFrames {
-  attached: boolean;
-  status: "idle" | "running";
-  turn: number | null;
-  step: number | null;
-  assistant: AttemptInFlight | null;
-  tools?: { [k: string]: ToolRuntimeFrame };
-  approvals?: PendingApproval[];
-}
-
 export interface LlmRetry {
   seq: number;
   time: number;
@@ -324,6 +313,17 @@ export interface Resumed {
   resolution: "live" | "resumed";
 }
 
+/** The ``live`` part of a snapshot: the state the transient frames describe. */
+export interface RunState {
+  attached: boolean;
+  status: "idle" | "running";
+  turn: number | null;
+  step: number | null;
+  assistant: AttemptInFlight | null;
+  tools?: { [k: string]: ToolRuntimeFrame };
+  approvals?: PendingApproval[];
+}
+
 /** One message from the host: server-response, or a stream's item / error / end frame. */
 export type ServerMessage = ServerResponse | StreamItem | StreamError | StreamEnded;
 
@@ -382,7 +382,7 @@ export interface Snapshot {
   header: SessionHeader;
   cursor: number;
   events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | SessionEndSeed)[];
-  live: LiveFrames;
+  live: RunState;
 }
 
 export interface StepEnd {

@@ -32,7 +32,7 @@ async def test_resume_keeps_pending_input_context_and_logs_header_resume(tmp_pat
     store2 = SessionStore(tmp_path)
     model = ChunkModel(text("two"))
     second = agent_for(store2, session.id, model)
-    assert [i["text"] for i in second.inbox.items()] == ["queued while shutting down"]
+    assert [i.text for i in second.inbox.items()] == ["queued while shutting down"]
     assert second.kick()
     await second.wait_idle()
     s = second.session
