@@ -11,84 +11,88 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from ..wire.events import InboxSpliced
+from ..wire.follow import AttemptInFlight
+from ..wire.live import (
+    BlockEndChunk,
+    BlockStartChunk,
+    ReasoningDeltaChunk,
+    StreamChunkFrame,
+    StreamEnd,
+    StreamStart,
+    TextDeltaChunk,
+    ToolCallDeltaChunk,
+    ToolRuntimeFrame,
+    WireChunk,
+)
+from ..wire.messages import AnyMessage, ToolCallBlock
 from .state import InboxEntry, LiveAttempt, LiveBlock, ToolPhase, ToolState, new_tool
 
-Frame = Mapping[str, Any]
+StreamFrame = StreamStart | StreamChunkFrame | StreamEnd
 
 
-def new_attempt(f: Frame) -> LiveAttempt:
-    return LiveAttempt(attemptId=str(f.get("attemptId")), turn=f.get("turn"), step=f.get("step"),
-                       startedAfterSeq=f.get("startedAfterSeq"), blocks=[], chunks=0, outcome=None,
-                       lastChunkTime=None)
+def new_attempt(f: StreamStart | AttemptInFlight) -> LiveAttempt:
+    return LiveAttempt(attemptId=f.attempt_id, turn=f.turn, step=f.step, startedAfterSeq=f.started_after_seq,
+                       blocks=[], chunks=0, outcome=None, lastChunkTime=None)
 
 
-def fold_stream(attempt: LiveAttempt | None, f: Frame, cursor: int) -> LiveAttempt | None:
+def fold_stream(attempt: LiveAttempt | None, f: StreamFrame, cursor: int) -> LiveAttempt | None:
     """The live attempt after one ``assistant-stream`` frame."""
-    kind = f.get("kind")
-    if kind == "start":
+    if isinstance(f, StreamStart):
         return new_attempt(f)
-    if attempt is None or attempt["attemptId"] != f.get("attemptId"):
+    if attempt is None or attempt["attemptId"] != f.attempt_id:
         return attempt
-    if kind == "chunk":
-        fold_chunk(attempt, f.get("chunk") or {})
-        if f.get("time") is not None:
-            attempt["lastChunkTime"] = f["time"]
+    if isinstance(f, StreamChunkFrame):
+        fold_chunk(attempt, f.chunk)
+        attempt["lastChunkTime"] = f.time
         return attempt
-    outcome = f.get("outcome") or {"kind": "abandoned"}
-    if outcome.get("kind") != "committed":
+    if f.outcome.kind != "committed":
         return None
-    seq = outcome.get("seq")
-    if seq is not None and seq <= cursor:
+    if f.outcome.seq <= cursor:
         return None  # its event is already folded
-    attempt["outcome"] = {"kind": "committed", "seq": seq}
+    attempt["outcome"] = {"kind": "committed", "seq": f.outcome.seq}
     return attempt
 
 
-def _block(attempt: LiveAttempt, index: int, kind: Any) -> LiveBlock:
+def _block(attempt: LiveAttempt, index: int, kind: str) -> LiveBlock:
     for block in attempt["blocks"]:
         if block["index"] == index:
             return block
-    block = LiveBlock(index=index, type=kind, text="", id=None, name=None, done=False)
+    block = LiveBlock(index=index, type=kind, text="", id=None, name=None, done=False)  # type: ignore[typeddict-item]
     attempt["blocks"].append(block)
     attempt["blocks"].sort(key=lambda b: b["index"])
     return block
 
 
-def fold_chunk(attempt: LiveAttempt, c: Frame) -> None:
-    """One stream chunk (as ``chunk_to_dict`` writes it) into the attempt's blocks."""
+def fold_chunk(attempt: LiveAttempt, c: WireChunk) -> None:
+    """One stream chunk into the attempt's blocks (usage and finish chunks only count)."""
     attempt["chunks"] += 1
-    ctype, index = c.get("type"), c.get("index") or 0
-    if ctype == "block-start":
-        b = _block(attempt, index, c.get("blockType") or "text")
-        b["id"], b["name"] = c.get("id") or b["id"], c.get("name") or b["name"]
-    elif ctype == "text-delta":
-        _block(attempt, index, "text")["text"] += c.get("text") or ""
-    elif ctype == "reasoning-delta":
-        _block(attempt, index, "reasoning")["text"] += c.get("text") or ""
-    elif ctype == "tool-call-delta":
-        b = _block(attempt, index, "tool-call")
-        b["id"], b["name"] = c.get("id") or b["id"], c.get("name") or b["name"]
-        b["text"] += c.get("argumentsDelta") or ""
-    elif ctype == "block-end":
-        done = c.get("block") or {}
-        b = _block(attempt, index, done.get("type") or "text")
-        if done.get("type") == "tool-call":
-            b["id"], b["name"], b["text"] = done.get("id"), done.get("name"), done.get("arguments") or ""
-        elif done:
-            b["text"] = done.get("text") or ""
+    if isinstance(c, BlockStartChunk):
+        b = _block(attempt, c.index, c.block_type)
+        b["id"], b["name"] = c.id or b["id"], c.name or b["name"]
+    elif isinstance(c, TextDeltaChunk):
+        _block(attempt, c.index, "text")["text"] += c.text
+    elif isinstance(c, ReasoningDeltaChunk):
+        _block(attempt, c.index, "reasoning")["text"] += c.text
+    elif isinstance(c, ToolCallDeltaChunk):
+        b = _block(attempt, c.index, "tool-call")
+        b["id"], b["name"] = c.id or b["id"], c.name or b["name"]
+        b["text"] += c.arguments_delta
+    elif isinstance(c, BlockEndChunk):
+        done = c.block
+        b = _block(attempt, c.index, done.type)
+        if isinstance(done, ToolCallBlock):
+            b["id"], b["name"], b["text"] = done.id, done.name, done.arguments
+        else:
+            b["text"] = done.text
         b["done"] = True
 
 
-def fold_tool(tools: dict[str, ToolState], f: Frame, *, again: bool = False) -> None:
+def fold_tool(tools: dict[str, ToolState], f: ToolRuntimeFrame, *, again: bool = False) -> None:
     """One ``tool-runtime`` frame. ``again``: the frame may already be folded (a snapshot's live
     part after a reconnect) — then it is not appended twice."""
-    call_id = str(f.get("callId"))
-    tool = tools.setdefault(call_id, new_tool(call_id, str(f.get("name") or "?")))
-    phase = ToolPhase(phase=str(f.get("phase")), status=str(f.get("status")), detail=f.get("detail"),
-                      time=f.get("time"))
+    tool = tools.setdefault(f.call_id, new_tool(f.call_id, f.name))
+    phase = ToolPhase(phase=f.phase, status=f.status, detail=f.detail, time=f.time)
     if not (again and tool["phases"] and tool["phases"][-1] == phase):
         tool["phases"].append(phase)
     if phase["phase"] == "approval":
@@ -97,19 +101,16 @@ def fold_tool(tools: dict[str, ToolState], f: Frame, *, again: bool = False) -> 
         tool["waiting"] = False
 
 
-def text_of(message: Frame, kind: str = "text") -> str:
-    """The concatenated ``kind`` blocks of a wire message."""
-    return "".join(b.get("text") or "" for b in message.get("content") or () if b.get("type") == kind)
+def text_of(message: AnyMessage, kind: str = "text") -> str:
+    """The concatenated ``kind`` blocks of a message."""
+    return "".join(getattr(b, "text", "") for b in message.content if b.type == kind)
 
 
-def fold_splice(inbox: dict[str, list[InboxEntry]], event: Frame) -> tuple[list[InboxEntry], list[InboxEntry]]:
+def fold_splice(inbox: dict[str, list[InboxEntry]], event: InboxSpliced) -> tuple[list[InboxEntry], list[InboxEntry]]:
     """Apply one ``agent/inbox/spliced`` event: the (added, removed) entries."""
-    lst = inbox.setdefault(str(event["target"]), [])
-    start, count = event.get("start") or 0, event.get("removedCount") or 0
-    added = [
-        InboxEntry(id=f"i{event['seq']}.{k}", requestId=(m.get("source") or {}).get("requestId"), text=text_of(m))
-        for k, m in enumerate(event.get("inserted") or ())
-    ]
-    removed = lst[start : start + count]
-    lst[start : start + count] = added
+    lst = inbox.setdefault(event.target, [])
+    added = [InboxEntry(id=f"i{event.seq}.{k}", requestId=m.source.request_id, text=text_of(m))
+             for k, m in enumerate(event.inserted)]
+    removed = lst[event.start : event.start + event.removed_count]
+    lst[event.start : event.start + event.removed_count] = added
     return added, removed

@@ -36,6 +36,10 @@ Rules, per item:
 - ``assistant-stream`` / ``tool-runtime``: :mod:`.live`. ``status``: status, turn, step.
 - control ``baseline`` / ``queue`` / ``status`` of this session: queue / status replaced.
 - the client's own calls: ``submit`` (pending), ``accepted`` (pending → accepted), ``rejected``.
+
+Items are parsed into the wire's types (:data:`~dsh_notebook.wire.follow.FollowItem`,
+:data:`~dsh_notebook.wire.control.ControlItem`) before they are folded: a malformed item raises
+a ``ValidationError`` instead of folding half. ``events`` holds typed events; ``state()`` is JSON.
 """
 
 from __future__ import annotations
@@ -44,6 +48,30 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from ..wire.base import dump
+from ..wire.control import Baseline, ControlItem, ControlItemAdapter, ControlStatus, QueueChanged
+from ..wire.events import (
+    AnyEvent,
+    ApprovalAsked,
+    ApprovalDecided,
+    AssistantAttempt,
+    AssistantMessageEvent,
+    InboxSpliced,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    UserMessageEvent,
+)
+from ..wire.follow import (
+    AssistantStreamItem,
+    EventItem,
+    FollowItem,
+    FollowItemAdapter,
+    FollowStatus,
+    Snapshot,
+    ToolRuntimeItem,
+)
 from .live import fold_chunk, fold_splice, fold_stream, fold_tool, new_attempt, text_of
 from .state import (
     FoldState,
@@ -59,8 +87,6 @@ from .state import (
 )
 from .views import ModelViews
 
-Item = Mapping[str, Any]
-
 
 class ClientSessionModel(ModelViews):
     """View state of one followed session. Not thread-safe: fold under the owner's lock."""
@@ -74,7 +100,7 @@ class ClientSessionModel(ModelViews):
     def reset(self, cursor: int = -1) -> None:
         self.header: Json | None = None
         self.start = self.cursor = cursor
-        self.events: list[Json] = []
+        self.events: list[AnyEvent] = []
         self.status: str = "idle"
         self.turn: int | None = None
         self.step: int | None = None
@@ -91,8 +117,8 @@ class ClientSessionModel(ModelViews):
         """A deep copy of the whole view state (the JSON the JS fold's ``state()`` equals)."""
         return copy.deepcopy(FoldState(
             sessionId=self.session_id, header=self.header, start=self.start, cursor=self.cursor,
-            events=self.events, status=self.status, turn=self.turn, step=self.step, attempt=self.attempt,
-            tools=self.tools, approvals=self.approvals, queue=self.queue, inbox=self.inbox,
+            events=[dump(e) for e in self.events], status=self.status, turn=self.turn, step=self.step,
+            attempt=self.attempt, tools=self.tools, approvals=self.approvals, queue=self.queue, inbox=self.inbox,
             submissions=self.submissions, turnEnds=self.turn_ends, gap=self.gap,
         ))
 
@@ -114,117 +140,109 @@ class ClientSessionModel(ModelViews):
         self.revision += 1
 
     # -- the fold -------------------------------------------------------------------------------
-    def apply(self, item: Item) -> None:
-        """Fold one follow item."""
+    def apply(self, item: FollowItem | Mapping[str, Any]) -> None:
+        """Fold one follow item (wire data is parsed into its type first)."""
+        typed = FollowItemAdapter.validate_python(item) if isinstance(item, Mapping) else item
         self.frames += 1
         self.revision += 1
-        kind = item.get("type")
-        if kind == "snapshot":
-            self._snapshot(item)
-        elif kind == "event":
-            self._event(item["event"])
-        elif kind == "assistant-stream":
-            self.attempt = fold_stream(self.attempt, item.get("frame") or {}, self.cursor)
-        elif kind == "tool-runtime":
-            fold_tool(self.tools, item.get("frame") or {})
-        elif kind == "status":
-            self.status, self.turn, self.step = item.get("status") or self.status, item.get("turn"), item.get("step")
+        if isinstance(typed, Snapshot):
+            self._snapshot(typed)
+        elif isinstance(typed, EventItem):
+            self._event(typed.event)
+        elif isinstance(typed, AssistantStreamItem):
+            self.attempt = fold_stream(self.attempt, typed.frame, self.cursor)
+        elif isinstance(typed, ToolRuntimeItem):
+            fold_tool(self.tools, typed.frame)
+        elif isinstance(typed, FollowStatus):
+            self.status, self.turn, self.step = typed.status, typed.turn, typed.step
 
-    def apply_control(self, item: Item) -> None:
+    def apply_control(self, item: ControlItem | Mapping[str, Any]) -> None:
         """Fold one control item (only what concerns this session)."""
+        typed = ControlItemAdapter.validate_python(item) if isinstance(item, Mapping) else item
         self.revision += 1
-        kind = item.get("type")
-        if kind == "baseline":
-            for entry in item.get("sessions") or ():
-                if entry.get("sessionId") == self.session_id:
-                    self.queue, self.status = list(entry.get("queue") or ()), entry.get("status") or self.status
-        elif item.get("sessionId") == self.session_id and kind == "queue":
-            self.queue = list(item.get("items") or ())
-        elif item.get("sessionId") == self.session_id and kind == "status":
-            self.status = item.get("status") or self.status
+        if isinstance(typed, Baseline):
+            for entry in typed.sessions:
+                if entry.session_id == self.session_id:
+                    self.queue, self.status = [dump(q) for q in entry.queue], entry.status
+        elif isinstance(typed, QueueChanged) and typed.session_id == self.session_id:
+            self.queue = [dump(q) for q in typed.items]
+        elif isinstance(typed, ControlStatus) and typed.session_id == self.session_id:
+            self.status = typed.status
 
-    def _snapshot(self, item: Item) -> None:
-        if self.session_id is not None and item.get("sessionId") != self.session_id:
+    def _snapshot(self, item: Snapshot) -> None:
+        if self.session_id is not None and item.session_id != self.session_id:
             self.reset()
-        self.session_id, self.header = item.get("sessionId"), item.get("header")
+        self.session_id, self.header = item.session_id, dump(item.header)
         self.gap = False
-        for event in item.get("events") or ():
+        for event in item.events:
             self._event(event)
-        cursor = item.get("cursor")
-        if cursor is not None and cursor > self.cursor:
+        if item.cursor > self.cursor:
             self.gap = True  # the snapshot skipped events this model lacks
-        live = item.get("live") or {}
-        self.status, self.turn, self.step = live.get("status") or "idle", live.get("turn"), live.get("step")
+        live = item.live
+        self.status, self.turn, self.step = live.status, live.turn, live.step
         self.attempt = None
-        active = live.get("assistant")
-        if active:
-            self.attempt = attempt = new_attempt(active)
-            for entry in active.get("chunks") or ():
-                fold_chunk(attempt, entry.get("chunk") or {})
-                if entry.get("time") is not None:
-                    attempt["lastChunkTime"] = entry["time"]
-        for frame in (live.get("tools") or {}).values():
+        if live.assistant is not None:
+            self.attempt = attempt = new_attempt(live.assistant)
+            for entry in live.assistant.chunks:
+                fold_chunk(attempt, entry.chunk)
+                attempt["lastChunkTime"] = entry.time
+        for frame in live.tools.values():
             fold_tool(self.tools, frame, again=True)
-        self.approvals = {
-            a["callId"]: PendingApproval(callId=a["callId"], name=a["name"], reason=a.get("reason"))
-            for a in live.get("approvals") or ()
-        }
+        self.approvals = {a.call_id: PendingApproval(callId=a.call_id, name=a.name, reason=a.reason) for a in live.approvals}
 
-    def _event(self, event: Json) -> None:
-        seq: Any = event.get("seq", -1)
+    def _event(self, e: AnyEvent) -> None:
+        seq = e.seq
         if seq <= self.cursor:
             return
         if seq > self.cursor + 1:
             self.gap = True
             return
-        self.events.append(event)
+        self.events.append(e)
         self.cursor = seq
-        e: Any = event
-        etype, turn = e.get("type"), e.get("turn")
-        if etype == "user/message":
-            source = e["message"].get("source") or {}
-            sub = self._sub(source.get("requestId"), text_of(e["message"]))
-            if sub is not None and source.get("kind") == "user":
-                sub["state"], sub["seq"], sub["turn"] = "delivered", seq, turn
+        if isinstance(e, UserMessageEvent):
+            source = e.message.source
+            sub = self._sub(source.request_id, text_of(e.message))
+            if sub is not None and source.kind == "user":
+                sub["state"], sub["seq"], sub["turn"] = "delivered", seq, e.turn
                 if sub["claimSeq"] is None:
                     sub["claimSeq"] = seq
-        elif etype in ("assistant/message", "assistant/attempt"):
-            self.attempt = None
-        elif etype == "tool/call":
-            tool = self.tools.setdefault(e["callId"], new_tool(e["callId"], e["name"]))
-            tool["name"], tool["arguments"], tool["callSeq"] = e["name"], e["arguments"], seq
-        elif etype == "tool/result":
-            call_id = str(e["message"].get("toolCallId"))
-            tool = self.tools.setdefault(call_id, new_tool(call_id, (e.get("error") or {}).get("name") or "?"))
-            tool["resultSeq"], tool["isError"], tool["waiting"] = seq, bool(e["message"].get("isError")), False
+        elif isinstance(e, AssistantMessageEvent | AssistantAttempt):
+            self.attempt = None  # the durable event settles the live attempt
+        elif isinstance(e, ToolCall):
+            tool = self.tools.setdefault(e.call_id, new_tool(e.call_id, e.name))
+            tool["name"], tool["arguments"], tool["callSeq"] = e.name, e.arguments, seq
+        elif isinstance(e, ToolResult):
+            call_id = e.message.tool_call_id
+            tool = self.tools.setdefault(call_id, new_tool(call_id, e.error.name if e.error else "?"))
+            tool["resultSeq"], tool["isError"], tool["waiting"] = seq, e.message.is_error, False
             self.approvals.pop(call_id, None)
-        elif etype == "approval/asked":
-            self.approvals[e["callId"]] = PendingApproval(callId=e["callId"], name=e["name"], reason=e.get("reason"))
-        elif etype == "approval/decided":
-            self.approvals.pop(e["callId"], None)
-            if e["callId"] in self.tools:
-                self.tools[e["callId"]]["waiting"] = False
-        elif etype == "agent/inbox/spliced":
+        elif isinstance(e, ApprovalAsked):
+            self.approvals[e.call_id] = PendingApproval(callId=e.call_id, name=e.name, reason=e.reason)
+        elif isinstance(e, ApprovalDecided):
+            self.approvals.pop(e.call_id, None)
+            if e.call_id in self.tools:
+                self.tools[e.call_id]["waiting"] = False
+        elif isinstance(e, InboxSpliced):
             self._splice(e)
-        elif etype == "turn/start":
-            self.turn = turn
-        elif etype == "turn/end":
-            self.turn_ends.append(TurnEndEntry(turn=turn, reason=e.get("reason"), seq=seq))
+        elif isinstance(e, TurnStart):
+            self.turn = e.turn
+        elif isinstance(e, TurnEnd):
+            self.turn_ends.append(TurnEndEntry(turn=e.turn, reason=dump(e.reason), seq=seq))
             self.attempt = None
             for tool in self.tools.values():
                 tool["waiting"] = False
 
-    def _splice(self, event: Mapping[str, Any]) -> None:
+    def _splice(self, event: InboxSpliced) -> None:
         added, removed = fold_splice(self.inbox, event)
         for entry in added:
             sub = self._sub(entry["requestId"], entry["text"])
             if sub is not None and sub["state"] in ("pending", "accepted"):
-                sub["state"], sub["queuedSeq"] = "queued", event["seq"]
+                sub["state"], sub["queuedSeq"] = "queued", event.seq
         for entry in removed:
             sub = self._sub(entry["requestId"], entry["text"])
             if sub is not None:
-                sub["state"] = "claimed" if event.get("outcome") == "claimed" else "canceled"
-                sub["claimSeq"] = event["seq"]
+                sub["state"] = "claimed" if event.outcome == "claimed" else "canceled"
+                sub["claimSeq"] = event.seq
 
     def _sub(self, request_id: str | None, text: str) -> Submission | None:
         """The submission of ``request_id`` (made for ones other clients submitted)."""

@@ -6,11 +6,9 @@ Mixed into :class:`~.model.ClientSessionModel`; ``js/src/fold.ts`` has the same 
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..wire.events import AnyEvent, AssistantMessageEvent
 from .state import (
     InboxEntry,
-    Json,
     LiveAttempt,
     PendingApproval,
     Submission,
@@ -24,7 +22,7 @@ CANCELED_REASON = {"kind": "aborted", "cause": "canceled before it ran"}
 class ModelViews:
     start: int
     cursor: int
-    events: list[Json]
+    events: list[AnyEvent]
     attempt: LiveAttempt | None
     tools: dict[str, ToolState]
     approvals: dict[str, PendingApproval]
@@ -32,7 +30,7 @@ class ModelViews:
     submissions: dict[str, Submission]
     turn_ends: list[TurnEndEntry]
 
-    def event(self, seq: int | None) -> Json | None:
+    def event(self, seq: int | None) -> AnyEvent | None:
         """The folded event with that seq (``None`` if it is not held)."""
         if seq is None or not self.start < seq <= self.cursor:
             return None
@@ -74,9 +72,6 @@ class ModelViews:
                 return ""
             turn = self.turn_ends[-1]["turn"]
         for e in reversed(self.events):
-            if e.get("type") == "assistant/message" and e.get("turn") == turn:
-                message: Any = e.get("message") or {}
-                text = "".join(b.get("text") or "" for b in message.get("content") or () if b.get("type") == "text")
-                if text:
-                    return text
+            if isinstance(e, AssistantMessageEvent) and e.turn == turn and e.message.text:
+                return e.message.text
         return ""

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DshError, UserError
 from .args import MagicArgs
-from .result import parse_event
 from .views import ConfigView, EventListing, SessionTable
 
 if TYPE_CHECKING:
@@ -68,7 +67,7 @@ class CommandsMixin:
             if widget is not None:
                 return widget
         model = self.link.read(session_id)
-        return EventListing(session_id, [parse_event(e) for e in model.events])
+        return EventListing(session_id, model.events)
 
     def cmd_config(self, args: MagicArgs) -> ConfigView:
         settings = self.settings()

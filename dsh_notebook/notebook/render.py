@@ -13,11 +13,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..client.model import ClientSessionModel
-from ..client.state import Json, ToolState
+from ..client.state import ToolState
 from ..client.summary import summarize_result
+from ..wire.events import (
+    AnyEvent,
+    ApprovalDecided,
+    AssistantAttempt,
+    AssistantMessageEvent,
+    LlmRetry,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+)
 
 __all__ = ["NoteSeg", "Segment", "Sink", "TextSeg", "ToolSeg", "TurnView", "format_arguments", "summarize_result"]
 
@@ -139,45 +149,40 @@ def tool_segment(tool: ToolState, model: ClientSessionModel) -> ToolSeg:
         seg.phase, seg.status = last["phase"], last["status"]
         details = [p["detail"] for p in tool["phases"] if p["detail"] and p["phase"] in ("execute", "progress")]
         seg.detail = str(details[-1])[:120] if details and last["phase"] in ("execute", "progress") else None
-    result: Any = model.event(tool["resultSeq"])
-    if result is not None:
+    result = model.event(tool["resultSeq"])
+    if isinstance(result, ToolResult):
         seg.done = True
-        message, error = result.get("message") or {}, result.get("error")
-        text = "".join(b.get("text") or "" for b in message.get("content") or ())
-        if message.get("isError") or error:
-            seg.error = f"{error['code'] if error else 'ERROR'}: {summarize_result(text)}"
+        text = result.message.text
+        if result.message.is_error or result.error:
+            seg.error = f"{result.error.code if result.error else 'ERROR'}: {summarize_result(text)}"
         else:
             seg.result = summarize_result(text)
     return seg
 
 
-def _segments_of(event: Json, model: ClientSessionModel, out: list[Segment]) -> None:
-    e: Any = event
-    etype, seq = e.get("type"), e.get("seq")
-    if etype == "assistant/message":
-        text = "".join(b.get("text") or "" for b in e["message"].get("content") or () if b.get("type") == "text")
-        out.append(TextSeg(f"{e.get('turn')}.{e.get('step')}", text))
-    elif etype == "tool/call" and e["callId"] in model.tools:
-        out.append(tool_segment(model.tools[e["callId"]], model))
+def _segments_of(e: AnyEvent, model: ClientSessionModel, out: list[Segment]) -> None:
+    if isinstance(e, AssistantMessageEvent):
+        out.append(TextSeg(f"{e.turn}.{e.step}", e.message.text))
+    elif isinstance(e, ToolCall):
+        if e.call_id in model.tools:
+            out.append(tool_segment(model.tools[e.call_id], model))
     else:
         note = _note_for(e)
         if note is not None:
-            out.append(NoteSeg(f"n{seq}", note))
+            out.append(NoteSeg(f"n{e.seq}", note))
 
 
-def _note_for(e: Any) -> str | None:
-    etype = e.get("type")
-    if etype == "approval/decided" and e.get("decision") != "allow":
-        return f"{e.get('name')}: {e.get('decision')}" + (f" by {e['by']}" if e.get("by") else "")
-    if etype == "llm/retry":
-        err = e.get("error") or {}
-        return f"model error [{err.get('code')}] {err.get('message')}; retry {e.get('attempt')} in {e.get('delayMs')} ms"
-    if etype == "assistant/attempt" and e.get("error"):
-        return f"model attempt failed: [{e['error'].get('code')}] {e['error'].get('message')}"
-    reason = e.get("reason") or {}
-    if etype == "turn/end" and reason.get("kind") not in ("completed", "error"):  # errors: raised
-        extra = f" ({reason['cause']})" if reason.get("cause") else ""
-        if reason.get("error"):
-            extra += f": [{reason['error'].get('code')}] {reason['error'].get('message')}"
-        return f"turn {e.get('turn')} ended {reason.get('kind')}{extra}"
+def _note_for(event: AnyEvent) -> str | None:
+    if isinstance(event, ApprovalDecided) and event.decision != "allow":
+        return f"{event.name}: {event.decision}" + (f" by {event.by}" if event.by else "")
+    if isinstance(event, LlmRetry):
+        return f"model error [{event.error.code}] {event.error.message}; retry {event.attempt} in {event.delay_ms} ms"
+    if isinstance(event, AssistantAttempt) and event.error is not None:
+        return f"model attempt failed: [{event.error.code}] {event.error.message}"
+    if isinstance(event, TurnEnd) and event.reason.kind not in ("completed", "error"):  # errors: raised
+        reason = event.reason
+        extra = f" ({reason.cause})" if reason.cause else ""
+        if reason.error:
+            extra += f": [{reason.error.code}] {reason.error.message}"
+        return f"turn {event.turn} ended {reason.kind}{extra}"
     return None

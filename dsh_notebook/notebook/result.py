@@ -21,6 +21,7 @@ from ..wire.events import (
     ToolCall,
     ToolResult,
     TurnEndReason,
+    TurnStart,
     Usage,
 )
 
@@ -110,14 +111,13 @@ def turn_result(model: ClientSessionModel, session_id: str, request_id: str) -> 
     if turn is None or sub["seq"] is None:  # canceled from the inbox: it never ran
         return TurnResult(text="", session_id=session_id, turn=0, reason=reason, request_id=request_id)
     last = end["seq"] if end["seq"] is not None else model.cursor
-    events = [model.event(seq) for seq in range(model.start + 1, last + 1)]
-    first = next((i for i, e in enumerate(events) if e is not None and e.get("type") == "turn/start"
-                  and e.get("turn") == turn), None)
+    events = model.events[: max(0, last - model.start)]
+    first = next((i for i, e in enumerate(events) if isinstance(e, TurnStart) and e.turn == turn), None)
     if first is None:  # the follow began inside the turn: from this prompt's user message
         first = max(0, sub["seq"] - model.start - 1)
-    typed = tuple(parse_event(e) for e in events[first:] if e is not None)
-    return TurnResult(text=final_text(typed), session_id=session_id, turn=turn, reason=reason,
-                      events=typed, request_id=request_id)
+    own = tuple(events[first:])
+    return TurnResult(text=final_text(own), session_id=session_id, turn=turn, reason=reason,
+                      events=own, request_id=request_id)
 
 
 def final_text(events: tuple[AnyEvent, ...] | list[AnyEvent]) -> str:

@@ -16,6 +16,7 @@ from dsh_notebook.errors import HostError
 from dsh_notebook.host.cli_run import run_main
 from dsh_notebook.host.contract import DESCRIPTORS
 from dsh_notebook.host.host import Host
+from dsh_notebook.wire.events import ApprovalDecided
 from tests.host.support import Models, ToolModel
 
 
@@ -95,9 +96,9 @@ def test_approvals_in_ask_mode_wait_for_session_approve(client: DshClient, model
     outcome = handle.wait_turn_end(rid, timeout=20)
     assert outcome.completed and "approved-run" in outcome.final_answer
     assert not (tmp_path / "ws" / "x.txt").exists()
-    types = [e["type"] for e in handle.model.events]
+    types = [e.type for e in handle.model.events]
     assert types.count("approval/asked") == 2 and types.count("approval/decided") == 2
-    decided = [(e["callId"], e["decision"], e["by"]) for e in handle.model.events if e["type"] == "approval/decided"]
+    decided = [(e.call_id, e.decision, e.by) for e in handle.model.events if isinstance(e, ApprovalDecided)]
     assert decided == [("t1", "allow", "host:client"), ("t2", "deny", "host:client")]  # who answered
     with pytest.raises(HostError) as err:
         client.approve(sid, "t1", "allow")
