@@ -169,8 +169,8 @@ class SessionStore:
                 session = Session.restore(
                     session_id,
                     loaded.events,
-                    cwd=str(loaded.header.get("cwd") or ""),
-                    created_at=loaded.header.get("createdAt"),
+                    cwd=loaded.header.cwd,
+                    created_at=loaded.header.created_at,
                     mark_seed=False,
                 )
             finally:
