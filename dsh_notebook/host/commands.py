@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..errors import HostError
 from ..wire.endpoints import Accepted, PromptCommand
 from ..wire.messages import MessageSource, TextBlock, UserMessage
@@ -23,7 +25,7 @@ from .registry import AgentRegistry
 MAX_REQUEST_ID = 200
 
 
-def validate_content(content: str | tuple[dict[str, Any], ...]) -> tuple[TextBlock, ...]:
+def validate_content(content: str | tuple[dict[str, JsonValue], ...]) -> tuple[TextBlock, ...]:
     """Text blocks from a command's content, or a coded error."""
     parts: tuple[Any, ...] = ({"type": "text", "text": content},) if isinstance(content, str) else content
     blocks: list[TextBlock] = []
