@@ -50,7 +50,7 @@ class SessionCommandHandler:
 
     def __init__(self, registry: AgentRegistry) -> None:
         self.registry = registry
-        self.decisions: list[dict[str, Any]] = []  # for learners: every admission decision
+        self.decisions: list[dict[str, JsonValue]] = []  # for learners: every admission decision
 
     async def prompt(self, command: PromptCommand, inv: GatewayInvocation) -> Accepted:
         rid = command.request_id
@@ -59,7 +59,7 @@ class SessionCommandHandler:
         blocks = validate_content(command.content)
         live, how = await self.registry.resolve(command.session_id)
         inv.note("resolver", how)
-        decision: dict[str, Any] = {
+        decision: dict[str, JsonValue] = {
             "sessionId": live.id,
             "requestId": rid,
             "rpcId": inv.rpc_id,

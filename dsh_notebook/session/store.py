@@ -18,7 +18,8 @@ import secrets
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from ..errors import LogFormatError, SessionError
 from .closers import close_interrupted_turn
@@ -45,7 +46,7 @@ class SessionSummary:
     status: str  # open | idle | interrupted | unreadable
     cwd: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         d = asdict(self)
         return {
             "id": d["id"],
