@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..config import parse_model_id
 from ..errors import SessionError
 from ..models.base import ModelAdapter, ModelRequest
@@ -42,7 +44,7 @@ class ModelRoute:
     def model_id(self) -> str:
         return f"{self.provider}:{self.model}"
 
-    def header_config(self) -> dict[str, Any]:
+    def header_config(self) -> dict[str, JsonValue]:
         return {"provider": self.provider, "model": self.model, **self.config}
 
 
@@ -82,7 +84,7 @@ class RequestBuilder:
         self.session = session
         self.flush = flush
         self.repairer = PairingRepairer()
-        self._header: tuple[dict[str, Any], tuple[ToolSchema, ...], str | None] | None = None
+        self._header: tuple[dict[str, JsonValue], tuple[ToolSchema, ...], str | None] | None = None
         self._resumed = any(isinstance(e, RequestHeader) for e in reversed(session.events))
         self._prev: tuple[MessageHistory, int, int] | None = None  # (history, its length, frozen seq)
         self.last_request: ModelRequest | None = None  # the last request built by this builder

@@ -14,11 +14,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
 
 from ..models.base import (
     BlockEnd,
     BlockStart,
+    BlockType,
     Finish,
     FinishReason,
     ModelRequest,
@@ -53,6 +56,20 @@ from .request import ModelRoute
 
 
 @dataclass
+class _Run:
+    """A run being recorded: consecutive deltas of one block (becomes a ``StreamRun``)."""
+
+    kind: BlockType
+    index: int
+    time0: int
+    last: int
+    dt: list[int]
+    parts: list[str]
+    id: str | None
+    name: str | None
+
+
+@dataclass
 class _Block:
     kind: Literal["text", "reasoning", "tool-call"]
     parts: list[str] = field(default_factory=list)
@@ -78,10 +95,10 @@ class StreamAttempt:
         self.blocks: dict[int, _Block] = {}
         self.usage: Usage | None = None
         self.finish: Finish | None = None
-        self.provider_state: dict[str, Any] | None = None
+        self.provider_state: dict[str, JsonValue] | None = None
         self.chunks = 0
-        self._runs: list[dict[str, Any]] = []
-        self._run: dict[str, Any] | None = None
+        self._runs: list[_Run] = []
+        self._run: _Run | None = None
 
     # -- transient frames (trusted internal data: built without re-validation) ----------------
     def _send(self, frame: StreamStart | StreamChunkFrame | StreamEnd) -> None:
@@ -139,16 +156,16 @@ class StreamAttempt:
             block = self.blocks[index] = _Block(kind)
         return block
 
-    def _record(self, kind: str, index: int, part: str, t: int, id: str | None = None, name: str | None = None) -> None:
+    def _record(self, kind: BlockType, index: int, part: str, t: int, id: str | None = None, name: str | None = None) -> None:
         run = self._run
-        if run is not None and run["kind"] == kind and run["index"] == index:
-            run["dt"].append(t - run["last"])
-            run["last"] = t
-            run["parts"].append(part)
-            if name and not run["name"]:
-                run["name"] = name
+        if run is not None and run.kind == kind and run.index == index:
+            run.dt.append(t - run.last)
+            run.last = t
+            run.parts.append(part)
+            if name and not run.name:
+                run.name = name
             return
-        self._run = {"kind": kind, "index": index, "time0": t, "last": t, "dt": [], "parts": [part], "id": id, "name": name}
+        self._run = _Run(kind, index, t, t, [], [part], id, name)
         self._runs.append(self._run)
 
     # -- results ------------------------------------------------------------------------------
@@ -158,8 +175,7 @@ class StreamAttempt:
 
     def stream_record(self) -> tuple[StreamRun, ...]:
         return tuple(
-            StreamRun(kind=r["kind"], index=r["index"], time0=r["time0"], dt=tuple(r["dt"]),
-                      parts=tuple(r["parts"]), id=r["id"], name=r["name"])
+            StreamRun(kind=r.kind, index=r.index, time0=r.time0, dt=tuple(r.dt), parts=tuple(r.parts), id=r.id, name=r.name)
             for r in self._runs
         )
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..errors import HostError
 from ..wire.endpoints import Accepted, PromptCommand
 from ..wire.messages import MessageSource, TextBlock, UserMessage
@@ -23,7 +25,7 @@ from .registry import AgentRegistry
 MAX_REQUEST_ID = 200
 
 
-def validate_content(content: str | tuple[dict[str, Any], ...]) -> tuple[TextBlock, ...]:
+def validate_content(content: str | tuple[dict[str, JsonValue], ...]) -> tuple[TextBlock, ...]:
     """Text blocks from a command's content, or a coded error."""
     parts: tuple[Any, ...] = ({"type": "text", "text": content},) if isinstance(content, str) else content
     blocks: list[TextBlock] = []
@@ -48,7 +50,7 @@ class SessionCommandHandler:
 
     def __init__(self, registry: AgentRegistry) -> None:
         self.registry = registry
-        self.decisions: list[dict[str, Any]] = []  # for learners: every admission decision
+        self.decisions: list[dict[str, JsonValue]] = []  # for learners: every admission decision
 
     async def prompt(self, command: PromptCommand, inv: GatewayInvocation) -> Accepted:
         rid = command.request_id
@@ -57,7 +59,7 @@ class SessionCommandHandler:
         blocks = validate_content(command.content)
         live, how = await self.registry.resolve(command.session_id)
         inv.note("resolver", how)
-        decision: dict[str, Any] = {
+        decision: dict[str, JsonValue] = {
             "sessionId": live.id,
             "requestId": rid,
             "rpcId": inv.rpc_id,

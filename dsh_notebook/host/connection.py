@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,6 +24,7 @@ from ..wire.envelopes import WireError
 from .envelopes import (
     ClientRequest,
     EnvelopeError,
+    RawMessage,
     StreamCancel,
     StreamOpen,
     decode,
@@ -106,7 +106,7 @@ class ConnectionHandler:
 
     # -- any thread ---------------------------------------------------------------------------
 
-    def receive(self, message: str | bytes | dict[str, Any]) -> None:
+    def receive(self, message: RawMessage) -> None:
         """Accept one client message from any thread; handled on the host loop."""
         if self.closed:
             return
@@ -138,14 +138,14 @@ class ConnectionHandler:
         except Exception:
             log.exception("transport send failed")
 
-    def handle(self, message: str | bytes | dict[str, Any]) -> None:
+    def handle(self, message: RawMessage) -> None:
         """One message, on the host loop: exactly one reply path, whatever happens."""
         try:
             self._handle(message)
         except Exception as exc:  # a bug in the handler itself: still answer, keep serving
             self._send(response_error(None, coded(exc)))
 
-    def _handle(self, message: str | bytes | dict[str, Any]) -> None:
+    def _handle(self, message: RawMessage) -> None:
         record = TraceRecord(envelope=None)
         try:
             record.envelope = obj = decode(message)

@@ -123,6 +123,18 @@ class Host:
             raise HostError("Host.run() on the host thread would deadlock; await instead", code="DEADLOCK")
         return self.submit(coro).result(timeout)
 
+    def call(self, fn: Callable[[], T], timeout: float | None = 30.0) -> T:
+        """Run the plain function ``fn`` on the host loop and return its result: how another
+        thread changes host-side state (``host.context`` contributions) without racing the loop.
+        On the host thread it runs at once."""
+        if self.on_host_thread:
+            return fn()
+
+        async def on_loop() -> T:
+            return fn()
+
+        return self.run(on_loop(), timeout)
+
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` on the host loop from asyncio code on any loop."""
         try:

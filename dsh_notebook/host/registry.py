@@ -16,7 +16,9 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
 
 from ..agent.agent import Agent
 from ..config import PROVIDER_BASE_URL, Settings, parse_model_id
@@ -207,7 +209,7 @@ class AgentRegistry:
     def hub(self, session_id: str) -> SessionHub:
         return self.hubs.setdefault(session_id, SessionHub(session_id))
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[dict[str, JsonValue]]:
         """The live agents (seed 001 object 17)."""
         return [
             {

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from pydantic import JsonValue
+
 from ..wire.events import ToolSchema, Usage
 from ..wire.live import (
     BlockEndChunk,
@@ -80,7 +82,7 @@ class UsageChunk:
 @dataclass(frozen=True, slots=True)
 class Finish:
     reason: FinishReason
-    provider_state: dict[str, Any] | None = None  # e.g. DeepSeek reasoning to send back
+    provider_state: dict[str, JsonValue] | None = None  # e.g. DeepSeek reasoning to send back
     type: Literal["finish"] = "finish"
 
 

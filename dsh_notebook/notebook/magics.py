@@ -14,6 +14,7 @@ Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from IPython.core.magic import (
 from traitlets import Enum, Unicode
 
 from ..config import Settings, parse_model_id, settings_from_env
-from ..errors import DshError, RunCancelled, UserError
+from ..errors import DshError, HostError, RunCancelled, UserError
 from .args import MagicArgs, interpolate, parse_line
 from .commands import CommandsMixin
 from .mainthread import MainThreadRunner
@@ -119,7 +120,9 @@ class DshMagics(CommandsMixin, Magics):
             shell = self.shell
             assert shell is not None, "DshMagics needs a shell"
             tool = make_python_tool(lambda: shell.user_ns, self.runner)
-            self._disposers = [host.context.tool(tool), host.context.section("notebook", 90, NOTEBOOK_SECTION)]
+            # host.context lives on the host loop: contribute (and later dispose) there
+            contributed = host.call(lambda: [host.context.tool(tool), host.context.section("notebook", 90, NOTEBOOK_SECTION)])
+            self._disposers = [partial(host.call, dispose) for dispose in contributed]
             self._link = DshClient(host, caller="notebook")
         return self._link
 
@@ -209,7 +212,10 @@ class DshMagics(CommandsMixin, Magics):
 
     def close(self) -> None:
         for dispose in self._disposers:
-            dispose()
+            try:
+                dispose()
+            except HostError:  # the host is already shut down: its context went with it
+                pass
         self._disposers = []
         if self._link is not None:
             self._link.close()

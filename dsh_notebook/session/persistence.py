@@ -24,19 +24,19 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from ..errors import LogFormatError
+from ..wire.base import to_json
 from ..wire.events import AnyEvent, Event, EventAdapter
+from ..wire.log import LOG_VERSION, SessionHeader
 from .session import Session, collector_paused
 
 __all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header"]
 
-LOG_VERSION = 1
 CHUNK_BYTES = 1 << 20  # validate ~1 MB of lines at a time
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 _ListAdapter: TypeAdapter[list[Any]] = TypeAdapter(list[Event])
-# Logs are read strictly by their wire (camelCase) names: what we write is exactly JSON of the
-# declared types, and strict JSON validation is both faster and a sharper corruption check.
-_STRICT_WIRE: dict[str, Any] = {"strict": True, "by_alias": True, "by_name": False}
-
+# Logs are read strictly by their wire (camelCase) names (``strict=True, by_alias=True,
+# by_name=False`` below): what we write is exactly JSON of the declared types, and strict JSON
+# validation is both faster and a sharper corruption check.
 
 def share_fields_sets(event: Any) -> None:
     """Let a loaded event and its message parts share one ``fields_set`` per distinct shape.
@@ -66,14 +66,9 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def header_for(session: Session) -> dict[str, Any]:
-    return {
-        "type": "session",
-        "version": LOG_VERSION,
-        "id": session.id,
-        "cwd": session.cwd,
-        "createdAt": session.created_at,
-    }
+def header_for(session: Session) -> SessionHeader:
+    """The header line of ``session``'s log."""
+    return SessionHeader(id=session.id, cwd=session.cwd, created_at=session.created_at)
 
 
 @dataclass
@@ -85,7 +80,7 @@ class LoadedLog:
     """
 
     path: Path
-    header: dict[str, Any]
+    header: SessionHeader
     events: list[AnyEvent]
     _lines: list[str] | None = None
     torn_tail: bool = False
@@ -95,7 +90,7 @@ class LoadedLog:
 
     @property
     def id(self) -> str:
-        return str(self.header["id"])
+        return self.header.id
 
     @property
     def lines(self) -> list[str]:
@@ -106,7 +101,9 @@ class LoadedLog:
         return self._lines
 
 
-def parse_header(raw: bytes, path: Path) -> dict[str, Any]:
+def parse_header(raw: bytes, path: Path) -> SessionHeader:
+    """Line 1 of a log → its header. Unknown extra fields are ignored here (a reader stays
+    lenient); the schema, closed, is what flags them."""
     try:
         header = json.loads(raw)
     except ValueError:
@@ -121,7 +118,11 @@ def parse_header(raw: bytes, path: Path) -> dict[str, Any]:
         )
     if not isinstance(header.get("id"), str) or not header["id"]:
         raise LogFormatError(f"{path}: the header has no session id", code="LOG_HEADER")
-    return header
+    cwd, created = header.get("cwd", ""), header.get("createdAt", 0)
+    return SessionHeader.model_construct(
+        id=header["id"], cwd=cwd if isinstance(cwd, str) else str(cwd),
+        created_at=created if type(created) is int else 0,
+    )  # fmt: skip
 
 
 def load_log(path: str | Path) -> LoadedLog:
@@ -172,7 +173,7 @@ def _parse_events(
         cut = stop if cut < 0 else cut
         try:
             joined = b"[" + data[pos:cut].replace(b"\n", b",") + b"]"
-            chunk = _ListAdapter.validate_json(joined, **_STRICT_WIRE)
+            chunk = _ListAdapter.validate_json(joined, strict=True, by_alias=True, by_name=False)
         except ValueError:
             _locate_corrupt(path)
             raise LogFormatError(f"{path}: the log is not valid JSON lines", code="LOG_CORRUPT") from None
@@ -182,7 +183,7 @@ def _parse_events(
         pos = cut + 1
     torn = False
     try:
-        events.append(EventAdapter.validate_json(last, **_STRICT_WIRE))
+        events.append(EventAdapter.validate_json(last, strict=True, by_alias=True, by_name=False))
         share_fields_sets(events[-1])
     except ValueError:
         torn = True
@@ -199,7 +200,7 @@ def _locate_corrupt(path: Path) -> None:
     lines = path.read_bytes().rstrip(b"\n").split(b"\n")[1:-1]
     for n, line in enumerate(lines):
         try:
-            EventAdapter.validate_json(line, **_STRICT_WIRE)
+            EventAdapter.validate_json(line, strict=True, by_alias=True, by_name=False)
         except ValueError as exc:
             first = str(exc).splitlines()[1:2] or [str(exc)]
             raise LogFormatError(
@@ -221,7 +222,7 @@ class SessionLog:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         os.fchmod(self._fd, 0o600)
         if os.fstat(self._fd).st_size == 0:
-            self._pending.insert(0, json.dumps(header_for(session), separators=(",", ":")))
+            self._pending.insert(0, to_json(header_for(session)))
         self.flushed_seq = written - 1
         self._unsubscribe = session.subscribe(self._on_event)
 

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
+from pydantic import JsonValue
 from pydantic_core import PydanticSerializationError
 
 from ..errors import SessionError
@@ -342,7 +343,7 @@ class Session:
         self.first_live_seq = len(self._events)
         return seed
 
-    def to_dicts(self) -> list[dict[str, Any]]:
+    def to_dicts(self) -> list[dict[str, JsonValue]]:
         return [json.loads(self.line(k)) for k in range(len(self._events))]
 
     def __repr__(self) -> str:

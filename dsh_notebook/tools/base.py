@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from ..wire.events import ToolSchema
 
@@ -28,7 +28,7 @@ class ToolOutput:
     text: str
     is_error: bool = False
     code: str | None = None
-    meta: dict[str, Any] | None = None
+    meta: dict[str, JsonValue] | None = None
 
 
 @dataclass

@@ -287,7 +287,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
 )
 
 
-def event_to_dict(event: EventBase) -> dict[str, Any]:
+def event_to_dict(event: EventBase) -> dict[str, JsonValue]:
     """The wire form of an event (camelCase keys, ``None`` fields left out)."""
     return event.model_dump(mode="json", exclude_none=True)
 

@@ -95,3 +95,21 @@ def test_a_saved_session_is_served_read_only_with_every_info_field(tmp_path: Pat
         assert snap["header"]["id"] == sid and host.tracer.last("session/follow").invocation.notes["follow"] == "snapshot from the saved log"  # type: ignore[union-attr]
     finally:
         host.shutdown()
+
+
+def test_call_runs_a_function_on_the_host_loop(tmp_path: Path) -> None:
+    import threading
+
+    host = make_host(tmp_path / "home")
+    try:
+        ran_on = host.call(threading.current_thread)
+        assert ran_on is not threading.current_thread() and ran_on.name == "dsh-host"
+        def sections() -> list[str]:
+            return [c["name"] for c in host.call(host.context.describe)["contributions"] if c["kind"] == "section"]
+
+        dispose = host.call(lambda: host.context.section("probe", 50, "probe text"))
+        assert "probe" in sections()
+        host.call(dispose)
+        assert "probe" not in sections()
+    finally:
+        host.shutdown()
