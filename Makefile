@@ -8,7 +8,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.dsh-installed
 
-.PHONY: setup widget kernel demo demo-headless test test-fast lint bench chromium bubblewrap clean
+.PHONY: setup widget types kernel demo demo-headless test test-fast lint bench chromium bubblewrap clean
 
 setup: $(STAMP) widget bubblewrap
 
@@ -23,6 +23,11 @@ $(STAMP): pyproject.toml tests/mcptools/package.json
 
 widget: $(STAMP)
 	cd js && (test -d node_modules || npm install --no-audit --no-fund --silent) && npm run --silent build
+
+# js/src/wire.gen.ts: the TypeScript types of the wire, generated from `python -m dsh_notebook schema`
+# (committed; `make lint` fails when it differs from a fresh generation)
+types: $(STAMP)
+	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent gen:types
 
 # the agent kernel "Agent (dsh)" (notebook 05) is installed into the venv for both
 kernel: $(STAMP)
@@ -49,6 +54,7 @@ lint: setup
 	$(VENV)/bin/ruff check dsh_notebook tests
 	$(VENV)/bin/mypy
 	cd js && npm run --silent typecheck
+	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent check:types
 
 # The browser tests run in their own pytest process: Playwright's sync API keeps an asyncio loop
 # running on the main thread for as long as the browser lives, which async tests must not inherit.

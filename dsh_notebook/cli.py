@@ -7,7 +7,7 @@ session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdi
 ``mcp list|add|remove`` shows and edits the MCP servers; ``install-kernel`` installs the agent
 kernel ``dsh``; ``doctor`` prints which protections are active here;
 ``compact ID`` summarises a session's older turns; ``policy check ID_OR_PATH [--rules FILE]``
-prints the verdict of the approval rules for every tool call of a saved session.
+prints the verdict of the approval rules for every tool call of a saved session; ``schema`` prints the wire's JSON Schema.
 """
 
 from __future__ import annotations
@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = policy_sub.add_parser("check", help="dry run: the verdict of the rules for every tool call of a saved session")
     check.add_argument("target", help="session id or path to a .jsonl log")
     check.add_argument("--rules", metavar="FILE", help="a JSON rules file (default DSH_POLICY_FILE)")
+
+    sub.add_parser(
+        "schema", help="print the JSON Schema (2020-12) of the wire: LogLine, ClientMessage, ServerMessage"
+    )
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
@@ -150,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
             from .tools.policy_check import check_main
 
             return check_main(args)
+        if args.command == "schema":
+            from .wire.schema import schema_json
+
+            sys.stdout.write(schema_json())
+            return 0
         if args.command == "serve":
             from .host.stdio import serve_main
 

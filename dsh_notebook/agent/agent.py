@@ -31,12 +31,20 @@ import dataclasses
 import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from ..context import HarnessContext
 from ..errors import LogWriteError, ModelError, SessionError, UserError
 from ..models.base import ModelAdapter
-from ..session.events import (
+from ..session.session import Session
+from ..tools.base import ApprovalMode, Approver, AutoApprover
+from ..tools.registry import ToolRegistry, builtin_tools
+from ..tools.rules import ApprovalPolicy
+from ..tools.runtime import ToolRuntime
+from ..tools.scheduler import execute_tool_calls
+from ..wire.base import dump
+from ..wire.control import AgentStatus
+from ..wire.events import (
     ContextCompacted,
     LlmRetry,
     StepEnd,
@@ -45,13 +53,8 @@ from ..session.events import (
     TurnEndReason,
     TurnStart,
 )
-from ..session.messages import UserMessage, user_text
-from ..session.session import Session
-from ..tools.base import ApprovalMode, Approver, AutoApprover
-from ..tools.registry import ToolRegistry, builtin_tools
-from ..tools.rules import ApprovalPolicy
-from ..tools.runtime import ToolRuntime
-from ..tools.scheduler import execute_tool_calls
+from ..wire.follow import FollowStatus, FrameSink, RunFrame
+from ..wire.messages import UserMessage, user_text
 from .compactor import Compactor
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
 from .inbox import Inbox, Target
@@ -61,8 +64,6 @@ from .request import RequestBuilder, prepare_request
 from .stream import run_attempt
 
 log = logging.getLogger(__name__)
-Status = Literal["idle", "running"]
-Live = Callable[[dict[str, Any]], None]
 _TIME_UP = "budget:max-time"  # the cancel cause of a turn whose time budget ran out
 
 
@@ -80,7 +81,7 @@ class Agent:
         approver: Approver | None = None,
         policy_mode: ApprovalMode = "auto",
         context: HarnessContext | None = None,
-        live: Live | None = None,
+        frames: FrameSink | None = None,
         flush: Callable[[], None] | None = None,
         max_retries: int = 3,
         retry_base_ms: int = 500,
@@ -99,7 +100,7 @@ class Agent:
         ``runtime_factory(agent)`` or a default ``ToolRuntime(approver, policy_mode)``, rebuilt
         only when the tools, scope or policy change. ``context`` is the host's (global) context:
         the agent lives in a child ``agent:<id>`` (``agent.context``) whose Scope decides what it
-        sees. ``live`` gets the transient frames; ``flush`` makes the log durable (called before
+        sees. ``frames`` gets the transient frames; ``flush`` makes the log durable (called before
         every model request and at every turn end). Retries: ``max_retries`` extra attempts,
         delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped. Budgets:
         ``max_steps`` / ``max_time`` per turn (``None``: unbounded); read at each turn's start."""
@@ -113,7 +114,7 @@ class Agent:
         self.context = (context or HarnessContext("host")).child(f"agent:{session.id}")
         self.context.provide("agent", self)
         self.scope = self.context.scope()
-        self.live = live
+        self.frames = frames
         self.flush = flush
         self.max_retries, self.retry_base_ms, self.retry_cap_ms = max_retries, retry_base_ms, retry_cap_ms
         self.config: dict[str, Any] = dict(config or {})
@@ -126,14 +127,14 @@ class Agent:
         self.system_prompt = SystemPromptProjection(session)
         self.requests = RequestBuilder(session)  # the agent flushes, off the loop (_durable)
         self.last_assembly: PromptAssembly | None = None
-        self.status: Status = "idle"
+        self.status: AgentStatus = "idle"
         self.current_turn: int | None = None
         self.current_step: int | None = None
         self._last_turn = max((e.turn for e in session.events if isinstance(e, TurnStart)), default=0)
         self._adapters: dict[str, ModelAdapter] = {}
         self._hooks = ToolHookBridge(self.scope)
         self._runtime_cache: tuple[tuple[Any, ...], ToolRuntime] | None = None
-        self._status_fns: list[Callable[[Status], None]] = []
+        self._status_fns: list[Callable[[AgentStatus], None]] = []
         self._driver: asyncio.Task[None] | None = None
         self._turn_task: asyncio.Task[None] | None = None
         self._wake_requested = False
@@ -181,17 +182,23 @@ class Agent:
     async def wait_idle(self) -> None:
         await self._idle.wait()
 
-    def on_status(self, fn: Callable[[Status], None]) -> Callable[[], None]:
+    def on_status(self, fn: Callable[[AgentStatus], None]) -> Callable[[], None]:
         """Call ``fn(status)`` whenever the status changes. Returns an unsubscribe function."""
         self._status_fns.append(fn)
         return lambda: self._status_fns.remove(fn) if fn in self._status_fns else None
 
     async def close(self) -> None:
-        """Cancel any running turn (cause ``shutdown``) and dispose the agent's context."""
+        """Cancel any running turn (cause ``shutdown``), close the adapters, dispose the context."""
         await self.cancel("shutdown", keep_inbox=True)
         if self._driver is not None and not self._driver.done():
             self._driver.cancel()
             await asyncio.wait({self._driver})
+        adapters, self._adapters = list(self._adapters.values()), {}
+        for adapter in adapters:
+            try:
+                await adapter.aclose()
+            except Exception:
+                log.exception("closing the %s adapter failed", adapter.provider)
         self.context.dispose()
 
     def describe(self) -> dict[str, Any]:
@@ -203,7 +210,7 @@ class Agent:
             "status": self.status,
             "turn": self.current_turn,
             "step": self.current_step,
-            "inbox": self.inbox.items(),
+            "inbox": [dump(i) for i in self.inbox.items()],
             "scope": self.scope.describe(),
             "tools": list(self.tools.names),
             "systemPromptOp": self.system_prompt.last_op,
@@ -243,11 +250,11 @@ class Agent:
         """Whether the driver starts another turn when this one ends."""
         return bool(self.inbox.next_turn or (self._wake_requested and self.inbox.next_step))
 
-    def _set_status(self, status: Status) -> None:
+    def _set_status(self, status: AgentStatus) -> None:
         changed = status != self.status
         self.status = status
-        if self.live is not None:
-            self._emit({"type": "status", "status": status, "turn": self.current_turn, "step": self.current_step})
+        if self.frames is not None:
+            self._emit(FollowStatus.model_construct(status=status, turn=self.current_turn, step=self.current_step))
         if changed:
             for fn in list(self._status_fns):
                 try:
@@ -255,12 +262,12 @@ class Agent:
                 except Exception:
                     log.exception("status listener failed")
 
-    def _emit(self, frame: dict[str, Any]) -> None:
-        if self.live is not None:
+    def _emit(self, frame: RunFrame) -> None:
+        if self.frames is not None:
             try:
-                self.live(frame)
+                self.frames(frame)
             except Exception:
-                log.exception("live sink failed")
+                log.exception("frame sink failed")
 
     # -- turn ---------------------------------------------------------------------------------
     async def _turn(self) -> None:
@@ -397,7 +404,7 @@ class Agent:
             await self._durable()  # the frozen request is on disk before the provider sees it
             try:
                 event, stream = await run_attempt(
-                    self.session, prepared, request, turn=turn, step=step, attempt=attempt, live=self.live
+                    self.session, prepared, request, turn=turn, step=step, attempt=attempt, frames=self.frames
                 )
                 break
             except ModelError as exc:
@@ -480,7 +487,7 @@ class Agent:
 
     def _runtime(self) -> ToolRuntime:
         """The ToolRuntime for a batch; rebuilt only when the tools, scope or policy changed."""
-        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.live),
+        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.frames),
                id(self.approval_policy))
         if self._runtime_cache is not None and self._runtime_cache[0] == key:
             return self._runtime_cache[1]
@@ -499,7 +506,7 @@ class Agent:
             workspace=self.session.cwd or os.getcwd(),
             approver=self.approver,
             session=self.session,
-            live=self.live,
+            frames=self.frames,
             policy_mode=self.policy_mode,
         )
 

@@ -42,7 +42,8 @@ from typing import Any, Literal
 
 from ..errors import ModelError, SessionError
 from ..models.base import BlockEnd, ModelAdapter, ModelRequest, TextDelta, UsageChunk
-from ..session.events import (
+from ..session.session import Session
+from ..wire.events import (
     AssistantMessageEvent,
     ContextCompacted,
     ReplaceOp,
@@ -52,7 +53,7 @@ from ..session.events import (
     Usage,
     UserMessageEvent,
 )
-from ..session.messages import (
+from ..wire.messages import (
     AnyMessage,
     AssistantMessage,
     MessageSource,
@@ -63,7 +64,6 @@ from ..session.messages import (
     ToolMessage,
     UserMessage,
 )
-from ..session.session import Session
 
 Trigger = Literal["threshold", "context-length", "manual"]
 PLUGIN = "dsh/compaction"

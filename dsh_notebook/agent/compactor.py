@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from ..errors import ModelError
 from ..models.catalog import context_window
-from ..session.events import ContextCompacted, ToolSchema
-from ..session.messages import AnyMessage, MessageSource, TextBlock, UserMessage
 from ..session.session import Session
+from ..wire.events import ContextCompacted, ToolSchema
+from ..wire.messages import AnyMessage, MessageSource, TextBlock, UserMessage
 from .compaction import (
     CLIP,
     PLUGIN,
@@ -31,7 +31,7 @@ from .compaction import (
     summarise,
     summary_request,
 )
-from .request import PreparedCall
+from .request import ModelRoute
 
 MIN_SAVING = 0.1  # of the window: proactive compaction below this is not worth a request
 
@@ -45,7 +45,7 @@ class Compactor:
         self.window_override = window_override
         self.last: ContextCompacted | None = None
 
-    def window(self, prepared: PreparedCall) -> int | None:
+    def window(self, prepared: ModelRoute) -> int | None:
         """The context window of the step's model (``None``: unknown, no proactive compaction)."""
         return context_window(prepared.provider, prepared.model, self.window_override)
 
@@ -53,7 +53,7 @@ class Compactor:
         """The estimated tokens of the next request: the history, ``pending`` messages, tools."""
         return estimate_tokens([*self.session.derive_messages(), *pending], tools)
 
-    async def maybe_compact(self, prepared: PreparedCall, *, turn: int, pending: Sequence[AnyMessage] = (),
+    async def maybe_compact(self, prepared: ModelRoute, *, turn: int, pending: Sequence[AnyMessage] = (),
                             tools: Sequence[ToolSchema] = ()) -> ContextCompacted | None:
         """Compact when the estimate passes ``threshold × window``; a failing summary is skipped
         (the request then goes as it is, and the provider's answer decides)."""
@@ -71,7 +71,7 @@ class Compactor:
         except ModelError:
             return None
 
-    async def compact(self, prepared: PreparedCall, *, turn: int | None, trigger: Trigger,
+    async def compact(self, prepared: ModelRoute, *, turn: int | None, trigger: Trigger,
                       tools: Sequence[ToolSchema] = (), pending: Sequence[AnyMessage] = (),
                       keep_turn: int | None = None) -> ContextCompacted | None:
         """Summarise the older nodes with the step's model and replace them; ``None`` when there

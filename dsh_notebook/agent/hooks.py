@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import DshError, ModelError, redact
-from ..session.events import ErrorInfo, TurnEndReason
-from ..session.messages import UserMessage
+from ..wire.events import ErrorInfo, TurnEndReason
+from ..wire.messages import UserMessage
 from .prompt import PromptAssembly
 
 if TYPE_CHECKING:

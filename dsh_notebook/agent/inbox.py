@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from ..session.events import InboxSpliced
-from ..session.messages import UserMessage
 from ..session.session import Session
+from ..wire.control import QueueItem
+from ..wire.events import InboxSpliced
+from ..wire.messages import UserMessage
 
 Target = Literal["next-turn", "next-step"]
-Placement = Literal["queued", "steering", "context"]
 
 
 @dataclass(frozen=True)
@@ -35,18 +35,17 @@ class Pending:
     message: UserMessage
 
     @property
-    def placement(self) -> Placement:
+    def placement(self) -> Literal["queued", "steering", "context"]:
         if self.target == "next-turn":
             return "queued"
         return "steering" if self.message.source.kind == "user" else "context"
 
-    def to_item(self) -> dict[str, Any]:
+    def to_item(self) -> QueueItem:
         """The control-stream form: ``{id, placement, requestId?, text}``."""
-        item: dict[str, Any] = {"id": self.id, "placement": self.placement}
-        if self.message.source.request_id:
-            item["requestId"] = self.message.source.request_id
-        item["text"] = "".join(b.text for b in self.message.content)
-        return item
+        return QueueItem.model_construct(
+            id=self.id, placement=self.placement, request_id=self.message.source.request_id or None,
+            text="".join(b.text for b in self.message.content),
+        )
 
 
 class Inbox:
@@ -80,7 +79,7 @@ class Inbox:
     def has_pending(self) -> bool:
         return bool(self._lists["next-turn"] or self._lists["next-step"])
 
-    def items(self) -> list[dict[str, Any]]:
+    def items(self) -> list[QueueItem]:
         """All pending items for the control stream, next-step first (they apply first)."""
         return [p.to_item() for p in (*self._lists["next-step"], *self._lists["next-turn"])]
 

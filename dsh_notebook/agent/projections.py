@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
-from ..session.events import ReplaceOp, SystemMessageEvent, UserMessageEvent
-from ..session.messages import MessageSource, SystemMessage, TextBlock, UserMessage
 from ..session.session import Session
+from ..wire.events import ReplaceOp, SystemMessageEvent, UserMessageEvent
+from ..wire.messages import MessageSource, SystemMessage, TextBlock, UserMessage
 
 PLUGIN = "dsh/system-prompt"
 SNAPSHOT_HEADER = "Current runtime context. This snapshot supersedes earlier runtime-context snapshots."

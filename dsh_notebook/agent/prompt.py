@@ -22,7 +22,7 @@ from typing import Any
 
 from ..context import Contribution, Scope
 from ..errors import UserError
-from ..session.events import ToolSchema
+from ..wire.events import ToolSchema
 
 _VAR = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*\}\}")
 

@@ -1,6 +1,6 @@
 """Request formation, part 2 (seed 001 objects 29 and 31; seed 000 stages 05–06).
 
-``prepare_request`` routes a ``provider:model`` id to an adapter (the *prepared call*).
+``prepare_request`` routes a ``provider:model`` id to an adapter (a :class:`ModelRoute`).
 ``RequestBuilder.build_request`` then, per attempt: appends the entered user messages (first
 attempt only), logs ``request/header`` when the config or tools changed (``initial`` on a new
 session, ``resume`` on the first request of a resumed one, ``change`` after), derives the
@@ -19,19 +19,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..config import parse_model_id
 from ..errors import DshError, SessionError
 from ..models.base import ModelAdapter, ModelRequest
 from ..models.catalog import env_context_window
-from ..session.events import AnyEvent, RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
 from ..session.history import MessageHistory
-from ..session.messages import UserMessage
 from ..session.repair import PairingRepairer
 from ..session.session import Session
+from ..wire.events import AnyEvent, RequestFrozen, RequestHeader, ToolSchema, UserMessageEvent
+from ..wire.messages import UserMessage
 
 
 @dataclass(frozen=True)
-class PreparedCall:
+class ModelRoute:
     """The route of one attempt: provider, model, the adapter that speaks to it, and config."""
 
     provider: str
@@ -43,7 +45,7 @@ class PreparedCall:
     def model_id(self) -> str:
         return f"{self.provider}:{self.model}"
 
-    def header_config(self) -> dict[str, Any]:
+    def header_config(self) -> dict[str, JsonValue]:
         return {"provider": self.provider, "model": self.model, **self.config}
 
 
@@ -52,10 +54,10 @@ def prepare_request(
     *,
     adapter_for: Callable[[str], ModelAdapter],
     config: Mapping[str, Any] | None = None,
-) -> PreparedCall:
+) -> ModelRoute:
     """Route ``provider:model`` to its adapter (errors such as ``NO_API_KEY`` come from it)."""
     provider, model = parse_model_id(model_id)
-    return PreparedCall(provider, model, adapter_for(model_id), dict(config or {}))
+    return ModelRoute(provider, model, adapter_for(model_id), dict(config or {}))
 
 
 def resolve_message_seqs(events: Sequence[AnyEvent], seq: int) -> list[int]:
@@ -83,11 +85,11 @@ class RequestBuilder:
         self.session = session
         self.flush = flush
         self.repairer = PairingRepairer()
-        self._header: tuple[dict[str, Any], tuple[ToolSchema, ...], str | None] | None = None
+        self._header: tuple[dict[str, JsonValue], tuple[ToolSchema, ...], str | None] | None = None
         self._resumed = any(isinstance(e, RequestHeader) for e in reversed(session.events))
         self._prev: tuple[MessageHistory, int, int] | None = None  # (history, its length, frozen seq)
-        self.last_request: ModelRequest | None = None
-        self.last_frozen: RequestFrozen | None = None
+        self.last_request: ModelRequest | None = None  # the last request built by this builder
+        self.last_frozen: RequestFrozen | None = None  # ... and its ``request/frozen`` event
         self.context_window: int | None = None  # the caller's override (else DSH_CONTEXT_WINDOW)
         history = session.derive_messages()
         if len(history):  # resume: the one O(history) pass happens here, before any step
@@ -116,7 +118,7 @@ class RequestBuilder:
             out.append(event)
         return out
 
-    def _log_header(self, prepared: PreparedCall, tools: tuple[ToolSchema, ...]) -> None:
+    def _log_header(self, prepared: ModelRoute, tools: tuple[ToolSchema, ...]) -> None:
         config = prepared.header_config()
         # where the requests go is part of the header: a resumed session must not silently
         # switch endpoints (and send its history and a key somewhere else)
@@ -144,7 +146,7 @@ class RequestBuilder:
 
     def build_request(
         self,
-        prepared: PreparedCall,
+        prepared: ModelRoute,
         *,
         tools: tuple[ToolSchema, ...],
         turn: int,
@@ -198,4 +200,4 @@ class RequestBuilder:
         return request
 
 
-__all__ = ["PreparedCall", "RequestBuilder", "prepare_request", "resolve_message_seqs"]
+__all__ = ["ModelRoute", "RequestBuilder", "prepare_request", "resolve_message_seqs"]

@@ -4,8 +4,8 @@
 attempt. It assembles blocks (the first ``block-end`` of an index wins and later deltas for it
 are ignored; delta-only streams are tolerated; a missing ``finish`` means ``stop``; on
 ``max-tokens`` tool-call blocks are dropped), packs consecutive deltas of one block into timed
-:class:`~dsh_notebook.session.events.StreamRun` records (``assistant/message.stream``), and
-emits the live ``assistant-stream`` frames: ``start``, one ``chunk`` per chunk, ``end``.
+:class:`~dsh_notebook.wire.events.StreamRun` records (``assistant/message.stream``), and
+emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.live`): ``start``, one ``chunk`` per chunk, ``end``.
 :func:`run_attempt` drives one attempt through it and commits the outcome to the Session.
 """
 
@@ -14,11 +14,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
 
 from ..models.base import (
     BlockEnd,
     BlockStart,
+    BlockType,
     Finish,
     FinishReason,
     ModelRequest,
@@ -28,24 +31,45 @@ from ..models.base import (
     ToolCallDelta,
     UsageChunk,
     assemble_block,
-    chunk_to_dict,
     on_first_byte,
     reset_first_byte,
+    wire_chunk,
 )
 from ..redaction import StreamRedactor, redact_known
-from ..session.events import AssistantAttempt, AssistantMessageEvent, ErrorInfo, StreamRun, Usage
-from ..session.messages import (
+from ..session.session import Session, now_ms
+from ..wire.events import (
+    AssistantAttempt,
+    AssistantMessageEvent,
+    ErrorInfo,
+    EventBase,
+    StreamRun,
+    Usage,
+)
+from ..wire.follow import AssistantStreamItem, FrameSink
+from ..wire.live import Abandoned, Committed, StreamChunkFrame, StreamEnd, StreamStart
+from ..wire.messages import (
     AssistantBlock,
     AssistantMessage,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
 )
-from ..session.session import Session, now_ms
 from .hooks import error_info
-from .request import PreparedCall
+from .request import ModelRoute
 
-Live = Callable[[dict[str, Any]], None]
+
+@dataclass
+class _Run:
+    """A run being recorded: consecutive deltas of one block (becomes a ``StreamRun``)."""
+
+    kind: BlockType
+    index: int
+    time0: int
+    last: int
+    dt: list[int]
+    parts: list[str]
+    id: str | None
+    name: str | None
 
 
 @dataclass
@@ -65,37 +89,38 @@ class _Block:
 
 
 class StreamAttempt:
-    """Assembler + compact recorder + live emitter for one request attempt."""
+    """Assembler + compact recorder + frame emitter for one request attempt."""
 
-    def __init__(self, attempt_id: str, *, live: Live | None = None, clock: Callable[[], int] = now_ms) -> None:
+    def __init__(self, attempt_id: str, *, frames: FrameSink | None = None, clock: Callable[[], int] = now_ms) -> None:
         self.attempt_id = attempt_id
-        self.live = live
+        self.frames = frames
         self.clock = clock
         self.blocks: dict[int, _Block] = {}
         self.usage: Usage | None = None
         self.finish: Finish | None = None
-        self.provider_state: dict[str, Any] | None = None
+        self.provider_state: dict[str, JsonValue] | None = None
         self.chunks = 0
         self.first_byte_time: int | None = None
-        self._runs: list[dict[str, Any]] = []
-        self._run: dict[str, Any] | None = None
+        self._runs: list[_Run] = []
+        self._run: _Run | None = None
         self._redactors: dict[int, StreamRedactor] = {}  # text/reasoning index → held-back tail
 
-    # -- live frames --------------------------------------------------------------------------
-    def start(self, *, turn: int, step: int, started_after_seq: int) -> None:
-        if self.live is not None:
-            self.live({"type": "assistant-stream", "frame": {
-                "kind": "start", "attemptId": self.attempt_id, "turn": turn, "step": step,
-                "startedAfterSeq": started_after_seq}})
+    # -- transient frames (trusted internal data: built without re-validation) ----------------
+    def _send(self, frame: StreamStart | StreamChunkFrame | StreamEnd) -> None:
+        assert self.frames is not None
+        self.frames(AssistantStreamItem.model_construct(frame=frame))
 
-    def end(self, event_type: str | None, seq: int | None) -> None:
-        if self.live is not None:
-            outcome: dict[str, Any] = (
-                {"kind": "committed", "eventType": event_type, "seq": seq}
-                if event_type is not None else {"kind": "abandoned"}
-            )
-            self.live({"type": "assistant-stream", "frame": {
-                "kind": "end", "attemptId": self.attempt_id, "outcome": outcome}})
+    def start(self, *, turn: int, step: int, started_after_seq: int) -> None:
+        if self.frames is not None:
+            self._send(StreamStart.model_construct(
+                attempt_id=self.attempt_id, turn=turn, step=step, started_after_seq=started_after_seq))
+
+    def end(self, committed: EventBase | None) -> None:
+        """The attempt is over: its outcome was committed as ``committed``, or abandoned."""
+        if self.frames is not None:
+            outcome = (Committed.model_construct(event_type=committed.type, seq=committed.seq)
+                       if committed is not None else Abandoned.model_construct())
+            self._send(StreamEnd.model_construct(attempt_id=self.attempt_id, outcome=outcome))
 
     # -- feeding ------------------------------------------------------------------------------
     def mark_first_byte(self) -> None:
@@ -121,10 +146,9 @@ class StreamAttempt:
 
     def _feed(self, chunk: StreamChunk) -> None:
         t = self.clock()
-        if self.live is not None:
-            self.live({"type": "assistant-stream", "frame": {
-                "kind": "chunk", "attemptId": self.attempt_id, "index": self.chunks, "time": t,
-                "chunk": chunk_to_dict(chunk)}})
+        if self.frames is not None:
+            self._send(StreamChunkFrame.model_construct(
+                attempt_id=self.attempt_id, index=self.chunks, time=t, chunk=wire_chunk(chunk)))
         self.chunks += 1
         if isinstance(chunk, TextDelta | ReasoningDelta):
             kind: Literal["text", "reasoning"] = "text" if isinstance(chunk, TextDelta) else "reasoning"
@@ -158,16 +182,16 @@ class StreamAttempt:
             block = self.blocks[index] = _Block(kind)
         return block
 
-    def _record(self, kind: str, index: int, part: str, t: int, id: str | None = None, name: str | None = None) -> None:
+    def _record(self, kind: BlockType, index: int, part: str, t: int, id: str | None = None, name: str | None = None) -> None:
         run = self._run
-        if run is not None and run["kind"] == kind and run["index"] == index:
-            run["dt"].append(t - run["last"])
-            run["last"] = t
-            run["parts"].append(part)
-            if name and not run["name"]:
-                run["name"] = name
+        if run is not None and run.kind == kind and run.index == index:
+            run.dt.append(t - run.last)
+            run.last = t
+            run.parts.append(part)
+            if name and not run.name:
+                run.name = name
             return
-        self._run = {"kind": kind, "index": index, "time0": t, "last": t, "dt": [], "parts": [part], "id": id, "name": name}
+        self._run = _Run(kind, index, t, t, [], [part], id, name)
         self._runs.append(self._run)
 
     # -- results ------------------------------------------------------------------------------
@@ -177,8 +201,7 @@ class StreamAttempt:
 
     def stream_record(self) -> tuple[StreamRun, ...]:
         return tuple(
-            StreamRun(kind=r["kind"], index=r["index"], time0=r["time0"], dt=tuple(r["dt"]),
-                      parts=tuple(r["parts"]), id=r["id"], name=r["name"])
+            StreamRun(kind=r.kind, index=r.index, time0=r.time0, dt=tuple(r.dt), parts=tuple(r.parts), id=r.id, name=r.name)
             for r in self._runs
         )
 
@@ -213,19 +236,19 @@ def _clean(block: AssistantBlock) -> AssistantBlock:
 
 async def run_attempt(
     session: Session,
-    prepared: PreparedCall,
+    prepared: ModelRoute,
     request: ModelRequest,
     *,
     turn: int,
     step: int,
     attempt: int,
-    live: Live | None = None,
+    frames: FrameSink | None = None,
 ) -> tuple[AssistantMessageEvent, StreamAttempt]:
     """Stream one request attempt and commit its outcome: the ``assistant/message`` (returned
     with its :class:`StreamAttempt`), or, when the stream fails or is cancelled, an
     ``assistant/attempt`` error record (or the interrupted visible prefix on cancellation)
     before the exception propagates."""
-    stream = StreamAttempt(f"{session.id}/{turn}.{step}.{attempt}", live=live)
+    stream = StreamAttempt(f"{session.id}/{turn}.{step}.{attempt}", frames=frames)
     stream.start(turn=turn, step=step, started_after_seq=session.last_seq)
     token = on_first_byte(stream.mark_first_byte)
     try:
@@ -247,7 +270,7 @@ async def run_attempt(
             failed = session.append(
                 AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record,
                                  first_byte_time=stream.first_byte_time))
-        stream.end(failed.type, failed.seq)
+        stream.end(failed)
         raise
     reset_first_byte(token)
     message = stream.message(prepared.provider, prepared.model)
@@ -255,5 +278,5 @@ async def run_attempt(
         AssistantMessageEvent(turn=turn, step=step, message=message, usage=stream.usage,
                               stream=stream.stream_record() or None,
                               first_byte_time=stream.first_byte_time))
-    stream.end(event.type, event.seq)
+    stream.end(event)
     return event, stream

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HostError
-from ..host.contract import Compacted, Decided, Resumed, SessionCreated, SessionInfo, SessionSummary
+from ..wire.endpoints import Compacted, Decided, ListedSession, Resumed, SessionCreated, SessionInfo
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
@@ -42,6 +42,7 @@ class DshClient:
             from .transport import InProcessTransport
 
             transport = InProcessTransport(host or Host.get(), caller=caller)
+        self.host = host
         self.connection = Connection(transport)
         self.remote = Remote(self.connection)
         self._follows: dict[str, list[FollowHandle]] = {}
@@ -78,7 +79,7 @@ class DshClient:
         done: Compacted = self.remote.session.compact(session_id=session_id)
         return done
 
-    def list_sessions(self) -> list[SessionSummary]:
+    def list_sessions(self) -> list[ListedSession]:
         return list(self.remote.session.list().sessions)
 
     def cancel(self, session_id: str) -> bool:
@@ -92,15 +93,21 @@ class DshClient:
         return decided
 
     # -- prompts ------------------------------------------------------------------------------
-    def prompt(self, text: str, session_id: str, mode: str = "queue", request_id: str | None = None) -> Receipt:
-        """Submit; returns once the message is in the Agent's inbox (or raises a coded error)."""
+    def prompt(self, text: str, session_id: str, mode: str = "queue", request_id: str | None = None,
+               cell: dict[str, Any] | None = None) -> Receipt:
+        """Submit; returns once the message is in the Agent's inbox (or raises a coded error).
+        ``cell``: the notebook cell that sent it (``{cellId?, executionCount?}``), recorded on the
+        user message."""
         rid = request_id or f"req_{uuid.uuid4().hex[:12]}"
         handles = list(self._follows.get(session_id, ()))
         for h in handles:
             with h.cond:
                 if rid not in h.model.submissions:
                     h.model.submit(rid, text, mode)
-        command = {"session_id": session_id, "request_id": rid, "mode": mode, "content": [{"type": "text", "text": text}]}
+        command: dict[str, Any] = {"session_id": session_id, "request_id": rid, "mode": mode,
+                                   "content": [{"type": "text", "text": text}]}
+        if cell:
+            command["cell"] = cell
         method = self.remote.session.prompt
         exchange = self.connection.request(method.descriptor.endpoint, method.args(request=command))
         method.last = exchange
@@ -133,6 +140,15 @@ class DshClient:
         handle = FollowHandle(self, session_id, cursor, on_frame, on_close=forget, model=model)
         handles.append(handle)
         return handle
+
+    def read(self, session_id: str, timeout: float = 30.0) -> ClientSessionModel:
+        """The folded snapshot of a live or saved session (header and every event), then close."""
+        handle = self.follow(session_id)
+        try:
+            handle.wait_snapshot(timeout)
+        finally:
+            handle.close()
+        return handle.model
 
     def wait_turn_end(
         self, session_id: str, request_id: str | None = None, *, timeout: float | None = None,

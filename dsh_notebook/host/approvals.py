@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import HostError
 from ..tools.base import ApprovalDecision, ApprovalRequest, Approver
-from .contract import PendingApproval
+from ..wire.follow import PendingApproval
 
 
 @dataclass

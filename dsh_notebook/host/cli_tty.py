@@ -24,8 +24,9 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from ..client.follow import FollowHandle
+from ..wire.events import ToolCall
 
-__all__ = ["NO_TTY", "TtyApprovals", "printable", "terminate_as_interrupt"]
+__all__ = ["NO_TTY", "PrintableStream", "TtyApprovals", "printable", "terminate_as_interrupt"]
 
 NO_TTY = "no terminal to ask on, so it was denied (use --approve auto to allow tools, or run in a terminal)"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -45,6 +46,19 @@ def _picture(match: re.Match[str]) -> str:
 def printable(text: str) -> str:
     """``text`` with every terminal control character made visible (``\\n`` and ``\\t`` kept)."""
     return _CONTROL.sub(_picture, text) if _CONTROL.search(text) else text
+
+
+class PrintableStream:
+    """A text stream that writes through :func:`printable` (progress on stderr stays safe)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(printable(text))
+
+    def flush(self) -> None:
+        self.out.flush()
 
 
 class _Terminal:
@@ -100,7 +114,7 @@ class TtyApprovals:
     def __call__(self) -> None:
         """The wait's idle hook (the waiting thread): ask what is new."""
         with self.handle.cond:
-            waiting = {cid: dict(a) for cid, a in self.handle.model.approvals.items() if cid not in self._asked}
+            waiting = {cid: a for cid, a in self.handle.model.approvals.items() if cid not in self._asked}
             calls = {cid: self._arguments(cid) for cid in waiting}
         for call_id, ask in waiting.items():
             self._asked.add(call_id)
@@ -117,8 +131,8 @@ class TtyApprovals:
 
     def _arguments(self, call_id: str) -> str:
         for event in reversed(self.handle.model.events):
-            if event.get("type") == "tool/call" and event.get("callId") == call_id:
-                return _brief(str(event.get("arguments") or ""))
+            if isinstance(event, ToolCall) and event.call_id == call_id:
+                return _brief(event.arguments)
         return ""
 
     def close(self) -> None:

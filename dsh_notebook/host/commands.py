@@ -15,16 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..errors import HostError
-from ..session.messages import MessageSource, TextBlock, UserMessage
-from .contract import Accepted, PromptCommand
+from ..wire.endpoints import Accepted, PromptCommand
+from ..wire.messages import MessageSource, TextBlock, UserMessage
 from .gateway import GatewayInvocation
 from .registry import AgentRegistry, content_digest
 
 MAX_REQUEST_ID = 200
 
 
-def validate_content(content: str | tuple[dict[str, Any], ...]) -> tuple[TextBlock, ...]:
+def validate_content(content: str | tuple[dict[str, JsonValue], ...]) -> tuple[TextBlock, ...]:
     """Text blocks from a command's content, or a coded error."""
     parts: tuple[Any, ...] = ({"type": "text", "text": content},) if isinstance(content, str) else content
     blocks: list[TextBlock] = []
@@ -49,7 +51,7 @@ class SessionCommandHandler:
 
     def __init__(self, registry: AgentRegistry) -> None:
         self.registry = registry
-        self.decisions: list[dict[str, Any]] = []  # for learners: every admission decision
+        self.decisions: list[dict[str, JsonValue]] = []  # for learners: every admission decision
 
     async def prompt(self, command: PromptCommand, inv: GatewayInvocation) -> Accepted:
         rid = command.request_id
@@ -58,7 +60,7 @@ class SessionCommandHandler:
         blocks = validate_content(command.content)
         live, how = await self.registry.resolve(command.session_id)
         inv.note("resolver", how)
-        decision: dict[str, Any] = {
+        decision: dict[str, JsonValue] = {
             "sessionId": live.id,
             "requestId": rid,
             "rpcId": inv.rpc_id,

@@ -16,35 +16,39 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+
+from pydantic import BaseModel
 
 from ..errors import DshError, HostError
+from ..wire.base import ItemValue
+from ..wire.envelopes import WireError
 from .envelopes import (
     ClientRequest,
     EnvelopeError,
+    RawMessage,
     StreamCancel,
     StreamOpen,
     decode,
     encode,
-    error_dict,
+    error_of,
+    item_json,
     parse_envelope,
     response_error,
     response_ok,
     stream_end,
     stream_error,
-    stream_item,
 )
 from .gateway import Gateway, GatewayInvocation, Tracer, TraceRecord
 
 log = logging.getLogger(__name__)
 
 
-def coded(exc: BaseException) -> dict[str, str]:
+def coded(exc: BaseException) -> WireError:
     """A coded error for the wire; unexpected exceptions become ``INTERNAL``."""
     if isinstance(exc, DshError):
-        return error_dict(exc)
+        return error_of(exc)
     log.error("internal error in host call", exc_info=exc)
-    return {"code": "INTERNAL", "message": f"internal error: {type(exc).__name__}"}
+    return WireError.model_construct(code="INTERNAL", message=f"internal error: {type(exc).__name__}")
 
 
 class _Stream:
@@ -59,9 +63,9 @@ class _Stream:
     def closed(self) -> bool:
         return self._closed
 
-    def item(self, value: Any) -> None:
+    def item(self, value: ItemValue) -> None:
         if not self._closed:
-            self.conn._send(stream_item(self.stream_id, value))
+            self.conn._send_text_safe(item_json(self.stream_id, value))
 
     def error(self, error: BaseException) -> None:
         if not self._closed:
@@ -104,7 +108,7 @@ class ConnectionHandler:
 
     # -- any thread ---------------------------------------------------------------------------
 
-    def receive(self, message: str | bytes | dict[str, Any]) -> None:
+    def receive(self, message: RawMessage) -> None:
         """Accept one client message from any thread; handled on the host loop."""
         if self.closed:
             return
@@ -133,20 +137,23 @@ class ConnectionHandler:
     def open_streams(self) -> list[str]:
         return list(self._streams)
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: BaseModel) -> None:
+        self._send_text_safe(encode(message))
+
+    def _send_text_safe(self, text: str) -> None:
         try:
-            self._send_text(encode(message))
+            self._send_text(text)
         except Exception:
             log.exception("transport send failed")
 
-    def handle(self, message: str | bytes | dict[str, Any]) -> None:
+    def handle(self, message: RawMessage) -> None:
         """One message, on the host loop: exactly one reply path, whatever happens."""
         try:
             self._handle(message)
         except Exception as exc:  # a bug in the handler itself: still answer, keep serving
             self._send(response_error(None, coded(exc)))
 
-    def _handle(self, message: str | bytes | dict[str, Any]) -> None:
+    def _handle(self, message: RawMessage) -> None:
         record = TraceRecord(envelope=None)
         try:
             record.envelope = obj = decode(message)
@@ -211,12 +218,12 @@ class ConnectionHandler:
             reply = response_ok(env.rpc_id, value)
             record.verdict = "ok"
         except asyncio.CancelledError:
-            reply = response_error(env.rpc_id, {"code": "CANCELLED", "message": "call cancelled"})
+            reply = response_error(env.rpc_id, WireError.model_construct(code="CANCELLED", message="call cancelled"))
             record.verdict = "CANCELLED"
         except Exception as exc:
             error = coded(exc)
             reply = response_error(env.rpc_id, error)
-            record.verdict = error["code"]
+            record.verdict = error.code
         record.reply = reply
         self._in_flight.discard(env.rpc_id)
         self._send(reply)
@@ -226,7 +233,7 @@ class ConnectionHandler:
         try:
             detach = await self.gateway.open(stream.invocation, env.args, stream)
         except Exception as exc:
-            record.verdict = coded(exc)["code"]
+            record.verdict = coded(exc).code
             record.reply = stream_error(env.stream_id, coded(exc))
             stream.error(exc)
             self.tracer.emit(record)
@@ -235,7 +242,7 @@ class ConnectionHandler:
             detach()
         else:
             stream.detach = detach
-        record.verdict, record.reply = "ok", {"opened": env.stream_id}
+        record.verdict = "ok"
         self.tracer.emit(record)
 
     async def drain(self) -> None:

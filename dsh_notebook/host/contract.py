@@ -15,176 +15,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel
 
-from ..session.events import Grant
-from ..session.messages import CellRef, Frozen
+from ..wire.base import dump
+from ..wire.endpoints import (
+    Accepted,
+    ApproveArgs,
+    Cancelled,
+    Compacted,
+    CreateArgs,
+    Decided,
+    FollowArgs,
+    NoArgs,
+    PromptArgs,
+    ResumeArgs,
+    Resumed,
+    SessionCreated,
+    SessionInfo,
+    SessionList,
+    SessionRef,
+)
 
-Mode = Literal["queue", "steer"]
-ApproveMode = Literal["auto", "ask", "deny"]
+__all__ = ["DESCRIPTORS", "Descriptor", "dump"]
+
 Kind = Literal["unary", "stream"]
-
-
-# --- args ----------------------------------------------------------------------------------------
-
-
-class SessionOptions(Frozen):
-    """Per-session settings that may change while the session is live (unset: keep / default).
-
-    ``maxSteps`` / ``maxTime``: the turn budgets (``0``: unbounded; default ``DSH_MAX_STEPS`` /
-    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``)."""
-
-    max_steps: int | None = None
-    max_time: float | None = None
-    rules: str | None = None
-
-
-class CreateArgs(SessionOptions):
-    cwd: str | None = None
-    model: str | None = None
-    approve: ApproveMode | None = None
-    base_url: str | None = None
-
-
-class PromptCommand(Frozen):
-    """The Prompt command (seed 001 object 6): which session, which submission, how, what."""
-
-    session_id: str
-    request_id: str
-    mode: Mode = "queue"
-    content: str | tuple[dict[str, JsonValue], ...]
-    cell: CellRef | None = None  # the notebook cell that sent it (recorded on the user message)
-
-
-class PromptArgs(Frozen):
-    request: PromptCommand
-
-
-class SessionRef(Frozen):
-    session_id: str
-
-
-class ResumeArgs(SessionOptions):
-    """Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live,
-    the :class:`SessionOptions` (budgets, rules) always."""
-
-    session_id: str
-    model: str | None = None
-    approve: ApproveMode | None = None
-    base_url: str | None = None
-
-
-class NoArgs(Frozen):
-    pass
-
-
-class ApproveArgs(Frozen):
-    """``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
-    rest of the session (logged as ``approval/decided.grant``)."""
-
-    session_id: str
-    call_id: str
-    decision: Literal["allow", "deny"]
-    scope: Literal["call", "session"] = "call"
-
-
-class FollowArgs(Frozen):
-    session_id: str
-    cursor: int | None = None
-
-
-# --- results -------------------------------------------------------------------------------------
-
-
-class SessionCreated(Frozen):
-    session_id: str
-    cwd: str
-    model: str
-    approve: ApproveMode
-    log_path: str | None = None
-
-
-class Accepted(Frozen):
-    accepted: bool = True
-
-
-class Cancelled(Frozen):
-    session_id: str
-    cancelled: bool  # True when a turn was running and has now ended aborted
-
-
-class QueueItem(Frozen):
-    id: str
-    placement: Literal["queued", "steering", "context"]
-    request_id: str | None = None
-    rpc_id: str | None = None
-    text: str
-
-
-class PendingApproval(Frozen):
-    call_id: str
-    name: str
-    arguments: str
-    reason: str | None = None
-
-
-class SessionSummary(Frozen):
-    session_id: str
-    title: str = ""
-    turns: int = 0
-    last_activity: int | None = None
-    event_count: int = 0
-    path: str | None = None
-    live: bool = False
-    status: Literal["idle", "running", "saved"] = "saved"
-
-
-class SessionList(Frozen):
-    sessions: tuple[SessionSummary, ...]
-
-
-class Resumed(Frozen):
-    session_id: str
-    cwd: str
-    model: str
-    resolution: Literal["live", "resumed"]  # what the Agent resolver did (seed 001 object 16)
-    warnings: tuple[str, ...] = ()  # what loading the log had to drop or defer (a torn tail ...)
-
-
-class Decided(Frozen):
-    session_id: str
-    call_id: str
-    decision: Literal["allow", "deny"]
-
-
-class Compacted(Frozen):
-    """The answer of ``session/compact``: ``compacted`` false when there was nothing to compact."""
-
-    session_id: str
-    compacted: bool
-    summary_seq: int | None = None
-    replaced: int = 0
-    tokens_before: int | None = None
-    tokens_after: int | None = None
-
-
-class SessionInfo(Frozen):
-    session_id: str
-    cwd: str
-    model: str
-    approve: ApproveMode
-    status: Literal["idle", "running"]
-    live: bool = True
-    turn: int | None = None
-    step: int | None = None
-    last_seq: int
-    log_path: str | None = None
-    queue: tuple[QueueItem, ...] = ()
-    pending_approvals: tuple[PendingApproval, ...] = ()
-    max_steps: int | None = None  # the turn budgets in force (None: no limit)
-    max_time: float | None = None
-    rules: str | None = None  # the approval rules file's name, if any
-    grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
 
 
 # --- descriptors ---------------------------------------------------------------------------------
@@ -244,8 +98,3 @@ DESCRIPTORS: dict[str, Descriptor] = {
     )
 }
 """Every endpoint of the host, by name. Streams have ``result=None`` and ``kind="stream"``."""
-
-
-def dump(model: BaseModel) -> dict[str, Any]:
-    """The wire form of an args or result model (camelCase, ``None`` left out)."""
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -9,18 +9,13 @@ hub. It runs on the host loop only.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from ..config import normalize_model_id, parse_model_id
-from ..errors import DshError, HostError, UserError
-from ..session.persistence import load_log
-from ..session.store import summarize_log
-from .commands import SessionCommandHandler
-from .contract import (
+from ..errors import HostError, UserError
+from ..session.session import Session
+from ..wire.endpoints import (
     Accepted,
     ApproveArgs,
     Cancelled,
@@ -28,20 +23,21 @@ from .contract import (
     CreateArgs,
     Decided,
     FollowArgs,
+    ListedSession,
     NoArgs,
     PromptArgs,
-    QueueItem,
     ResumeArgs,
     Resumed,
     SessionCreated,
     SessionInfo,
     SessionList,
     SessionRef,
-    SessionSummary,
 )
+from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
 from .registry import AgentRegistry, LiveSession, is_demo_copy
+from .saved import ReadOnlyController, store_reader
 
 
 class SessionController:
@@ -51,6 +47,9 @@ class SessionController:
         self.registry = registry
         self.control_hub = control
         self.commands = SessionCommandHandler(registry)
+        self.saved = ReadOnlyController(
+            store_reader(registry.store.path_for), registry.hub, default_model=registry.settings.model
+        )
 
     async def create(self, args: CreateArgs, inv: GatewayInvocation) -> SessionCreated:
         settings = self.registry.settings
@@ -89,7 +88,7 @@ class SessionController:
         for s in saved:
             live = self.registry.live.get(s.id)
             out.append(
-                SessionSummary(
+                ListedSession(
                     session_id=s.id, title=s.title, turns=s.turns, last_activity=s.last_activity_ms,
                     event_count=s.event_count, path=s.path, live=live is not None,
                     status=live.agent.status if live else "saved",
@@ -124,29 +123,26 @@ class SessionController:
         live = self.registry.live.get(args.session_id)
         if live is not None:
             return info_of(live)
-        if not self.registry.saved(args.session_id):
-            raise HostError(f"no session {args.session_id!r}", code="UNKNOWN_SESSION")
-        path = self.registry.store.path_for(args.session_id)
-        s = await asyncio.to_thread(summarize_log, path)
-        return SessionInfo(
-            session_id=s.id, cwd=s.cwd, model=self.registry.settings.model, approve="ask",
-            status="idle", live=False, last_seq=s.event_count - 1, log_path=str(path),
-        )  # fmt: skip
+        self._check_saved(args.session_id)
+        return await self.saved.info(args, inv)
 
     # -- streams ------------------------------------------------------------------------------
     async def follow(self, args: FollowArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:
         sid = args.session_id
         self.registry.check_id(sid)
         hub = self.registry.hub(sid)
-        if hub.session is None and sid not in self.registry.live:
-            if not self.registry.saved(sid):
-                raise HostError(f"no session {sid!r} (live or saved)", code="UNKNOWN_SESSION")
-            cold = await asyncio.to_thread(_cold_read, self.registry.store.path_for(sid))
-            if hub.session is None:  # still not live after the read
-                inv.note("follow", "snapshot from the saved log")
-                return hub.open(sink, args.cursor, cold=cold)
+        if hub.session is None:
+            self._check_saved(sid)
+            return await self.saved.follow(args, inv, sink)  # attaches instead if resumed meanwhile
+        if not hub.session.all_serialised:  # a resumed log's events: serialise them off the loop
+            session, count = hub.session, len(hub.session)
+            await asyncio.to_thread(_serialise, session, count)
         inv.note("follow", "live session")
         return hub.open(sink, args.cursor)
+
+    def _check_saved(self, session_id: str) -> None:
+        if not self.registry.saved(session_id):
+            raise HostError(f"no session {session_id!r} (live or saved)", code="UNKNOWN_SESSION")
 
     async def control(self, args: NoArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:
         return self.control_hub.open(sink)
@@ -173,7 +169,7 @@ def info_of(live: LiveSession) -> SessionInfo:
         step=agent.current_step,
         last_seq=live.session.last_seq,
         log_path=live.log_path,
-        queue=tuple(QueueItem.model_validate(i) for i in agent.inbox.items()),
+        queue=tuple(agent.inbox.items()),
         pending_approvals=tuple(live.approvals.pending()),
         max_steps=agent.max_steps,
         max_time=agent.max_time,
@@ -182,12 +178,11 @@ def info_of(live: LiveSession) -> SessionInfo:
     )
 
 
-def _cold_read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    try:
-        loaded = load_log(path)
-    except DshError as exc:
-        raise HostError(f"cannot read the saved session: {exc.message}", code=exc.code) from None
-    return dict(loaded.header), [json.loads(line) for line in loaded.lines]
+def _serialise(session: Session, count: int) -> None:
+    """Make sure the first ``count`` events have their stored line (a resumed session's
+    restored events are serialised on first use)."""
+    for seq in range(count):
+        session.line(seq)
 
 
 def _check_dir(path: str) -> str:

@@ -1,34 +1,44 @@
-"""Wire envelopes (DESIGN §6, seed 001 object 10): parse what a client sends, build what we send.
+"""Wire envelopes at the host's edge: parse what a client sends, build what the host sends.
 
-From the client::
-
-    {"type":"client-request","rpcId":"rpc_7","method":"session/prompt","payload":{"args":{...}}}
-    {"type":"open","streamId":"f1","endpoint":"session/follow","payload":{"args":{...}}}
-    {"type":"cancel","streamId":"f1"}
-
-From the host::
-
-    {"type":"server-response","rpcId":"rpc_7","result":{"ok":true,"value":{...}}}
-    {"type":"server-response","rpcId":"rpc_7","result":{"ok":false,"error":{"code","message"}}}
-    {"type":"item","streamId":"f1","value":{...}}
-    {"type":"error","streamId":"f1","error":{"code","message"}}
-    {"type":"end","streamId":"f1"}
-
-A stream ``open`` payload is ``{"args": {...}}`` like a request's; a bare args object is accepted
-too. :func:`parse_envelope` raises :class:`EnvelopeError` (code ``BAD_ENVELOPE``) carrying whatever
-``rpcId`` / ``streamId`` could be read, so the error can still be paired with its caller.
+The shapes are :mod:`dsh_notebook.wire.envelopes` (``ClientMessage`` / ``ServerMessage``).
+:func:`parse_envelope` checks one client message and returns its typed model, or raises
+:class:`EnvelopeError` (code ``BAD_ENVELOPE``) carrying whatever ``rpcId`` / ``streamId``
+could be read, so the error can still be paired with its caller. A stream ``open`` payload is
+``{"args": {...}}`` like a request's; a bare args object is accepted too. What the host sends is
+built from the typed models here and serialised once (:func:`encode`, :func:`item_json`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+from pydantic import BaseModel, ValidationError
 
 from ..errors import HostError
+from ..wire.base import to_json
+from ..wire.envelopes import (
+    MAX_ID,
+    ClientMessageAdapter,
+    ClientRequest,
+    ResultError,
+    ResultOk,
+    ServerResponse,
+    StreamCancel,
+    StreamEnded,
+    StreamError,
+    StreamOpen,
+    WireError,
+    item_json,
+)
+
+__all__ = [
+    "MAX_ID", "MAX_LINE", "ClientRequest", "RawMessage", "EnvelopeError", "StreamCancel", "StreamOpen", "decode",
+    "encode", "error_of", "item_json", "parse_envelope", "response_error", "response_ok",
+    "stream_end", "stream_error",
+]
 
 MAX_LINE = 8 * 1024 * 1024
-MAX_ID = 256
 _ALLOWED = {
     "client-request": {"type", "rpcId", "method", "payload"},
     "open": {"type", "streamId", "endpoint", "payload"},
@@ -47,36 +57,15 @@ class EnvelopeError(HostError):
         self.stream_id = stream_id
 
 
-@dataclass(frozen=True)
-class ClientRequest:
-    rpc_id: str
-    method: str
-    args: dict[str, Any]
-    type: str = "client-request"
-
-
-@dataclass(frozen=True)
-class StreamOpen:
-    stream_id: str
-    endpoint: str
-    args: dict[str, Any]
-    type: str = "open"
-
-
-@dataclass(frozen=True)
-class StreamCancel:
-    stream_id: str
-    type: str = "cancel"
-
-
-Envelope = ClientRequest | StreamOpen | StreamCancel
-
-
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def decode(message: str | bytes | dict[str, Any]) -> dict[str, Any]:
+RawMessage = str | bytes | dict[str, Any]
+"""A client message as it arrives: JSON text (str or UTF-8 bytes), or already-decoded data."""
+
+
+def decode(message: RawMessage) -> dict[str, Any]:
     """JSON text → an object, or :class:`EnvelopeError`. Rejects NaN/Infinity and non-objects."""
     if isinstance(message, dict):
         return message
@@ -105,82 +94,76 @@ def _ident(obj: dict[str, Any], key: str) -> str | None:
     return None
 
 
-def _args(payload: Any, where: str, **ids: str | None) -> dict[str, Any]:
+def _check_payload(payload: Any, where: str, ids: dict[str, str | None]) -> None:
     if payload is None:
-        return {}
+        return
     if not isinstance(payload, dict):
-        raise EnvelopeError(f"{where}: payload must be an object", **ids)  # type: ignore[arg-type]
+        raise EnvelopeError(f"{where}: payload must be an object", **ids)
     if "args" in payload:
         if len(payload) != 1:
-            raise EnvelopeError(f"{where}: payload must be {{'args': {{...}}}}", **ids)  # type: ignore[arg-type]
-        args = payload["args"]
-        if args is None:
-            return {}
-        if not isinstance(args, dict):
-            raise EnvelopeError(f"{where}: payload.args must be an object", **ids)  # type: ignore[arg-type]
-        return args
-    return payload
+            raise EnvelopeError(f"{where}: payload must be {{'args': {{...}}}}", **ids)
+        if payload["args"] is not None and not isinstance(payload["args"], dict):
+            raise EnvelopeError(f"{where}: payload.args must be an object", **ids)
 
 
-def parse_envelope(message: str | bytes | dict[str, Any]) -> Envelope:
-    """Check one client message's shell: type, ids, method/endpoint, payload shape."""
+def parse_envelope(message: RawMessage) -> ClientRequest | StreamOpen | StreamCancel:
+    """Check one client message (type, ids, method/endpoint, payload) → its typed model."""
     obj = decode(message)
     kind = obj.get("type")
-    rpc_id, stream_id = _ident(obj, "rpcId"), _ident(obj, "streamId")
-    ids = {"rpc_id": rpc_id, "stream_id": stream_id}
+    ids = {"rpc_id": _ident(obj, "rpcId"), "stream_id": _ident(obj, "streamId")}
     if not isinstance(kind, str) or kind not in _ALLOWED:
-        raise EnvelopeError(
-            f"type must be one of {sorted(_ALLOWED)}, got {str(kind)[:60]!r}", **ids
-        )
+        raise EnvelopeError(f"type must be one of {sorted(_ALLOWED)}, got {str(kind)[:60]!r}", **ids)
     extra = set(obj) - _ALLOWED[kind]
     if extra:
         raise EnvelopeError(f"{kind}: unexpected fields {sorted(extra)[:5]}", **ids)
     if kind == "client-request":
-        if rpc_id is None:
+        if ids["rpc_id"] is None:
             raise EnvelopeError("client-request: rpcId must be a non-empty string", **ids)
         method = obj.get("method")
         if not isinstance(method, str) or not method:
             raise EnvelopeError("client-request: method must be a non-empty string", **ids)
-        return ClientRequest(rpc_id, method, _args(obj.get("payload"), "client-request", **ids))
-    if stream_id is None:
+    elif ids["stream_id"] is None:
         raise EnvelopeError(f"{kind}: streamId must be a non-empty string", **ids)
-    if kind == "cancel":
-        return StreamCancel(stream_id)
-    endpoint = obj.get("endpoint")
-    if not isinstance(endpoint, str) or not endpoint:
-        raise EnvelopeError("open: endpoint must be a non-empty string", **ids)
-    return StreamOpen(stream_id, endpoint, _args(obj.get("payload"), "open", **ids))
+    elif kind == "open":
+        endpoint = obj.get("endpoint")
+        if not isinstance(endpoint, str) or not endpoint:
+            raise EnvelopeError("open: endpoint must be a non-empty string", **ids)
+    _check_payload(obj.get("payload"), kind, ids)
+    try:
+        parsed: ClientRequest | StreamOpen | StreamCancel = ClientMessageAdapter.validate_python(obj)
+    except ValidationError as exc:  # what the checks above let through (e.g. args not JSON data)
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or kind
+        raise EnvelopeError(f"{kind}: {where}: {first.get('msg', 'invalid')}", **ids) from None
+    return parsed
 
 
 # --- what the host sends ---------------------------------------------------------------------------
 
 
-def error_dict(exc: BaseException) -> dict[str, str]:
+def error_of(exc: BaseException) -> WireError:
     code = getattr(exc, "code", None) or "INTERNAL"
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return {"code": str(code), "message": str(message)}
+    return WireError.model_construct(code=str(code), message=str(message))
 
 
-def response_ok(rpc_id: str | None, value: Any) -> dict[str, Any]:
-    return {"type": "server-response", "rpcId": rpc_id, "result": {"ok": True, "value": value}}
+def response_ok(rpc_id: str | None, value: BaseModel) -> ServerResponse:
+    ok = ResultOk.model_construct(value=cast(Any, value))  # a descriptor's result model (Gateway-checked)
+    return ServerResponse.model_construct(rpc_id=rpc_id, result=ok)
 
 
-def response_error(rpc_id: str | None, error: dict[str, str]) -> dict[str, Any]:
-    return {"type": "server-response", "rpcId": rpc_id, "result": {"ok": False, "error": error}}
+def response_error(rpc_id: str | None, error: WireError) -> ServerResponse:
+    return ServerResponse.model_construct(rpc_id=rpc_id, result=ResultError.model_construct(error=error))
 
 
-def stream_item(stream_id: str, value: Any) -> dict[str, Any]:
-    return {"type": "item", "streamId": stream_id, "value": value}
+def stream_error(stream_id: str, error: WireError) -> StreamError:
+    return StreamError.model_construct(stream_id=stream_id, error=error)
 
 
-def stream_error(stream_id: str, error: dict[str, str]) -> dict[str, Any]:
-    return {"type": "error", "streamId": stream_id, "error": error}
+def stream_end(stream_id: str) -> StreamEnded:
+    return StreamEnded.model_construct(stream_id=stream_id)
 
 
-def stream_end(stream_id: str) -> dict[str, Any]:
-    return {"type": "end", "streamId": stream_id}
-
-
-def encode(message: dict[str, Any]) -> str:
+def encode(message: BaseModel) -> str:
     """One JSON line (no newline). Non-ASCII kept; newlines inside strings are escaped by JSON."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return to_json(message)

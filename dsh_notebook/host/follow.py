@@ -1,38 +1,46 @@
-"""``session/follow`` (seed 001 L8, object 37): one session's facts and live frames, with a cursor.
+"""``session/follow`` (seed 001 L8, object 37): one session's facts and transient frames, with a cursor.
 
 A :class:`SessionHub` exists per followed session. It observes the Core Session (each committed
-event) and receives the Agent's live frames, and fans both out to its followers, in the order
-they happen — everything runs on the host loop, so the snapshot and the registration of a
+event) and receives the Agent's transient frames, and fans both out to its followers, in the
+order they happen — everything runs on the host loop, so the snapshot and the registration of a
 follower are one atomic step and nothing can fall between them.
 
-Items of a follow stream::
-
-    {"type":"snapshot","sessionId","header":{id,cwd,createdAt},"cursor":<last seq or -1>,
-     "events":[<events with seq > the client's cursor>],
-     "live":{"attached":bool,"status","turn","step","assistant":<active attempt>|null,
-             "tools":{callId: <last tool-runtime frame>},"approvals":[...]}}
-    {"type":"event","event":{...}}                 one per durable event, seq order, no gaps
-    {"type":"assistant-stream","frame":{...}}      transient: start / chunk / end
-    {"type":"tool-runtime","frame":{...}}          transient: stage 03 phases
-    {"type":"status","status":"idle"|"running","turn","step"}
-
-``live.assistant`` is ``{attemptId, turn, step, startedAfterSeq, chunks:[{index,time,chunk}]}``:
-the attempt in flight, so a client that reconnects mid-stream can rebuild its text. A follower of
-a saved session that is not live gets a snapshot from the log (``attached: false``) and stays
-open; if the session is resumed later, the hub attaches and the follower receives every event
-after its snapshot — the crash-repair closers included. Closing a follow never cancels a run.
+The items are the types of :mod:`dsh_notebook.wire.follow` (``snapshot``, ``event``,
+``assistant-stream``, ``tool-runtime``, ``status``). Events go out as the session's stored JSON
+lines, spliced into the items (never parsed again); a transient frame is serialised once for all
+followers. A snapshot's ``live`` part is the :class:`RunStateFold` of the frames so far (the
+attempt in flight with its chunks, each call's last tool-runtime frame, pending approvals), so a
+client that reconnects mid-stream can rebuild its view. A follower of a saved session that is not
+live gets a snapshot from the log (``attached: false``) and stays open; if the session is resumed
+later, the hub attaches and the follower receives every event after its snapshot — the
+crash-repair closers included. Closing a follow never cancels a run.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import HostError
-from ..session.events import ToolResult, TurnEnd
 from ..session.session import Session
+from ..wire.base import Encoded, to_json
+from ..wire.control import AgentStatus
+from ..wire.events import AnyEvent, ToolResult, TurnEnd
+from ..wire.follow import (
+    AssistantStreamItem,
+    AttemptChunk,
+    AttemptInFlight,
+    FollowStatus,
+    PendingApproval,
+    RunFrame,
+    RunState,
+    Snapshot,
+    ToolRuntimeItem,
+    event_item,
+    snapshot_item,
+)
+from ..wire.live import StreamChunkFrame, StreamEnd, StreamStart, ToolRuntimeFrame
+from ..wire.log import SessionHeader
 from .gateway import StreamSink
 
 
@@ -43,57 +51,75 @@ class Follower:
 
 
 @dataclass
-class LiveState:
-    """What the live frames say right now (the ``live`` part of a snapshot)."""
+class ColdLog:
+    """A saved log read for a follower while no agent owns it: its header and stored lines."""
 
-    status: str = "idle"
+    header: SessionHeader
+    lines: list[str]
+
+
+@dataclass
+class RunStateFold:
+    """The fold of the transient frames: what a snapshot's ``live`` part says right now."""
+
+    status: AgentStatus = "idle"
     turn: int | None = None
     step: int | None = None
-    assistant: dict[str, Any] | None = None
-    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    attempt: StreamStart | None = None
+    chunks: list[AttemptChunk] = field(default_factory=list)
+    tools: dict[str, ToolRuntimeFrame] = field(default_factory=dict)
 
-    def apply(self, frame: dict[str, Any]) -> None:
-        kind, inner = frame.get("type"), frame.get("frame") or {}
-        if kind == "status":
-            self.status = frame.get("status", self.status)
-            self.turn, self.step = frame.get("turn"), frame.get("step")
-        elif kind == "assistant-stream":
-            k = inner.get("kind")
-            if k == "start":
-                self.assistant = {**{x: inner.get(x) for x in ("attemptId", "turn", "step", "startedAfterSeq")}, "chunks": []}
-            elif k == "chunk" and self.assistant and self.assistant["attemptId"] == inner.get("attemptId"):
-                self.assistant["chunks"].append({x: inner.get(x) for x in ("index", "time", "chunk")})
-            elif k == "end" and self.assistant and self.assistant["attemptId"] == inner.get("attemptId"):
-                self.assistant = None
-        elif kind == "tool-runtime" and inner.get("callId"):
-            self.tools[inner["callId"]] = dict(inner)
+    def apply(self, frame: RunFrame) -> None:
+        if isinstance(frame, AssistantStreamItem):
+            inner = frame.frame
+            if isinstance(inner, StreamStart):
+                self.attempt, self.chunks = inner, []
+            elif self.attempt is None or self.attempt.attempt_id != inner.attempt_id:
+                return
+            elif isinstance(inner, StreamChunkFrame):
+                self.chunks.append(AttemptChunk.model_construct(index=inner.index, time=inner.time, chunk=inner.chunk))
+            elif isinstance(inner, StreamEnd):
+                self.attempt, self.chunks = None, []
+        elif isinstance(frame, ToolRuntimeItem):
+            self.tools[frame.frame.call_id] = frame.frame
+        elif isinstance(frame, FollowStatus):
+            self.status, self.turn, self.step = frame.status, frame.turn, frame.step
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: AnyEvent) -> None:
         if isinstance(event, ToolResult):
             self.tools.pop(event.message.tool_call_id, None)
         elif isinstance(event, TurnEnd):
             self.tools.clear()
-            self.assistant = None
+            self.attempt, self.chunks = None, []
+
+    def view(self, attached: bool, approvals: list[PendingApproval]) -> RunState:
+        a = self.attempt
+        assistant = None if a is None else AttemptInFlight.model_construct(
+            attempt_id=a.attempt_id, turn=a.turn, step=a.step, started_after_seq=a.started_after_seq,
+            chunks=tuple(self.chunks),
+        )  # fmt: skip
+        return RunState.model_construct(
+            attached=attached, status=self.status if attached else "idle", turn=self.turn,
+            step=self.step, assistant=assistant, tools=dict(self.tools), approvals=tuple(approvals),
+        )  # fmt: skip
 
 
 class SessionHub:
-    """Fan-out of one session's durable events and live frames to its followers."""
+    """Fan-out of one session's durable events and transient frames to its followers."""
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.session: Session | None = None
-        self.live = LiveState()
-        self.approvals: Callable[[], list[Any]] = list
+        self.run_state = RunStateFold()
+        self.approvals: Callable[[], list[PendingApproval]] = list
         self.followers: list[Follower] = []
-        self._dicts: list[dict[str, Any]] = []
         self._unsubscribe: Callable[[], None] | None = None
 
     # -- wiring -----------------------------------------------------------------------------
-    def attach(self, session: Session, approvals: Callable[[], list[Any]] | None = None) -> None:
+    def attach(self, session: Session, approvals: Callable[[], list[PendingApproval]] | None = None) -> None:
         """The session is live: observe it and bring every follower up to its last seq."""
         self.detach()
         self.session = session
-        self._dicts = [json.loads(session.line(i)) for i in range(len(session))]
         self._unsubscribe = session.subscribe(self._on_event)
         if approvals is not None:
             self.approvals = approvals
@@ -104,59 +130,52 @@ class SessionHub:
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._unsubscribe = None
-        self.live = LiveState()
+        self.run_state = RunStateFold()
 
-    def on_live(self, frame: dict[str, Any]) -> None:
+    def on_frame(self, frame: RunFrame) -> None:
         """A transient frame from the Agent or the tool runtime (host loop only)."""
-        self.live.apply(frame)
-        for follower in list(self.followers):
-            follower.sink.item(frame)
+        self.run_state.apply(frame)
+        if self.followers:
+            encoded = Encoded(to_json(frame))  # serialised once for every follower
+            for follower in list(self.followers):
+                follower.sink.item(encoded)
 
-    def _on_event(self, event: Any) -> None:
-        assert self.session is not None
-        self._dicts.append(json.loads(self.session.line(event.seq)))
-        self.live.on_event(event)
+    def _on_event(self, event: AnyEvent) -> None:
+        self.run_state.on_event(event)
         for follower in list(self.followers):
             self._catch_up(follower)
 
     def _catch_up(self, follower: Follower) -> None:
-        while follower.last_seq + 1 < len(self._dicts) and not follower.sink.closed:
+        session = self.session
+        assert session is not None
+        while follower.last_seq < session.last_seq and not follower.sink.closed:
             follower.last_seq += 1
-            follower.sink.item({"type": "event", "event": self._dicts[follower.last_seq]})
+            follower.sink.item(event_item(session.line(follower.last_seq)))
 
     # -- following --------------------------------------------------------------------------
-    def open(
-        self,
-        sink: StreamSink,
-        cursor: int | None,
-        *,
-        cold: tuple[dict[str, Any], list[dict[str, Any]]] | None = None,
-    ) -> Callable[[], None]:
-        """Send the snapshot and register ``sink``. ``cold``: (header, events) of a saved log."""
-        if self.session is not None:
-            header = {"id": self.session.id, "cwd": self.session.cwd, "createdAt": self.session.created_at}
-            events, attached = self._dicts, True
+    def open(self, sink: StreamSink, cursor: int | None, *, cold: ColdLog | None = None) -> Callable[[], None]:
+        """Send the snapshot and register ``sink``. ``cold``: a saved log no agent owns."""
+        session = self.session
+        if session is not None:
+            header = SessionHeader.model_construct(id=session.id, cwd=session.cwd, created_at=session.created_at)
+            count, attached = len(session), True
         elif cold is not None:
-            (header, events), attached = cold, False
+            header, count, attached = cold.header, len(cold.lines), False
         else:
             raise HostError(f"no session {self.session_id!r}", code="UNKNOWN_SESSION")
-        last = len(events) - 1
+        last = count - 1
         start = -1 if cursor is None else cursor
         if start > last or start < -1:
             raise HostError(
                 f"cursor {start} is outside the log (last seq {last}); follow without a cursor",
                 code="BAD_ARGS",
             )
-        sink.item(
-            {
-                "type": "snapshot",
-                "sessionId": self.session_id,
-                "header": header,
-                "cursor": last,
-                "events": events[start + 1 :],
-                "live": self.live_snapshot(attached),
-            }
-        )
+        lines = [session.line(i) for i in range(start + 1, count)] if session is not None else cold.lines[start + 1 :]  # type: ignore[union-attr]
+        snapshot = Snapshot.model_construct(
+            session_id=self.session_id, header=header, cursor=last,
+            live=self.run_state.view(attached, self.approvals() if attached else []),
+        )  # fmt: skip
+        sink.item(snapshot_item(snapshot, lines))
         follower = Follower(sink, last)
         self.followers.append(follower)
 
@@ -165,18 +184,6 @@ class SessionHub:
                 self.followers.remove(follower)
 
         return close
-
-    def live_snapshot(self, attached: bool) -> dict[str, Any]:
-        live = self.live
-        return {
-            "attached": attached,
-            "status": live.status if attached else "idle",
-            "turn": live.turn,
-            "step": live.step,
-            "assistant": live.assistant,
-            "tools": dict(live.tools),
-            "approvals": [a.model_dump(mode="json", by_alias=True, exclude_none=True) for a in self.approvals()],
-        }
 
     def end_all(self) -> None:
         """Host shutdown: end every follow stream."""

@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import HostError
-from .contract import Descriptor, dump
+from ..wire.base import ItemValue, dump
+from .contract import Descriptor
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
@@ -42,10 +43,10 @@ class GatewayInvocation:
     service_method: str | None = None
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     started_at: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, JsonValue] = field(default_factory=dict)
     id: int = field(default_factory=lambda: next(_ids))
 
-    def note(self, key: str, value: Any) -> None:
+    def note(self, key: str, value: JsonValue) -> None:
         """Record a decision taken for this call (shown in the trace)."""
         self.notes[key] = value
 
@@ -71,10 +72,10 @@ class GatewayInvocation:
 class TraceRecord:
     """One message through the host: the envelope, the handler's verdict, the invocation, reply."""
 
-    envelope: Any
+    envelope: dict[str, Any] | None
     verdict: str = "pending"  # "ok" or the error code the connection handler/gateway returned
     invocation: GatewayInvocation | None = None
-    reply: dict[str, Any] | None = None
+    reply: BaseModel | None = None  # the server message that answered it (None: a stream opened)
     time: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
 
     @property
@@ -88,7 +89,7 @@ class TraceRecord:
             "verdict": self.verdict,
             "descriptor": inv.descriptor.describe() if inv and inv.descriptor else None,
             "invocation": inv.to_dict() if inv else None,
-            "reply": self.reply,
+            "reply": dump(self.reply) if self.reply is not None else None,
             "time": self.time,
         }
 
@@ -125,7 +126,7 @@ class StreamSink(Protocol):
 
     @property
     def closed(self) -> bool: ...
-    def item(self, value: Any) -> None: ...
+    def item(self, value: ItemValue) -> None: ...
     def error(self, error: BaseException) -> None: ...
     def end(self) -> None: ...
 
@@ -164,7 +165,7 @@ class Gateway:
         inv.service_method = f"{d.service}.{d.method}"
         return d
 
-    def bind(self, d: Descriptor, raw_args: dict[str, Any]) -> BaseModel:
+    def bind(self, d: Descriptor, raw_args: Mapping[str, Any]) -> BaseModel:
         try:
             return d.args.model_validate(raw_args)
         except ValidationError as exc:
@@ -176,18 +177,18 @@ class Gateway:
             raise HostError(f"service {d.service!r} is not provided", code="INTERNAL")
         return getattr(service, d.method)  # type: ignore[no-any-return]
 
-    async def call(self, inv: GatewayInvocation, raw_args: dict[str, Any]) -> dict[str, Any]:
-        """A unary call: returns the result's wire form."""
+    async def call(self, inv: GatewayInvocation, raw_args: Mapping[str, Any]) -> BaseModel:
+        """A unary call: returns the result, an instance of the descriptor's result model."""
         d = self.resolve(inv, "unary")
         args = self.bind(d, raw_args)
         value = await self._method(d)(args, inv)
         assert d.result is not None
         if not isinstance(value, d.result):
             value = d.result.model_validate(value)
-        return dump(value)
+        return value
 
     async def open(
-        self, inv: GatewayInvocation, raw_args: dict[str, Any], sink: StreamSink
+        self, inv: GatewayInvocation, raw_args: Mapping[str, Any], sink: StreamSink
     ) -> Callable[[], None]:
         """A stream: the service registers ``sink`` and returns the function that detaches it."""
         d = self.resolve(inv, "stream")

@@ -25,13 +25,14 @@ from typing import Any, ClassVar, TypeVar
 
 from ..config import Settings, settings_from_env
 from ..context import HarnessContext
-from ..errors import HostError
+from ..errors import DshError, HostError
 from .connection import ConnectionHandler
 from .contract import DESCRIPTORS
 from .control import ControlHub
 from .controller import SessionController
 from .gateway import Gateway, Tracer
 from .registry import AdapterFactory, AgentRegistry
+from .saved import ReadOnlyController, SavedLog
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -126,6 +127,18 @@ class Host:
             raise HostError("Host.run() on the host thread would deadlock; await instead", code="DEADLOCK")
         return self.submit(coro).result(timeout)
 
+    def call(self, fn: Callable[[], T], timeout: float | None = 30.0) -> T:
+        """Run the plain function ``fn`` on the host loop and return its result: how another
+        thread changes host-side state (``host.context`` contributions) without racing the loop.
+        On the host thread it runs at once."""
+        if self.on_host_thread:
+            return fn()
+
+        async def on_loop() -> T:
+            return fn()
+
+        return self.run(on_loop(), timeout)
+
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` on the host loop from asyncio code on any loop."""
         try:
@@ -146,6 +159,19 @@ class Host:
         if self.closed:
             raise HostError("the host is shut down", code="HOST_CLOSED")
         handler = ConnectionHandler(self.loop, self.gateway, send, caller=caller, tracer=self.tracer)
+        self.connections.append(handler)
+        return handler
+
+    def connect_saved(
+        self, send: Callable[[str], None], log: SavedLog | DshError, *, caller: str = "replay"
+    ) -> ConnectionHandler:
+        """A connection that serves one saved log read-only (``session/info``/``session/follow``
+        through the same Descriptors; everything else ``READ_ONLY``), e.g. a widget's replay."""
+        if self.closed:
+            raise HostError("the host is shut down", code="HOST_CLOSED")
+        service = ReadOnlyController.of_log(log, default_model=self.settings.model)
+        gateway = Gateway(DESCRIPTORS, {"sessionController": service})
+        handler = ConnectionHandler(self.loop, gateway, send, caller=caller, tracer=self.tracer)
         self.connections.append(handler)
         return handler
 

@@ -15,7 +15,7 @@ from typing import Any
 from ..agent.agent import Agent
 from ..config import Settings, parse_max_steps, parse_max_time
 from ..tools.rules import ApprovalPolicy, RuleSet, load_rules
-from .contract import SessionOptions
+from ..wire.endpoints import SessionOptions
 
 
 def initial_budgets(settings: Settings, options: SessionOptions | None) -> tuple[int | None, float | None]:

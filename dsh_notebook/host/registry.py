@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
 from ..agent.agent import Agent
 from ..config import (
     MASK,
@@ -34,12 +36,12 @@ from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
 from ..models.routing import resolve_adapter
 from ..observe import attach as attach_observers
-from ..session.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
 from ..session.session import Session
 from ..session.store import SessionStore
 from ..tools.base import ApprovalMode, Approver, AutoApprover, DenyApprover
+from ..wire.endpoints import SessionOptions
+from ..wire.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
 from .approvals import PendingApprovals
-from .contract import SessionOptions
 from .control import ControlHub
 from .follow import SessionHub
 from .options import apply_options, initial_budgets, initial_rules, session_policy
@@ -196,17 +198,24 @@ class AgentRegistry:
         self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None,
         options: SessionOptions | None = None,
     ) -> LiveSession:
-        self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY, BAD_MODEL…
-        initial_budgets(self.settings, options)  # … BAD_CONFIG, BAD_RULES
-        initial_rules(self.settings, options)
-        session = await asyncio.to_thread(self.store.create, cwd)
-        return self._start(session, model, approve, base_url, "created", options)
+        adapter = self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY, BAD_MODEL…
+        try:
+            initial_budgets(self.settings, options)  # … BAD_CONFIG, BAD_RULES
+            initial_rules(self.settings, options)
+            session = await asyncio.to_thread(self.store.create, cwd)
+        except BaseException:
+            await adapter.aclose()
+            raise
+        return self._start(session, model, approve, base_url, "created", options, adapter)
 
     # -- building a live session --------------------------------------------------------------
     def _start(
         self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution,
         options: SessionOptions | None = None,
+        adapter: ModelAdapter | None = None,
     ) -> LiveSession:
+        """Build the live session's Agent; ``adapter``: the one ``create`` built for ``model``
+        (the Agent takes it over, and closes it with its others)."""
         sid = session.id
         max_steps, max_time = initial_budgets(self.settings, options)
         policy = session_policy(session.events, initial_rules(self.settings, options), sid)
@@ -215,8 +224,10 @@ class AgentRegistry:
         approver: Approver = AutoApprover() if approve == "auto" else DenyApprover() if approve == "deny" else approvals
         settings = self.settings
 
+        prebuilt = {model: adapter} if adapter is not None else {}
+
         def adapter_for(model_id: str) -> ModelAdapter:
-            return self.adapter_factory(settings, model_id, base_url)
+            return prebuilt.pop(model_id, None) or self.adapter_factory(settings, model_id, base_url)
 
         agent = Agent(
             session,
@@ -225,7 +236,7 @@ class AgentRegistry:
             approver=approver,
             policy_mode=approve,
             context=self.context,
-            live=hub.on_live,
+            frames=hub.on_frame,
             flush=lambda: self.store.flush(sid),
             max_steps=max_steps,
             max_time=max_time,
@@ -247,7 +258,7 @@ class AgentRegistry:
     def hub(self, session_id: str) -> SessionHub:
         return self.hubs.setdefault(session_id, SessionHub(session_id))
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[dict[str, JsonValue]]:
         """The live agents (seed 001 object 17)."""
         return [
             {

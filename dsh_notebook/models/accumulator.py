@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelError
-from ..session.events import Usage
-from ..session.messages import AssistantBlock
+from ..wire.events import Usage
+from ..wire.messages import AssistantBlock
 from .base import (
     BlockEnd,
     BlockStart,

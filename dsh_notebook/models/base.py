@@ -13,11 +13,24 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..session.events import ToolSchema, Usage
-from ..session.messages import AnyMessage, AssistantBlock, ReasoningBlock, TextBlock, ToolCallBlock
+from pydantic import JsonValue
 
-BlockType = Literal["text", "reasoning", "tool-call"]
-FinishReason = Literal["stop", "tool-calls", "max-tokens"]
+from ..wire.events import ToolSchema, Usage
+from ..wire.live import (
+    BlockEndChunk,
+    BlockStartChunk,
+    BlockType,
+    FinishChunk,
+    FinishReason,
+    ReasoningDeltaChunk,
+    TextDeltaChunk,
+    ToolCallDeltaChunk,
+    UsageReport,
+    WireChunk,
+)
+from ..wire.messages import AnyMessage, AssistantBlock, ReasoningBlock, TextBlock, ToolCallBlock
+
+__all__ = ["BlockType", "FinishReason"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,25 +83,30 @@ class UsageChunk:
 @dataclass(frozen=True, slots=True)
 class Finish:
     reason: FinishReason
-    provider_state: dict[str, Any] | None = None  # e.g. DeepSeek reasoning to send back
+    provider_state: dict[str, JsonValue] | None = None  # e.g. DeepSeek reasoning to send back
     type: Literal["finish"] = "finish"
 
 
 StreamChunk = BlockStart | TextDelta | ReasoningDelta | ToolCallDelta | BlockEnd | UsageChunk | Finish
 
 
-def chunk_to_dict(chunk: StreamChunk) -> dict[str, Any]:
-    """A JSON-able form of a chunk for live frames (``assistant-stream``)."""
+def wire_chunk(chunk: StreamChunk) -> WireChunk:
+    """The wire form of a chunk for ``assistant-stream`` frames (trusted data: no re-validation)."""
+    if isinstance(chunk, TextDelta):
+        return TextDeltaChunk.model_construct(index=chunk.index, text=chunk.text)
+    if isinstance(chunk, ToolCallDelta):
+        return ToolCallDeltaChunk.model_construct(
+            index=chunk.index, id=chunk.id, arguments_delta=chunk.arguments_delta, name=chunk.name)
+    if isinstance(chunk, ReasoningDelta):
+        return ReasoningDeltaChunk.model_construct(index=chunk.index, text=chunk.text)
+    if isinstance(chunk, BlockStart):
+        return BlockStartChunk.model_construct(
+            index=chunk.index, block_type=chunk.block_type, id=chunk.id, name=chunk.name)
     if isinstance(chunk, BlockEnd):
-        return {"type": chunk.type, "index": chunk.index, "block": chunk.block.model_dump(mode="json")}
+        return BlockEndChunk.model_construct(index=chunk.index, block=chunk.block)
     if isinstance(chunk, UsageChunk):
-        return {"type": chunk.type, "usage": chunk.usage.model_dump(mode="json", exclude_none=True)}
-    out: dict[str, Any] = {}
-    for name in chunk.__slots__:  # type: ignore[union-attr]
-        value = getattr(chunk, name)
-        if value is not None:
-            out["argumentsDelta" if name == "arguments_delta" else "blockType" if name == "block_type" else name] = value
-    return out
+        return UsageReport.model_construct(usage=chunk.usage)
+    return FinishChunk.model_construct(reason=chunk.reason, provider_state=chunk.provider_state)
 
 
 def assemble_block(kind: BlockType, parts: Sequence[str], *, call_id: str = "", name: str = "") -> AssistantBlock:
@@ -145,3 +163,7 @@ class ModelAdapter(Protocol):
     base_url: str | None = None  # the OpenAI-compatible endpoint, or None (in-process models)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]: ...
+
+    async def aclose(self) -> None:
+        """Release what the adapter holds (an HTTP client's connections); in-process: nothing."""
+        return None

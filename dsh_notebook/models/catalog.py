@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..session.events import Usage
+from ..wire.events import Usage
 
 PRICES_AS_OF = "2025-10"
 PRICES_FILE_ENV = "DSH_PRICES_FILE"

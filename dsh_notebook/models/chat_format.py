@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from ..session.messages import (
+from ..wire.messages import (
     AnyMessage,
     AssistantMessage,
     ReasoningBlock,

@@ -35,8 +35,8 @@ from openai._streaming import ServerSentEvent, SSEDecoder  # only to see [DONE] 
 
 from ..config import PROVIDER_KEY_ENV, redact_url, register_url_secrets
 from ..errors import ModelError, register_secret
-from ..session.events import ToolSchema
-from ..session.messages import AnyMessage
+from ..wire.events import ToolSchema
+from ..wire.messages import AnyMessage
 from .accumulator import ChunkAccumulator
 from .base import ModelAdapter, ModelRequest, StreamChunk, mark_first_byte
 from .chat_format import to_openai_messages

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import LogFormatError, ModelError, UserError
-from ..session.events import AssistantMessageEvent, EventAdapter, StreamRun, Usage
-from ..session.messages import AssistantMessage, TextBlock, ToolCallBlock
+from ..wire.events import AssistantMessageEvent, EventAdapter, StreamRun, Usage
+from ..wire.messages import AssistantMessage, TextBlock, ToolCallBlock
 from .base import (
     BlockEnd,
     BlockStart,

@@ -30,8 +30,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from ..errors import UserError
-from ..session.events import Usage
-from ..session.messages import (
+from ..wire.events import Usage
+from ..wire.messages import (
     AnyMessage,
     AssistantMessage,
     TextBlock,
@@ -52,7 +52,7 @@ from .base import (
 )
 from .scripted_notebook import KEYWORDS as _NOTEBOOK
 from .scripted_notebook import notebook_tour
-from .scripted_scenarios import Exchange, fix_tests, help_reply, readme
+from .scripted_scenarios import TurnCall, fix_tests, help_reply, readme
 
 SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "help")
 COMPACTION = "dsh/compaction"  # a summarisation request of context compaction (agent.compaction)
@@ -104,7 +104,7 @@ def pick_scenario(prompt: str) -> str:
     return "help"
 
 
-def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[Exchange], set[str]]:
+def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[TurnCall], set[str]]:
     """The latest person's prompt, the tool exchanges after it, and every call id in use."""
     start, prompt = 0, ""
     for i in range(len(messages) - 1, -1, -1):
@@ -123,7 +123,7 @@ def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[Exchange], s
                     calls.append(call)
         elif isinstance(m, ToolMessage) and i > start:
             results[m.tool_call_id] = m
-    return prompt, [Exchange(c, results.get(c.id)) for c in calls], ids
+    return prompt, [TurnCall(c, results.get(c.id)) for c in calls], ids
 
 
 class ScriptedModel(ModelAdapter):
@@ -191,4 +191,4 @@ class ScriptedModel(ModelAdapter):
         return out
 
 
-__all__ = ["SCENARIOS", "Exchange", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]
+__all__ = ["SCENARIOS", "TurnCall", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]

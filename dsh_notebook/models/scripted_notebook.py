@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from .scripted_scenarios import Decision, Exchange
+from .scripted_scenarios import Decision, TurnCall
 
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)[^%\n]*$", re.MULTILINE)
 KEYWORDS = ("notebook", "笔记本")
@@ -24,7 +24,7 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def notebook_tour(exchanges: list[Exchange]) -> Decision:
+def notebook_tour(exchanges: list[TurnCall]) -> Decision:
     if not exchanges:
         return "I'll read the notebook first.", "notebook_read", {"last": 6}
     last = exchanges[-1]
@@ -51,14 +51,14 @@ def notebook_tour(exchanges: list[Exchange]) -> Decision:
     return f"I did not expect a `{name}` call here; stopping.", None, None
 
 
-def _inspected(exchanges: list[Exchange]) -> str | None:
+def _inspected(exchanges: list[TurnCall]) -> str | None:
     for ex in exchanges:
         if ex.call.name == "inspect_var":
             return str(json.loads(ex.call.arguments).get("name"))
     return None
 
 
-def _summary(exchanges: list[Exchange]) -> str:
+def _summary(exchanges: list[TurnCall]) -> str:
     by_name = {ex.call.name: ex for ex in exchanges}
     read = by_name["notebook_read"].text
     cells = len(re.findall(r"^\[\d+\]", read, re.MULTILINE))

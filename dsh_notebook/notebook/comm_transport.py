@@ -14,7 +14,6 @@ thread; all shared state is behind one lock, and nothing here blocks.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -172,80 +171,18 @@ class WidgetBridge:
         self.batcher.close()
 
 
-def refusal(envelope: dict[str, Any], code: str, message: str) -> list[dict[str, Any]]:
-    """The coded error reply to an envelope that cannot be served."""
-    error = {"code": code, "message": message}
-    if envelope.get("type") == "client-request":
-        return [{"type": "server-response", "rpcId": envelope.get("rpcId"), "result": {"ok": False, "error": error}}]
-    if envelope.get("type") == "open":
-        return [{"type": "error", "streamId": envelope.get("streamId"), "error": error}]
+def refusal(envelope: dict[str, Any], code: str, message: str) -> list[str]:
+    """The coded error reply to an envelope that cannot be served (the wire's own envelopes)."""
+    from ..host.envelopes import encode, response_error, stream_error
+    from ..wire.envelopes import MAX_ID, WireError
+
+    error = WireError(code=code, message=message)
+    kind = envelope.get("type")
+    key = "rpcId" if kind == "client-request" else "streamId"
+    ident = envelope.get(key)
+    ident = ident if isinstance(ident, str) and 0 < len(ident) <= MAX_ID else None
+    if kind == "client-request":
+        return [encode(response_error(ident, error))]
+    if kind == "open" and ident is not None:
+        return [encode(stream_error(ident, error))]
     return []
-
-
-class SavedLogConnection:
-    """Serves a saved log to the widget's front end without a Host (read-only replay).
-
-    ``session/follow`` answers with the snapshot of the whole log (``live.attached`` false) and
-    stays open; ``session/info`` describes the log; anything that would run the agent is refused
-    with ``READ_ONLY``. A log that could not be read answers every envelope with its coded error.
-    """
-
-    def __init__(self, send: Callable[[str], None], *, session_id: str, header: dict[str, Any],
-                 lines: list[str] | None, error: tuple[str, str] | None = None) -> None:
-        self._send, self.session_id, self.header = send, session_id, header
-        self._lines, self._error = lines or [], error
-        self._streams: set[str] = set()
-        self._lock = threading.Lock()
-
-    def _out(self, message: dict[str, Any]) -> None:
-        self._send(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
-
-    def receive(self, message: str | bytes | dict[str, Any]) -> None:
-        env = json.loads(message) if isinstance(message, str | bytes) else message
-        kind = env.get("type")
-        if self._error is not None:
-            for reply in refusal(env, *self._error):
-                self._out(reply)
-            return
-        if kind == "client-request" and env.get("method") == "session/info":
-            value = {"sessionId": self.session_id, "cwd": self.header.get("cwd", ""), "live": False,
-                     "status": "idle", "lastSeq": len(self._lines) - 1}
-            self._out({"type": "server-response", "rpcId": env.get("rpcId"), "result": {"ok": True, "value": value}})
-        elif kind == "client-request":
-            for reply in refusal(env, "READ_ONLY", "this widget replays a saved log; resume the session to run it"):
-                self._out(reply)
-        elif kind == "open" and env.get("endpoint") == "session/follow":
-            self._follow(env)
-        elif kind == "open":
-            for reply in refusal(env, "UNKNOWN_METHOD", f"{env.get('endpoint')!r} is not served for a saved log"):
-                self._out(reply)
-        elif kind == "cancel":
-            with self._lock:
-                known = env.get("streamId") in self._streams
-                self._streams.discard(env.get("streamId"))
-            if known:
-                self._out({"type": "end", "streamId": env.get("streamId")})
-
-    def _follow(self, env: dict[str, Any]) -> None:
-        stream_id = env.get("streamId")
-        payload = env.get("payload") or {}
-        args = payload.get("args", payload) if isinstance(payload, dict) else {}
-        cursor = args.get("cursor")
-        start = -1 if not isinstance(cursor, int) else cursor
-        last = len(self._lines) - 1
-        if start > last or start < -1:
-            self._out({"type": "error", "streamId": stream_id, "error": {
-                "code": "BAD_ARGS", "message": f"cursor {start} is outside the log (last seq {last})"}})
-            return
-        with self._lock:
-            self._streams.add(str(stream_id))
-        # the stored lines are already JSON: splice them instead of re-encoding 10k events
-        events = ",".join(self._lines[start + 1:])
-        header = json.dumps(self.header, separators=(",", ":"))
-        snapshot = (f'{{"type":"snapshot","sessionId":{json.dumps(self.session_id)},"header":{header},'
-                    f'"cursor":{last},"events":[{events}],"live":{{"attached":false,"status":"idle"}}}}')
-        self._send(f'{{"type":"item","streamId":{json.dumps(stream_id)},"value":{snapshot}}}')
-
-    def close(self) -> None:
-        with self._lock:
-            self._streams.clear()

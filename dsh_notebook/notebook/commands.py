@@ -41,8 +41,7 @@ class CommandsMixin:
 
     def cmd_stop(self, args: MagicArgs) -> None:
         session_id = self._session_or_current(args, "%dsh --session")
-        result = self.link.cancel(session_id)
-        if result.cancelled:
+        if self.link.cancel(session_id):
             print(f"dsh: cancelled the running turn of {session_id} (it ended aborted; every tool call answered)")
         else:
             print(f"dsh: nothing was running in {session_id}")
@@ -95,8 +94,8 @@ class CommandsMixin:
             widget = self.make_widget(session_id, inspect=args.inspect)
             if widget is not None:
                 return widget
-        _header, events = self.link.snapshot(session_id)
-        return EventListing(session_id, events)
+        model = self.link.read(session_id)
+        return EventListing(session_id, model.events)
 
     def cmd_config(self, args: MagicArgs) -> ConfigView:
         settings = self.settings()

@@ -1,7 +1,8 @@
 """``%dsh`` / ``%%dsh``: prompts to the agent from a notebook cell (DESIGN §2, §6).
 
 Loop policy, on purpose: the Host runs on its own thread and loop; this module only parses the
-line and talks to it through the Gateway (:class:`~.link.HostLink`). A prompt **blocks** the cell
+line and talks to it through the Gateway (a :class:`~dsh_notebook.client.DshClient`, the same
+client stack as the ``run`` CLI). A prompt **blocks** the cell
 by default while it renders the turn (``Run All``, nbclient and papermill just work); a kernel
 Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.turn.TurnRun`
 handle at once and shows the live widget. Errors are one line, not a traceback.
@@ -15,6 +16,7 @@ session's budgets and rules from that prompt on).
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from IPython.core.magic import (
 from traitlets import Bool, Enum, Float, Int, Unicode, observe
 
 from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
-from ..errors import DshError, RunCancelled, UserError
+from ..errors import DshError, HostError, RunCancelled, UserError
 from .args import MagicArgs, interpolate, parse_line
 from .cells import CellLog, current_cell
 from .commands import CommandsMixin
@@ -38,9 +40,8 @@ from .mainthread import MainThreadRunner
 from .notebook_tools import make_notebook_tools
 from .python_tool import make_python_tool
 from .records import record_session
-from .render import TurnView
 from .result import TurnResult
-from .sinks import DisplaySink, StreamSink
+from .sinks import DisplaySink, TerminalSink
 from .trajectory import apply_context_window, set_prices_file
 from .turn import TurnRun
 from .usage import help_text, keep_question_marks
@@ -148,8 +149,8 @@ class DshMagics(CommandsMixin, Magics):
     @property
     def link(self) -> Any:
         if self._link is None or getattr(self._link.host, "closed", False):
+            from ..client.dsh_client import DshClient
             from ..host.host import Host
-            from .link import HostLink
 
             settings = self.settings()
             host = Host.get(settings)
@@ -161,9 +162,11 @@ class DshMagics(CommandsMixin, Magics):
             if self.cell_log is not None:
                 tools += make_notebook_tools(shell, self.cell_log, self.runner, python_cells=lambda: self.agent_kernel,
                                              in_cell=lambda: self.waiting)
-            self._disposers = [*(host.context.tool(t) for t in tools),
-                               host.context.section("notebook", 90, NOTEBOOK_SECTION)]
-            self._link = HostLink(host)
+            # host.context lives on the host loop: contribute (and later dispose) there
+            contributed = host.call(lambda: [*(host.context.tool(t) for t in tools),
+                                             host.context.section("notebook", 90, NOTEBOOK_SECTION)])
+            self._disposers = [partial(host.call, dispose) for dispose in contributed]
+            self._link = DshClient(host, caller="notebook")
         return self._link
 
     def _announce_model(self, args: MagicArgs) -> None:
@@ -253,10 +256,7 @@ class DshMagics(CommandsMixin, Magics):
             if not args.no_widget:
                 self.display_widget(session_id)
             return run
-        view = TurnView()
-        sink = self._sink(view)
-        view.sink = sink
-        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, view=view, cell=cell).start()
+        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, sink=self._sink(), cell=cell).start()
         self.current_session = session_id
         self.remember(session_id)
         self.runs[session_id] = run
@@ -286,11 +286,11 @@ class DshMagics(CommandsMixin, Magics):
         except OSError as exc:
             print(f"dsh: could not record the notebook's session ({exc.strerror}); %dsh resume needs the ID")
 
-    def _sink(self, view: TurnView) -> DisplaySink | StreamSink:
+    def _sink(self) -> DisplaySink | TerminalSink:
         mode = self.output
         if mode == "auto":
             mode = "display" if getattr(self.shell, "kernel", None) is not None else "stream"
-        return DisplaySink(view) if mode == "display" else StreamSink()
+        return DisplaySink() if mode == "display" else TerminalSink()
 
     def close(self) -> None:
         if self.cell_log is not None:
@@ -298,7 +298,10 @@ class DshMagics(CommandsMixin, Magics):
         if self._uncomplete is not None:
             self._uncomplete()
         for dispose in self._disposers:
-            dispose()
+            try:
+                dispose()
+            except HostError:  # the host is already shut down: its context went with it
+                pass
         self._disposers = []
         if self._link is not None:
             self._link.close()

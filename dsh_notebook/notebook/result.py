@@ -1,33 +1,34 @@
-"""The value of a ``%dsh`` cell (:class:`TurnResult`) and the fold that finds it in a follow stream.
+"""The value of a ``%dsh`` cell (:class:`TurnResult`), read from the client fold.
 
-:class:`TurnTracker` reads ``session/follow`` items (wire dicts) and recognises *this* prompt's
-turn: the ``user/message`` whose source carries our ``requestId`` names the turn (queued prompts
-wait for an earlier turn; a steered prompt joins the running one); the ``turn/end`` of that turn
-finishes it. The result holds the typed events from that turn's start to its end.
+:func:`turn_result` asks the follow's :class:`~dsh_notebook.client.model.ClientSessionModel` how
+*this* prompt's submission ended: the turn that claimed it (queued prompts wait for an earlier
+turn; a steered prompt joins the running one) and that turn's ``turn/end`` — or ``aborted`` when
+it was canceled before it ran. The result holds the typed events from that turn's start to its end.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..session.events import (
+from ..client.model import ClientSessionModel
+from ..session.stats import TurnStats, session_stats
+from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
+from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     EventAdapter,
     ToolCall,
     ToolResult,
-    TurnEnd,
     TurnEndReason,
     TurnStart,
     Usage,
     UserMessageEvent,
 )
-from ..session.messages import CellRef
-from ..session.stats import TurnStats, session_stats
-from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
+from ..wire.messages import CellRef
 
 
 @dataclass(frozen=True)
@@ -135,74 +136,30 @@ class TurnResult:
         )
 
 
-def parse_event(data: dict[str, Any] | AnyEvent) -> AnyEvent:
-    if isinstance(data, dict):
+def parse_event(data: Mapping[str, Any] | AnyEvent) -> AnyEvent:
+    if isinstance(data, Mapping):
         return EventAdapter.validate_python(data)  # type: ignore[no-any-return]
     return data
 
 
-@dataclass
-class TurnTracker:
-    """Folds follow items until the turn that answers ``request_id`` ends."""
-
-    session_id: str
-    request_id: str
-    turn: int | None = None
-    events: list[AnyEvent] = field(default_factory=list)
-    end: TurnEnd | None = None
-    started: bool = False  # our user message has been seen
-    start_seq: int = -1  # its seq
-    _current_turn: int | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.end is not None
-
-    def feed(self, item: dict[str, Any]) -> list[AnyEvent]:
-        """Take one follow item; return the durable events it carried (typed)."""
-        kind = item.get("type")
-        raw: list[Any] = []
-        if kind == "snapshot":
-            raw = list(item.get("events") or [])
-        elif kind == "event":
-            raw = [item.get("event")]
-        out = [parse_event(e) for e in raw if e is not None]
-        for event in out:
-            self._take(event)
-        return out
-
-    def _take(self, event: AnyEvent) -> None:
-        if self.end is not None:
-            return
-        self.events.append(event)
-        if isinstance(event, TurnStart):
-            self._current_turn = event.turn
-        elif isinstance(event, UserMessageEvent) and not self.started:
-            source = event.message.source
-            if source.request_id == self.request_id:
-                self.started = True
-                self.start_seq = event.seq
-                self.turn = event.turn if event.turn is not None else self._current_turn
-        elif isinstance(event, TurnEnd) and self.started and event.turn == self.turn:
-            self.end = event
-
-    def result(self) -> TurnResult:
-        if self.end is None or self.turn is None:
-            raise RuntimeError("the turn has not ended")
-        start = next((i for i, e in enumerate(self.events)
-                      if isinstance(e, TurnStart) and e.turn == self.turn), None)
-        if start is None:
-            start = next(i for i, e in enumerate(self.events) if isinstance(e, UserMessageEvent)
-                         and e.message.source.request_id == self.request_id)
-        events = tuple(self.events[start:])
-        return TurnResult(
-            text=final_text(events),
-            session_id=self.session_id,
-            turn=self.turn,
-            reason=self.end.reason,
-            events=events,
-            request_id=self.request_id,
-        )
+def turn_result(model: ClientSessionModel, session_id: str, request_id: str) -> TurnResult | None:
+    """The result of ``request_id`` once its turn ended (``None`` before). Call under the model's lock."""
+    end = model.submission_outcome(request_id)
+    if end is None:
+        return None
+    sub = model.submissions[request_id]
+    reason = TurnEndReason.model_validate(end["reason"])
+    turn = end["turn"] if end["turn"] is not None else sub["turn"]
+    if turn is None or sub["seq"] is None:  # canceled from the inbox: it never ran
+        return TurnResult(text="", session_id=session_id, turn=0, reason=reason, request_id=request_id)
+    last = end["seq"] if end["seq"] is not None else model.cursor
+    events = model.events[: max(0, last - model.start)]
+    first = next((i for i, e in enumerate(events) if isinstance(e, TurnStart) and e.turn == turn), None)
+    if first is None:  # the follow began inside the turn: from this prompt's user message
+        first = max(0, sub["seq"] - model.start - 1)
+    own = tuple(events[first:])
+    return TurnResult(text=final_text(own), session_id=session_id, turn=turn, reason=reason,
+                      events=own, request_id=request_id)
 
 
 def final_text(events: tuple[AnyEvent, ...] | list[AnyEvent]) -> str:

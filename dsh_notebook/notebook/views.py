@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..session.events import (
+from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     ToolCall,

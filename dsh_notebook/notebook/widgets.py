@@ -5,7 +5,8 @@ Both speak the seed's path: the browser's Client → Remote → Connection sends
 envelopes (with rpcIds) and stream ``open``/``cancel`` through anywidget custom messages; here a
 :class:`~.comm_transport.WidgetBridge` hands them to the Host's connection handler (Gateway →
 Controller) and sends replies and follow items back, coalesced. A saved log given by path is
-served read-only by :class:`~.comm_transport.SavedLogConnection`, no Host needed.
+served read-only by the Host's :class:`~dsh_notebook.host.saved.ReadOnlyController`, through the
+same Descriptors and Gateway (``session/info``, ``session/follow``; anything else ``READ_ONLY``).
 
     LoopWidget("s_0123456789ab")          # follow a live (or saved) session of this kernel's Host
     LoopWidget()                          # the prompt box creates a session on first send
@@ -18,13 +19,16 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
 
-from ..errors import DshError
-from .comm_transport import Connect, HostConnection, SavedLogConnection, WidgetBridge
+from ..errors import DshError, HostError
+from .comm_transport import Connect, HostConnection, WidgetBridge
+
+if TYPE_CHECKING:
+    from ..host.saved import SavedLog
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 _SESSION_ID = re.compile(r"^s_[0-9a-zA-Z_-]+$")
@@ -91,29 +95,31 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     # -- sources ----------------------------------------------------------------------------
     def _saved_log(self, path: Path) -> Connect:
-        from ..session.persistence import load_log
+        from ..host.saved import read_saved
 
         self.log_path = path
-        header: dict[str, Any] = {}
-        lines: list[str] | None = None
-        error: tuple[str, str] | None = None
+        saved: SavedLog | DshError
         try:
-            loaded = load_log(path)
-            header, lines = dict(loaded.header), list(loaded.lines)
-            self.session_id = str(header.get("id") or path.stem)
-            if loaded.warnings:
-                self.error = f"note: {'; '.join(loaded.warnings)}"
+            saved = read_saved(path)
+            self.session_id = saved.session_id
+            if saved.warnings:
+                self.error = f"note: {'; '.join(saved.warnings)}"
         except DshError as exc:
-            error = (exc.code, exc.message)
+            saved = exc
             self.session_id = path.stem
             self.error = f"{exc.code}: {exc.message}"
         except Exception as exc:  # never a blank widget: say what happened
-            error = ("LOG_CORRUPT", f"cannot read {path}: {exc}")
+            saved = HostError(f"cannot read {path}: {exc}", code="LOG_CORRUPT")
             self.session_id = path.stem
             self.error = f"LOG_CORRUPT: cannot read {path}: {exc}"
 
         def connect(send: Any) -> HostConnection:
-            return SavedLogConnection(send, session_id=self.session_id, header=header, lines=lines, error=error)
+            if self._host is None:
+                from ..host.host import Host
+
+                self._host = Host.get()
+            conn: HostConnection = self._host.connect_saved(send, saved, caller="widget-replay")
+            return conn
 
         return connect
 

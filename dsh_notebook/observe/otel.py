@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import UserError
-from ..session.events import AnyEvent, TurnEnd, TurnStart
+from ..wire.events import AnyEvent, TurnEnd, TurnStart
 from .otel_spans import build_turn_spans
 
 log = logging.getLogger(__name__)
@@ -193,7 +193,7 @@ def export_main(args: Any) -> int:
     from ..session.inspect import inspect_log, resolve_target
 
     report = inspect_log(resolve_target(args.target))
-    session_id = str(report.header.get("id") or resolve_target(args.target).stem)
+    session_id = report.header.id or resolve_target(args.target).stem
     n = export_session(session_id, report.events, endpoint=args.endpoint)
     print(json.dumps({"sessionId": session_id, "spans": n}))
     return 0

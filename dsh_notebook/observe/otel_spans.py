@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import redact
-from ..session.events import AnyEvent, AssistantMessageEvent, ToolCall, ToolResult, UserMessageEvent
 from ..session.stats import RequestStats, ToolStats, session_stats
+from ..wire.events import AnyEvent, AssistantMessageEvent, ToolCall, ToolResult, UserMessageEvent
 
 _NS = 1_000_000
 _CONVENTION_PROVIDERS = {"openai": "openai", "deepseek": "deepseek"}

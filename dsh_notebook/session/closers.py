@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from .events import (
+from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     StepEnd,
@@ -32,7 +32,7 @@ from .events import (
     TurnEndReason,
     TurnStart,
 )
-from .messages import tool_text
+from ..wire.messages import tool_text
 
 if TYPE_CHECKING:
     from .session import Session

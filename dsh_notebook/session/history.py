@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import overload
 
-from .messages import AnyMessage
+from ..wire.messages import AnyMessage
 
 
 class MessageHistory(Sequence[AnyMessage]):

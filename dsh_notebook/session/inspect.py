@@ -18,7 +18,7 @@ from typing import Any
 
 from ..config import settings_from_env
 from ..errors import LogFormatError
-from .events import (
+from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
     ApprovalDecided,
@@ -152,8 +152,8 @@ def show_main(args: argparse.Namespace) -> int:
             out.write(line + "\n")
         return 0
     h = report.header
-    created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(h.get("createdAt") or 0) / 1000))
-    out.write(f"session {h.get('id')}  cwd={h.get('cwd') or '-'}  created {created}  {path}\n")
+    created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h.created_at / 1000))
+    out.write(f"session {h.id}  cwd={h.cwd or '-'}  created {created}  {path}\n")
     for ev in report.events:
         out.write(describe_event(ev) + "\n")
     if report.closers:

@@ -16,7 +16,6 @@ than one call per line) and the per-line path is used only to locate an error.
 
 from __future__ import annotations
 
-import gc
 import json
 import stat
 from dataclasses import dataclass, field
@@ -26,21 +25,20 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from ..errors import LogFormatError
-from .events import AnyEvent, Event, EventAdapter
+from ..wire.events import AnyEvent, Event, EventAdapter
+from ..wire.log import LOG_VERSION, SessionHeader
 from .logfile import ensure_private_dir, read_regular
-from .session import Session
+from .session import Session, collector_paused
 
 __all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header",
            "read_regular"]
 
-LOG_VERSION = 1
 CHUNK_BYTES = 1 << 20  # validate ~1 MB of lines at a time
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 _ListAdapter: TypeAdapter[list[Any]] = TypeAdapter(list[Event])
-# Logs are read strictly by their wire (camelCase) names: what we write is exactly JSON of the
-# declared types, and strict JSON validation is both faster and a sharper corruption check.
-_STRICT_WIRE: dict[str, Any] = {"strict": True, "by_alias": True, "by_name": False}
-
+# Logs are read strictly by their wire (camelCase) names (``strict=True, by_alias=True,
+# by_name=False`` below): what we write is exactly JSON of the declared types, and strict JSON
+# validation is both faster and a sharper corruption check.
 
 def share_fields_sets(event: Any) -> None:
     """Let a loaded event and its message parts share one ``fields_set`` per distinct shape.
@@ -62,14 +60,9 @@ def share_fields_sets(event: Any) -> None:
             object.__setattr__(message, "__pydantic_fields_set__", shared)
 
 
-def header_for(session: Session) -> dict[str, Any]:
-    return {
-        "type": "session",
-        "version": LOG_VERSION,
-        "id": session.id,
-        "cwd": session.cwd,
-        "createdAt": session.created_at,
-    }
+def header_for(session: Session) -> SessionHeader:
+    """The header line of ``session``'s log."""
+    return SessionHeader(id=session.id, cwd=session.cwd, created_at=session.created_at)
 
 
 @dataclass
@@ -81,7 +74,7 @@ class LoadedLog:
     """
 
     path: Path
-    header: dict[str, Any]
+    header: SessionHeader
     events: list[AnyEvent]
     _lines: list[str] | None = None
     torn_tail: bool = False
@@ -91,7 +84,7 @@ class LoadedLog:
 
     @property
     def id(self) -> str:
-        return str(self.header["id"])
+        return self.header.id
 
     @property
     def lines(self) -> list[str]:
@@ -102,7 +95,9 @@ class LoadedLog:
         return self._lines
 
 
-def parse_header(raw: bytes, path: Path) -> dict[str, Any]:
+def parse_header(raw: bytes, path: Path) -> SessionHeader:
+    """Line 1 of a log → its header. Unknown extra fields are ignored here (a reader stays
+    lenient); the schema, closed, is what flags them."""
     try:
         header = json.loads(raw)
     except ValueError:
@@ -117,7 +112,11 @@ def parse_header(raw: bytes, path: Path) -> dict[str, Any]:
         )
     if not isinstance(header.get("id"), str) or not header["id"]:
         raise LogFormatError(f"{path}: the header has no session id", code="LOG_HEADER")
-    return header
+    cwd, created = header.get("cwd", ""), header.get("createdAt", 0)
+    return SessionHeader.model_construct(
+        id=header["id"], cwd=cwd if isinstance(cwd, str) else str(cwd),
+        created_at=created if type(created) is int else 0,
+    )  # fmt: skip
 
 
 def load_log(path: str | Path) -> LoadedLog:
@@ -145,13 +144,8 @@ def load_log(path: str | Path) -> LoadedLog:
         return LoadedLog(path, header, [], [], False, [], len(data), ends_with_newline)
     last_nl = data.rfind(b"\n", 0, end)
     last = data[last_nl + 1 : end]
-    was_enabled = gc.isenabled()
-    gc.disable()  # many long-lived allocations and no garbage: skip repeated gen-2 scans
-    try:
+    with collector_paused():
         events, torn = _parse_events(data, first_nl + 1, last_nl, last, path)
-    finally:
-        if was_enabled:
-            gc.enable()
     warnings: list[str] = []
     good = last_nl + 1 + len(last) + (1 if ends_with_newline else 0)
     if torn and ends_with_newline and last.strip():
@@ -189,7 +183,7 @@ def _parse_events(
         cut = stop if cut < 0 else cut
         try:
             joined = b"[" + data[pos:cut].replace(b"\n", b",") + b"]"
-            chunk = _ListAdapter.validate_json(joined, **_STRICT_WIRE)
+            chunk = _ListAdapter.validate_json(joined, strict=True, by_alias=True, by_name=False)
         except ValueError:
             _locate_corrupt(path)
             raise LogFormatError(f"{path}: the log is not valid JSON lines", code="LOG_CORRUPT") from None
@@ -199,7 +193,7 @@ def _parse_events(
         pos = cut + 1
     torn = False
     try:
-        events.append(EventAdapter.validate_json(last, **_STRICT_WIRE))
+        events.append(EventAdapter.validate_json(last, strict=True, by_alias=True, by_name=False))
         share_fields_sets(events[-1])
     except ValueError:
         torn = True
@@ -216,7 +210,7 @@ def _locate_corrupt(path: Path) -> None:
     lines = path.read_bytes().rstrip(b"\n").split(b"\n")[1:-1]
     for n, line in enumerate(lines):
         try:
-            EventAdapter.validate_json(line, **_STRICT_WIRE)
+            EventAdapter.validate_json(line, strict=True, by_alias=True, by_name=False)
         except ValueError as exc:
             first = str(exc).splitlines()[1:2] or [str(exc)]
             raise LogFormatError(

@@ -34,10 +34,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
+from pydantic import JsonValue
+
 from ..errors import SessionError
+from ..wire.messages import AnyMessage, AssistantMessage, ToolCallBlock, ToolMessage, tool_text
 from .closers import close_interrupted_turn
 from .history import MessageHistory
-from .messages import AnyMessage, AssistantMessage, ToolCallBlock, ToolMessage, tool_text
 
 __all__ = [
     "SYNTHETIC_RESULT_TEXT",
@@ -60,7 +62,7 @@ class Repair:
     index: int
     detail: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {"kind": self.kind, "callId": self.call_id, "index": self.index, "detail": self.detail}
 
 

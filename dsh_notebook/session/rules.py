@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ProvenanceError, SessionError
-from .events import AnyEvent, RequestFrozen, RequestHeader, SurfaceEnvelope, ToolResult
+from ..wire.events import AnyEvent, RequestFrozen, RequestHeader, SurfaceEventBase, ToolResult
 from .lossless import check_lossless, deep_freeze
 
 
@@ -77,7 +77,7 @@ def check_provenance(event: AnyEvent, n_events: int, open_calls: dict[str, list[
 
 
 def check_replace(
-    event: SurfaceEnvelope, nodes: Sequence[int], events: Sequence[AnyEvent]
+    event: SurfaceEventBase, nodes: Sequence[int], events: Sequence[AnyEvent]
 ) -> tuple[int, int]:
     """Validate a replace against the current surface; returns the node index range ``i..j``."""
     op = event.surface_op

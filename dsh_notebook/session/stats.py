@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..models.catalog import Catalog, Price, context_window, default_catalog
-from .events import (
+from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
     ApprovalDecided,

@@ -20,7 +20,8 @@ import stat
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from ..errors import LogFormatError, LogWriteError, SessionError
 from .closers import close_interrupted_turn
@@ -48,7 +49,7 @@ class SessionSummary:
     status: str  # open | busy (written by another process) | idle | interrupted | unreadable
     cwd: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         d = asdict(self)
         return {
             "id": d["id"],
@@ -201,8 +202,8 @@ class SessionStore:
             session = Session.restore(
                 session_id,
                 loaded.events,
-                cwd=str(loaded.header.get("cwd") or ""),
-                created_at=loaded.header.get("createdAt"),
+                cwd=loaded.header.cwd,
+                created_at=loaded.header.created_at,
                 mark_seed=False,
             )
         finally:

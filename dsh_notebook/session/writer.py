@@ -4,13 +4,13 @@ lock and the durable append)."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
 
 from ..errors import LogFormatError, LogWriteError
-from .events import AnyEvent
+from ..wire.base import to_json
+from ..wire.events import AnyEvent
 from .logfile import append_durably, ensure_private_dir, open_locked, write_error
 from .persistence import LoadedLog, header_for
 from .session import Session
@@ -40,7 +40,7 @@ class SessionLog:
         self._pending: list[tuple[int, str]] = [(s, session.line(s)) for s in range(written, len(session))]
         self._good = os.fstat(fd).st_size
         if self._good == 0:
-            self._pending.insert(0, (-1, json.dumps(header_for(session), separators=(",", ":"))))
+            self._pending.insert(0, (-1, to_json(header_for(session))))
         self.flushed_seq = written - 1
         self.last_error: LogWriteError | None = None
         self._unsubscribe = session.subscribe(self._on_event)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
-from ..session.events import ToolSchema
+from ..wire.events import ToolSchema
 
 PolicyDecision = Literal["allow", "deny", "ask"]
 ApprovalDecision = Literal["allow", "deny", "cancelled"]
@@ -28,7 +28,7 @@ class ToolOutput:
     text: str
     is_error: bool = False
     code: str | None = None
-    meta: dict[str, Any] | None = None
+    meta: dict[str, JsonValue] | None = None
 
 
 @dataclass

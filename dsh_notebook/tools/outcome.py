@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from ..errors import redact
-from ..session.events import ToolErrorInfo
-from ..session.messages import ToolCallBlock, ToolMessage, tool_text
+from ..wire.events import ToolErrorInfo
+from ..wire.messages import ToolCallBlock, ToolMessage, tool_text
 from .base import PolicyDecision, Tool, ToolOutput
 
 ERROR_CODES = (
@@ -48,9 +47,6 @@ ERROR_NAMES = {
 CANCELLED_TEXT = "Error: tool call cancelled while it was running (it may have had partial effects)"
 ABORTED_TEXT = "Error: tool call aborted before dispatch"
 
-Phase = Literal["prepare", "policy", "approval", "execute", "progress", "result"]
-Status = Literal["start", "done", "waiting", "allow", "deny", "error"]
-LiveSink = Callable[[dict[str, Any]], None]
 
 
 @dataclass
@@ -61,7 +57,7 @@ class ToolOutcome:
     error: ToolErrorInfo | None = None
     deferred: list[str] = field(default_factory=list)
     concludes: bool = False
-    meta: dict[str, Any] | None = None
+    meta: dict[str, JsonValue] | None = None
 
     @property
     def is_error(self) -> bool:
@@ -82,7 +78,7 @@ def error_outcome(
     code: str,
     name: str | None = None,
     *,
-    meta: dict[str, Any] | None = None,
+    meta: dict[str, JsonValue] | None = None,
 ) -> ToolOutcome:
     """A failed call's outcome: ``Error: <text>``, ``isError``, and ``{name, code}``."""
     body = text if text.startswith("Error: ") else f"Error: {text}"
@@ -127,7 +123,7 @@ class ToolInvocation:
 
 
 @dataclass
-class PreparedCall:
+class PreparedToolCall:
     """A call after prepare: either ready to dispatch, or already finished (``outcome`` set)."""
 
     call: ToolCallBlock

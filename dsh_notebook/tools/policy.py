@@ -22,8 +22,8 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..session.events import ApprovalAsked, ApprovalDecided
-from ..session.messages import ToolCallBlock
+from ..wire.events import ApprovalAsked, ApprovalDecided
+from ..wire.messages import ToolCallBlock
 from .base import ApprovalRequest
 from .outcome import PolicyVerdict, ToolInvocation
 from .rules import grant_for, grant_label

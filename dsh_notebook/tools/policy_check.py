@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..config import settings_from_env
-from ..session.events import AnyEvent, ToolCall
 from ..session.inspect import resolve_target
 from ..session.lenient import read_lenient
+from ..wire.events import AnyEvent, ToolCall
 from .registry import builtin_tools
 from .rules import Action, ApprovalPolicy, RuleSet, load_rules
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..errors import UserError
-from ..session.events import ToolSchema
+from ..wire.events import ToolSchema
 from .base import Tool
 
 

@@ -38,7 +38,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import UserError
-from ..session.events import ApprovalDecided, Grant
+from ..wire.events import ApprovalDecided, Grant
 from .outcome import PolicyVerdict, ToolInvocation
 
 Action = Literal["allow", "deny", "ask"]

@@ -10,7 +10,7 @@ with a code; nothing here raises except cancellation, which the scheduler answer
 result text, deferred context and progress line is passed through :func:`~..redaction.redact`
 first: a secret value the process knows never reaches the log, a frame or the model.
 
-Live frames (never durable; progress goes *only* here)::
+Transient frames (never durable; progress goes *only* here), :class:`~dsh_notebook.wire.follow.ToolRuntimeItem`::
 
     {"type": "tool-runtime", "frame": {"callId", "name", "phase", "status", "detail"?, "time"}}
 
@@ -32,19 +32,18 @@ from pydantic import ValidationError
 
 from ..errors import ToolError
 from ..redaction import redact, redact_known
-from ..session.messages import ToolCallBlock
 from ..session.session import Session, now_ms
+from ..wire.follow import FrameSink, ToolRuntimeItem
+from ..wire.live import Phase, RuntimeStatus, ToolRuntimeFrame
+from ..wire.messages import ToolCallBlock
 from .base import ApprovalMode, Approver, ToolContext, ToolOutput
 from .outcome import (
     Dispatch,
     ExecuteWrapper,
     Guard,
-    LiveSink,
-    Phase,
     PostExecuteHook,
     PreExecuteHook,
-    PreparedCall,
-    Status,
+    PreparedToolCall,
     ToolInvocation,
     ToolOutcome,
     aborted_outcome,
@@ -57,7 +56,7 @@ from .sandbox import Workspace, cap_middle
 
 log = logging.getLogger(__name__)
 MAX_RESULT_CHARS = 100_000
-__all__ = ["MAX_RESULT_CHARS", "PreparedCall", "ToolOutcome", "ToolRuntime"]
+__all__ = ["MAX_RESULT_CHARS", "PreparedToolCall", "ToolOutcome", "ToolRuntime"]
 
 
 class ToolRuntime:
@@ -70,7 +69,7 @@ class ToolRuntime:
         workspace: Workspace | str | os.PathLike[str],
         approver: Approver | None = None,
         session: Session | None = None,
-        live: LiveSink | None = None,
+        frames: FrameSink | None = None,
         policy_mode: ApprovalMode = "ask",
         pre_execute: Sequence[PreExecuteHook] = (),
         guards: Sequence[Guard] = (),
@@ -83,7 +82,7 @@ class ToolRuntime:
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self.approver = approver
         self.session = session
-        self.live = live
+        self.frames = frames
         self.policy_mode: ApprovalMode = policy_mode
         self.pre_execute: list[PreExecuteHook] = list(pre_execute)
         self.guards: list[Guard] = list(guards)
@@ -92,20 +91,19 @@ class ToolRuntime:
         self.env = env
         self.main_thread = main_thread
 
-    # -- live frames ------------------------------------------------------------------------
+    # -- transient frames -------------------------------------------------------------------
 
-    def emit(self, call: ToolCallBlock, phase: Phase, status: Status, detail: str | None = None) -> None:
-        """Send one ``tool-runtime`` live frame (a failing sink is logged, never raised)."""
-        if self.live is None:
+    def emit(self, call: ToolCallBlock, phase: Phase, status: RuntimeStatus, detail: str | None = None) -> None:
+        """Send one ``tool-runtime`` frame (a failing sink is logged, never raised)."""
+        if self.frames is None:
             return
-        frame: dict[str, Any] = {"callId": call.id, "name": call.name, "phase": phase, "status": status}
-        if detail is not None:
-            frame["detail"] = detail
-        frame["time"] = now_ms()
+        frame = ToolRuntimeFrame.model_construct(
+            call_id=call.id, name=call.name, phase=phase, status=status, detail=detail, time=now_ms()
+        )
         try:
-            self.live({"type": "tool-runtime", "frame": frame})
+            self.frames(ToolRuntimeItem.model_construct(frame=frame))
         except Exception:
-            log.exception("tool-runtime live sink failed")
+            log.exception("tool-runtime frame sink failed")
 
     def finish(self, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
         self.emit(call, "result", "error" if outcome.is_error else "done", outcome.code)
@@ -156,23 +154,23 @@ class ToolRuntime:
         inv = self.parse(call)
         return isinstance(inv, ToolInvocation) and inv.tool.is_concurrency_safe(inv.args)
 
-    async def prepare(self, call: ToolCallBlock) -> PreparedCall:
+    async def prepare(self, call: ToolCallBlock) -> PreparedToolCall:
         """Validate and decide; the returned call is dispatchable or already has its outcome."""
         self.emit(call, "prepare", "start")
         inv = self.parse(call)
         if isinstance(inv, ToolOutcome):
             self.emit(call, "prepare", "error", inv.code)
-            return PreparedCall(call, outcome=self.finish(call, inv))
+            return PreparedToolCall(call, outcome=self.finish(call, inv))
         self.emit(call, "prepare", "done")
         verdict = await decide(self, call, inv)
         if verdict.decision == "allow":
-            return PreparedCall(call, inv)
+            return PreparedToolCall(call, inv)
         denied = error_outcome(call.id, f"permission denied: {verdict.reason or 'denied'}", "DENIED")
-        return PreparedCall(call, inv, self.finish(call, await self._post(inv, denied)))
+        return PreparedToolCall(call, inv, self.finish(call, await self._post(inv, denied)))
 
     # -- dispatch ---------------------------------------------------------------------------
 
-    async def dispatch(self, prepared: PreparedCall) -> ToolOutcome:
+    async def dispatch(self, prepared: PreparedToolCall) -> ToolOutcome:
         """Run the body (wrappers, timeout) and the post-execute hooks. Re-raises cancellation."""
         inv, call = prepared.invocation, prepared.call
         if prepared.outcome is not None or inv is None:

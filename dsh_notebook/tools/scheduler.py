@@ -22,9 +22,9 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..session.events import ToolCall, ToolResult
-from ..session.messages import ToolCallBlock, UserMessage, plugin_text
 from ..session.session import Session, now_ms
+from ..wire.events import ToolCall, ToolResult
+from ..wire.messages import ToolCallBlock, UserMessage, plugin_text
 from .outcome import ToolOutcome, error_outcome
 from .runtime import ToolRuntime
 

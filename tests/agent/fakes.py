@@ -27,11 +27,11 @@ from dsh_notebook.models.base import (
     ToolCallDelta,
     UsageChunk,
 )
-from dsh_notebook.session.events import Usage
-from dsh_notebook.session.messages import TextBlock, ToolCallBlock
 from dsh_notebook.session.session import Session
 from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
 from dsh_notebook.tools.registry import ToolRegistry
+from dsh_notebook.wire.events import Usage
+from dsh_notebook.wire.messages import TextBlock, ToolCallBlock
 
 
 def text(t: str, *, finish: FinishReason = "stop", pieces: int = 2) -> list[StreamChunk]:
@@ -136,7 +136,7 @@ def types(session: Session) -> list[str]:
 
 def reload(session: Session, **kw: Any) -> Session:
     """What a restart sees: the events parsed back from their persisted JSON lines, restored."""
-    from dsh_notebook.session.events import EventAdapter
+    from dsh_notebook.wire.events import EventAdapter
 
     events = [EventAdapter.validate_json(session.line(i)) for i in range(len(session.events))]
     kw.setdefault("cwd", session.cwd)

@@ -7,14 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_notebook.agent.compaction import estimate_tokens, plan_compaction
-from dsh_notebook.session.events import (
+from dsh_notebook.session.session import Session
+from dsh_notebook.wire.events import (
     AssistantMessageEvent,
     SystemMessageEvent,
     ToolCall,
     ToolResult,
     UserMessageEvent,
 )
-from dsh_notebook.session.messages import (
+from dsh_notebook.wire.messages import (
     AssistantMessage,
     SystemMessage,
     TextBlock,
@@ -22,7 +23,6 @@ from dsh_notebook.session.messages import (
     tool_text,
     user_text,
 )
-from dsh_notebook.session.session import Session
 from tests.session.helpers import assistant, new_session
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from dsh_notebook.session.events import RequestFrozen, TurnEnd
+from dsh_notebook.wire.events import RequestFrozen, TurnEnd
 
 from .fakes import ChunkModel, make_agent, text
 

@@ -6,9 +6,9 @@ import asyncio
 
 from dsh_notebook.agent.inbox import Inbox
 from dsh_notebook.models.base import BlockStart, TextDelta
-from dsh_notebook.session.events import InboxSpliced, UserMessageEvent
-from dsh_notebook.session.messages import plugin_text, user_text
 from dsh_notebook.session.session import Session
+from dsh_notebook.wire.events import InboxSpliced, UserMessageEvent
+from dsh_notebook.wire.messages import plugin_text, user_text
 
 from .fakes import ChunkModel, Gate, make_agent, reload, text
 
@@ -22,7 +22,7 @@ def test_routing_and_wake() -> None:
     assert [p.message.content[0].text for p in inbox.next_turn] == ["later"]
     assert [p.message.content[0].text for p in inbox.next_step] == ["now", "ctx"]
     assert len(wakes) == 2  # inject does not wake
-    assert [i["placement"] for i in inbox.items()] == ["steering", "context", "queued"]
+    assert [i.placement for i in inbox.items()] == ["steering", "context", "queued"]
 
 
 def test_every_splice_is_logged_before_the_lists_change() -> None:
@@ -76,7 +76,7 @@ def test_restore_replays_the_splices_with_stable_ids() -> None:
     restored_session = reload(session)
     restored = Inbox.restore(restored_session)
     assert restored.items() == inbox.items()
-    assert [i["text"] for i in restored.items()] == ["two", "three"]
+    assert [i.text for i in restored.items()] == ["two", "three"]
 
 
 async def test_steer_during_a_running_turn_rides_the_next_step() -> None:
@@ -113,7 +113,7 @@ async def test_pending_input_survives_resume() -> None:
     restored = reload(agent.session)
     model = ChunkModel(text("answer"))
     agent2 = make_agent(model, session=restored)
-    assert [i["text"] for i in agent2.inbox.items()] == ["queued before crash"]
+    assert [i.text for i in agent2.inbox.items()] == ["queued before crash"]
     assert agent2.kick() is True
     await agent2.wait_idle()
     assert model.requests and not agent2.inbox.has_pending

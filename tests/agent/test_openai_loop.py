@@ -7,9 +7,9 @@ import asyncio
 from dsh_notebook.agent.agent import Agent
 from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
-from dsh_notebook.session.events import LlmRetry, ToolResult, TurnEnd
 from dsh_notebook.session.session import Session
 from dsh_notebook.tools.registry import ToolRegistry, builtin_tools
+from dsh_notebook.wire.events import LlmRetry, ToolResult, TurnEnd
 from tests.support.fake_openai import FakeOpenAIServer, error_reply, text_reply, tool_call_reply
 
 from .fakes import sleep_tool

@@ -15,9 +15,9 @@ from dsh_notebook.agent.prompt import (
 )
 from dsh_notebook.context import HarnessContext
 from dsh_notebook.errors import UserError
-from dsh_notebook.session.events import ReplaceOp, SystemMessageEvent, UserMessageEvent
-from dsh_notebook.session.messages import user_text
 from dsh_notebook.session.session import Session
+from dsh_notebook.wire.events import ReplaceOp, SystemMessageEvent, UserMessageEvent
+from dsh_notebook.wire.messages import user_text
 
 from .fakes import reload
 

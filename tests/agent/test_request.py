@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dsh_notebook.agent.request import RequestBuilder, prepare_request, resolve_message_seqs
-from dsh_notebook.session.events import (
+from dsh_notebook.session.session import Session
+from dsh_notebook.wire.events import (
     AssistantMessageEvent,
     RequestFrozen,
     RequestHeader,
@@ -11,8 +12,7 @@ from dsh_notebook.session.events import (
     ToolSchema,
     UserMessageEvent,
 )
-from dsh_notebook.session.messages import AssistantMessage, ToolCallBlock, user_text
-from dsh_notebook.session.session import Session
+from dsh_notebook.wire.messages import AssistantMessage, ToolCallBlock, user_text
 
 from .fakes import ChunkModel, calls, echo_tool, make_agent, reload, text
 

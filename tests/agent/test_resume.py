@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 
 from dsh_notebook.agent.agent import Agent
-from dsh_notebook.session.events import RequestHeader, ToolResult, TurnEnd, UserMessageEvent
-from dsh_notebook.session.messages import user_text
 from dsh_notebook.session.store import SessionStore
 from dsh_notebook.tools.registry import ToolRegistry
+from dsh_notebook.wire.events import RequestHeader, ToolResult, TurnEnd, UserMessageEvent
+from dsh_notebook.wire.messages import user_text
 from tests.session.helpers import die
 
 from .fakes import ChunkModel, calls, sleep_tool, text
@@ -33,7 +33,7 @@ async def test_resume_keeps_pending_input_context_and_logs_header_resume(tmp_pat
     store2 = SessionStore(tmp_path)
     model = ChunkModel(text("two"))
     second = agent_for(store2, session.id, model)
-    assert [i["text"] for i in second.inbox.items()] == ["queued while shutting down"]
+    assert [i.text for i in second.inbox.items()] == ["queued while shutting down"]
     assert second.kick()
     await second.wait_idle()
     s = second.session

@@ -6,7 +6,8 @@ import asyncio
 
 from dsh_notebook.errors import ModelError
 from dsh_notebook.models.base import BlockStart, TextDelta, ToolCallDelta
-from dsh_notebook.session.events import (
+from dsh_notebook.wire.base import dump
+from dsh_notebook.wire.events import (
     AssistantAttempt,
     AssistantMessageEvent,
     LlmRetry,
@@ -87,7 +88,7 @@ async def test_cancel_mid_stream_with_visible_text_commits_interrupted_message()
     gate = Gate([BlockStart(0, "text"), TextDelta(0, "Working on"), TextDelta(0, " it")])
     agent = make_agent(ChunkModel(gate))
     frames: list[dict] = []
-    agent.live = frames.append
+    agent.frames = lambda f: frames.append(dump(f))
     agent.followup("go")
     await gate.reached.wait()
     await agent.cancel("user")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dsh_notebook.context import HarnessContext
-from dsh_notebook.session.events import ToolResult
 from dsh_notebook.tools.outcome import PolicyVerdict
+from dsh_notebook.wire.events import ToolResult
 
 from .fakes import ChunkModel, calls, echo_tool, make_agent, text
 

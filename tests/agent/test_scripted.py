@@ -15,10 +15,10 @@ from dsh_notebook.demo import WORKSPACE, copy_demo_workspace
 from dsh_notebook.errors import UserError
 from dsh_notebook.models.routing import resolve_adapter
 from dsh_notebook.models.scripted import ScriptedModel, pick_scenario
-from dsh_notebook.session.events import AssistantMessageEvent, ToolCall, ToolResult, TurnEnd
-from dsh_notebook.session.messages import AssistantMessage, ToolCallBlock, tool_text, user_text
 from dsh_notebook.session.session import Session
 from dsh_notebook.tools.registry import ToolRegistry, builtin_tools
+from dsh_notebook.wire.events import AssistantMessageEvent, ToolCall, ToolResult, TurnEnd
+from dsh_notebook.wire.messages import AssistantMessage, ToolCallBlock, tool_text, user_text
 
 NODE = shutil.which("node")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dsh_notebook.agent.hooks import PreStep, TurnStopping
 from dsh_notebook.errors import ModelError
-from dsh_notebook.session.events import (
+from dsh_notebook.wire.base import dump
+from dsh_notebook.wire.events import (
     AssistantAttempt,
     AssistantMessageEvent,
     StepStart,
@@ -12,7 +13,7 @@ from dsh_notebook.session.events import (
     TurnEnd,
     UserMessageEvent,
 )
-from dsh_notebook.session.messages import user_text
+from dsh_notebook.wire.messages import user_text
 
 from .fakes import ChunkModel, calls, echo_tool, make_agent, text, types
 
@@ -154,7 +155,7 @@ async def test_deferred_context_is_appended_after_the_batch() -> None:
 async def test_status_and_stream_frames() -> None:
     frames: list[dict] = []
     statuses: list[str] = []
-    agent = make_agent(ChunkModel(text("hello world")), live=frames.append)
+    agent = make_agent(ChunkModel(text("hello world")), frames=lambda f: frames.append(dump(f)))
     agent.on_status(statuses.append)
     agent.followup("hi")
     await agent.wait_idle()
@@ -190,3 +191,11 @@ async def test_flush_before_each_request_and_at_turn_end_and_describe() -> None:
     assert d["status"] == "idle" and d["tools"] == ["echo"] and d["lastRequestSeq"] == frozen[1]
     assert d["systemPromptOp"] == "unchanged"
     assert any(svc == "agent" for svc in d["scope"]["services"])
+
+
+def test_describe_works_before_the_first_request() -> None:
+    agent = make_agent(ChunkModel(text("unused")), echo_tool())
+    assert agent.requests.last_request is None and agent.requests.last_frozen is None
+    d = agent.describe()
+    assert d["status"] == "idle" and d["lastRequestSeq"] is None and d["turn"] is None
+    assert d["inbox"] == [] and d["tools"] == ["echo"]

@@ -29,7 +29,7 @@ import openai  # noqa: E402
 
 from dsh_notebook.models.base import ModelRequest  # noqa: E402
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter  # noqa: E402
-from dsh_notebook.session.messages import user_text  # noqa: E402
+from dsh_notebook.wire.messages import user_text  # noqa: E402
 from tests.support.fake_openai import FakeOpenAIServer, Reply, chunk  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "go"}]

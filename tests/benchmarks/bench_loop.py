@@ -58,13 +58,13 @@ class Probe:
 
 
 def seed_events(history: int) -> list:
-    from dsh_notebook.session.events import (
+    from dsh_notebook.wire.events import (
         AssistantMessageEvent,
         ToolCall,
         ToolResult,
         UserMessageEvent,
     )
-    from dsh_notebook.session.messages import (
+    from dsh_notebook.wire.messages import (
         AssistantMessage,
         TextBlock,
         ToolCallBlock,
@@ -106,11 +106,11 @@ def measure_ours(steps: int, history: int, reps: int, warmup: int) -> dict:
         TextDelta,
         ToolCallDelta,
     )
-    from dsh_notebook.session.messages import TextBlock, ToolCallBlock
     from dsh_notebook.session.persistence import SessionLog
     from dsh_notebook.session.session import Session
     from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
     from dsh_notebook.tools.registry import ToolRegistry
+    from dsh_notebook.wire.messages import TextBlock, ToolCallBlock
 
     probe = Probe(steps)
 

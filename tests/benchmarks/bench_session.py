@@ -24,17 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo, run as a script
 
-from dsh_notebook.session import (  # noqa: E402
-    AssistantMessage,
-    PairingRepairer,
-    Session,
-    SessionLog,
-    TextBlock,
-    ToolCallBlock,
-    tool_text,
-    user_text,
-)
-from dsh_notebook.session.events import (  # noqa: E402
+from dsh_notebook.session import PairingRepairer, Session, SessionLog
+from dsh_notebook.wire.events import (  # noqa: E402
     AnyEvent,
     AssistantMessageEvent,
     RequestFrozen,
@@ -47,6 +38,13 @@ from dsh_notebook.session.events import (  # noqa: E402
     TurnStart,
     Usage,
     UserMessageEvent,
+)
+from dsh_notebook.wire.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
 )
 from tests.benchmarks._common import REPO, cpu_and_wall  # noqa: E402
 

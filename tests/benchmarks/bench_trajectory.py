@@ -27,7 +27,9 @@ from dsh_notebook.session import (  # noqa: E402
     tool_text,
     user_text,
 )
-from dsh_notebook.session.events import (  # noqa: E402
+from dsh_notebook.session.stats import session_stats  # noqa: E402
+from dsh_notebook.session.store import SessionStore  # noqa: E402
+from dsh_notebook.wire.events import (  # noqa: E402
     AssistantMessageEvent,
     RequestFrozen,
     StepEnd,
@@ -41,8 +43,6 @@ from dsh_notebook.session.events import (  # noqa: E402
     Usage,
     UserMessageEvent,
 )
-from dsh_notebook.session.stats import session_stats  # noqa: E402
-from dsh_notebook.session.store import SessionStore  # noqa: E402
 
 
 def build(session: Session, n_events: int) -> None:

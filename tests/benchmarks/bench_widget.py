@@ -28,7 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from dsh_notebook.session.events import (  # noqa: E402
+from dsh_notebook.session.persistence import SessionLog  # noqa: E402
+from dsh_notebook.session.session import Session  # noqa: E402
+from dsh_notebook.wire.events import (  # noqa: E402
     AssistantMessageEvent,
     RequestFrozen,
     StepEnd,
@@ -40,15 +42,13 @@ from dsh_notebook.session.events import (  # noqa: E402
     TurnStart,
     UserMessageEvent,
 )
-from dsh_notebook.session.messages import (  # noqa: E402
+from dsh_notebook.wire.messages import (  # noqa: E402
     AssistantMessage,
     TextBlock,
     ToolCallBlock,
     tool_text,
     user_text,
 )
-from dsh_notebook.session.persistence import SessionLog  # noqa: E402
-from dsh_notebook.session.session import Session  # noqa: E402
 from tests.benchmarks._common import percentile  # noqa: E402
 from tests.browser.conftest import (  # noqa: E402
     CHROME_ARGS,
@@ -123,10 +123,10 @@ import asyncio, time
 from dsh_notebook.config import settings_from_env
 from dsh_notebook.host.host import Host
 from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, TextDelta, UsageChunk
-from dsh_notebook.notebook.link import HostLink
+from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.notebook.widgets import LoopWidget
-from dsh_notebook.session.events import Usage
-from dsh_notebook.session.messages import TextBlock
+from dsh_notebook.wire.events import Usage
+from dsh_notebook.wire.messages import TextBlock
 
 class Steady:
     provider = "bench"
@@ -147,7 +147,7 @@ class Steady:
         yield Finish(reason="stop")
 
 host = Host(settings_from_env(), adapter_factory=lambda settings, model, base_url: Steady(CHUNKS, RATE), name="bench-host")
-link = HostLink(host)
+link = DshClient(host)
 created = link.create_session(model="bench:steady", cwd=".")
 w = LoopWidget(created.session_id, host=host)
 w

@@ -33,7 +33,7 @@ from dsh_notebook.models.base import (
 )
 from dsh_notebook.models.routing import resolve_adapter
 from dsh_notebook.models.scripted import ScriptedModel
-from dsh_notebook.session.messages import TextBlock, ToolCallBlock, ToolMessage, UserMessage
+from dsh_notebook.wire.messages import TextBlock, ToolCallBlock, ToolMessage, UserMessage
 
 KNOWN_CODES = {
     "BAD_ENVELOPE", "UNKNOWN_METHOD", "BAD_ARGS", "UNKNOWN_SESSION", "EMPTY_CONTENT",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.errors import HostError
 from dsh_notebook.host.host import Host
-from dsh_notebook.session.events import InboxSpliced, TurnEnd, TurnStart, UserMessageEvent
+from dsh_notebook.wire.events import InboxSpliced, TurnEnd, TurnStart, UserMessageEvent
 
 from .support import HoldModel, Models, RawConn, events_of, wait_for, wait_idle
 

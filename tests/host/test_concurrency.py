@@ -10,7 +10,7 @@ from dsh_notebook.client.connection import Connection
 from dsh_notebook.client.dsh_client import DshClient, TurnOutcome
 from dsh_notebook.client.transport import InProcessTransport
 from dsh_notebook.host.host import Host
-from dsh_notebook.session.events import SessionEndSeed
+from dsh_notebook.wire.events import SessionEndSeed
 
 from .support import Models, events_of, make_host
 

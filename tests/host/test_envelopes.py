@@ -8,9 +8,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh_notebook.host.contract import DESCRIPTORS, Descriptor, NoArgs, SessionList
+from dsh_notebook.host.contract import DESCRIPTORS, Descriptor
 from dsh_notebook.host.envelopes import EnvelopeError, parse_envelope
 from dsh_notebook.host.host import Host
+from dsh_notebook.wire.endpoints import NoArgs, SessionList
 
 from .support import KNOWN_CODES, RawConn
 

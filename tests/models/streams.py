@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dsh_notebook.models.base import BlockEnd, Finish, ModelAdapter, ModelRequest, StreamChunk
-from dsh_notebook.session.messages import AnyMessage, AssistantMessage, user_text
+from dsh_notebook.wire.messages import AnyMessage, AssistantMessage, user_text
 
 
 def request(messages: Sequence[AnyMessage] | None = None, **options: object) -> ModelRequest:

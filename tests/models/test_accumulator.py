@@ -20,7 +20,7 @@ from dsh_notebook.models.base import (
     ToolCallDelta,
     UsageChunk,
 )
-from dsh_notebook.session.messages import ReasoningBlock, TextBlock, ToolCallBlock
+from dsh_notebook.wire.messages import ReasoningBlock, TextBlock, ToolCallBlock
 from tests.models.streams import assemble
 from tests.support.fake_openai import chunk, reasoning_chunks, text_chunks, tool_call_chunks
 

@@ -9,7 +9,7 @@ import pytest
 
 from dsh_notebook.errors import UserError
 from dsh_notebook.models import catalog
-from dsh_notebook.session.events import Usage
+from dsh_notebook.wire.events import Usage
 
 
 @pytest.fixture(autouse=True)

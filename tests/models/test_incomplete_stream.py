@@ -7,9 +7,9 @@ from __future__ import annotations
 from dsh_notebook.agent.agent import Agent
 from dsh_notebook.models.accumulator import StreamCutError
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
-from dsh_notebook.session.events import AssistantAttempt, AssistantMessageEvent, LlmRetry, TurnEnd
 from dsh_notebook.session.session import Session
 from dsh_notebook.tools.registry import ToolRegistry, builtin_tools
+from dsh_notebook.wire.events import AssistantAttempt, AssistantMessageEvent, LlmRetry, TurnEnd
 from tests.models.streams import collect, request
 from tests.models.test_openai_errors import failure
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply

@@ -9,8 +9,8 @@ import pytest
 
 from dsh_notebook.models.base import TextDelta, ToolCallDelta, UsageChunk
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
-from dsh_notebook.session.events import ToolSchema
-from dsh_notebook.session.messages import (
+from dsh_notebook.wire.events import ToolSchema
+from dsh_notebook.wire.messages import (
     AnyMessage,
     AssistantMessage,
     TextBlock,

@@ -9,7 +9,7 @@ import pytest
 from dsh_notebook.errors import ModelError
 from dsh_notebook.models.accumulator import StreamCutError
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter, retry_after_ms
-from dsh_notebook.session.messages import (
+from dsh_notebook.wire.messages import (
     AssistantMessage,
     TextBlock,
     ToolCallBlock,

@@ -10,7 +10,7 @@ import pytest
 from dsh_notebook.errors import LogFormatError, ModelError
 from dsh_notebook.models.base import TextDelta, ToolCallDelta, UsageChunk
 from dsh_notebook.models.replay import ReplayModel
-from dsh_notebook.session.events import (
+from dsh_notebook.wire.events import (
     AssistantMessageEvent,
     StreamRun,
     ToolResult,
@@ -19,7 +19,7 @@ from dsh_notebook.session.events import (
     UserMessageEvent,
     event_to_dict,
 )
-from dsh_notebook.session.messages import (
+from dsh_notebook.wire.messages import (
     AssistantMessage,
     ReasoningBlock,
     TextBlock,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dsh_notebook.models.scripted import pick_scenario
 from dsh_notebook.models.scripted_notebook import notebook_tour
 from dsh_notebook.models.scripted_scenarios import Exchange
-from dsh_notebook.session.messages import ToolCallBlock, tool_text
+from dsh_notebook.wire.messages import ToolCallBlock, tool_text
 
 
 def ex(name: str, args: str, result: str, *, error: bool = False) -> Exchange:

@@ -13,7 +13,7 @@ import pytest
 
 import dsh_notebook
 from dsh_notebook.notebook.magics import DshMagicError
-from dsh_notebook.session.events import ApprovalDecided, ContextCompacted, ToolResult
+from dsh_notebook.wire.events import ApprovalDecided, ContextCompacted, ToolResult
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.support.log_checks import assert_valid_log
 

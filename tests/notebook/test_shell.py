@@ -17,7 +17,7 @@ from dsh_notebook.notebook.magics import DshMagicError, DshMagics
 from dsh_notebook.notebook.result import TurnResult
 from dsh_notebook.notebook.turn import TurnRun
 from dsh_notebook.notebook.views import ConfigView, EventListing, SessionTable
-from dsh_notebook.session.events import ToolCall, UserMessageEvent
+from dsh_notebook.wire.events import ToolCall, UserMessageEvent
 
 from .conftest import magics_of
 

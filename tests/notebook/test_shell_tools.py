@@ -15,7 +15,7 @@ import pytest
 
 from dsh_notebook.notebook.magics import DshMagicError
 from dsh_notebook.notebook.turn import TurnRun
-from dsh_notebook.session.events import ToolResult, UserMessageEvent
+from dsh_notebook.wire.events import ToolResult, UserMessageEvent
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 
 from .conftest import fake_flags

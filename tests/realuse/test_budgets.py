@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from dsh_notebook.demo import copy_demo_workspace
-from dsh_notebook.session.events import ToolResult, TurnEnd
+from dsh_notebook.wire.events import ToolResult, TurnEnd
 from tests.realuse.cli import run_cli, session_of
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply

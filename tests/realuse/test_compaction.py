@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from dsh_notebook.agent.compaction import PLUGIN, SUMMARY_SYSTEM
-from dsh_notebook.session.events import ContextCompacted, TurnEnd, UserMessageEvent
+from dsh_notebook.wire.events import ContextCompacted, TurnEnd, UserMessageEvent
 from tests.realuse.cli import run_cli, session_of
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply

@@ -12,7 +12,7 @@ import pytest
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import normalize_model_id, settings_from_env
 from dsh_notebook.host.host import Host
-from dsh_notebook.session.events import ApprovalDecided
+from dsh_notebook.wire.events import ApprovalDecided
 from tests.realuse.cli import run_cli, session_of
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.errors import UserError
-from dsh_notebook.session.events import ApprovalDecided, ToolResult
 from dsh_notebook.tools.rules import ApprovalPolicy, Rule, RuleSet, grant_for, load_rules
+from dsh_notebook.wire.events import ApprovalDecided, ToolResult
 from tests.realuse.cli import run_cli, session_of
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply

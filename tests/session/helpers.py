@@ -11,15 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dsh_notebook.session import (
-    AssistantMessage,
-    Session,
-    TextBlock,
-    ToolCallBlock,
-    tool_text,
-    user_text,
-)
-from dsh_notebook.session.events import (
+from dsh_notebook.session import Session
+from dsh_notebook.wire.events import (
     AssistantMessageEvent,
     StepEnd,
     StepStart,
@@ -29,6 +22,13 @@ from dsh_notebook.session.events import (
     TurnEndReason,
     TurnStart,
     UserMessageEvent,
+)
+from dsh_notebook.wire.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
 )
 
 REPO = Path(__file__).resolve().parents[2]

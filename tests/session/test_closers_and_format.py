@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from dsh_notebook.models.chat_format import to_openai_message, to_openai_messages
-from dsh_notebook.session import (
-    AssistantMessage,
-    ReasoningBlock,
-    TextBlock,
-    ToolCallBlock,
-    close_interrupted_turn,
-    tool_text,
-    user_text,
-)
-from dsh_notebook.session.events import (
+from dsh_notebook.session import close_interrupted_turn
+from dsh_notebook.wire.events import (
     StepEnd,
     SystemMessageEvent,
     ToolCall,
     ToolResult,
     TurnEnd,
 )
-from dsh_notebook.session.messages import SystemMessage
+from dsh_notebook.wire.messages import (
+    AssistantMessage,
+    ReasoningBlock,
+    SystemMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
+)
 from tests.session.helpers import new_session, tool_turn
 from tests.support.openai_validator import validate_chat_request
 

@@ -18,8 +18,9 @@ from tests.support.openai_validator import validate_chat_request
 WRITER = textwrap.dedent(
     """
     import sys
-    from dsh_notebook.session import Session, SessionLog, user_text
-    from dsh_notebook.session.events import UserMessageEvent
+    from dsh_notebook.session import Session, SessionLog
+    from dsh_notebook.wire.messages import user_text
+    from dsh_notebook.wire.events import UserMessageEvent
     s = Session("s_kill", cwd="/ws")
     log = SessionLog(s, sys.argv[1])
     n = 0

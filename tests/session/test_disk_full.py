@@ -20,7 +20,7 @@ import pytest
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.errors import LogWriteError
 from dsh_notebook.session import SessionLog, load_log
-from dsh_notebook.session.events import TurnStart
+from dsh_notebook.wire.events import TurnStart
 from tests.host.support import make_host
 from tests.session.helpers import new_session, tool_turn
 

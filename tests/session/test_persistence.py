@@ -10,7 +10,7 @@ import pytest
 
 from dsh_notebook.errors import LogFormatError
 from dsh_notebook.session import Session, SessionLog, load_log
-from dsh_notebook.session.events import TurnStart
+from dsh_notebook.wire.events import TurnStart
 from tests.session.helpers import RawLog, new_session, tool_turn
 
 

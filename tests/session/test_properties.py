@@ -11,17 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_notebook.models.chat_format import to_openai_messages
-from dsh_notebook.session import (
-    AnyMessage,
-    PairingRepairer,
-    Session,
-    SessionLog,
-    load_log,
-    repair_pairing,
-    tool_text,
-    user_text,
-)
-from dsh_notebook.session.events import (
+from dsh_notebook.session import PairingRepairer, Session, SessionLog, load_log, repair_pairing
+from dsh_notebook.session.lenient import inspect_log
+from dsh_notebook.wire.events import (
     AssistantMessageEvent,
     StepEnd,
     StepStart,
@@ -32,7 +24,7 @@ from dsh_notebook.session.events import (
     TurnStart,
     UserMessageEvent,
 )
-from dsh_notebook.session.lenient import inspect_log
+from dsh_notebook.wire.messages import AnyMessage, tool_text, user_text
 from tests.session.helpers import RawLog, assistant, new_session
 from tests.support.openai_validator import validate_chat_request
 

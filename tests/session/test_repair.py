@@ -6,18 +6,17 @@ import pytest
 
 from dsh_notebook.errors import SessionError
 from dsh_notebook.models.chat_format import to_openai_messages
-from dsh_notebook.session import (
+from dsh_notebook.session import PairingRepairer, repair_pairing
+from dsh_notebook.session.repair import SYNTHETIC_RESULT_TEXT
+from dsh_notebook.wire.events import ReplaceOp, UserMessageEvent
+from dsh_notebook.wire.messages import (
     AnyMessage,
     AssistantMessage,
-    PairingRepairer,
     ToolMessage,
     UserMessage,
-    repair_pairing,
     tool_text,
     user_text,
 )
-from dsh_notebook.session.events import ReplaceOp, UserMessageEvent
-from dsh_notebook.session.repair import SYNTHETIC_RESULT_TEXT
 from tests.session.helpers import assistant, new_session, tool_turn
 from tests.support.openai_validator import validate_chat_request
 
@@ -162,7 +161,7 @@ def test_incremental_repairer_replaces_a_synthetic_tail_when_results_arrive() ->
     repairer = PairingRepairer()
     first = repairer.repair(s.derive_messages())
     assert shape(list(first.messages))[-1] == "tool:c1!"
-    from dsh_notebook.session.events import ToolCall, ToolResult
+    from dsh_notebook.wire.events import ToolCall, ToolResult
 
     call = s.append(ToolCall(turn=1, step=1, call_id="c1", name="read", arguments="{}"))
     s.append(ToolResult(turn=1, step=1, message=ok("c1"), source_event_seqs=(call.seq,)))

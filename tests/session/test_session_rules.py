@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from dsh_notebook.errors import ProvenanceError, SessionError
-from dsh_notebook.session import Session, tool_text, user_text
-from dsh_notebook.session.events import (
+from dsh_notebook.session import Session
+from dsh_notebook.wire.events import (
     AssistantMessageEvent,
     ReplaceOp,
     RequestHeader,
@@ -21,6 +21,7 @@ from dsh_notebook.session.events import (
     TurnStart,
     UserMessageEvent,
 )
+from dsh_notebook.wire.messages import tool_text, user_text
 from tests.session.helpers import assistant, new_session, tool_turn
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.errors import ProvenanceError, SessionError
-from dsh_notebook.session import SessionStore, load_log, user_text
-from dsh_notebook.session.events import SessionEndSeed, TurnEnd, UserMessageEvent
+from dsh_notebook.session import SessionStore, load_log
+from dsh_notebook.wire.events import SessionEndSeed, TurnEnd, UserMessageEvent
+from dsh_notebook.wire.messages import user_text
 from tests.session.helpers import RawLog, die, tool_turn
 
 
@@ -18,7 +19,7 @@ def test_create_get_close(tmp_path: Path) -> None:
     s = store.create("/ws")
     assert re.fullmatch(r"s_[0-9a-f]{12}", s.id)
     assert store.get(s.id) is s and store.open(s.id) is s and store.open_ids == [s.id]
-    assert load_log(store.path_for(s.id)).header["cwd"] == "/ws"  # header flushed at create
+    assert load_log(store.path_for(s.id)).header.cwd == "/ws"  # header flushed at create
     store.close(s.id)
     assert store.get(s.id) is None
     with pytest.raises(SessionError, match="SESSION_EXISTS"):

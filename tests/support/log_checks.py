@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from dsh_notebook.models.chat_format import to_openai_messages
-from dsh_notebook.session.events import AnyEvent, ToolCall, ToolResult, TurnEnd, TurnStart
 from dsh_notebook.session.persistence import load_log
 from dsh_notebook.session.repair import PairingRepairer
 from dsh_notebook.session.session import Session
+from dsh_notebook.wire.events import AnyEvent, ToolCall, ToolResult, TurnEnd, TurnStart
 from tests.support.openai_validator import validate_chat_request
 
 

@@ -35,6 +35,6 @@ def make_runtime(ws: Path, session: Session, frames: Frames) -> Callable[..., To
     def make(tools: list[Any] | None = None, **kw: Any) -> ToolRuntime:
         registry = ToolRegistry(builtin_tools() if tools is None else tools)
         kw.setdefault("policy_mode", "auto")
-        return ToolRuntime(registry, workspace=ws, session=session, live=frames, **kw)
+        return ToolRuntime(registry, workspace=ws, session=session, frames=frames, **kw)
 
     return make

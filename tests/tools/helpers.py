@@ -9,10 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dsh_notebook.session import Session, ToolCallBlock
-from dsh_notebook.session.events import ApprovalAsked, ApprovalDecided, ToolCall, ToolResult
+from dsh_notebook.session import Session
 from dsh_notebook.tools import ApprovalRequest, Tool, ToolContext, ToolOutput
 from dsh_notebook.tools.base import ApprovalDecision, Approver
+from dsh_notebook.wire.base import dump
+from dsh_notebook.wire.events import ApprovalAsked, ApprovalDecided, ToolCall, ToolResult
+from dsh_notebook.wire.messages import ToolCallBlock
 
 
 def call(name: str, args: dict[str, Any] | str | None = None, call_id: str = "c1") -> ToolCallBlock:
@@ -22,10 +24,10 @@ def call(name: str, args: dict[str, Any] | str | None = None, call_id: str = "c1
 
 
 class Frames(list[dict[str, Any]]):
-    """A live sink that records ``tool-runtime`` frames."""
+    """A frame sink that records ``tool-runtime`` frames in their wire form."""
 
-    def __call__(self, frame: dict[str, Any]) -> None:
-        self.append(frame)
+    def __call__(self, frame: BaseModel) -> None:
+        self.append(dump(frame))
 
     def phases(self, call_id: str) -> list[tuple[str, str]]:
         return [

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.session import Session
-from dsh_notebook.session.events import ToolResult
 from dsh_notebook.tools import ToolRuntime, execute_tool_calls
 from dsh_notebook.tools.base import Approver
+from dsh_notebook.wire.events import ToolResult
 from tests.tools.helpers import Frames, Gates, assert_paired, call, keyed, log, until
 
 MakeRuntime = Callable[..., ToolRuntime]

@@ -15,8 +15,8 @@ import pytest
 
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.host.host import Host
-from dsh_notebook.session.events import ToolResult
 from dsh_notebook.tools import ToolRuntime
+from dsh_notebook.wire.events import ToolResult
 from tests.host.fixtures import client, host, models
 from tests.host.support import HoldModel, Models, ToolModel, events_of
 from tests.tools.helpers import call

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dsh_notebook.session import Session
-from dsh_notebook.session.events import ApprovalDecided
 from dsh_notebook.tools import (
     ApprovalRequest,
     AutoApprover,
@@ -20,6 +19,7 @@ from dsh_notebook.tools import (
     error_outcome,
 )
 from dsh_notebook.tools.base import ApprovalDecision, Approver
+from dsh_notebook.wire.events import ApprovalDecided
 from tests.tools.helpers import FakeApprover, Frames, approval_events, call, make_tool
 
 MakeRuntime = Callable[..., ToolRuntime]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from dsh_notebook.errors import UserError
-from dsh_notebook.session.events import ToolSchema
 from dsh_notebook.tools import ToolRegistry, builtin_tools
 from dsh_notebook.tools.builtin import bash_tool, read_tool
+from dsh_notebook.wire.events import ToolSchema
 
 
 def test_builtins_and_their_argument_names() -> None:

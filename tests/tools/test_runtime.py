@@ -124,11 +124,11 @@ async def test_progress_goes_only_to_live_frames(make_runtime: MakeRuntime, sess
 
 async def test_failing_live_sink_never_breaks_a_call(ws: Path) -> None:
 
-    def bad_sink(frame: dict[str, object]) -> None:
+    def bad_sink(frame: object) -> None:
         raise RuntimeError("ui gone")
 
     (ws / "a.txt").write_text("ok\n")
-    runtime = ToolRuntime(ToolRegistry([read_tool, write_tool]), workspace=ws, live=bad_sink)
+    runtime = ToolRuntime(ToolRegistry([read_tool, write_tool]), workspace=ws, frames=bad_sink)
     out = await runtime.run(call("read", {"file_path": "a.txt"}))
     assert out.code is None and "ok" in out.text
 

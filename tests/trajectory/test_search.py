@@ -13,7 +13,9 @@ from dsh_notebook.observe.indexer import index_writer
 from dsh_notebook.observe.search import INDEX_NAME, SearchIndex
 from dsh_notebook.observe.search_view import search_sessions
 from dsh_notebook.session import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
-from dsh_notebook.session.events import (
+from dsh_notebook.session.session import Session
+from dsh_notebook.session.store import SessionStore
+from dsh_notebook.wire.events import (
     AssistantMessageEvent,
     StepEnd,
     StepStart,
@@ -24,8 +26,6 @@ from dsh_notebook.session.events import (
     TurnStart,
     UserMessageEvent,
 )
-from dsh_notebook.session.session import Session
-from dsh_notebook.session.store import SessionStore
 
 REPO = Path(__file__).resolve().parents[2]
 

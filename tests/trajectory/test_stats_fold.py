@@ -4,7 +4,9 @@ parallel tool results committed late, approvals, unknown prices and old logs wit
 from __future__ import annotations
 
 from dsh_notebook.session import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
-from dsh_notebook.session.events import (
+from dsh_notebook.session.session import Session
+from dsh_notebook.session.stats import session_stats, stats_schema
+from dsh_notebook.wire.events import (
     ApprovalAsked,
     ApprovalDecided,
     AssistantAttempt,
@@ -22,8 +24,6 @@ from dsh_notebook.session.events import (
     Usage,
     UserMessageEvent,
 )
-from dsh_notebook.session.session import Session
-from dsh_notebook.session.stats import session_stats, stats_schema
 
 
 def frozen(turn: int, step: int, attempt: int, model: str = "deepseek-chat", provider: str = "deepseek") -> RequestFrozen:

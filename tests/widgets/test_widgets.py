@@ -11,6 +11,7 @@ import pytest
 
 from dsh_notebook.notebook import widgets
 from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
+from dsh_notebook.wire.endpoints import SessionInfo
 
 from .conftest import FrontEnd
 
@@ -144,7 +145,7 @@ def _saved_log(host: Any, fe_widget: LoopWidget) -> Path:
     return Path(value["logPath"])
 
 
-def test_saved_log_replays_read_only_without_a_host(host: Any) -> None:
+def test_saved_log_replays_read_only_through_the_gateway(host: Any) -> None:
     path = _saved_log(host, LoopWidget(host=host))
     w = LoopWidget(path=path)
     assert w.readonly and w.session_id == path.stem and w.error == ""
@@ -157,6 +158,10 @@ def test_saved_log_replays_read_only_without_a_host(host: Any) -> None:
     assert snap["live"]["attached"] is False
     rpc = fe.call("session/prompt", {"request": {"sessionId": w.session_id, "requestId": "x", "content": "hi"}})
     assert fe.wait(lambda: fe.response(rpc))["result"]["error"]["code"] == "READ_ONLY"
+    info_rpc = fe.call("session/info", {"sessionId": w.session_id})
+    info = SessionInfo.model_validate(fe.wait(lambda: fe.response(info_rpc))["result"]["value"])
+    assert info.live is False and info.status == "idle" and info.last_seq == len(lines) - 1
+    assert info.model.startswith("script:") and info.log_path == str(path)  # the model the log used
     # catch up from a cursor (a reloaded view that already had part of the log)
     follow2 = fe.open("session/follow", {"sessionId": w.session_id, "cursor": 5})
     snap2 = fe.wait(lambda: fe.stream(follow2))[0]["value"]
@@ -209,3 +214,27 @@ def test_repr_is_cheap_text_naming_the_session_or_log(tmp_path) -> None:  # type
     text = repr(inspector)
     assert text.startswith("<SessionInspector of s_missing") and "%dsh show" in text
     assert repr(LoopWidget()).startswith("<LoopWidget of a new session")
+
+
+def test_without_a_host_every_envelope_gets_a_coded_wire_error() -> None:
+    import json as _json
+
+    from dsh_notebook.errors import HostError
+    from dsh_notebook.notebook.comm_transport import WidgetBridge
+    from tests.wire.schema_support import problems
+
+    sent: list[dict[str, Any]] = []
+
+    def no_host(send: Any) -> Any:
+        raise HostError("the host is shut down", code="HOST_CLOSED")
+
+    bridge = WidgetBridge(sent.append, no_host, interval=0)
+    bridge.handle({"kind": "envelope", "cid": "v", "envelope": {"type": "client-request", "rpcId": "r1", "method": "session/list"}})
+    bridge.handle({"kind": "envelope", "cid": "v", "envelope": {"type": "open", "streamId": "f1", "endpoint": "session/follow"}})
+    bridge.handle({"kind": "envelope", "cid": "v", "envelope": {"type": "cancel", "streamId": "f1"}})
+    bridge.batcher.flush()
+    replies = [_json.loads(item) for batch in sent for item in batch["items"]]
+    assert [(r["type"], r.get("rpcId", r.get("streamId"))) for r in replies] == [("server-response", "r1"), ("error", "f1")]
+    assert all(problems("ServerMessage", r) == [] for r in replies)
+    assert {r["result"]["error"]["code"] if r["type"] == "server-response" else r["error"]["code"] for r in replies} == {"HOST_CLOSED"}
+    bridge.close()

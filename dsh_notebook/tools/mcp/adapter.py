@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import RootModel, model_validator
+from pydantic import JsonValue, RootModel, model_validator
 
-from ...session.events import ToolSchema
+from ...wire.events import ToolSchema
 from ..base import PolicyDecision, Tool, ToolContext, ToolOutput
 
 MAX_RESOURCE_TEXT = 20_000
@@ -141,7 +141,7 @@ def result_output(result: Any) -> ToolOutput:
         texts.append(dumped if not texts else f"structured result: {dumped}")
     text = "\n".join(t for t in texts if t) or "(no output)"
     kinds = sorted({str(getattr(b, "type", "")) for b in result.content or ()} - {"text"})
-    meta = {"mcpContent": kinds} if kinds else None
+    meta: dict[str, JsonValue] | None = {"mcpContent": list(kinds)} if kinds else None
     if result.is_error:
         return ToolOutput(text, is_error=True, code="MCP_TOOL_ERROR", meta=meta)
     return ToolOutput(text, meta=meta)

@@ -1,5 +1,5 @@
 // One-line summaries and filters of events for the inspector's timeline.
-import type { SessionEvent } from "../types";
+import { field, messageOf, turnOf, type SessionEvent } from "../types";
 import { fromCell } from "./cell";
 import { messageText } from "./history";
 
@@ -9,7 +9,7 @@ function clip(s: string, n = 100): string {
 }
 
 export function summarize(ev: SessionEvent): string {
-  const m = ev.message;
+  const m = messageOf(ev);
   switch (ev.type) {
     case "user/message": {
       if (!m || m.role !== "user") return "";
@@ -22,7 +22,7 @@ export function summarize(ev: SessionEvent): string {
       return m ? clip(messageText(m)) : "";
     case "assistant/message": {
       if (!m || m.role !== "assistant") return "";
-      const calls = m.content.filter((b) => b.type === "tool-call").map((b) => (b.type === "tool-call" ? `${b.name} ${b.id} ${b.arguments}` : ""));
+      const calls = (m.content ?? []).filter((b) => b.type === "tool-call").map((b) => (b.type === "tool-call" ? `${b.name} ${b.id} ${b.arguments}` : ""));
       const text = messageText(m);
       return clip([text, ...calls].filter(Boolean).join(" · "));
     }
@@ -58,7 +58,7 @@ export function summarize(ev: SessionEvent): string {
 
 /** The tool name an event concerns (for the tool filter). */
 export function toolOf(ev: SessionEvent, nameByCall: Map<string, string>): string | undefined {
-  if (ev.type === "tool/call" || ev.type.startsWith("approval/")) return String(ev.name ?? "");
+  if (ev.type === "tool/call" || ev.type.startsWith("approval/")) return String(field(ev, "name") ?? "");
   if (ev.type === "tool/result" && ev.message?.role === "tool") return nameByCall.get(ev.message.toolCallId);
   return undefined;
 }
@@ -79,7 +79,7 @@ export class EventFilter {
       const ev = events[i];
       if (ev.type === "turn/start" && typeof ev.turn === "number") this.turn = ev.turn;
       if (ev.type === "tool/call") this.nameByCall.set(String(ev.callId), String(ev.name));
-      this.turns.push(typeof ev.turn === "number" ? ev.turn : this.turn);
+      this.turns.push(turnOf(ev) ?? this.turn);
       this.tools.push(toolOf(ev, this.nameByCall));
       this.haystack.push(undefined);
     }

@@ -9,13 +9,13 @@ fields at the top level, and optional ``sourceEventSeqs`` (provenance). Surface 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, JsonValue, TypeAdapter
 
+from .base import Frozen
 from .messages import (
     AssistantMessage,
-    Frozen,
     SystemMessage,
     ToolMessage,
     UserMessage,
@@ -32,14 +32,17 @@ class ReplaceOp(Frozen):
     end_seq: int
 
 
-class Envelope(Frozen):
+class EventBase(Frozen):
+    """The fields every event has. ``seq``/``time`` are stamped by ``Session.append``."""
+
+    __wire_required__: ClassVar[tuple[str, ...]] = ("seq", "time")
     seq: int = -1
     time: int = 0
     type: str = ""
     source_event_seqs: tuple[int, ...] | None = None
 
 
-class SurfaceEnvelope(Envelope):
+class SurfaceEventBase(EventBase):
     surface_op: ReplaceOp | None = None
 
 
@@ -107,43 +110,43 @@ class ToolSchema(Frozen):
 # --- events --------------------------------------------------------------------------------------
 
 
-class TurnStart(Envelope):
+class TurnStart(EventBase):
     type: Literal["turn/start"] = "turn/start"
     turn: int
 
 
-class TurnEnd(Envelope):
+class TurnEnd(EventBase):
     type: Literal["turn/end"] = "turn/end"
     turn: int
     reason: TurnEndReason
 
 
-class StepStart(Envelope):
+class StepStart(EventBase):
     type: Literal["step/start"] = "step/start"
     turn: int
     step: int
 
 
-class StepEnd(Envelope):
+class StepEnd(EventBase):
     type: Literal["step/end"] = "step/end"
     turn: int
     step: int
 
 
-class UserMessageEvent(SurfaceEnvelope):
+class UserMessageEvent(SurfaceEventBase):
     type: Literal["user/message"] = "user/message"
     turn: int | None = None
     message: UserMessage
 
 
-class SystemMessageEvent(SurfaceEnvelope):
+class SystemMessageEvent(SurfaceEventBase):
     type: Literal["system/message"] = "system/message"
     turn: int
     step: int
     message: SystemMessage
 
 
-class AssistantMessageEvent(SurfaceEnvelope):
+class AssistantMessageEvent(SurfaceEventBase):
     type: Literal["assistant/message"] = "assistant/message"
     turn: int
     step: int
@@ -156,7 +159,7 @@ class AssistantMessageEvent(SurfaceEnvelope):
     sent at its ``request/frozen`` ``time``; the first delta is the earliest ``stream`` ``time0``."""
 
 
-class AssistantAttempt(Envelope):
+class AssistantAttempt(EventBase):
     type: Literal["assistant/attempt"] = "assistant/attempt"
     turn: int
     step: int
@@ -166,7 +169,7 @@ class AssistantAttempt(Envelope):
     first_byte_time: int | None = None  # as on ``assistant/message``
 
 
-class ToolCall(Envelope):
+class ToolCall(EventBase):
     type: Literal["tool/call"] = "tool/call"
     turn: int
     step: int
@@ -177,7 +180,7 @@ class ToolCall(Envelope):
     tool: str | None = None  # ... and the tool's name there
 
 
-class ToolResult(SurfaceEnvelope):
+class ToolResult(SurfaceEventBase):
     type: Literal["tool/result"] = "tool/result"
     turn: int
     step: int
@@ -189,7 +192,7 @@ class ToolResult(SurfaceEnvelope):
     meta: dict[str, JsonValue] | None = None  # UI facts of the call, never model-visible (python: namespace diff)
 
 
-class RequestHeader(Envelope):
+class RequestHeader(EventBase):
     type: Literal["request/header"] = "request/header"
     reason: Literal["initial", "resume", "change"]
     config: dict[str, JsonValue]
@@ -197,7 +200,7 @@ class RequestHeader(Envelope):
     endpoint: str | None = None  # the OpenAI-compatible base URL the requests went to, if any
 
 
-class RequestFrozen(Envelope):
+class RequestFrozen(EventBase):
     type: Literal["request/frozen"] = "request/frozen"
     turn: int
     step: int
@@ -214,7 +217,7 @@ class RequestFrozen(Envelope):
     ``request/frozen`` (only the seqs added since it); see ``agent.request.resolve_message_seqs``."""
 
 
-class InboxSpliced(Envelope):
+class InboxSpliced(EventBase):
     type: Literal["agent/inbox/spliced"] = "agent/inbox/spliced"
     target: Literal["next-turn", "next-step"]
     start: int
@@ -223,7 +226,7 @@ class InboxSpliced(Envelope):
     outcome: Literal["claimed", "canceled"] | None = None
 
 
-class ApprovalAsked(Envelope):
+class ApprovalAsked(EventBase):
     type: Literal["approval/asked"] = "approval/asked"
     call_id: str
     name: str
@@ -239,7 +242,7 @@ class Grant(Frozen):
     pattern: str = "*"
 
 
-class ApprovalDecided(Envelope):
+class ApprovalDecided(EventBase):
     """A decision on one call: by an approver's answer (``by`` names who answered) or, without
     asking, by an approval policy (``by``: ``rule`` | ``session`` | ``policy``); ``rule`` names
     the rule, grant or callable that made it; ``grant`` records an "allow for the session"."""
@@ -253,7 +256,7 @@ class ApprovalDecided(Envelope):
     grant: Grant | None = None
 
 
-class LlmRetry(Envelope):
+class LlmRetry(EventBase):
     type: Literal["llm/retry"] = "llm/retry"
     turn: int | None = None
     step: int | None = None
@@ -262,7 +265,7 @@ class LlmRetry(Envelope):
     delay_ms: int
 
 
-class ContextCompacted(Envelope):
+class ContextCompacted(EventBase):
     """Older surface nodes ``startSeq..endSeq`` (``replaced`` of them) were replaced by the
     summary ``user/message`` at ``summarySeq`` (its ``surfaceOp`` replace and ``sourceEventSeqs``
     name every replaced seq). ``trigger``: ``threshold`` (the estimate passed the share of
@@ -285,7 +288,7 @@ class ContextCompacted(Envelope):
     usage: Usage | None = None
 
 
-class SessionEndSeed(Envelope):
+class SessionEndSeed(EventBase):
     type: Literal["session/end-seed"] = "session/end-seed"
 
 
@@ -341,11 +344,11 @@ EVENT_TYPES: frozenset[str] = frozenset(
 )
 
 
-def event_to_dict(event: Envelope) -> dict[str, Any]:
+def event_to_dict(event: EventBase) -> dict[str, JsonValue]:
     """The wire form of an event (camelCase keys, ``None`` fields left out)."""
     return event.model_dump(mode="json", exclude_none=True)
 
 
-def event_to_json(event: Envelope) -> str:
+def event_to_json(event: EventBase) -> str:
     """One JSON line for an event (no trailing newline)."""
     return event.model_dump_json(exclude_none=True)

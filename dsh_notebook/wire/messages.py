@@ -9,22 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
+from .base import Frozen
 
-class Frozen(BaseModel):
-    """Base for every wire shape: frozen, camelCase aliases, unknown fields rejected."""
-
-    model_config = ConfigDict(
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        extra="forbid",
-        ser_json_inf_nan="strings",
-    )
+__all__ = [
+    "AnyMessage", "AssistantBlock", "AssistantMessage", "Frozen", "Message", "MessageSource",
+    "ReasoningBlock", "SystemMessage", "TextBlock", "ToolCallBlock", "ToolMessage", "UserMessage",
+    "plugin_text", "tool_text", "user_text",
+]
 
 
 class TextBlock(Frozen):

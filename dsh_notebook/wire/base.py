@@ -1,0 +1,96 @@
+"""The base of every wire shape: frozen, camelCase on the wire, closed (unknown fields rejected).
+
+Serialisation leaves ``None`` fields out (``exclude_none``), the one rule of the whole wire. A
+shape whose ``None`` means something (``rpcId: null`` on an unpairable error, ``turn: null`` when
+no turn runs) names those fields in ``__nullable__``: they are always sent, ``null`` included, and
+the schema makes them required.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+
+
+def _required_in_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    """Tags (``const`` properties) and ``__wire_required__`` fields are required in the schema:
+    they always appear on the wire even though Python gives them defaults."""
+    props = schema.get("properties", {})
+    names = [k for k, v in props.items() if "const" in v]
+    for name in getattr(cls, "__wire_required__", ()):
+        names.append(to_camel(name))
+    required = schema.setdefault("required", [])
+    for name in names:
+        if name in props and name not in required:
+            required.append(name)
+    if not required:
+        del schema["required"]
+
+
+class Frozen(BaseModel):
+    """Base for every wire shape: frozen, camelCase aliases, unknown fields rejected."""
+
+    __wire_required__: ClassVar[tuple[str, ...]] = ()
+
+    model_config = ConfigDict(
+        json_schema_extra=_required_in_schema,
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        ser_json_inf_nan="strings",
+    )
+
+
+class Nullable(Frozen):
+    """A wire shape with fields sent as ``null`` even under ``exclude_none`` (``__nullable__``)."""
+
+    __nullable__: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _keep_nulls(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in self.__nullable__:
+                if getattr(self, name) is None:
+                    data.setdefault(to_camel(name), None)
+        return data
+
+
+def dump(model: BaseModel) -> dict[str, JsonValue]:
+    """The wire form of a model as Python data (camelCase, ``None`` fields left out)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def to_json(model: BaseModel) -> str:
+    """The wire form of a model as one JSON text (no newline)."""
+    return model.model_dump_json(by_alias=True, exclude_none=True)
+
+
+class Encoded:
+    """A wire value already serialised: the JSON text of one model (a stream item's value).
+
+    Lets a producer serialise once for many receivers, and splice stored event lines into
+    items without parsing them again."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, json: str) -> None:
+        self.json = json
+
+    def __repr__(self) -> str:
+        return f"Encoded({self.json[:80]!r})"
+
+
+ItemValue = BaseModel | Encoded
+"""What a stream sink accepts: an item model, or its JSON text already encoded."""

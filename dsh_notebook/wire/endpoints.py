@@ -1,0 +1,183 @@
+"""Args and results of every endpoint (the Remote Descriptors' models, seed 001 L2).
+
+``host/contract.py`` binds each endpoint to one args model and one result model (streams have
+none: their items are :data:`~dsh_notebook.wire.follow.FollowItem` /
+:data:`~dsh_notebook.wire.control.ControlItem`). Wire names are camelCase.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import JsonValue
+
+from .base import Frozen
+from .control import AgentStatus, QueueItem
+from .events import Grant
+from .follow import PendingApproval
+from .messages import CellRef
+
+Mode = Literal["queue", "steer"]
+ApproveMode = Literal["auto", "ask", "deny"]
+
+
+# --- args ----------------------------------------------------------------------------------------
+
+
+class SessionOptions(Frozen):
+    """Per-session settings that may change while the session is live (unset: keep / default).
+
+    ``maxSteps`` / ``maxTime``: the turn budgets (``0``: unbounded; default ``DSH_MAX_STEPS`` /
+    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``)."""
+
+    max_steps: int | None = None
+    max_time: float | None = None
+    rules: str | None = None
+
+
+class CreateArgs(SessionOptions):
+    cwd: str | None = None
+    model: str | None = None
+    approve: ApproveMode | None = None
+    base_url: str | None = None
+
+
+class PromptCommand(Frozen):
+    """The Prompt command (seed 001 object 6): which session, which submission, how, what."""
+
+    session_id: str
+    request_id: str
+    mode: Mode = "queue"
+    content: str | tuple[dict[str, JsonValue], ...]
+    cell: CellRef | None = None  # the notebook cell that sent it (recorded on the user message)
+
+
+class PromptArgs(Frozen):
+    request: PromptCommand
+
+
+class SessionRef(Frozen):
+    session_id: str
+
+
+class ResumeArgs(SessionOptions):
+    """Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live,
+    the :class:`SessionOptions` (budgets, rules) always."""
+
+    session_id: str
+    model: str | None = None
+    approve: ApproveMode | None = None
+    base_url: str | None = None
+
+
+class NoArgs(Frozen):
+    pass
+
+
+class ApproveArgs(Frozen):
+    """``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
+    rest of the session (logged as ``approval/decided.grant``)."""
+
+    session_id: str
+    call_id: str
+    decision: Literal["allow", "deny"]
+    scope: Literal["call", "session"] = "call"
+
+
+class FollowArgs(Frozen):
+    session_id: str
+    cursor: int | None = None
+
+
+# --- results -------------------------------------------------------------------------------------
+
+
+class SessionCreated(Frozen):
+    session_id: str
+    cwd: str
+    model: str
+    approve: ApproveMode
+    log_path: str | None = None
+
+
+class Accepted(Frozen):
+    accepted: bool = True
+
+
+class Cancelled(Frozen):
+    session_id: str
+    cancelled: bool  # True when a turn was running and has now ended aborted
+
+
+class ListedSession(Frozen):
+    """One row of ``session/list``: a saved or live session."""
+
+    session_id: str
+    title: str = ""
+    turns: int = 0
+    last_activity: int | None = None
+    event_count: int = 0
+    path: str | None = None
+    live: bool = False
+    status: Literal["idle", "running", "saved"] = "saved"
+
+
+class SessionList(Frozen):
+    sessions: tuple[ListedSession, ...]
+
+
+class Resumed(Frozen):
+    session_id: str
+    cwd: str
+    model: str
+    resolution: Literal["live", "resumed"]  # what the Agent resolver did (seed 001 object 16)
+    warnings: tuple[str, ...] = ()  # what loading the log had to drop or defer (a torn tail ...)
+
+
+class Decided(Frozen):
+    session_id: str
+    call_id: str
+    decision: Literal["allow", "deny"]
+
+
+class Compacted(Frozen):
+    """The answer of ``session/compact``: ``compacted`` false when there was nothing to compact."""
+
+    session_id: str
+    compacted: bool
+    summary_seq: int | None = None
+    replaced: int = 0
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+
+class SessionInfo(Frozen):
+    session_id: str
+    cwd: str
+    model: str
+    approve: ApproveMode
+    status: AgentStatus
+    live: bool = True
+    turn: int | None = None
+    step: int | None = None
+    last_seq: int
+    log_path: str | None = None
+    queue: tuple[QueueItem, ...] = ()
+    pending_approvals: tuple[PendingApproval, ...] = ()
+    max_steps: int | None = None  # the turn budgets in force (None: no limit)
+    max_time: float | None = None
+    rules: str | None = None  # the approval rules file's name, if any
+    grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
+
+
+UnaryResult = (
+    SessionCreated
+    | Accepted
+    | Cancelled
+    | SessionList
+    | Resumed
+    | Decided
+    | Compacted
+    | SessionInfo
+)
+"""Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""

@@ -1,0 +1,86 @@
+"""The wire as one JSON Schema document (draft 2020-12): ``python -m dsh_notebook schema``.
+
+Every model is in ``$defs`` under its class name; the three top-level unions are the ``$defs``
+entries ``LogLine``, ``ClientMessage`` and ``ServerMessage``, and the root is ``anyOf`` the
+three. To check one line against one union, validate it against
+``{"$ref": "#/$defs/LogLine", "$defs": <the document's $defs>}`` (see the README). The document
+is deterministic: the same code prints the same bytes (``$defs`` sorted, keys in model order).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import RootModel
+from pydantic.json_schema import models_json_schema
+
+from .control import ControlItem
+from .envelopes import ClientMessage as _ClientMessage
+from .envelopes import ServerMessage as _ServerMessage
+from .follow import FollowItem
+from .log import LogLine as _LogLine
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMA_ID = "https://dsh-notebook.invalid/wire.schema.json"
+TOP_LEVEL = ("LogLine", "ClientMessage", "ServerMessage")
+
+
+# Named roots: their class names become the ``$defs`` keys of the unions.
+class LogLine(RootModel[_LogLine]):
+    """One line of a session log: the header line or one event."""
+
+
+class ClientMessage(RootModel[_ClientMessage]):
+    """One message from a client: client-request, open or cancel."""
+
+
+class ServerMessage(RootModel[_ServerMessage]):
+    """One message from the host: server-response, or a stream's item / error / end frame."""
+
+
+class FollowStreamItem(RootModel[FollowItem]):
+    """The value of an item frame on a ``session/follow`` stream."""
+
+
+class ControlStreamItem(RootModel[ControlItem]):
+    """The value of an item frame on a ``session/control`` stream."""
+
+
+def _strip_titles(node: Any) -> Any:
+    """Drop pydantic's generated ``title`` of properties (noise for readers and TS generators)."""
+    if isinstance(node, dict):
+        props = node.get("properties")
+        out = {k: _strip_titles(v) for k, v in node.items()}
+        if isinstance(props, dict):
+            out["properties"] = {
+                k: {kk: vv for kk, vv in _strip_titles(v).items() if kk != "title"}
+                for k, v in props.items()
+            }
+        return out
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def wire_schema() -> dict[str, Any]:
+    """The whole wire as one JSON Schema document."""
+    roots = (LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem)
+    _, doc = models_json_schema([(m, "validation") for m in roots], ref_template="#/$defs/{model}")
+    defs = _strip_titles(doc["$defs"])
+    return {
+        "$schema": DRAFT,
+        "$id": SCHEMA_ID,
+        "title": "dsh_notebook wire",
+        "description": (
+            "Session log lines (LogLine), client messages (ClientMessage) and host messages "
+            "(ServerMessage) of dsh_notebook. Payloads are closed: unknown fields do not validate."
+        ),
+        "anyOf": [{"$ref": f"#/$defs/{name}"} for name in TOP_LEVEL],
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def schema_json() -> str:
+    """The document as text, exactly as ``python -m dsh_notebook schema`` prints it."""
+    return json.dumps(wire_schema(), indent=2, ensure_ascii=False) + "\n"
