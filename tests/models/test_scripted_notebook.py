@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dsh_notebook.models.scripted import pick_scenario
 from dsh_notebook.models.scripted_notebook import notebook_tour
-from dsh_notebook.models.scripted_scenarios import Exchange
+from dsh_notebook.models.scripted_scenarios import TurnCall
 from dsh_notebook.wire.messages import ToolCallBlock, tool_text
 
 
-def ex(name: str, args: str, result: str, *, error: bool = False) -> Exchange:
-    return Exchange(ToolCallBlock(id=f"c_{name}", name=name, arguments=args), tool_text(f"c_{name}", result, is_error=error))
+def ex(name: str, args: str, result: str, *, error: bool = False) -> TurnCall:
+    return TurnCall(ToolCallBlock(id=f"c_{name}", name=name, arguments=args), tool_text(f"c_{name}", result, is_error=error))
 
 
 def test_the_tour_follows_the_results() -> None:
