@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import HostError
 from ..wire.endpoints import Decided, ListedSession, Resumed, SessionCreated, SessionInfo
@@ -26,6 +26,7 @@ from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
 from .remote import Remote
+from .state import Json
 
 if TYPE_CHECKING:
     from ..host.host import Host
@@ -166,7 +167,7 @@ class DshClient:
         return TurnOutcome(outcome.session_id, outcome.request_id, outcome.turn, outcome.reason, outcome.final_answer, path)
 
     # -- host-wide ----------------------------------------------------------------------------
-    def control(self, on_frame: Callable[[dict[str, Any]], None]) -> Subscription:
+    def control(self, on_frame: Callable[[Json], None]) -> Subscription:
         """Subscribe to ``session/control`` (baseline, then queue and status frames)."""
         sub: Subscription = self.remote.session.control.open(on_frame)
         return sub
