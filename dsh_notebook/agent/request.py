@@ -166,7 +166,7 @@ class RequestBuilder:
                 provider=prepared.provider,
                 model=prepared.model,
                 message_seqs=tuple(seqs),
-                repairs=tuple(r.to_dict() for r in repaired.changes),
+                repairs=tuple(r.note() for r in repaired.changes),
                 base_request_seq=base,
             )
         )

@@ -94,6 +94,15 @@ class ToolErrorInfo(Frozen):
     code: str
 
 
+class RepairNote(Frozen):
+    """One change the API-boundary pairing repair made to a request's messages."""
+
+    kind: str  # synthetic-result | dropped-orphan-result | renamed-duplicate-call | …
+    call_id: str
+    index: int
+    detail: str = ""
+
+
 class ToolSchema(Frozen):
     """A tool definition as the model sees it."""
 
@@ -193,7 +202,7 @@ class RequestFrozen(EventBase):
     provider: str
     model: str
     message_seqs: tuple[int, ...]
-    repairs: tuple[dict[str, JsonValue], ...] = ()
+    repairs: tuple[RepairNote, ...] = ()
     base_request_seq: int | None = None
     """When set, ``messageSeqs`` extends the resolved ``messageSeqs`` of that earlier
     ``request/frozen`` (only the seqs added since it); see ``agent.request.resolve_message_seqs``."""
