@@ -34,6 +34,12 @@ export interface ApprovalDecided {
   by?: string | null;
 }
 
+export interface ApproveArgs {
+  sessionId: string;
+  callId: string;
+  decision: "allow" | "deny";
+}
+
 export interface ArgsPayload {
   args?: { [k: string]: JsonValue } | null;
 }
@@ -146,6 +152,13 @@ export interface ControlStatus {
 /** The value of an item frame on a ``session/control`` stream. */
 export type ControlStreamItem = Baseline | QueueChanged | ControlStatus;
 
+export interface CreateArgs {
+  cwd?: string | null;
+  model?: string | null;
+  approve?: ("auto" | "ask" | "deny") | null;
+  baseUrl?: string | null;
+}
+
 export interface Decided {
   sessionId: string;
   callId: string;
@@ -169,6 +182,11 @@ export interface FinishChunk {
   type: "finish";
   reason: "stop" | "tool-calls" | "max-tokens";
   providerState?: { [k: string]: JsonValue } | null;
+}
+
+export interface FollowArgs {
+  sessionId: string;
+  cursor?: number | null;
 }
 
 export interface FollowStatus {
@@ -229,12 +247,26 @@ export interface MessageSource {
   form?: string | null;
 }
 
+export type NoArgs = Record<string, never>;
+
 /** A tool call waiting for a client's ``session/approve``. */
 export interface PendingApproval {
   callId: string;
   name: string;
   arguments: string;
   reason?: string | null;
+}
+
+export interface PromptArgs {
+  request: PromptCommand;
+}
+
+/** The Prompt command (seed 001 object 6): which session, which submission, how, what. */
+export interface PromptCommand {
+  sessionId: string;
+  requestId: string;
+  mode?: "queue" | "steer";
+  content: string | ({ [k: string]: JsonValue })[];
 }
 
 export interface QueueChanged {
@@ -263,6 +295,14 @@ export interface ReasoningDeltaChunk {
   text: string;
 }
 
+/** One change the API-boundary pairing repair made to a request's messages. */
+export interface RepairNote {
+  kind: string;
+  callId: string;
+  index: number;
+  detail?: string;
+}
+
 /** Replace the surface range ``startSeq..endSeq`` (both current surface nodes) by this event. */
 export interface ReplaceOp {
   op: "replace";
@@ -281,7 +321,7 @@ export interface RequestFrozen {
   provider: string;
   model: string;
   messageSeqs: number[];
-  repairs?: ({ [k: string]: JsonValue })[];
+  repairs?: RepairNote[];
   baseRequestSeq?: number | null;
 }
 
@@ -304,6 +344,14 @@ export interface ResultError {
 export interface ResultOk {
   ok: true;
   value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | SessionInfo;
+}
+
+/** Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live. */
+export interface ResumeArgs {
+  sessionId: string;
+  model?: string | null;
+  approve?: ("auto" | "ask" | "deny") | null;
+  baseUrl?: string | null;
 }
 
 export interface Resumed {
@@ -374,6 +422,10 @@ export interface SessionInfo {
 
 export interface SessionList {
   sessions: ListedSession[];
+}
+
+export interface SessionRef {
+  sessionId: string;
 }
 
 export interface Snapshot {
