@@ -177,7 +177,7 @@ class RequestBuilder:
                 provider=prepared.provider,
                 model=prepared.model,
                 message_seqs=tuple(seqs),
-                repairs=tuple(r.to_dict() for r in repaired.changes),
+                repairs=tuple(r.note() for r in repaired.changes),
                 context_window=self.context_window_override(),
                 base_request_seq=base,
             )

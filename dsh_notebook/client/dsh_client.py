@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import HostError
 from ..wire.endpoints import Compacted, Decided, ListedSession, Resumed, SessionCreated, SessionInfo
@@ -26,6 +26,7 @@ from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
 from .remote import Remote
+from .state import Json
 
 if TYPE_CHECKING:
     from ..host.host import Host
@@ -94,7 +95,7 @@ class DshClient:
 
     # -- prompts ------------------------------------------------------------------------------
     def prompt(self, text: str, session_id: str, mode: str = "queue", request_id: str | None = None,
-               cell: dict[str, Any] | None = None) -> Receipt:
+               cell: dict[str, object] | None = None) -> Receipt:
         """Submit; returns once the message is in the Agent's inbox (or raises a coded error).
         ``cell``: the notebook cell that sent it (``{cellId?, executionCount?}``), recorded on the
         user message."""
@@ -104,7 +105,7 @@ class DshClient:
             with h.cond:
                 if rid not in h.model.submissions:
                     h.model.submit(rid, text, mode)
-        command: dict[str, Any] = {"session_id": session_id, "request_id": rid, "mode": mode,
+        command: dict[str, object] = {"session_id": session_id, "request_id": rid, "mode": mode,
                                    "content": [{"type": "text", "text": text}]}
         if cell:
             command["cell"] = cell
@@ -189,7 +190,7 @@ class DshClient:
         return TurnOutcome(outcome.session_id, outcome.request_id, outcome.turn, outcome.reason, outcome.final_answer, path)
 
     # -- host-wide ----------------------------------------------------------------------------
-    def control(self, on_frame: Callable[[dict[str, Any]], None]) -> Subscription:
+    def control(self, on_frame: Callable[[Json], None]) -> Subscription:
         """Subscribe to ``session/control`` (baseline, then queue and status frames)."""
         sub: Subscription = self.remote.session.control.open(on_frame)
         return sub

@@ -31,7 +31,6 @@ from ..errors import SessionError
 from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
-    RequestFrozen,
     RequestHeader,
     SessionEndSeed,
     SurfaceEventBase,
@@ -52,7 +51,7 @@ E = TypeVar("E", bound=AnyEvent)
 _SURFACE: frozenset[type] = frozenset(
     {UserMessageEvent, SystemMessageEvent, AssistantMessageEvent, ToolResult}
 )
-_FREE_JSON: frozenset[type] = frozenset({RequestHeader, RequestFrozen})
+_FREE_JSON: frozenset[type] = frozenset({RequestHeader})
 Observer = Callable[[AnyEvent], None]
 
 

@@ -181,3 +181,21 @@ UnaryResult = (
     | SessionInfo
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
+
+
+Stream = Literal["FollowStreamItem", "ControlStreamItem"]
+
+ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
+    "session/create": (CreateArgs, SessionCreated),
+    "session/prompt": (PromptArgs, Accepted),
+    "session/cancel": (SessionRef, Cancelled),
+    "session/list": (NoArgs, SessionList),
+    "session/resume": (ResumeArgs, Resumed),
+    "session/approve": (ApproveArgs, Decided),
+    "session/info": (SessionRef, SessionInfo),
+    "session/follow": (FollowArgs, "FollowStreamItem"),
+    "session/control": (NoArgs, "ControlStreamItem"),
+}
+"""Every endpoint's args model and its result model (unary) or item union (stream, by its
+schema name). ``host/contract.py``'s Descriptors bind the same models (a test checks they agree);
+the schema lists this table as ``x-endpoints``."""

@@ -96,6 +96,15 @@ class ToolErrorInfo(Frozen):
     code: str
 
 
+class RepairNote(Frozen):
+    """One change the API-boundary pairing repair made to a request's messages."""
+
+    kind: str  # synthetic-result | dropped-orphan-result | renamed-duplicate-call | …
+    call_id: str
+    index: int
+    detail: str = ""
+
+
 class ToolSchema(Frozen):
     """A tool definition as the model sees it."""
 
@@ -208,7 +217,7 @@ class RequestFrozen(EventBase):
     provider: str
     model: str
     message_seqs: tuple[int, ...]
-    repairs: tuple[dict[str, JsonValue], ...] = ()
+    repairs: tuple[RepairNote, ...] = ()
     context_window: int | None = None
     """The context window override in effect (``--context-window`` / ``DSH_CONTEXT_WINDOW``), if
     any; without it the window is the model's, from :mod:`dsh_notebook.models.catalog`."""

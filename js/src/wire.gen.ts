@@ -41,6 +41,17 @@ export interface ApprovalDecided {
   grant?: Grant | null;
 }
 
+/**
+ * ``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
+ * rest of the session (logged as ``approval/decided.grant``).
+ */
+export interface ApproveArgs {
+  sessionId: string;
+  callId: string;
+  decision: "allow" | "deny";
+  scope?: "call" | "session";
+}
+
 export interface ArgsPayload {
   args?: { [k: string]: JsonValue } | null;
 }
@@ -201,6 +212,16 @@ export interface ControlStatus {
 /** The value of an item frame on a ``session/control`` stream. */
 export type ControlStreamItem = Baseline | QueueChanged | ControlStatus;
 
+export interface CreateArgs {
+  maxSteps?: number | null;
+  maxTime?: number | null;
+  rules?: string | null;
+  cwd?: string | null;
+  model?: string | null;
+  approve?: ("auto" | "ask" | "deny") | null;
+  baseUrl?: string | null;
+}
+
 export interface Decided {
   sessionId: string;
   callId: string;
@@ -224,6 +245,11 @@ export interface FinishChunk {
   type: "finish";
   reason: "stop" | "tool-calls" | "max-tokens";
   providerState?: { [k: string]: JsonValue } | null;
+}
+
+export interface FollowArgs {
+  sessionId: string;
+  cursor?: number | null;
 }
 
 export interface FollowStatus {
@@ -294,12 +320,27 @@ export interface MessageSource {
   cell?: CellRef | null;
 }
 
+export type NoArgs = Record<string, never>;
+
 /** A tool call waiting for a client's ``session/approve``. */
 export interface PendingApproval {
   callId: string;
   name: string;
   arguments: string;
   reason?: string | null;
+}
+
+export interface PromptArgs {
+  request: PromptCommand;
+}
+
+/** The Prompt command (seed 001 object 6): which session, which submission, how, what. */
+export interface PromptCommand {
+  sessionId: string;
+  requestId: string;
+  mode?: "queue" | "steer";
+  content: string | ({ [k: string]: JsonValue })[];
+  cell?: CellRef | null;
 }
 
 export interface QueueChanged {
@@ -328,6 +369,14 @@ export interface ReasoningDeltaChunk {
   text: string;
 }
 
+/** One change the API-boundary pairing repair made to a request's messages. */
+export interface RepairNote {
+  kind: string;
+  callId: string;
+  index: number;
+  detail?: string;
+}
+
 /** Replace the surface range ``startSeq..endSeq`` (both current surface nodes) by this event. */
 export interface ReplaceOp {
   op: "replace";
@@ -346,7 +395,7 @@ export interface RequestFrozen {
   provider: string;
   model: string;
   messageSeqs: number[];
-  repairs?: ({ [k: string]: JsonValue })[];
+  repairs?: RepairNote[];
   contextWindow?: number | null;
   baseRequestSeq?: number | null;
 }
@@ -370,6 +419,20 @@ export interface ResultError {
 export interface ResultOk {
   ok: true;
   value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | SessionInfo;
+}
+
+/**
+ * Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live,
+ * the :class:`SessionOptions` (budgets, rules) always.
+ */
+export interface ResumeArgs {
+  maxSteps?: number | null;
+  maxTime?: number | null;
+  rules?: string | null;
+  sessionId: string;
+  model?: string | null;
+  approve?: ("auto" | "ask" | "deny") | null;
+  baseUrl?: string | null;
 }
 
 export interface Resumed {
@@ -445,6 +508,10 @@ export interface SessionInfo {
 
 export interface SessionList {
   sessions: ListedSession[];
+}
+
+export interface SessionRef {
+  sessionId: string;
 }
 
 export interface Snapshot {
