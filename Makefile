@@ -1,31 +1,42 @@
 # The two commands of the README:
 #   make demo   — set up everything, build the widget, open JupyterLab on notebook 01
-#                 (make demo-headless executes all walkthrough notebooks instead, no browser)
+#                 (make demo-headless executes all walkthrough notebooks instead, no browser;
+#                 both install the agent kernel "Agent (dsh)" into the venv first: make kernel)
 #   make test   — set up everything (incl. Chromium for the browser tests) and run every test
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.dsh-installed
 
-.PHONY: setup widget demo demo-headless test test-fast lint bench chromium clean
+.PHONY: setup widget types kernel demo demo-headless test test-fast lint bench chromium bubblewrap clean
 
-setup: $(STAMP) widget
+setup: $(STAMP) widget bubblewrap
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tests/mcptools/package.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
 	cd js && npm install --no-audit --no-fund --silent
 	cd js && npm run --silent build
 	$(PY) -m pip install -q -e ".[dev]"
+	cd tests/mcptools && npm install --no-audit --no-fund --silent  # MCP reference servers for the tests
 	touch $(STAMP)
 
 widget: $(STAMP)
 	cd js && (test -d node_modules || npm install --no-audit --no-fund --silent) && npm run --silent build
 
-demo: setup
+# js/src/wire.gen.ts: the TypeScript types of the wire, generated from `python -m dsh_notebook schema`
+# (committed; `make lint` fails when it differs from a fresh generation)
+types: $(STAMP)
+	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent gen:types
+
+# the agent kernel "Agent (dsh)" (notebook 05) is installed into the venv for both
+kernel: $(STAMP)
+	$(PY) -m dsh_notebook install-kernel --sys-prefix
+
+demo: setup kernel
 	$(VENV)/bin/jupyter lab notebooks/01-tool-feedback-loop.ipynb
 
-demo-headless: setup
+demo-headless: setup kernel
 	$(PY) -m dsh_notebook.notebook.walkthrough notebooks notebooks/executed
 
 chromium:
@@ -33,10 +44,17 @@ chromium:
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium not installed: browser tests will be skipped"
 
+# The bash tool's sandbox (Linux): without bwrap commands run unconfined, and the product says so.
+bubblewrap:
+	@command -v bwrap >/dev/null 2>&1 || [ "$$(uname -s)" != Linux ] || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; } || \
+	  echo "bubblewrap not installed: bash runs without a sandbox (python -m dsh_notebook doctor)"
+
 lint: setup
 	$(VENV)/bin/ruff check dsh_notebook tests
 	$(VENV)/bin/mypy
 	cd js && npm run --silent typecheck
+	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent check:types
 
 # The browser tests run in their own pytest process: Playwright's sync API keeps an asyncio loop
 # running on the main thread for as long as the browser lives, which async tests must not inherit.
@@ -53,4 +71,4 @@ bench: setup
 	for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) js/node_modules dsh_notebook/static notebooks/executed
+	rm -rf $(VENV) js/node_modules tests/mcptools/node_modules dsh_notebook/static notebooks/executed

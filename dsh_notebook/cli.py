@@ -1,8 +1,13 @@
 """``python -m dsh_notebook`` — the headless CLI (DESIGN §6).
 
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
-repaired model messages of its next request; ``sessions`` lists saved sessions; ``serve --stdio``
-speaks the wire envelopes on stdin/stdout; ``schema`` prints the wire's JSON Schema.
+repaired model messages of its next request, or (``--stats``) its timings, tokens and cost;
+``sessions`` lists saved sessions (``--search TEXT`` searches them); ``export-otel`` sends a saved
+session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdin/stdout;
+``mcp list|add|remove`` shows and edits the MCP servers; ``install-kernel`` installs the agent
+kernel ``dsh``; ``doctor`` prints which protections are active here;
+``compact ID`` summarises a session's older turns; ``policy check ID_OR_PATH [--rules FILE]``
+prints the verdict of the approval rules for every tool call of a saved session; ``schema`` prints the wire's JSON Schema.
 """
 
 from __future__ import annotations
@@ -24,15 +29,51 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="an OpenAI-compatible endpoint")
     run.add_argument("--cwd", help="workspace (default: a fresh copy of the demo workspace)")
     run.add_argument("--session", help="continue this session id")
-    run.add_argument("--approve", choices=["auto", "deny"], default="auto")
+    run.add_argument("--approve", choices=["auto", "ask", "deny"], default=None,
+                     help="approval for bash/write/edit: ask on the terminal (default outside the demo "
+                          "workspace; without a terminal, denied), auto (default on the demo copy), deny")
     run.add_argument("--quiet", action="store_true", help="print only the final answer")
+    run.add_argument("--context-window", type=_window, metavar="N", help="context window in tokens (default: the model's)")
+    run.add_argument("--no-network", action="store_true",
+                     help="no network for sandboxed tool commands (same as DSH_SANDBOX_NETWORK=0)")
+    run.add_argument("--max-steps", type=int, metavar="N",
+                     help="model requests per turn before it ends with reason budget (default DSH_MAX_STEPS or 50; 0: no limit)")
+    run.add_argument("--max-time", type=float, metavar="SECONDS",
+                     help="seconds per turn before it ends with reason budget (default DSH_MAX_TIME, else none)")
+    run.add_argument("--rules", metavar="FILE", help="approval rules, a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE)")
 
     show = sub.add_parser("show", help="print a session's events or its next request's messages")
     show.add_argument("target", help="session id or path to a .jsonl log")
     show.add_argument("--messages", action="store_true", help="repaired messages, OpenAI form")
-    show.add_argument("--json", action="store_true", help="events as JSON lines")
+    show.add_argument("--json", action="store_true", help="events as JSON lines (with --stats: one JSON object)")
+    show.add_argument("--stats", action="store_true", help="timings, tokens, cost and context per request, tool, turn")
+    show.add_argument("--context-window", type=_window, metavar="N", help="with --stats: the context window in tokens")
 
-    sub.add_parser("sessions", help="list saved sessions")
+    sessions = sub.add_parser("sessions", help="list saved sessions (or search them)")
+    sessions.add_argument("--search", metavar="TEXT", help="sessions and events whose text matches")
+    sessions.add_argument("--limit", type=int, default=50, help="with --search: at most this many events")
+    sessions.add_argument("--json", action="store_true", help="with --search: one JSON object")
+
+    sub.add_parser("doctor", help="print which protections (sandbox, redaction, locks …) are active here")
+
+    otel = sub.add_parser("export-otel", help="send a saved session to the OTLP endpoint as traces")
+    otel.add_argument("target", help="session id or path to a .jsonl log")
+    otel.add_argument("--endpoint", help="OTLP/HTTP endpoint (default: OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
+
+    from .tools.mcp.listing import add_cli_parser
+
+    add_cli_parser(sub)
+
+    compact = sub.add_parser("compact", help="summarise a saved session's older turns into one message now")
+    compact.add_argument("session", help="session id")
+    compact.add_argument("--model", help="the model that writes the summary (default: the session's)")
+    compact.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: the session's)")
+
+    policy = sub.add_parser("policy", help="approval policies")
+    policy_sub = policy.add_subparsers(dest="policy_command", required=True)
+    check = policy_sub.add_parser("check", help="dry run: the verdict of the rules for every tool call of a saved session")
+    check.add_argument("target", help="session id or path to a .jsonl log")
+    check.add_argument("--rules", metavar="FILE", help="a JSON rules file (default DSH_POLICY_FILE)")
 
     fork = sub.add_parser("fork", help="a new session repeating events 0..SEQ of a saved one")
     fork.add_argument("target", help="session id or path to a .jsonl log")
@@ -48,12 +89,49 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve the host protocol")
     serve.add_argument("--stdio", action="store_true", required=True)
+    serve.add_argument("--no-network", action="store_true", help="no network for sandboxed tool commands")
+
+    kernel = sub.add_parser("install-kernel", help='install the Jupyter kernelspec "dsh" (Agent (dsh))')
+    where = kernel.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="into the user's Jupyter data directory")
+    where.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix); the default in a venv")
+    where.add_argument("--prefix", metavar="P", help="into P/share/jupyter/kernels")
     return parser
+
+
+def _window(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"--context-window must be a positive number of tokens, not {raw!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "no_network", False):
+        from .tools.confine import configure
+
+        configure(network=False)
     try:
+        if args.command == "show" and args.stats:
+            from .session.stats_view import stats_main
+
+            return stats_main(args)
+        if args.command == "sessions" and args.search is not None:
+            from .observe.search_view import search_main
+
+            return search_main(args)
+        if args.command == "export-otel":
+            from .observe.otel import export_main
+
+            return export_main(args)
+        if args.command == "doctor":
+            from .doctor import doctor_main
+
+            return doctor_main(args)
         if args.command == "show":
             from .session.inspect import show_main
 
@@ -62,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             from .session.inspect import sessions_main
 
             return sessions_main(args)
+        if args.command == "run" and args.context_window is not None:
+            os.environ["DSH_CONTEXT_WINDOW"] = str(args.context_window)  # this process's window
         if args.command == "fork":
             from .session.fork import fork_main
 
@@ -74,6 +154,22 @@ def main(argv: list[str] | None = None) -> int:
             from .host.cli_run import run_main
 
             return run_main(args)
+        if args.command == "mcp":
+            from .tools.mcp.listing import cli_main
+
+            return cli_main(args)
+        if args.command == "install-kernel":
+            from .kernel.install import install_main
+
+            return install_main(args)
+        if args.command == "compact":
+            from .host.cli_run import compact_main
+
+            return compact_main(args)
+        if args.command == "policy":
+            from .tools.policy_check import check_main
+
+            return check_main(args)
         if args.command == "schema":
             from .wire.schema import schema_json
 

@@ -3,25 +3,119 @@
 ``DSH_MODEL`` (default ``script:auto``), ``DSH_BASE_URL``, ``DSH_API_KEY`` (else the provider's
 usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default ``~/.dsh``;
 session logs under ``$DSH_HOME/sessions/``), ``DSH_TIMEOUT`` (seconds a model request waits for
-the server's next bytes before the attempt fails ``CONNECTION``; default 120). The key is never
-printed: :meth:`Settings.describe` shows it only as set / not set.
+the server's next bytes before the attempt fails ``CONNECTION``; default 120), ``DSH_MCP_TIMEOUT``
+(seconds per MCP tool call, default 60), ``DSH_MCP_TRUST_READONLY=1`` (MCP tools annotated
+read-only run without asking), the turn budgets
+``DSH_MAX_STEPS`` (model requests per turn, default 50; 0: unbounded) and ``DSH_MAX_TIME``
+(seconds per turn), ``DSH_POLICY_FILE`` (approval rules, :mod:`dsh_notebook.tools.rules`) and
+``DSH_COMPACT_THRESHOLD`` (compact the context above this share of the model's window, default
+0.8). The key is never printed: :meth:`Settings.describe` shows it only as set / not set.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .errors import UserError, register_secret
+from .errors import register_secret as _register
 
 DEFAULT_MODEL = "script:auto"
 DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MCP_TIMEOUT_S = 60.0
+DEFAULT_MAX_STEPS = 50
+DEFAULT_COMPACT_THRESHOLD = 0.8
 PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
 PROVIDER_BASE_URL = {
     "deepseek": "https://api.deepseek.com",
     "openai": "https://api.openai.com/v1",
 }
+
+
+_SECRET_PARAM = re.compile(r"(?i)token|key|secret|pass|auth|sig|credential|session")
+MASK = "***"
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` with its credentials masked: ``user:***@``, a bare ``token@``, and the values of
+    query parameters named like secrets (``token``, ``key``, ``api_key``, ``password`` ...).
+    Safe on malformed URLs (they are masked crudely)."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^/@]*@", f"//{MASK}@", url.split("?", 1)[0]) + ("?" + MASK if "?" in url else "")
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, sep, _pw = userinfo.partition(":")
+        netloc = f"{user}:{MASK}@{hostport}" if sep else f"{MASK}@{hostport}"
+    query = "&".join(
+        f"{k}={MASK}" if sep and _SECRET_PARAM.search(k) else f"{k}{sep}{v}"
+        for k, sep, v in (pair.partition("=") for pair in parts.query.split("&") if pair)
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def register_url_secrets(url: str | None) -> None:
+    """Remember the credentials inside ``url`` so :func:`~.errors.redact` masks them anywhere
+    (values of 8 characters or more: a shorter one would mask ordinary words in any text)."""
+    if not url:
+        return
+
+    def register_secret(value: str) -> None:
+        if len(value) >= 8:
+            _register(value)
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return
+    userinfo = parts.netloc.rpartition("@")[0]
+    if userinfo:
+        user, sep, pw = userinfo.partition(":")
+        register_secret(unquote(pw) if sep else unquote(user))
+        register_secret(pw if sep else user)
+    for k, sep, v in (pair.partition("=") for pair in parts.query.split("&") if pair):
+        if sep and _SECRET_PARAM.search(k):
+            register_secret(unquote(v))
+            register_secret(v)
+
+
+def check_base_url(url: str) -> str:
+    """A usable OpenAI-compatible base URL, or ``UserError(BAD_BASE_URL)`` saying why."""
+    shown = repr(redact_url(url.replace("\x00", "\\0")))
+    if any(ord(c) < 32 or ord(c) == 127 for c in url):
+        what = "a NUL byte" if "\x00" in url else "a control character"
+        raise UserError(f"the base URL {shown} contains {what}", code="BAD_BASE_URL")
+    try:
+        parts = urlsplit(url.strip())
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError as exc:
+        raise UserError(f"the base URL {shown} is malformed ({exc})", code="BAD_BASE_URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise UserError(f"the base URL {shown} is not an http(s) URL with a host, e.g. "
+                        "http://localhost:11434/v1", code="BAD_BASE_URL")
+    register_url_secrets(url)
+    return url.strip()
+KNOWN_PROVIDERS = frozenset({"openai", "deepseek", "script", "replay"})
+"""The prefixes a model id may start with; with a base URL anything else is part of the name."""
+
+
+def normalize_model_id(model_id: str, base_url: str | None) -> str:
+    """With a base URL the whole value is the model name unless it starts with a known provider
+    prefix (``openai:``, ``deepseek:``, ``script:``, ``replay:``): ``qwen2.5:7b`` becomes
+    ``openai:qwen2.5:7b`` (an OpenAI-compatible model named ``qwen2.5:7b``). Without a base URL
+    the id is returned unchanged (``provider:model``)."""
+    stripped = model_id.strip()
+    provider, sep, _ = stripped.partition(":")
+    if base_url and sep and provider.lower() not in KNOWN_PROVIDERS:
+        return f"openai:{stripped}"
+    return model_id
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -47,6 +141,12 @@ class Settings:
     home: Path = field(default_factory=lambda: Path("~/.dsh").expanduser())
     explicit_model: bool = False
     timeout: float = DEFAULT_TIMEOUT_S  # per model-request read/write timeout, seconds
+    mcp_trust_readonly: bool = False  # MCP tools annotated readOnlyHint run without asking
+    mcp_timeout: float = DEFAULT_MCP_TIMEOUT_S  # seconds an MCP tool call may take
+    max_steps: int | None = DEFAULT_MAX_STEPS  # turn budget: model requests per turn (None: unbounded)
+    max_time: float | None = None  # turn budget: seconds per turn (None: unbounded)
+    policy_file: str | None = None  # approval rules (a JSON list of {tool, pattern, action})
+    compact_threshold: float = DEFAULT_COMPACT_THRESHOLD  # compact above this share of the window
 
     @property
     def sessions_dir(self) -> Path:
@@ -83,7 +183,7 @@ class Settings:
         """What ``%dsh config`` shows. The key only as set / not set."""
         return {
             "model": self.model,
-            "base_url": self.resolved_base_url() or "(none: embedded scripted model)",
+            "base_url": redact_url(self.resolved_base_url()) or "(none: embedded scripted model)",
             "home": str(self.home),
             "sessions": str(self.sessions_dir),
             "api_key": "set" if self.resolved_key() else "not set",
@@ -96,6 +196,7 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
     register_secret(key)
     for name in PROVIDER_KEY_ENV.values():
         register_secret(env.get(name))
+    register_url_secrets(env.get("DSH_BASE_URL"))
     home = Path(env.get("DSH_HOME") or "~/.dsh").expanduser()
     model = env.get("DSH_MODEL") or DEFAULT_MODEL
     return Settings(
@@ -105,17 +206,62 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         home=home,
         explicit_model=bool(env.get("DSH_MODEL")),
         timeout=_timeout(env.get("DSH_TIMEOUT")),
+        mcp_trust_readonly=(env.get("DSH_MCP_TRUST_READONLY") or "").strip().lower() in ("1", "true", "yes", "on"),
+        mcp_timeout=_timeout(env.get("DSH_MCP_TIMEOUT"), DEFAULT_MCP_TIMEOUT_S, "DSH_MCP_TIMEOUT"),
+        max_steps=parse_max_steps(env.get("DSH_MAX_STEPS"), "DSH_MAX_STEPS", DEFAULT_MAX_STEPS),
+        max_time=parse_max_time(env.get("DSH_MAX_TIME"), "DSH_MAX_TIME"),
+        policy_file=env.get("DSH_POLICY_FILE") or None,
+        compact_threshold=_threshold(env.get("DSH_COMPACT_THRESHOLD")),
     )
 
 
-def _timeout(raw: str | None) -> float:
-    """``DSH_TIMEOUT`` in seconds (unset or blank: the default)."""
+def parse_max_steps(raw: str | int | None, name: str = "--max-steps", default: int | None = None) -> int | None:
+    """A step budget: a positive integer; ``0`` means unbounded; unset or blank: ``default``."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UserError(f"{name} must be a whole number of steps (0: no limit), not {raw!r}", code="BAD_CONFIG")
+    return value or None
+
+
+def parse_max_time(raw: str | float | None, name: str = "--max-time") -> float | None:
+    """A time budget in seconds: positive; ``0`` means unbounded; unset or blank: none."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise UserError(f"{name} must be a number of seconds (0: no limit), not {raw!r}", code="BAD_CONFIG")
+    return value or None
+
+
+def _threshold(raw: str | None) -> float:
     if not raw or not raw.strip():
-        return DEFAULT_TIMEOUT_S
+        return DEFAULT_COMPACT_THRESHOLD
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise UserError(f"DSH_COMPACT_THRESHOLD must be a share of the context window in (0, 1], not {raw!r}",
+                        code="BAD_CONFIG")
+    return value
+
+
+def _timeout(raw: str | None, default: float = DEFAULT_TIMEOUT_S, var: str = "DSH_TIMEOUT") -> float:
+    """``DSH_TIMEOUT`` (or ``var``) in seconds (unset or blank: the default)."""
+    if not raw or not raw.strip():
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = 0.0
     if not 0 < value < float("inf"):
-        raise UserError(f"DSH_TIMEOUT must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
+        raise UserError(f"{var} must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
     return value

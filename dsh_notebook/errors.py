@@ -7,42 +7,27 @@ message that says what went wrong and, where possible, how to fix it::
     ├── UserError                 misuse: bad flag, bad config, missing key, bad prompt
     ├── SessionError              the fact layer refused something
     │   ├── ProvenanceError       sourceEventSeqs broke a rule
-    │   └── LogFormatError        a session log cannot be read (version, corrupt line)
+    │   ├── LogFormatError        a session log cannot be read (version, corrupt line)
+    │   └── LogWriteError         a session log cannot be written (DISK_FULL, LOG_WRITE_FAILED)
     ├── ModelError                the provider failed (auth, unknown model, overflow, 429/5xx …)
     ├── ToolError                 raised inside the tool pipeline; always becomes a tool result
     ├── HostError                 the host path refused a call (envelope, method, args, session)
     └── RunCancelled              control flow: a run was cancelled
 
-Messages never contain API keys: :func:`redact` is applied wherever provider text is quoted.
+Messages never contain secrets: every message goes through :func:`redact`
+(:mod:`.redaction`: known values from the environment and the configured keys, key shapes).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-_KEY_PATTERNS = (
-    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.]{8,}"),
-    re.compile(r"(?i)(api[_-]?key[\"'=:\s]+)[A-Za-z0-9_\-\.]{8,}"),
-)
-_extra_secrets: set[str] = set()
+from .redaction import redact, register_secret
 
-
-def register_secret(value: str | None) -> None:
-    """Remember a secret (an API key in use) so :func:`redact` removes it from any text."""
-    if value and len(value) >= 4:
-        _extra_secrets.add(value)
-
-
-def redact(text: str) -> str:
-    """Remove API keys and bearer tokens from ``text``."""
-    for secret in _extra_secrets:
-        if secret in text:
-            text = text.replace(secret, "***")
-    for pattern in _KEY_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
-    return text
+__all__ = [
+    "DshError", "HostError", "LogFormatError", "ModelError", "ProvenanceError", "RunCancelled",
+    "SessionError", "ToolError", "UserError", "redact", "register_secret",
+]
 
 
 class DshError(Exception):
@@ -89,6 +74,12 @@ class LogFormatError(SessionError):
     """A session log cannot be read: unknown version, corrupt line, missing header."""
 
     code = "LOG_FORMAT"
+
+
+class LogWriteError(SessionError):
+    """A session log could not be written or fsynced; the events stay in memory (pending)."""
+
+    code = "LOG_WRITE_FAILED"
 
 
 class ModelError(DshError):

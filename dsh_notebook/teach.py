@@ -24,6 +24,7 @@ from .session.inspect import describe_event
 from .session.persistence import load_log
 from .session.requests import resolve_message_seqs
 from .session.session import Session
+from .wire.base import dump
 from .wire.events import (
     AnyEvent,
     AssistantMessageEvent,
@@ -87,7 +88,7 @@ def show(obj: Any, *, cut: int = 160, max_lines: int = 60, omit: Sequence[str] =
 def load_events(path: str | Path) -> tuple[dict[str, Any], list[AnyEvent]]:
     """The header and the typed events of a saved log (``load_log``)."""
     loaded = load_log(path)
-    return dict(loaded.header), list(loaded.events)
+    return dump(loaded.header), list(loaded.events)
 
 
 def filter_events(

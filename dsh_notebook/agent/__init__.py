@@ -20,7 +20,7 @@ _EXPORTS = {
     "render_prompt": ".prompt",
     "RuntimeContextProjection": ".projections",
     "SystemPromptProjection": ".projections",
-    "PreparedCall": ".request",
+    "ModelRoute": ".request",
     "RequestBuilder": ".request",
     "prepare_request": ".request",
     "StreamAttempt": ".stream",

@@ -9,7 +9,16 @@ Before each step, ``_pre_step`` claims input from the Inbox, assembles the promp
 agent's Scope, projects the runtime context and runs the ``agent/pre-step`` waterfall (which may
 rewrite or reject). The turn ends by *data*: the last step had no tool calls (or a tool concluded
 the turn) **and** the next-step inbox is still empty after ``agent/turn-stopping``. End reasons:
-``completed``, ``aborted{cause}``, ``blocked{cause}``, ``error{error}``, ``max-tokens`` (sticky).
+``completed``, ``aborted{cause}``, ``blocked{cause}``, ``error{error}``, ``max-tokens`` (sticky),
+``budget{cause, limit}``.
+
+Turn budgets: ``max_steps`` (model requests per turn; checked before a further step starts, so a
+model that calls tools forever is stopped after exactly ``max_steps`` requests, its last batch
+answered) and ``max_time`` (seconds per turn; when it runs out the turn is cancelled like an
+abort — running tools stopped, every call answered — and ends ``budget{cause: "max-time"}``).
+Context management (:mod:`.compactor`): before a step's first attempt the request is estimated
+against the model's window and compacted above the threshold; a ``CONTEXT_OVERFLOW`` answer
+compacts and retries the request once.
 
 The driver is an asyncio task on the loop the agent is used from (the host's loop thread);
 ``followup``/``steer``/``inject``/``cancel`` must be called on that loop's thread.
@@ -18,24 +27,26 @@ The driver is an asyncio task on the loop the agent is used from (the host's loo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..context import HarnessContext
-from ..errors import ModelError, UserError
+from ..errors import LogWriteError, ModelError, SessionError, UserError
 from ..models.base import ModelAdapter, ModelRequest
 from ..session.session import Session
 from ..tools.base import ApprovalMode, Approver, AutoApprover
 from ..tools.registry import ToolRegistry, builtin_tools
+from ..tools.rules import ApprovalPolicy
 from ..tools.runtime import ToolRuntime
 from ..tools.scheduler import ArgumentsEdited, ToolBatch, execute_tool_calls
 from ..wire.base import dump
 from ..wire.control import AgentStatus
 from ..wire.events import (
     AssistantMessageEvent,
+    ContextCompacted,
     LlmRetry,
     ReplaceOp,
     StepEnd,
@@ -46,6 +57,7 @@ from ..wire.events import (
 )
 from ..wire.follow import FollowStatus, FrameSink, RunFrame
 from ..wire.messages import ToolCallBlock, UserMessage, user_text
+from .compactor import Compactor
 from .debugger import Debugger
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, ToolHookBridge, TurnStopping, error_info
 from .inbox import Inbox, Target
@@ -55,6 +67,7 @@ from .request import RequestBuilder, prepare_request
 from .stream import run_attempt
 
 log = logging.getLogger(__name__)
+_TIME_UP = "budget:max-time"  # the cancel cause of a turn whose time budget ran out
 
 
 class Agent:
@@ -78,6 +91,11 @@ class Agent:
         retry_cap_ms: int = 30_000,
         config: Mapping[str, Any] | None = None,
         max_parallel: int = 10,
+        max_steps: int | None = None,
+        max_time: float | None = None,
+        approval_policy: ApprovalPolicy | None = None,
+        context_window: int | None = None,
+        compact_threshold: float = 0.8,
     ) -> None:
         """Build the agent of ``session`` (fresh or resumed: inbox, projections and the turn
         counter are restored from its log). ``adapter_for(model_id)`` routes a model id to an
@@ -87,7 +105,8 @@ class Agent:
         the agent lives in a child ``agent:<id>`` (``agent.context``) whose Scope decides what it
         sees. ``frames`` gets the transient frames; ``flush`` makes the log durable (called before
         every model request and at every turn end). Retries: ``max_retries`` extra attempts,
-        delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped."""
+        delay ``retry_base_ms·2^(n-1)`` or the provider's ``retry_after_ms``, capped. Budgets:
+        ``max_steps`` / ``max_time`` per turn (``None``: unbounded); read at each turn's start."""
         self.session = session
         self.adapter_for = adapter_for
         self.model = model
@@ -103,10 +122,13 @@ class Agent:
         self.max_retries, self.retry_base_ms, self.retry_cap_ms = max_retries, retry_base_ms, retry_cap_ms
         self.config: dict[str, Any] = dict(config or {})
         self.max_parallel = max_parallel
+        self.max_steps, self.max_time = max_steps, max_time
+        self.approval_policy = approval_policy  # rules / grants / callables, first pre-execute hook
+        self.compactor = Compactor(session, threshold=compact_threshold, window_override=context_window)
         self.inbox = Inbox.restore(session, wake=self._wake)
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
-        self.requests = RequestBuilder(session, flush=flush)
+        self.requests = RequestBuilder(session)  # the agent flushes, off the loop (_durable)
         self.debugger = Debugger(session, emit=self._emit)
         self._batch_tools: tuple[str, ...] = ()  # the tools of the last batch (debugger 05/06)
         self.last_assembly: PromptAssembly | None = None
@@ -171,11 +193,17 @@ class Agent:
         return lambda: self._status_fns.remove(fn) if fn in self._status_fns else None
 
     async def close(self) -> None:
-        """Cancel any running turn (cause ``shutdown``) and dispose the agent's context."""
+        """Cancel any running turn (cause ``shutdown``), close the adapters, dispose the context."""
         await self.cancel("shutdown", keep_inbox=True)
         if self._driver is not None and not self._driver.done():
             self._driver.cancel()
             await asyncio.wait({self._driver})
+        adapters, self._adapters = list(self._adapters.values()), {}
+        for adapter in adapters:
+            try:
+                await adapter.aclose()
+            except Exception:
+                log.exception("closing the %s adapter failed", adapter.provider)
         self.context.dispose()
 
     def describe(self) -> dict[str, Any]:
@@ -207,7 +235,7 @@ class Agent:
     async def _drive(self) -> None:
         try:
             first = True
-            while first or self.inbox.next_turn or (self._wake_requested and self.inbox.next_step):
+            while first or self._more_work():
                 first, self._wake_requested = False, False
                 task = asyncio.get_running_loop().create_task(self._turn())
                 self._turn_task = task
@@ -222,6 +250,10 @@ class Agent:
             self.current_turn = self.current_step = None
             self._set_status("idle")
             self._idle.set()
+
+    def _more_work(self) -> bool:
+        """Whether the driver starts another turn when this one ends."""
+        return bool(self.inbox.next_turn or (self._wake_requested and self.inbox.next_step))
 
     def _set_status(self, status: AgentStatus) -> None:
         changed = status != self.status
@@ -252,8 +284,13 @@ class Agent:
         reason: TurnEndReason | None = None
         step = 0
         target: Target = "next-turn"
+        max_steps, max_time = self.max_steps, self.max_time
+        timer = self._start_timer(max_time)
         try:
             while True:
+                if max_steps is not None and step >= max_steps:
+                    reason = TurnEndReason(kind="budget", cause="max-steps", limit=max_steps)
+                    break
                 decision = await self._pre_step(target, turn, step + 1)
                 if decision.kind == "reject":
                     reason = TurnEndReason(kind="blocked", cause=decision.reason or "rejected by agent/pre-step")
@@ -277,20 +314,68 @@ class Agent:
                         break
                 target = "next-step"
         except asyncio.CancelledError:
-            reason = TurnEndReason(kind="aborted", cause=self._cancel_cause or "cancelled")
+            if self._cancel_cause == _TIME_UP:
+                reason = TurnEndReason(kind="budget", cause="max-time", limit=max_time)
+            else:
+                reason = TurnEndReason(kind="aborted", cause=self._cancel_cause or "cancelled")
         except Exception as exc:
-            if not isinstance(exc, ModelError | UserError):
+            if not isinstance(exc, ModelError | UserError | LogWriteError):
                 log.exception("turn %s failed", turn)
             reason = TurnEndReason(kind="error", error=error_info(exc))
         finally:
-            self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
-            self._flush()
-            self._cancel_cause = None
+            if timer is not None:
+                timer.cancel()
+            await self._end_turn(turn, reason)
+
+    async def _end_turn(self, turn: int, reason: TurnEndReason | None) -> None:
+        """Flush, commit ``turn/end``, flush again. A turn whose facts cannot be made durable did
+        not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a cancel
+        meanwhile is re-raised once ``turn/end`` is committed."""
+        cancelled = False
+        try:
+            await self._durable()
+        except SessionError as exc:  # DISK_FULL, LOG_WRITE_FAILED, LOG_CLOSED
+            if reason is None or reason.kind != "error":
+                reason = TurnEndReason(kind="error", error=error_info(exc))
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception as exc:
+            log.exception("flush before the end of turn %s failed", turn)
+            reason = TurnEndReason(kind="error", error=error_info(exc))
+        self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
+        if not self._more_work():  # the turn is over: say so now, not after the last fsync
+            self.current_turn = self.current_step = None
+            self._set_status("idle")
+        try:
+            await self._durable()
+        except SessionError as exc:
+            log.warning("the end of turn %s is not durable yet: %s", turn, exc)
+        except asyncio.CancelledError:
+            cancelled = True
+        except Exception:
+            log.exception("flush at the end of turn %s failed", turn)
+        self._cancel_cause = None
+        if cancelled:
+            raise asyncio.CancelledError
+
+    def _start_timer(self, max_time: float | None) -> asyncio.TimerHandle | None:
+        """Cancel the running turn when its time budget runs out (the first cause wins)."""
+        task = asyncio.current_task()
+        if max_time is None or task is None:
+            return None
+
+        def time_up() -> None:
+            if self._cancel_cause is None and not task.done():
+                self._cancel_cause = _TIME_UP
+                task.cancel()
+
+        return asyncio.get_running_loop().call_later(max_time, time_up)
 
     async def _pre_step(self, target: Target, turn: int, step: int) -> PreStep:
         claimed = self.inbox.claim(target, turn)
         provider, _, name = self.model.partition(":")
         env = PromptEnv(provider=provider, model=name, cwd=self.session.cwd, session_id=self.session.id)
+        await self.scope.waterfall("agent/prepare-tools", self)  # lazy tool providers (MCP) start here
         assembly = collect_assembly(self.scope, env, tools=self._tool_schemas())
         self.last_assembly = assembly
         snapshot = self.runtime_context.project(assembly.rendered_contexts())
@@ -303,10 +388,15 @@ class Agent:
     async def _step(self, decision: PreStep, turn: int, step: int) -> TurnEndReason | None:
         system = decision.assembly.render_system()
         attempt = 0
+        overflow_retried = False
+        tools = decision.assembly.tools
         while True:
             attempt += 1
             prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
             self.system_prompt.project(system, turn=turn, step=step)
+            if attempt == 1:  # context management: compact before the request would not fit
+                if await self.compactor.maybe_compact(prepared, turn=turn, pending=decision.messages, tools=tools):
+                    decision = self._resnapshot(decision, entered=False, turn=turn)
             request, edits = await self._request(prepared, decision, turn, step, attempt)
             try:
                 event, stream = await run_attempt(
@@ -315,6 +405,11 @@ class Agent:
                 )
                 break
             except ModelError as exc:
+                if exc.code == "CONTEXT_OVERFLOW" and not overflow_retried:
+                    overflow_retried = True  # compact, then retry the request once
+                    if await self.compactor.compact(prepared, turn=turn, trigger="context-length", tools=tools):
+                        decision = self._resnapshot(decision, entered=True, turn=turn)
+                        continue
                 if not exc.retryable or attempt > self.max_retries:
                     raise
                 delay = self._retry_delay(exc, attempt)
@@ -351,6 +446,7 @@ class Agent:
             await dbg.checkpoint("05", tools=self._batch_tools, payload={
                 "messageSeqs": list(history.seqs), "messages": [_wire(m) for m in history]})
         request = self.requests.freeze(prepared, derived, tools=tools, turn=turn, step=step, attempt=attempt)
+        await self._durable()  # the frozen request is on disk before the provider sees it
         frozen = self.requests.last_frozen
         if not dbg.wants("06", self._batch_tools) or frozen is None:
             return request, ()
@@ -361,7 +457,7 @@ class Agent:
         )
         if pause is None or not pause.edits:
             return request, ()
-        return replace(request, messages=tuple(pause.value)), tuple(pause.edits)
+        return dataclasses.replace(request, messages=tuple(pause.value)), tuple(pause.edits)
 
     async def _pause_settled(self, event: AssistantMessageEvent, turn: int, step: int) -> None:
         """Stage 01. A cancel while paused here still answers every call of the message."""
@@ -391,6 +487,34 @@ class Agent:
             node[0] = replaced
 
         return replace_call
+    def _resnapshot(self, decision: PreStep, *, entered: bool, turn: int) -> PreStep:
+        """After a compaction shadowed the runtime-context snapshot, send it again: with the
+        step's entered messages, or (when they were already committed) appended now."""
+        snapshot = self.runtime_context.project(decision.assembly.rendered_contexts())
+        if snapshot is None or (decision.snapshot is not None and decision.snapshot.content == snapshot.content
+                                and not entered):
+            return decision
+        if entered:
+            self.requests.append_entered([snapshot], turn=turn, on_commit=self.runtime_context.committed)
+            return decision
+        return dataclasses.replace(decision, messages=(*decision.messages, snapshot), snapshot=snapshot)
+
+    async def compact(self) -> ContextCompacted | None:
+        """Compact on demand (``%dsh compact``): summarise every turn but the last one (or, with a
+        single turn, up to its last exchange). Only while idle (``TURN_RUNNING`` otherwise);
+        ``None`` when there is nothing to compact."""
+        task = self._turn_task
+        if task is not None and not task.done():
+            if self.current_turn is not None:
+                raise UserError("a turn is running; compact after it ends (or stop it first)", code="TURN_RUNNING")
+            await asyncio.wait({task})  # its turn/end is committed; only the last flush is left
+        await self.wait_idle()  # a turn that just ended: its driver is finishing
+        prepared = prepare_request(self.model, adapter_for=self._adapter, config=self.config)
+        last = self._last_turn or None
+        done = await self.compactor.compact(prepared, turn=None, keep_turn=last, trigger="manual",
+                                            tools=self._tool_schemas())
+        await self._durable()
+        return done
 
     # -- helpers ------------------------------------------------------------------------------
     def _retry_delay(self, exc: ModelError, attempt: int) -> int:
@@ -419,10 +543,14 @@ class Agent:
 
     def _runtime(self) -> ToolRuntime:
         """The ToolRuntime for a batch; rebuilt only when the tools, scope or policy changed."""
-        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.frames))
+        key = (self.context.version, id(self.tools.schemas()), self.policy_mode, id(self.approver), id(self.frames),
+               id(self.approval_policy))
         if self._runtime_cache is not None and self._runtime_cache[0] == key:
             return self._runtime_cache[1]
-        runtime = self._hooks.install(self._new_runtime())
+        runtime = self._new_runtime()
+        if self.approval_policy is not None and self.approval_policy.pre_execute not in runtime.pre_execute:
+            runtime.pre_execute.insert(0, self.approval_policy.pre_execute)
+        runtime = self._hooks.install(runtime)
         self._runtime_cache = (key, runtime)
         return runtime
 
@@ -438,12 +566,13 @@ class Agent:
             policy_mode=self.policy_mode,
         )
 
-    def _flush(self) -> None:
-        if self.flush is not None:
-            try:
-                self.flush()
-            except Exception:
-                log.exception("flush at turn end failed")
+    async def _durable(self) -> None:
+        """Flush the log (write + fsync) on a worker thread: the host loop never waits on disk.
+
+        A cancel while it runs does not stop the write; the flush finishes on its thread."""
+        if self.flush is None:
+            return
+        await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(self.flush)))
 
     def __repr__(self) -> str:
         return f"<Agent {self.session.id} {self.model} {self.status} turn={self.current_turn}>"

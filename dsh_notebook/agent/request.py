@@ -1,6 +1,6 @@
 """Request formation, part 2 (seed 001 objects 29 and 31; seed 000 stages 05–06).
 
-``prepare_request`` routes a ``provider:model`` id to an adapter (the *prepared call*).
+``prepare_request`` routes a ``provider:model`` id to an adapter (a :class:`ModelRoute`).
 ``RequestBuilder.build_request`` then, per attempt: appends the entered user messages (first
 attempt only), logs ``request/header`` when the config or tools changed (``initial`` on a new
 session, ``resume`` on the first request of a resumed one, ``change`` after), derives the
@@ -19,8 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..config import parse_model_id
+from ..errors import DshError
 from ..models.base import ModelAdapter, ModelRequest
+from ..models.catalog import env_context_window
 from ..session.history import MessageHistory
 from ..session.repair import PairingRepairer, RepairResult
 from ..session.requests import resolve_message_seqs
@@ -30,7 +34,7 @@ from ..wire.messages import UserMessage
 
 
 @dataclass(frozen=True)
-class PreparedCall:
+class ModelRoute:
     """The route of one attempt: provider, model, the adapter that speaks to it, and config."""
 
     provider: str
@@ -42,7 +46,7 @@ class PreparedCall:
     def model_id(self) -> str:
         return f"{self.provider}:{self.model}"
 
-    def header_config(self) -> dict[str, Any]:
+    def header_config(self) -> dict[str, JsonValue]:
         return {"provider": self.provider, "model": self.model, **self.config}
 
 
@@ -51,10 +55,10 @@ def prepare_request(
     *,
     adapter_for: Callable[[str], ModelAdapter],
     config: Mapping[str, Any] | None = None,
-) -> PreparedCall:
+) -> ModelRoute:
     """Route ``provider:model`` to its adapter (errors such as ``NO_API_KEY`` come from it)."""
     provider, model = parse_model_id(model_id)
-    return PreparedCall(provider, model, adapter_for(model_id), dict(config or {}))
+    return ModelRoute(provider, model, adapter_for(model_id), dict(config or {}))
 
 
 class RequestBuilder:
@@ -64,9 +68,12 @@ class RequestBuilder:
         self.session = session
         self.flush = flush
         self.repairer = PairingRepairer()
-        self._header: tuple[dict[str, Any], tuple[ToolSchema, ...], str | None] | None = None
+        self._header: tuple[dict[str, JsonValue], tuple[ToolSchema, ...], str | None] | None = None
         self._resumed = any(isinstance(e, RequestHeader) for e in reversed(session.events))
         self._prev: tuple[MessageHistory, int, int] | None = None  # (history, its length, frozen seq)
+        self.last_request: ModelRequest | None = None  # the last request built by this builder
+        self.last_frozen: RequestFrozen | None = None  # ... and its ``request/frozen`` event
+        self.context_window: int | None = None  # the caller's override (else DSH_CONTEXT_WINDOW)
         history = session.derive_messages()
         if len(history):  # resume: the one O(history) pass happens here, before any step
             self.repairer.repair(history)
@@ -81,8 +88,6 @@ class RequestBuilder:
         if history.seqs_between(0, len(seqs)) != seqs:
             return None  # replaced since (e.g. compaction): the next request logs its full list
         return history, len(seqs), last.seq
-        self.last_request: ModelRequest | None = None
-        self.last_frozen: RequestFrozen | None = None
 
     def append_entered(
         self, messages: Sequence[UserMessage], *, turn: int, on_commit: Callable[[UserMessageEvent], None] | None = None
@@ -96,7 +101,7 @@ class RequestBuilder:
             out.append(event)
         return out
 
-    def _log_header(self, prepared: PreparedCall, tools: tuple[ToolSchema, ...]) -> None:
+    def _log_header(self, prepared: ModelRoute, tools: tuple[ToolSchema, ...]) -> None:
         config = prepared.header_config()
         # where the requests go is part of the header: a resumed session must not silently
         # switch endpoints (and send its history and a key somewhere else)
@@ -113,9 +118,18 @@ class RequestBuilder:
         )
         self._header = (config, tools, endpoint)
 
+    def context_window_override(self) -> int | None:
+        """The window override to record on ``request/frozen`` (``None``: the model's own)."""
+        if self.context_window is not None:
+            return self.context_window
+        try:
+            return env_context_window()
+        except DshError:
+            return None  # a bad DSH_CONTEXT_WINDOW is reported where the window is used
+
     def build_request(
         self,
-        prepared: PreparedCall,
+        prepared: ModelRoute,
         *,
         tools: tuple[ToolSchema, ...],
         turn: int,
@@ -131,7 +145,7 @@ class RequestBuilder:
 
     def derive(
         self,
-        prepared: PreparedCall,
+        prepared: ModelRoute,
         *,
         tools: tuple[ToolSchema, ...],
         turn: int,
@@ -149,7 +163,7 @@ class RequestBuilder:
 
     def freeze(
         self,
-        prepared: PreparedCall,
+        prepared: ModelRoute,
         derived: DerivedRequest,
         *,
         tools: tuple[ToolSchema, ...],
@@ -157,7 +171,7 @@ class RequestBuilder:
         step: int,
         attempt: int = 1,
     ) -> ModelRequest:
-        """Stage 06: log ``request/frozen`` for ``derived``, flush, and return the request."""
+        """Stage 06: log ``request/frozen`` for ``derived`` (flush when the builder flushes)."""
         history, repaired = derived.history, derived.repaired
         base: int | None = None
         seqs: list[int] | None = None
@@ -175,7 +189,8 @@ class RequestBuilder:
                 provider=prepared.provider,
                 model=prepared.model,
                 message_seqs=tuple(seqs),
-                repairs=tuple(r.to_dict() for r in repaired.changes),
+                repairs=tuple(r.note() for r in repaired.changes),
+                context_window=self.context_window_override(),
                 base_request_seq=base,
             )
         )
@@ -205,4 +220,4 @@ class DerivedRequest:
     repaired: RepairResult
 
 
-__all__ = ["DerivedRequest", "PreparedCall", "RequestBuilder", "prepare_request"]
+__all__ = ["DerivedRequest", "ModelRoute", "RequestBuilder", "prepare_request"]

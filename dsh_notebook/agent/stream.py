@@ -4,7 +4,7 @@
 attempt. It assembles blocks (the first ``block-end`` of an index wins and later deltas for it
 are ignored; delta-only streams are tolerated; a missing ``finish`` means ``stop``; on
 ``max-tokens`` tool-call blocks are dropped), packs consecutive deltas of one block into timed
-:class:`~dsh_notebook.session.events.StreamRun` records (``assistant/message.stream``), and
+:class:`~dsh_notebook.wire.events.StreamRun` records (``assistant/message.stream``), and
 emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.live`): ``start``, one ``chunk`` per chunk, ``end``.
 :func:`run_attempt` drives one attempt through it and commits the outcome to the Session.
 """
@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from pydantic import JsonValue
 
 from ..models.base import (
     BlockEnd,
     BlockStart,
+    BlockType,
     Finish,
     FinishReason,
     ModelRequest,
@@ -28,8 +31,11 @@ from ..models.base import (
     ToolCallDelta,
     UsageChunk,
     assemble_block,
+    on_first_byte,
+    reset_first_byte,
     wire_chunk,
 )
+from ..redaction import StreamRedactor, redact_known
 from ..session.session import Session, now_ms
 from ..wire.events import (
     AssistantAttempt,
@@ -49,7 +55,21 @@ from ..wire.messages import (
     ToolCallBlock,
 )
 from .hooks import error_info
-from .request import PreparedCall
+from .request import ModelRoute
+
+
+@dataclass
+class _Run:
+    """A run being recorded: consecutive deltas of one block (becomes a ``StreamRun``)."""
+
+    kind: BlockType
+    index: int
+    time0: int
+    last: int
+    dt: list[int]
+    parts: list[str]
+    id: str | None
+    name: str | None
 
 
 @dataclass
@@ -78,10 +98,12 @@ class StreamAttempt:
         self.blocks: dict[int, _Block] = {}
         self.usage: Usage | None = None
         self.finish: Finish | None = None
-        self.provider_state: dict[str, Any] | None = None
+        self.provider_state: dict[str, JsonValue] | None = None
         self.chunks = 0
-        self._runs: list[dict[str, Any]] = []
-        self._run: dict[str, Any] | None = None
+        self.first_byte_time: int | None = None
+        self._runs: list[_Run] = []
+        self._run: _Run | None = None
+        self._redactors: dict[int, StreamRedactor] = {}  # text/reasoning index → held-back tail
 
     # -- transient frames (trusted internal data: built without re-validation) ----------------
     def _send(self, frame: StreamStart | StreamChunkFrame | StreamEnd) -> None:
@@ -101,7 +123,28 @@ class StreamAttempt:
             self._send(StreamEnd.model_construct(attempt_id=self.attempt_id, outcome=outcome))
 
     # -- feeding ------------------------------------------------------------------------------
+    def mark_first_byte(self) -> None:
+        if self.first_byte_time is None:
+            self.first_byte_time = self.clock()
+
     def feed(self, chunk: StreamChunk) -> None:
+        """Take one chunk. Model text is shown, recorded and assembled only after the known
+        secrets are masked (a tail that may be the start of one waits for the next delta)."""
+        if isinstance(chunk, TextDelta | ReasoningDelta):
+            chunk = replace(chunk, text=self._redactors.setdefault(chunk.index, StreamRedactor()).feed(chunk.text))
+        elif isinstance(chunk, BlockEnd | Finish):
+            self.flush_text()
+        self._feed(chunk)
+
+    def flush_text(self) -> None:
+        """Release the held-back tails of every text block (as one more delta each)."""
+        for index, redactor in list(self._redactors.items()):
+            if redactor.pending:
+                kind = self.blocks[index].kind if index in self.blocks else "text"
+                tail = redactor.flush()
+                self._feed(ReasoningDelta(index, tail) if kind == "reasoning" else TextDelta(index, tail))
+
+    def _feed(self, chunk: StreamChunk) -> None:
         t = self.clock()
         if self.frames is not None:
             self._send(StreamChunkFrame.model_construct(
@@ -139,16 +182,16 @@ class StreamAttempt:
             block = self.blocks[index] = _Block(kind)
         return block
 
-    def _record(self, kind: str, index: int, part: str, t: int, id: str | None = None, name: str | None = None) -> None:
+    def _record(self, kind: BlockType, index: int, part: str, t: int, id: str | None = None, name: str | None = None) -> None:
         run = self._run
-        if run is not None and run["kind"] == kind and run["index"] == index:
-            run["dt"].append(t - run["last"])
-            run["last"] = t
-            run["parts"].append(part)
-            if name and not run["name"]:
-                run["name"] = name
+        if run is not None and run.kind == kind and run.index == index:
+            run.dt.append(t - run.last)
+            run.last = t
+            run.parts.append(part)
+            if name and not run.name:
+                run.name = name
             return
-        self._run = {"kind": kind, "index": index, "time0": t, "last": t, "dt": [], "parts": [part], "id": id, "name": name}
+        self._run = _Run(kind, index, t, t, [], [part], id, name)
         self._runs.append(self._run)
 
     # -- results ------------------------------------------------------------------------------
@@ -158,22 +201,23 @@ class StreamAttempt:
 
     def stream_record(self) -> tuple[StreamRun, ...]:
         return tuple(
-            StreamRun(kind=r["kind"], index=r["index"], time0=r["time0"], dt=tuple(r["dt"]),
-                      parts=tuple(r["parts"]), id=r["id"], name=r["name"])
+            StreamRun(kind=r.kind, index=r.index, time0=r.time0, dt=tuple(r.dt), parts=tuple(r.parts), id=r.id, name=r.name)
             for r in self._runs
         )
 
     def message(self, provider: str, model: str) -> AssistantMessage:
         """The settled assistant message (tool calls dropped on ``max-tokens``)."""
-        blocks = [b for i in sorted(self.blocks) if (b := self.blocks[i].build()) is not None]
+        self.flush_text()
+        blocks = [_clean(b) for i in sorted(self.blocks) if (b := self.blocks[i].build()) is not None]
         if self.finish_reason == "max-tokens":
             blocks = [b for b in blocks if not isinstance(b, ToolCallBlock)]
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
 
     def interrupted_message(self, provider: str, model: str) -> AssistantMessage | None:
         """The visible prefix of a cut attempt (text and reasoning), or ``None`` without visible text."""
+        self.flush_text()
         blocks = [
-            b for i in sorted(self.blocks)
+            _clean(b) for i in sorted(self.blocks)
             if isinstance(b := self.blocks[i].build(), TextBlock | ReasoningBlock) and b.text.strip()
         ]
         if not any(isinstance(b, TextBlock) for b in blocks):
@@ -181,9 +225,18 @@ class StreamAttempt:
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
 
 
+def _clean(block: AssistantBlock) -> AssistantBlock:
+    """A settled text block with secrets split across chunks masked too."""
+    if isinstance(block, TextBlock | ReasoningBlock):
+        clean = redact_known(block.text)
+        if clean != block.text:
+            return block.model_copy(update={"text": clean})
+    return block
+
+
 async def run_attempt(
     session: Session,
-    prepared: PreparedCall,
+    prepared: ModelRoute,
     request: ModelRequest,
     *,
     turn: int,
@@ -199,26 +252,33 @@ async def run_attempt(
     request it answers)."""
     stream = StreamAttempt(f"{session.id}/{turn}.{step}.{attempt}", frames=frames)
     stream.start(turn=turn, step=step, started_after_seq=session.last_seq)
+    token = on_first_byte(stream.mark_first_byte)
     try:
         async for chunk in prepared.adapter.stream(request):
             stream.feed(chunk)
     except BaseException as exc:
+        stream.flush_text()
+        reset_first_byte(token)
         record = stream.stream_record() or None
         partial = stream.interrupted_message(prepared.provider, prepared.model)
         if isinstance(exc, asyncio.CancelledError) and partial is not None:
             failed: AssistantMessageEvent | AssistantAttempt = session.append(
                 AssistantMessageEvent(turn=turn, step=step, message=partial, usage=stream.usage,
-                                      interrupted=True, stream=record))
+                                      interrupted=True, stream=record,
+                                      first_byte_time=stream.first_byte_time))
         else:
             info = (ErrorInfo(code="CANCELLED", message="the request was cancelled")
                     if isinstance(exc, asyncio.CancelledError) else error_info(exc))
             failed = session.append(
-                AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record))
+                AssistantAttempt(turn=turn, step=step, attempt=attempt, error=info, stream=record,
+                                 first_byte_time=stream.first_byte_time))
         stream.end(failed)
         raise
+    reset_first_byte(token)
     message = stream.message(prepared.provider, prepared.model)
     event = session.append(
         AssistantMessageEvent(turn=turn, step=step, message=message, usage=stream.usage,
-                              stream=stream.stream_record() or None, source_event_seqs=cite or None))
+                              stream=stream.stream_record() or None, source_event_seqs=cite or None,
+                              first_byte_time=stream.first_byte_time))
     stream.end(event)
     return event, stream

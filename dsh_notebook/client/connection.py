@@ -37,7 +37,7 @@ class Transport(Protocol):
 
 
 @dataclass
-class Exchange:
+class TurnCall:
     """One unary call as it went over the wire (what a learner inspects)."""
 
     rpc_id: str
@@ -91,23 +91,23 @@ class Connection:
         self._lock = threading.Lock()
         self._rpc_ids = itertools.count(1)
         self._stream_ids = itertools.count(1)
-        self._pending: dict[str, Exchange] = {}
+        self._pending: dict[str, TurnCall] = {}
         self._streams: dict[str, Subscription] = {}
-        self.exchanges: deque[Exchange] = deque(maxlen=history)
+        self.exchanges: deque[TurnCall] = deque(maxlen=history)
         self.unpaired: deque[dict[str, Any]] = deque(maxlen=50)  # responses nobody waited for
         self._delivery_thread: int | None = None
         self.closed = False
         transport.start(self._on_message)
 
     # -- unary calls ----------------------------------------------------------------------------
-    def request(self, endpoint: str, args: dict[str, Any]) -> Exchange:
+    def request(self, endpoint: str, args: dict[str, Any]) -> TurnCall:
         """Send one ``client-request``; the returned exchange's ``future`` gets the value."""
         if self.closed:
             raise HostError("the connection is closed", code="CLOSED")
         with self._lock:
             rpc_id = f"rpc_{next(self._rpc_ids)}"
             envelope = {"type": "client-request", "rpcId": rpc_id, "method": endpoint, "payload": {"args": args}}
-            exchange = Exchange(rpc_id, envelope)
+            exchange = TurnCall(rpc_id, envelope)
             self._pending[rpc_id] = exchange
             self.exchanges.append(exchange)
         self._send(envelope)

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import HostError
-from ..wire.endpoints import Decided, ListedSession, Resumed, SessionCreated, SessionInfo
+from ..wire.endpoints import Compacted, Decided, ListedSession, Resumed, SessionCreated, SessionInfo
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
 from .remote import Remote
+from .state import Json
 
 if TYPE_CHECKING:
     from ..host.host import Host
@@ -42,6 +43,7 @@ class DshClient:
             from .transport import InProcessTransport
 
             transport = InProcessTransport(host or Host.get(), caller=caller)
+        self.host = host
         self.connection = Connection(transport)
         self.remote = Remote(self.connection)
         self._follows: dict[str, list[FollowHandle]] = {}
@@ -49,19 +51,34 @@ class DshClient:
     # -- sessions -----------------------------------------------------------------------------
     def create_session(
         self, *, cwd: str | None = None, model: str | None = None, approve: str | None = None,
-        base_url: str | None = None,
+        base_url: str | None = None, max_steps: int | None = None, max_time: float | None = None,
+        rules: str | None = None,
     ) -> SessionCreated:
-        created: SessionCreated = self.remote.session.create(cwd=cwd, model=model, approve=approve, base_url=base_url)
+        """``max_steps`` / ``max_time`` (turn budgets, 0: unbounded) and ``rules`` (an approval
+        rules file) are :class:`~dsh_notebook.host.contract.SessionOptions`."""
+        created: SessionCreated = self.remote.session.create(
+            cwd=cwd, model=model, approve=approve, base_url=base_url, max_steps=max_steps, max_time=max_time,
+            rules=rules,
+        )
         return created
 
     def resume(self, session_id: str, *, model: str | None = None, approve: str | None = None,
-               base_url: str | None = None) -> Resumed:
-        resumed: Resumed = self.remote.session.resume(session_id=session_id, model=model, approve=approve, base_url=base_url)
+               base_url: str | None = None, max_steps: int | None = None, max_time: float | None = None,
+               rules: str | None = None) -> Resumed:
+        resumed: Resumed = self.remote.session.resume(
+            session_id=session_id, model=model, approve=approve, base_url=base_url, max_steps=max_steps,
+            max_time=max_time, rules=rules,
+        )
         return resumed
 
     def info(self, session_id: str) -> SessionInfo:
         info: SessionInfo = self.remote.session.info(session_id=session_id)
         return info
+
+    def compact(self, session_id: str) -> Compacted:
+        """Summarise the session's older turns into one message now (``session/compact``)."""
+        done: Compacted = self.remote.session.compact(session_id=session_id)
+        return done
 
     def list_sessions(self) -> list[ListedSession]:
         return list(self.remote.session.list().sessions)
@@ -70,20 +87,28 @@ class DshClient:
         """Abort the running turn (it ends ``aborted``, every call answered). ``False`` if idle."""
         return bool(self.remote.session.cancel(session_id=session_id).cancelled)
 
-    def approve(self, session_id: str, call_id: str, decision: str) -> Decided:
-        decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision)
+    def approve(self, session_id: str, call_id: str, decision: str, scope: str = "call") -> Decided:
+        """``scope="session"``: allow this tool (bash: this command prefix) for the rest of the session."""
+        decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision,
+                                                       scope=scope)
         return decided
 
     # -- prompts ------------------------------------------------------------------------------
-    def prompt(self, text: str, session_id: str, mode: str = "queue", request_id: str | None = None) -> Receipt:
-        """Submit; returns once the message is in the Agent's inbox (or raises a coded error)."""
+    def prompt(self, text: str, session_id: str, mode: str = "queue", request_id: str | None = None,
+               cell: dict[str, object] | None = None) -> Receipt:
+        """Submit; returns once the message is in the Agent's inbox (or raises a coded error).
+        ``cell``: the notebook cell that sent it (``{cellId?, executionCount?}``), recorded on the
+        user message."""
         rid = request_id or f"req_{uuid.uuid4().hex[:12]}"
         handles = list(self._follows.get(session_id, ()))
         for h in handles:
             with h.cond:
                 if rid not in h.model.submissions:
                     h.model.submit(rid, text, mode)
-        command = {"session_id": session_id, "request_id": rid, "mode": mode, "content": [{"type": "text", "text": text}]}
+        command: dict[str, object] = {"session_id": session_id, "request_id": rid, "mode": mode,
+                                   "content": [{"type": "text", "text": text}]}
+        if cell:
+            command["cell"] = cell
         method = self.remote.session.prompt
         exchange = self.connection.request(method.descriptor.endpoint, method.args(request=command))
         method.last = exchange
@@ -116,6 +141,15 @@ class DshClient:
         handle = FollowHandle(self, session_id, cursor, on_frame, on_close=forget, model=model)
         handles.append(handle)
         return handle
+
+    def read(self, session_id: str, timeout: float = 30.0) -> ClientSessionModel:
+        """The folded snapshot of a live or saved session (header and every event), then close."""
+        handle = self.follow(session_id)
+        try:
+            handle.wait_snapshot(timeout)
+        finally:
+            handle.close()
+        return handle.model
 
     def wait_turn_end(
         self, session_id: str, request_id: str | None = None, *, timeout: float | None = None,
@@ -156,7 +190,7 @@ class DshClient:
         return TurnOutcome(outcome.session_id, outcome.request_id, outcome.turn, outcome.reason, outcome.final_answer, path)
 
     # -- host-wide ----------------------------------------------------------------------------
-    def control(self, on_frame: Callable[[dict[str, Any]], None]) -> Subscription:
+    def control(self, on_frame: Callable[[Json], None]) -> Subscription:
         """Subscribe to ``session/control`` (baseline, then queue and status frames)."""
         sub: Subscription = self.remote.session.control.open(on_frame)
         return sub

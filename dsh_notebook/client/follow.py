@@ -17,13 +17,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HostError
+from ..wire.events import TurnEndReason
 from .connection import Subscription
 from .model import ClientSessionModel
+from .state import Json
 
 if TYPE_CHECKING:
     from .dsh_client import DshClient
 
-FrameCallback = Callable[[dict[str, Any], ClientSessionModel], None]
+FrameCallback = Callable[[Json, ClientSessionModel], None]
+"""``on_frame(item, model)``: the follow item as received (JSON), after the model folded it."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class TurnOutcome:
     session_id: str
     request_id: str | None
     turn: int | None
-    reason: dict[str, Any]
+    reason: Json
     final_answer: str
     log_path: str | None = None
 
@@ -52,11 +55,13 @@ class TurnOutcome:
         return self.reason.get("kind") == "completed"
 
     def describe_reason(self) -> str:
-        r = self.reason
-        error = r.get("error") or {}
-        detail = r.get("cause") or error.get("message") or ""
-        code = f" [{error['code']}]" if error.get("code") else ""
-        return f"{r.get('kind')}{code}{': ' + detail if detail else ''}"
+        r = TurnEndReason.model_validate(self.reason)
+        detail = r.cause or (r.error.message if r.error else "")
+        code = f" [{r.error.code}]" if r.error else ""
+        if r.kind == "budget" and r.limit is not None:  # "budget: max-steps 5 reached"
+            unit = "s" if detail == "max-time" else ""
+            detail = f"{detail} {r.limit}{unit} reached"
+        return f"{r.kind}{code}{': ' + detail if detail else ''}"
 
 
 class FollowHandle:
@@ -76,7 +81,7 @@ class FollowHandle:
             self._on_item, on_error=self._on_done, on_end=self._on_done, session_id=session_id, cursor=cursor
         )
 
-    def _on_item(self, frame: dict[str, Any]) -> None:
+    def _on_item(self, frame: Json) -> None:
         with self.cond:
             self.model.apply(frame)
             self.snapshot_seen = self.snapshot_seen or frame.get("type") == "snapshot"
@@ -130,7 +135,8 @@ class FollowHandle:
             end = self.wait(lambda m: m.submission_outcome(request_id), timeout=timeout, idle=idle)
         with self.cond:
             answer = self.model.final_answer(end["turn"]) if end["turn"] is not None else ""
-        return TurnOutcome(self.session_id, request_id, end["turn"], end["reason"], answer)
+        reason = end["reason"] if isinstance(end["reason"], dict) else {}
+        return TurnOutcome(self.session_id, request_id, end["turn"], reason, answer)
 
     def close(self) -> None:
         """Stop following (the run goes on)."""

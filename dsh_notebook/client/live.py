@@ -1,78 +1,116 @@
-"""Small folds used by :class:`~dsh_notebook.client.model.ClientSessionModel`.
+"""The parts of the client fold for live frames and the inbox (``js/src/fold.ts`` mirrors each).
 
-Assistant stream frames:
-
-``start`` creates ``attempts[attemptId] = {attemptId, turn, step, startedAfterSeq, text,
-reasoning, toolCalls}``; ``chunk`` appends a ``text-delta`` to ``text``, a ``reasoning-delta``
-to ``reasoning``, and a tool-call ``block-start`` / ``tool-call-delta`` to
-``toolCalls[str(index)] = {id, name, arguments}``; ``end`` removes the attempt (a committed
-attempt's text lives on in its ``assistant/message`` event; an abandoned one leaves nothing).
-Frames of an unknown attempt are ignored.
+- ``assistant-stream``: ``start`` makes the live attempt; ``chunk`` folds one stream chunk into
+  its blocks (``block-start`` / ``text-delta`` / ``reasoning-delta`` / ``tool-call-delta`` /
+  ``block-end``) and counts it; ``end`` drops an abandoned attempt, and marks a committed one
+  whose durable event has not arrived yet (``outcome``). Frames of another attempt are ignored.
+- ``tool-runtime``: appends a phase to ``tools[callId]``; ``waiting`` follows the approval phase.
+- ``agent/inbox/spliced``: ``inbox[target][start:start+removedCount] = inserted`` with ids
+  ``i<seq>.<k>``, like the host's Inbox.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from ..wire.events import InboxSpliced
+from ..wire.follow import AttemptInFlight
+from ..wire.live import (
+    BlockEndChunk,
+    BlockStartChunk,
+    ReasoningDeltaChunk,
+    StreamChunkFrame,
+    StreamEnd,
+    StreamStart,
+    TextDeltaChunk,
+    ToolCallDeltaChunk,
+    ToolRuntimeFrame,
+    WireChunk,
+)
+from ..wire.messages import AnyMessage, ToolCallBlock
+from .state import InboxEntry, LiveAttempt, LiveBlock, ToolPhase, ToolState, new_tool
+
+StreamFrame = StreamStart | StreamChunkFrame | StreamEnd
 
 
-def fold_stream(attempts: dict[str, dict[str, Any]], f: dict[str, Any]) -> None:
-    """Fold one ``assistant-stream`` frame into ``attempts`` (attemptId → live attempt)."""
-    attempt_id, kind = str(f.get("attemptId")), f.get("kind")
-    if kind == "start":
-        attempts[attempt_id] = {
-            **{k: f.get(k) for k in ("attemptId", "turn", "step", "startedAfterSeq")},
-            "text": "", "reasoning": "", "toolCalls": {},
-        }
-        return
-    attempt = attempts.get(attempt_id)
-    if attempt is None:
-        return
-    if kind == "end":
-        del attempts[attempt_id]
-        return
-    chunk = f.get("chunk") or {}
-    ctype, index = chunk.get("type"), chunk.get("index")
-    if ctype == "text-delta":
-        attempt["text"] += chunk.get("text", "")
-    elif ctype == "reasoning-delta":
-        attempt["reasoning"] += chunk.get("text", "")
-    elif ctype in ("tool-call-delta", "block-start") and (ctype == "tool-call-delta" or chunk.get("blockType") == "tool-call"):
-        call = attempt["toolCalls"].setdefault(str(index), {"id": None, "name": None, "arguments": ""})
-        call["id"] = chunk.get("id") or call["id"]
-        call["name"] = chunk.get("name") or call["name"]
-        call["arguments"] += chunk.get("argumentsDelta", "")
+def new_attempt(f: StreamStart | AttemptInFlight) -> LiveAttempt:
+    return LiveAttempt(attemptId=f.attempt_id, turn=f.turn, step=f.step, startedAfterSeq=f.started_after_seq,
+                       blocks=[], chunks=0, outcome=None, lastChunkTime=None)
 
 
-def text_of(message: dict[str, Any], kind: str = "text") -> str:
-    """The concatenated ``kind`` blocks of a wire message."""
-    return "".join(b.get("text", "") for b in message.get("content", ()) if b.get("type") == kind)
+def fold_stream(attempt: LiveAttempt | None, f: StreamFrame, cursor: int) -> LiveAttempt | None:
+    """The live attempt after one ``assistant-stream`` frame."""
+    if isinstance(f, StreamStart):
+        return new_attempt(f)
+    if attempt is None or attempt["attemptId"] != f.attempt_id:
+        return attempt
+    if isinstance(f, StreamChunkFrame):
+        fold_chunk(attempt, f.chunk)
+        attempt["lastChunkTime"] = f.time
+        return attempt
+    if f.outcome.kind != "committed":
+        return None
+    if f.outcome.seq <= cursor:
+        return None  # its event is already folded
+    attempt["outcome"] = {"kind": "committed", "seq": f.outcome.seq}
+    return attempt
 
 
-def fold_splice(
-    inbox: dict[str, list[dict[str, Any]]], event: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Apply one ``agent/inbox/spliced`` event like the host's Inbox: (added, removed) items."""
-    lst = inbox.setdefault(event["target"], [])
-    start, count = event.get("start", 0), event.get("removedCount", 0)
-    added = [
-        {"id": f"i{event['seq']}.{k}", "requestId": (m.get("source") or {}).get("requestId"), "text": text_of(m)}
-        for k, m in enumerate(event.get("inserted", ()))
-    ]
-    removed = lst[start : start + count]
-    lst[start : start + count] = added
+def _block(attempt: LiveAttempt, index: int, kind: str) -> LiveBlock:
+    for block in attempt["blocks"]:
+        if block["index"] == index:
+            return block
+    block = LiveBlock(index=index, type=kind, text="", id=None, name=None, done=False)  # type: ignore[typeddict-item]
+    attempt["blocks"].append(block)
+    attempt["blocks"].sort(key=lambda b: b["index"])
+    return block
+
+
+def fold_chunk(attempt: LiveAttempt, c: WireChunk) -> None:
+    """One stream chunk into the attempt's blocks (usage and finish chunks only count)."""
+    attempt["chunks"] += 1
+    if isinstance(c, BlockStartChunk):
+        b = _block(attempt, c.index, c.block_type)
+        b["id"], b["name"] = c.id or b["id"], c.name or b["name"]
+    elif isinstance(c, TextDeltaChunk):
+        _block(attempt, c.index, "text")["text"] += c.text
+    elif isinstance(c, ReasoningDeltaChunk):
+        _block(attempt, c.index, "reasoning")["text"] += c.text
+    elif isinstance(c, ToolCallDeltaChunk):
+        b = _block(attempt, c.index, "tool-call")
+        b["id"], b["name"] = c.id or b["id"], c.name or b["name"]
+        b["text"] += c.arguments_delta
+    elif isinstance(c, BlockEndChunk):
+        done = c.block
+        b = _block(attempt, c.index, done.type)
+        if isinstance(done, ToolCallBlock):
+            b["id"], b["name"], b["text"] = done.id, done.name, done.arguments
+        else:
+            b["text"] = done.text
+        b["done"] = True
+
+
+def fold_tool(tools: dict[str, ToolState], f: ToolRuntimeFrame, *, again: bool = False) -> None:
+    """One ``tool-runtime`` frame. ``again``: the frame may already be folded (a snapshot's live
+    part after a reconnect) — then it is not appended twice."""
+    tool = tools.setdefault(f.call_id, new_tool(f.call_id, f.name))
+    phase = ToolPhase(phase=f.phase, status=f.status, detail=f.detail, time=f.time)
+    if not (again and tool["phases"] and tool["phases"][-1] == phase):
+        tool["phases"].append(phase)
+    if phase["phase"] == "approval":
+        tool["waiting"] = phase["status"] == "waiting"
+    elif phase["phase"] == "result":
+        tool["waiting"] = False
+
+
+def text_of(message: AnyMessage, kind: str = "text") -> str:
+    """The concatenated ``kind`` blocks of a message."""
+    return "".join(getattr(b, "text", "") for b in message.content if b.type == kind)
+
+
+def fold_splice(inbox: dict[str, list[InboxEntry]], event: InboxSpliced) -> tuple[list[InboxEntry], list[InboxEntry]]:
+    """Apply one ``agent/inbox/spliced`` event: the (added, removed) entries."""
+    lst = inbox.setdefault(event.target, [])
+    added = [InboxEntry(id=f"i{event.seq}.{k}", requestId=m.source.request_id, text=text_of(m))
+             for k, m in enumerate(event.inserted)]
+    removed = lst[event.start : event.start + event.removed_count]
+    lst[event.start : event.start + event.removed_count] = added
     return added, removed
-
-
-def fold_control(session_id: str | None, frame: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """A control frame's (queue, status) for ``session_id``; ``None`` where it says nothing."""
-    kind = frame.get("type")
-    if kind == "baseline":
-        for entry in frame.get("sessions", ()):
-            if entry.get("sessionId") == session_id:
-                return list(entry.get("queue", ())), entry.get("status")
-    elif frame.get("sessionId") == session_id:
-        if kind == "queue":
-            return list(frame.get("items", ())), None
-        if kind == "status":
-            return None, frame.get("status")
-    return None, None

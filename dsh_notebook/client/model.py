@@ -1,249 +1,251 @@
-"""The Client model (seed 001 objects 5 and 39): folds follow/control frames into view state.
+"""The Client model (seed 001 objects 5 and 39): THE fold of follow and control items into view state.
 
-The JS widget implements exactly this fold; keep the two in step. State (JSON-able, camelCase
-where it mirrors the wire)::
+Everything on the client side reads this fold — the ``%dsh`` cell rendering, stdin approvals,
+``TurnResult``, the ``run`` CLI; the JS widget runs the same fold (``js/src/fold.ts``), and the
+parity test checks both give the same :class:`~.state.FoldState` after every item of recorded
+real runs. The state (``state()``; shapes in :mod:`.state`)::
 
-    sessionId, header        from the snapshot
-    cursor                   last durable seq folded (-1: none)
-    start                    the cursor the model started from (-1: from the beginning)
-    events                   durable events folded, dense: events[i].seq == start + 1 + i
-    messages                 display messages in seq order: {seq, turn?, role, text, ...}
-    attempts                 attemptId -> {attemptId, turn, step, startedAfterSeq, text,
-                             reasoning, toolCalls: {index: {id, name, arguments}}}  (streaming only)
-    tools                    callId -> {callId, name, phase, status, detail?, callSeq?, resultSeq?,
-                             isError?}
-    status, turn, step       from status frames (and the snapshot's live part)
-    queue                    this session's items from control ``queue`` frames (whole value)
-    approvals                callId -> {callId, name, reason?} asked and not yet decided
-    inbox                    {"next-turn": [...], "next-step": [...]} of {id, requestId?, text}:
-                             the fold of ``agent/inbox/spliced`` events (like the host's Inbox)
-    submissions              requestId -> {requestId, text, mode, state, rpcId?, claimSeq?,
-                             seq?, error?}; state: pending (sent) → queued (spliced into the
-                             inbox) → claimed (taken by a turn) → delivered (its user/message);
-                             "accepted" when the RPC answer comes before the splice event;
-                             rejected (the RPC failed) or canceled (removed from the inbox).
-                             RequestIds seen in events from other clients are tracked too.
-    turnEnds                 [{turn, reason, seq}] from turn/end events
-    gap                      True when an event arrived with seq > cursor + 1 (reconnect with cursor)
+    sessionId, header     from the snapshot
+    start, cursor         where the model started (-1: the beginning) / the last seq folded
+    events                the durable events, dense: events[i].seq == start + 1 + i
+    status, turn, step    status items (and the snapshot's live part)
+    attempt               the model request streaming now (null when none)
+    tools                 callId -> {callId, name, arguments, phases, waiting, callSeq, resultSeq, isError}
+    approvals             callId -> {callId, name, reason}: asked, not yet decided
+    queue                 this session's inbox items from control ``queue`` frames (whole value)
+    inbox                 {"next-turn": [...], "next-step": [...]} of {id, requestId, text}
+    submissions           requestId -> {requestId, text, mode, state, rpcId, queuedSeq, claimSeq,
+                          seq, turn, error}; also for requestIds other clients submitted
+    turnEnds              [{turn, reason, seq}]
+    gap                   an event (or a snapshot) skipped seqs this model lacks: reopen from cursor
 
-Rules, per frame:
+Rules, per item:
 
-- ``snapshot``: a different sessionId resets everything. Fold each of ``events`` as below. Then
-  the live part replaces live state: status/turn/step; ``attempts`` = only ``live.assistant``
-  (its chunks replayed); tools phases merged from ``live.tools``; approvals from ``live.approvals``.
-- ``event``: seq <= cursor → ignored (duplicate); seq > cursor + 1 → ``gap`` and ignored; else
-  appended, cursor = seq, and by type: ``user/message`` / ``assistant/message`` /
-  ``tool/result`` / ``system/message`` → a display message (user: ``requestId``, ``source``;
-  assistant: ``text``, ``reasoning``, ``toolCalls``; tool: ``callId``, ``isError``);
-  ``tool/call`` → tools[callId].callSeq; ``tool/result`` → tools[callId] phase ``result``,
-  status ``done``/``error``, resultSeq; ``user/message`` with a known requestId → that
-  submission ``delivered`` with its seq; ``approval/asked`` / ``approval/decided`` → approvals;
-  ``turn/start`` → turn; ``turn/end`` → turnEnds; ``agent/inbox/spliced`` → ``inbox``
-  (``lst[start:start+removedCount] = inserted``, ids ``i<seq>.<k>``) and the submission state
-  of each inserted (queued) or removed (claimed / canceled, by ``outcome``) requestId.
-- ``assistant-stream``: ``start`` creates the attempt; ``chunk`` appends ``text-delta`` to text,
-  ``reasoning-delta`` to reasoning, ``block-start``/``tool-call-delta`` to toolCalls[index];
-  ``end`` removes the attempt (committed: its assistant/message event carries the text;
-  abandoned: nothing of it stays).
-- ``tool-runtime``: tools[callId] gets name, phase, status, detail, time.
-- ``status``: status, turn, step.
-- control ``baseline`` / ``queue`` / ``status`` for this sessionId: queue / status replaced.
+- ``snapshot``: another sessionId resets everything. Its events fold as below; a snapshot whose
+  cursor is beyond what was folded sets ``gap``. The live part replaces live state: status, turn,
+  step; ``attempt`` rebuilt from ``live.assistant`` (its chunks replayed); ``live.tools`` frames
+  folded (not twice); ``approvals`` = ``live.approvals``.
+- ``event``: seq <= cursor → ignored; seq > cursor + 1 → ``gap``, ignored; else appended, and:
+  ``user/message`` from a user → its submission ``delivered`` (seq, turn); ``assistant/message``
+  / ``assistant/attempt`` settle a live attempt; ``tool/call`` → tools[callId] (name, arguments,
+  callSeq); ``tool/result`` → resultSeq, isError, not waiting, approval gone;
+  ``approval/asked`` / ``approval/decided`` → approvals (decided: not waiting);
+  ``agent/inbox/spliced`` → inbox, and each inserted submission ``queued``, each removed one
+  ``claimed`` or ``canceled`` (by ``outcome``); ``turn/start`` → turn; ``turn/end`` → turnEnds,
+  no live attempt, nothing waiting.
+- ``assistant-stream`` / ``tool-runtime``: :mod:`.live`. ``status``: status, turn, step.
+- control ``baseline`` / ``queue`` / ``status`` of this session: queue / status replaced.
+- the client's own calls: ``submit`` (pending), ``accepted`` (pending → accepted), ``rejected``.
+
+Items are parsed into the wire's types (:data:`~dsh_notebook.wire.follow.FollowItem`,
+:data:`~dsh_notebook.wire.control.ControlItem`) before they are folded: a malformed item raises
+a ``ValidationError`` instead of folding half. ``events`` holds typed events; ``state()`` is JSON.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
-from .live import fold_control, fold_splice, fold_stream, text_of
+from ..wire.base import dump
+from ..wire.control import Baseline, ControlItem, ControlItemAdapter, ControlStatus, QueueChanged
+from ..wire.events import (
+    AnyEvent,
+    ApprovalAsked,
+    ApprovalDecided,
+    AssistantAttempt,
+    AssistantMessageEvent,
+    InboxSpliced,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    UserMessageEvent,
+)
+from ..wire.follow import (
+    AssistantStreamItem,
+    EventItem,
+    FollowItem,
+    FollowItemAdapter,
+    FollowStatus,
+    Snapshot,
+    ToolRuntimeItem,
+)
+from .live import fold_chunk, fold_splice, fold_stream, fold_tool, new_attempt, text_of
+from .state import (
+    FoldState,
+    InboxEntry,
+    Json,
+    LiveAttempt,
+    PendingApproval,
+    Submission,
+    ToolState,
+    TurnEndEntry,
+    new_submission,
+    new_tool,
+)
+from .views import ModelViews
 
-_text = text_of
 
-
-class ClientSessionModel:
+class ClientSessionModel(ModelViews):
     """View state of one followed session. Not thread-safe: fold under the owner's lock."""
 
     def __init__(self, session_id: str | None = None, *, cursor: int = -1) -> None:
         self.session_id = session_id
+        self.frames = 0
+        self.revision = 0  # bumped by every fold: views compare it to skip work
         self.reset(cursor)
 
     def reset(self, cursor: int = -1) -> None:
-        self.header: dict[str, Any] | None = None
+        self.header: Json | None = None
         self.start = self.cursor = cursor
-        self.events: list[dict[str, Any]] = []
-        self.messages: list[dict[str, Any]] = []
-        self.attempts: dict[str, dict[str, Any]] = {}
-        self.tools: dict[str, dict[str, Any]] = {}
-        self.status, self.turn, self.step = "idle", None, None
-        self.queue: list[dict[str, Any]] = []
-        self.approvals: dict[str, dict[str, Any]] = {}
-        self.inbox: dict[str, list[dict[str, Any]]] = {"next-turn": [], "next-step": []}
-        self.submissions: dict[str, dict[str, Any]] = getattr(self, "submissions", {})
-        self.turn_ends: list[dict[str, Any]] = []
+        self.events: list[AnyEvent] = []
+        self.status: str = "idle"
+        self.turn: int | None = None
+        self.step: int | None = None
+        self.attempt: LiveAttempt | None = None
+        self.tools: dict[str, ToolState] = {}
+        self.approvals: dict[str, PendingApproval] = {}
+        self.queue: list[Json] = []
+        self.inbox: dict[str, list[InboxEntry]] = {"next-turn": [], "next-step": []}
+        self.submissions: dict[str, Submission] = {}
+        self.turn_ends: list[TurnEndEntry] = []
         self.gap = False
-        self.frames = 0
 
-    # -- submissions (the Client Session's pending state) ----------------------------------------
+    def state(self) -> FoldState:
+        """A deep copy of the whole view state (the JSON the JS fold's ``state()`` equals)."""
+        return copy.deepcopy(FoldState(
+            sessionId=self.session_id, header=self.header, start=self.start, cursor=self.cursor,
+            events=[dump(e) for e in self.events], status=self.status, turn=self.turn, step=self.step,
+            attempt=self.attempt, tools=self.tools, approvals=self.approvals, queue=self.queue, inbox=self.inbox,
+            submissions=self.submissions, turnEnds=self.turn_ends, gap=self.gap,
+        ))
+
+    # -- the client's own submissions -----------------------------------------------------------
     def submit(self, request_id: str, text: str, mode: str = "queue") -> None:
-        self.submissions[request_id] = {"requestId": request_id, "text": text, "mode": mode, "state": "pending"}
+        self.submissions[request_id] = new_submission(request_id, text, mode)
+        self.revision += 1
 
     def accepted(self, request_id: str, rpc_id: str | None = None) -> None:
-        sub = self.submissions.setdefault(request_id, {"requestId": request_id, "state": "pending"})
+        sub = self.submissions.setdefault(request_id, new_submission(request_id))
         sub["rpcId"] = rpc_id
         if sub["state"] == "pending":
             sub["state"] = "accepted"
+        self.revision += 1
 
-    def rejected(self, request_id: str, error: dict[str, str]) -> None:
-        sub = self.submissions.setdefault(request_id, {"requestId": request_id})
-        sub["state"], sub["error"] = "rejected", error
+    def rejected(self, request_id: str, error: Mapping[str, Any]) -> None:
+        sub = self.submissions.setdefault(request_id, new_submission(request_id))
+        sub["state"], sub["error"] = "rejected", {"code": error.get("code"), "message": error.get("message")}
+        self.revision += 1
 
     # -- the fold -------------------------------------------------------------------------------
-    def apply(self, frame: dict[str, Any]) -> None:
-        """Fold one follow frame."""
+    def apply(self, item: FollowItem | Mapping[str, Any]) -> None:
+        """Fold one follow item (wire data is parsed into its type first)."""
+        typed = FollowItemAdapter.validate_python(item) if isinstance(item, Mapping) else item
         self.frames += 1
-        kind = frame.get("type")
-        if kind == "snapshot":
-            self._snapshot(frame)
-        elif kind == "event":
-            self._event(frame["event"])
-        elif kind == "assistant-stream":
-            self._stream(frame.get("frame") or {})
-        elif kind == "tool-runtime":
-            f = frame.get("frame") or {}
-            tool = self.tools.setdefault(f.get("callId", "?"), {"callId": f.get("callId")})
-            tool.update({k: f[k] for k in ("name", "phase", "status", "detail", "time") if k in f})
-        elif kind == "status":
-            self.status, self.turn, self.step = frame.get("status", self.status), frame.get("turn"), frame.get("step")
+        self.revision += 1
+        if isinstance(typed, Snapshot):
+            self._snapshot(typed)
+        elif isinstance(typed, EventItem):
+            self._event(typed.event)
+        elif isinstance(typed, AssistantStreamItem):
+            self.attempt = fold_stream(self.attempt, typed.frame, self.cursor)
+        elif isinstance(typed, ToolRuntimeItem):
+            fold_tool(self.tools, typed.frame)
+        elif isinstance(typed, FollowStatus):
+            self.status, self.turn, self.step = typed.status, typed.turn, typed.step
 
-    def apply_control(self, frame: dict[str, Any]) -> None:
-        """Fold one control frame (only what concerns this session)."""
-        queue, status = fold_control(self.session_id, frame)
-        self.queue = self.queue if queue is None else queue
-        self.status = status or self.status
+    def apply_control(self, item: ControlItem | Mapping[str, Any]) -> None:
+        """Fold one control item (only what concerns this session)."""
+        typed = ControlItemAdapter.validate_python(item) if isinstance(item, Mapping) else item
+        self.revision += 1
+        if isinstance(typed, Baseline):
+            for entry in typed.sessions:
+                if entry.session_id == self.session_id:
+                    self.queue, self.status = [dump(q) for q in entry.queue], entry.status
+        elif isinstance(typed, QueueChanged) and typed.session_id == self.session_id:
+            self.queue = [dump(q) for q in typed.items]
+        elif isinstance(typed, ControlStatus) and typed.session_id == self.session_id:
+            self.status = typed.status
 
-    def _snapshot(self, frame: dict[str, Any]) -> None:
-        if self.session_id is not None and frame.get("sessionId") != self.session_id:
+    def _snapshot(self, item: Snapshot) -> None:
+        if self.session_id is not None and item.session_id != self.session_id:
             self.reset()
-        self.session_id, self.header = frame.get("sessionId"), frame.get("header")
+        self.session_id, self.header = item.session_id, dump(item.header)
         self.gap = False
-        for event in frame.get("events", ()):
+        for event in item.events:
             self._event(event)
-        live = frame.get("live") or {}
-        self.status, self.turn, self.step = live.get("status", "idle"), live.get("turn"), live.get("step")
-        self.attempts = {}
-        active = live.get("assistant")
-        if active:
-            self._stream({"kind": "start", **active})
-            for chunk in active.get("chunks", ()):
-                self._stream({"kind": "chunk", "attemptId": active["attemptId"], **chunk})
-        for call_id, f in (live.get("tools") or {}).items():
-            self.tools.setdefault(call_id, {"callId": call_id}).update(
-                {k: f[k] for k in ("name", "phase", "status", "detail", "time") if k in f}
-            )
-        self.approvals = {a["callId"]: dict(a) for a in live.get("approvals", ())}
+        if item.cursor > self.cursor:
+            self.gap = True  # the snapshot skipped events this model lacks
+        live = item.live
+        self.status, self.turn, self.step = live.status, live.turn, live.step
+        self.attempt = None
+        if live.assistant is not None:
+            self.attempt = attempt = new_attempt(live.assistant)
+            for entry in live.assistant.chunks:
+                fold_chunk(attempt, entry.chunk)
+                attempt["lastChunkTime"] = entry.time
+        for frame in live.tools.values():
+            fold_tool(self.tools, frame, again=True)
+        self.approvals = {a.call_id: PendingApproval(callId=a.call_id, name=a.name, reason=a.reason) for a in live.approvals}
 
-    def _event(self, event: dict[str, Any]) -> None:
-        seq = event.get("seq", -1)
+    def _event(self, e: AnyEvent) -> None:
+        seq = e.seq
         if seq <= self.cursor:
             return
         if seq > self.cursor + 1:
             self.gap = True
             return
-        self.events.append(event)
+        self.events.append(e)
         self.cursor = seq
-        etype, turn = event.get("type"), event.get("turn")
-        msg = event.get("message") or {}
-        base = {"seq": seq, "turn": turn, "role": msg.get("role")}
-        if etype == "user/message":
-            source = msg.get("source") or {}
-            rid = source.get("requestId")
-            self.messages.append({**base, "text": _text(msg), "source": source.get("kind"), "requestId": rid})
-            sub = self._sub(rid, _text(msg))
-            if sub is not None and source.get("kind") == "user":
-                sub.update(state="delivered", seq=seq)
-                sub.setdefault("claimSeq", seq)
-        elif etype == "system/message":
-            self.messages.append({**base, "text": _text(msg)})
-        elif etype == "assistant/message":
-            calls = [
-                {"id": b["id"], "name": b["name"], "arguments": b["arguments"]}
-                for b in msg.get("content", ()) if b.get("type") == "tool-call"
-            ]
-            self.messages.append({**base, "text": _text(msg), "reasoning": _text(msg, "reasoning"), "toolCalls": calls})
-        elif etype == "tool/call":
-            tool = self.tools.setdefault(event["callId"], {"callId": event["callId"]})
-            tool.update(name=event.get("name"), callSeq=seq)
-        elif etype == "tool/result":
-            call_id, is_error = msg.get("toolCallId"), bool(msg.get("isError"))
-            tool = self.tools.setdefault(call_id or "?", {"callId": call_id})
-            tool.update(phase="result", status="error" if is_error else "done", resultSeq=seq, isError=is_error)
-            self.messages.append({**base, "text": _text(msg), "callId": call_id, "name": tool.get("name"), "isError": is_error})
-        elif etype == "approval/asked":
-            self.approvals[event["callId"]] = {k: event.get(k) for k in ("callId", "name", "reason")}
-        elif etype == "approval/decided":
-            self.approvals.pop(event["callId"], None)
-        elif etype == "agent/inbox/spliced":
-            self._splice(event)
-        elif etype == "turn/start":
-            self.turn = turn
-        elif etype == "turn/end":
-            self.turn_ends.append({"turn": turn, "reason": event.get("reason"), "seq": seq})
+        if isinstance(e, UserMessageEvent):
+            source = e.message.source
+            sub = self._sub(source.request_id, text_of(e.message))
+            if sub is not None and source.kind == "user":
+                sub["state"], sub["seq"], sub["turn"] = "delivered", seq, e.turn
+                if sub["claimSeq"] is None:
+                    sub["claimSeq"] = seq
+        elif isinstance(e, AssistantMessageEvent | AssistantAttempt):
+            self.attempt = None  # the durable event settles the live attempt
+        elif isinstance(e, ToolCall):
+            tool = self.tools.setdefault(e.call_id, new_tool(e.call_id, e.name))
+            tool["name"], tool["arguments"], tool["callSeq"] = e.name, e.arguments, seq
+        elif isinstance(e, ToolResult):
+            call_id = e.message.tool_call_id
+            tool = self.tools.setdefault(call_id, new_tool(call_id, e.error.name if e.error else "?"))
+            tool["resultSeq"], tool["isError"], tool["waiting"] = seq, e.message.is_error, False
+            self.approvals.pop(call_id, None)
+        elif isinstance(e, ApprovalAsked):
+            self.approvals[e.call_id] = PendingApproval(callId=e.call_id, name=e.name, reason=e.reason)
+        elif isinstance(e, ApprovalDecided):
+            self.approvals.pop(e.call_id, None)
+            if e.call_id in self.tools:
+                self.tools[e.call_id]["waiting"] = False
+        elif isinstance(e, InboxSpliced):
+            self._splice(e)
+        elif isinstance(e, TurnStart):
+            self.turn = e.turn
+        elif isinstance(e, TurnEnd):
+            self.turn_ends.append(TurnEndEntry(turn=e.turn, reason=dump(e.reason), seq=seq))
+            self.attempt = None
+            for tool in self.tools.values():
+                tool["waiting"] = False
 
-    def _splice(self, event: dict[str, Any]) -> None:
+    def _splice(self, event: InboxSpliced) -> None:
         added, removed = fold_splice(self.inbox, event)
-        for item in added:
-            sub = self._sub(item["requestId"], str(item["text"]))
+        for entry in added:
+            sub = self._sub(entry["requestId"], entry["text"])
             if sub is not None and sub["state"] in ("pending", "accepted"):
-                sub.update(state="queued", queuedSeq=event["seq"])
-        for item in removed:
-            sub = self._sub(item["requestId"], str(item["text"]))
+                sub["state"], sub["queuedSeq"] = "queued", event.seq
+        for entry in removed:
+            sub = self._sub(entry["requestId"], entry["text"])
             if sub is not None:
-                claimed = event.get("outcome") == "claimed"
-                sub.update(state="claimed" if claimed else "canceled", claimSeq=event["seq"])
+                sub["state"] = "claimed" if event.outcome == "claimed" else "canceled"
+                sub["claimSeq"] = event.seq
 
-    def _sub(self, request_id: str | None, text: str) -> dict[str, Any] | None:
-        """The submission of ``request_id`` (created for ones submitted by other clients)."""
+    def _sub(self, request_id: str | None, text: str) -> Submission | None:
+        """The submission of ``request_id`` (made for ones other clients submitted)."""
         if not request_id:
             return None
-        return self.submissions.setdefault(request_id, {"requestId": request_id, "text": text, "state": "pending"})
-
-    def _stream(self, f: dict[str, Any]) -> None:
-        fold_stream(self.attempts, f)
-
-    # -- views ----------------------------------------------------------------------------------
-    def submission_outcome(self, request_id: str) -> dict[str, Any] | None:
-        """How a submission ended: its turn's ``turn/end`` once it was claimed, a synthetic
-        ``canceled`` end if it was removed from the inbox, ``None`` while still on its way."""
-        sub = self.submissions.get(request_id)
-        if sub is None:
-            return None
-        if sub["state"] == "canceled":
-            return {"turn": None, "reason": {"kind": "aborted", "cause": "canceled before it ran"}, "seq": sub["claimSeq"]}
-        if sub["state"] in ("claimed", "delivered"):
-            return self.turn_end_after(sub["claimSeq"])
-        return None
-
-    def live_text(self) -> str:
-        """The text of the attempt(s) streaming right now."""
-        return "".join(a["text"] for a in self.attempts.values())
-
-    def turn_end_after(self, seq: int) -> dict[str, Any] | None:
-        """The first ``turn/end`` with a seq greater than ``seq``."""
-        return next((t for t in self.turn_ends if t["seq"] > seq), None)
-
-    def final_answer(self, turn: int | None = None) -> str:
-        """The text of the last assistant message of ``turn`` (default: the last ended turn)."""
-        if turn is None:
-            if not self.turn_ends:
-                return ""
-            turn = self.turn_ends[-1]["turn"]
-        for m in reversed(self.messages):
-            if m["role"] == "assistant" and m.get("turn") == turn and m["text"]:
-                return str(m["text"])
-        return ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """A deep copy of the whole view state."""
-        keys = ("session_id", "header", "cursor", "events", "messages", "attempts", "tools", "status",
-                "turn", "step", "queue", "approvals", "inbox", "submissions", "turn_ends", "gap")
-        return copy.deepcopy({k: getattr(self, k) for k in keys})
+        return self.submissions.setdefault(request_id, new_submission(request_id, text))

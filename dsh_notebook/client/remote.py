@@ -10,7 +10,7 @@ cannot disagree about an endpoint, its arguments or its result.
 - unary: ``remote.session.info(session_id="s_…")`` (blocking) or ``await ….acall(...)``;
 - stream: ``remote.session.follow.open(on_item, session_id="s_…", cursor=None)`` → Subscription;
 - learners: ``remote.session.prompt.descriptor``, ``….envelope(**args)`` (what would be sent),
-  ``….last`` (the last :class:`Exchange`: rpcId, envelope, paired response).
+  ``….last`` (the last :class:`TurnCall`: rpcId, envelope, paired response).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import HostError
 from ..host.contract import DESCRIPTORS, Descriptor, dump
-from .connection import Connection, Exchange, Subscription
+from .connection import Connection, Subscription, TurnCall
 
 
 class RemoteMethod:
@@ -30,7 +30,7 @@ class RemoteMethod:
 
     def __init__(self, connection: Connection, descriptor: Descriptor) -> None:
         self.connection, self.descriptor = connection, descriptor
-        self.last: Exchange | None = None
+        self.last: TurnCall | None = None
 
     def args(self, **kwargs: Any) -> dict[str, Any]:
         """Validate ``kwargs`` (snake_case or camelCase) with the descriptor; the wire args."""

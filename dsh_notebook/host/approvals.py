@@ -4,7 +4,8 @@ When a tool's policy says *ask*, the tool runtime logs ``approval/asked``, emits
 frame ``phase: "approval", status: "waiting"`` and awaits ``approver.decide(request)``. In a host
 session that approver is :class:`PendingApprovals`: it parks the request until some client —
 stdin in the magic, a button in the widget, a line on ``serve --stdio`` — calls
-``session/approve {sessionId, callId, decision}``. Cancelling the run cancels the wait (the
+``session/approve {sessionId, callId, decision, scope?}`` (``scope: "session"``: allow for the
+rest of the session). Cancelling the run cancels the wait (the
 runtime records ``cancelled``). Lives on the host loop; not thread-safe by itself.
 """
 
@@ -35,6 +36,7 @@ class PendingApprovals(Approver):
         self.on_change = on_change
         self.decided: list[tuple[str, ApprovalDecision]] = []  # for learners: what was answered
         self._by: dict[str, str] = {}  # call id → the client that answered
+        self._session_scope: set[str] = set()  # call ids allowed "for the rest of the session"
         self.closed = False  # no client can answer any more: every ask is ``cancelled``
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -53,13 +55,25 @@ class PendingApprovals(Approver):
         """The caller that answered ``call_id`` (``host`` when the host itself cancelled it)."""
         return f"{self.name}:{self._by.pop(call_id)}" if call_id in self._by else self.name
 
-    def answer(self, call_id: str, decision: ApprovalDecision, *, by: str = "client") -> None:
-        """Resolve the wait of ``call_id``; ``UNKNOWN_APPROVAL`` when nothing waits for it."""
+    def granted(self, call_id: str) -> bool:
+        """Whether the client allowed ``call_id`` for the rest of the session (``scope: session``)."""
+        if call_id in self._session_scope:
+            self._session_scope.discard(call_id)
+            return True
+        return False
+
+    def answer(self, call_id: str, decision: ApprovalDecision, *, by: str = "client",
+               scope: str = "call") -> None:
+        """Resolve the wait of ``call_id``; ``UNKNOWN_APPROVAL`` when nothing waits for it.
+        ``scope="session"`` with ``allow``: allow this tool (bash: this command prefix) for the
+        rest of the session — the runtime logs the grant and the session's policy honours it."""
         waiting = self._waiting.get(call_id)
         if waiting is None or waiting.future.done():
             raise HostError(f"no approval is pending for call {call_id!r}", code="UNKNOWN_APPROVAL")
         self.decided.append((call_id, decision))
         self._by[call_id] = by
+        if scope == "session" and decision == "allow":
+            self._session_scope.add(call_id)
         waiting.future.set_result(decision)
 
     def pending(self) -> list[PendingApproval]:

@@ -3,89 +3,120 @@
 Create (or resume with ``--session``) a session, open ``session/follow``, submit the prompt
 (``session/prompt`` → ``{"accepted": true}``), follow to the end of the turn that ran it, then
 print the final answer and ``session: <id> log: <path>`` on stdout. Progress (streamed text,
-tool phases) goes to stderr unless ``--quiet``. Exit codes: 0 the turn completed; 1 it ended
-otherwise (the reason is printed on stderr); 130 interrupted (the run is cancelled first, so the
-turn ends ``aborted`` with every call answered). Everything goes through :class:`DshClient`
-over an in-process transport: the CLI is just another client of the Host.
+tool phases: the notebook's :class:`~dsh_notebook.notebook.render.TurnView` on a stream sink, read
+from the follow's client model) goes to stderr unless ``--quiet``. Exit codes: 0 the turn
+completed; 1 it ended otherwise (the reason is printed on stderr, e.g. ``budget: max-steps 5
+reached``); 130 interrupted, 143 on SIGTERM (129 SIGHUP): the run is cancelled first, so the turn
+ends ``aborted`` with every call answered and the log flushed. ``--approve ask`` (the default
+outside a demo workspace copy) asks on the terminal (:mod:`.cli_tty`); everything printed has its
+terminal control sequences neutralised. Everything goes through :class:`DshClient` over an
+in-process transport: the CLI is just another client of the Host.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
-from typing import Any, TextIO
+import uuid
+from typing import TextIO, cast
 
 from ..client.dsh_client import DshClient
-from ..client.model import ClientSessionModel
-from ..client.summary import summarize_result
-from ..config import settings_from_env
+from ..config import parse_max_steps, parse_max_time, settings_from_env
+from ..notebook.render import TurnView
+from ..notebook.sinks import TerminalSink
+from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
 from .host import Host
 
 
-class ProgressPrinter:
-    """Renders follow frames as they arrive: streamed text and one line per tool phase."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.streaming = False
-
-    def __call__(self, frame: dict[str, Any], model: ClientSessionModel) -> None:
-        kind, inner = frame.get("type"), frame.get("frame") or {}
-        if kind == "assistant-stream":
-            chunk = inner.get("chunk") or {}
-            if inner.get("kind") == "chunk" and chunk.get("type") == "text-delta":
-                self.out.write(chunk.get("text", ""))
-                self.streaming = True
-            elif inner.get("kind") == "end" and self.streaming:
-                self.out.write("\n")
-                self.streaming = False
-        elif kind == "event":
-            event = frame["event"]
-            if event.get("type") == "tool/call":
-                self.out.write(f"→ {event['name']} {event['arguments']}\n")
-            elif event.get("type") == "tool/result":
-                message = event.get("message") or {}
-                text = "".join(b.get("text", "") for b in message.get("content", ()))
-                first = summarize_result(text, width=120)
-                mark = "✗" if message.get("isError") else "✓"
-                self.out.write(f"  {mark} {first}\n")
-        self.out.flush()
-
-
 def run_main(args: argparse.Namespace) -> int:
+    with terminate_as_interrupt() as signals:
+        try:
+            return _run(args, signals)
+        except KeyboardInterrupt:
+            if not signals:
+                raise
+            print(f"terminated ({signal.Signals(signals[0]).name})", file=sys.stderr)
+            return 128 + signals[0]
+
+
+def _run(args: argparse.Namespace, signals: list[int]) -> int:
     settings = settings_from_env().with_overrides(model=args.model, base_url=args.base_url)
+    steps, seconds = getattr(args, "max_steps", None), getattr(args, "max_time", None)
+    parse_max_steps(steps, "--max-steps")  # a coded error naming the flag, before anything starts
+    parse_max_time(seconds, "--max-time")
+    options = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None)}
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
-    printer = None if getattr(args, "quiet", False) else ProgressPrinter(sys.stderr)
+    quiet = getattr(args, "quiet", False)
     session_id: str | None = args.session
+    request_id = f"req_{uuid.uuid4().hex[:12]}"
+    view = TurnView(request_id, None if quiet else TerminalSink(cast(TextIO, PrintableStream(sys.stderr))))
     try:
         if session_id is None:
-            created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve, base_url=args.base_url)
+            created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve,
+                                            base_url=args.base_url, **options)
             session_id = created.session_id
-            if printer is not None:
-                print(f"session {session_id} in {created.cwd} ({created.model})", file=sys.stderr)
+            if not quiet:
+                print(f"session {session_id} in {printable(created.cwd)} ({created.model})", file=sys.stderr)
         else:
-            client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url)
-        handle = client.follow(session_id, None, printer)
+            resumed = client.resume(session_id, model=args.model, approve=args.approve, base_url=args.base_url,
+                                    **options)
+            for warning in resumed.warnings:
+                print(f"note: resuming {session_id}: {warning}", file=sys.stderr)
+        handle = client.follow(session_id, None)
+        sid = session_id
+        approvals = TtyApprovals(handle, lambda call_id, decision: client.approve(sid, call_id, decision), sys.stderr)
+
+        def idle() -> None:  # the cell view of the notebook, on stderr, then any approval to ask
+            with handle.cond:
+                view.render(handle.model)
+            approvals()
+
         handle.wait_snapshot()
-        receipt = client.prompt(" ".join(args.prompt), session_id)
+        client.prompt(" ".join(args.prompt), session_id, request_id=request_id)
         try:
-            outcome = handle.wait_turn_end(receipt.request_id)
+            outcome = handle.wait_turn_end(request_id, idle=idle)
         except KeyboardInterrupt:
             client.cancel(session_id)
-            print("interrupted: the turn was cancelled", file=sys.stderr)
+            print(f"{'terminated' if signals else 'interrupted'}: the turn was cancelled", file=sys.stderr)
             print(f"session: {session_id} log: {client.info(session_id).log_path}")
-            return 130
+            return 128 + signals[0] if signals else 130
         finally:
+            with handle.cond:
+                view.render(handle.model)
+            if view.sink is not None:
+                view.sink.flush()
+            approvals.close()
             handle.close()
         log_path = client.info(session_id).log_path
     finally:
         client.close()
         host.shutdown()
     if outcome.final_answer:
-        print(outcome.final_answer)
+        print(printable(outcome.final_answer))
     print(f"session: {session_id} log: {log_path}")
     if outcome.completed:
         return 0
-    print(f"the turn did not complete: {outcome.describe_reason()}", file=sys.stderr)
+    print(f"the turn did not complete: {printable(outcome.describe_reason())}", file=sys.stderr)
     return 1
+
+def compact_main(args: argparse.Namespace) -> int:
+    """``python -m dsh_notebook compact ID``: resume the session, compact it, say what it did."""
+    settings = settings_from_env().with_overrides(model=args.model, base_url=args.base_url)
+    host = Host(settings, name="dsh-host-cli")
+    client = DshClient(host, caller="cli")
+    try:
+        client.resume(args.session, model=args.model, base_url=args.base_url)
+        done = client.compact(args.session)
+        log_path = client.info(args.session).log_path
+    finally:
+        client.close()
+        host.shutdown()
+    if done.compacted:
+        print(f"compacted {done.replaced} surface nodes into one summary (#{done.summary_seq}); "
+              f"history ~{done.tokens_before} -> ~{done.tokens_after} tokens")
+    else:
+        print("nothing to compact")
+    print(f"session: {args.session} log: {log_path}")
+    return 0

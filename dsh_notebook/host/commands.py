@@ -1,7 +1,8 @@
 """The Session command handler (seed 001 L4, object 15): business admission of a Prompt command.
 
 In order: check the content (``EMPTY_CONTENT``, ``UNSUPPORTED_CONTENT``), resolve the Agent
-(live or resumed; ``UNKNOWN_SESSION``), drop a repeated requestId (accepted again, queued once),
+(live or resumed; ``UNKNOWN_SESSION``), drop a repeated requestId (accepted again, queued once;
+the same requestId with other content is ``REQUEST_CONFLICT``),
 build the user message — its source carries both the ``requestId`` (the user's submission) and
 the ``rpcId`` (the transport call that brought it) — and hand it to ``agent.followup`` (mode
 ``queue``: next turn) or ``agent.steer`` (mode ``steer``: next step of the running turn). The
@@ -14,16 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..errors import HostError
 from ..wire.endpoints import Accepted, PromptCommand
 from ..wire.messages import MessageSource, TextBlock, UserMessage
 from .gateway import GatewayInvocation
-from .registry import AgentRegistry
+from .registry import AgentRegistry, content_digest
 
 MAX_REQUEST_ID = 200
 
 
-def validate_content(content: str | tuple[dict[str, Any], ...]) -> tuple[TextBlock, ...]:
+def validate_content(content: str | tuple[dict[str, JsonValue], ...]) -> tuple[TextBlock, ...]:
     """Text blocks from a command's content, or a coded error."""
     parts: tuple[Any, ...] = ({"type": "text", "text": content},) if isinstance(content, str) else content
     blocks: list[TextBlock] = []
@@ -48,7 +51,7 @@ class SessionCommandHandler:
 
     def __init__(self, registry: AgentRegistry) -> None:
         self.registry = registry
-        self.decisions: list[dict[str, Any]] = []  # for learners: every admission decision
+        self.decisions: list[dict[str, JsonValue]] = []  # for learners: every admission decision
 
     async def prompt(self, command: PromptCommand, inv: GatewayInvocation) -> Accepted:
         rid = command.request_id
@@ -57,18 +60,28 @@ class SessionCommandHandler:
         blocks = validate_content(command.content)
         live, how = await self.registry.resolve(command.session_id)
         inv.note("resolver", how)
-        decision: dict[str, Any] = {
+        decision: dict[str, JsonValue] = {
             "sessionId": live.id,
             "requestId": rid,
             "rpcId": inv.rpc_id,
             "mode": command.mode,
         }
+        digest = content_digest(blocks)
         if rid in live.request_ids:
+            if live.request_ids[rid] != digest:
+                decision.update(decision="conflict", queued=False)
+                inv.note("admission", decision)
+                self.decisions.append(decision)
+                raise HostError(
+                    f"requestId {rid!r} was already used for a different prompt in session {live.id}; "
+                    "a retry must repeat the same content, a new prompt needs a new requestId",
+                    code="REQUEST_CONFLICT",
+                )
             decision.update(decision="duplicate", queued=False)
         else:
             message = UserMessage(
                 content=blocks,
-                source=MessageSource(kind="user", request_id=rid, rpc_id=inv.rpc_id),
+                source=MessageSource(kind="user", request_id=rid, rpc_id=inv.rpc_id, cell=command.cell),
             )
             if command.mode == "steer":
                 live.agent.steer(message)
@@ -76,7 +89,7 @@ class SessionCommandHandler:
             else:
                 live.agent.followup(message)
                 decision["inbox"] = "agent.followup → next-turn"
-            live.request_ids[rid] = command.mode
+            live.request_ids[rid] = digest
             decision.update(decision="accepted", queued=True, message=message.model_dump(mode="json", exclude_none=True))
         inv.note("admission", decision)
         self.decisions.append(decision)

@@ -4,7 +4,8 @@
 in-process transport); it hops onto the host loop with ``call_soon_threadsafe`` and never blocks.
 On the loop the handler checks the envelope (:func:`parse_envelope`), hands unary calls and
 stream opens to the :class:`Gateway`, and sends exactly one ``server-response`` per
-``client-request`` — a coded error when anything is wrong, and it keeps serving. Outgoing
+``client-request`` — a coded error when anything is wrong, and it keeps serving. A second call
+under an rpcId still in flight is refused ``DUPLICATE_RPC_ID`` (the first is answered normally). Outgoing
 messages go through ``send(text)``, which must be thread-safe and must not block (transports
 queue them). Unary calls run as separate tasks, started in arrival order, so a slow resume does
 not hold up the rest of the connection.
@@ -15,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,6 +25,7 @@ from ..wire.envelopes import WireError
 from .envelopes import (
     ClientRequest,
     EnvelopeError,
+    RawMessage,
     StreamCancel,
     StreamOpen,
     decode,
@@ -102,17 +103,24 @@ class ConnectionHandler:
         self.tracer = tracer or Tracer()
         self._streams: dict[str, _Stream] = {}
         self._calls: set[asyncio.Task[None]] = set()
+        self._in_flight: set[str] = set()  # rpcIds of unary calls not answered yet
         self.closed = False
 
     # -- any thread ---------------------------------------------------------------------------
 
-    def receive(self, message: str | bytes | dict[str, Any]) -> None:
+    def receive(self, message: RawMessage) -> None:
         """Accept one client message from any thread; handled on the host loop."""
         if self.closed:
             return
         if self.loop.is_closed():
             return
         self.loop.call_soon_threadsafe(self.handle, message)
+
+    def refuse(self, error: EnvelopeError) -> None:
+        """Answer a message the transport could not even hand over (an oversized line) with
+        ``error`` — under the ``rpcId``/``streamId`` it carries, if any. Any thread."""
+        if not self.closed and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._reject, TraceRecord(envelope=None), error)
 
     def close(self) -> None:
         """Detach every stream (never cancels a run) and cancel in-flight calls. Any thread."""
@@ -138,14 +146,14 @@ class ConnectionHandler:
         except Exception:
             log.exception("transport send failed")
 
-    def handle(self, message: str | bytes | dict[str, Any]) -> None:
+    def handle(self, message: RawMessage) -> None:
         """One message, on the host loop: exactly one reply path, whatever happens."""
         try:
             self._handle(message)
         except Exception as exc:  # a bug in the handler itself: still answer, keep serving
             self._send(response_error(None, coded(exc)))
 
-    def _handle(self, message: str | bytes | dict[str, Any]) -> None:
+    def _handle(self, message: RawMessage) -> None:
         record = TraceRecord(envelope=None)
         try:
             record.envelope = obj = decode(message)
@@ -154,6 +162,12 @@ class ConnectionHandler:
             self._reject(record, exc)
             return
         if isinstance(env, ClientRequest):
+            if env.rpc_id in self._in_flight:  # its answer would be taken for the first call's
+                err = HostError(f"rpcId {env.rpc_id!r} is already in flight on this connection; "
+                                "use a new rpcId per call", code="DUPLICATE_RPC_ID")
+                self._reject(record, EnvelopeError(err.message, rpc_id=env.rpc_id), code=err.code)
+                return
+            self._in_flight.add(env.rpc_id)
             inv = GatewayInvocation(self.caller, env.method, rpc_id=env.rpc_id)
             record.invocation = inv
             task = self.loop.create_task(self._call(env, inv, record))
@@ -181,7 +195,9 @@ class ConnectionHandler:
             record.verdict, record.reply = "ok", stream_end(env.stream_id)
             self.tracer.emit(record)
 
-    def _reject(self, record: TraceRecord, exc: EnvelopeError) -> None:
+    def _reject(self, record: TraceRecord, exc: EnvelopeError, *, code: str | None = None) -> None:
+        if code is not None:
+            exc.code = code
         if exc.stream_id is not None and exc.rpc_id is None:
             self._reply_stream_error(record, exc.stream_id, exc)
             return
@@ -209,6 +225,7 @@ class ConnectionHandler:
             reply = response_error(env.rpc_id, error)
             record.verdict = error.code
         record.reply = reply
+        self._in_flight.discard(env.rpc_id)
         self._send(reply)
         self.tracer.emit(record)
 

@@ -12,13 +12,14 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from ..config import parse_model_id
+from ..config import normalize_model_id, parse_model_id
 from ..errors import HostError, UserError
 from ..session.session import Session
 from ..wire.endpoints import (
     Accepted,
     ApproveArgs,
     Cancelled,
+    Compacted,
     CreateArgs,
     DebugArgs,
     DebugState,
@@ -53,7 +54,8 @@ class SessionController:
         )
 
     async def create(self, args: CreateArgs, inv: GatewayInvocation) -> SessionCreated:
-        model = args.model or self.registry.settings.model
+        settings = self.registry.settings
+        model = normalize_model_id(args.model or settings.model, args.base_url or settings.base_url)
         provider, _ = parse_model_id(model)
         if args.cwd:
             cwd = await asyncio.to_thread(_check_dir, args.cwd)
@@ -64,7 +66,7 @@ class SessionController:
         else:
             cwd = os.getcwd()
         approve = args.approve or ("auto" if is_demo_copy(cwd) else "ask")
-        live = await self.registry.create(cwd, model, approve, args.base_url)
+        live = await self.registry.create(cwd, model, approve, args.base_url, args)
         inv.note("created", {"sessionId": live.id, "cwd": cwd, "model": model, "approve": approve})
         return SessionCreated(session_id=live.id, cwd=cwd, model=model, approve=approve, log_path=live.log_path)
 
@@ -98,14 +100,15 @@ class SessionController:
 
     async def resume(self, args: ResumeArgs, inv: GatewayInvocation) -> Resumed:
         live, how = await self.registry.resolve(
-            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url
+            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url, options=args
         )
         inv.note("resolver", how)
-        return Resumed(session_id=live.id, cwd=live.session.cwd, model=live.model, resolution=how)
+        warnings = tuple(live.warnings) if how == "resumed" else ()
+        return Resumed(session_id=live.id, cwd=live.session.cwd, model=live.model, resolution=how, warnings=warnings)
 
     async def approve(self, args: ApproveArgs, inv: GatewayInvocation) -> Decided:
         live = self._live(args.session_id)
-        live.approvals.answer(args.call_id, args.decision, by=inv.caller)
+        live.approvals.answer(args.call_id, args.decision, by=inv.caller, scope=args.scope)
         return Decided(session_id=live.id, call_id=args.call_id, decision=args.decision)
 
     async def debug(self, args: DebugArgs, inv: GatewayInvocation) -> DebugState:
@@ -135,6 +138,16 @@ class SessionController:
             paused=paused.item() if paused is not None else None, edit_seq=edit_seq,
         )
 
+    async def compact(self, args: SessionRef, inv: GatewayInvocation) -> Compacted:
+        """Compact a session on demand (resumed first if saved); ``TURN_RUNNING`` while it runs."""
+        live, how = await self.registry.resolve(args.session_id)
+        inv.note("resolver", how)
+        done = await live.agent.compact()  # coded errors (TURN_RUNNING, the model's) reach the caller
+        if done is None:
+            return Compacted(session_id=live.id, compacted=False)
+        return Compacted(session_id=live.id, compacted=True, summary_seq=done.summary_seq, replaced=done.replaced,
+                         tokens_before=done.tokens_before, tokens_after=done.tokens_after)
+
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)
         if live is not None:
@@ -150,8 +163,9 @@ class SessionController:
         if hub.session is None:
             self._check_saved(sid)
             return await self.saved.follow(args, inv, sink)  # attaches instead if resumed meanwhile
-        session, count = hub.session, len(hub.session)
-        await asyncio.to_thread(_serialise, session, count)  # restored events: serialise off the loop
+        if not hub.session.all_serialised:  # a resumed log's events: serialise them off the loop
+            session, count = hub.session, len(hub.session)
+            await asyncio.to_thread(_serialise, session, count)
         inv.note("follow", "live session")
         return hub.open(sink, args.cursor)
 
@@ -172,6 +186,7 @@ class SessionController:
 
 def info_of(live: LiveSession) -> SessionInfo:
     agent = live.agent
+    policy = agent.approval_policy
     return SessionInfo(
         session_id=live.id,
         cwd=live.session.cwd,
@@ -185,6 +200,10 @@ def info_of(live: LiveSession) -> SessionInfo:
         log_path=live.log_path,
         queue=tuple(agent.inbox.items()),
         pending_approvals=tuple(live.approvals.pending()),
+        max_steps=agent.max_steps,
+        max_time=agent.max_time,
+        rules=policy.rules.source if policy is not None and policy.rules is not None else None,
+        grants=tuple(policy.grants) if policy is not None else (),
     )
 
 

@@ -33,7 +33,7 @@ from ..wire.envelopes import (
 )
 
 __all__ = [
-    "MAX_ID", "MAX_LINE", "ClientRequest", "EnvelopeError", "StreamCancel", "StreamOpen", "decode",
+    "MAX_ID", "MAX_LINE", "ClientRequest", "RawMessage", "EnvelopeError", "StreamCancel", "StreamOpen", "decode",
     "encode", "error_of", "item_json", "parse_envelope", "response_error", "response_ok",
     "stream_end", "stream_error",
 ]
@@ -61,7 +61,11 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def decode(message: str | bytes | dict[str, Any]) -> dict[str, Any]:
+RawMessage = str | bytes | dict[str, Any]
+"""A client message as it arrives: JSON text (str or UTF-8 bytes), or already-decoded data."""
+
+
+def decode(message: RawMessage) -> dict[str, Any]:
     """JSON text → an object, or :class:`EnvelopeError`. Rejects NaN/Infinity and non-objects."""
     if isinstance(message, dict):
         return message
@@ -102,7 +106,7 @@ def _check_payload(payload: Any, where: str, ids: dict[str, str | None]) -> None
             raise EnvelopeError(f"{where}: payload.args must be an object", **ids)
 
 
-def parse_envelope(message: str | bytes | dict[str, Any]) -> ClientRequest | StreamOpen | StreamCancel:
+def parse_envelope(message: RawMessage) -> ClientRequest | StreamOpen | StreamCancel:
     """Check one client message (type, ids, method/endpoint, payload) → its typed model."""
     obj = decode(message)
     kind = obj.get("type")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import HostError
 from ..wire.base import ItemValue, dump
@@ -43,10 +43,10 @@ class GatewayInvocation:
     service_method: str | None = None
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     started_at: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, JsonValue] = field(default_factory=dict)
     id: int = field(default_factory=lambda: next(_ids))
 
-    def note(self, key: str, value: Any) -> None:
+    def note(self, key: str, value: JsonValue) -> None:
         """Record a decision taken for this call (shown in the trace)."""
         self.notes[key] = value
 

@@ -68,6 +68,10 @@ class Host:
         self.context.provide("agents", self.registry)
         self.context.provide("sessions", self.registry.store)
         self.context.provide("gateway", self.gateway)
+        from ..tools.mcp.manager import McpManager  # no import of the mcp SDK until a server starts
+
+        self.mcp = McpManager(self.settings, self.context)
+        self.context.provide("mcp", self.mcp)
         self.connections: list[ConnectionHandler] = []
         self._thread.start()
         self._ready.wait()
@@ -122,6 +126,18 @@ class Host:
             coro.close()
             raise HostError("Host.run() on the host thread would deadlock; await instead", code="DEADLOCK")
         return self.submit(coro).result(timeout)
+
+    def call(self, fn: Callable[[], T], timeout: float | None = 30.0) -> T:
+        """Run the plain function ``fn`` on the host loop and return its result: how another
+        thread changes host-side state (``host.context`` contributions) without racing the loop.
+        On the host thread it runs at once."""
+        if self.on_host_thread:
+            return fn()
+
+        async def on_loop() -> T:
+            return fn()
+
+        return self.run(on_loop(), timeout)
 
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` on the host loop from asyncio code on any loop."""
@@ -182,6 +198,10 @@ class Host:
             self.run(self.registry.aclose(), timeout)
         except Exception:
             log.exception("host shutdown did not finish cleanly")
+        try:
+            self.run(self.mcp.aclose(), timeout)  # MCP servers end with the host: no orphans
+        except Exception:
+            log.exception("stopping MCP servers did not finish cleanly")
         self.closed = True
         for handler in self.connections:
             handler.closed = True

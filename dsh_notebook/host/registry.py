@@ -11,26 +11,40 @@ Concurrent resumes of one session share one future, so the log is loaded once. H
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
 from ..agent.agent import Agent
-from ..config import PROVIDER_BASE_URL, Settings, parse_model_id
+from ..config import (
+    MASK,
+    PROVIDER_BASE_URL,
+    Settings,
+    normalize_model_id,
+    parse_model_id,
+    redact_url,
+)
 from ..context import HarnessContext
-from ..errors import DshError, HostError
+from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
 from ..models.routing import resolve_adapter
+from ..observe import attach as attach_observers
 from ..session.session import Session
 from ..session.store import SessionStore
 from ..tools.base import ApprovalMode, Approver, AutoApprover, DenyApprover
+from ..wire.endpoints import SessionOptions
 from ..wire.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
 from .approvals import PendingApprovals
 from .control import ControlHub
 from .follow import SessionHub
+from .options import apply_options, initial_budgets, initial_rules, session_policy
 
 log = logging.getLogger(__name__)
 AdapterFactory = Callable[[Settings, str, "str | None"], ModelAdapter]
@@ -54,22 +68,29 @@ class LiveSession:
     approve: ApprovalMode
     resolution: Resolution
     log_path: str
-    request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> mode admitted
+    request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> content_digest admitted
     undo: list[Callable[[], None]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what resuming its log dropped or deferred
 
     @property
     def id(self) -> str:
         return self.session.id
 
 
+def content_digest(blocks: Sequence[Any]) -> str:
+    """What a requestId's submission said (its text blocks), as a short stable digest."""
+    texts = [getattr(b, "text", "") for b in blocks]
+    return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).hexdigest()[:32]
+
+
 def admitted_request_ids(session: Session) -> dict[str, str]:
-    """RequestIds already in the log (user messages and inbox insertions)."""
+    """RequestIds already in the log (user messages and inbox insertions) → their content digest."""
     seen: dict[str, str] = {}
     for event in session.events:
         msgs = (event.message,) if isinstance(event, UserMessageEvent) else event.inserted if isinstance(event, InboxSpliced) else ()
         for m in msgs:
             if m.source.request_id:
-                seen.setdefault(m.source.request_id, "logged")
+                seen.setdefault(m.source.request_id, content_digest(m.content))
     return seen
 
 
@@ -121,12 +142,14 @@ class AgentRegistry:
 
     async def resolve(
         self, session_id: str, *, model: str | None = None, approve: ApprovalMode | None = None,
-        base_url: str | None = None,
+        base_url: str | None = None, options: SessionOptions | None = None,
     ) -> tuple[LiveSession, Resolution]:
-        """Session id → live agent (``live``), or resume it from disk (``resumed``)."""
+        """Session id → live agent (``live``), or resume it from disk (``resumed``). ``options``
+        (budgets, rules) apply to a live session too."""
         self.check_id(session_id)
         live = self.live.get(session_id)
         if live is not None:
+            apply_options(live.agent, options)
             return live, "live"
         pending = self._resuming.get(session_id)
         if pending is None:
@@ -138,10 +161,14 @@ class AgentRegistry:
                 self.resumes_started += 1
                 session = await asyncio.to_thread(self.store.resume, session_id)
                 logged_model = model_from_log(session)
+                if model is not None:  # `qwen2.5:7b` with a base URL (given or logged) is one name
+                    model = normalize_model_id(model, base_url or self.settings.base_url or endpoint_from_log(session))
                 if base_url is None and (model is None or (logged_model is not None and parse_model_id(model) == parse_model_id(logged_model))):
-                    base_url = endpoint_from_log(session)  # keep talking to the same endpoint
+                    base_url = self._logged_endpoint(session)  # keep talking to the same endpoint
                 model = model or logged_model or self.settings.model
-                live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed")
+                live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed",
+                                   options)
+                live.warnings = self.store.warnings.pop(session_id, [])
                 pending.set_result(live)
             except BaseException as exc:
                 pending.set_exception(exc if isinstance(exc, Exception) else HostError("resume cancelled", code="CANCELLED"))
@@ -153,25 +180,54 @@ class AgentRegistry:
             return live, "resumed"
         return await asyncio.shield(pending), "resumed"
 
+    def _logged_endpoint(self, session: Session) -> str | None:
+        """The endpoint of the log's last request/header. Its credentials were never logged
+        (masked): the configured URL that masks the same way supplies them, else the user must."""
+        endpoint = endpoint_from_log(session)
+        if endpoint is None or MASK not in endpoint:
+            return endpoint
+        if self.settings.base_url and redact_url(self.settings.base_url) == endpoint:
+            return self.settings.base_url
+        raise UserError(
+            f"session {session.id} talked to {endpoint}, whose credentials are never logged: "
+            "give the endpoint again with --base-url (or DSH_BASE_URL)",
+            code="BASE_URL_NEEDED",
+        )
+
     async def create(
-        self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None
+        self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None,
+        options: SessionOptions | None = None,
     ) -> LiveSession:
-        self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY, BAD_MODEL…
-        session = await asyncio.to_thread(self.store.create, cwd)
-        return self._start(session, model, approve, base_url, "created")
+        adapter = self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY, BAD_MODEL…
+        try:
+            initial_budgets(self.settings, options)  # … BAD_CONFIG, BAD_RULES
+            initial_rules(self.settings, options)
+            session = await asyncio.to_thread(self.store.create, cwd)
+        except BaseException:
+            await adapter.aclose()
+            raise
+        return self._start(session, model, approve, base_url, "created", options, adapter)
 
     # -- building a live session --------------------------------------------------------------
     def _start(
-        self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution
+        self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution,
+        options: SessionOptions | None = None,
+        adapter: ModelAdapter | None = None,
     ) -> LiveSession:
+        """Build the live session's Agent; ``adapter``: the one ``create`` built for ``model``
+        (the Agent takes it over, and closes it with its others)."""
         sid = session.id
+        max_steps, max_time = initial_budgets(self.settings, options)
+        policy = session_policy(session.events, initial_rules(self.settings, options), sid)
         hub = self.hubs.setdefault(sid, SessionHub(sid))
         approvals = PendingApprovals()
         approver: Approver = AutoApprover() if approve == "auto" else DenyApprover() if approve == "deny" else approvals
         settings = self.settings
 
+        prebuilt = {model: adapter} if adapter is not None else {}
+
         def adapter_for(model_id: str) -> ModelAdapter:
-            return self.adapter_factory(settings, model_id, base_url)
+            return prebuilt.pop(model_id, None) or self.adapter_factory(settings, model_id, base_url)
 
         agent = Agent(
             session,
@@ -182,12 +238,16 @@ class AgentRegistry:
             context=self.context,
             frames=hub.on_frame,
             flush=lambda: self.store.flush(sid),
+            max_steps=max_steps,
+            max_time=max_time,
+            approval_policy=policy,
         )
         live = LiveSession(
             session, agent, hub, approvals, model, approve, how,
             str(self.store.path_for(sid)), admitted_request_ids(session),
         )  # fmt: skip
         hub.attach(session, approvals.pending)
+        live.undo.append(attach_observers(session, home=settings.home, log_path=live.log_path))
         live.undo.append(agent.on_status(lambda status: self.control.status(sid, status)))
         live.undo.append(agent.inbox.subscribe(lambda inbox: self.control.queue(sid, inbox.items())))
         self.live[sid] = live
@@ -198,7 +258,7 @@ class AgentRegistry:
     def hub(self, session_id: str) -> SessionHub:
         return self.hubs.setdefault(session_id, SessionHub(session_id))
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[dict[str, JsonValue]]:
         """The live agents (seed 001 object 17)."""
         return [
             {
@@ -241,8 +301,9 @@ class AgentRegistry:
                 undo()
             try:
                 self.store.close(sid)
-            except DshError:
-                log.exception("closing log of %s failed", sid)
+            except DshError as exc:  # coded (DISK_FULL ...): say what is lost, no traceback
+                log.error("the last events of %s could not be written, the log on disk ends before "
+                          "them and is valid: %s", sid, exc.message.split(". Every event")[0])
             self.control.removed(sid)
         self.live.clear()
         for hub in self.hubs.values():

@@ -56,8 +56,7 @@ def read_saved(path: str | Path) -> SavedLog:
         loaded = load_log(path)
     except DshError as exc:
         raise HostError(f"cannot read the saved session: {exc.message}", code=exc.code) from None
-    h = loaded.header
-    header = SessionHeader.model_construct(id=str(h["id"]), cwd=str(h.get("cwd", "")), created_at=int(h.get("createdAt") or 0))
+    header = loaded.header
     model = next((f"{e.provider}:{e.model}" for e in reversed(loaded.events) if isinstance(e, RequestFrozen)), None)
     return SavedLog(header.id, header, list(loaded.lines), model, str(loaded.path), tuple(loaded.warnings))
 

@@ -3,7 +3,9 @@
 One message per line, exactly the envelopes of DESIGN §6 (see :mod:`.envelopes`), on the same
 Host, Gateway and Controller the kernel uses. A malformed line gets a coded error response
 (``BAD_ENVELOPE`` with ``rpcId: null`` when no id could be read) and the host keeps serving.
-Blank lines are ignored.
+Blank lines are ignored. Input is read in bounded memory (:mod:`.lines`): a line over the 8 MB
+limit is answered ``LINE_TOO_LONG`` under the ``rpcId`` its start names, skipped to its end, and
+the host goes on with the next line.
 
 stdout carries the protocol only: the real fd 1 is kept for it and fd 1 is then pointed at
 stderr, so a stray ``print`` or a child process cannot corrupt the stream. Logs go to stderr.
@@ -26,6 +28,7 @@ from typing import IO, Any
 from ..config import settings_from_env
 from .connection import ConnectionHandler
 from .host import Host
+from .lines import Oversized, oversized_error, read_lines
 
 _STOP = object()
 
@@ -92,9 +95,10 @@ def serve_main(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt)
     code = 0
     try:
-        for raw in sys.stdin.buffer:
-            line = raw.rstrip(b"\r\n")
-            if line.strip():
+        for line in read_lines(sys.stdin.buffer.fileno()):
+            if isinstance(line, Oversized):
+                conn.refuse(oversized_error(line))
+            elif line.strip():
                 conn.receive(line)
         host.run(_quiesce(host, conn))
     except KeyboardInterrupt:

@@ -10,7 +10,7 @@ Quirks tolerated (servers differ; all seen in the wild):
 - tool-call ids or names repeated in every delta (a repeated id continues its call, a repeated
   name is not appended);
 - parallel calls all at provider index 0, told apart by their ids;
-- tool calls that end with ``finish_reason`` ``"stop"`` or with no finish reason at all;
+- tool calls that end with ``finish_reason`` ``"stop"``, or with no finish reason but ``[DONE]``;
 - usage in a final chunk whose ``choices`` is empty (``stream_options.include_usage``);
 - arguments split anywhere (they arrive as ``str``; byte splits are the SSE decoder's business);
 - ``reasoning_content`` (DeepSeek) or ``reasoning`` (OpenRouter, vLLM) deltas → reasoning blocks;
@@ -95,8 +95,8 @@ def usage_from_openai(raw: Any) -> Usage:
 
 
 class StreamCutError(ModelError):
-    """The connection was lost mid-stream (code ``STREAM_CUT``, or ``SERVER_ERROR`` for an error
-    event mid-stream). ``retryable`` only when no tool-call block had completed.
+    """The connection was lost mid-stream (code ``STREAM_CUT``; ``STREAM_INCOMPLETE`` when the stream
+    ended cleanly without a finish reason or ``[DONE]``; ``SERVER_ERROR`` for an error event). ``retryable`` only when no tool-call block had completed.
 
     ``completed_tool_calls`` are the ids of calls known finished before the cut (a later block had
     started); ``partial_blocks`` the text/reasoning blocks with content received so far.
@@ -230,17 +230,25 @@ class ChunkAccumulator:
         return StreamCutError(message, code=code, completed_tool_calls=self.completed_tool_calls(),
                               partial_blocks=self.partial_blocks())
 
-    def finish(self) -> list[StreamChunk]:
+    def finish(self, *, done: bool = True) -> list[StreamChunk]:
         """Close the stream: ``BlockEnd`` per kept block, ``UsageChunk`` if any, ``Finish``.
 
-        Raises ``ModelError(EMPTY_RESPONSE, retryable)`` when the server sent no block and no
-        finish reason, and ``SERVER_ERROR`` (retryable) for DeepSeek's
-        ``insufficient_system_resource`` finish.
+        ``done``: the server sent its end marker (``data: [DONE]``). Raises
+        ``ModelError(EMPTY_RESPONSE, retryable)`` when the server sent no block and no finish
+        reason; :class:`StreamCutError` ``STREAM_INCOMPLETE`` when it sent neither a finish reason
+        nor ``[DONE]`` (a stream cut at a clean boundary is an incomplete attempt, not an answer);
+        and ``SERVER_ERROR`` (retryable) for DeepSeek's ``insufficient_system_resource`` finish.
         """
         if not self.saw_content:
             what = "no chunks" if self.chunks_seen == 0 else "no content and no finish reason"
             raise ModelError(
                 f"the model server ended the stream with {what}", code="EMPTY_RESPONSE", retryable=True
+            )
+        if self.finish_reason is None and not done:
+            raise self.cut_error(
+                f"the model server ended the stream after {self.chunks_seen} chunks with neither a "
+                "finish reason nor [DONE]: the answer is incomplete",
+                code="STREAM_INCOMPLETE",
             )
         raw = self.finish_reason
         if raw == "insufficient_system_resource":

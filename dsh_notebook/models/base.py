@@ -8,9 +8,12 @@ agent has exactly one streaming loop. Cancellation is asyncio task cancellation.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import JsonValue
 
 from ..wire.events import ToolSchema, Usage
 from ..wire.live import (
@@ -80,7 +83,7 @@ class UsageChunk:
 @dataclass(frozen=True, slots=True)
 class Finish:
     reason: FinishReason
-    provider_state: dict[str, Any] | None = None  # e.g. DeepSeek reasoning to send back
+    provider_state: dict[str, JsonValue] | None = None  # e.g. DeepSeek reasoning to send back
     type: Literal["finish"] = "finish"
 
 
@@ -131,6 +134,27 @@ class ModelRequest:
     attempt: int = 1
 
 
+_FIRST_BYTE: ContextVar[Callable[[], None] | None] = ContextVar("dsh_first_byte", default=None)
+
+
+def mark_first_byte() -> None:
+    """Called by a network adapter when the provider's first bytes (the response head) arrive;
+    the running attempt records the time (``assistant/message.firstByteTime``). A no-op outside
+    an attempt. In-process models never call it."""
+    hook = _FIRST_BYTE.get()
+    if hook is not None:
+        hook()
+
+
+def on_first_byte(hook: Callable[[], None] | None) -> Token[Callable[[], None] | None]:
+    """Install ``hook`` for :func:`mark_first_byte` in this task's context (reset with the token)."""
+    return _FIRST_BYTE.set(hook)
+
+
+def reset_first_byte(token: Token[Callable[[], None] | None]) -> None:
+    _FIRST_BYTE.reset(token)
+
+
 @runtime_checkable
 class ModelAdapter(Protocol):
     """Provider protocol ↔ normalized chunks. ``stream`` is an async generator."""
@@ -139,3 +163,7 @@ class ModelAdapter(Protocol):
     base_url: str | None = None  # the OpenAI-compatible endpoint, or None (in-process models)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]: ...
+
+    async def aclose(self) -> None:
+        """Release what the adapter holds (an HTTP client's connections); in-process: nothing."""
+        return None

@@ -13,6 +13,10 @@ DeepSeek) tool-call messages carry ``reasoning_content`` (``""`` when none was r
 message from another model) and other assistant messages carry none. Every other provider gets no
 ``reasoning_content`` at all (strict servers refuse unknown message fields).
 
+The SDK stops at ``data: [DONE]`` without saying so; ``_Client`` gives each stream a decoder that
+notes it, so a stream that ends with neither a finish reason nor ``[DONE]`` is an incomplete attempt
+(``STREAM_INCOMPLETE``, retried like a cut connection), never a completed answer.
+
 SDK errors become :class:`~dsh_notebook.errors.ModelError` (see :func:`map_status_error`); the
 SDK exception is never chained (its text may quote the key) and every message is redacted.
 """
@@ -27,13 +31,14 @@ from typing import Any
 
 import httpx2
 import openai
+from openai._streaming import ServerSentEvent, SSEDecoder  # only to see [DONE] (see _Client)
 
-from ..config import PROVIDER_KEY_ENV
+from ..config import PROVIDER_KEY_ENV, redact_url, register_url_secrets
 from ..errors import ModelError, register_secret
 from ..wire.events import ToolSchema
 from ..wire.messages import AnyMessage
 from .accumulator import ChunkAccumulator
-from .base import ModelAdapter, ModelRequest, StreamChunk
+from .base import ModelAdapter, ModelRequest, StreamChunk, mark_first_byte
 from .chat_format import to_openai_messages
 
 # Request options passed as SDK arguments; any other config key goes to ``extra_body``.
@@ -48,6 +53,30 @@ _OVERFLOW = re.compile(
     r"input is too long|reduce the length",
     re.IGNORECASE,
 )
+
+
+class _DoneWatchingDecoder(SSEDecoder):
+    """The SDK's own SSE decoder, noting whether the server sent its ``data: [DONE]`` marker
+    (the SDK stops at it silently, so a stream cut at an event boundary looks just the same)."""
+
+    saw_done = False
+
+    def decode(self, line: str) -> ServerSentEvent | None:
+        sse = super().decode(line)
+        if sse is not None and sse.data.startswith("[DONE]"):
+            self.saw_done = True
+        return sse
+
+
+class _Client(openai.AsyncOpenAI):
+    def _make_sse_decoder(self) -> SSEDecoder:
+        return _DoneWatchingDecoder()
+
+
+def saw_done(stream: object) -> bool:
+    """Whether ``stream`` (an SDK ``AsyncStream``) read ``[DONE]``; ``True`` if it cannot tell."""
+    decoder = getattr(stream, "_decoder", None)
+    return decoder.saw_done if isinstance(decoder, _DoneWatchingDecoder) else True
 
 
 class OpenAICompatAdapter(ModelAdapter):
@@ -65,14 +94,15 @@ class OpenAICompatAdapter(ModelAdapter):
         key_env: str | None = None,
     ) -> None:
         register_secret(api_key)
+        register_url_secrets(base_url)
         self.provider = provider
-        self.base_url = base_url
+        self.base_url = redact_url(base_url)  # what is logged (request/header) and quoted in errors
         self.send_reasoning = send_reasoning
         self.key_env = key_env or PROVIDER_KEY_ENV.get(provider, "DSH_API_KEY")
         options: dict[str, Any] = {}
         if timeout is not None:  # between bytes; connecting gives up sooner (the SDK's default is 5 s)
             options["timeout"] = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S))
-        self._client = openai.AsyncOpenAI(
+        self._client = _Client(
             base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client, **options
         )
         self._tools_key: tuple[ToolSchema, ...] | None = None
@@ -140,6 +170,7 @@ class OpenAICompatAdapter(ModelAdapter):
                                    key_env=self.key_env) from None
         except openai.APIConnectionError as exc:
             raise self._connection_error(exc) from None
+        mark_first_byte()  # the response head has arrived
         try:
             async for raw in response:
                 for chunk in acc.feed(raw):
@@ -157,7 +188,7 @@ class OpenAICompatAdapter(ModelAdapter):
                                 code="SERVER_ERROR") from None
         finally:
             await response.close()
-        for chunk in acc.finish():
+        for chunk in acc.finish(done=saw_done(response)):
             yield chunk
 
     def _connection_error(self, exc: openai.APIConnectionError) -> ModelError:

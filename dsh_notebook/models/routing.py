@@ -5,7 +5,9 @@
 - ``replay:<session id>`` (a saved session under ``$DSH_HOME/sessions``) →
   :class:`~dsh_notebook.models.replay_session.SessionReplayModel`: the origin's response to each
   request with the same messages, until a request diverges (``REPLAY_DIVERGED``);
-- ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL (``--base-url`` /
+- ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL — where the whole id is the
+  model name unless it starts with a known provider prefix (``qwen2.5:7b`` stays ``qwen2.5:7b``,
+  :func:`~dsh_notebook.config.normalize_model_id`) (``--base-url`` /
   ``DSH_BASE_URL``) → :class:`~dsh_notebook.models.openai_compat.OpenAICompatAdapter`.
 
 Keys: ``DSH_API_KEY`` (``settings.api_key``) wins; else the provider's own variable
@@ -23,7 +25,14 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..config import PROVIDER_BASE_URL, PROVIDER_KEY_ENV, Settings, parse_model_id
+from ..config import (
+    PROVIDER_BASE_URL,
+    PROVIDER_KEY_ENV,
+    Settings,
+    check_base_url,
+    normalize_model_id,
+    parse_model_id,
+)
 from ..errors import UserError, register_secret
 from .base import ModelAdapter
 
@@ -56,7 +65,7 @@ def resolve_key(settings: Settings, provider: str, base_url: str) -> tuple[str |
 
 def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None = None) -> ModelAdapter:
     """The adapter for ``model_id`` under ``settings`` (``base_url`` overrides the settings')."""
-    provider, name = parse_model_id(model_id)
+    provider, name = parse_model_id(normalize_model_id(model_id, base_url or settings.base_url))
     if provider == "script":
         from .scripted import ScriptedModel
 
@@ -77,6 +86,8 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
             code="LOG_NOT_FOUND",
         )
     custom = base_url or settings.base_url
+    if custom is not None:
+        custom = check_base_url(custom)
     url = custom or PROVIDER_BASE_URL.get(provider)
     if url is None:
         known = ", ".join(sorted({*PROVIDER_BASE_URL, *LOCAL_PROVIDERS}))

@@ -11,7 +11,11 @@ they really returned:
 - ``fix-tests`` (seed 001): ``bash`` runs ``node test/run.mjs``; on a failure
   ``src/math.ts:<line> expected X received Y`` it ``read``s the file, ``edit``s the faulty line
   (an off-by-one it can recognise), reruns the tests and reports the real result;
-- ``help`` (and anything else): says it is the offline demo model and how to use a real one.
+- ``notebook``: a tour of the notebook tools (``notebook_read``, ``inspect_var``, ``python``,
+  ``notebook_insert``; :mod:`.scripted_notebook`), when the prompt mentions the notebook;
+- ``help`` (and anything else): says it is the offline demo model and how to use a real one;
+- a context-compaction request (``dsh/compaction``) gets a summary built from its transcript:
+  the user's requests, the tool calls, the assistant's last words.
 
 ``auto`` picks by the latest user text (English or Chinese keywords). Tool errors (denied,
 missing ``node``, a failed edit) end the scenario with an honest account.
@@ -46,9 +50,36 @@ from .base import (
     ToolCallDelta,
     UsageChunk,
 )
-from .scripted_scenarios import Exchange, fix_tests, help_reply, readme
+from .scripted_notebook import KEYWORDS as _NOTEBOOK
+from .scripted_notebook import notebook_tour
+from .scripted_scenarios import TurnCall, fix_tests, help_reply, readme
 
-SCENARIOS = ("auto", "readme", "fix-tests", "help")
+SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "help")
+COMPACTION = "dsh/compaction"  # a summarisation request of context compaction (agent.compaction)
+
+
+def summarise_transcript(text: str) -> str:
+    """An honest, deterministic summary of a compaction transcript: the user's requests, the
+    tool calls made, and the last thing the assistant said."""
+    requests: list[str] = []
+    calls: list[str] = []
+    said = ""
+    for part in text.split("\n\n["):
+        head, _, body = part.partition("]\n")
+        head = head.lstrip("[")
+        if head == "user":
+            requests.append(body.strip().splitlines()[0][:160] if body.strip() else "")
+        elif head == "assistant":
+            lines = body.splitlines()
+            calls += [ln.removeprefix("called ")[:160] for ln in lines if ln.startswith("called ")]
+            spoken = [ln for ln in lines if not ln.startswith("called ") and ln.strip()]
+            said = " ".join(spoken)[:300] or said
+    out = ["The user asked: " + ("; ".join(r for r in requests if r) or "(nothing yet)") + "."]
+    if calls:
+        out.append(f"Tool calls made ({len(calls)}): " + "; ".join(calls[-8:]) + ".")
+    if said:
+        out.append("The assistant last said: " + said)
+    return "\n".join(out)
 _FIX = ("test", "测试", "修复", "fix")
 _README = ("readme", "summar", "总结", "摘要", "概括", "介绍")
 
@@ -68,10 +99,12 @@ def pick_scenario(prompt: str) -> str:
         return "fix-tests"
     if any(k in low for k in _README):
         return "readme"
+    if any(k in low for k in _NOTEBOOK):
+        return "notebook"
     return "help"
 
 
-def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[Exchange], set[str]]:
+def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[TurnCall], set[str]]:
     """The latest person's prompt, the tool exchanges after it, and every call id in use."""
     start, prompt = 0, ""
     for i in range(len(messages) - 1, -1, -1):
@@ -90,7 +123,7 @@ def current_turn(messages: Sequence[AnyMessage]) -> tuple[str, list[Exchange], s
                     calls.append(call)
         elif isinstance(m, ToolMessage) and i > start:
             results[m.tool_call_id] = m
-    return prompt, [Exchange(c, results.get(c.id)) for c in calls], ids
+    return prompt, [TurnCall(c, results.get(c.id)) for c in calls], ids
 
 
 class ScriptedModel(ModelAdapter):
@@ -109,12 +142,16 @@ class ScriptedModel(ModelAdapter):
 
     def decide(self, messages: Sequence[AnyMessage]) -> tuple[Reply, str]:
         """The reply for this request and the call id a tool call would get."""
+        if messages and isinstance(messages[-1], UserMessage) and messages[-1].source.plugin == COMPACTION:
+            return Reply(summarise_transcript("".join(b.text for b in messages[-1].content))), "c1"
         prompt, exchanges, ids = current_turn(messages)
         scenario = self.scenario if self.scenario != "auto" else pick_scenario(prompt)
         if scenario == "readme":
             reply = readme(exchanges)
         elif scenario == "fix-tests":
             reply = fix_tests(exchanges)
+        elif scenario == "notebook":
+            reply = notebook_tour(exchanges)
         else:
             reply = help_reply(prompt)
         n = 1
@@ -154,4 +191,4 @@ class ScriptedModel(ModelAdapter):
         return out
 
 
-__all__ = ["SCENARIOS", "Exchange", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]
+__all__ = ["SCENARIOS", "TurnCall", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]

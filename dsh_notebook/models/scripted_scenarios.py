@@ -22,7 +22,7 @@ _NUMBERED = re.compile(r"^\s*(\d+)\t(.*)$")
 
 
 @dataclass(frozen=True)
-class Exchange:
+class TurnCall:
     """One tool call of the current turn and its result (``None`` while unanswered)."""
 
     call: ToolCallBlock
@@ -77,7 +77,7 @@ def summarise_markdown(name: str, lines: list[str]) -> str:
     return "\n".join(out)
 
 
-def readme(exchanges: list[Exchange]) -> Decision:
+def readme(exchanges: list[TurnCall]) -> Decision:
     if not exchanges:
         return "I'll read README.md first.", "read", {"file_path": "README.md"}
     last = exchanges[-1]
@@ -101,7 +101,7 @@ def _summary_line(output: str) -> str:
     return lines[-1].strip() if lines else "(no output)"
 
 
-def _judge_run(run: Exchange) -> tuple[str, re.Match[str] | None]:
+def _judge_run(run: TurnCall) -> tuple[str, re.Match[str] | None]:
     """``passed`` / ``failed`` / ``no-node`` / ``tool-error`` / ``unclear`` and the first failure."""
     if not run.ok:
         return "tool-error", None
@@ -127,7 +127,7 @@ def fix_off_by_one(line: str, expected: str, received: str) -> str | None:
     return fixed if n == 1 else None
 
 
-def fix_tests(exchanges: list[Exchange]) -> Decision:
+def fix_tests(exchanges: list[TurnCall]) -> Decision:
     runs = [e for e in exchanges if e.call.name == "bash"]
     if not exchanges:
         return "I'll run the tests first.", "bash", {"command": TEST_COMMAND}

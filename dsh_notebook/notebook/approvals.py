@@ -2,7 +2,7 @@
 
 The host parks an *ask* until some client calls ``session/approve`` (DESIGN §2). While a ``%dsh``
 cell waits, the browser's widget cannot answer (comm messages wait for the cell), so the wait
-itself asks: it sees the ``tool-runtime`` frame ``phase: "approval", status: "waiting"``, calls
+itself asks: when its follow's model says a call waits for a decision, it calls
 ``input()`` **on the main thread** — the kernel turns that into an ``input_request`` on the stdin
 channel (JupyterLab, classic notebook; a plain prompt in terminal IPython) — and answers with
 ``session/approve``. A front end without stdin (nbclient, papermill) gets a *deny* and a note.
@@ -12,59 +12,61 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
-from ..wire.events import AnyEvent, ApprovalDecided, ToolCall, ToolResult
+from ..client.model import ClientSessionModel
+from ..tools.rules import grant_for
 from .render import format_arguments
 
 Asker = Callable[[str], str]
 NO_STDIN = "no stdin to ask on; denied (use --approve auto, or --bg and the widget)"
 
 
-class StdinApprovals:
-    """The approvals of one run: noted on the delivery thread, asked on the main thread."""
+def parse_answer(reply: str) -> tuple[str, str]:
+    """``(decision, scope)`` of a typed answer: y / yes, a / always (session scope), else deny."""
+    word = reply.strip().lower()
+    if word in ("a", "always", "all"):
+        return "allow", "session"
+    return ("allow" if word in ("y", "yes") else "deny"), "call"
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._calls: dict[str, tuple[str, str]] = {}  # callId -> (name, raw arguments)
-        self._waiting: dict[str, str] = {}  # callId -> name: asked by the host, not yet decided
+
+def allow_always_label(name: str, arguments: str) -> str:
+    """What ``a`` would allow: ``bash "git status *"`` or the whole tool."""
+    grant = grant_for(name, arguments)
+    return f'{name} "{grant.pattern}"' if grant.pattern != "*" else f"every {name} call"
+
+
+class StdinApprovals:
+    """The approvals of one run, read from its follow's model; asked on the main thread.
+
+    Every approval the session waits for counts — not only this run's: while the cell blocks,
+    nothing else could answer it. Each is asked once."""
+
+    def __init__(self, model: ClientSessionModel, lock: threading.Condition | threading.Lock) -> None:
+        self.model, self._lock = model, lock
         self._asked: set[str] = set()
 
     @property
     def waiting(self) -> dict[str, str]:
+        """callId -> tool name of every call waiting for a decision now."""
         with self._lock:
-            return dict(self._waiting)
-
-    def note(self, item: dict[str, Any], events: list[AnyEvent]) -> None:
-        """Fold one follow item of the session. Every approval the session waits for counts —
-        not only this run's: while the cell blocks, nothing else could answer it."""
-        with self._lock:
-            for event in events:
-                if isinstance(event, ToolCall):
-                    self._calls[event.call_id] = (event.name, event.arguments)
-                elif isinstance(event, ApprovalDecided):
-                    self._waiting.pop(event.call_id, None)
-                elif isinstance(event, ToolResult):
-                    self._waiting.pop(event.message.tool_call_id, None)
-            if item.get("type") == "tool-runtime":
-                frame = item.get("frame") or {}
-                if frame.get("phase") == "approval" and frame.get("status") == "waiting":
-                    self._waiting[str(frame.get("callId"))] = str(frame.get("name"))
-            elif item.get("type") == "snapshot":
-                for pending in (item.get("live") or {}).get("approvals") or ():
-                    self._calls[pending["callId"]] = (pending["name"], pending.get("arguments", ""))
-                    self._waiting[pending["callId"]] = pending["name"]
+            return {a["callId"]: a["name"] for a in self.model.waiting_approvals()}
 
     def _todo(self) -> list[tuple[str, str, str]]:
         with self._lock:
-            todo = [(cid, name, self._calls.get(cid, (name, ""))[1])
-                    for cid, name in self._waiting.items() if cid not in self._asked]
+            todo = []
+            for a in self.model.waiting_approvals():
+                if a["callId"] in self._asked:
+                    continue
+                tool = self.model.tools.get(a["callId"])
+                todo.append((a["callId"], a["name"], (tool["arguments"] if tool else None) or ""))
             self._asked.update(cid for cid, _, _ in todo)
         return todo
 
-    def ask(self, ask: Asker, answer: Callable[[str, str], None], *,
+    def ask(self, ask: Asker, answer: Callable[[str, str, str], None], *,
             before: Callable[[], None] = lambda: None, no_stdin: Callable[[str], None] = lambda _t: None) -> int:
-        """Ask every new approval with ``ask(prompt)``; ``answer(call_id, decision)`` each.
+        """Ask every new approval with ``ask(prompt)``; ``answer(call_id, decision, scope)`` each:
+        ``y``/``yes`` allow, ``a``/``always`` allow for the rest of the session (scope
+        ``session``: this tool — for bash this command prefix), anything else denies.
 
         ``KeyboardInterrupt`` propagates (the wait then cancels the turn); any other failure of
         ``ask`` (no stdin in this front end) denies. Returns how many were asked.
@@ -73,11 +75,13 @@ class StdinApprovals:
         for call_id, name, arguments in todo:
             before()
             try:
-                reply = ask(f"dsh: allow {name} {format_arguments(arguments, width=200)}? [y/N] ")
+                reply = ask(f"dsh: allow {name} {format_arguments(arguments, width=200)}? "
+                            f"[y/N/a: {allow_always_label(name, arguments)} for this session] ")
             except KeyboardInterrupt:
                 raise
             except Exception:
                 reply = "n"
                 no_stdin(f"{name}: {NO_STDIN}")
-            answer(call_id, "allow" if reply.strip().lower() in ("y", "yes") else "deny")
+            decision, scope = parse_answer(reply)
+            answer(call_id, decision, scope)
         return len(todo)

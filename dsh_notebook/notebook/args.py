@@ -20,6 +20,8 @@ from typing import Any
 
 from ..errors import UserError
 
+MCP_ACTIONS = ("list", "start", "restart", "add", "remove")  # `%dsh mcp ACTION …` (tools/mcp/listing)
+
 
 @dataclass(frozen=True)
 class FlagSpec:
@@ -42,6 +44,11 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
     FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
+    FlagSpec("--stats", "stats", None, "with show: time, tokens, cost and context per request, tool call and turn"),
+    FlagSpec("--context-window", "context_window", "N", "the context window in tokens for this kernel's requests (default: the model's, from the price catalog; sets DSH_CONTEXT_WINDOW)"),
+    FlagSpec("--max-steps", "max_steps", "N", "model requests per turn before it ends with reason budget (default DSH_MAX_STEPS / DshMagics.max_steps, else 50; 0: no limit); applies to the session from now on"),
+    FlagSpec("--max-time", "max_time", "SECONDS", "seconds per turn before it ends with reason budget (default DSH_MAX_TIME / DshMagics.max_time, else none); applies to the session from now on"),
+    FlagSpec("--rules", "rules", "FILE", "approval rules for the session: a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE / DshMagics.policy_file)"),
     FlagSpec("--help", "help", None, "show this help"),
 )
 _BY_NAME = {spec.name: spec for spec in FLAGS}
@@ -62,8 +69,14 @@ class MagicArgs:
     no_widget: bool = False
     no_interpolate: bool = False
     inspect: bool = False
+    stats: bool = False
+    context_window: str | None = None
+    search: str | None = None  # sessions --search TEXT
     help: bool = False
-    command: str = "prompt"  # "prompt", "help", or one of SUBCOMMAND_SHAPES
+    max_steps: str | None = None
+    max_time: str | None = None
+    rules: str | None = None
+    command: str = "prompt"  # "prompt", "help", "mcp", or one of SUBCOMMAND_SHAPES
     target: str | None = None
     targets: list[str] = field(default_factory=list)  # every positional word of a subcommand
     options: dict[str, str] = field(default_factory=dict)  # a subcommand's own --opt VALUE
@@ -162,15 +175,26 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
 SUBCOMMAND_SHAPES: dict[str, tuple[int, tuple[str, ...]]] = {
     "stop": (0, ()), "sessions": (0, ()), "config": (0, ()), "help": (0, ()),
     "resume": (1, ()), "show": (1, ()), "fork": (1, ("--at",)), "compare": (2, ()),
+    "doctor": (0, ()), "compact": (1, ()), "policy": (1, ()),
 }
 
 
 def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     """A whole line like ``stop``, ``resume ID``, ``show [--inspect] [ID]``, ``fork [ID] --at SEQ``."""
     words = rest.split()
+    if words and words[0] == "mcp" and (len(words) == 1 or words[1] in MCP_ACTIONS):
+        args.command, args.text = "mcp", rest[3:].strip()  # `%dsh mcp add NAME -- CMD …`: parsed later
+        return
     if not words or words[0] not in SUBCOMMAND_SHAPES:
         return
     head, tail = words[0], words[1:]
+    if head == "sessions" and tail and tail[0].partition("=")[0] == "--search":
+        first = tail[0].partition("=")[2]
+        args.search = " ".join([first, *tail[1:]] if first else tail[1:]).strip()
+        if not args.search:
+            raise UserError("usage: %dsh sessions --search TEXT", code="BAD_FLAG")
+        args.command = "sessions"
+        return
     limit, own = SUBCOMMAND_SHAPES[head]
     options: dict[str, str] = {}
     flags: list[str] = []
@@ -192,8 +216,6 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
         k += 1
     if len(positional) > limit:
         return  # a prompt that happens to start with the word ("show me the code")
-    if head == "resume" and not positional:
-        raise UserError("usage: %dsh resume ID (list ids with %dsh sessions)", code="BAD_FLAG")
     if head == "compare" and len(positional) != 2:
         if positional:
             return  # "compare both" is a prompt

@@ -171,11 +171,18 @@ class WidgetBridge:
         self.batcher.close()
 
 
-def refusal(envelope: dict[str, Any], code: str, message: str) -> list[dict[str, Any]]:
-    """The coded error reply to an envelope that cannot be served."""
-    error = {"code": code, "message": message}
-    if envelope.get("type") == "client-request":
-        return [{"type": "server-response", "rpcId": envelope.get("rpcId"), "result": {"ok": False, "error": error}}]
-    if envelope.get("type") == "open":
-        return [{"type": "error", "streamId": envelope.get("streamId"), "error": error}]
+def refusal(envelope: dict[str, Any], code: str, message: str) -> list[str]:
+    """The coded error reply to an envelope that cannot be served (the wire's own envelopes)."""
+    from ..host.envelopes import encode, response_error, stream_error
+    from ..wire.envelopes import MAX_ID, WireError
+
+    error = WireError(code=code, message=message)
+    kind = envelope.get("type")
+    key = "rpcId" if kind == "client-request" else "streamId"
+    ident = envelope.get(key)
+    ident = ident if isinstance(ident, str) and 0 < len(ident) <= MAX_ID else None
+    if kind == "client-request":
+        return [encode(response_error(ident, error))]
+    if kind == "open" and ident is not None:
+        return [encode(stream_error(ident, error))]
     return []

@@ -1,5 +1,7 @@
-"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``,
-``fork [ID] --at SEQ``, ``compare A B``.
+"""The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``,
+``doctor`` (which protections are active on this machine), ``compact [ID]`` (summarise the older
+turns now), ``policy [ID]`` (budgets, rules, grants, registered policy callables), ``fork [ID]
+--at SEQ`` and ``compare A B``.
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -9,9 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..config import redact_url
 from ..errors import DshError, UserError
 from .args import MagicArgs
-from .views import ConfigView, EventListing, SessionTable
+from .trajectory import trajectory_config
+from .views import ConfigView, EventListing, McpView, SearchResults, SessionTable, StatsView
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -38,22 +42,40 @@ class CommandsMixin:
 
     def cmd_stop(self, args: MagicArgs) -> None:
         session_id = self._session_or_current(args, "%dsh --session")
-        result = self.link.cancel(session_id)
-        if result.cancelled:
+        if self.link.cancel(session_id):
             print(f"dsh: cancelled the running turn of {session_id} (it ended aborted; every tool call answered)")
         else:
             print(f"dsh: nothing was running in {session_id}")
 
-    def cmd_sessions(self, args: MagicArgs) -> SessionTable:
+    def cmd_sessions(self, args: MagicArgs) -> SessionTable | SearchResults:
+        if args.search is not None:
+            from ..observe.search_view import search_sessions
+
+            return SearchResults(args.search, search_sessions(self.settings().home, args.search))
         return SessionTable.from_summaries(self.link.list_sessions(), self.current_session)
 
+    def remember(self, session_id: str) -> None:
+        raise NotImplementedError
+
     def cmd_resume(self, args: MagicArgs) -> None:
-        assert args.target is not None
-        resumed = self.link.resume(args.target)
+        target = args.target
+        if target is None:  # this notebook's session, recorded before a restart (notebook/records.py)
+            from pathlib import Path
+
+            from .records import notebook_key, recorded_session
+
+            target = recorded_session(Path(self.link.host.settings.home))
+            if target is None:
+                raise UserError(f"no session recorded for this notebook ({notebook_key()}); "
+                                "use %dsh resume ID (ids: %dsh sessions)", code="NO_SESSION")
+        resumed = self.link.resume(target)
         self.current_session = resumed.session_id
+        self.remember(resumed.session_id)
         how = "already live" if resumed.resolution == "live" else "resumed from its log"
         print(f"dsh: {resumed.session_id} {how} · {resumed.model} · workspace {resumed.cwd}; "
               "it is now the current session")
+        for warning in resumed.warnings:
+            print(f"dsh: note: resuming {resumed.session_id}: {warning}")
 
     def cmd_show(self, args: MagicArgs) -> Any:
         session_id = self._session_or_current(args, "%dsh show")
@@ -64,12 +86,17 @@ class CommandsMixin:
                 raise UserError(f"no session {args.target!r}; to send that line as a prompt write "
                                 f"%dsh -- show {args.target}", code="UNKNOWN_SESSION") from None
             raise
+        if args.stats:
+            from ..session.stats import session_stats
+
+            _header, events = self.link.snapshot(session_id)
+            return StatsView(session_id, session_stats(events))
         if not args.no_widget:
             widget = self.make_widget(session_id, inspect=args.inspect)
             if widget is not None:
                 return widget
-        _header, events = self.link.snapshot(session_id)
-        return EventListing(session_id, events)
+        model = self.link.read(session_id)
+        return EventListing(session_id, model.events)
 
     def cmd_fork(self, args: MagicArgs) -> None:
         from ..session.fork import fork_log
@@ -107,16 +134,70 @@ class CommandsMixin:
             items["session"] = f"{current} · {created.model} · approve {created.approve}"
             items["workspace"] = created.cwd
             if base_url:
-                items["base URL"] = base_url
+                items["base URL"] = redact_url(base_url) or ""
         else:
             info = self._info_or_none(current)
             items["session"] = current or "(none yet: the next prompt creates one)"
             items["workspace"] = info.cwd if info is not None else (
                 "a fresh copy of the demo workspace" if settings.provider == "script" else "the kernel's working directory")
         items["approve"] = self.approve or "default (auto in the demo workspace, else ask)"
+        live = self._info_or_none(current)
+        if live is not None and live.live:
+            steps = f"{live.max_steps} steps" if live.max_steps is not None else "no step limit"
+            seconds = f"{live.max_time}s" if live.max_time is not None else "no time limit"
+            items["turn budget"] = f"{steps} · {seconds} (--max-steps / --max-time)"
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
+        items.update(trajectory_config())
+        from ..tools.mcp.config import load_config
+
+        mcp = load_config(settings.home)
+        count = len(mcp.servers) + len(mcp.problems)
+        items["MCP servers"] = (f"{count} in {mcp.path} (%dsh mcp for status and tools)" if count or mcp.file_error
+                                else f"none ({mcp.path}; %dsh mcp add NAME -- COMMAND ARGS)")
+        return ConfigView(items)
+
+    def cmd_mcp(self, args: MagicArgs) -> McpView:
+        """``%dsh mcp [list|start [NAME]|restart NAME|add NAME -- CMD ARGS|add NAME --url URL|remove NAME]``."""
+        import shlex
+
+        from ..tools.mcp.listing import host_action
+
+        try:
+            tokens = shlex.split(args.text)
+        except ValueError as exc:
+            raise UserError(f"%dsh mcp: {exc}", code="MCP_CONFIG") from None
+        host = self.link.host
+        return McpView(host.run(host_action(host.mcp, tokens)))
+    def cmd_doctor(self, args: MagicArgs) -> ConfigView:
+        from ..doctor import protections
+
+        return ConfigView(dict(protections()))
+
+    def cmd_compact(self, args: MagicArgs) -> None:
+        session_id = self._session_or_current(args, "%dsh compact")
+        done = self.link.remote.session.compact(session_id=session_id)
+        if done.compacted:
+            print(f"dsh: compacted {done.replaced} surface nodes of {session_id} into one summary "
+                  f"(#{done.summary_seq}); history ~{done.tokens_before} -> ~{done.tokens_after} tokens")
+        else:
+            print(f"dsh: nothing to compact in {session_id}")
+
+    def cmd_policy(self, args: MagicArgs) -> ConfigView:
+        from ..tools.rules import registered_policies
+
+        session_id = args.target or args.session or self.current_session
+        info = self._info_or_none(session_id)
+        items = {"session": session_id or "(none yet)", "approve": info.approve if info is not None else "-"}
+        if info is not None:
+            steps, seconds = info.max_steps, info.max_time
+            items["max steps"] = str(steps) if steps is not None else "no limit"
+            items["max time"] = f"{seconds}s" if seconds is not None else "no limit"
+            items["rules"] = info.rules or "(none: DSH_POLICY_FILE / --rules FILE)"
+            items["granted for the session"] = ", ".join(f'{g.tool} "{g.pattern}"' for g in info.grants) or "(none)"
+        names = [getattr(fn, "__qualname__", repr(fn)) for fn in registered_policies()]
+        items["policy callables"] = ", ".join(names) or "(none: register with dsh_notebook.policy(fn))"
         return ConfigView(items)
 
     def _info_or_none(self, session_id: str | None) -> Any | None:

@@ -1,18 +1,22 @@
 """``%dsh`` / ``%%dsh``: prompts to the agent from a notebook cell (DESIGN §2, §6).
 
 Loop policy, on purpose: the Host runs on its own thread and loop; this module only parses the
-line and talks to it through the Gateway (:class:`~.link.HostLink`). A prompt **blocks** the cell
+line and talks to it through the Gateway (a :class:`~dsh_notebook.client.DshClient`, the same
+client stack as the ``run`` CLI). A prompt **blocks** the cell
 by default while it renders the turn (``Run All``, nbclient and papermill just work); a kernel
 Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.turn.TurnRun`
 handle at once and shows the live widget. Errors are one line, not a traceback.
 
 Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME``), then
-``%config DshMagics.model|base_url|approve|home|output``, then the flags of one prompt.
+``%config DshMagics.model|base_url|approve|home|output|max_steps|max_time|policy_file``, then
+the flags of one prompt (``--max-steps`` / ``--max-time`` / ``--rules`` also change an existing
+session's budgets and rules from that prompt on).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,23 +28,30 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
-from traitlets import Enum, Unicode
+from traitlets import Bool, Enum, Float, Int, Unicode, observe
 
-from ..config import Settings, parse_model_id, settings_from_env
-from ..errors import DshError, RunCancelled, UserError
+from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
+from ..errors import DshError, HostError, RunCancelled, UserError
 from .args import MagicArgs, interpolate, parse_line
+from .cells import CellLog, current_cell
 from .commands import CommandsMixin
+from .completion import install_completer
 from .mainthread import MainThreadRunner
+from .notebook_tools import make_notebook_tools
 from .python_tool import make_python_tool
-from .render import TurnView
+from .records import record_session
 from .result import TurnResult
-from .sinks import DisplaySink, StreamSink
+from .sinks import DisplaySink, TerminalSink
+from .trajectory import apply_context_window, set_prices_file
 from .turn import TurnRun
 from .usage import help_text, keep_question_marks
 
 NOTEBOOK_SECTION = (
     "You are running inside the user's Jupyter notebook kernel. The `python` tool executes code in "
-    "the notebook's live namespace (the user's variables and data), on approval."
+    "the notebook's live namespace (the user's variables and data), on approval; its result lists "
+    "the names it added, rebound or deleted. `notebook_read` shows the cells run so far with their "
+    "outputs, `inspect_var` describes a variable without running code, and `notebook_insert` "
+    "proposes a new cell below the current one (on approval)."
 )
 
 
@@ -64,8 +75,30 @@ class DshMagics(CommandsMixin, Magics):
     approve = Enum(("auto", "ask", "deny"), None, allow_none=True,
                    help="approval mode for new sessions (default: auto in the demo workspace, else ask)").tag(config=True)
     home = Unicode(None, allow_none=True, help="DSH_HOME for this kernel's host (before the first prompt)").tag(config=True)
+    mcp_trust_readonly = Bool(None, allow_none=True,
+                              help="MCP tools annotated readOnlyHint run without asking (DSH_MCP_TRUST_READONLY)").tag(config=True)
     output = Enum(("auto", "display", "stream"), "auto",
                   help="display: a Markdown output updated in place; stream: text on stdout").tag(config=True)
+    prices_file = Unicode(None, allow_none=True,
+                          help="a JSON price/context-window file over the built-in catalog (sets DSH_PRICES_FILE)").tag(config=True)
+
+    @observe("prices_file")
+    def _prices_file_changed(self, change: Any) -> None:
+        set_prices_file(change["new"])
+    sandbox_network = Bool(None, allow_none=True,
+                           help="network for sandboxed tool commands (None: DSH_SANDBOX_NETWORK, default on)").tag(config=True)
+
+    @observe("sandbox_network")
+    def _sandbox_network_changed(self, change: Any) -> None:
+        from ..tools.confine import configure
+
+        configure(network=change["new"])
+    max_steps = Int(None, allow_none=True,
+                    help="turn budget for new sessions: model requests per turn (default DSH_MAX_STEPS, else 50; 0: none)").tag(config=True)
+    max_time = Float(None, allow_none=True,
+                     help="turn budget for new sessions: seconds per turn (default DSH_MAX_TIME, else none; 0: none)").tag(config=True)
+    policy_file = Unicode(None, allow_none=True,
+                          help="approval rules file for new sessions (default DSH_POLICY_FILE)").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)
@@ -77,6 +110,10 @@ class DshMagics(CommandsMixin, Magics):
         self._link: Any = None
         self._disposers: list[Any] = []
         self._announced = False
+        self.agent_kernel = False  # set by the agent kernel (cells are prompts; code cells are %%python)
+        self.waiting = False  # a blocking prompt cell is running (notebook_insert lands below it)
+        self.cell_log = CellLog(shell).install() if shell is not None else None
+        self._uncomplete = install_completer(shell, self._session_ids) if shell is not None else None
 
     # --- the magic ------------------------------------------------------------------------------
 
@@ -87,6 +124,7 @@ class DshMagics(CommandsMixin, Magics):
     def dsh(self, line: str = "", cell: str | None = None, local_ns: dict[str, Any] | None = None) -> Any:
         try:
             args = parse_line(line, cell)
+            apply_context_window(args.context_window)
             if args.command == "prompt":
                 return self.prompt(args, local_ns)
             if args.command == "help":
@@ -106,13 +144,15 @@ class DshMagics(CommandsMixin, Magics):
     def settings(self) -> Settings:
         base = settings_from_env()
         settings = base.with_overrides(model=self.model, base_url=self.base_url)
+        if self.mcp_trust_readonly is not None:
+            settings = replace(settings, mcp_trust_readonly=self.mcp_trust_readonly)
         return replace(settings, home=Path(self.home).expanduser()) if self.home else settings
 
     @property
     def link(self) -> Any:
         if self._link is None or getattr(self._link.host, "closed", False):
+            from ..client.dsh_client import DshClient
             from ..host.host import Host
-            from .link import HostLink
 
             settings = self.settings()
             host = Host.get(settings)
@@ -120,9 +160,15 @@ class DshMagics(CommandsMixin, Magics):
                 print(f"dsh: the host already runs with home {host.settings.home}; DshMagics.home applies after a restart")
             shell = self.shell
             assert shell is not None, "DshMagics needs a shell"
-            tool = make_python_tool(lambda: shell.user_ns, self.runner)
-            self._disposers = [host.context.tool(tool), host.context.section("notebook", 90, NOTEBOOK_SECTION)]
-            self._link = HostLink(host)
+            tools = [make_python_tool(lambda: shell.user_ns, self.runner)]
+            if self.cell_log is not None:
+                tools += make_notebook_tools(shell, self.cell_log, self.runner, python_cells=lambda: self.agent_kernel,
+                                             in_cell=lambda: self.waiting)
+            # host.context lives on the host loop: contribute (and later dispose) there
+            contributed = host.call(lambda: [*(host.context.tool(t) for t in tools),
+                                             host.context.section("notebook", 90, NOTEBOOK_SECTION)])
+            self._disposers = [partial(host.call, dispose) for dispose in contributed]
+            self._link = DshClient(host, caller="notebook")
         return self._link
 
     def _announce_model(self, args: MagicArgs) -> None:
@@ -169,12 +215,27 @@ class DshMagics(CommandsMixin, Magics):
         if (args.base_url or self.base_url or self.settings().base_url) and parse_model_id(model)[0] == "script":
             raise UserError("a base URL (--base-url, DSH_BASE_URL or DshMagics.base_url) needs a model name: "
                             "--model NAME, the model the server serves (e.g. --model qwen2.5)", code="BAD_FLAG")
+        options = self.session_options(args)
+        options.setdefault("max_steps", self.max_steps)
+        options.setdefault("max_time", self.max_time)
+        options.setdefault("rules", self.policy_file)
         created = self.link.create_session(cwd=cwd, model=args.model or self.model,
-                                           approve=args.approve or self.approve, base_url=base_url)
+                                           approve=args.approve or self.approve, base_url=base_url, **options)
         self.sessions[created.session_id] = (created, base_url)
         self.current_session = created.session_id
         print(f"dsh: new session {created.session_id} · {created.model} · approve {created.approve} · workspace {created.cwd}")
         return str(created.session_id)
+
+    def session_options(self, args: MagicArgs) -> dict[str, Any]:
+        """The ``--max-steps`` / ``--max-time`` / ``--rules`` given on this line (checked)."""
+        out: dict[str, Any] = {}
+        if args.max_steps is not None:
+            out["max_steps"] = parse_max_steps(args.max_steps, "--max-steps") or 0
+        if args.max_time is not None:
+            out["max_time"] = parse_max_time(args.max_time, "--max-time") or 0
+        if args.rules is not None:
+            out["rules"] = str(Path(args.rules).expanduser().resolve())
+        return out
 
     # --- prompts --------------------------------------------------------------------------------
 
@@ -182,22 +243,30 @@ class DshMagics(CommandsMixin, Magics):
         namespaces = [ns for ns in (local_ns, self.shell.user_ns if self.shell else None) if ns is not None]
         text = args.text if args.no_interpolate else interpolate(args.text, namespaces)
         self._announce_model(args)
+        known = set(self.sessions)
         session_id = self.target_session(args)
+        options = self.session_options(args)
+        if options and session_id in known | ({args.session} if args.session else set()):
+            self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
         mode = "steer" if args.steer else "queue"
+        cell = current_cell(self.shell)
         if args.bg:
-            run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner).start()
+            run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, cell=cell).start()
             self.current_session = session_id
+            self.remember(session_id)
             self.runs[session_id] = run
             if not args.no_widget:
                 self.display_widget(session_id)
             return run
-        view = TurnView()
-        sink = self._sink(view)
-        view.sink = sink
-        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, view=view).start()
+        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, sink=self._sink(), cell=cell).start()
         self.current_session = session_id
+        self.remember(session_id)
         self.runs[session_id] = run
-        result = run.wait()
+        self.waiting = True
+        try:
+            result = run.wait()
+        finally:
+            self.waiting = False
         self.last = result
         if run.interrupted:
             raise RunCancelled(f"interrupted: turn {result.turn} ended {result.reason.kind}; "
@@ -206,15 +275,35 @@ class DshMagics(CommandsMixin, Magics):
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
 
-    def _sink(self, view: TurnView) -> DisplaySink | StreamSink:
+    def _session_ids(self) -> list[str]:
+        try:
+            return [s.session_id for s in self.link.list_sessions()]
+        except Exception:
+            return []
+
+    def remember(self, session_id: str) -> None:
+        """Record the notebook's current session for ``%dsh resume`` after a restart (:mod:`.records`)."""
+        try:
+            record_session(Path(self.link.host.settings.home), session_id)
+        except OSError as exc:
+            print(f"dsh: could not record the notebook's session ({exc.strerror}); %dsh resume needs the ID")
+
+    def _sink(self) -> DisplaySink | TerminalSink:
         mode = self.output
         if mode == "auto":
             mode = "display" if getattr(self.shell, "kernel", None) is not None else "stream"
-        return DisplaySink(view) if mode == "display" else StreamSink()
+        return DisplaySink() if mode == "display" else TerminalSink()
 
     def close(self) -> None:
+        if self.cell_log is not None:
+            self.cell_log.uninstall()
+        if self._uncomplete is not None:
+            self._uncomplete()
         for dispose in self._disposers:
-            dispose()
+            try:
+                dispose()
+            except HostError:  # the host is already shut down: its context went with it
+                pass
         self._disposers = []
         if self._link is not None:
             self._link.close()

@@ -3,8 +3,9 @@
 The code runs **on the kernel's main thread** (through a :class:`MainThreadRunner`), in the same
 ``user_ns`` the notebook's cells use, so the agent can inspect the user's data and leave variables
 behind. The model gets back what was printed (stdout and stderr), the ``repr`` of the last
-expression (as in a cell), and on failure the traceback text. Its policy is ``ask``: it is subject
-to approval unless the session runs with ``--approve auto``.
+expression (as in a cell), and on failure the traceback text, then one ``[namespace]`` line: the
+names the call added, rebound and deleted (:mod:`.nsdiff`; the full diff is the result's ``meta``).
+Its policy is ``ask``: it is subject to approval unless the session runs with ``--approve auto``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..tools.base import Tool, ToolContext, ToolOutput
+from . import nsdiff
 from .mainthread import MainThreadRunner
 
 MAX_SECTION = 20_000
@@ -108,12 +110,19 @@ def make_python_tool(
         if main is None:
             return ToolOutput("the python tool needs a notebook main thread", is_error=True, code="NO_MAIN_THREAD")
         ctx.progress("waiting for the notebook's main thread")
+        def call() -> tuple[PythonRun, dict[str, Any]]:
+            ns = namespace()
+            before = nsdiff.snapshot(ns)
+            run = run_python(args.code, ns)
+            return run, nsdiff.diff(before, nsdiff.snapshot(ns))
+
         try:
-            run = await main.call(lambda: run_python(args.code, namespace()))
+            run, changes = await main.call(call)
         except Exception as exc:
             return ToolOutput(f"python did not run: {exc}", is_error=True, code=getattr(exc, "code", "TOOL_RAISED"))
-        return ToolOutput(run.to_text(), is_error=run.error is not None,
-                          code="PYTHON_ERROR" if run.error else None)
+        text = f"{run.to_text()}\n[namespace] {nsdiff.short_form(changes)}"
+        return ToolOutput(text, is_error=run.error is not None,
+                          code="PYTHON_ERROR" if run.error else None, meta={"namespace": changes})
 
     return Tool(
         name="python",

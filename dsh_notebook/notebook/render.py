@@ -1,18 +1,22 @@
-"""The cell's live view of a turn: a small fold of follow items into text and tool segments.
+"""The text view of one turn, read from the client fold: ordered segments of text, tools and notes.
 
-:class:`TurnView` folds ``session/follow`` items (assistant-stream chunks, tool-runtime frames and
-durable events) into an ordered list of segments — streamed answer text, one line per tool call
-(name, arguments, phase, result summary or error) and notices (approval, retry, abort). A *sink*
-shows them (:mod:`.sinks`): in a kernel a display updated in place (Markdown + plain text); in a
-terminal an append-only stream on stdout.
+:class:`TurnView` never reads wire frames: it asks the :class:`~dsh_notebook.client.model.ClientSessionModel`
+of the follow for the events of *this* prompt's turn — from the ``user/message`` of its
+submission to its ``turn/end`` — and turns them into segments: the answer text of each step
+(streaming: the live attempt's text; committed: the ``assistant/message``), one line per tool
+call (name, arguments, its last runtime phase, the result summary or error) and notices
+(a denied approval, a retry, an abort). A *sink* shows the segments (:mod:`.sinks`): in a kernel
+a display updated in place; in a terminal (and the ``run`` CLI) an append-only stream.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from ..client.model import ClientSessionModel
+from ..client.state import ToolState
 from ..client.summary import summarize_result
 from ..wire.events import (
     AnyEvent,
@@ -20,21 +24,21 @@ from ..wire.events import (
     ApprovalDecided,
     AssistantAttempt,
     AssistantMessageEvent,
+    ContextCompacted,
     LlmRetry,
     ToolCall,
     ToolResult,
     TurnEnd,
 )
-from .result import parse_event
+from .nsdiff import short_form
 
-__all__ = ["format_arguments", "summarize_result"]
+__all__ = ["NoteSeg", "Segment", "Sink", "TextSeg", "ToolSeg", "TurnView", "format_arguments", "summarize_result"]
 
 
 @dataclass
 class TextSeg:
-    attempt: str | None
+    key: str  # "turn.step": the live attempt and the committed message of a step share it
     text: str = ""
-    abandoned: bool = False
 
 
 @dataclass
@@ -48,13 +52,15 @@ class ToolSeg:
     result: str | None = None
     error: str | None = None
     done: bool = False
+    namespace: str | None = None  # python: the names the call added / rebound / deleted
 
     def args_line(self) -> str:
         return format_arguments(self.arguments)
 
     def state_line(self) -> str:
         if self.done:
-            return f"✗ {self.error}" if self.error else f"✓ {self.result or ''}".rstrip()
+            line = f"✗ {self.error}" if self.error else f"✓ {self.result or ''}".rstrip()
+            return f"{line} · {self.namespace}" if self.namespace else line
         if self.phase == "approval" and self.status == "waiting":
             return "? waiting for approval"
         if self.phase == "approval" and self.status == "deny":
@@ -66,6 +72,7 @@ class ToolSeg:
 
 @dataclass
 class NoteSeg:
+    key: str
     text: str
 
 
@@ -73,10 +80,7 @@ Segment = TextSeg | ToolSeg | NoteSeg
 
 
 class Sink(Protocol):
-    def text(self, seg: TextSeg, delta: str) -> None: ...
-    def tool(self, seg: ToolSeg, new: bool) -> None: ...
-    def note(self, seg: NoteSeg) -> None: ...
-    def retract(self, seg: TextSeg) -> None: ...
+    def show(self, segments: list[Segment]) -> None: ...
     def tick(self) -> None: ...
     def flush(self) -> None: ...
 
@@ -99,130 +103,99 @@ def format_arguments(arguments: str, *, width: int = 100) -> str:
 
 @dataclass
 class TurnView:
-    """The fold. ``feed`` returns whether anything visible changed."""
+    """The segments of the turn that answers ``request_id``, re-read from the model on demand."""
 
+    request_id: str
     sink: Sink | None = None
-    segments: list[Segment] = field(default_factory=list)
-    _texts: dict[str | None, TextSeg] = field(default_factory=dict)
-    _tools: dict[str, ToolSeg] = field(default_factory=dict)
-    _since_message: str = ""  # text streamed since the last committed assistant message
+    notes: list[tuple[int, str]] = field(default_factory=list)  # (cursor when added, text): local notes
+    revision: int = -1
 
-    def feed(self, item: dict[str, Any], events: list[AnyEvent] | None = None) -> bool:
-        kind = item.get("type")
-        if kind == "assistant-stream":
-            return self._stream(item.get("frame") or {})
-        if kind == "tool-runtime":
-            return self._runtime(item.get("frame") or {})
-        if kind == "event":
-            parsed = events if events is not None else [parse_event(item["event"])]
-            changed = False
-            for event in parsed:
-                changed = self.event(event) or changed
-            return changed
-        return False
+    def add_note(self, text: str, cursor: int = 1 << 62) -> None:
+        """A note of this client (not a session fact), shown after the events up to ``cursor``."""
+        self.notes.append((cursor, text))
+        self.revision = -1
 
-    def _stream(self, frame: dict[str, Any]) -> bool:
-        attempt = frame.get("attemptId")
-        if frame.get("kind") == "chunk":
-            chunk = frame.get("chunk") or {}
-            if chunk.get("type") == "text-delta" and chunk.get("text"):
-                self._add_text(attempt, chunk["text"])
-                return True
-        elif frame.get("kind") == "end":
-            outcome = frame.get("outcome") or {}
-            seg = self._texts.get(attempt)
-            if outcome.get("kind") == "abandoned" and seg is not None and not seg.abandoned:
-                seg.abandoned = True
-                self._since_message = ""
-                if self.sink:
-                    self.sink.retract(seg)
-                return True
-        return False
+    def segments(self, model: ClientSessionModel) -> list[Segment]:
+        """This turn's segments now (call under the model's lock)."""
+        sub = model.submissions.get(self.request_id)
+        if sub is None or sub["seq"] is None:
+            return [NoteSeg(f"l{i}", t) for i, (_c, t) in enumerate(self.notes)]
+        end = model.submission_outcome(self.request_id)
+        last = end["seq"] if end is not None and end["seq"] is not None else model.cursor
+        out: list[Segment] = []
+        notes = list(enumerate(self.notes))
+        first = max(sub["seq"], model.start + 1)
+        for seq in range(first, last + 1):
+            while notes and notes[0][1][0] < seq:
+                i, (_c, text) = notes.pop(0)
+                out.append(NoteSeg(f"l{i}", text))
+            event = model.event(seq)
+            if event is not None:
+                _segments_of(event, model, out)
+        if end is None and model.attempt is not None and model.attempt["outcome"] is None:
+            a = model.attempt
+            out.append(TextSeg(f"{a['turn']}.{a['step']}", model.live_text()))
+        out.extend(NoteSeg(f"l{i}", text) for i, (_c, text) in notes)
+        return [s for s in out if not (isinstance(s, TextSeg) and not s.text)]
 
-    def _add_text(self, attempt: str | None, delta: str) -> None:
-        seg = self._texts.get(attempt)
-        if seg is None or seg.abandoned or self.segments[-1] is not seg:
-            seg = TextSeg(attempt)
-            self._texts[attempt] = seg
-            self.segments.append(seg)
-        seg.text += delta
-        self._since_message += delta
-        if self.sink:
-            self.sink.text(seg, delta)
-
-    def _tool_seg(self, call_id: str, name: str) -> tuple[ToolSeg, bool]:
-        seg = self._tools.get(call_id)
-        if seg is not None:
-            return seg, False
-        seg = ToolSeg(call_id, name)
-        self._tools[call_id] = seg
-        self.segments.append(seg)
-        return seg, True
-
-    def _runtime(self, frame: dict[str, Any]) -> bool:
-        call_id = frame.get("callId")
-        if not call_id:
+    def render(self, model: ClientSessionModel) -> bool:
+        """Hand the segments to the sink if the model changed since the last call."""
+        if self.sink is None or model.revision == self.revision:
             return False
-        seg, new = self._tool_seg(call_id, str(frame.get("name") or "?"))
-        seg.phase, seg.status = str(frame.get("phase")), str(frame.get("status"))
-        if frame.get("detail"):
-            seg.detail = str(frame["detail"])[:120]
-        if self.sink and (new or seg.phase in ("approval", "execute") or seg.phase == "progress"):
-            self.sink.tool(seg, new)
+        self.revision = model.revision
+        self.sink.show(self.segments(model))
         return True
 
-    def event(self, event: AnyEvent) -> bool:
-        if isinstance(event, ToolCall):
-            seg, new = self._tool_seg(event.call_id, event.name)
-            seg.arguments = event.arguments
-            if self.sink:
-                self.sink.tool(seg, new)
-            return True
-        if isinstance(event, ToolResult):
-            seg, new = self._tool_seg(event.message.tool_call_id, event.error.name if event.error else "?")
-            seg.done = True
-            text = event.message.text
-            if event.message.is_error or event.error:
-                code = event.error.code if event.error else "ERROR"
-                seg.error = f"{code}: {summarize_result(text)}"
-            else:
-                seg.result = summarize_result(text)
-            if self.sink:
-                self.sink.tool(seg, new)
-            return True
-        if isinstance(event, AssistantMessageEvent):
-            missing = event.message.text
-            if missing.startswith(self._since_message):
-                missing = missing[len(self._since_message):]
-            if missing:  # joined late or the adapter did not stream: show the committed text
-                self._add_text(f"seq{event.seq}", missing)
-            self._since_message = ""
-            return bool(missing)
-        note = _note_for(event)
-        if note is None:
-            return False
-        self.add_note(note)
-        return True
 
-    def add_note(self, text: str) -> None:
-        seg = NoteSeg(text)
-        self.segments.append(seg)
-        if self.sink:
-            self.sink.note(seg)
+def tool_segment(tool: ToolState, model: ClientSessionModel) -> ToolSeg:
+    seg = ToolSeg(tool["callId"], tool["name"], tool["arguments"] or "")
+    if tool["phases"]:
+        last = tool["phases"][-1]
+        seg.phase, seg.status = last["phase"], last["status"]
+        details = [p["detail"] for p in tool["phases"] if p["detail"] and p["phase"] in ("execute", "progress")]
+        seg.detail = str(details[-1])[:120] if details and last["phase"] in ("execute", "progress") else None
+    result = model.event(tool["resultSeq"])
+    if isinstance(result, ToolResult):
+        seg.done = True
+        text = result.message.text
+        if result.message.is_error or result.error:
+            seg.error = f"{result.error.code if result.error else 'ERROR'}: {summarize_result(text)}"
+        else:
+            seg.result = summarize_result(text)
+        changes = (result.meta or {}).get("namespace")
+        if isinstance(changes, dict):
+            seg.namespace = short_form(changes)  # type: ignore[arg-type]
+    return seg
+
+
+def _segments_of(e: AnyEvent, model: ClientSessionModel, out: list[Segment]) -> None:
+    if isinstance(e, AssistantMessageEvent):
+        out.append(TextSeg(f"{e.turn}.{e.step}", e.message.text))
+    elif isinstance(e, ToolCall):
+        if e.call_id in model.tools:
+            out.append(tool_segment(model.tools[e.call_id], model))
+    else:
+        note = _note_for(e)
+        if note is not None:
+            out.append(NoteSeg(f"n{e.seq}", note))
 
 
 def _note_for(event: AnyEvent) -> str | None:
     if isinstance(event, ApprovalAsked):
         return None  # shown on the tool line (tool-runtime approval frame)
-    if isinstance(event, ApprovalDecided) and event.decision != "allow":
-        return f"{event.name}: {event.decision}" + (f" by {event.by}" if event.by else "")
+    if isinstance(event, ApprovalDecided) and (event.decision != "allow" or event.rule):
+        rule = f" ({event.rule})" if event.rule else ""
+        return f"{event.name}: {event.decision}" + (f" by {event.by}" if event.by else "") + rule
+    if isinstance(event, ContextCompacted):
+        return (f"context compacted ({event.trigger}): {event.replaced} earlier messages summarised into one; "
+                f"~{event.tokens_before} → ~{event.tokens_after} tokens")
     if isinstance(event, LlmRetry):
         return f"model error [{event.error.code}] {event.error.message}; retry {event.attempt} in {event.delay_ms} ms"
     if isinstance(event, AssistantAttempt) and event.error is not None:
         return f"model attempt failed: [{event.error.code}] {event.error.message}"
     if isinstance(event, TurnEnd) and event.reason.kind not in ("completed", "error"):  # errors: raised
         reason = event.reason
-        extra = f" ({reason.cause})" if reason.cause else ""
+        extra = f" ({reason.cause}{f' {reason.limit}' if reason.limit is not None else ''})" if reason.cause else ""
         if reason.error:
             extra += f": [{reason.error.code}] {reason.error.message}"
         return f"turn {event.turn} ended {reason.kind}{extra}"

@@ -1,29 +1,34 @@
-"""The value of a ``%dsh`` cell (:class:`TurnResult`) and the fold that finds it in a follow stream.
+"""The value of a ``%dsh`` cell (:class:`TurnResult`), read from the client fold.
 
-:class:`TurnTracker` reads ``session/follow`` items (wire dicts) and recognises *this* prompt's
-turn: the ``user/message`` whose source carries our ``requestId`` names the turn (queued prompts
-wait for an earlier turn; a steered prompt joins the running one); the ``turn/end`` of that turn
-finishes it. The result holds the typed events from that turn's start to its end.
+:func:`turn_result` asks the follow's :class:`~dsh_notebook.client.model.ClientSessionModel` how
+*this* prompt's submission ended: the turn that claimed it (queued prompts wait for an earlier
+turn; a steered prompt joins the running one) and that turn's ``turn/end`` — or ``aborted`` when
+it was canceled before it ran. The result holds the typed events from that turn's start to its end.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from ..client.model import ClientSessionModel
+from ..session.stats import TurnStats, session_stats
+from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
 from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     EventAdapter,
     ToolCall,
     ToolResult,
-    TurnEnd,
     TurnEndReason,
     TurnStart,
     Usage,
     UserMessageEvent,
 )
+from ..wire.messages import CellRef
 
 
 @dataclass(frozen=True)
@@ -46,25 +51,62 @@ class TurnResult:
         results = {e.message.tool_call_id: e for e in self.events if isinstance(e, ToolResult)}
         return [(e, results.get(e.call_id)) for e in self.events if isinstance(e, ToolCall)]
 
+    @cached_property
+    def stats(self) -> TurnStats | None:
+        """This turn's figures (:mod:`dsh_notebook.session.stats`): the same as ``show --stats``."""
+        return session_stats(self.events).turn(self.turn)
+
     @property
     def usage(self) -> Usage:
-        total_in = total_out = 0
+        """The provider's token counts summed over the turn's requests (disjoint, like ``Usage``)."""
+        t = self.stats
+        if t is None:
+            return Usage()
+        return Usage(input_tokens=t.input_tokens - t.cached_input_tokens, output_tokens=t.output_tokens,
+                     cache_read_tokens=t.cached_input_tokens or None, reasoning_tokens=t.reasoning_tokens or None)
+
+    @property
+    def duration_ms(self) -> int | None:
+        t = self.stats
+        return None if t is None or t.end_time is None else t.duration_ms
+
+    @property
+    def cost_usd(self) -> float | None:
+        """USD for the turn's requests; ``None`` when the model's price is unknown."""
+        t = self.stats
+        return None if t is None else t.cost_usd
+
+    def trajectory(self) -> str:
+        """``2.41 s · 1.9k in / 42 out tokens · $0.0012`` (the summary line's figures)."""
+        t = self.stats
+        if t is None:
+            return ""
+        return (f"{fmt_ms(self.duration_ms)} · {fmt_tokens(t.input_tokens)} in / {fmt_tokens(t.output_tokens)} out "
+                f"tokens · {fmt_cost(t.cost_usd)}")
+
+    @property
+    def cell(self) -> CellRef | None:
+        """The notebook cell that sent this prompt (``source.cell`` of its user message)."""
         for event in self.events:
-            if isinstance(event, AssistantMessageEvent) and event.usage:
-                total_in += event.usage.input_tokens
-                total_out += event.usage.output_tokens
-        return Usage(input_tokens=total_in, output_tokens=total_out)
+            if isinstance(event, UserMessageEvent) and event.message.source.request_id == self.request_id:
+                return event.message.source.cell
+        return None
 
     def summary(self) -> str:
         """One line: how the turn ended, where, how many tool calls, how much text."""
         reason: str = self.reason.kind
         if self.reason.cause:
-            reason += f" ({self.reason.cause})"
+            limit = f" {self.reason.limit}" if self.reason.limit is not None else ""
+            reason += f" ({self.reason.cause}{limit})"
         if self.reason.error:
             reason += f": [{self.reason.error.code}] {self.reason.error.message}"
         calls = len(self.tool_calls)
+        figures = self.trajectory()
+        cell = self.cell
+        origin = f" · from cell [{cell.execution_count}]" if cell and cell.execution_count else ""
         return (f"{reason} · session {self.session_id} · turn {self.turn} · "
-                f"{calls} tool call{'s' if calls != 1 else ''} · {len(self.events)} events")
+                f"{calls} tool call{'s' if calls != 1 else ''} · {figures + ' · ' if figures else ''}"
+                f"{len(self.events)} events{origin}")
 
     def __repr__(self) -> str:
         return f"<TurnResult {self.summary()} · {len(self.text)} chars>"
@@ -94,74 +136,30 @@ class TurnResult:
         )
 
 
-def parse_event(data: dict[str, Any] | AnyEvent) -> AnyEvent:
-    if isinstance(data, dict):
+def parse_event(data: Mapping[str, Any] | AnyEvent) -> AnyEvent:
+    if isinstance(data, Mapping):
         return EventAdapter.validate_python(data)  # type: ignore[no-any-return]
     return data
 
 
-@dataclass
-class TurnTracker:
-    """Folds follow items until the turn that answers ``request_id`` ends."""
-
-    session_id: str
-    request_id: str
-    turn: int | None = None
-    events: list[AnyEvent] = field(default_factory=list)
-    end: TurnEnd | None = None
-    started: bool = False  # our user message has been seen
-    start_seq: int = -1  # its seq
-    _current_turn: int | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.end is not None
-
-    def feed(self, item: dict[str, Any]) -> list[AnyEvent]:
-        """Take one follow item; return the durable events it carried (typed)."""
-        kind = item.get("type")
-        raw: list[Any] = []
-        if kind == "snapshot":
-            raw = list(item.get("events") or [])
-        elif kind == "event":
-            raw = [item.get("event")]
-        out = [parse_event(e) for e in raw if e is not None]
-        for event in out:
-            self._take(event)
-        return out
-
-    def _take(self, event: AnyEvent) -> None:
-        if self.end is not None:
-            return
-        self.events.append(event)
-        if isinstance(event, TurnStart):
-            self._current_turn = event.turn
-        elif isinstance(event, UserMessageEvent) and not self.started:
-            source = event.message.source
-            if source.request_id == self.request_id:
-                self.started = True
-                self.start_seq = event.seq
-                self.turn = event.turn if event.turn is not None else self._current_turn
-        elif isinstance(event, TurnEnd) and self.started and event.turn == self.turn:
-            self.end = event
-
-    def result(self) -> TurnResult:
-        if self.end is None or self.turn is None:
-            raise RuntimeError("the turn has not ended")
-        start = next((i for i, e in enumerate(self.events)
-                      if isinstance(e, TurnStart) and e.turn == self.turn), None)
-        if start is None:
-            start = next(i for i, e in enumerate(self.events) if isinstance(e, UserMessageEvent)
-                         and e.message.source.request_id == self.request_id)
-        events = tuple(self.events[start:])
-        return TurnResult(
-            text=final_text(events),
-            session_id=self.session_id,
-            turn=self.turn,
-            reason=self.end.reason,
-            events=events,
-            request_id=self.request_id,
-        )
+def turn_result(model: ClientSessionModel, session_id: str, request_id: str) -> TurnResult | None:
+    """The result of ``request_id`` once its turn ended (``None`` before). Call under the model's lock."""
+    end = model.submission_outcome(request_id)
+    if end is None:
+        return None
+    sub = model.submissions[request_id]
+    reason = TurnEndReason.model_validate(end["reason"])
+    turn = end["turn"] if end["turn"] is not None else sub["turn"]
+    if turn is None or sub["seq"] is None:  # canceled from the inbox: it never ran
+        return TurnResult(text="", session_id=session_id, turn=0, reason=reason, request_id=request_id)
+    last = end["seq"] if end["seq"] is not None else model.cursor
+    events = model.events[: max(0, last - model.start)]
+    first = next((i for i, e in enumerate(events) if isinstance(e, TurnStart) and e.turn == turn), None)
+    if first is None:  # the follow began inside the turn: from this prompt's user message
+        first = max(0, sub["seq"] - model.start - 1)
+    own = tuple(events[first:])
+    return TurnResult(text=final_text(own), session_id=session_id, turn=turn, reason=reason,
+                      events=own, request_id=request_id)
 
 
 def final_text(events: tuple[AnyEvent, ...] | list[AnyEvent]) -> str:

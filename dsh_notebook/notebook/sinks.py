@@ -1,10 +1,12 @@
-"""Where a :class:`~.render.TurnView` is shown.
+"""Where a :class:`~.render.TurnView` is shown: each ``show(segments)`` gets the turn's whole view.
 
 - :class:`DisplaySink` (a Jupyter kernel: JupyterLab, classic notebook, nbclient, papermill): one
   display output holding Markdown and plain text, updated **in place** through its display id,
   at most every ``interval`` seconds (updates are coalesced; :meth:`flush` forces the last one).
-- :class:`StreamSink` (terminal IPython, or ``%config DshMagics.output = "stream"``): append-only
-  text on stdout — tokens as they arrive, one line per tool call start and per result.
+- :class:`TerminalSink` (terminal IPython, ``%config DshMagics.output = "stream"``, and the ``run``
+  CLI on stderr): append-only text — what is new since the last ``show``: tokens, one line per
+  tool call start and per result or approval wait; text that changed under it (an abandoned
+  attempt that is retried) is announced and printed again.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .render import NoteSeg, Segment, TextSeg, ToolSeg, TurnView
+from .render import NoteSeg, Segment, TextSeg, ToolSeg
 
 
 def _code(text: str) -> str:
@@ -59,7 +61,7 @@ def view_markdown(segments: list[Segment]) -> str:
         if tools:
             parts.append("\n".join(tools))
             tools = []
-        if isinstance(seg, TextSeg) and not seg.abandoned and seg.text:
+        if isinstance(seg, TextSeg) and seg.text:
             parts.append(seg.text)
         elif isinstance(seg, NoteSeg):
             parts.append(f"*{_md_escape(seg.text)}*")
@@ -73,7 +75,7 @@ def view_plain(segments: list[Segment]) -> str:
     for seg in segments:
         if isinstance(seg, ToolSeg):
             lines.append(tool_plain(seg))
-        elif isinstance(seg, TextSeg) and not seg.abandoned and seg.text:
+        elif isinstance(seg, TextSeg) and seg.text:
             lines.append(seg.text)
         elif isinstance(seg, NoteSeg):
             lines.append(f"[{seg.text}]")
@@ -81,42 +83,31 @@ def view_plain(segments: list[Segment]) -> str:
 
 
 class DisplaySink:
-    """A display output updated in place; ``changed()`` marks dirty, ``tick()`` publishes."""
+    """A display output updated in place; ``show()`` marks dirty, ``tick()`` publishes."""
 
-    def __init__(self, view: TurnView | None = None, *, interval: float = 0.1) -> None:
-        self.view = view
+    def __init__(self, *, interval: float = 0.1) -> None:
         self.interval = interval
+        self.segments: list[Segment] = []
         self._handle: Any = None
         self._dirty = False
         self._last = 0.0
         self.updates = 0
 
-    def bind(self, view: TurnView) -> None:
-        self.view = view
-
-    def text(self, seg: TextSeg, delta: str) -> None:
-        self._dirty = True
-
-    def tool(self, seg: ToolSeg, new: bool) -> None:
-        self._dirty = True
-
-    def note(self, seg: NoteSeg) -> None:
-        self._dirty = True
-
-    def retract(self, seg: TextSeg) -> None:
-        self._dirty = True
+    def show(self, segments: list[Segment]) -> None:
+        if segments != self.segments:
+            self.segments = segments
+            self._dirty = True
 
     def tick(self) -> None:
         if self._dirty and time.monotonic() - self._last >= self.interval:
             self.flush()
 
     def flush(self) -> None:
-        if not self._dirty or self.view is None:
+        if not self._dirty:
             return
         from IPython.display import display
 
-        bundle = {"text/markdown": view_markdown(self.view.segments),
-                  "text/plain": view_plain(self.view.segments)}
+        bundle = {"text/markdown": view_markdown(self.segments), "text/plain": view_plain(self.segments)}
         if self._handle is None:
             self._handle = display(bundle, raw=True, display_id=True)
         else:
@@ -126,19 +117,19 @@ class DisplaySink:
         self.updates += 1
 
 
-class StreamSink:
-    """Append-only text: tokens as they stream, a line per tool call event."""
+class TerminalSink:
+    """Append-only text: what each ``show`` adds — tokens, a line per tool call event, notes."""
 
     def __init__(self, out: TextIO | None = None) -> None:
         self._out = out
         self._mid_line = False
+        self._texts: dict[str, str] = {}  # text segment key -> text printed
+        self._tools: dict[str, set[str]] = {}  # callId -> states printed ("start", "waiting", ...)
+        self._notes: set[str] = set()
 
     @property
     def out(self) -> TextIO:
         return self._out or sys.stdout
-
-    def bind(self, view: TurnView) -> None:
-        pass
 
     def _write(self, text: str) -> None:
         self.out.write(text)
@@ -149,20 +140,34 @@ class StreamSink:
     def _line(self, text: str) -> None:
         self._write(("\n" if self._mid_line else "") + text + "\n")
 
-    def text(self, seg: TextSeg, delta: str) -> None:
-        self._write(delta)
+    def show(self, segments: list[Segment]) -> None:
+        for seg in segments:
+            if isinstance(seg, TextSeg):
+                self._text(seg)
+            elif isinstance(seg, ToolSeg):
+                self._tool(seg)
+            elif seg.key not in self._notes:
+                self._notes.add(seg.key)
+                self._line(f"[{seg.text}]")
 
-    def tool(self, seg: ToolSeg, new: bool) -> None:
-        if new:
+    def _text(self, seg: TextSeg) -> None:
+        printed = self._texts.get(seg.key, "")
+        if seg.text.startswith(printed):
+            self._write(seg.text[len(printed):])
+        else:  # the attempt that printed it was abandoned; a retry streams anew
+            self._line("[that attempt was abandoned; retrying]")
+            self._write(seg.text)
+        self._texts[seg.key] = seg.text
+
+    def _tool(self, seg: ToolSeg) -> None:
+        shown = self._tools.setdefault(seg.call_id, set())
+        if "start" not in shown:
+            shown.add("start")
             self._line(tool_start_plain(seg))
-        if seg.done or (seg.phase == "approval" and seg.status in ("waiting", "deny")):
+        state = "done" if seg.done else seg.status if seg.phase == "approval" and seg.status in ("waiting", "deny") else None
+        if state is not None and state not in shown:
+            shown.add(state)
             self._line(tool_state_plain(seg))
-
-    def note(self, seg: NoteSeg) -> None:
-        self._line(f"[{seg.text}]")
-
-    def retract(self, seg: TextSeg) -> None:
-        self._line("[that attempt was abandoned; retrying]")
 
     def tick(self) -> None:
         pass

@@ -1,11 +1,13 @@
 """One submitted prompt, followed to its turn's end: the blocking wait and the ``--bg`` handle.
 
-:class:`TurnRun` opens ``session/follow`` *before* it sends ``session/prompt``, so nothing of the
-turn can be missed. The follow callback runs on the client's delivery thread: it feeds the
-:class:`~.result.TurnTracker` (under a lock) and, when a cell renders, hands each item to the
-main thread through a thread-safe queue. The main thread (``wait()``):
+:class:`TurnRun` opens ``session/follow`` through the :class:`~dsh_notebook.client.DshClient`
+*before* it sends ``session/prompt``, so nothing of the turn can be missed. The follow's
+:class:`~dsh_notebook.client.model.ClientSessionModel` folds every item on the client's delivery
+thread (under ``handle.cond``); everything here reads that model — the result
+(:func:`~.result.turn_result`), the cell view (:class:`~.render.TurnView`) and the approvals
+(:class:`~.approvals.StdinApprovals`). The main thread (``wait()``):
 
-- renders items into the cell (:class:`~.render.TurnView` → a sink), coalescing updates;
+- renders the turn's segments into the cell (a sink) whenever the model changed, coalesced;
 - services the :class:`~.mainthread.MainThreadRunner` (the ``python`` tool) the moment work arrives;
 - answers approvals with ``input()`` — the kernel's stdin — then ``session/approve``;
 - turns a ``KeyboardInterrupt`` (kernel Interrupt) into ``session/cancel`` and keeps waiting for
@@ -19,95 +21,98 @@ from __future__ import annotations
 import asyncio
 import builtins
 import concurrent.futures
-import queue
-import threading
 import uuid
 from collections.abc import Generator
 from typing import Any
 
+from ..client.dsh_client import DshClient
+from ..client.follow import FollowHandle
+from ..client.model import ClientSessionModel
 from ..errors import DshError, HostError, RunCancelled
-from ..wire.events import AnyEvent
 from .approvals import Asker, StdinApprovals
-from .link import TurnClient
 from .mainthread import MainThreadRunner
-from .render import TurnView
-from .result import TurnResult, TurnTracker
+from .render import Sink, TurnView
+from .result import TurnResult, turn_result
 
-_WAKE = ("wake", None)
 _TICK = 0.1
 
 
 class TurnRun:
     """A prompt in flight. ``wait()`` is the blocking cell; ``await`` it in ``--bg`` mode."""
 
-    def __init__(self, client: TurnClient, session_id: str, text: str, *, mode: str = "queue",
-                 runner: MainThreadRunner | None = None, view: TurnView | None = None) -> None:
+    def __init__(self, client: DshClient, session_id: str, text: str, *, mode: str = "queue",
+                 runner: MainThreadRunner | None = None, sink: Sink | None = None,
+                 cell: dict[str, Any] | None = None) -> None:
         self.client, self.session_id, self.text, self.mode = client, session_id, text, mode
+        self.cell = cell  # the notebook cell that sent it ({cellId?, executionCount?}), if any
         self.request_id = "req_" + uuid.uuid4().hex[:12]
         self.runner = runner
-        self.view = view
-        self.tracker = TurnTracker(session_id, self.request_id)
+        self.view = TurnView(self.request_id, sink) if sink is not None else None
         self.interrupted = False
-        self._lock = threading.Lock()
-        self._items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self.handle: FollowHandle | None = None
         self._future: concurrent.futures.Future[TurnResult] = concurrent.futures.Future()
-        self.approvals = StdinApprovals()
-        self._sub: Any = None
-        self._stream_error: Exception | None = None
+        self._woken = False
+
+    @property
+    def model(self) -> ClientSessionModel:
+        assert self.handle is not None, "start() first"
+        return self.handle.model
 
     # --- starting -------------------------------------------------------------------------------
 
     def start(self) -> TurnRun:
-        cursor = self.client.last_seq(self.session_id)
-        self._sub = self.client.follow(self.session_id, self._on_item, cursor=cursor, on_end=self._on_end)
+        self.handle = self.client.follow(self.session_id, self._last_seq(), self._on_frame)
+        self.approvals = StdinApprovals(self.handle.model, self.handle.cond)
         try:
-            self.client.prompt(self.session_id, self.text, mode=self.mode, request_id=self.request_id)
+            self.client.prompt(self.text, self.session_id, self.mode, request_id=self.request_id, cell=self.cell)
         except BaseException:
             self._close()
             raise
         return self
 
-    def _on_item(self, item: Any) -> None:  # the client's delivery thread
-        if not isinstance(item, dict):
+    def _last_seq(self) -> int | None:
+        """Where the follow starts so that it sees only what comes next (None: from 0)."""
+        try:
+            return int(self.client.info(self.session_id).last_seq)
+        except HostError as exc:
+            if exc.code == "UNKNOWN_SESSION":
+                return None  # the prompt itself will say so
+            raise
+
+    def _on_frame(self, _frame: Any, model: ClientSessionModel) -> None:  # the delivery thread
+        handle = self.handle
+        if handle is None or self._future.done():
             return
-        with self._lock:
-            was_done = self.tracker.done
-            events = self.tracker.feed(item)
-            finished = self.tracker.done and not self._future.done()
-            visible = self._visible(item, events, was_done)
-        if self.view is not None and visible is not False:
-            self._items.put(("item", (item, visible)))
-        # after the put: once the main thread sees an approval waiting, the item that announced it
-        # is already queued, so the view can show the call before ``input()`` blocks
-        self.approvals.note(item, events)
-        if finished:
-            self._future.set_result(self.tracker.result())
+        with handle.cond:
+            result = turn_result(model, self.session_id, self.request_id)
+        if result is not None and not self._future.done():
+            self._future.set_result(result)
             self._close()
-            self._items.put(_WAKE)
+        self._wake()
 
-    def _visible(self, item: dict[str, Any], events: list[AnyEvent], was_done: bool) -> Any:
-        """What of ``item`` belongs to this turn's view: False (nothing), None (the live frame),
-        or the list of this turn's events it carried."""
-        tracker = self.tracker
-        if was_done or not tracker.started or item.get("type") in ("snapshot", "status"):
-            return False
-        if item.get("type") != "event":
-            return None
-        end = tracker.end.seq if tracker.end else None
-        return [e for e in events if e.seq >= tracker.start_seq and (end is None or e.seq <= end)]
-
-    def _on_end(self, error: Exception | None = None) -> None:
-        if not self._future.done():
-            self._stream_error = error or HostError("the follow stream ended before the turn did", code="STREAM_ENDED")
-            self._items.put(_WAKE)
+    def _wake(self) -> None:
+        if self.handle is not None:
+            with self.handle.cond:
+                self._woken = True
+                self.handle.cond.notify_all()
 
     def _close(self) -> None:
-        sub, self._sub = self._sub, None
-        if sub is not None:
+        handle = self.handle
+        if handle is not None and not handle.closed:
             try:
-                sub.close()
+                handle.close()
             except DshError:
                 pass
+
+    def _started(self) -> bool:
+        """Whether a turn took this prompt (it is no longer waiting in the inbox)."""
+        with self.model_lock():
+            sub = self.model.submissions.get(self.request_id)
+            return sub is not None and sub["state"] in ("claimed", "delivered")
+
+    def model_lock(self) -> Any:
+        assert self.handle is not None
+        return self.handle.cond
 
     # --- the handle -----------------------------------------------------------------------------
 
@@ -171,28 +176,33 @@ class TurnRun:
         """
         if ask is None:
             ask = _stdin_input
-        remove = self.runner.add_waker(lambda: self._items.put(_WAKE)) if self.runner else None
+        remove = self.runner.add_waker(self._wake) if self.runner else None
         deadline = None if timeout is None else _now() + timeout
         try:
             while not self._future.done():
                 try:
                     self._pump(ask)
                 except KeyboardInterrupt:
-                    if not self.tracker.started:
+                    if not self._started():
                         raise RunCancelled(
                             f"interrupted while the prompt waited behind a running turn; it stays queued in "
                             f"{self.session_id} (%dsh stop cancels the running turn)", code="INTERRUPTED") from None
                     if self.interrupted:
-                        raise RunCancelled(f"stopped waiting; turn {self.tracker.turn} of {self.session_id} "
+                        with self.model_lock():
+                            sub = self.model.submissions.get(self.request_id)
+                            turn = sub["turn"] if sub else None
+                        raise RunCancelled(f"stopped waiting; turn {turn} of {self.session_id} "
                                            "is still being cancelled", code="INTERRUPTED") from None
                     self.interrupted = True
                     self.cancel()
                     deadline = _now() + grace
-                if self._stream_error is not None and not self._future.done():
-                    raise self._stream_error
+                handle = self.handle
+                if handle is not None and handle.closed and not self._future.done():
+                    raise handle.subscription.error or HostError(
+                        "the follow stream ended before the turn did", code="STREAM_ENDED")
                 if deadline is not None and _now() > deadline and not self._future.done():
                     raise RunCancelled(f"the turn did not end within {timeout if not self.interrupted else grace}s", code="TIMEOUT")
-            self._pump_rest()
+            self._render()
         finally:
             if remove:
                 remove()
@@ -201,52 +211,45 @@ class TurnRun:
         return self._future.result()
 
     def _pump(self, ask: Asker | None) -> None:
-        try:
-            kind, payload = self._items.get(timeout=_TICK)
-        except queue.Empty:
-            kind, payload = "tick", None
-        if kind == "item":
-            self._render(*payload)
+        with self.model_lock():
+            if not self._woken and not self._future.done():
+                self.model_lock().wait(_TICK)
+            self._woken = False
+        self._render()
         if self.runner is not None:
             self.runner.drain()
-        self._tick()
+        if self.view is not None and self.view.sink is not None:
+            self.view.sink.tick()
         if ask is not None:
             self._ask_approvals(ask)
 
-    def _pump_rest(self) -> None:
-        while True:
-            try:
-                kind, payload = self._items.get_nowait()
-            except queue.Empty:
-                return
-            if kind == "item":
-                self._render(*payload)
-
-    def _render(self, item: Any, visible: list[AnyEvent] | None) -> None:
-        """``visible``: None for a live frame of this turn, else the events of this turn."""
-        if self.view is not None and (visible is None or visible):
-            self.view.feed(item, visible)
-
-    def _tick(self) -> None:
-        if self.view is not None and self.view.sink is not None:
-            self.view.sink.tick()
+    def _render(self) -> None:
+        """Show this turn's segments if the model changed (the model is read under its lock)."""
+        if self.view is None:
+            return
+        with self.model_lock():
+            self.view.render(self.model)
 
     def _ask_approvals(self, ask: Asker) -> None:
         sink = self.view.sink if self.view is not None else None
 
-        def answer(call_id: str, decision: str) -> None:
+        def answer(call_id: str, decision: str, scope: str = "call") -> None:
             try:
-                self.client.approve(self.session_id, call_id, decision)
+                if scope == "call":
+                    self.client.approve(self.session_id, call_id, decision)
+                else:  # "allow for the rest of the session"
+                    self.client.approve(self.session_id, call_id, decision, scope)
             except HostError as exc:
                 if exc.code != "UNKNOWN_APPROVAL":  # already decided elsewhere (the widget)
                     raise
 
         def no_stdin(text: str) -> None:
             if self.view is not None:
-                self.view.add_note(text)
+                with self.model_lock():
+                    self.view.add_note(text, self.model.cursor)
 
-        def before() -> None:  # render what is queued (the call, "waiting for approval") first
-            self._pump_rest()
+        def before() -> None:  # show what is known (the call, "waiting for approval") first
+            self._render()
             if sink is not None:
                 sink.flush()
 

@@ -11,9 +11,17 @@ from .args import FLAGS
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("stop", "cancel the running turn of the current session (or --session ID)"),
     ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
-    ("resume ID", "reopen a saved session (crash repair applied) and make it the current one"),
-    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector"),
+    ("sessions --search TEXT", "sessions and events (seq, type, snippet) whose prompts, answers or tool text match"),
+    ("resume [ID]", "reopen a saved session (crash repair applied) and make it the current one; without ID, this notebook's last session"),
+    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector; --stats for its time, tokens and cost"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
+    ("mcp [list]", "MCP servers of $DSH_HOME/mcp.json: status (not started / running / failed) and tools"),
+    ("mcp start [NAME]", "start the MCP servers now (else the first prompt starts them); restart NAME"),
+    ("mcp add NAME -- CMD ARGS", "add a stdio MCP server to mcp.json (--env K=V, --timeout S); or NAME --url URL"),
+    ("mcp remove NAME", "remove an MCP server from mcp.json (it stops; its tools go)"),
+    ("doctor", "which protections are active here: sandbox, network, redaction, grep engine, locks"),
+    ("compact [ID]", "summarise the older turns of a session (default: current) into one message now"),
+    ("policy [ID]", "the approval policy of a session: budgets, rules file, session grants, callables"),
     ("fork [ID] --at SEQ", "a new session repeating events 0..SEQ of ID (default: current); it becomes current"),
     ("compare A B", "two sessions side by side by turn and step; the first divergence and its diff"),
 )
@@ -22,7 +30,8 @@ EXAMPLES = """\
   %dsh what files are in this workspace?
   %dsh run the tests; if they fail fix src/math.ts
   %dsh --new --model deepseek:deepseek-chat explain src/math.ts
-  %dsh --base-url http://localhost:11434/v1 --model qwen2.5 say hi
+  %dsh --base-url http://localhost:11434/v1 --model qwen2.5:7b say hi
+      with a base URL the whole --model value is the model name (unless openai:/deepseek:/script:)
   %dsh summarise the columns of {df_name}
       {name} / {name.attr} insert str() of a notebook variable; {{ and }} are literal braces
   %dsh --no-interpolate write a dict literal like {"a": 1}
@@ -35,8 +44,15 @@ EXAMPLES = """\
       then: await h  |  h.wait()  |  h.cancel()  |  h.done()  |  h.result  |  h.session_id
   %dsh --bg --steer also update the README
       while a turn runs: --steer joins its next step; without it the prompt queues
+  %dsh --max-steps 10 --max-time 300 fix the failing tests
+      turn budgets: the turn ends with reason budget when one runs out
+  %dsh --rules ~/.dsh/rules.json run the linter
+      rules: [{"tool": "bash", "pattern": "rm *", "action": "deny"}, ...]; first match wins
+  @dsh_notebook.policy
+  def no_pushes(call): return "deny" if call.tool == "bash" and "git push" in call.subject else None
   %config DshMagics.model = "deepseek:deepseek-chat"
-      also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream)"""
+      also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream),
+      .max_steps, .max_time, .policy_file"""
 
 
 def help_text() -> str:
@@ -51,11 +67,16 @@ def help_text() -> str:
     for usage, text in SUBCOMMANDS:
         lines.append(f"  %dsh {usage.ljust(width - 5)}{text}")
     lines += ["", "The cell blocks and streams the turn; its value is a TurnResult (.text, .session_id,",
-              ".turn, .reason, .events, .tool_calls). Interrupt the kernel to cancel the turn (every",
+              ".turn, .reason, .events, .tool_calls, .usage, .duration_ms, .cost_usd). Interrupt the kernel to cancel the turn (every",
               "tool call gets a result; the session stays usable). With --approve ask, tools that need",
-              "approval ask on stdin while the cell runs; in --bg mode the widget asks.",
+              "approval ask on stdin while the cell runs (y: yes, n: no, a: allow this tool — for bash",
+              "this command prefix — for the rest of the session); in --bg mode the widget asks.",
               "Tools: read, write, edit, bash, glob, grep, and python (runs code in this notebook's",
-              "namespace, on the main thread; approval needed unless the session runs --approve auto).",
+              "namespace, on the main thread; approval needed unless the session runs --approve auto;",
+              "its result lists the names it added, rebound, deleted), notebook_read (the cells run so",
+              "far, with outputs), inspect_var (a variable, without running its code), notebook_insert",
+              "(proposes a cell below, on approval). In the agent kernel (install-kernel) every cell is",
+              "a prompt; %%python cells run Python; % and ! lines are IPython's.",
               "Environment: DSH_MODEL, DSH_BASE_URL, DSH_API_KEY (else DEEPSEEK_API_KEY /",
               "OPENAI_API_KEY), DSH_HOME (default ~/.dsh; logs in $DSH_HOME/sessions).",
               "", "Examples:", EXAMPLES]

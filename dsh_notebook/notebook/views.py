@@ -80,6 +80,40 @@ class SessionTable(Table):
         return cls(rows)
 
 
+class StatsView:
+    """``%dsh show --stats [ID]``: the tables of ``show --stats``; ``.stats`` the figures."""
+
+    def __init__(self, session_id: str, stats: Any) -> None:
+        self.session_id, self.stats = session_id, stats
+
+    def __repr__(self) -> str:
+        from ..session.stats_view import format_stats
+
+        return f"session {self.session_id}\n{format_stats(self.stats)}".rstrip()
+
+    def _repr_html_(self) -> str:
+        return f"<pre class='dsh-stats'>{html.escape(repr(self))}</pre>"
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.stats.to_json_dict())
+
+
+class SearchResults(Table):
+    """``%dsh sessions --search TEXT``: one row per matching event; ``.found`` the raw result."""
+
+    title = "matches"
+    headers = ("session", "seq", "type", "snippet")
+
+    def __init__(self, query: str, found: list[dict[str, Any]]) -> None:
+        super().__init__([s["sessionId"], str(m["seq"]), m["type"], m["snippet"]]
+                         for s in found for m in s["matches"])
+        self.query, self.found = query, found
+        self.title = f"events matching {query!r}"
+
+    def session_ids(self) -> list[str]:
+        return [s["sessionId"] for s in self.found]
+
+
 @dataclass(frozen=True)
 class ConfigView:
     """``%dsh config``: effective settings; the key only as set / not set."""
@@ -95,6 +129,19 @@ class ConfigView:
                        f"<td style='text-align:left'><code>{html.escape(v)}</code></td></tr>"
                        for k, v in self.items.items())
         return f"<table class='dsh-config'>{rows}</table>"
+
+
+@dataclass(frozen=True)
+class McpView:
+    """``%dsh mcp``: the MCP servers, their status and tools (plain text, monospace)."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return f"<pre class='dsh-mcp'>{html.escape(self.text)}</pre>"
 
 
 def describe_event(event: AnyEvent) -> str:

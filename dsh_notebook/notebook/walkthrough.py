@@ -3,6 +3,9 @@
 ``python -m dsh_notebook.notebook.walkthrough notebooks notebooks/executed`` runs every
 ``NN-*.ipynb`` in order on a real kernel (nbclient) with the embedded default model and an
 isolated ``DSH_HOME`` unless one is set. Any cell error fails the run (exit 1) and names the cell.
+Each notebook runs on the kernel its metadata names: ``python3``, or ``dsh`` (the agent kernel,
+notebook 05) — when no ``dsh`` kernelspec is installed, one is installed into a temporary prefix
+for this run (:func:`ensure_agent_kernel`).
 """
 
 from __future__ import annotations
@@ -14,16 +17,37 @@ import time
 from pathlib import Path
 
 
+def ensure_agent_kernel() -> str:
+    """Make the ``dsh`` kernelspec findable: the installed one, else a temporary install
+    (``JUPYTER_PATH``, inherited by the kernels started from here). Returns its directory."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    from ..kernel import KERNEL_NAME
+    from ..kernel.install import install_kernel
+
+    try:
+        return str(KernelSpecManager().get_kernel_spec(KERNEL_NAME).resource_dir)
+    except NoSuchKernel:
+        prefix = tempfile.mkdtemp(prefix="dsh-kernelspec-")
+        path = install_kernel(prefix=prefix)
+        data = str(Path(prefix) / "share" / "jupyter")
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (data, os.environ.get("JUPYTER_PATH")) if p)
+        return path
+
+
 def execute_notebook(src: Path, dest_dir: Path, *, timeout: int = 300) -> Path:
-    """Run ``src`` on a fresh kernel (cwd = its folder) and write the executed copy."""
+    """Run ``src`` on a fresh kernel of its kernelspec (cwd = its folder); write the executed copy."""
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(src, as_version=4)
+    kernel_name = (nb.metadata.get("kernelspec") or {}).get("name") or "python3"
+    if kernel_name == "dsh":
+        ensure_agent_kernel()
     client = NotebookClient(
         nb,
         timeout=timeout,
-        kernel_name="python3",
+        kernel_name=kernel_name,
         resources={"metadata": {"path": str(src.parent)}},
         allow_errors=False,
         record_timing=True,

@@ -56,7 +56,7 @@ def fork_log(
     session = Session.restore(
         new_id,
         loaded.events[: at + 1],
-        cwd=str(loaded.header.get("cwd") or ""),
+        cwd=loaded.header.cwd,
         created_at=now_ms(),
         mark_seed=False,
         lines=loaded.lines[: at + 1],

@@ -24,6 +24,7 @@ from ..wire.events import (
     ApprovalDecided,
     AssistantAttempt,
     AssistantMessageEvent,
+    ContextCompacted,
     InboxSpliced,
     LlmRetry,
     RequestFrozen,
@@ -71,12 +72,14 @@ def _fields(ev: AnyEvent) -> str:
         r = ev.reason
         extra = f" cause={r.cause}" if r.cause else ""
         extra += f" error={r.error.code}" if r.error else ""
+        extra += f" limit={r.limit}" if r.limit is not None else ""
         return f"turn={ev.turn} reason={r.kind}{extra}"
     if isinstance(ev, StepStart | StepEnd):
         return f"turn={ev.turn} step={ev.step}"
     if isinstance(ev, UserMessageEvent):
         src = ev.message.source
         who = f" plugin={src.plugin}" if src.kind == "plugin" else ""
+        who += f" replaces {ev.surface_op.start_seq}..{ev.surface_op.end_seq}" if ev.surface_op else ""
         return f"turn={ev.turn}{who} {_short(''.join(b.text for b in ev.message.content))}"
     if isinstance(ev, SystemMessageEvent):
         return f"{len(''.join(b.text for b in ev.message.content))} chars"
@@ -111,7 +114,13 @@ def _fields(ev: AnyEvent) -> str:
     if isinstance(ev, ApprovalAsked):
         return f"{ev.name}({ev.call_id}) {ev.reason or ''}".rstrip()
     if isinstance(ev, ApprovalDecided):
-        return f"{ev.name}({ev.call_id}) {ev.decision} by={ev.by or '-'}"
+        rule = f" rule={ev.rule}" if ev.rule else ""
+        grant = f' grant={ev.grant.tool}:"{ev.grant.pattern}"' if ev.grant else ""
+        return f"{ev.name}({ev.call_id}) {ev.decision} by={ev.by or '-'}{rule}{grant}"
+    if isinstance(ev, ContextCompacted):
+        window = f"/{ev.context_window}" if ev.context_window else ""
+        return (f"trigger={ev.trigger} replaced {ev.replaced} nodes {ev.start_seq}..{ev.end_seq} by #{ev.summary_seq} "
+                f"tokens~{ev.tokens_before}->{ev.tokens_after}{window} ({ev.provider}:{ev.model})")
     if isinstance(ev, LlmRetry):
         return f"attempt={ev.attempt} error={ev.error.code} delay={ev.delay_ms}ms"
     return ""
@@ -143,8 +152,8 @@ def show_main(args: argparse.Namespace) -> int:
             out.write(line + "\n")
         return 0
     h = report.header
-    created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(h.get("createdAt") or 0) / 1000))
-    out.write(f"session {h.get('id')}  cwd={h.get('cwd') or '-'}  created {created}  {path}\n")
+    created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h.created_at / 1000))
+    out.write(f"session {h.id}  cwd={h.cwd or '-'}  created {created}  {path}\n")
     for ev in report.events:
         out.write(describe_event(ev) + "\n")
     if report.closers:

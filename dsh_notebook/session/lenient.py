@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import DshError, LogFormatError
 from ..wire.events import AnyEvent, EventAdapter, SurfaceEventBase
+from ..wire.log import SessionHeader
 from ..wire.messages import AnyMessage
 from .closers import close_interrupted_turn
 from .persistence import LoadedLog, load_log, parse_header
@@ -34,7 +34,7 @@ __all__ = ["Inspection", "derive_leniently", "inspect_log", "read_lenient"]
 class Inspection:
     """What ``show`` prints: the log's events, what resume would add, and the next request."""
 
-    header: dict[str, Any]
+    header: SessionHeader
     events: list[AnyEvent]
     lines: list[str]
     closers: list[AnyEvent]
@@ -95,7 +95,7 @@ def inspect_log(path: str | Path) -> Inspection:
     strict = True
     try:
         session = Session.restore(
-            str(loaded.header["id"]), loaded.events, mark_seed=False
+            loaded.header.id, loaded.events, mark_seed=False
         )
         closers = close_interrupted_turn(session)
         messages: list[AnyMessage] = list(session.derive_messages())

@@ -7,7 +7,8 @@ fsyncs — the durability barrier the agent calls before each model request and 
 Files are created 0600 in a 0700 directory.
 
 :func:`load_log` reads a log back: a torn last line (a crash mid-write) is dropped and reported,
-everything before it kept; a missing or unreadable header is ``LOG_HEADER``, an unknown version
+everything before it kept; a complete (newline-terminated) last line that does not parse is
+``LOG_CORRUPT``, never deleted; a missing or unreadable header is ``LOG_HEADER``, an unknown version
 ``LOG_VERSION``, a bad line anywhere else ``LOG_CORRUPT`` with its line number, a missing file
 ``LOG_NOT_FOUND``. Events are validated with one ``validate_json`` over the joined lines (faster
 than one call per line) and the per-line path is used only to locate an error.
@@ -15,9 +16,8 @@ than one call per line) and the per-line path is used only to locate an error.
 
 from __future__ import annotations
 
-import gc
 import json
-import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,18 +26,19 @@ from pydantic import TypeAdapter
 
 from ..errors import LogFormatError
 from ..wire.events import AnyEvent, Event, EventAdapter
-from .session import Session
+from ..wire.log import LOG_VERSION, SessionHeader
+from .logfile import ensure_private_dir, read_regular
+from .session import Session, collector_paused
 
-__all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header"]
+__all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header",
+           "read_regular"]
 
-LOG_VERSION = 1
 CHUNK_BYTES = 1 << 20  # validate ~1 MB of lines at a time
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 _ListAdapter: TypeAdapter[list[Any]] = TypeAdapter(list[Event])
-# Logs are read strictly by their wire (camelCase) names: what we write is exactly JSON of the
-# declared types, and strict JSON validation is both faster and a sharper corruption check.
-_STRICT_WIRE: dict[str, Any] = {"strict": True, "by_alias": True, "by_name": False}
-
+# Logs are read strictly by their wire (camelCase) names (``strict=True, by_alias=True,
+# by_name=False`` below): what we write is exactly JSON of the declared types, and strict JSON
+# validation is both faster and a sharper corruption check.
 
 def share_fields_sets(event: Any) -> None:
     """Let a loaded event and its message parts share one ``fields_set`` per distinct shape.
@@ -59,22 +60,9 @@ def share_fields_sets(event: Any) -> None:
             object.__setattr__(message, "__pydantic_fields_set__", shared)
 
 
-def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) if needed; the directory itself is made 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o700)
-    return path
-
-
-def header_for(session: Session) -> dict[str, Any]:
-    return {
-        "type": "session",
-        "version": LOG_VERSION,
-        "id": session.id,
-        "cwd": session.cwd,
-        "createdAt": session.created_at,
-    }
+def header_for(session: Session) -> SessionHeader:
+    """The header line of ``session``'s log."""
+    return SessionHeader(id=session.id, cwd=session.cwd, created_at=session.created_at)
 
 
 @dataclass
@@ -86,7 +74,7 @@ class LoadedLog:
     """
 
     path: Path
-    header: dict[str, Any]
+    header: SessionHeader
     events: list[AnyEvent]
     _lines: list[str] | None = None
     torn_tail: bool = False
@@ -96,7 +84,7 @@ class LoadedLog:
 
     @property
     def id(self) -> str:
-        return str(self.header["id"])
+        return self.header.id
 
     @property
     def lines(self) -> list[str]:
@@ -107,7 +95,9 @@ class LoadedLog:
         return self._lines
 
 
-def parse_header(raw: bytes, path: Path) -> dict[str, Any]:
+def parse_header(raw: bytes, path: Path) -> SessionHeader:
+    """Line 1 of a log → its header. Unknown extra fields are ignored here (a reader stays
+    lenient); the schema, closed, is what flags them."""
     try:
         header = json.loads(raw)
     except ValueError:
@@ -122,18 +112,27 @@ def parse_header(raw: bytes, path: Path) -> dict[str, Any]:
         )
     if not isinstance(header.get("id"), str) or not header["id"]:
         raise LogFormatError(f"{path}: the header has no session id", code="LOG_HEADER")
-    return header
+    cwd, created = header.get("cwd", ""), header.get("createdAt", 0)
+    return SessionHeader.model_construct(
+        id=header["id"], cwd=cwd if isinstance(cwd, str) else str(cwd),
+        created_at=created if type(created) is int else 0,
+    )  # fmt: skip
 
 
 def load_log(path: str | Path) -> LoadedLog:
     """Read a session log (see module doc for what is refused and what is repaired)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise LogFormatError(f"{path} is not a regular file (a FIFO, device or directory?)",
+                                 code="LOG_NOT_FOUND")
     except FileNotFoundError:
         raise LogFormatError(f"no session log at {path}", code="LOG_NOT_FOUND") from None
     except OSError as exc:
-        raise LogFormatError(f"cannot read {path}: {exc}", code="LOG_NOT_FOUND") from exc
+        raise LogFormatError(f"cannot read {path}: {exc.strerror or exc}", code="LOG_NOT_FOUND") from None
+    data = read_regular(path)
+    if data is None:
+        raise LogFormatError(f"cannot read {path} (not a readable regular file)", code="LOG_NOT_FOUND")
     ends_with_newline = data.endswith(b"\n")
     end = len(data) - 1 if ends_with_newline else len(data)
     first_nl = data.find(b"\n", 0, end)
@@ -145,17 +144,23 @@ def load_log(path: str | Path) -> LoadedLog:
         return LoadedLog(path, header, [], [], False, [], len(data), ends_with_newline)
     last_nl = data.rfind(b"\n", 0, end)
     last = data[last_nl + 1 : end]
-    was_enabled = gc.isenabled()
-    gc.disable()  # many long-lived allocations and no garbage: skip repeated gen-2 scans
-    try:
+    with collector_paused():
         events, torn = _parse_events(data, first_nl + 1, last_nl, last, path)
-    finally:
-        if was_enabled:
-            gc.enable()
     warnings: list[str] = []
     good = last_nl + 1 + len(last) + (1 if ends_with_newline else 0)
+    if torn and ends_with_newline and last.strip():
+        # a complete line was written whole: it is not a crash's torn tail, and deleting it
+        # would destroy a fact. Refuse; `show` (lenient) can still read around it.
+        raise LogFormatError(
+            f"{path}: line {len(events) + 2}, the last line, is complete (newline-terminated) but "
+            "not a valid event; it was not removed. Inspect it with `show`, then fix or delete "
+            "that line to resume the session.",
+            code="LOG_CORRUPT",
+            line=len(events) + 2,
+        )
     if torn:
-        warnings.append(f"dropped a torn last line (line {len(events) + 2}, {len(last)} bytes)")
+        what = "an empty last line" if not last.strip() else f"a torn last line ({len(last)} bytes, no newline)"
+        warnings.append(f"dropped {what} at line {len(events) + 2}")
         good, ends_with_newline = last_nl + 1, True
     return LoadedLog(path, header, events, None, torn, warnings, good, ends_with_newline)
 
@@ -178,7 +183,7 @@ def _parse_events(
         cut = stop if cut < 0 else cut
         try:
             joined = b"[" + data[pos:cut].replace(b"\n", b",") + b"]"
-            chunk = _ListAdapter.validate_json(joined, **_STRICT_WIRE)
+            chunk = _ListAdapter.validate_json(joined, strict=True, by_alias=True, by_name=False)
         except ValueError:
             _locate_corrupt(path)
             raise LogFormatError(f"{path}: the log is not valid JSON lines", code="LOG_CORRUPT") from None
@@ -188,7 +193,7 @@ def _parse_events(
         pos = cut + 1
     torn = False
     try:
-        events.append(EventAdapter.validate_json(last, **_STRICT_WIRE))
+        events.append(EventAdapter.validate_json(last, strict=True, by_alias=True, by_name=False))
         share_fields_sets(events[-1])
     except ValueError:
         torn = True
@@ -205,7 +210,7 @@ def _locate_corrupt(path: Path) -> None:
     lines = path.read_bytes().rstrip(b"\n").split(b"\n")[1:-1]
     for n, line in enumerate(lines):
         try:
-            EventAdapter.validate_json(line, **_STRICT_WIRE)
+            EventAdapter.validate_json(line, strict=True, by_alias=True, by_name=False)
         except ValueError as exc:
             first = str(exc).splitlines()[1:2] or [str(exc)]
             raise LogFormatError(
@@ -215,67 +220,4 @@ def _locate_corrupt(path: Path) -> None:
             ) from None
 
 
-class SessionLog:
-    """Append-only JSONL writer that observes a Session (commit = queue, flush = write+fsync)."""
-
-    def __init__(self, session: Session, path: str | Path, *, written: int = 0) -> None:
-        """Queue every event from seq ``written`` on; a new file gets the header first."""
-        self.session = session
-        self.path = Path(path)
-        ensure_private_dir(self.path.parent)
-        self._pending: list[str] = [session.line(s) for s in range(written, len(session))]
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        os.fchmod(self._fd, 0o600)
-        if os.fstat(self._fd).st_size == 0:
-            self._pending.insert(0, json.dumps(header_for(session), separators=(",", ":")))
-        self.flushed_seq = written - 1
-        self._unsubscribe = session.subscribe(self._on_event)
-
-    @classmethod
-    def reopen(cls, session: Session, loaded: LoadedLog) -> SessionLog:
-        """Continue a loaded log: cut a torn tail, then queue the events after the loaded ones."""
-        with open(loaded.path, "r+b") as f:
-            f.truncate(loaded.good_bytes)
-            if not loaded.ends_with_newline:
-                f.seek(0, os.SEEK_END)
-                f.write(b"\n")
-        return cls(session, loaded.path, written=len(loaded.events))
-
-    def _on_event(self, event: AnyEvent) -> None:
-        self._pending.append(self.session.line(event.seq))
-
-    @property
-    def pending(self) -> int:
-        """Lines queued and not yet written."""
-        return len(self._pending)
-
-    def flush(self) -> None:
-        """Write every queued line and fsync: afterwards all committed events are durable."""
-        if self._fd < 0:
-            raise LogFormatError(f"{self.path}: log is closed", code="LOG_CLOSED")
-        if self._pending:
-            data = ("\n".join(self._pending) + "\n").encode()
-            self._pending = []
-            view = memoryview(data)
-            while view:
-                n = os.write(self._fd, view)
-                view = view[n:]
-        os.fsync(self._fd)
-        self.flushed_seq = self.session.last_seq
-
-    def close(self) -> None:
-        """Flush, stop observing, close the file."""
-        if self._fd < 0:
-            return
-        try:
-            self.flush()
-        finally:
-            self._unsubscribe()
-            os.close(self._fd)
-            self._fd = -1
-
-    def __enter__(self) -> SessionLog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+from .writer import SessionLog  # noqa: E402  (the writer half; re-exported where it always was)

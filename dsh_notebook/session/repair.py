@@ -34,7 +34,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
+from pydantic import JsonValue
+
 from ..errors import SessionError
+from ..wire.events import RepairNote
 from ..wire.messages import AnyMessage, AssistantMessage, ToolCallBlock, ToolMessage, tool_text
 from .closers import close_interrupted_turn
 from .history import MessageHistory
@@ -60,8 +63,12 @@ class Repair:
     index: int
     detail: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {"kind": self.kind, "callId": self.call_id, "index": self.index, "detail": self.detail}
+
+    def note(self) -> RepairNote:
+        """The record ``request/frozen.repairs`` keeps of it."""
+        return RepairNote(kind=self.kind, call_id=self.call_id, index=self.index, detail=self.detail)
 
 
 T = TypeVar("T")

@@ -20,14 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ProvenanceError, SessionError
-from ..wire.events import (
-    AnyEvent,
-    DebugEdit,
-    RequestFrozen,
-    RequestHeader,
-    SurfaceEventBase,
-    ToolResult,
-)
+from ..wire.events import AnyEvent, DebugEdit, RequestHeader, SurfaceEventBase, ToolResult
 from .lossless import check_lossless, deep_freeze
 
 
@@ -51,9 +44,6 @@ def freeze_payload(event: AnyEvent) -> AnyEvent:
             t.model_copy(update={"parameters": deep_freeze(t.parameters)}) for t in event.tools
         )
         return event.model_copy(update={"config": deep_freeze(event.config), "tools": tools})
-    if isinstance(event, RequestFrozen) and event.repairs:
-        check_lossless(list(event.repairs), "$.repairs")
-        return event.model_copy(update={"repairs": tuple(deep_freeze(r) for r in event.repairs)})
     return event
 
 

@@ -15,20 +15,22 @@ no matter how long the history is, and a replace (rare) rebuilds once.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
+from pydantic import JsonValue
 from pydantic_core import PydanticSerializationError
 
 from ..errors import SessionError
 from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
-    RequestFrozen,
     RequestHeader,
     SessionEndSeed,
     SurfaceEventBase,
@@ -49,7 +51,7 @@ E = TypeVar("E", bound=AnyEvent)
 _SURFACE: frozenset[type] = frozenset(
     {UserMessageEvent, SystemMessageEvent, AssistantMessageEvent, ToolResult}
 )
-_FREE_JSON: frozenset[type] = frozenset({RequestHeader, RequestFrozen})
+_FREE_JSON: frozenset[type] = frozenset({RequestHeader})
 Observer = Callable[[AnyEvent], None]
 
 
@@ -65,6 +67,28 @@ def _derive(event: AnyEvent) -> AnyMessage | None:
         return event.message if event.message.content else None
     return None
 
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic GC for a burst of long-lived allocations — only when that is nobody
+    else's business.
+
+    Reading or restoring a log allocates many long-lived objects and no garbage, so the
+    collector's repeated scans are pure cost (a third of a 100k-event resume). But ``gc`` is
+    process-wide: toggling it from a worker thread (the Host resumes off its loop) would change it
+    under every other thread and could re-enable a collector someone else disabled. So it is
+    paused only in a process whose only thread is doing the work (``show``, ``run --session``, a
+    fresh resume), and otherwise left alone."""
+    sole = threading.current_thread() is threading.main_thread() and threading.active_count() == 1
+    if not (sole and gc.isenabled()):
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 class _ReadOnly(Sequence[AnyEvent]):
     """A read-only view of the Session's event list (no copy; no mutating methods)."""
@@ -104,6 +128,7 @@ class Session:
         self._clock = clock
         self._events: list[AnyEvent] = []
         self._lines: list[str | None] = []  # None: a restored event, serialised on demand
+        self._unserialised = 0  # how many of them are still None
         self._observers: list[Observer] = []
         self._publishing = False
         self.observer_errors: list[BaseException] = []
@@ -136,7 +161,13 @@ class Session:
         line = self._lines[seq]
         if line is None:
             line = self._lines[seq] = self._events[seq].model_dump_json(exclude_none=True)
+            self._unserialised -= 1
         return line
+
+    @property
+    def all_serialised(self) -> bool:
+        """Whether every event has its stored line already (:meth:`line` will not serialise)."""
+        return self._unserialised <= 0
 
     def derive_messages(self) -> MessageHistory:
         """The model-visible history: user / system / assistant / tool messages of the surface."""
@@ -293,14 +324,10 @@ class Session:
         if lines is not None and len(lines) != len(events):
             raise SessionError("restore: lines and events differ in length", code="BAD_RESTORE")
         session = cls(session_id, cwd=cwd, created_at=created_at, clock=clock)
-        was_enabled = gc.isenabled()
-        gc.disable()  # a burst of long-lived allocations, no garbage: skip repeated gen-2 scans
-        try:
+        with collector_paused():  # a burst of long-lived allocations and no garbage
             for k, event in enumerate(events):
                 session._commit(event, None if lines is None else lines[k], restoring=True)
-        finally:
-            if was_enabled:
-                gc.enable()
+        session._unserialised = session._lines.count(None)
         if mark_seed:
             session.mark_seed()
         session.first_live_seq = len(session._events)
@@ -315,7 +342,7 @@ class Session:
         self.first_live_seq = len(self._events)
         return seed
 
-    def to_dicts(self) -> list[dict[str, Any]]:
+    def to_dicts(self) -> list[dict[str, JsonValue]]:
         return [json.loads(self.line(k)) for k in range(len(self._events))]
 
     def __repr__(self) -> str:

@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import secrets
+import stat
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
-from ..errors import LogFormatError, SessionError
+from pydantic import JsonValue
+
+from ..errors import LogFormatError, LogWriteError, SessionError
 from .closers import close_interrupted_turn
-from .persistence import SessionLog, ensure_private_dir, load_log
+from .logfile import open_locked, writer_of
+from .persistence import LoadedLog, SessionLog, ensure_private_dir, load_log, read_regular
 from .session import Session
 
 __all__ = ["SessionStore", "SessionSummary", "new_session_id", "summarize_log"]
@@ -42,10 +46,10 @@ class SessionSummary:
     last_activity_ms: int
     event_count: int
     path: str
-    status: str  # open | idle | interrupted | unreadable
+    status: str  # open | busy (written by another process) | idle | interrupted | unreadable
     cwd: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         d = asdict(self)
         return {
             "id": d["id"],
@@ -74,9 +78,8 @@ def _title_of(line: bytes) -> str | None:
 
 def summarize_log(path: Path, *, status: str | None = None) -> SessionSummary:
     """A cheap summary: scans the log's bytes without validating every event."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = read_regular(path)
+    if data is None:
         return SessionSummary(path.stem, "", 0, 0, 0, str(path), "unreadable")
     lines = data.split(b"\n")
     while lines and not lines[-1].strip():
@@ -102,6 +105,8 @@ def summarize_log(path: Path, *, status: str | None = None) -> SessionSummary:
         except (ValueError, KeyError, TypeError):
             body.pop()  # a torn tail
     starts = data.count(b'"type":"turn/start"')
+    if status is None and writer_of(path) not in (None, os.getpid()):
+        status = "busy"  # another process or kernel is writing it now
     if status is None:
         open_turn = data.rfind(b'"type":"turn/start"') > data.rfind(b'"type":"turn/end"')
         status = "interrupted" if open_turn else "idle"
@@ -109,6 +114,13 @@ def summarize_log(path: Path, *, status: str | None = None) -> SessionSummary:
         str(header.get("id") or path.stem), title, starts, last_time, len(body), str(path),
         status, str(header.get("cwd") or ""),
     )  # fmt: skip
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 class SessionStore:
@@ -120,6 +132,7 @@ class SessionStore:
         self._open: dict[str, Session] = {}
         self._logs: dict[str, SessionLog] = {}
         self._lock = threading.RLock()
+        self.warnings: dict[str, list[str]] = {}  # what resuming a session had to drop or defer
 
     def path_for(self, session_id: str) -> Path:
         if not session_id or "/" in session_id or session_id.startswith("."):
@@ -131,15 +144,18 @@ class SessionStore:
         with self._lock:
             sid = session_id or new_session_id()
             path = self.path_for(sid)
+            ensure_private_dir(self.sessions_dir)
             if sid in self._open or path.exists():
                 raise SessionError(f"session {sid} already exists", code="SESSION_EXISTS")
-            ensure_private_dir(self.sessions_dir)
             session = Session(sid, cwd=cwd)
             self._attach(session, SessionLog(session, path))
             return session
 
     def _attach(self, session: Session, log: SessionLog) -> None:
-        log.flush()
+        try:
+            log.flush()
+        except LogWriteError as exc:  # kept queued: the first flush that can write, writes it
+            self.warnings.setdefault(session.id, []).append(exc.message)
         self._open[session.id] = session
         self._logs[session.id] = log
 
@@ -153,33 +169,49 @@ class SessionStore:
             return self._open.get(session_id) or self.resume(session_id)
 
     def resume(self, session_id: str) -> Session:
-        """Rebuild a saved session (see the module doc for the order); an open one is returned."""
+        """Rebuild a saved session (see the module doc for the order); an open one is returned.
+
+        The writer lock is taken first: a log another writer holds is ``SESSION_BUSY`` and is
+        neither read nor cut. What loading had to drop is kept in :attr:`warnings`."""
         with self._lock:
             if session_id in self._open:
                 return self._open[session_id]
-            loaded = load_log(self.path_for(session_id))
-            if loaded.id != session_id:
-                raise LogFormatError(
-                    f"{loaded.path}: header id {loaded.id!r} is not {session_id!r}",
-                    code="LOG_HEADER",
-                )
-            was_enabled = gc.isenabled()
-            gc.disable()  # ~100k long-lived objects and no garbage: skip the gen-2 rescans
+            path = self.path_for(session_id)
+            fd = open_locked(path, create=False)
             try:
-                session = Session.restore(
-                    session_id,
-                    loaded.events,
-                    cwd=str(loaded.header.get("cwd") or ""),
-                    created_at=loaded.header.get("createdAt"),
-                    mark_seed=False,
-                )
-            finally:
-                if was_enabled:
-                    gc.enable()
-            close_interrupted_turn(session)
-            session.mark_seed()
-            self._attach(session, SessionLog.reopen(session, loaded))
+                session, loaded = self._restore(session_id, path)
+                log = SessionLog.reopen(session, loaded, fd=fd)
+            except BaseException:
+                os.close(fd)
+                raise
+            self.warnings[session_id] = list(loaded.warnings)
+            self._attach(session, log)
             return session
+
+    def _restore(self, session_id: str, path: Path) -> tuple[Session, LoadedLog]:
+        """Load and re-check the log, close an interrupted turn, mark the seed (writes nothing)."""
+        loaded = load_log(path)
+        if loaded.id != session_id:
+            raise LogFormatError(
+                f"{loaded.path}: header id {loaded.id!r} is not {session_id!r}",
+                code="LOG_HEADER",
+            )
+        was_enabled = gc.isenabled()
+        gc.disable()  # ~100k long-lived objects and no garbage: skip the gen-2 rescans
+        try:
+            session = Session.restore(
+                session_id,
+                loaded.events,
+                cwd=loaded.header.cwd,
+                created_at=loaded.header.created_at,
+                mark_seed=False,
+            )
+        finally:
+            if was_enabled:
+                gc.enable()
+        close_interrupted_turn(session)
+        session.mark_seed()
+        return session, loaded
 
     def log(self, session_id: str) -> SessionLog:
         return self._logs[session_id]
@@ -211,5 +243,6 @@ class SessionStore:
         out = [
             summarize_log(p, status="open" if p.stem in self._open else None)
             for p in self.sessions_dir.glob("*.jsonl")
+            if _is_regular(p)  # a FIFO, device or socket named like a log is not a session
         ]
         return sorted(out, key=lambda s: (s.last_activity_ms, s.id), reverse=True)

@@ -11,7 +11,7 @@ from .base import (
     ToolContext,
     ToolOutput,
 )
-from .outcome import PolicyVerdict, PreparedCall, ToolInvocation, ToolOutcome, error_outcome
+from .outcome import PolicyVerdict, PreparedToolCall, ToolInvocation, ToolOutcome, error_outcome
 from .registry import ToolRegistry, builtin_tools
 from .runtime import ToolRuntime
 from .sandbox import Workspace, scrubbed_env
@@ -24,7 +24,7 @@ __all__ = [
     "BatchOutcome",
     "DenyApprover",
     "PolicyVerdict",
-    "PreparedCall",
+    "PreparedToolCall",
     "Tool",
     "ToolBatch",
     "ToolContext",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from ..wire.events import ToolSchema
 
@@ -28,7 +28,7 @@ class ToolOutput:
     text: str
     is_error: bool = False
     code: str | None = None
-    meta: dict[str, Any] | None = None
+    meta: dict[str, JsonValue] | None = None
 
 
 @dataclass
@@ -68,6 +68,7 @@ class Tool:
     concurrency_safe: bool | Callable[[Any], bool] = False
     approval: PolicyDecision = "allow"  # default pre-execute policy: allow, ask or deny
     timeout_s: float | None = 120.0
+    origin: tuple[str, str] | None = None  # (server, remote tool name) for tools of an MCP server
 
     def schema(self) -> ToolSchema:
         params = self.args_model.model_json_schema()
@@ -105,6 +106,11 @@ class Approver(Protocol):
         """Who decided ``call_id`` (logged as ``approval/decided.by``). An approver that relays
         decisions from clients (the host's pending approvals) names the client that answered."""
         return self.name
+
+    def granted(self, call_id: str) -> bool:
+        """Whether the *allow* for ``call_id`` was "for the rest of the session" (the runtime
+        then logs a grant on ``approval/decided``; see :mod:`dsh_notebook.tools.rules`)."""
+        return False
 
 
 class AutoApprover(Approver):

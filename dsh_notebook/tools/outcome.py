@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from ..errors import redact
 from ..wire.events import ToolErrorInfo
@@ -58,7 +57,7 @@ class ToolOutcome:
     error: ToolErrorInfo | None = None
     deferred: list[str] = field(default_factory=list)
     concludes: bool = False
-    meta: dict[str, Any] | None = None
+    meta: dict[str, JsonValue] | None = None
 
     @property
     def is_error(self) -> bool:
@@ -79,7 +78,7 @@ def error_outcome(
     code: str,
     name: str | None = None,
     *,
-    meta: dict[str, Any] | None = None,
+    meta: dict[str, JsonValue] | None = None,
 ) -> ToolOutcome:
     """A failed call's outcome: ``Error: <text>``, ``isError``, and ``{name, code}``."""
     body = text if text.startswith("Error: ") else f"Error: {text}"
@@ -108,6 +107,7 @@ class PolicyVerdict:
     decision: PolicyDecision
     reason: str | None = None
     source: str = "tool"
+    rule: str | None = None  # the approval rule / grant / callable that decided (tools.rules)
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ class ToolInvocation:
 
 
 @dataclass
-class PreparedCall:
+class PreparedToolCall:
     """A call after prepare: either ready to dispatch, or already finished (``outcome`` set)."""
 
     call: ToolCallBlock

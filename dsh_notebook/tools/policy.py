@@ -4,11 +4,14 @@ The decision is made in three steps, each visible as live frames and, for approv
 
 1. **pre-execute** — start from the tool's default (``allow`` / ``ask`` / ``deny``), then run
    each hook in order (a waterfall; a hook returns a verdict, a bare decision, or ``None`` to
-   keep the verdict so far; a failing hook denies — fail closed);
+   keep the verdict so far; a failing hook denies — fail closed). The session's approval
+   policy (:mod:`.rules`: callables, rules, grants) is the first hook; when it (or any verdict
+   with a ``rule``) allows or denies, ``approval/decided {by, rule}`` records which rule did;
 2. **ask** — resolved by the runtime's ``policy_mode``: ``auto`` allows, ``deny`` denies, and
    ``ask`` asks the :class:`Approver`, logging ``approval/asked`` before and
    ``approval/decided`` after (also when the wait is cancelled). Only ``allow`` proceeds;
-   ``deny``, ``cancelled``, a failing approver or no approver at all deny;
+   ``deny``, ``cancelled``, a failing approver or no approver at all deny; an answer "allow for
+   the rest of the session" (``approver.granted``) is logged with its ``grant``;
 3. **guards** — monotonic checks that can only deny (a failing guard denies).
 """
 
@@ -23,6 +26,7 @@ from ..wire.events import ApprovalAsked, ApprovalDecided
 from ..wire.messages import ToolCallBlock
 from .base import ApprovalRequest
 from .outcome import PolicyVerdict, ToolInvocation
+from .rules import grant_for, grant_label
 
 if TYPE_CHECKING:
     from .runtime import ToolRuntime
@@ -64,6 +68,9 @@ async def pre_execute(rt: ToolRuntime, call: ToolCallBlock, inv: ToolInvocation)
             result = PolicyVerdict(result, None, "hook")
         if isinstance(result, PolicyVerdict):
             verdict = result
+    if verdict.rule is not None and verdict.decision != "ask":  # an approval policy decided
+        _log(rt, ApprovalDecided(call_id=inv.call_id, name=inv.name, decision=verdict.decision,
+                                 by=verdict.source, rule=verdict.rule))
     if verdict.decision == "allow":
         rt.emit(call, "policy", "allow", verdict.reason)
         return verdict
@@ -105,7 +112,9 @@ async def ask(
     if decision not in ("allow", "deny", "cancelled"):
         decision = "deny"
     by = approver.answered_by(inv.call_id)
-    _log(rt, ApprovalDecided(call_id=inv.call_id, name=inv.name, decision=decision, by=by))
+    grant = grant_for(inv.name, inv.arguments) if decision == "allow" and approver.granted(inv.call_id) else None
+    _log(rt, ApprovalDecided(call_id=inv.call_id, name=inv.name, decision=decision, by=by,
+                             rule=grant_label(grant) if grant else None, grant=grant))
     if decision == "allow":
         rt.emit(call, "approval", "allow", by)
         return PolicyVerdict("allow", None, "approval")

@@ -6,7 +6,9 @@ in order, waterfall); resolve ``ask`` by ``policy_mode`` (``auto`` → allow, ``
 ``ask`` → the :class:`Approver`, logging ``approval/asked`` and ``approval/decided``); then the
 guards, which can only deny. ``dispatch`` — execute wrappers around the body, the tool's
 timeout innermost; then the post-execute hooks. Every failure becomes a :class:`ToolOutcome`
-with a code; nothing here raises except cancellation, which the scheduler answers.
+with a code; nothing here raises except cancellation, which the scheduler answers. Every
+result text, deferred context and progress line is passed through :func:`~..redaction.redact`
+first: a secret value the process knows never reaches the log, a frame or the model.
 
 Transient frames (never durable; progress goes *only* here), :class:`~dsh_notebook.wire.follow.ToolRuntimeItem`::
 
@@ -29,6 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ToolError
+from ..redaction import redact, redact_known
 from ..session.session import Session, now_ms
 from ..wire.follow import FrameSink, ToolRuntimeItem
 from ..wire.live import Phase, RuntimeStatus, ToolRuntimeFrame
@@ -40,7 +43,7 @@ from .outcome import (
     Guard,
     PostExecuteHook,
     PreExecuteHook,
-    PreparedCall,
+    PreparedToolCall,
     ToolInvocation,
     ToolOutcome,
     aborted_outcome,
@@ -53,7 +56,7 @@ from .sandbox import Workspace, cap_middle
 
 log = logging.getLogger(__name__)
 MAX_RESULT_CHARS = 100_000
-__all__ = ["MAX_RESULT_CHARS", "PreparedCall", "ToolOutcome", "ToolRuntime"]
+__all__ = ["MAX_RESULT_CHARS", "PreparedToolCall", "ToolOutcome", "ToolRuntime"]
 
 
 class ToolRuntime:
@@ -151,23 +154,23 @@ class ToolRuntime:
         inv = self.parse(call)
         return isinstance(inv, ToolInvocation) and inv.tool.is_concurrency_safe(inv.args)
 
-    async def prepare(self, call: ToolCallBlock) -> PreparedCall:
+    async def prepare(self, call: ToolCallBlock) -> PreparedToolCall:
         """Validate and decide; the returned call is dispatchable or already has its outcome."""
         self.emit(call, "prepare", "start")
         inv = self.parse(call)
         if isinstance(inv, ToolOutcome):
             self.emit(call, "prepare", "error", inv.code)
-            return PreparedCall(call, outcome=self.finish(call, inv))
+            return PreparedToolCall(call, outcome=self.finish(call, inv))
         self.emit(call, "prepare", "done")
         verdict = await decide(self, call, inv)
         if verdict.decision == "allow":
-            return PreparedCall(call, inv)
+            return PreparedToolCall(call, inv)
         denied = error_outcome(call.id, f"permission denied: {verdict.reason or 'denied'}", "DENIED")
-        return PreparedCall(call, inv, self.finish(call, await self._post(inv, denied)))
+        return PreparedToolCall(call, inv, self.finish(call, await self._post(inv, denied)))
 
     # -- dispatch ---------------------------------------------------------------------------
 
-    async def dispatch(self, prepared: PreparedCall) -> ToolOutcome:
+    async def dispatch(self, prepared: PreparedToolCall) -> ToolOutcome:
         """Run the body (wrappers, timeout) and the post-execute hooks. Re-raises cancellation."""
         inv, call = prepared.invocation, prepared.call
         if prepared.outcome is not None or inv is None:
@@ -177,7 +180,7 @@ class ToolRuntime:
             call_id=inv.call_id,
             tool_name=inv.name,
             session_id=inv.session_id,
-            progress=lambda text: self.emit(call, "progress", "start", text),
+            progress=lambda text: self.emit(call, "progress", "start", redact_known(text)),
             main_thread=self.main_thread,
             env=self.env,
         )
@@ -192,10 +195,10 @@ class ToolRuntime:
         except Exception as exc:
             outcome = error_outcome(call.id, f"{type(exc).__name__}: {exc}", "TOOL_RAISED", type(exc).__name__)
         else:
-            text = cap_middle(output.text, MAX_RESULT_CHARS) or "(no output)"
+            text = redact(cap_middle(output.text, MAX_RESULT_CHARS)) or "(no output)"
             outcome = output_outcome(call.id, output, text)
         self.emit(call, "execute", "error" if outcome.is_error else "done", outcome.code)
-        outcome.deferred = list(ctx.deferred_contexts)
+        outcome.deferred = [redact(text) for text in ctx.deferred_contexts]
         outcome.concludes = ctx.concludes
         return self.finish(call, await self._post(inv, outcome))
 

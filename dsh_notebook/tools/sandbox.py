@@ -5,8 +5,9 @@
   with ``ToolError(code="OUTSIDE_WORKSPACE")`` when the real path is not under the real root.
   ``..`` escapes, absolute paths elsewhere, and symlinks (files or directories) that point out
   are all caught by the same check, because it looks at where the path really leads.
-- :func:`scrubbed_env` is the environment subprocesses get: the parent's, minus anything that
-  looks like a credential (``*_API_KEY``, ``*TOKEN*``, ``*SECRET*``, passwords, private keys).
+- :func:`scrubbed_env` is the parent's environment minus anything that looks like a credential
+  (by name: ``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASS*``, ``*AUTH*`` …; by value: URLs with
+  a password). The ``bash`` tool uses the stricter allow-list of :mod:`.confine` instead.
 - :class:`HeadTail` and :func:`cap_middle` bound output sizes while keeping both ends, which is
   where the useful part of a long log usually is (the command, and the error at the end).
 """
@@ -14,22 +15,14 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ToolError
+from ..redaction import is_secret_name, url_password
 
-_SECRET_NAME = re.compile(
-    r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY|_KEY$|^KEY$)",
-    re.IGNORECASE,
-)
 _FORCED_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
-
-
-def is_secret_name(name: str) -> bool:
-    """True for environment variable names that may hold a credential."""
-    return bool(_SECRET_NAME.search(name))
+__all__ = ["HeadTail", "Workspace", "cap_middle", "is_secret_name", "scrubbed_env"]
 
 
 def scrubbed_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -39,7 +32,7 @@ def scrubbed_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     other non-secret variable are kept, so commands behave as in the user's own shell.
     """
     src = os.environ if base is None else base
-    env = {k: v for k, v in src.items() if not is_secret_name(k)}
+    env = {k: v for k, v in src.items() if not is_secret_name(k) and url_password(v) is None}
     env.update(_FORCED_ENV)
     return env
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from ..session.session import Session
+from ..session.session import Session, now_ms
 from ..wire.events import DebugStage, ToolCall, ToolResult
 from ..wire.messages import ToolCallBlock, UserMessage, plugin_text, tool_text
 from .outcome import ToolOutcome, error_outcome
@@ -90,6 +90,7 @@ class ToolBatch:
         self.slots: list[ToolOutcome | None] = [None] * n
         self.dispatched = [False] * n  # the body started (cancellation → CANCELLED)
         self.edits: list[tuple[int, ...]] = [()] * n  # debug/edit seqs each result cites
+        self.finished: list[int | None] = [None] * n  # epoch ms each call's task finished
         self.running: dict[asyncio.Task[ToolOutcome], int] = {}
         self.exclusive_running = False
         self.next = 0
@@ -112,8 +113,11 @@ class ToolBatch:
     def _append_call(self, i: int) -> ToolCallBlock:
         """Append call ``i``'s ``tool/call`` (stage 02) and keep its seq; it is now started."""
         call = self.calls[i]
+        tool = self.runtime.registry.get(call.name)
+        server, remote = tool.origin if tool is not None and tool.origin else (None, None)
         event = self.session.append(
-            ToolCall(turn=self.turn, step=self.step, call_id=call.id, name=call.name, arguments=call.arguments)
+            ToolCall(turn=self.turn, step=self.step, call_id=call.id, name=call.name, arguments=call.arguments,
+                     server=server, tool=remote)
         )
         self.call_seqs[i] = event.seq
         self.next = i + 1
@@ -180,8 +184,10 @@ class ToolBatch:
 
     def collect(self, done: set[asyncio.Task[ToolOutcome]]) -> None:
         """Move finished tasks' outcomes into their slots (cancelled → the abort answer)."""
+        finished = now_ms()
         for task in done:
             i = self.running.pop(task)
+            self.finished[i] = finished
             if task.cancelled():
                 self.slots[i] = self.runtime.aborted(self.calls[i], started=self.dispatched[i])
             else:
@@ -201,13 +207,16 @@ class ToolBatch:
             outcome = self.slots[i]
             seq = self.call_seqs[i]
             assert outcome is not None and seq is not None
+            done_at = self.finished[i]
             event = self.session.append(
                 ToolResult(
                     turn=self.turn,
                     step=self.step,
                     message=outcome.message,
                     error=outcome.error,
+                    meta=outcome.meta,
                     source_event_seqs=(seq, *self.edits[i]),
+                    finished_time=done_at if done_at is not None and done_at < now_ms() else None,
                 )
             )
             self.outcome.results.append(event)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 
@@ -61,7 +67,7 @@ class Nullable(Frozen):
         return data
 
 
-def dump(model: BaseModel) -> dict[str, Any]:
+def dump(model: BaseModel) -> dict[str, JsonValue]:
     """The wire form of a model as Python data (camelCase, ``None`` fields left out)."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 

@@ -13,8 +13,9 @@ from pydantic import JsonValue
 
 from .base import Frozen
 from .control import AgentStatus, QueueItem
-from .events import DebugStage, EditTarget
+from .events import DebugStage, EditTarget, Grant
 from .follow import PausedItem, PendingApproval
+from .messages import CellRef
 
 Mode = Literal["queue", "steer"]
 ApproveMode = Literal["auto", "ask", "deny"]
@@ -23,7 +24,18 @@ ApproveMode = Literal["auto", "ask", "deny"]
 # --- args ----------------------------------------------------------------------------------------
 
 
-class CreateArgs(Frozen):
+class SessionOptions(Frozen):
+    """Per-session settings that may change while the session is live (unset: keep / default).
+
+    ``maxSteps`` / ``maxTime``: the turn budgets (``0``: unbounded; default ``DSH_MAX_STEPS`` /
+    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``)."""
+
+    max_steps: int | None = None
+    max_time: float | None = None
+    rules: str | None = None
+
+
+class CreateArgs(SessionOptions):
     cwd: str | None = None
     model: str | None = None
     approve: ApproveMode | None = None
@@ -37,6 +49,7 @@ class PromptCommand(Frozen):
     request_id: str
     mode: Mode = "queue"
     content: str | tuple[dict[str, JsonValue], ...]
+    cell: CellRef | None = None  # the notebook cell that sent it (recorded on the user message)
 
 
 class PromptArgs(Frozen):
@@ -47,8 +60,9 @@ class SessionRef(Frozen):
     session_id: str
 
 
-class ResumeArgs(Frozen):
-    """Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live."""
+class ResumeArgs(SessionOptions):
+    """Resume a saved session; ``model``/``approve``/``baseUrl`` apply only if it was not live,
+    the :class:`SessionOptions` (budgets, rules) always."""
 
     session_id: str
     model: str | None = None
@@ -61,9 +75,13 @@ class NoArgs(Frozen):
 
 
 class ApproveArgs(Frozen):
+    """``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
+    rest of the session (logged as ``approval/decided.grant``)."""
+
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
+    scope: Literal["call", "session"] = "call"
 
 
 class DebugArgs(Frozen):
@@ -130,6 +148,7 @@ class Resumed(Frozen):
     cwd: str
     model: str
     resolution: Literal["live", "resumed"]  # what the Agent resolver did (seed 001 object 16)
+    warnings: tuple[str, ...] = ()  # what loading the log had to drop or defer (a torn tail ...)
 
 
 class Decided(Frozen):
@@ -149,6 +168,17 @@ class DebugState(Frozen):
     edit_seq: int | None = None
 
 
+class Compacted(Frozen):
+    """The answer of ``session/compact``: ``compacted`` false when there was nothing to compact."""
+
+    session_id: str
+    compacted: bool
+    summary_seq: int | None = None
+    replaced: int = 0
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+
 class SessionInfo(Frozen):
     session_id: str
     cwd: str
@@ -162,6 +192,10 @@ class SessionInfo(Frozen):
     log_path: str | None = None
     queue: tuple[QueueItem, ...] = ()
     pending_approvals: tuple[PendingApproval, ...] = ()
+    max_steps: int | None = None  # the turn budgets in force (None: no limit)
+    max_time: float | None = None
+    rules: str | None = None  # the approval rules file's name, if any
+    grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
 
 
 UnaryResult = (
@@ -171,6 +205,25 @@ UnaryResult = (
     | SessionList
     | Resumed
     | Decided
+    | Compacted
     | SessionInfo
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
+
+
+Stream = Literal["FollowStreamItem", "ControlStreamItem"]
+
+ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
+    "session/create": (CreateArgs, SessionCreated),
+    "session/prompt": (PromptArgs, Accepted),
+    "session/cancel": (SessionRef, Cancelled),
+    "session/list": (NoArgs, SessionList),
+    "session/resume": (ResumeArgs, Resumed),
+    "session/approve": (ApproveArgs, Decided),
+    "session/info": (SessionRef, SessionInfo),
+    "session/follow": (FollowArgs, "FollowStreamItem"),
+    "session/control": (NoArgs, "ControlStreamItem"),
+}
+"""Every endpoint's args model and its result model (unary) or item union (stream, by its
+schema name). ``host/contract.py``'s Descriptors bind the same models (a test checks they agree);
+the schema lists this table as ``x-endpoints``."""

@@ -59,9 +59,11 @@ class ErrorInfo(Frozen):
 
 
 class TurnEndReason(Frozen):
-    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted"]
-    cause: str | None = None  # aborted: user | shutdown | interrupt ; blocked: the hook's reason
+    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted", "budget"]
+    cause: str | None = None  # aborted: user | shutdown | interrupt ; blocked: the hook's reason ;
+    # budget: which budget ran out — max-steps | max-time
     error: ErrorInfo | None = None
+    limit: int | float | None = None  # budget: the limit reached (steps, or seconds)
 
 
 class Usage(Frozen):
@@ -94,12 +96,24 @@ class ToolErrorInfo(Frozen):
     code: str
 
 
+class RepairNote(Frozen):
+    """One change the API-boundary pairing repair made to a request's messages."""
+
+    kind: str  # synthetic-result | dropped-orphan-result | renamed-duplicate-call | …
+    call_id: str
+    index: int
+    detail: str = ""
+
+
 class ToolSchema(Frozen):
     """A tool definition as the model sees it."""
 
     name: str
     description: str
     parameters: dict[str, JsonValue]
+    # an MCP tool: its server (as configured) and the tool's own name there; absent otherwise
+    server: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    tool: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 # --- events --------------------------------------------------------------------------------------
@@ -149,6 +163,9 @@ class AssistantMessageEvent(SurfaceEventBase):
     usage: Usage | None = None
     interrupted: bool | None = None
     stream: tuple[StreamRun, ...] | None = None
+    first_byte_time: int | None = None
+    """Epoch ms the provider's response head arrived (network adapters only). The request was
+    sent at its ``request/frozen`` ``time``; the first delta is the earliest ``stream`` ``time0``."""
 
 
 class AssistantAttempt(EventBase):
@@ -158,6 +175,7 @@ class AssistantAttempt(EventBase):
     attempt: int = 1
     error: ErrorInfo | None = None
     stream: tuple[StreamRun, ...] | None = None
+    first_byte_time: int | None = None  # as on ``assistant/message``
 
 
 class ToolCall(EventBase):
@@ -167,6 +185,8 @@ class ToolCall(EventBase):
     call_id: str
     name: str
     arguments: str
+    server: str | None = None  # an MCP tool: which server the call went to ...
+    tool: str | None = None  # ... and the tool's name there
 
 
 class ToolResult(SurfaceEventBase):
@@ -175,6 +195,10 @@ class ToolResult(SurfaceEventBase):
     step: int
     message: ToolMessage
     error: ToolErrorInfo | None = None
+    finished_time: int | None = None
+    """Epoch ms the call finished, set only when earlier than this result's ``time`` (a parallel
+    call whose result waited for the results before it to be committed in model order)."""
+    meta: dict[str, JsonValue] | None = None  # UI facts of the call, never model-visible (python: namespace diff)
 
 
 class RequestHeader(EventBase):
@@ -193,7 +217,10 @@ class RequestFrozen(EventBase):
     provider: str
     model: str
     message_seqs: tuple[int, ...]
-    repairs: tuple[dict[str, JsonValue], ...] = ()
+    repairs: tuple[RepairNote, ...] = ()
+    context_window: int | None = None
+    """The context window override in effect (``--context-window`` / ``DSH_CONTEXT_WINDOW``), if
+    any; without it the window is the model's, from :mod:`dsh_notebook.models.catalog`."""
     base_request_seq: int | None = None
     """When set, ``messageSeqs`` extends the resolved ``messageSeqs`` of that earlier
     ``request/frozen`` (only the seqs added since it); see ``agent.request.resolve_message_seqs``."""
@@ -216,12 +243,26 @@ class ApprovalAsked(EventBase):
     approver: str | None = None
 
 
+class Grant(Frozen):
+    """An "allow for the rest of the session" answer: ``tool`` calls whose command or path
+    matches the glob ``pattern`` (for bash: the command prefix, e.g. ``git status *``)."""
+
+    tool: str
+    pattern: str = "*"
+
+
 class ApprovalDecided(EventBase):
+    """A decision on one call: by an approver's answer (``by`` names who answered) or, without
+    asking, by an approval policy (``by``: ``rule`` | ``session`` | ``policy``); ``rule`` names
+    the rule, grant or callable that made it; ``grant`` records an "allow for the session"."""
+
     type: Literal["approval/decided"] = "approval/decided"
     call_id: str
     name: str
     decision: Literal["allow", "deny", "cancelled"]
     by: str | None = None
+    rule: str | None = None
+    grant: Grant | None = None
 
 
 class LlmRetry(EventBase):
@@ -231,6 +272,29 @@ class LlmRetry(EventBase):
     attempt: int
     error: ErrorInfo
     delay_ms: int
+
+
+class ContextCompacted(EventBase):
+    """Older surface nodes ``startSeq..endSeq`` (``replaced`` of them) were replaced by the
+    summary ``user/message`` at ``summarySeq`` (its ``surfaceOp`` replace and ``sourceEventSeqs``
+    name every replaced seq). ``trigger``: ``threshold`` (the estimate passed the share of
+    ``contextWindow``), ``context-length`` (the provider refused the request), ``manual``.
+    ``tokensBefore``/``tokensAfter``: the estimated size of the history (see
+    ``agent.compaction.estimate_tokens``); ``usage``: what the summarisation request cost."""
+
+    type: Literal["context/compacted"] = "context/compacted"
+    turn: int | None = None
+    summary_seq: int
+    start_seq: int
+    end_seq: int
+    replaced: int
+    trigger: Literal["threshold", "context-length", "manual"]
+    tokens_before: int
+    tokens_after: int
+    context_window: int | None = None
+    provider: str
+    model: str
+    usage: Usage | None = None
 
 
 class SessionEndSeed(EventBase):
@@ -287,6 +351,7 @@ Event = Annotated[
     | ApprovalAsked
     | ApprovalDecided
     | LlmRetry
+    | ContextCompacted
     | SessionEndSeed
     | SessionForked
     | DebugEdit,
@@ -311,6 +376,7 @@ AnyEvent = (
     | ApprovalAsked
     | ApprovalDecided
     | LlmRetry
+    | ContextCompacted
     | SessionEndSeed
     | SessionForked
     | DebugEdit
@@ -324,7 +390,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
 )
 
 
-def event_to_dict(event: EventBase) -> dict[str, Any]:
+def event_to_dict(event: EventBase) -> dict[str, JsonValue]:
     """The wire form of an event (camelCase keys, ``None`` fields left out)."""
     return event.model_dump(mode="json", exclude_none=True)
 

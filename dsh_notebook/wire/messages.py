@@ -42,6 +42,14 @@ class ToolCallBlock(Frozen):
 AssistantBlock = Annotated[TextBlock | ReasoningBlock | ToolCallBlock, Field(discriminator="type")]
 
 
+class CellRef(Frozen):
+    """The notebook cell that sent a prompt: the front end's ``cellId`` (execute request metadata,
+    when it sends one) and the kernel's execution count of that cell."""
+
+    cell_id: str | None = None
+    execution_count: int | None = None
+
+
 class MessageSource(Frozen):
     """Where a user-role message came from: a person (``user``) or a plugin (``plugin``)."""
 
@@ -50,6 +58,7 @@ class MessageSource(Frozen):
     rpc_id: str | None = None
     plugin: str | None = None
     form: str | None = None
+    cell: CellRef | None = None  # the notebook cell that sent it, if it came from one
 
 
 class UserMessage(Frozen):

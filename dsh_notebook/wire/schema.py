@@ -2,7 +2,8 @@
 
 Every model is in ``$defs`` under its class name; the three top-level unions are the ``$defs``
 entries ``LogLine``, ``ClientMessage`` and ``ServerMessage``, and the root is ``anyOf`` the
-three. To check one line against one union, validate it against
+three; ``x-endpoints`` names each endpoint's args and result (or stream items) models. To check
+one line against one union, validate it against
 ``{"$ref": "#/$defs/LogLine", "$defs": <the document's $defs>}`` (see the README). The document
 is deterministic: the same code prints the same bytes (``$defs`` sorted, keys in model order).
 """
@@ -12,10 +13,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import RootModel
+from pydantic import BaseModel, RootModel
 from pydantic.json_schema import models_json_schema
 
 from .control import ControlItem
+from .endpoints import ENDPOINTS
 from .envelopes import ClientMessage as _ClientMessage
 from .envelopes import ServerMessage as _ServerMessage
 from .follow import FollowItem
@@ -63,9 +65,26 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _endpoints() -> dict[str, Any]:
+    """``x-endpoints``: each endpoint's args and its result (unary) or items (stream)."""
+    out: dict[str, Any] = {}
+    for name, (args, result) in ENDPOINTS.items():
+        if isinstance(result, str):
+            out[name] = {"kind": "stream", "args": _ref(args.__name__), "items": _ref(result)}
+        else:
+            out[name] = {"kind": "unary", "args": _ref(args.__name__), "result": _ref(result.__name__)}
+    return out
+
+
 def wire_schema() -> dict[str, Any]:
     """The whole wire as one JSON Schema document."""
-    roots = (LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem)
+    roots: list[type[BaseModel]] = [LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem]
+    for args, result in ENDPOINTS.values():
+        roots += [m for m in (args, result) if not isinstance(m, str) and m not in roots]
     _, doc = models_json_schema([(m, "validation") for m in roots], ref_template="#/$defs/{model}")
     defs = _strip_titles(doc["$defs"])
     return {
@@ -77,6 +96,7 @@ def wire_schema() -> dict[str, Any]:
             "(ServerMessage) of dsh_notebook. Payloads are closed: unknown fields do not validate."
         ),
         "anyOf": [{"$ref": f"#/$defs/{name}"} for name in TOP_LEVEL],
+        "x-endpoints": _endpoints(),
         "$defs": dict(sorted(defs.items())),
     }
 

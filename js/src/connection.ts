@@ -1,5 +1,5 @@
 // Connection (seed 001 L2): rpcId pairing of client-request/server-response, and multiplexed streams.
-import type { ClientEnvelope, RemoteErrorInfo, ServerEnvelope } from "./types";
+import type { ClientEnvelope, JsonValue, RemoteErrorInfo, ServerEnvelope } from "./types";
 
 /** Carries envelopes to the host and back (an anywidget comm, a fake in tests). */
 export interface Transport {
@@ -44,7 +44,7 @@ export class Connection {
     const rpcId = `rpc_${this.prefix}${this.next++}`;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(rpcId, { resolve: resolve as (v: unknown) => void, reject, method });
-      this.transport.send({ type: "client-request", rpcId, method, payload: { args } });
+      this.transport.send({ type: "client-request", rpcId, method, payload: { args: args as { [k: string]: JsonValue } } });
     });
   }
 
@@ -52,7 +52,7 @@ export class Connection {
   open(endpoint: string, payload: Record<string, unknown>, handlers: StreamHandlers): StreamHandle {
     const streamId = `st_${this.prefix}${this.next++}`;
     this.streams.set(streamId, handlers);
-    this.transport.send({ type: "open", streamId, endpoint, payload: { args: payload } });
+    this.transport.send({ type: "open", streamId, endpoint, payload: { args: payload as { [k: string]: JsonValue } } });
     return {
       streamId,
       cancel: () => {
@@ -64,8 +64,8 @@ export class Connection {
   receive(env: ServerEnvelope): void {
     switch (env.type) {
       case "server-response": {
-        const p = this.pending.get(env.rpcId);
-        if (!p) return; // not ours (another view's connection) or a late duplicate
+        const p = env.rpcId === null ? undefined : this.pending.get(env.rpcId);
+        if (!p || env.rpcId === null) return; // not ours (another view's connection), a late duplicate or unpairable
         this.pending.delete(env.rpcId);
         if (env.result.ok) p.resolve(env.result.value);
         else p.reject(new RemoteError(env.result.error));
@@ -73,7 +73,7 @@ export class Connection {
       }
       case "item": {
         const s = this.streams.get(env.streamId);
-        if (s) s.item("value" in env ? env.value : env.item);
+        if (s) s.item(env.value);
         return;
       }
       case "end": {

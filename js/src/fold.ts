@@ -1,57 +1,120 @@
-// ClientSessionModel (seed 001 L8): folds follow-stream items into view state.
-// Durable events are kept dense by seq; live frames (assistant stream, tool runtime, status)
-// are transient view state that the next durable event settles.
+// ClientSessionModel (seed 001 L8): THE fold of follow and control items into view state — the
+// same fold as dsh_notebook/client/model.py (+ live.py, views.py). `state()` returns the same
+// JSON as the Python `ClientSessionModel.state()` after every item; the parity test
+// (tests/client/test_parity.py) checks it on recorded real runs. Keep the two in step: same
+// field names, `null` (never a missing key) for what is not known.
 import type {
-  AssistantStreamFrame, Block, FollowItem, SessionEvent, SessionHeader, StreamChunk, ToolRuntimeFrame,
+  AssistantStreamFrame, Baseline, ControlItem, FollowItem, InboxSpliced, Json, RunState, QueueItem,
+  SessionEvent, SessionHeader, StreamChunk, ToolRuntimeFrame, UserMessage,
 } from "./types";
 
-export interface LiveBlock { index: number; type: "text" | "reasoning" | "tool-call"; text: string; id?: string; name?: string; done: boolean }
+export interface LiveBlock { index: number; type: "text" | "reasoning" | "tool-call"; text: string; id: string | null; name: string | null; done: boolean }
 export interface LiveAttempt {
   attemptId: string;
-  turn?: number;
-  step?: number;
-  startedAfterSeq?: number;
+  turn: number | null;
+  step: number | null;
+  startedAfterSeq: number | null;
   blocks: LiveBlock[];
   chunks: number;
-  /** Set when the attempt ended; committed attempts stay until their durable event arrives. */
-  outcome?: { kind: "committed"; seq?: number } | { kind: "abandoned" };
-  lastChunkTime?: number;
+  /** Set when the attempt ended committed and its durable event has not arrived yet. */
+  outcome: { kind: "committed"; seq: number | null } | null;
+  lastChunkTime: number | null;
 }
-/** `seq`: the durable event a phase was re-derived from (absent on live frames). */
-export interface ToolPhase { phase: string; status: string; detail?: unknown; time?: number; seq?: number }
-/** `derived`: set when the phases were re-derived from the log (model/runtime-log.ts), not live. */
-export interface ToolRuntimeState {
+export interface ToolPhase { phase: string; status: string; detail: string | null; time: number | null }
+export interface ToolState {
   callId: string;
   name: string;
+  arguments: string | null;
   phases: ToolPhase[];
+  /** Waits for an approval decision. */
   waiting: boolean;
-  derived?: { callSeq: number; resultSeq?: number; elapsedMs?: number };
+  callSeq: number | null;
+  resultSeq: number | null;
+  isError: boolean | null;
+}
+export interface PendingApprovalState { callId: string; name: string; reason: string | null }
+export interface InboxEntry { id: string; requestId: string | null; text: string }
+export type SubmissionState = "pending" | "accepted" | "queued" | "claimed" | "delivered" | "rejected" | "canceled";
+export interface Submission {
+  requestId: string;
+  text: string | null;
+  mode: string | null;
+  state: SubmissionState;
+  rpcId: string | null;
+  queuedSeq: number | null;
+  claimSeq: number | null;
+  seq: number | null;
+  turn: number | null;
+  error: { code: string; message: string } | null;
+}
+export interface TurnEndEntry { turn: number | null; reason: unknown; seq: number | null }
+
+/** The whole view state, as JSON (equal to the Python fold's `state()`). */
+export interface FoldState {
+  sessionId: string | null;
+  header: SessionHeader | null;
+  start: number;
+  cursor: number;
+  events: SessionEvent[];
+  status: string;
+  turn: number | null;
+  step: number | null;
+  attempt: LiveAttempt | null;
+  tools: Record<string, ToolState>;
+  approvals: Record<string, PendingApprovalState>;
+  queue: QueueItem[];
+  inbox: Record<string, InboxEntry[]>;
+  submissions: Record<string, Submission>;
+  turnEnds: TurnEndEntry[];
+  gap: boolean;
 }
 
-export interface Submission { requestId: string; text?: string; mode?: string; state: "pending" | "accepted" | "delivered" | "rejected"; rpcId?: string; seq?: number; turn?: number; error?: { code: string; message: string } }
+const CANCELED_REASON = { kind: "aborted", cause: "canceled before it ran" };
 
-export class ClientSessionModel {
-  sessionId?: string;
-  header?: SessionHeader;
-  events: SessionEvent[] = [];
+const newSubmission = (requestId: string, text: string | null = null, mode: string | null = null): Submission =>
+  ({ requestId, text, mode, state: "pending", rpcId: null, queuedSeq: null, claimSeq: null, seq: null, turn: null, error: null });
+const newTool = (callId: string, name: string): ToolState =>
+  ({ callId, name, arguments: null, phases: [], waiting: false, callSeq: null, resultSeq: null, isError: null });
+
+/** The concatenated `kind` blocks of a wire message. */
+export function textOf(message: { content?: readonly { type: string; text?: string }[] }, kind = "text"): string {
+  return (message.content ?? []).filter((b) => b.type === kind).map((b) => b.text ?? "").join("");
+}
+
+export class ClientSessionModel implements FoldState {
+  sessionId: string | null = null;
+  header: SessionHeader | null = null;
+  start = -1;
   /** Inclusive last seq folded (-1 when empty). */
   cursor = -1;
-  status: "idle" | "running" = "idle";
-  turn?: number;
-  step?: number;
+  events: SessionEvent[] = [];
+  status = "idle";
+  turn: number | null = null;
+  step: number | null = null;
   attempt: LiveAttempt | null = null;
-  readonly toolRuntime = new Map<string, ToolRuntimeState>();
-  /** callId -> asked and not yet decided (from events and the snapshot's live part). */
-  readonly approvals = new Map<string, { callId: string; name: string; reason?: string }>();
-  /** The Client Session's pending state: requestId -> submission (pending → accepted → delivered | rejected). */
-  readonly submissions = new Map<string, Submission>();
-  turnEnds: { turn?: number; reason?: unknown; seq: number }[] = [];
-  /** Set when a seq gap was seen: the follow stream must be reopened from `cursor`. */
+  tools: Record<string, ToolState> = {};
+  approvals: Record<string, PendingApprovalState> = {};
+  queue: QueueItem[] = [];
+  inbox: Record<string, InboxEntry[]> = { "next-turn": [], "next-step": [] };
+  submissions: Record<string, Submission> = {};
+  turnEnds: TurnEndEntry[] = [];
   gap = false;
+  /** A stream error (not fold state: the connection reports it). */
   error?: { code: string; message: string };
   /** Bumped on every change; views compare it to skip work. */
   revision = 0;
   private listeners = new Set<(m: ClientSessionModel) => void>();
+
+  constructor(sessionId: string | null = null, cursor = -1) {
+    this.sessionId = sessionId;
+    this.reset(cursor);
+  }
+
+  /** A deep copy of the whole view state (what the parity test compares). */
+  state(): FoldState {
+    const { sessionId, header, start, cursor, events, status, turn, step, attempt, tools, approvals, queue, inbox, submissions, turnEnds, gap } = this;
+    return JSON.parse(JSON.stringify({ sessionId, header, start, cursor, events, status, turn, step, attempt, tools, approvals, queue, inbox, submissions, turnEnds, gap })) as FoldState;
+  }
 
   subscribe(fn: (m: ClientSessionModel) => void): () => void {
     this.listeners.add(fn);
@@ -63,35 +126,41 @@ export class ClientSessionModel {
     for (const fn of this.listeners) fn(this);
   }
 
-  // -- submissions (mirrors client/model.py) --------------------------------------------------
+  private reset(cursor = -1): void {
+    this.header = null;
+    this.start = this.cursor = cursor;
+    this.events = [];
+    this.status = "idle";
+    this.turn = this.step = null;
+    this.attempt = null;
+    this.tools = {};
+    this.approvals = {};
+    this.queue = [];
+    this.inbox = { "next-turn": [], "next-step": [] };
+    this.submissions = {};
+    this.turnEnds = [];
+    this.gap = false;
+  }
+
+  // -- the client's own submissions (client/model.py: submit / accepted / rejected) -----------
   submit(requestId: string, text: string, mode = "queue"): void {
-    this.submissions.set(requestId, { requestId, text, mode, state: "pending" });
+    this.submissions[requestId] = newSubmission(requestId, text, mode);
     this.changed();
   }
-  accepted(requestId: string, rpcId?: string): void {
-    const sub = this.submissions.get(requestId) ?? { requestId, state: "pending" as const };
+  accepted(requestId: string, rpcId: string | null = null): void {
+    const sub = (this.submissions[requestId] ??= newSubmission(requestId));
     sub.rpcId = rpcId;
     if (sub.state === "pending") sub.state = "accepted";
-    this.submissions.set(requestId, sub);
     this.changed();
   }
   rejected(requestId: string, error: { code: string; message: string }): void {
-    const sub = this.submissions.get(requestId) ?? { requestId, state: "pending" as const };
+    const sub = (this.submissions[requestId] ??= newSubmission(requestId));
     sub.state = "rejected";
-    sub.error = error;
-    this.submissions.set(requestId, sub);
+    sub.error = { code: error.code, message: error.message };
     this.changed();
   }
 
-  private reset(): void {
-    this.events = [];
-    this.cursor = -1;
-    this.attempt = null;
-    this.toolRuntime.clear();
-    this.approvals.clear();
-    this.turnEnds = [];
-  }
-
+  // -- the fold -------------------------------------------------------------------------------
   /** Fold many items, notifying listeners once. */
   applyAll(items: FollowItem[]): void {
     for (const item of items) this.fold(item);
@@ -103,31 +172,30 @@ export class ClientSessionModel {
     this.changed();
   }
 
+  /** Fold one control item (only what concerns this session). */
+  applyControl(item: ControlItem): void {
+    if (item.type === "baseline") {
+      for (const entry of (item as Baseline).sessions ?? []) {
+        if (entry.sessionId === this.sessionId) { this.queue = [...(entry.queue ?? [])]; this.status = entry.status || this.status; }
+      }
+    } else if (item.sessionId === this.sessionId && item.type === "queue") {
+      this.queue = [...(item.items ?? [])];
+    } else if (item.sessionId === this.sessionId && item.type === "status") {
+      this.status = item.status || this.status;
+    }
+    this.changed();
+  }
+
   private fold(item: FollowItem): void {
     switch (item.type) {
       case "snapshot": {
-        if (this.sessionId !== undefined && item.sessionId !== undefined && item.sessionId !== this.sessionId) this.reset();
-        this.sessionId = item.sessionId ?? this.sessionId;
-        this.header = item.header ?? this.header;
+        if (this.sessionId !== null && item.sessionId !== this.sessionId) this.reset();
+        this.sessionId = item.sessionId ?? null;
+        this.header = item.header ?? null;
         this.gap = false;
-        for (const ev of item.events) this.addEvent(ev);
+        for (const ev of item.events ?? []) this.addEvent(ev);
         if (item.cursor > this.cursor) this.gap = true; // the snapshot skipped events we lack
-        const live = item.live ?? {};
-        this.status = live.status ?? "idle";
-        this.turn = live.turn ?? undefined;
-        this.step = live.step ?? undefined;
-        this.attempt = null;
-        const a = live.assistant ?? live.assistantStream;
-        if (a) {
-          this.attempt = { attemptId: a.attemptId, turn: a.turn, step: a.step, startedAfterSeq: a.startedAfterSeq, blocks: [], chunks: 0 };
-          for (const c of a.chunks ?? []) this.foldChunk(this.attempt, "chunk" in c && c.chunk ? (c.chunk as StreamChunk) : (c as StreamChunk));
-        }
-        const tools = live.tools ?? live.toolRuntime;
-        for (const f of Array.isArray(tools) ? tools : Object.values(tools ?? {})) this.foldTool(f);
-        if (live.approvals) {
-          this.approvals.clear();
-          for (const ap of live.approvals) this.approvals.set(ap.callId, { callId: ap.callId, name: ap.name, reason: ap.reason });
-        }
+        this.foldLive(item.live ?? ({} as RunState));
         return;
       }
       case "event":
@@ -137,78 +205,142 @@ export class ClientSessionModel {
         this.foldStream(item.frame);
         return;
       case "tool-runtime":
-        this.foldTool(item.frame);
+        this.foldTool(item.frame, false);
         return;
       case "status":
-        this.status = item.status;
-        if (item.turn !== undefined) this.turn = item.turn;
-        if (item.step !== undefined) this.step = item.step;
-        return;
-      case "error":
-        this.error = { code: item.code, message: item.message };
+        this.status = item.status || this.status;
+        this.turn = item.turn ?? null;
+        this.step = item.step ?? null;
         return;
     }
   }
 
+  private foldLive(live: Partial<RunState>): void {
+    this.status = live.status || "idle";
+    this.turn = live.turn ?? null;
+    this.step = live.step ?? null;
+    this.attempt = null;
+    const a = live.assistant;
+    if (a) {
+      const attempt = (this.attempt = this.newAttempt(a));
+      for (const entry of a.chunks ?? []) {
+        this.foldChunk(attempt, entry.chunk);
+        if (entry.time !== undefined && entry.time !== null) attempt.lastChunkTime = entry.time;
+      }
+    }
+    for (const f of Object.values(live.tools ?? {})) this.foldTool(f, true);
+    this.approvals = {};
+    for (const ap of live.approvals ?? []) this.approvals[ap.callId] = { callId: ap.callId, name: ap.name, reason: ap.reason ?? null };
+  }
+
   private addEvent(ev: SessionEvent): void {
-    if (ev.seq <= this.cursor) return; // duplicate from a catch-up: already folded
-    if (ev.seq !== this.cursor + 1) {
+    const seq = ev.seq ?? -1;
+    if (seq <= this.cursor) return; // a duplicate from a catch-up: already folded
+    if (seq > this.cursor + 1) {
       this.gap = true;
       return;
     }
     this.events.push(ev);
-    this.cursor = ev.seq;
-    // the durable event settles live state
-    if (ev.type === "tool/result" && ev.message?.role === "tool") this.approvals.delete(ev.message.toolCallId);
-    if (ev.type === "assistant/message" || ev.type === "assistant/attempt") {
-      if (this.attempt && (this.attempt.outcome === undefined || this.attempt.outcome.kind === "committed")) this.attempt = null;
-    } else if (ev.type === "tool/result" && ev.message && ev.message.role === "tool") {
-      const t = this.toolRuntime.get(ev.message.toolCallId);
-      if (t) t.waiting = false;
-    } else if (ev.type === "approval/asked" && ev.callId) {
-      this.approvals.set(ev.callId, { callId: ev.callId, name: String(ev.name ?? ""), reason: ev.reason as string | undefined });
-    } else if (ev.type === "approval/decided" && ev.callId) {
-      this.approvals.delete(ev.callId);
-      const t = this.toolRuntime.get(ev.callId);
-      if (t) t.waiting = false;
-    } else if (ev.type === "user/message" && ev.message?.role === "user") {
-      const rid = ev.message.source?.requestId;
-      const sub = rid ? this.submissions.get(rid) : undefined;
-      if (sub) { sub.state = "delivered"; sub.seq = ev.seq; sub.turn = ev.turn; }
-    } else if (ev.type === "turn/start") {
-      this.turn = ev.turn;
-    } else if (ev.type === "turn/end") {
-      this.turnEnds.push({ turn: ev.turn, reason: ev.reason, seq: ev.seq });
-      this.attempt = null;
-      for (const t of this.toolRuntime.values()) t.waiting = false;
+    this.cursor = seq;
+    switch (ev.type) {
+      case "user/message": {
+        const source = ev.message.source;
+        const sub = this.sub(source?.requestId ?? null, textOf(ev.message));
+        if (sub && source?.kind === "user") {
+          sub.state = "delivered"; sub.seq = seq; sub.turn = ev.turn ?? null;
+          if (sub.claimSeq === null) sub.claimSeq = seq;
+        }
+        return;
+      }
+      case "assistant/message":
+      case "assistant/attempt":
+        this.attempt = null; // the durable event settles the live attempt
+        return;
+      case "tool/call": {
+        const t = (this.tools[ev.callId] ??= newTool(ev.callId, ev.name));
+        t.name = ev.name; t.arguments = ev.arguments; t.callSeq = seq;
+        return;
+      }
+      case "tool/result": {
+        const callId = String(ev.message.toolCallId);
+        const t = (this.tools[callId] ??= newTool(callId, ev.error?.name || "?"));
+        t.resultSeq = seq; t.isError = Boolean(ev.message.isError); t.waiting = false;
+        delete this.approvals[callId];
+        return;
+      }
+      case "approval/asked":
+        this.approvals[ev.callId] = { callId: ev.callId, name: ev.name, reason: ev.reason ?? null };
+        return;
+      case "approval/decided":
+        delete this.approvals[ev.callId];
+        if (this.tools[ev.callId]) this.tools[ev.callId].waiting = false;
+        return;
+      case "agent/inbox/spliced":
+        this.splice(ev);
+        return;
+      case "turn/start":
+        this.turn = ev.turn ?? null;
+        return;
+      case "turn/end":
+        this.turnEnds.push({ turn: ev.turn ?? null, reason: ev.reason ?? null, seq });
+        this.attempt = null;
+        for (const t of Object.values(this.tools)) t.waiting = false;
+        return;
+      default:
+        return;
     }
+  }
+
+  private splice(ev: InboxSpliced): void {
+    const lst = (this.inbox[ev.target] ??= []);
+    const start = ev.start || 0, count = ev.removedCount || 0;
+    const added: InboxEntry[] = (ev.inserted ?? []).map((m: UserMessage, k) => ({ id: `i${ev.seq}.${k}`, requestId: m.source?.requestId ?? null, text: textOf(m) }));
+    const removed = lst.splice(start, count, ...added);
+    for (const entry of added) {
+      const sub = this.sub(entry.requestId, entry.text);
+      if (sub && (sub.state === "pending" || sub.state === "accepted")) { sub.state = "queued"; sub.queuedSeq = ev.seq; }
+    }
+    for (const entry of removed) {
+      const sub = this.sub(entry.requestId, entry.text);
+      if (sub) { sub.state = ev.outcome === "claimed" ? "claimed" : "canceled"; sub.claimSeq = ev.seq; }
+    }
+  }
+
+  /** The submission of `requestId` (made for ones other clients submitted). */
+  private sub(requestId: string | null, text: string): Submission | null {
+    if (!requestId) return null;
+    return (this.submissions[requestId] ??= newSubmission(requestId, text));
+  }
+
+  private newAttempt(f: { attemptId: string; turn?: number | null; step?: number | null; startedAfterSeq?: number | null }): LiveAttempt {
+    return { attemptId: String(f.attemptId), turn: f.turn ?? null, step: f.step ?? null, startedAfterSeq: f.startedAfterSeq ?? null, blocks: [], chunks: 0, outcome: null, lastChunkTime: null };
   }
 
   private foldStream(frame: AssistantStreamFrame): void {
     if (frame.kind === "start") {
-      this.attempt = { attemptId: frame.attemptId, turn: frame.turn, step: frame.step, startedAfterSeq: frame.startedAfterSeq, blocks: [], chunks: 0 };
+      this.attempt = this.newAttempt(frame);
       return;
     }
     const a = this.attempt;
     if (!a || a.attemptId !== frame.attemptId) return;
     if (frame.kind === "chunk") {
       this.foldChunk(a, frame.chunk);
-      if (frame.time !== undefined) a.lastChunkTime = frame.time;
+      if (frame.time !== undefined && frame.time !== null) a.lastChunkTime = frame.time;
       return;
     }
     const outcome = frame.outcome ?? { kind: "abandoned" as const };
-    if (outcome.kind === "abandoned") this.attempt = null;
-    else if (outcome.seq !== undefined && outcome.seq <= this.cursor) this.attempt = null; // event already here
-    else a.outcome = { kind: "committed", seq: outcome.seq };
+    if (outcome.kind !== "committed") this.attempt = null;
+    else if (outcome.seq !== undefined && outcome.seq !== null && outcome.seq <= this.cursor) this.attempt = null; // event already here
+    else a.outcome = { kind: "committed", seq: outcome.seq ?? null };
   }
 
   private foldChunk(a: LiveAttempt, c: StreamChunk): void {
     a.chunks += 1;
-    const idx = c.index ?? 0;
-    let b = a.blocks.find((x) => x.index === idx);
-    const ensure = (type: LiveBlock["type"]): LiveBlock => {
+    const idx = ("index" in c ? c.index : 0) || 0;
+    const block = (type: LiveBlock["type"]): LiveBlock => {
+      let b = a.blocks.find((x) => x.index === idx);
       if (!b) {
-        b = { index: idx, type, text: "", done: false };
+        b = { index: idx, type, text: "", id: null, name: null, done: false };
         a.blocks.push(b);
         a.blocks.sort((x, y) => x.index - y.index);
       }
@@ -216,26 +348,24 @@ export class ClientSessionModel {
     };
     switch (c.type) {
       case "block-start": {
-        const nb = ensure(c.blockType ?? "text");
-        nb.id = c.id ?? nb.id;
-        nb.name = c.name ?? nb.name;
+        const b = block(c.blockType || "text");
+        b.id = c.id || b.id; b.name = c.name || b.name;
         return;
       }
-      case "text-delta": ensure("text").text += c.text ?? ""; return;
-      case "reasoning-delta": ensure("reasoning").text += c.text ?? ""; return;
+      case "text-delta": block("text").text += c.text || ""; return;
+      case "reasoning-delta": block("reasoning").text += c.text || ""; return;
       case "tool-call-delta": {
-        const nb = ensure("tool-call");
-        nb.id = c.id ?? nb.id;
-        nb.name = c.name ?? nb.name;
-        nb.text += c.argumentsDelta ?? "";
+        const b = block("tool-call");
+        b.id = c.id || b.id; b.name = c.name || b.name;
+        b.text += c.argumentsDelta || "";
         return;
       }
       case "block-end": {
-        const blk = c.block as Block | undefined;
-        const nb = ensure(blk?.type ?? "text");
-        if (blk?.type === "tool-call") { nb.id = blk.id; nb.name = blk.name; nb.text = blk.arguments; }
-        else if (blk) nb.text = blk.text;
-        nb.done = true;
+        const done = c.block;
+        const b = block(done?.type || "text");
+        if (done?.type === "tool-call") { b.id = done.id ?? null; b.name = done.name ?? null; b.text = done.arguments || ""; }
+        else if (done) b.text = done.text || "";
+        b.done = true;
         return;
       }
       default:
@@ -243,45 +373,64 @@ export class ClientSessionModel {
     }
   }
 
-  private foldTool(f: ToolRuntimeFrame): void {
-    let t = this.toolRuntime.get(f.callId);
-    if (!t) {
-      t = { callId: f.callId, name: f.name, phases: [], waiting: false };
-      this.toolRuntime.set(f.callId, t);
-    }
-    t.phases.push({ phase: f.phase, status: f.status, detail: f.detail, time: f.time });
-    if (f.phase === "approval") t.waiting = f.status === "waiting";
-    if (f.phase === "result") t.waiting = false;
+  /** `again`: the frame may already be folded (a snapshot's live part after a reconnect). */
+  private foldTool(f: ToolRuntimeFrame, again: boolean): void {
+    const callId = String(f.callId);
+    const t = (this.tools[callId] ??= newTool(callId, String(f.name || "?")));
+    const phase: ToolPhase = { phase: String(f.phase), status: String(f.status), detail: f.detail ?? null, time: f.time ?? null };
+    const last = t.phases[t.phases.length - 1];
+    const same = last && last.phase === phase.phase && last.status === phase.status && last.detail === phase.detail && last.time === phase.time;
+    if (!(again && same)) t.phases.push(phase);
+    if (phase.phase === "approval") t.waiting = phase.status === "waiting";
+    else if (phase.phase === "result") t.waiting = false;
   }
 
-  /** The text streamed so far by the live attempt (text blocks only). */
+  // -- views (client/views.py) ------------------------------------------------------------------
+  /** The folded event with that seq (undefined if it is not held). */
+  event(seq: number | null | undefined): SessionEvent | undefined {
+    if (seq === null || seq === undefined || !(this.start < seq && seq <= this.cursor)) return undefined;
+    return this.events[seq - this.start - 1];
+  }
+
+  /** The text the live attempt has streamed so far (its text blocks). */
   liveText(): string {
     return (this.attempt?.blocks ?? []).filter((b) => b.type === "text").map((b) => b.text).join("");
   }
 
   /** Calls that wait for an approval decision right now (log + live frames). */
-  waitingApprovals(): { callId: string; name: string; reason?: string }[] {
-    const out = new Map(this.approvals);
-    for (const t of this.toolRuntime.values()) if (t.waiting && !out.has(t.callId)) out.set(t.callId, { callId: t.callId, name: t.name });
+  waitingApprovals(): PendingApprovalState[] {
+    const out = new Map(Object.entries(this.approvals));
+    for (const t of Object.values(this.tools)) if (t.waiting && !out.has(t.callId)) out.set(t.callId, { callId: t.callId, name: t.name, reason: null });
     return [...out.values()];
   }
 
   /** The first turn/end after `seq`. */
-  turnEndAfter(seq: number): { turn?: number; reason?: unknown; seq: number } | undefined {
-    return this.turnEnds.find((t) => t.seq > seq);
+  turnEndAfter(seq: number | null): TurnEndEntry | undefined {
+    return this.turnEnds.find((t) => t.seq !== null && seq !== null && t.seq > seq);
+  }
+
+  /** How a submission ended (its turn's end, a synthetic aborted end if canceled), else undefined. */
+  submissionOutcome(requestId: string): TurnEndEntry | undefined {
+    const sub = this.submissions[requestId];
+    if (!sub) return undefined;
+    if (sub.state === "canceled") return { turn: null, reason: { ...CANCELED_REASON }, seq: sub.claimSeq };
+    if (sub.state === "claimed" || sub.state === "delivered") return this.turnEndAfter(sub.claimSeq);
+    return undefined;
   }
 
   /** The text of the last assistant message of `turn` (default: the last ended turn). */
-  finalAnswer(turn?: number): string {
+  finalAnswer(turn?: number | null): string {
     const tt = turn ?? this.turnEnds[this.turnEnds.length - 1]?.turn;
-    if (tt === undefined) return "";
+    if (tt === undefined || tt === null) return "";
     for (let i = this.events.length - 1; i >= 0; i--) {
       const e = this.events[i];
-      if (e.type === "assistant/message" && e.turn === tt && e.message?.role === "assistant") {
-        const text = e.message.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
+      if (e.type === "assistant/message" && e.turn === tt) {
+        const text = textOf(e.message);
         if (text) return text;
       }
     }
     return "";
   }
 }
+
+export type { Json };

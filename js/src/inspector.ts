@@ -5,7 +5,7 @@ import { deriveMessages } from "./model/history";
 import { ProvenanceIndex } from "./model/provenance";
 import { EventFilter, summarize, type Filter } from "./model/summary";
 import { acquire, follow, release, type WidgetModel } from "./transport";
-import type { SessionEvent } from "./types";
+import { stepOf, type SessionEvent } from "./types";
 import { fmtTime, frameThrottle, h, replace } from "./ui/dom";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
@@ -80,7 +80,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
       h("span", { class: "dsh-row-seq" }, String(ev.seq)),
       h("span", { class: "dsh-row-time" }, fmtTime(ev.time)),
       h("span", { class: "dsh-row-type" }, ev.type),
-      h("span", { class: "dsh-row-turn" }, filterer.turnOf(ev.seq) !== undefined ? `t${filterer.turnOf(ev.seq)}${ev.step !== undefined ? `.${ev.step}` : ""}` : ""),
+      h("span", { class: "dsh-row-turn" }, filterer.turnOf(ev.seq) !== undefined ? `t${filterer.turnOf(ev.seq)}${stepOf(ev) !== undefined ? `.${stepOf(ev)}` : ""}` : ""),
       h("span", { class: "dsh-row-sum" }, summarize(ev)),
       h("span", { class: "dsh-row-prov" }, cites.length ? `→${cites.join(",")}` : "", by.length ? ` ←${by.join(",")}` : ""));
     row.addEventListener("click", () => select(ev.seq, false));

@@ -102,7 +102,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const call = traces[traces.length - 1];
     const seq = s.fold.cursor;
     if (!call) return { stage: 0, seq };
-    const rt = s.fold.toolRuntime.get(call.callId);
+    const rt = s.fold.tools[call.callId];
     let stage = stageAt(call, seq, Boolean(rt && rt.phases.length));
     const last = steps[target];
     if (last && last.call === call.index && stage < last.stage) stage = last.stage; // never step back
@@ -110,8 +110,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   }
 
   function answerText(): string {
-    const sub = pendingAnswer ? s.fold.submissions.get(pendingAnswer.requestId) : undefined;
-    if (!sub || sub.seq === undefined) return "";
+    const sub = pendingAnswer ? s.fold.submissions[pendingAnswer.requestId] : undefined;
+    if (!sub || sub.seq === null) return "";
     const end = s.fold.turnEndAfter(sub.seq);
     if (end) {
       const kind = String((end.reason as { kind?: string } | undefined)?.kind ?? "ended");
@@ -142,7 +142,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const call = pos.call;
     // live tool-runtime frames when there are any, else the phases re-derived from the log
     // through the shown position (replay, reload, a follow that began after the call)
-    const rt = runtimeView(call ? s.fold.toolRuntime.get(call.callId) : undefined, events, call, pos.seq);
+    const rt = runtimeView(call ? s.fold.tools[call.callId] : undefined, events, call, pos.seq);
     const hdr = s.fold.header;
     replace(header,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
@@ -224,15 +224,18 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   });
 
   function approvalBar(call: ToolCallTrace): HTMLElement {
-    const decide = (decision: "allow" | "deny") => {
+    const decide = (decision: "allow" | "deny", scope: "call" | "session" = "call") => {
       if (!s.sessionId) return;
-      s.remote.approve(s.sessionId, call.callId, decision).catch((e) => showError(`approve failed: ${e.message}`));
+      s.remote.approve(s.sessionId, call.callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
     };
     const allow = h("button", { class: "dsh-btn dsh-allow", type: "button", "data-call-id": call.callId }, "Allow");
+    const always = h("button", { class: "dsh-btn dsh-allow-session", type: "button", "data-call-id": call.callId,
+      title: "allow this tool (for bash: this command prefix) for the rest of the session" }, "Allow for this session");
     const deny = h("button", { class: "dsh-btn dsh-deny", type: "button", "data-call-id": call.callId }, "Deny");
     allow.addEventListener("click", () => decide("allow"));
+    always.addEventListener("click", () => decide("allow", "session"));
     deny.addEventListener("click", () => decide("deny"));
-    return h("div", { class: "dsh-approval" }, h("span", null, `waiting for approval: ${call.name} · ${call.callId}`), allow, deny);
+    return h("div", { class: "dsh-approval" }, h("span", null, `waiting for approval: ${call.name} · ${call.callId}`), allow, always, deny);
   }
 
   const unsubscribe = s.fold.subscribe(() => render.schedule());

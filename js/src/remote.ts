@@ -26,8 +26,10 @@ export class Remote {
   cancel(sessionId: string): Promise<unknown> {
     return this.connection.call("session/cancel", { sessionId });
   }
-  approve(sessionId: string, callId: string, decision: "allow" | "deny"): Promise<unknown> {
-    return this.connection.call("session/approve", { sessionId, callId, decision });
+  /** `scope: "session"` with allow: this tool (bash: this command prefix) for the rest of the session. */
+  approve(sessionId: string, callId: string, decision: "allow" | "deny", scope: "call" | "session" = "call"): Promise<unknown> {
+    const args = scope === "session" ? { sessionId, callId, decision, scope } : { sessionId, callId, decision };
+    return this.connection.call("session/approve", args);
   }
   info(sessionId: string): Promise<Record<string, unknown>> {
     return this.connection.call("session/info", { sessionId });

@@ -1,113 +1,46 @@
-// Wire shapes (DESIGN §4, §6): session events, messages, follow-stream items and envelopes.
+// The wire shapes the front end uses: aliases of the types generated from the Python models
+// (`wire.gen.ts`, from `python -m dsh_notebook schema`; never written by hand here).
+import type {
+  AssistantMessage, AttemptChunk, ClientMessage, ControlStreamItem, EventItem, FollowStreamItem,
+  ReasoningBlock, ServerMessage, StreamChunkFrame, StreamEnd, StreamStart, SystemMessage, TextBlock,
+  ToolCallBlock, ToolMessage, UserMessage, WireError,
+} from "./wire.gen";
+
+export type * from "./wire.gen";
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
-export interface TextBlock { type: "text"; text: string }
-export interface ReasoningBlock { type: "reasoning"; text: string }
-export interface ToolCallBlock { type: "tool-call"; id: string; name: string; arguments: string }
 export type Block = TextBlock | ReasoningBlock | ToolCallBlock;
-
-export interface MessageSource { kind: "user" | "plugin"; requestId?: string; rpcId?: string; plugin?: string; form?: string }
-export interface UserMessage { role: "user"; content: TextBlock[]; source?: MessageSource }
-export interface SystemMessage { role: "system"; content: TextBlock[] }
-export interface AssistantMessage { role: "assistant"; content: Block[]; provider?: string; model?: string }
-export interface ToolMessage { role: "tool"; toolCallId: string; content: TextBlock[]; isError?: boolean }
 export type Message = UserMessage | SystemMessage | AssistantMessage | ToolMessage;
+/** One durable session event (the union of every event type, discriminated by `type`). */
+export type SessionEvent = EventItem["event"];
+export type EventType = SessionEvent["type"];
+/** One normalized model chunk of an `assistant-stream` chunk frame. */
+export type StreamChunk = AttemptChunk["chunk"];
+export type AssistantStreamFrame = StreamStart | StreamChunkFrame | StreamEnd;
+export type FollowItem = FollowStreamItem;
+export type ControlItem = ControlStreamItem;
+export type ClientEnvelope = ClientMessage;
+export type ServerEnvelope = ServerMessage;
+export type RemoteErrorInfo = WireError;
 
-/** One durable session event: envelope + payload fields at top level. */
-export interface SessionEvent {
-  seq: number;
-  time: number;
-  type: string;
-  sourceEventSeqs?: number[];
-  surfaceOp?: { op: "replace"; startSeq: number; endSeq: number };
-  turn?: number;
-  step?: number;
-  message?: Message;
-  callId?: string;
-  name?: string;
-  arguments?: string;
-  messageSeqs?: number[];
-  baseRequestSeq?: number;
-  [key: string]: unknown;
+/** Read a field any event may carry (`turn`, `step`, `callId`, ...) without narrowing first. */
+export function field<K extends string>(ev: SessionEvent, key: K): unknown {
+  return (ev as unknown as Record<string, unknown>)[key];
 }
 
-export interface SessionHeader { type?: "session"; version?: number; id?: string; cwd?: string; createdAt?: number }
-
-/** Chunks as `chunk_to_dict` writes them. */
-export interface StreamChunk {
-  type: "block-start" | "text-delta" | "reasoning-delta" | "tool-call-delta" | "block-end" | "usage" | "finish";
-  index?: number;
-  blockType?: "text" | "reasoning" | "tool-call";
-  id?: string;
-  name?: string;
-  text?: string;
-  argumentsDelta?: string;
-  block?: Block;
-  reason?: string;
-  [key: string]: unknown;
+/** The message a surface event carries (`user/message`, `system/message`, `assistant/message`,
+ *  `tool/result`), else undefined. */
+export function messageOf(ev: SessionEvent): Message | undefined {
+  return "message" in ev ? (ev.message as Message) : undefined;
 }
 
-export type AssistantStreamFrame =
-  | { kind: "start"; attemptId: string; turn?: number; step?: number; startedAfterSeq?: number }
-  | { kind: "chunk"; attemptId: string; index: number; time?: number; chunk: StreamChunk }
-  | { kind: "end"; attemptId: string; outcome?: { kind: "committed"; eventType?: string; seq?: number } | { kind: "abandoned" } };
-
-export interface ToolRuntimeFrame {
-  callId: string;
-  name: string;
-  phase: "prepare" | "policy" | "approval" | "execute" | "progress" | "result" | string;
-  status: "start" | "done" | "waiting" | "allow" | "deny" | "error" | string;
-  detail?: unknown;
-  time?: number;
+/** `turn` / `step` of an event that has them. */
+export function turnOf(ev: SessionEvent): number | undefined {
+  const t = field(ev, "turn");
+  return typeof t === "number" ? t : undefined;
 }
-
-export interface SnapshotItem {
-  type: "snapshot";
-  sessionId?: string;
-  header?: SessionHeader;
-  cursor: number;
-  events: SessionEvent[];
-  live?: LiveSnapshot;
+export function stepOf(ev: SessionEvent): number | undefined {
+  const s = field(ev, "step");
+  return typeof s === "number" ? s : undefined;
 }
-export interface LiveAttemptSnapshot {
-  attemptId: string;
-  turn?: number;
-  step?: number;
-  startedAfterSeq?: number;
-  /** `{index, time, chunk}` entries (host) or bare chunks. */
-  chunks?: ({ index?: number; time?: number; chunk: StreamChunk } | StreamChunk)[];
-}
-/** The `live` part of a follow snapshot (host/follow.py `live_snapshot`). */
-export interface LiveSnapshot {
-  attached?: boolean;
-  status?: "idle" | "running";
-  turn?: number | null;
-  step?: number | null;
-  assistant?: LiveAttemptSnapshot | null;
-  assistantStream?: LiveAttemptSnapshot | null;
-  tools?: Record<string, ToolRuntimeFrame> | ToolRuntimeFrame[];
-  toolRuntime?: ToolRuntimeFrame[];
-  approvals?: { callId: string; name: string; arguments?: string; reason?: string }[];
-}
-
-export type FollowItem =
-  | SnapshotItem
-  | { type: "event"; event: SessionEvent }
-  | { type: "assistant-stream"; frame: AssistantStreamFrame }
-  | { type: "tool-runtime"; frame: ToolRuntimeFrame }
-  | { type: "status"; status: "idle" | "running"; turn?: number; step?: number }
-  | { type: "error"; code: string; message: string };
-
-export interface RemoteErrorInfo { code: string; message: string }
-
-export type ClientEnvelope =
-  | { type: "client-request"; rpcId: string; method: string; payload: { args: Record<string, unknown> } }
-  | { type: "open"; streamId: string; endpoint: string; payload: { args: Record<string, unknown> } }
-  | { type: "cancel"; streamId: string };
-
-export type ServerEnvelope =
-  | { type: "server-response"; rpcId: string; result: { ok: true; value: unknown } | { ok: false; error: RemoteErrorInfo } }
-  | { type: "item"; streamId: string; value?: unknown; item?: unknown }
-  | { type: "error"; streamId: string; error: RemoteErrorInfo }
-  | { type: "end"; streamId: string };

@@ -20,7 +20,7 @@ describe("Connection + Remote", () => {
     expect(t.sent.map((e) => e.type)).toEqual(["client-request", "client-request"]);
     const [ea, eb] = t.sent as Extract<ClientEnvelope, { type: "client-request" }>[];
     expect(eb.method).toBe("session/prompt");
-    expect(eb.payload.args).toEqual({ request: { sessionId: "s_1", requestId: "req_1", mode: "queue", content: "hi" } });
+    expect(eb.payload?.args).toEqual({ request: { sessionId: "s_1", requestId: "req_1", mode: "queue", content: "hi" } });
     t.deliver({ type: "server-response", rpcId: eb.rpcId, result: { ok: true, value: { accepted: true } } });
     t.deliver({ type: "server-response", rpcId: ea.rpcId, result: { ok: false, error: { code: "BAD_MODEL", message: "no" } } });
     await expect(b).resolves.toEqual({ accepted: true });
@@ -35,10 +35,10 @@ describe("Connection + Remote", () => {
     let err: RemoteError | null = null;
     const h1 = c.open("session/follow", { sessionId: "s_1" }, { item: (v) => got.push(v), end: () => { ended = true; } });
     const h2 = c.open("session/follow", { sessionId: "nope" }, { item: () => {}, error: (e) => { err = e; } });
-    t.deliver({ type: "item", streamId: h1.streamId, value: { type: "status", status: "idle" } });
+    t.deliver({ type: "item", streamId: h1.streamId, value: { type: "status", status: "idle", turn: null, step: null } });
     t.deliver({ type: "error", streamId: h2.streamId, error: { code: "UNKNOWN_SESSION", message: "no" } });
     t.deliver({ type: "end", streamId: h1.streamId });
-    expect(got).toEqual([{ type: "status", status: "idle" }]);
+    expect(got).toEqual([{ type: "status", status: "idle", turn: null, step: null }]);
     expect(ended).toBe(true);
     expect((err as RemoteError | null)?.code).toBe("UNKNOWN_SESSION");
     const h3 = c.open("session/follow", { sessionId: "s_2" }, { item: () => {} });
@@ -50,7 +50,7 @@ describe("Connection + Remote", () => {
     const t = new FakeTransport();
     const c = new Connection(t, "x_");
     const p = c.call("session/info", { sessionId: "s" });
-    t.deliver({ type: "server-response", rpcId: "rpc_other_1", result: { ok: true, value: 1 } });
+    t.deliver({ type: "server-response", rpcId: "rpc_other_1", result: { ok: true, value: { accepted: true } } });
     expect(c.pendingCount).toBe(1);
     c.close();
     await expect(p).rejects.toMatchObject({ code: "CLOSED" });

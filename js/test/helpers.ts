@@ -13,7 +13,7 @@ export function readmeRun(): FollowItem[] {
 export function eventsOf(items: FollowItem[]): SessionEvent[] {
   const out: SessionEvent[] = [];
   for (const it of items) {
-    if (it.type === "snapshot") out.push(...it.events);
+    if (it.type === "snapshot") out.push(...(it.events ?? []));
     else if (it.type === "event") out.push(it.event);
   }
   return out;
@@ -28,3 +28,20 @@ export const user = (text: string, extra: Record<string, unknown> = {}) => ({ ro
 export const ctx = (text: string) => ({ role: "user" as const, content: [{ type: "text" as const, text }], source: { kind: "plugin" as const, plugin: "ctx" } });
 export const call = (id: string, name = "read", args = '{"file_path":"README.md"}') => ({ type: "tool-call" as const, id, name, arguments: args });
 export const toolMsg = (id: string, text: string, isError = false) => ({ role: "tool" as const, toolCallId: id, content: [{ type: "text" as const, text }], isError });
+
+/** A recorded real run (js/test/fixtures/streams/NAME.jsonl, written by
+ *  tests/fixtures/record_streams.py): its follow items, in order. */
+export function streamItems(name: string): FollowItem[] {
+  const lines = readFileSync(resolve(here, `fixtures/streams/${name}.jsonl`), "utf8").split("\n").filter((l) => l.trim());
+  const follows = new Set<string>();
+  const out: FollowItem[] = [];
+  for (const text of lines) {
+    const { dir, msg } = JSON.parse(text) as { dir: string; msg: { type: string; streamId?: string; endpoint?: string; value?: unknown } };
+    if (dir === "out" && msg.type === "open" && msg.endpoint === "session/follow") follows.add(String(msg.streamId));
+    if (dir === "in" && msg.type === "item" && follows.has(String(msg.streamId))) out.push(msg.value as FollowItem);
+  }
+  return out;
+}
+
+/** A hand-built follow item (tests of edge cases build partial ones). */
+export const item = (x: unknown): FollowItem => x as FollowItem;

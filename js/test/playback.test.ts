@@ -1,3 +1,4 @@
+import type { SessionEvent } from "../src/types";
 import { describe, expect, it } from "vitest";
 import { Player, recordedDelay, type Scheduler } from "../src/model/playback";
 import { playbackSteps, traceToolCalls } from "../src/model/stages";
@@ -59,5 +60,20 @@ describe("inspector filters", () => {
     expect(o.turns).toEqual([1]);
     expect(summarize(events[10])).toContain("read c1");
     expect(summarize(events[14])).toContain("base #8");
+  });
+
+  it("summarises compaction, budgets and rule decisions for the inspector", () => {
+    const summary = { seq: 9, time: 1, type: "user/message", turn: 2, surfaceOp: { op: "replace", startSeq: 1, endSeq: 7 },
+      message: { role: "user", content: [{ type: "text", text: "Summary of the earlier conversation" }],
+        source: { kind: "plugin", plugin: "dsh/compaction", form: "summary" } } } as unknown as SessionEvent;
+    expect(summarize(summary)).toMatch(/^\[replaces #1\.\.#7\] \[context dsh\/compaction\] Summary/);
+    const compacted = { seq: 10, time: 1, type: "context/compacted", trigger: "context-length", summarySeq: 9, startSeq: 1,
+      endSeq: 7, replaced: 6, tokensBefore: 3000, tokensAfter: 900 } as unknown as SessionEvent;
+    expect(summarize(compacted)).toBe("context-length · 6 nodes #1..#7 → summary #9 · ~3000 → ~900 tokens");
+    const end = { seq: 11, time: 1, type: "turn/end", turn: 2, reason: { kind: "budget", cause: "max-steps", limit: 5 } } as unknown as SessionEvent;
+    expect(summarize(end)).toBe("budget (max-steps 5)");
+    const decided = { seq: 12, time: 1, type: "approval/decided", callId: "c1", name: "bash", decision: "deny", by: "rule",
+      rule: 'rules.json#1 bash "rm *"' } as unknown as SessionEvent;
+    expect(summarize(decided)).toBe('bash c1 → deny by rule · rules.json#1 bash "rm *"');
   });
 });

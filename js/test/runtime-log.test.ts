@@ -49,18 +49,18 @@ describe("stage 03 re-derived from the log", () => {
     live.applyAll(items);
     const events = live.events;
     const [t] = traceToolCalls(events);
-    const fromLive = runtimeView(live.toolRuntime.get("c1"), events, t, 11);
+    const fromLive = runtimeView(live.tools["c1"], events, t, 11);
     expect(fromLive?.derived).toBeUndefined();
     expect(fromLive?.phases.map((p) => p.phase)).toEqual(["prepare", "prepare", "policy", "execute", "execute", "result"]);
 
     const replay = new ClientSessionModel();
-    const snap: FollowItem = { type: "snapshot", sessionId: "s_saved", cursor: events.length - 1, events: eventsOf(items) };
+    const snap = { type: "snapshot", sessionId: "s_saved", cursor: events.length - 1, events: eventsOf(items) } as unknown as FollowItem;
     replay.applyAll([snap]);
-    expect(replay.toolRuntime.size).toBe(0);
-    const fromLog = runtimeView(replay.toolRuntime.get("c1"), replay.events, t, 11);
+    expect(replay.tools.c1.phases).toHaveLength(0); // the durable call, no live phases
+    const fromLog = runtimeView(replay.tools["c1"], replay.events, t, 11);
     expect(fromLog?.derived?.resultSeq).toBe(11);
     // a progress-only live state (a follow that began mid-call) is not enough to win
-    const progressOnly = { callId: "c1", name: "read", waiting: false, phases: [{ phase: "progress", status: "start" }] };
+    const progressOnly = { callId: "c1", name: "read", waiting: false, phases: [{ phase: "progress", status: "start", detail: null, time: null }] };
     expect(runtimeView(progressOnly, replay.events, t, 11)?.derived).toBeDefined();
   });
 
@@ -102,7 +102,7 @@ describe("stage 03 re-derived from the log", () => {
     expect(el.querySelector('[data-phase="execute"]')?.getAttribute("title")).toContain("re-derived from tool/call → tool/result");
     expect(el.querySelector(".dsh-phase-origin")?.textContent).toBe("from the log · tool/call #1 → tool/result #4 · 4.50 s");
     // live frames render as before: no origin line, no derived marks
-    const live = renderPhases({ callId: "w", name: "bash", waiting: false, phases: [{ phase: "execute", status: "start" }] }, false);
+    const live = renderPhases({ callId: "w", name: "bash", waiting: false, phases: [{ phase: "execute", status: "start", detail: null, time: null }] }, false);
     expect(live.getAttribute("data-origin")).toBe("live");
     expect(live.querySelector(".dsh-phase-origin")).toBeNull();
     expect(formatElapsed(1)).toBe("1 ms");

@@ -115,11 +115,11 @@ describe("LoopWidget in the DOM", () => {
   });
 
   it("approval buttons call session/approve", async () => {
-    const items: FollowItem[] = [{ type: "snapshot", sessionId: "s_a", cursor: 2, events: [
+    const items = [{ type: "snapshot", sessionId: "s_a", cursor: 2, events: [
       { seq: 0, time: 1, type: "assistant/message", turn: 1, step: 1, message: { role: "assistant", content: [{ type: "tool-call", id: "c7", name: "write", arguments: "{}" }] } },
       { seq: 1, time: 2, type: "tool/call", turn: 1, step: 1, callId: "c7", name: "write", arguments: "{}" },
       { seq: 2, time: 3, type: "approval/asked", callId: "c7", name: "write" }],
-      live: { status: "running", tools: { c7: { callId: "c7", name: "write", phase: "approval", status: "waiting" } } } }];
+      live: { status: "running", tools: { c7: { callId: "c7", name: "write", phase: "approval", status: "waiting", time: 4 } } } }] as unknown as FollowItem[];
     const model = new FakeModel({ kind: "loop", session_id: "s_a", readonly: false, error: "", create_args: {} }, items);
     const el = mount(model);
     await waitFor(() => currentStage(el) === "3");
@@ -128,6 +128,11 @@ describe("LoopWidget in the DOM", () => {
     await tick();
     const approve = model.sent.map((m) => m.envelope as { method?: string; payload?: { args: unknown } }).find((e) => e?.method === "session/approve");
     expect(approve?.payload?.args).toEqual({ sessionId: "s_a", callId: "c7", decision: "deny" });
+    (el.querySelector(".dsh-allow-session") as HTMLElement).click();  // "Allow for this session"
+    await tick();
+    const always = model.sent.map((m) => m.envelope as { method?: string; payload?: { args: unknown } })
+      .filter((e) => e?.method === "session/approve").at(-1);
+    expect(always?.payload?.args).toEqual({ sessionId: "s_a", callId: "c7", decision: "allow", scope: "session" });
     // the run is live (status running): Stop sends session/cancel
     const stop = el.querySelector(".dsh-stop") as HTMLButtonElement;
     expect(stop.disabled).toBe(false);
@@ -139,7 +144,7 @@ describe("LoopWidget in the DOM", () => {
 
   it("replay of a saved log: stage 03 re-derives the runtime phases from tool/call → tool/result", async () => {
     const events = readmeRun().flatMap((it) => (it.type === "snapshot" ? it.events : it.type === "event" ? [it.event] : []));
-    const items: FollowItem[] = [{ type: "snapshot", sessionId: "s_saved", cursor: events.length - 1, events }];
+    const items = [{ type: "snapshot", sessionId: "s_saved", cursor: events.length - 1, events }] as unknown as FollowItem[];
     const model = new FakeModel({ kind: "loop", session_id: "s_saved", readonly: true, error: "", create_args: {} }, items);
     const el = mount(model);
     await waitFor(() => currentStage(el) === "1");
@@ -175,7 +180,7 @@ describe("SessionInspector in the DOM", () => {
     const events = [];
     for (let i = 0; i < 10_000; i++) events.push({ seq: i, time: 1_000 + i, type: i % 2 ? "step/start" : "turn/start", turn: Math.floor(i / 2) + 1, step: 1 });
     const model = new FakeModel({ kind: "inspector", session_id: "s_big", readonly: true, error: "", create_args: {} },
-      [{ type: "snapshot", sessionId: "s_big", cursor: 9_999, events }]);
+      [{ type: "snapshot", sessionId: "s_big", cursor: 9_999, events }] as unknown as FollowItem[]);
     const el = mount(model);
     await tick();
     const rows = el.querySelectorAll(".dsh-row");

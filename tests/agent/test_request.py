@@ -86,7 +86,7 @@ def test_pairing_is_repaired_at_the_boundary_and_logged() -> None:
     builder = RequestBuilder(session)
     request = builder.build_request(prepare_request("fake:a", adapter_for=lambda m: ChunkModel()), tools=(), turn=1, step=2)
     frozen = builder.last_frozen
-    assert frozen is not None and frozen.repairs and frozen.repairs[0]["kind"] == "synthetic-result"
+    assert frozen is not None and frozen.repairs and frozen.repairs[0].kind == "synthetic-result"
     assert request.messages[-1].role == "tool" and request.messages[-1].is_error
 
 

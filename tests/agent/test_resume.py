@@ -10,6 +10,7 @@ from dsh_notebook.session.store import SessionStore
 from dsh_notebook.tools.registry import ToolRegistry
 from dsh_notebook.wire.events import RequestHeader, ToolResult, TurnEnd, UserMessageEvent
 from dsh_notebook.wire.messages import user_text
+from tests.session.helpers import die
 
 from .fakes import ChunkModel, calls, sleep_tool, text
 
@@ -54,6 +55,7 @@ async def test_crash_mid_batch_is_repaired_on_resume_and_the_agent_continues(tmp
     driver = crashed._driver
     assert driver is not None
     # simulate the process dying: the on-disk log ends with an open tool call and an open turn
+    die(store, session.id)
     store2 = SessionStore(tmp_path)
     model = ChunkModel(text("recovered"))
     resumed = agent_for(store2, session.id, model)

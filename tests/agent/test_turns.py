@@ -183,9 +183,19 @@ async def test_flush_before_each_request_and_at_turn_end_and_describe() -> None:
     await agent.wait_idle()
     s = agent.session
     frozen = [e.seq for e in s.events if e.type == "request/frozen"]
-    assert flushed == [frozen[0], -1, frozen[1], -1, s.last_seq]  # flushed, then sent; flushed at turn end
+    # flushed, then sent; at the turn's end once before turn/end (a failure there becomes the
+    # turn's error) and once after it
+    assert flushed == [frozen[0], -1, frozen[1], -1, s.last_seq - 1, s.last_seq]
     assert s.events[-1].type == "turn/end"
     d = agent.describe()
     assert d["status"] == "idle" and d["tools"] == ["echo"] and d["lastRequestSeq"] == frozen[1]
     assert d["systemPromptOp"] == "unchanged"
     assert any(svc == "agent" for svc in d["scope"]["services"])
+
+
+def test_describe_works_before_the_first_request() -> None:
+    agent = make_agent(ChunkModel(text("unused")), echo_tool())
+    assert agent.requests.last_request is None and agent.requests.last_frozen is None
+    d = agent.describe()
+    assert d["status"] == "idle" and d["lastRequestSeq"] is None and d["turn"] is None
+    assert d["inbox"] == [] and d["tools"] == ["echo"]

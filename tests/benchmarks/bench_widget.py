@@ -123,7 +123,7 @@ import asyncio, time
 from dsh_notebook.config import settings_from_env
 from dsh_notebook.host.host import Host
 from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, TextDelta, UsageChunk
-from dsh_notebook.notebook.link import HostLink
+from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.notebook.widgets import LoopWidget
 from dsh_notebook.wire.events import Usage
 from dsh_notebook.wire.messages import TextBlock
@@ -147,7 +147,7 @@ class Steady:
         yield Finish(reason="stop")
 
 host = Host(settings_from_env(), adapter_factory=lambda settings, model, base_url: Steady(CHUNKS, RATE), name="bench-host")
-link = HostLink(host)
+link = DshClient(host)
 created = link.create_session(model="bench:steady", cwd=".")
 w = LoopWidget(created.session_id, host=host)
 w

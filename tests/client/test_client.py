@@ -16,6 +16,7 @@ from dsh_notebook.errors import HostError
 from dsh_notebook.host.cli_run import run_main
 from dsh_notebook.host.contract import DESCRIPTORS
 from dsh_notebook.host.host import Host
+from dsh_notebook.wire.events import ApprovalDecided
 from tests.host.support import Models, ToolModel
 
 
@@ -86,16 +87,18 @@ def test_approvals_in_ask_mode_wait_for_session_approve(client: DshClient, model
     rid = client.prompt("go", sid).request_id
     handle.wait(lambda m: "t1" in m.approvals, timeout=20)
     assert [p.call_id for p in client.info(sid).pending_approvals] == ["t1"]
-    assert handle.model.tools["t1"]["phase"] == "approval" and handle.model.tools["t1"]["status"] == "waiting"
+    with handle.cond:
+        last = handle.model.tools["t1"]["phases"][-1]
+        assert (last["phase"], last["status"], handle.model.tools["t1"]["waiting"]) == ("approval", "waiting", True)
     client.approve(sid, "t1", "allow")
     handle.wait(lambda m: "t2" in m.approvals, timeout=20)
     client.approve(sid, "t2", "deny")
     outcome = handle.wait_turn_end(rid, timeout=20)
     assert outcome.completed and "approved-run" in outcome.final_answer
     assert not (tmp_path / "ws" / "x.txt").exists()
-    types = [e["type"] for e in handle.model.events]
+    types = [e.type for e in handle.model.events]
     assert types.count("approval/asked") == 2 and types.count("approval/decided") == 2
-    decided = [(e["callId"], e["decision"], e["by"]) for e in handle.model.events if e["type"] == "approval/decided"]
+    decided = [(e.call_id, e.decision, e.by) for e in handle.model.events if isinstance(e, ApprovalDecided)]
     assert decided == [("t1", "allow", "host:client"), ("t2", "deny", "host:client")]  # who answered
     with pytest.raises(HostError) as err:
         client.approve(sid, "t1", "allow")
@@ -116,7 +119,11 @@ def test_cli_run_prints_the_answer_and_the_session_line(capsys: pytest.CaptureFi
     assert "README" in "\n".join(out[:-1])
     sid = out[-1].split()[1]
     assert run_main(run_args(session=sid, prompt=["summarize", "it", "again"], quiet=False)) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1].split()[1] == sid
+    captured = capsys.readouterr()
+    assert captured.out.strip().splitlines()[-1].split()[1] == sid
+    # progress on stderr: the notebook's turn view on a stream sink (tool line, result, the text)
+    assert "  → read README.md" in captured.err and "    ✓ " in captured.err
+    assert captured.out.strip().splitlines()[0] in captured.err
 
 
 def test_cli_run_fails_with_the_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -1,10 +1,15 @@
-"""The client fold (the JS widget implements the same rules)."""
+"""The client fold's rules on hand-built edge cases (the JS fold has the same rules; on recorded
+real runs the two are compared item by item in ``test_parity.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
+
 from dsh_notebook.client.model import ClientSessionModel
+from dsh_notebook.wire.base import dump
 
 
 def ev(seq: int, type_: str, **fields: Any) -> dict[str, Any]:
@@ -42,7 +47,10 @@ EVENTS = [
 
 
 def snapshot(events: list[dict[str, Any]], **live: Any) -> dict[str, Any]:
-    return {"type": "snapshot", "sessionId": "s_1", "header": {"id": "s_1"}, "cursor": events[-1]["seq"] if events else -1, "events": events, "live": live}
+    header = {"type": "session", "version": 1, "id": "s_1", "cwd": "/w", "createdAt": 1}
+    state = {"attached": True, "status": "idle", "turn": None, "step": None, "assistant": None, **live}
+    return {"type": "snapshot", "sessionId": "s_1", "header": header, "cursor": events[-1]["seq"] if events else -1,
+            "events": events, "live": state}
 
 
 def test_submission_goes_pending_queued_claimed_delivered_and_the_turn_ends() -> None:
@@ -63,9 +71,10 @@ def test_submission_goes_pending_queued_claimed_delivered_and_the_turn_ends() ->
     assert m.submissions["req_42"]["state"] == "delivered"
     assert m.submission_outcome("req_42") == {"turn": 1, "reason": {"kind": "completed"}, "seq": 10}
     assert m.final_answer() == "done"
-    assert [x["role"] for x in m.messages] == ["user", "assistant", "tool", "assistant"]
-    assert m.messages[1]["toolCalls"] == [{"id": "c1", "name": "read", "arguments": "{}"}]
-    assert m.tools["c1"] == {"callId": "c1", "name": "read", "callSeq": 6, "phase": "result", "status": "done", "resultSeq": 7, "isError": False}
+    assert m.submissions["req_42"]["turn"] == 1 and m.submissions["req_42"]["seq"] == 4
+    assert m.tools["c1"] == {"callId": "c1", "name": "read", "arguments": "{}", "phases": [], "waiting": False,
+                             "callSeq": 6, "resultSeq": 7, "isError": False}
+    assert dump(m.event(7)) == EVENTS[7] and m.event(11) is None  # type: ignore[arg-type]
 
 
 def test_duplicates_are_ignored_and_gaps_flagged() -> None:
@@ -76,7 +85,7 @@ def test_duplicates_are_ignored_and_gaps_flagged() -> None:
     m.apply({"type": "event", "event": EVENTS[7]})  # seq 7 after 4: a gap
     assert m.gap and m.cursor == 4
     m.apply(snapshot(EVENTS[5:]) | {"cursor": 10})  # a reconnect from cursor 4 repairs it
-    assert not m.gap and [e["seq"] for e in m.events] == list(range(11))
+    assert not m.gap and [e.seq for e in m.events] == list(range(11))
 
 
 def test_canceled_from_the_inbox() -> None:
@@ -97,12 +106,14 @@ def test_live_frames_stream_text_and_tool_phases() -> None:
                   {"type": "tool-call-delta", "index": 2, "id": "c1", "argumentsDelta": '{"a":'},
                   {"type": "tool-call-delta", "index": 2, "id": "c1", "argumentsDelta": "1}"}):
         m.apply({"type": "assistant-stream", "frame": {"kind": "chunk", "attemptId": a, "index": 0, "time": 1, "chunk": chunk}})
-    assert m.live_text() == "Hello" and m.attempts[a]["reasoning"] == "hm"
-    assert m.attempts[a]["toolCalls"] == {"2": {"id": "c1", "name": "read", "arguments": '{"a":1}'}}
+    assert m.attempt is not None and m.live_text() == "Hello" and m.attempt["chunks"] == 7
+    assert [(b["type"], b["text"]) for b in m.attempt["blocks"]] == [("text", "Hello"), ("reasoning", "hm"), ("tool-call", '{"a":1}')]
+    assert (m.attempt["blocks"][2]["id"], m.attempt["blocks"][2]["name"]) == ("c1", "read")
     m.apply({"type": "tool-runtime", "frame": {"callId": "c1", "name": "read", "phase": "approval", "status": "waiting", "time": 5}})
-    assert m.tools["c1"]["phase"] == "approval" and m.tools["c1"]["status"] == "waiting"
+    assert m.tools["c1"]["phases"] == [{"phase": "approval", "status": "waiting", "detail": None, "time": 5}]
+    assert [a["callId"] for a in m.waiting_approvals()] == ["c1"]
     m.apply({"type": "assistant-stream", "frame": {"kind": "end", "attemptId": a, "outcome": {"kind": "abandoned"}}})
-    assert m.attempts == {} and m.live_text() == ""
+    assert m.attempt is None and m.live_text() == ""
     m.apply({"type": "status", "status": "idle", "turn": None, "step": None})
     assert m.status == "idle"
 
@@ -113,9 +124,11 @@ def test_snapshot_live_part_rebuilds_an_attempt_in_flight() -> None:
               "chunks": [{"index": 0, "time": 1, "chunk": {"type": "text-delta", "index": 0, "text": "par"}},
                          {"index": 1, "time": 2, "chunk": {"type": "text-delta", "index": 0, "text": "tial"}}]}
     m.apply(snapshot(EVENTS[:4], status="running", turn=1, step=1, assistant=active,
-                     tools={"c9": {"callId": "c9", "name": "bash", "phase": "execute", "status": "start"}},
-                     approvals=[{"callId": "c9", "name": "bash"}]))
-    assert m.live_text() == "partial" and m.tools["c9"]["phase"] == "execute" and "c9" in m.approvals
+                     tools={"c9": {"callId": "c9", "name": "bash", "phase": "execute", "status": "start", "time": 7}},
+                     approvals=[{"callId": "c9", "name": "bash", "arguments": "{}"}]))
+    assert m.live_text() == "partial" and m.tools["c9"]["phases"][-1]["phase"] == "execute" and "c9" in m.approvals
+    m.apply(snapshot(EVENTS[:4], status="running", tools={"c9": {"callId": "c9", "name": "bash", "phase": "execute", "status": "start", "time": 7}}))
+    assert len(m.tools["c9"]["phases"]) == 1  # a reconnect's snapshot does not fold the same frame twice
 
 
 def test_control_frames_for_this_session_only() -> None:
@@ -136,4 +149,15 @@ def test_a_snapshot_of_another_session_resets() -> None:
     other = snapshot(EVENTS[:2]) | {"sessionId": "s_2"}
     m.apply(other)
     assert m.session_id == "s_2" and m.cursor == 1 and m.turn_ends == []
-    assert m.to_dict()["cursor"] == 1
+    assert m.state()["cursor"] == 1 and m.state()["submissions"]["req_42"]["state"] == "queued"  # not "delivered"
+
+
+def test_items_are_parsed_into_wire_types_before_they_fold() -> None:
+    m = ClientSessionModel("s_1")
+    m.apply(snapshot(EVENTS[:2]))
+    before = m.state()
+    with pytest.raises(ValidationError):  # an unknown field: the payloads are closed
+        m.apply({"type": "event", "event": {**EVENTS[2], "surprise": True}})
+    with pytest.raises(ValidationError):  # a tool-runtime frame without its time
+        m.apply({"type": "tool-runtime", "frame": {"callId": "c1", "name": "read", "phase": "prepare", "status": "start"}})
+    assert m.state() == before  # nothing half-folded

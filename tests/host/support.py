@@ -37,7 +37,7 @@ from dsh_notebook.wire.messages import TextBlock, ToolCallBlock, ToolMessage, Us
 
 KNOWN_CODES = {
     "BAD_ENVELOPE", "UNKNOWN_METHOD", "BAD_ARGS", "UNKNOWN_SESSION", "EMPTY_CONTENT",
-    "UNSUPPORTED_CONTENT", "UNKNOWN_STREAM", "INTERNAL",
+    "UNSUPPORTED_CONTENT", "UNKNOWN_STREAM", "INTERNAL", "LINE_TOO_LONG", "DUPLICATE_RPC_ID", "REQUEST_CONFLICT",
 }  # fmt: skip
 
 

@@ -69,6 +69,37 @@ def test_duplicate_detection_survives_a_restart(tmp_path, models: Models) -> Non
         h2.shutdown()
 
 
+def test_a_reused_request_id_with_other_content_is_a_conflict(tmp_path, models: Models) -> None:
+    from .support import make_host
+
+    h1 = make_host(tmp_path / "home", models=models)
+    c1 = DshClient(h1)
+    sid = c1.create_session().session_id
+    c1.wait_turn_end(sid, c1.prompt("first text", sid, request_id="r-1").request_id, timeout=20)
+    try:
+        c1.prompt("other text", sid, request_id="r-1")
+        raise AssertionError("a different prompt under a used requestId was accepted")
+    except HostError as exc:
+        assert exc.code == "REQUEST_CONFLICT" and "r-1" in exc.message
+    assert c1.prompt("first text", sid, request_id="r-1").accepted  # the same content: idempotent
+    decisions = [d["decision"] for d in h1.controller.commands.decisions if d["requestId"] == "r-1"]
+    assert decisions == ["accepted", "conflict", "duplicate"]
+    c1.close()
+    h1.shutdown()
+    h2 = make_host(tmp_path / "home", models=models)  # the digest is rebuilt from the log
+    try:
+        c2 = DshClient(h2)
+        try:
+            c2.prompt("changed after restart", sid, request_id="r-1")
+            raise AssertionError("accepted after a restart")
+        except HostError as exc:
+            assert exc.code == "REQUEST_CONFLICT"
+        assert [e.message.content[0].text for e in user_events(h2, sid)] == ["first text"]
+        c2.close()
+    finally:
+        h2.shutdown()
+
+
 def test_queue_while_running_waits_for_the_next_turn(host: Host, client: DshClient, models: Models) -> None:
     hold = models.fakes["hold"] = HoldModel()
     sid = client.create_session(model="fake:hold").session_id

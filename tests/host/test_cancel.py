@@ -27,7 +27,7 @@ def test_cancel_mid_stream_ends_the_turn_aborted(host: Host, client: DshClient, 
     assert client.cancel(sid) is True
     outcome = handle.wait_turn_end(rid, timeout=20)
     assert outcome.reason == {"kind": "aborted", "cause": "user"}
-    handle.wait(lambda m: m.status == "idle" and not m.attempts, timeout=20)
+    handle.wait(lambda m: m.status == "idle" and m.attempt is None, timeout=20)
     events = events_of(host, sid)
     partial = [e for e in events if isinstance(e, AssistantMessageEvent | AssistantAttempt)]
     assert len(partial) == 1
@@ -43,7 +43,7 @@ def test_cancel_mid_batch_answers_every_call(host: Host, client: DshClient, mode
     sid = client.create_session(model="fake:tools", approve="auto").session_id
     handle = client.follow(sid)
     rid = client.prompt("run things", sid).request_id
-    handle.wait(lambda m: m.tools.get("t1", {}).get("phase") == "execute", timeout=20)
+    handle.wait(lambda m: "t1" in m.tools and any(p["phase"] == "execute" for p in m.tools["t1"]["phases"]), timeout=20)
     client.cancel(sid)
     outcome = handle.wait_turn_end(rid, timeout=20)
     assert outcome.reason["kind"] == "aborted"
@@ -62,7 +62,7 @@ def test_closing_a_follow_does_not_cancel_the_run(host: Host, client: DshClient,
     sid = client.create_session(model="fake:hold").session_id
     handle = client.follow(sid)
     rid = client.prompt("go", sid).request_id
-    handle.wait(lambda m: m.attempts, timeout=20)
+    handle.wait(lambda m: m.attempt is not None, timeout=20)
     handle.close()
     wait_for(lambda: handle.closed)
     hold.release.set()
@@ -77,7 +77,7 @@ def test_shutdown_aborts_runs_and_flushes_logs(tmp_path: Path, models: Models) -
     created = client.create_session(model="fake:hold")
     handle = client.follow(created.session_id)
     client.prompt("go", created.session_id)
-    handle.wait(lambda m: m.attempts, timeout=20)
+    handle.wait(lambda m: m.attempt is not None, timeout=20)
     host.shutdown()
     wait_for(lambda: handle.closed)  # streams ended by the host
     loaded = load_log(created.log_path or "")

@@ -153,3 +153,22 @@ def test_trace_records_envelope_verdict_descriptor_and_invocation(host: Host) ->
     assert data["invocation"]["caller"] == "test"
     assert data["descriptor"]["endpoint"] == "session/list"
     assert data["reply"]["rpcId"] == "t1"
+
+
+def test_a_second_call_under_an_rpc_id_in_flight_is_refused_and_the_first_is_answered(host: Host) -> None:
+    conn = RawConn(host)
+    call = json.dumps({"type": "client-request", "rpcId": "same", "method": "session/list", "payload": {"args": {}}})
+
+    def both() -> None:  # two lines arriving together: the first call has not run yet
+        conn.handler.handle(call)
+        conn.handler.handle(call)
+
+    host.loop.call_soon_threadsafe(both)
+    replies = [conn.next(), conn.next()]
+    assert [r["rpcId"] for r in replies] == ["same", "same"]
+    refused = [r for r in replies if not r["result"]["ok"]]
+    answered = [r for r in replies if r["result"]["ok"]]
+    assert len(refused) == 1 and refused[0]["result"]["error"]["code"] == "DUPLICATE_RPC_ID"
+    assert len(answered) == 1 and "sessions" in answered[0]["result"]["value"]
+    again = conn.call("session/list", {}, rpc_id="same")  # answered: the id is free again
+    assert again["result"]["ok"] is True

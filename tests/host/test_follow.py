@@ -13,6 +13,7 @@ from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.client.model import ClientSessionModel
 from dsh_notebook.errors import HostError
 from dsh_notebook.host.host import Host
+from dsh_notebook.wire.base import dump
 
 from .support import HoldModel, Models, RawConn, make_host, wait_for
 
@@ -27,7 +28,7 @@ def full_run(client: DshClient) -> tuple[str, list[dict[str, Any]], list[dict[st
     outcome = handle.wait_turn_end(client.prompt(FIX, sid).request_id, timeout=60)
     assert outcome.completed and "tests pass" in outcome.final_answer
     handle.wait(lambda m: m.status == "idle", timeout=20)
-    events = list(handle.model.events)
+    events = [dump(e) for e in handle.model.events]
     handle.close()
     return sid, frames, events
 
@@ -60,19 +61,21 @@ def test_reconnect_from_any_cursor_equals_one_uninterrupted_follow(client: DshCl
     handle.wait_snapshot()
     handle.close()
     whole = _fold(sid, events)
-    assert first.events == events and first.cursor == events[-1]["seq"] and not first.gap
-    for key in ("messages", "turn_ends", "inbox", "submissions", "tools"):
-        assert getattr(first, key) == getattr(whole, key), key
+    assert [dump(e) for e in first.events] == events and first.cursor == events[-1]["seq"] and not first.gap
+    for key in ("events", "turnEnds", "inbox", "submissions", "tools", "approvals"):
+        assert first.state()[key] == whole.state()[key], key
 
     fresh = client.follow(sid, cursor=cursor)  # a fresh model at that cursor holds only the rest
     fresh.wait_snapshot()
     fresh.close()
-    assert fresh.model.events == events[cursor + 1 :] and fresh.model.start == cursor
+    assert [dump(e) for e in fresh.model.events] == events[cursor + 1 :] and fresh.model.start == cursor
 
 
 def _fold(sid: str, events: list[dict[str, Any]]) -> ClientSessionModel:
     m = ClientSessionModel(sid)
-    m.apply({"type": "snapshot", "sessionId": sid, "header": {}, "cursor": len(events) - 1, "events": events, "live": {}})
+    header = {"type": "session", "version": 1, "id": sid, "cwd": "/", "createdAt": 0}
+    live = {"attached": False, "status": "idle", "turn": None, "step": None, "assistant": None}
+    m.apply({"type": "snapshot", "sessionId": sid, "header": header, "cursor": len(events) - 1, "events": events, "live": live})
     return m
 
 
@@ -96,11 +99,11 @@ def test_reconnect_mid_run_loses_and_duplicates_nothing(client: DshClient, model
     final = reference.wait_turn_end(rid, timeout=60)
     assert final.completed
     last = client.follow(sid, cursor=cursor)
-    last.wait(lambda m: any(e["type"] == "turn/end" for e in m.events) or m.cursor >= final_seq(reference), timeout=20)
+    last.wait(lambda m: any(e.type == "turn/end" for e in m.events) or m.cursor >= final_seq(reference), timeout=20)
     pieces.extend(last.model.events)
     last.close()
-    reference.wait(lambda m: m.cursor >= pieces[-1]["seq"], timeout=20)
-    assert [e["seq"] for e in pieces] == list(range(len(pieces)))
+    reference.wait(lambda m: m.cursor >= pieces[-1].seq, timeout=20)
+    assert [e.seq for e in pieces] == list(range(len(pieces)))
     assert pieces == reference.model.events[: len(pieces)]
     reference.close()
 
@@ -135,9 +138,9 @@ def test_follow_of_a_saved_session_then_resume(tmp_path: Path, models: Models) -
         outcome = c2.wait_turn_end(sid, c2.prompt("summarize the README again", sid).request_id, timeout=30)
         assert outcome.completed and outcome.turn == 2
         follower.wait(lambda m: m.turn_end_after(saved_cursor), timeout=20)
-        types = [e["type"] for e in follower.model.events[saved_cursor + 1 :]]
+        types = [e.type for e in follower.model.events[saved_cursor + 1 :]]
         assert types[0] == "session/end-seed" and "turn/start" in types
-        assert [e["seq"] for e in follower.model.events] == list(range(len(follower.model.events)))
+        assert [e.seq for e in follower.model.events] == list(range(len(follower.model.events)))
         c2.close()
     finally:
         h2.shutdown()

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from dsh_notebook.client.connection import Connection
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.client.transport import StdioTransport
+from dsh_notebook.wire.base import dump
+from dsh_notebook.wire.events import UserMessageEvent
 
 from .support import KNOWN_CODES, wait_for
 
@@ -79,7 +81,7 @@ def test_a_scripted_conversation_over_stdio() -> None:
 
         # cancel mid-run: the turn ends aborted; the follow stays open
         client.prompt(FIX, sid, request_id="req_4")
-        handle.wait(lambda m: m.turn == 3 and m.attempts, timeout=30)
+        handle.wait(lambda m: m.turn == 3 and m.attempt is not None, timeout=30)
         assert client.cancel(sid) is True
         aborted = handle.wait_turn_end("req_4", timeout=30)
         assert aborted.reason == {"kind": "aborted", "cause": "user"}
@@ -96,7 +98,7 @@ def test_a_scripted_conversation_over_stdio() -> None:
         prompt_ex = [ex for ex in conn.exchanges if ex.request["method"] == "session/prompt"][0]
         assert prompt_ex.request["payload"]["args"]["request"]["requestId"] == "req_1"
         assert prompt_ex.response["result"] == {"ok": True, "value": {"accepted": True}}  # type: ignore[index]
-        users = [e for e in handle.model.events if e["type"] == "user/message" and e["message"]["source"]["kind"] == "user"]
+        users = [dump(e) for e in handle.model.events if isinstance(e, UserMessageEvent) and e.message.source.kind == "user"]
         assert [u["message"]["source"]["requestId"] for u in users] == ["req_1", "req_2", "req_3", "req_4"]
         assert all(u["message"]["source"]["rpcId"].startswith("rpc_") for u in users)
         handle.close()

@@ -72,8 +72,9 @@ def test_an_unknown_provider_without_base_url_is_a_clear_user_error() -> None:
     with pytest.raises(UserError) as info:
         resolve_adapter(Settings(), "ollama:llama3")
     assert info.value.code == "UNKNOWN_PROVIDER" and "--base-url" in info.value.message
+    # with a base URL an unknown prefix is part of the model name (issue 13 item 5)
     adapter = resolve_adapter(Settings(base_url="http://localhost:11434/v1"), "ollama:llama3")
-    assert isinstance(adapter, OpenAICompatAdapter) and adapter.provider == "ollama"
+    assert isinstance(adapter, OpenAICompatAdapter) and adapter.provider == "openai"
 
 
 def test_replay_ids_route_to_the_replay_model(tmp_path: Path) -> None:

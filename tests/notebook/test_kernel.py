@@ -109,7 +109,7 @@ def test_nbclient_against_the_openai_compatible_server(kernel_env: dict[str, str
     assert "sk-fake" not in json.dumps(nb)  # the key never reaches an output
     assert "('bg done', 'completed', True)" in text_of(nb.cells[4])
     python_result = [m for m in fake_server.requests[3].messages if m.get("role") == "tool"][-1]
-    assert python_result["content"] == "[stdout]\n3\n[value]\n6"  # ran in the notebook, during `await`
+    assert python_result["content"] == "[stdout]\n3\n[value]\n6\n[namespace] no names changed"  # ran in the notebook, during `await`
     denied = text_of(nb.cells[5])  # approve defaults to ask outside the demo; nbclient has no stdin
     assert "approve ask" in denied and "no stdin to ask on; denied" in denied and "denied it" in denied
     bash_result = [m for m in fake_server.requests[5].messages if m.get("role") == "tool"][-1]
@@ -193,7 +193,7 @@ def test_bg_python_tool_runs_on_the_idle_kernel_loop(kernel: tuple[Any, Any], fa
     # no cell runs now: the kernel is idle, and its loop serves the python tool
     wait_for(lambda: len(fake_server.requests) >= 2, "the python tool to run on the idle kernel")
     [tool] = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]
-    assert tool["content"] == "[value]\n[7, 7]"
+    assert tool["content"] == "[value]\n[7, 7]\n[namespace] no names changed"
     seen: list[str] = []
     kc.execute_interactive("print((await h).text)", timeout=60,
                            output_hook=lambda m: seen.append(m["content"].get("text", "")))

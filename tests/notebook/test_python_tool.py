@@ -83,7 +83,8 @@ async def test_python_tool_executes_through_the_runner_from_another_loop(tmp_pat
     thread.start()
     await asyncio.to_thread(thread.join)  # meanwhile the runner's drain runs on this loop
     out = result["out"]
-    assert out.text == "[value]\n6" and not out.is_error  # type: ignore[attr-defined]
+    assert out.text == "[value]\n6\n[namespace] added total (int)" and not out.is_error  # type: ignore[attr-defined]
+    assert out.meta == {"namespace": {"added": [{"name": "total", "type": "int"}], "rebound": [], "deleted": []}}  # type: ignore[attr-defined]
     assert ns["total"] == 6
 
 

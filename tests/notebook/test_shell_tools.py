@@ -40,7 +40,8 @@ def test_python_tool_runs_in_the_user_namespace_on_the_main_thread(shell: Any, f
     result = shell.run_cell(f"%dsh {fake_flags(fake_server)} inspect my data").result
     assert result.ok and result.text == "done"
     [tool] = tool_messages(fake_server, 1)
-    assert tool["content"] == "[stdout]\nsecret is 21\n[value]\n(True, 42)"
+    assert tool["content"] == ("[stdout]\nsecret is 21\n[value]\n(True, 42)\n"
+                               "[namespace] added from_agent (int), threading (module)")
     assert shell.user_ns["from_agent"] == 42
     tools = {t["function"]["name"] for t in fake_server.requests[0].body["tools"]}
     assert {"python", "bash", "read"} <= tools

@@ -130,3 +130,12 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def die(store: Any, sid: str) -> None:
+    """What a dying process does to its log: the descriptor (and its writer lock) goes; what
+    was not flushed is lost."""
+    log = store.log(sid)
+    log._unsubscribe()
+    os.close(log._fd)
+    log._fd = -1

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.session import SessionStore, load_log
-from tests.session.helpers import PYTHON, RawLog, subprocess_env, tool_turn
+from tests.session.helpers import PYTHON, RawLog, die, subprocess_env, tool_turn
 from tests.support.openai_validator import validate_chat_request
 
 WRITER = textwrap.dedent(
@@ -115,6 +115,9 @@ def test_show_by_id_readable_and_json(tmp_path: Path) -> None:
     assert "crash repair on resume would append" in proc.stdout and "turn/end" in out[-1]
     as_json = run_cli("show", s.id, "--json", home=tmp_path)
     assert as_json.stdout.splitlines() == [s.line(k) for k in range(len(s))]
+    listing = run_cli("sessions", home=tmp_path)
+    assert s.id in listing.stdout and "busy" in listing.stdout  # this process still writes it
+    die(store, s.id)  # ... until it dies mid-turn
     listing = run_cli("sessions", home=tmp_path)
     assert s.id in listing.stdout and "interrupted" in listing.stdout and "hello there" in listing.stdout
 

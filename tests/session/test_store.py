@@ -11,7 +11,7 @@ from dsh_notebook.errors import ProvenanceError, SessionError
 from dsh_notebook.session import SessionStore, load_log
 from dsh_notebook.wire.events import SessionEndSeed, TurnEnd, UserMessageEvent
 from dsh_notebook.wire.messages import user_text
-from tests.session.helpers import RawLog, tool_turn
+from tests.session.helpers import RawLog, die, tool_turn
 
 
 def test_create_get_close(tmp_path: Path) -> None:
@@ -19,7 +19,7 @@ def test_create_get_close(tmp_path: Path) -> None:
     s = store.create("/ws")
     assert re.fullmatch(r"s_[0-9a-f]{12}", s.id)
     assert store.get(s.id) is s and store.open(s.id) is s and store.open_ids == [s.id]
-    assert load_log(store.path_for(s.id)).header["cwd"] == "/ws"  # header flushed at create
+    assert load_log(store.path_for(s.id)).header.cwd == "/ws"  # header flushed at create
     store.close(s.id)
     assert store.get(s.id) is None
     with pytest.raises(SessionError, match="SESSION_EXISTS"):
@@ -36,6 +36,9 @@ def test_resume_closes_the_interrupted_turn_before_the_end_seed(tmp_path: Path) 
     store.flush(s.id)
     n = len(s)
     fresh = SessionStore(tmp_path)
+    with pytest.raises(SessionError, match="SESSION_BUSY"):  # the first writer still holds it
+        fresh.resume(s.id)
+    die(store, s.id)
     r = fresh.resume(s.id)
     tail = [e.type for e in r.events[n:]]
     assert tail == ["tool/result", "step/end", "turn/end", "session/end-seed"]

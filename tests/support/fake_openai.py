@@ -6,7 +6,8 @@ request with the next scripted :class:`Reply` — a list of chunk dicts streamed
 (an HTTP error status, a stream cut mid-way, a stall, an empty stream, bytes split across TCP
 writes). Requests are validated as strictly as real providers (auth, model, tools, message
 pairing — see :mod:`tests.support.fake_openai_checks`); invalid ones get an OpenAI-style 400 and
-do not consume a reply. Every request is recorded in ``server.requests``::
+do not consume a reply — so do requests whose ``messages`` JSON is longer than
+``max_request_chars`` (400 ``context_length_exceeded``, OpenAI's wording). Every request is recorded in ``server.requests``::
 
     with FakeOpenAIServer() as server:
         server.enqueue(text_reply("hello"), tool_call_reply([("c1", "read", '{"file_path":"a"}')]))
@@ -84,6 +85,7 @@ class FakeOpenAIServer:
     models: tuple[str, ...] = ("fake-model",)
     deepseek_thinking: bool = False  # require reasoning_content on tool-call turns (DeepSeek)
     validate: bool = True
+    max_request_chars: int | None = None  # longer ``messages`` (as JSON): 400 context_length_exceeded
     requests: list[RecordedRequest] = field(default_factory=list)
     port: int = 0
 
@@ -225,9 +227,15 @@ class FakeOpenAIServer:
                                 code="model_not_found")
         else:
             problem = check_request(rec.body, deepseek_thinking=self.deepseek_thinking) if self.validate else None
-            if problem is None:
+            size = len(json.dumps(rec.body.get("messages"), ensure_ascii=False))
+            if problem is None and self.max_request_chars is not None and size > self.max_request_chars:
+                reply = error_reply(400, f"This model's maximum context length is {self.max_request_chars} "
+                                    f"characters. However, your messages resulted in {size} characters. "
+                                    "Please reduce the length of the messages.", code="context_length_exceeded")
+            elif problem is None:
                 return None
-            reply = error_reply(400, problem)
+            else:
+                reply = error_reply(400, problem)
         rec.error = reply.error.get("message") if reply.error else None
         return reply
 
@@ -244,8 +252,12 @@ class FakeOpenAIServer:
         head = ["HTTP/1.1 200 OK", "content-type: text/event-stream; charset=utf-8",
                 "transfer-encoding: chunked", "cache-control: no-cache", "x-request-id: req_fake",
                 *(f"{k}: {v}" for k, v in reply.headers.items())]
+        if reply.head_delay:
+            await asyncio.sleep(reply.head_delay)
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
         await writer.drain()
+        if reply.first_delay:
+            await asyncio.sleep(reply.first_delay)
         for n, piece in enumerate(reply.pieces(model)):
             if reply.cut_after is not None and n >= reply.cut_after:
                 return False  # close without the terminating chunk: a cut stream

@@ -5,7 +5,8 @@ A :class:`Reply` is either a stream (``chunks``: chat-completion chunk dicts, ea
 ``cut_after`` (close the socket after N pieces), ``stall_after`` (stop sending for
 ``stall_seconds``), ``done=False`` (no ``[DONE]``), ``split_every`` / ``split_at`` (write the SSE
 bytes in pieces, each its own TCP write — also inside multi-byte UTF-8 characters), ``gap``
-(seconds between pieces), ``raw`` (send these SSE bytes verbatim), ``error_event`` (an
+(seconds between pieces), ``head_delay`` (seconds before the response headers: the time to
+first byte), ``first_delay`` (seconds after the headers before the first chunk), ``raw`` (send these SSE bytes verbatim), ``error_event`` (an
 ``{"error": ...}`` event mid-stream).
 """
 
@@ -33,6 +34,8 @@ class Reply:
     split_every: int | None = None
     split_at: tuple[int, ...] = ()
     gap: float = 0.0
+    head_delay: float = 0.0
+    first_delay: float = 0.0
     raw: bytes | None = None
     error_event: dict[str, Any] | None = None
 

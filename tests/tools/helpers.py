@@ -164,3 +164,31 @@ async def until(cond: Callable[[], bool]) -> None:
 
 def keyed(name: str, key: str, call_id: str | None = None) -> ToolCallBlock:
     return call(name, {"key": key}, call_id or key)
+
+
+def procs_with(token: str) -> list[int]:
+    """Host PIDs of live (non-zombie) processes whose command line contains ``token``.
+
+    Inside a bubblewrap sandbox ``$!`` is a PID of the sandbox's own namespace, so tests find
+    the processes a command started by a unique token in their arguments instead."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if any(token in part for part in proc.info["cmdline"] or ()):
+                found.append(proc.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+async def none_left(token: str) -> bool:
+    """True once no process carries ``token`` (kills are synchronous; this lets exits finish)."""
+    for _ in range(300):
+        if not procs_with(token):
+            return True
+        await asyncio.sleep(0.01)
+    return False

@@ -11,7 +11,7 @@ import pytest
 
 from dsh_notebook.tools import ToolRuntime
 from dsh_notebook.tools.builtin import bash as bash_mod
-from tests.tools.helpers import call
+from tests.tools.helpers import call, none_left, procs_with
 
 MakeRuntime = Callable[..., ToolRuntime]
 
@@ -53,10 +53,13 @@ async def test_env_has_no_api_keys(make_runtime: MakeRuntime, monkeypatch: pytes
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-nor-this-one-123456")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret_value")
     monkeypatch.setenv("DSH_TEST_VISIBLE", "plain-value")
+    monkeypatch.setenv("DSH_TEST_UNLISTED", "not-passed")
+    monkeypatch.setenv("DSH_SANDBOX_ENV", "DSH_TEST_VISIBLE,GITHUB_TOKEN")  # a secret name never passes
     out = await make_runtime().run(call("bash", {"command": "env"}))
     assert "OPENAI_API_KEY" not in out.text and "sk-should-not-leak" not in out.text
     assert "DEEPSEEK_API_KEY" not in out.text and "GITHUB_TOKEN" not in out.text
-    assert "DSH_TEST_VISIBLE=plain-value" in out.text
+    assert "DSH_TEST_VISIBLE=plain-value" in out.text  # listed in DSH_SANDBOX_ENV
+    assert "DSH_TEST_UNLISTED" not in out.text  # an allow-list, not a deny-list
     assert "PATH=" in out.text and "HOME=" in out.text
 
 
@@ -75,36 +78,34 @@ async def test_output_cap_keeps_head_and_tail(
 
 
 async def test_timeout_kills_the_whole_process_group(make_runtime: MakeRuntime, ws: Path) -> None:
-    cmd = "sleep 300 & echo $! > child.pid; echo started; wait"
+    cmd = "sleep 300.101 & echo started; wait"
     out = await make_runtime().run(call("bash", {"command": cmd, "timeout_ms": 500}))
     assert out.is_error and out.code == "TIMED_OUT"
     assert out.text.startswith("Error: command timed out after 500 ms")
     assert "started" in out.text  # output produced before the timeout is kept
-    child = int((ws / "child.pid").read_text())
-    assert await gone(child)
+    assert await none_left("300.101")
 
 
 async def test_cancel_kills_the_process_group(make_runtime: MakeRuntime, ws: Path) -> None:
     runtime = make_runtime()
-    cmd = "sleep 300 & echo $! > child.pid; wait"
+    cmd = "sleep 300.102 & echo x > started; wait"
     task = asyncio.ensure_future(runtime.run(call("bash", {"command": cmd})))
-    pid_file = ws / "child.pid"
-    while not (pid_file.exists() and pid_file.read_text().strip()):  # noqa: ASYNC110
+    while not (ws / "started").exists() or not procs_with("300.102"):  # noqa: ASYNC110
         await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await gone(int(pid_file.read_text()))
+    assert await none_left("300.102")
 
 
 async def test_background_child_holding_the_pipe_does_not_hang(
     make_runtime: MakeRuntime, ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(bash_mod, "EOF_GRACE_S", 0.2)
-    out = await make_runtime().run(call("bash", {"command": "sleep 300 & echo $! > bg.pid; echo main done"}))
-    assert "main done" in out.text and "[exit code: 0]" in out.text
-    assert "background processes" in out.text
-    assert await gone(int((ws / "bg.pid").read_text()))
+    monkeypatch.setenv("DSH_SANDBOX", "0")  # unconfined: the shell exits, its child holds the pipe
+    out = await make_runtime().run(call("bash", {"command": "sleep 300.103 & echo main done"}))
+    assert out.text.startswith("main done\n") and "[exit code: 0]" in out.text  # the call did not wait 300 s
+    assert await none_left("300.103")
 
 
 async def test_timeout_argument_is_validated(make_runtime: MakeRuntime) -> None:

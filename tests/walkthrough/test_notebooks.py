@@ -1,8 +1,10 @@
-"""The four walkthrough notebooks execute headless on a real kernel (nbclient) without errors,
+"""The walkthrough notebooks (01–04 on the Python kernel, 05 on the agent kernel) execute headless on a real kernel (nbclient) without errors,
 are committed without outputs, and show what they teach (checked on their real outputs)."""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ NAMES = [
     "02-from-prompt-to-tools.ipynb",
     "03-streaming-and-pairing.ipynb",
     "04-inspect-a-session.ipynb",
+    "05-agent-kernel.ipynb",
 ]
 _KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 
@@ -31,6 +34,7 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     results: dict[str, Any] = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DSH_HOME", str(tmp_path_factory.mktemp("dsh_home")))
+        mp.setenv("JUPYTER_PATH", os.environ.get("JUPYTER_PATH", ""))  # 05 may add a temporary kernelspec
         for name in _KEY_VARS:
             mp.delenv(name, raising=False)
         for name in NAMES:
@@ -62,7 +66,7 @@ def text_of(nb: Any) -> str:
     return "\n".join(parts)
 
 
-def test_the_walkthrough_executor_finds_the_four_notebooks() -> None:
+def test_the_walkthrough_executor_finds_the_five_notebooks() -> None:
     assert [p.name for p in notebooks_in(NOTEBOOKS)] == NAMES
 
 
@@ -139,3 +143,19 @@ def test_04_inspects_diffs_and_resumes(executed: dict[str, Any]) -> None:
     assert "adds 9 assistant/message, 11 tool/result; drops nothing" in out
     assert "resumed from its log" in out and "reason=resume" in out
     assert "The tests already pass" in out
+
+
+def test_05_runs_on_the_agent_kernel(executed: dict[str, Any]) -> None:
+    nb = run(executed, NAMES[4])
+    assert nb.metadata.kernelspec.name == "dsh"
+    out = text_of(nb)
+    assert "**read** `README.md`" in out and "demo-math" in out  # a prose cell is a prompt
+    assert "from cell [3]" in out and "sent from: cell_id=None execution_count=3" in out
+    assert "'the value of x is 42; what can you tell me about it?'" in out  # {x} reached the model
+    for tool in ("notebook_read", "inspect_var", "python", "notebook_insert"):
+        assert f"--- {tool} " in out
+    assert "[namespace] added checked (list[5])" in out
+    assert "'namespace': {'added': [{'name': 'checked', 'type': 'list', 'length': 5}]" in out
+    assert "'attributes': {'size': 'int'}" in out and "user code ran" not in out
+    assert re.search(r"s_\w+ \*\s+read README.md and summarise\s+3\s", out)  # %dsh sessions: the current one, 3 turns
+    assert "already live" in out

@@ -214,3 +214,27 @@ def test_repr_is_cheap_text_naming_the_session_or_log(tmp_path) -> None:  # type
     text = repr(inspector)
     assert text.startswith("<SessionInspector of s_missing") and "%dsh show" in text
     assert repr(LoopWidget()).startswith("<LoopWidget of a new session")
+
+
+def test_without_a_host_every_envelope_gets_a_coded_wire_error() -> None:
+    import json as _json
+
+    from dsh_notebook.errors import HostError
+    from dsh_notebook.notebook.comm_transport import WidgetBridge
+    from tests.wire.schema_support import problems
+
+    sent: list[dict[str, Any]] = []
+
+    def no_host(send: Any) -> Any:
+        raise HostError("the host is shut down", code="HOST_CLOSED")
+
+    bridge = WidgetBridge(sent.append, no_host, interval=0)
+    bridge.handle({"kind": "envelope", "cid": "v", "envelope": {"type": "client-request", "rpcId": "r1", "method": "session/list"}})
+    bridge.handle({"kind": "envelope", "cid": "v", "envelope": {"type": "open", "streamId": "f1", "endpoint": "session/follow"}})
+    bridge.handle({"kind": "envelope", "cid": "v", "envelope": {"type": "cancel", "streamId": "f1"}})
+    bridge.batcher.flush()
+    replies = [_json.loads(item) for batch in sent for item in batch["items"]]
+    assert [(r["type"], r.get("rpcId", r.get("streamId"))) for r in replies] == [("server-response", "r1"), ("error", "f1")]
+    assert all(problems("ServerMessage", r) == [] for r in replies)
+    assert {r["result"]["error"]["code"] if r["type"] == "server-response" else r["error"]["code"] for r in replies} == {"HOST_CLOSED"}
+    bridge.close()

@@ -70,3 +70,22 @@ def test_every_line_of_a_real_run_log_validates(tmp_path: Path) -> None:
     assert json.loads(lines[0])["type"] == "session" and len(lines) > 10
     for n, line in enumerate(lines, 1):
         assert problems("LogLine", json.loads(line)) == [], f"line {n}: {line[:200]}"
+
+
+def test_x_endpoints_match_the_descriptors_and_resolve() -> None:
+    from dsh_notebook.host.contract import DESCRIPTORS
+    from dsh_notebook.wire.endpoints import ENDPOINTS
+
+    mismatched = sorted(
+        name for name in set(DESCRIPTORS) | set(ENDPOINTS)
+        if name not in ENDPOINTS or name not in DESCRIPTORS
+        or ENDPOINTS[name][0] is not DESCRIPTORS[name].args
+        or (DESCRIPTORS[name].result or "stream") != (ENDPOINTS[name][1] if not isinstance(ENDPOINTS[name][1], str) else "stream")
+    )  # fmt: skip
+    assert mismatched == [], f"add or fix these endpoints in wire/endpoints.py ENDPOINTS: {mismatched}"
+    doc = document()
+    for name, entry in doc["x-endpoints"].items():
+        for key in ("args", "result", "items"):
+            if key in entry:
+                assert entry[key]["$ref"].removeprefix("#/$defs/") in doc["$defs"], (name, key)
+    assert problems("ServerMessage", {"type": "server-response", "rpcId": "r", "result": {"ok": True, "value": {"accepted": True}}}) == []

@@ -3,9 +3,14 @@
 How it is contained:
 
 - ``/bin/bash -c COMMAND`` runs with ``cwd`` = the workspace, stdin closed, and the
-  :func:`scrubbed_env` environment (no API keys, tokens or secrets);
+  allow-listed :func:`~..confine.allowed_env` environment (no API keys, tokens or secrets);
+- where bubblewrap works it runs **inside a sandbox** (:mod:`..confine`): its own PID namespace,
+  the file system read-only but for the workspace, credential stores hidden,
+  ``--die-with-parent``; elsewhere it runs unconfined and the product says so once;
 - it gets its **own process group** (``start_new_session``), so a timeout or a cancellation kills
-  the whole group — the shell and every child it started — with ``SIGKILL``;
+  the whole group — the shell and every child it started — with ``SIGKILL``; when the call ends
+  for any reason, every process still carrying the call's marker variable is killed too
+  (``setsid``, ``nohup``, double forks), and so are those of live calls when the process exits;
 - stdout and stderr are merged and kept in a :class:`HeadTail` buffer: the first and last
   ``OUTPUT_HEAD``/``OUTPUT_TAIL`` bytes survive, the middle is elided with a marker;
 - the exit code is always reported. A non-zero exit is *not* a tool error: the tool ran and the
@@ -16,8 +21,10 @@ How it is contained:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -27,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ToolError
 from ..base import Tool, ToolContext, ToolOutput
-from ..sandbox import HeadTail, Workspace, scrubbed_env
+from ..confine import WATCHDOG, confined_command, kill_marked
+from ..sandbox import HeadTail, Workspace
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -48,10 +56,23 @@ class BashArgs(BaseModel):
     )
 
 
+_live_markers: set[str] = set()
+STOP_GRACE_S = 2.0  # how long the reaper may take to end the command's processes
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL the process group led by ``pid`` (the shell and all its children)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def _kill_live_calls() -> None:
+    """At interpreter exit: nothing a still-running call started survives the host."""
+    for marker in list(_live_markers):
+        kill_marked(marker)
+
+
+atexit.register(_kill_live_calls)
 
 
 async def _pump(stream: asyncio.StreamReader, sink: HeadTail, ctx: ToolContext) -> None:
@@ -85,13 +106,11 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(None)
 
 
-async def _spawn(command: str, cwd: Path, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, _Protocol]:
+async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, _Protocol]:
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         lambda: _Protocol(2**16, loop),
-        "/bin/bash",
-        "-c",
-        command,
+        *argv,
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -105,8 +124,35 @@ async def _spawn(command: str, cwd: Path, env: dict[str, str]) -> tuple[asyncio.
 async def run_bash(args: BashArgs, ctx: ToolContext) -> ToolOutput:
     ws = Workspace(ctx.cwd)
     timeout_ms = args.timeout_ms or DEFAULT_TIMEOUT_MS
-    env = ctx.env if ctx.env is not None else scrubbed_env()
-    spawn = asyncio.ensure_future(_spawn(args.command, ws.root, env))
+    marker = secrets.token_hex(8)
+    _live_markers.add(marker)
+    sandboxed = True
+    try:
+        # probing bwrap (once) and starting the watchdog (once) block briefly: not on the loop
+        argv, env, sandboxed = await asyncio.to_thread(
+            confined_command, ["/bin/bash", "-c", args.command], ws.root, ctx.env, marker)
+        return await _run(ctx, ws.root, argv, env, timeout_ms, marker, reaped=not sandboxed)
+    finally:
+        kill_marked(marker)  # detached children (setsid, nohup, double fork) end with the call
+        _live_markers.discard(marker)
+        if not sandboxed:
+            WATCHDOG.unregister(marker)
+
+
+async def _stop(proc: asyncio.subprocess.Process, exited: asyncio.Future[None], reaped: bool) -> None:
+    """End the command and everything it started: the reaper gets SIGTERM (it kills its whole
+    tree, orphans included, then exits); the process group's SIGKILL is the backstop."""
+    if reaped and not exited.done():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(proc.pid, signal.SIGTERM)
+        await asyncio.wait({exited}, timeout=STOP_GRACE_S)
+    kill_group(proc.pid)
+    await asyncio.shield(exited)
+
+
+async def _run(ctx: ToolContext, root: Path, argv: list[str], env: dict[str, str],
+               timeout_ms: int, marker: str, *, reaped: bool = False) -> ToolOutput:
+    spawn = asyncio.ensure_future(_spawn(argv, root, env))
     try:
         proc, protocol = await asyncio.shield(spawn)
     except OSError as exc:
@@ -127,17 +173,16 @@ async def run_bash(args: BashArgs, ctx: ToolContext) -> ToolOutput:
         done, _ = await asyncio.wait({exited}, timeout=timeout_ms / 1000)
         if not done:
             timed_out = True
-            kill_group(proc.pid)
-            await asyncio.shield(exited)
+            await asyncio.shield(_stop(proc, exited, reaped))
         done, _ = await asyncio.wait({pump}, timeout=EOF_GRACE_S)
         if not done:  # background children still hold the output pipe: stop them
             stragglers = True
             kill_group(proc.pid)
+            kill_marked(marker)
             await asyncio.wait({pump}, timeout=EOF_GRACE_S)
     except asyncio.CancelledError:
-        kill_group(proc.pid)
         with contextlib.suppress(Exception):
-            await asyncio.shield(exited)
+            await asyncio.shield(_stop(proc, exited, reaped))
         raise
     finally:
         if not pump.done():

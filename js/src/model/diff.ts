@@ -1,6 +1,6 @@
 // Frozen requests: resolve `messageSeqs` (with `baseRequestSeq` = "extends that earlier request's
 // messageSeqs") and diff consecutive requests: what the next request adds.
-import type { SessionEvent } from "../types";
+import { turnOf, type SessionEvent } from "../types";
 
 export interface FrozenRequest { seq: number; event: SessionEvent; messageSeqs: number[] }
 
@@ -16,15 +16,16 @@ export function resolveMessageSeqs(events: readonly SessionEvent[], seq: number,
     seen.add(cur.seq);
     chain.push(cur);
     if (cache?.has(cur.seq)) break;
-    const base: number | undefined = cur.baseRequestSeq;
+    const base: number | undefined = cur.baseRequestSeq ?? undefined;
     cur = base !== undefined && base < cur.seq ? events[base] : undefined;
   }
   let acc: number[] = [];
   for (let i = chain.length - 1; i >= 0; i--) {
     const ev = chain[i];
+    if (ev.type !== "request/frozen") continue;
     const cached = cache?.get(ev.seq);
     if (cached) { acc = cached; continue; }
-    acc = ev.baseRequestSeq !== undefined && i < chain.length - 1 ? [...acc, ...(ev.messageSeqs ?? [])] : [...(ev.messageSeqs ?? [])];
+    acc = ev.baseRequestSeq !== undefined && ev.baseRequestSeq !== null && i < chain.length - 1 ? [...acc, ...(ev.messageSeqs ?? [])] : [...(ev.messageSeqs ?? [])];
     cache?.set(ev.seq, acc);
   }
   return acc;
@@ -59,7 +60,7 @@ export function classifyAdded(ev: SessionEvent | undefined, prev: FrozenRequest 
       const m = ev.message;
       if (m?.role === "user" && m.source?.kind === "plugin") return "runtime context";
       // a person's message inside the same turn as the previous request = steering
-      if (prev && ev.turn !== undefined && prev.event.turn === ev.turn) return "steering";
+      if (prev && turnOf(ev) !== undefined && turnOf(prev.event) === turnOf(ev)) return "steering";
       return "user prompt";
     }
     default: return "other";

@@ -1,13 +1,13 @@
 // derive_messages in the browser: the surface fold (append / replace) projected to messages,
 // at any seq; and the learner's projection (user / assistant / tool, wrappers behind a toggle).
-import type { Message, SessionEvent } from "../types";
+import { messageOf, type Message, type SessionEvent } from "../types";
 
 export const SURFACE_TYPES = new Set(["user/message", "system/message", "assistant/message", "tool/result"]);
 
 export interface DerivedMessage { seq: number; message: Message }
 
 function contributes(ev: SessionEvent): Message | null {
-  const m = ev.message;
+  const m = messageOf(ev);
   if (!m) return null;
   if ((m.role === "assistant" || m.role === "system") && (!m.content || m.content.length === 0)) return null;
   return m;
@@ -21,7 +21,7 @@ export function deriveMessages(events: readonly SessionEvent[], throughSeq = Inf
     if (ev.seq > throughSeq) break;
     if (!SURFACE_TYPES.has(ev.type)) continue;
     bySeq.set(ev.seq, ev);
-    const op = ev.surfaceOp;
+    const op = "surfaceOp" in ev ? ev.surfaceOp : undefined;
     if (op && op.op === "replace") {
       const i = nodes.indexOf(op.startSeq);
       const j = nodes.indexOf(op.endSeq);
@@ -51,7 +51,7 @@ export function visibleHistory(msgs: readonly DerivedMessage[], showWrappers: bo
 }
 
 export function messageText(m: Message): string {
-  return m.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
+  return (m.content ?? []).filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
 }
 
 /** The messages of a frozen request: the surface events its `messageSeqs` name, in order. */

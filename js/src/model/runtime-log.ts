@@ -1,7 +1,7 @@
 // Stage 03 from the log (DESIGN §5): the tool runtime's phases re-derived from the durable events
 // of one call (tool/call → approval/asked → approval/decided → tool/result) when no live
 // tool-runtime frames exist for it (a replay, a page reload, a follow that began after the call).
-import type { ToolPhase, ToolRuntimeState } from "../fold";
+import type { ToolPhase, ToolState } from "../fold";
 import type { SessionEvent } from "../types";
 import type { ToolCallTrace } from "./stages";
 
@@ -12,8 +12,20 @@ const NOT_DISPATCHED = new Set(["ABORTED_BEFORE_DISPATCH", "DENIED", ...PREPARE_
 
 export const DERIVED_NOTE = "re-derived from tool/call → tool/result";
 
+/** A phase as stage 03 shows it; `seq`: the durable event it was re-derived from (absent live). */
+export interface RuntimePhase extends ToolPhase { seq?: number }
+/** What stage 03 shows for one call: the fold's live tool state, or phases re-derived from the
+ *  log (`derived`). */
+export interface ToolRuntimeState {
+  callId: string;
+  name: string;
+  phases: RuntimePhase[];
+  waiting: boolean;
+  derived?: { callSeq: number; resultSeq?: number; elapsedMs?: number };
+}
+
 /** Whether the runtime reported this call through live frames (progress alone does not count). */
-export function hasLiveFrames(rt: ToolRuntimeState | undefined): rt is ToolRuntimeState {
+export function hasLiveFrames(rt: ToolRuntimeState | ToolState | undefined): rt is ToolRuntimeState {
   return Boolean(rt && rt.phases.some((p) => p.phase !== "progress"));
 }
 
@@ -22,9 +34,9 @@ export function hasLiveFrames(rt: ToolRuntimeState | undefined): rt is ToolRunti
 export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace, through = Number.POSITIVE_INFINITY): ToolRuntimeState | undefined {
   if (t.callSeq === undefined || t.callSeq > through) return undefined;
   const call = events[t.callSeq];
-  const phases: ToolPhase[] = [];
-  const add = (ev: SessionEvent, phase: string, status: string, detail?: unknown) =>
-    phases.push({ phase, status, time: ev.time, seq: ev.seq, ...(detail !== undefined ? { detail } : {}) });
+  const phases: RuntimePhase[] = [];
+  const add = (ev: SessionEvent, phase: string, status: string, detail?: string | null) =>
+    phases.push({ phase, status, time: ev.time, seq: ev.seq, detail: detail ?? null });
   add(call, "prepare", "start");
   let asked = false;
   let decision: string | undefined;
@@ -43,8 +55,8 @@ export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace,
   }
   const res = t.resultSeq !== undefined && t.resultSeq <= through ? events[t.resultSeq] : undefined;
   if (res) {
-    const code = (res.error as { code?: string } | undefined)?.code;
-    const isError = Boolean(res.message?.role === "tool" && res.message.isError) || code !== undefined;
+    const code = res.type === "tool/result" ? res.error?.code : undefined;
+    const isError = Boolean(res.type === "tool/result" && res.message.isError) || code !== undefined;
     const status = isError ? "error" : "done";
     if (code !== undefined && PREPARE_CODES.has(code)) add(res, "prepare", "error", code);
     else if (!asked && code !== "ABORTED_BEFORE_DISPATCH") {
@@ -70,10 +82,10 @@ export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace,
 }
 
 /** What stage 03 shows for `t`: the live frames when the runtime reported any, else the log's. */
-export function runtimeView(live: ToolRuntimeState | undefined, events: readonly SessionEvent[], t: ToolCallTrace | undefined, through: number): ToolRuntimeState | undefined {
+export function runtimeView(live: ToolRuntimeState | ToolState | undefined, events: readonly SessionEvent[], t: ToolCallTrace | undefined, through: number): ToolRuntimeState | undefined {
   if (hasLiveFrames(live)) return live;
-  if (!t) return live;
-  return deriveRuntime(events, t, through) ?? live;
+  if (!t) return live as ToolRuntimeState | undefined;
+  return deriveRuntime(events, t, through) ?? (live as ToolRuntimeState | undefined);
 }
 
 export function formatElapsed(ms: number): string {

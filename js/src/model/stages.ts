@@ -57,7 +57,7 @@ export class CallTracer {
       case "assistant/message": {
         const m = ev.message;
         if (!m || m.role !== "assistant") return;
-        for (const b of m.content) {
+        for (const b of m.content ?? []) {
           if (b.type !== "tool-call") continue;
           const tb = b as ToolCallBlock;
           const t: ToolCallTrace = { index: this.traces.length, callId: tb.id, name: tb.name, arguments: tb.arguments, turn: ev.turn, step: ev.step, assistantSeq: ev.seq, approvalSeqs: [] };

@@ -1,5 +1,6 @@
 // One-line summaries and filters of events for the inspector's timeline.
-import type { SessionEvent } from "../types";
+import { field, messageOf, turnOf, type SessionEvent } from "../types";
+import { fromCell } from "./cell";
 import { messageText } from "./history";
 
 function clip(s: string, n = 100): string {
@@ -8,15 +9,20 @@ function clip(s: string, n = 100): string {
 }
 
 export function summarize(ev: SessionEvent): string {
-  const m = ev.message;
+  const m = messageOf(ev);
   switch (ev.type) {
-    case "user/message":
-      return m && m.role === "user" ? `${m.source?.kind === "plugin" ? `[context ${m.source.plugin ?? ""}] ` : ""}${clip(messageText(m))}` : "";
+    case "user/message": {
+      if (!m || m.role !== "user") return "";
+      const cell = fromCell(m);
+      const op = ev.surfaceOp as { startSeq?: number; endSeq?: number } | undefined;
+      const replaces = op ? `[replaces #${op.startSeq}..#${op.endSeq}] ` : "";
+      return `${replaces}${m.source?.kind === "plugin" ? `[context ${m.source.plugin ?? ""}] ` : ""}${cell ? `${cell} · ` : ""}${clip(messageText(m))}`;
+    }
     case "system/message":
       return m ? clip(messageText(m)) : "";
     case "assistant/message": {
       if (!m || m.role !== "assistant") return "";
-      const calls = m.content.filter((b) => b.type === "tool-call").map((b) => (b.type === "tool-call" ? `${b.name} ${b.id} ${b.arguments}` : ""));
+      const calls = (m.content ?? []).filter((b) => b.type === "tool-call").map((b) => (b.type === "tool-call" ? `${b.name} ${b.id} ${b.arguments}` : ""));
       const text = messageText(m);
       return clip([text, ...calls].filter(Boolean).join(" · "));
     }
@@ -29,13 +35,16 @@ export function summarize(ev: SessionEvent): string {
     case "request/header":
       return `${String(ev.reason)} · ${(ev.tools as unknown[] | undefined)?.length ?? 0} tools`;
     case "turn/end": {
-      const r = ev.reason as { kind?: string; cause?: string; error?: { code?: string } } | undefined;
-      return `${r?.kind ?? ""}${r?.cause ? ` (${r.cause})` : ""}${r?.error?.code ? ` ${r.error.code}` : ""}`;
+      const r = ev.reason as { kind?: string; cause?: string; error?: { code?: string }; limit?: number } | undefined;
+      const limit = r?.limit !== undefined ? ` ${r.limit}` : "";
+      return `${r?.kind ?? ""}${r?.cause ? ` (${r.cause}${limit})` : ""}${r?.error?.code ? ` ${r.error.code}` : ""}`;
     }
     case "approval/asked":
       return `${ev.name} ${ev.callId}${ev.reason ? ` · ${String(ev.reason)}` : ""}`;
     case "approval/decided":
-      return `${ev.name} ${ev.callId} → ${String(ev.decision)}`;
+      return `${ev.name} ${ev.callId} → ${String(ev.decision)}${ev.by ? ` by ${String(ev.by)}` : ""}${ev.rule ? ` · ${String(ev.rule)}` : ""}`;
+    case "context/compacted":
+      return `${String(ev.trigger)} · ${String(ev.replaced)} nodes #${String(ev.startSeq)}..#${String(ev.endSeq)} → summary #${String(ev.summarySeq)} · ~${String(ev.tokensBefore)} → ~${String(ev.tokensAfter)} tokens`;
     case "llm/retry":
       return `attempt ${String(ev.attempt)} · ${(ev.error as { code?: string })?.code ?? ""} · wait ${String(ev.delayMs)} ms`;
     case "agent/inbox/spliced":
@@ -49,7 +58,7 @@ export function summarize(ev: SessionEvent): string {
 
 /** The tool name an event concerns (for the tool filter). */
 export function toolOf(ev: SessionEvent, nameByCall: Map<string, string>): string | undefined {
-  if (ev.type === "tool/call" || ev.type.startsWith("approval/")) return String(ev.name ?? "");
+  if (ev.type === "tool/call" || ev.type.startsWith("approval/")) return String(field(ev, "name") ?? "");
   if (ev.type === "tool/result" && ev.message?.role === "tool") return nameByCall.get(ev.message.toolCallId);
   return undefined;
 }
@@ -70,7 +79,7 @@ export class EventFilter {
       const ev = events[i];
       if (ev.type === "turn/start" && typeof ev.turn === "number") this.turn = ev.turn;
       if (ev.type === "tool/call") this.nameByCall.set(String(ev.callId), String(ev.name));
-      this.turns.push(typeof ev.turn === "number" ? ev.turn : this.turn);
+      this.turns.push(turnOf(ev) ?? this.turn);
       this.tools.push(toolOf(ev, this.nameByCall));
       this.haystack.push(undefined);
     }

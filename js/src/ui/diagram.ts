@@ -3,7 +3,7 @@ import { short, STAGE_ROLES } from "../model/explain";
 import { DERIVED_NOTE, formatElapsed } from "../model/runtime-log";
 import type { StageNo, ToolCallTrace } from "../model/stages";
 import { STAGES } from "../model/stages";
-import type { ToolPhase, ToolRuntimeState } from "../fold";
+import type { RuntimePhase as ToolPhase, ToolRuntimeState } from "../model/runtime-log";
 import { h } from "./dom";
 
 export type ViewName = "history" | "payloads" | "roles";

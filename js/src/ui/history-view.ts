@@ -1,6 +1,7 @@
 // The message-history view: user / assistant / tool (wrappers behind a toggle), with the
 // assistant's tool-call block marked as a call, not file content; live text streams in.
 import type { LiveAttempt } from "../fold";
+import { fromCell } from "../model/cell";
 import type { DerivedMessage } from "../model/history";
 import { visibleHistory } from "../model/history";
 import type { Block, Message } from "../types";
@@ -30,14 +31,15 @@ function blockEl(b: Block, focusCall?: string, streaming = false): HTMLElement {
 }
 
 function messageEl(seq: number | null, m: Message, focusCall?: string, streaming = false): HTMLElement {
-  const label = m.role === "user" && m.source?.kind === "plugin" ? `user (context: ${m.source.plugin ?? "plugin"})` : m.role;
+  const cell = fromCell(m);
+  const label = m.role === "user" && m.source?.kind === "plugin" ? `user (context: ${m.source.plugin ?? "plugin"})` : cell ? `user · ${cell}` : m.role;
   const head = h("div", { class: "dsh-msg-head" }, h("span", { class: "dsh-msg-role" }, label), seq !== null ? h("span", { class: "dsh-seq" }, `#${seq}`) : null);
   const body: HTMLElement[] = [];
-  if (m.role === "assistant") for (const b of m.content) body.push(blockEl(b, focusCall, streaming));
+  if (m.role === "assistant") for (const b of m.content ?? []) body.push(blockEl(b, focusCall, streaming));
   else if (m.role === "tool") {
     body.push(h("div", { class: "dsh-muted" }, `toolCallId = ${m.toolCallId}${m.isError ? " · error" : ""}`));
-    body.push(longText(m.content.map((b) => b.text).join(""), "dsh-text dsh-pre"));
-  } else body.push(longText(m.content.map((b) => b.text).join(""), "dsh-text"));
+    body.push(longText((m.content ?? []).map((b) => b.text).join(""), "dsh-text dsh-pre"));
+  } else body.push(longText((m.content ?? []).map((b) => b.text).join(""), "dsh-text"));
   const focus = m.role === "tool" && m.toolCallId === focusCall;
   return h("div", { class: `dsh-msg dsh-msg-${m.role} ${focus ? "dsh-focus" : ""}`, "data-seq": seq ?? "" }, head, ...body);
 }

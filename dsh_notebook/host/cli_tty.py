@@ -1,0 +1,167 @@
+"""The terminal edge of ``python -m dsh_notebook run``: safe output, approvals asked on the TTY,
+and SIGTERM / SIGHUP handled like Ctrl-C.
+
+- :func:`printable` neutralises terminal control sequences in text the CLI prints (model text,
+  tool output, reasons): ESC becomes a visible ``␛``, every other C0 control, DEL and C1 control a
+  visible picture or ``\\x..`` escape, so a clipboard write (OSC 52), a title change or a clear
+  screen never reaches the terminal. ``\\n`` and ``\\t`` are kept.
+- :class:`TtyApprovals` answers the host's approval asks (``--approve ask``) from the waiting
+  thread: a ``[y/N]`` prompt on ``/dev/tty``, else on stdin when it is a terminal; without a
+  terminal every ask is denied with a note saying why and what to use instead.
+- :func:`terminate_as_interrupt` makes SIGTERM / SIGHUP raise ``KeyboardInterrupt`` in the main
+  thread, so ``run`` cancels the turn through the controller (aborted, every call answered,
+  log flushed) exactly as for Ctrl-C, and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from ..client.follow import FollowHandle
+from ..wire.events import ToolCall
+
+__all__ = ["NO_TTY", "PrintableStream", "TtyApprovals", "printable", "terminate_as_interrupt"]
+
+NO_TTY = "no terminal to ask on, so it was denied (use --approve auto to allow tools, or run in a terminal)"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    c = ord(match.group())
+    if c == 0x1B:
+        return "␛"
+    if c < 0x20:
+        return chr(0x2400 + c)  # the Unicode control pictures: ␇ ␈ ␍ ...
+    if c == 0x7F:
+        return "␡"
+    return f"\\x{c:02x}"  # C1 controls (CSI 0x9b, OSC 0x9d ...)
+
+
+def printable(text: str) -> str:
+    """``text`` with every terminal control character made visible (``\\n`` and ``\\t`` kept)."""
+    return _CONTROL.sub(_picture, text) if _CONTROL.search(text) else text
+
+
+class PrintableStream:
+    """A text stream that writes through :func:`printable` (progress on stderr stays safe)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(printable(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+class _Terminal:
+    """Where to ask: ``/dev/tty`` (the controlling terminal) or a terminal stdin; else none."""
+
+    def __init__(self) -> None:
+        self.stream: TextIO | None = None
+        self.out: TextIO = sys.stderr
+        try:
+            self.stream = open("/dev/tty", "r+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            self.out = self.stream
+        except OSError:
+            if sys.stdin is not None and sys.stdin.isatty():
+                self.stream = sys.stdin
+
+    def ask(self, question: str) -> str | None:
+        if self.stream is None:
+            return None
+        self.out.write(question)
+        self.out.flush()
+        line = self.stream.readline()
+        return line if line else None
+
+    def close(self) -> None:
+        if self.stream is not None and self.stream is not sys.stdin:
+            self.stream.close()
+
+
+def _brief(arguments: str, width: int = 200) -> str:
+    """``{"command": "ls"}`` → ``ls``; several keys → ``k=v, …``; one line, truncated."""
+    try:
+        data = json.loads(arguments) if arguments else {}
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and len(data) == 1:
+        text = str(next(iter(data.values())))
+    elif isinstance(data, dict):
+        text = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items())
+    else:
+        text = arguments
+    text = " ⏎ ".join(text.splitlines())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class TtyApprovals:
+    """Asks each approval the followed session waits for, once; answers with ``session/approve``."""
+
+    def __init__(self, handle: FollowHandle, answer: Callable[[str, str], Any], note: TextIO) -> None:
+        self.handle, self.answer, self.note = handle, answer, note
+        self._asked: set[str] = set()
+        self._terminal: _Terminal | None = None
+
+    def __call__(self) -> None:
+        """The wait's idle hook (the waiting thread): ask what is new."""
+        with self.handle.cond:
+            waiting = {cid: a for cid, a in self.handle.model.approvals.items() if cid not in self._asked}
+            calls = {cid: self._arguments(cid) for cid in waiting}
+        for call_id, ask in waiting.items():
+            self._asked.add(call_id)
+            name = printable(str(ask.get("name") or "tool"))
+            if self._terminal is None:
+                self._terminal = _Terminal()
+            reply = self._terminal.ask(f"dsh: allow {name} {printable(calls[call_id])}? [y/N] ")
+            if reply is None:
+                self.note.write(f"  approval for {name}: {NO_TTY}\n")
+                decision = "deny"
+            else:
+                decision = "allow" if reply.strip().lower() in ("y", "yes") else "deny"
+            self.answer(call_id, decision)
+
+    def _arguments(self, call_id: str) -> str:
+        for event in reversed(self.handle.model.events):
+            if isinstance(event, ToolCall) and event.call_id == call_id:
+                return _brief(event.arguments)
+        return ""
+
+    def close(self) -> None:
+        if self._terminal is not None:
+            self._terminal.close()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[list[int]]:
+    """While inside, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` (main thread only); the list
+    yielded receives the signal numbers seen, so the caller can pick its exit code."""
+    seen: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.append(signum)
+        _interrupt(signum, frame)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread, or not this platform
+            pass
+    try:
+        yield seen
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

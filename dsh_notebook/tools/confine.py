@@ -1,0 +1,216 @@
+"""How a tool's subprocess is confined: bubblewrap where the platform has it, else a fallback.
+
+With ``bwrap`` (Linux, Debian's ``bubblewrap``) a command runs in its **own PID namespace**
+(no view of the host's processes or their ``/proc/*/environ``), with ``--die-with-parent`` (when
+the host dies, so does the sandbox, and with its PID 1 every process in it, detached ones
+included), the whole file system **read-only**, ``/root``, ``$HOME``, ``$DSH_HOME`` and ``/tmp``
+hidden behind empty tmpfs mounts, only the **workspace writable**, and the network shared unless
+:func:`configure` / ``DSH_SANDBOX_NETWORK=0`` turns it off. bwrap itself is started with the
+same minimal environment as the command (bwrap's PID 1 keeps the environment bwrap got, readable
+as ``/proc/1/environ`` inside), never the host's.
+
+Without bwrap the command gets the allow-listed environment, its own process group, runs under
+:mod:`.reaper` (a child subreaper that ends everything the command leaves), and a
+marker variable (:data:`MARKER_VAR`) that every descendant inherits: when the call ends,
+:func:`kill_marked` kills every process that still carries the call's marker — ``setsid``,
+``nohup`` and double-forked ones included — and the :data:`WATCHDOG` child does the same when
+the host process dies. The product says once that no sandbox is active (:func:`warn_once`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..redaction import is_secret_name, url_password
+from .watchdog import MARKER_VAR, WATCHDOG, kill_marked, marked_pids
+
+__all__ = [
+    "MARKER_VAR", "WATCHDOG", "Bubblewrap", "allowed_env", "bubblewrap", "bwrap_argv", "configure",
+    "confined_command",
+    "hidden_paths", "kill_marked", "marked_pids", "network_enabled", "no_sandbox_reason", "warn_once",
+]
+ENV_ALLOW = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "COLORTERM",
+    "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONIOENCODING", "NODE_OPTIONS", "NO_COLOR",
+})
+ENV_FORCED = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+EXTRA_ENV_VAR = "DSH_SANDBOX_ENV"  # comma-separated extra variable names to pass through
+NETWORK_VAR = "DSH_SANDBOX_NETWORK"
+DISABLE_VAR = "DSH_SANDBOX"  # "0"/"off": never use bwrap (the fallback, said once)
+REAPER = str(Path(__file__).resolve().with_name("reaper.py"))
+_network_override: bool | None = None
+_warned = threading.Event()
+
+
+def configure(*, network: bool | None = None) -> None:
+    """Process-wide sandbox settings (the CLI flag and the notebook traitlet set these)."""
+    global _network_override
+    _network_override = network
+
+
+def _falsy(raw: str | None) -> bool:
+    return raw is not None and raw.strip().lower() in {"0", "false", "no", "off"}
+
+
+def network_enabled() -> bool:
+    """Whether sandboxed commands may use the network (default yes)."""
+    if _network_override is not None:
+        return _network_override
+    return not _falsy(os.environ.get(NETWORK_VAR))
+
+
+def allowed_env(base: Mapping[str, str] | None = None, *, home: str | None = None) -> dict[str, str]:
+    """The environment a tool's subprocess gets: an allow-list, never a credential.
+
+    Kept: :data:`ENV_ALLOW`, ``LC_*``, and names listed in ``DSH_SANDBOX_ENV``, unless the name
+    looks like a secret or the value is a URL with a password. ``HOME`` is ``home`` when given.
+    """
+    src = os.environ if base is None else base
+    extra = {n.strip() for n in src.get(EXTRA_ENV_VAR, "").split(",") if n.strip()}
+    env: dict[str, str] = {}
+    for name, value in src.items():
+        if not (name in ENV_ALLOW or name.startswith("LC_") or name in extra or name == "HOME"):
+            continue
+        if is_secret_name(name) or url_password(value) is not None:
+            continue
+        env[name] = value
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    if home is not None:
+        env["HOME"] = home
+    env.update(ENV_FORCED)
+    return env
+
+
+@dataclass(frozen=True)
+class Bubblewrap:
+    path: str
+    version: str
+
+
+@lru_cache(maxsize=1)
+def _probe(path: str) -> Bubblewrap | None:
+    """bwrap at ``path`` if it really can make a sandbox here (user namespaces may be off)."""
+    try:
+        ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10, env={})
+        ok = subprocess.run(
+            [path, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+             "--dev", "/dev", "--clearenv", "/bin/true"],
+            capture_output=True, timeout=10, env={},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if ok.returncode != 0:
+        return None
+    return Bubblewrap(path, (ver.stdout.strip() or "bubblewrap").split()[-1])
+
+
+def bubblewrap() -> Bubblewrap | None:
+    """The usable bubblewrap of this machine, or ``None`` (not Linux, not installed, disabled)."""
+    if not sys.platform.startswith("linux") or _falsy(os.environ.get(DISABLE_VAR)):
+        return None
+    path = shutil.which("bwrap")
+    return _probe(path) if path else None
+
+
+def warn_once(reason: str) -> bool:
+    """Print, once per process, that commands run without a sandbox. True when it printed."""
+    if _warned.is_set():
+        return False
+    _warned.set()
+    print(
+        f"dsh: WARNING: no sandbox for tool commands ({reason}); bash runs unconfined (file system, "
+        "processes and network of this user) with an allow-listed environment, its processes "
+        "ended with the call. Install bubblewrap (apt-get install bubblewrap) for a real sandbox; "
+        "`python -m dsh_notebook doctor` shows what is active.",
+        file=sys.stderr,
+        flush=True,
+    )
+    return True
+
+
+def no_sandbox_reason() -> str:
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap is Linux-only; this is {sys.platform}"
+    if _falsy(os.environ.get(DISABLE_VAR)):
+        return f"{DISABLE_VAR}=0"
+    if shutil.which("bwrap") is None:
+        return "bwrap not found on PATH"
+    return "bwrap cannot create namespaces here"
+
+
+CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".claude", ".dsh",
+                   ".config/gcloud", ".config/gh", ".config/op", ".password-store")
+CREDENTIAL_FILES = (".netrc", ".npmrc", ".pypirc", ".git-credentials", ".config/git/credentials",
+                    ".bash_history", ".python_history")
+
+
+def hidden_paths(workspace: Path) -> tuple[list[str], list[str]]:
+    """(directories covered by an empty tmpfs, files covered by ``/dev/null``) in the sandbox:
+    ``/tmp``, ``$DSH_HOME``, and the credential stores of ``$HOME`` and ``/root``. Toolchains
+    under ``$HOME`` (pyenv, nvm, cargo) stay readable. The workspace is bound after them, so a
+    workspace inside a hidden directory stays visible."""
+    homes = {os.path.realpath(os.path.expanduser("~")), "/root"}
+    dirs = ["/tmp", os.environ.get("DSH_HOME") or os.path.expanduser("~/.dsh")]
+    files: list[str] = []
+    for home in sorted(homes):
+        dirs += [os.path.join(home, d) for d in CREDENTIAL_DIRS]
+        files += [os.path.join(home, f) for f in CREDENTIAL_FILES]
+    real_dirs: list[str] = []
+    for raw in dirs:
+        real = os.path.realpath(raw)
+        if real != "/" and real not in real_dirs and os.path.isdir(real):
+            real_dirs.append(real)
+    real_files = sorted({os.path.realpath(f) for f in files if os.path.isfile(f)})
+    return real_dirs, real_files
+
+
+def bwrap_argv(bw: Bubblewrap, workspace: Path, env: Mapping[str, str], argv: list[str],
+               *, network: bool) -> list[str]:
+    """The bwrap command line that runs ``argv`` confined to ``workspace``."""
+    cmd = [bw.path, "--unshare-all"]
+    if network:
+        cmd.append("--share-net")
+    cmd += ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
+            "--proc", "/proc"]
+    dirs, files = hidden_paths(workspace)
+    for hidden in dirs:
+        cmd += ["--tmpfs", hidden]
+    for hidden in files:
+        cmd += ["--ro-bind", "/dev/null", hidden]
+    ws = str(workspace)
+    cmd += ["--bind", ws, ws, "--chdir", ws, "--clearenv"]
+    for name, value in env.items():
+        cmd += ["--setenv", name, value]
+    return [*cmd, "--", *argv]
+
+
+def confined_command(argv: list[str], workspace: Path, base_env: Mapping[str, str] | None,
+                     marker: str) -> tuple[list[str], dict[str, str], bool]:
+    """``(argv, environment, sandboxed?)`` to start ``argv`` for a tool call in ``workspace``.
+
+    Sandboxed: the bwrap command line, and bwrap itself gets the same minimal environment (its
+    PID 1 keeps what bwrap was given). Unconfined (said once): ``argv`` under :mod:`.reaper`,
+    registered with the :data:`WATCHDOG`. Either way the environment carries ``marker``.
+    Blocking (probes bwrap once, may start the watchdog): call it off the event loop.
+    """
+    bw = bubblewrap()
+    if bw is None:
+        warn_once(no_sandbox_reason())
+        env = allowed_env(base_env)
+        env[MARKER_VAR] = marker
+        if sys.platform.startswith("linux"):  # a subreaper that ends whatever the command leaves
+            env["DSH_REAPER_PARENT"] = str(os.getpid())
+            argv = [sys.executable, "-S", "-I", REAPER, *argv]
+        WATCHDOG.register(marker)  # the host's own death: the watchdog ends what is left
+        return argv, env, False
+    env = allowed_env(base_env, home="/tmp")
+    env[MARKER_VAR] = marker
+    return bwrap_argv(bw, workspace, env, argv, network=network_enabled()), dict(env), True

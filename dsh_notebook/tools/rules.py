@@ -1,0 +1,261 @@
+"""Approval policies (issue 13 item 4): rules, "allow for this session" grants, callables.
+
+Before a call runs, its tool's default (``allow`` for read / glob / grep, ``ask`` for bash / write
+/ edit / python) may be overridden by the session's :class:`ApprovalPolicy`, consulted in order:
+
+1. **callables** registered from the notebook (``dsh_notebook.policy(fn)``): ``fn(call)`` gets a
+   :class:`PolicyCall` and returns ``"allow"`` / ``"deny"`` / ``"ask"`` or ``None`` (no opinion);
+   the first answer wins; a callable that raises denies (fail closed). They run on the host's
+   thread: keep them quick and free of notebook state that another thread could be changing;
+2. **rules** from a JSON file (``--rules FILE``, ``DSH_POLICY_FILE``): a list of
+   ``{"tool": "bash", "pattern": "rm *", "action": "deny"}`` — ``tool`` a name or a glob (``*``),
+   ``pattern`` a glob (:func:`fnmatch.fnmatchcase`, default ``*``) on the call's *subject*: the
+   command for ``bash``, the code for ``python``, the path for file tools (``file_path``, or
+   ``path`` / ``pattern`` for grep / glob), the raw arguments otherwise. First match wins;
+3. **grants** — "allow for the rest of the session" answers (``a`` at the stdin prompt, the
+   widget's button), read from the session log's ``approval/decided.grant``: for ``bash`` the
+   command prefix (its first word, and the second for tools with subcommands such as ``git``), for
+   other tools the whole tool.
+
+An *allow* (rule or grant) never matches a bash command holding shell control characters
+(``; & | ` $ ( ) < >`` or a newline): ``git status; rm -rf ~`` is not ``git status *`` — it is
+asked as usual. ``deny`` and ``ask`` rules match any command. Decisions made without asking are
+logged as ``approval/decided`` with ``by`` (``policy`` / ``rule`` / ``session``) and ``rule``
+(the label of what decided: ``policy:fn``, ``rules.json#2 bash "rm *"``, ``session bash "git *"``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import UserError
+from ..wire.events import ApprovalDecided, Grant
+from .outcome import PolicyVerdict, ToolInvocation
+
+Action = Literal["allow", "deny", "ask"]
+SHELL_META = re.compile(r"[;&|`$()<>\n\r]")
+SUBCOMMAND_TOOLS = frozenset({
+    "git", "npm", "npx", "pnpm", "yarn", "pip", "pip3", "uv", "cargo", "go", "docker", "kubectl",
+    "make", "poetry", "conda", "brew", "apt", "apt-get", "systemctl", "dotnet", "gh",
+})  # fmt: skip
+_SUBJECT_KEYS = {"bash": "command", "python": "code", "read": "file_path", "write": "file_path",
+                 "edit": "file_path", "glob": "pattern"}
+
+
+class Rule(BaseModel):
+    """One approval rule (``tool``, ``pattern``, ``action``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tool: str
+    pattern: str = "*"
+    action: Action
+
+
+@dataclass(frozen=True)
+class PolicyCall:
+    """What a policy callable sees of one call."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    subject: str  # the command (bash), the code (python), the path (file tools), else the raw JSON
+    raw_arguments: str
+    session_id: str | None = None
+
+
+def call_subject(name: str, arguments: str) -> str:
+    """The string a rule's ``pattern`` is matched against (see the module docstring)."""
+    try:
+        parsed = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return arguments
+    if not isinstance(parsed, dict):
+        return arguments
+    key = _SUBJECT_KEYS.get(name)
+    if name == "grep":
+        key = "path" if isinstance(parsed.get("path"), str) else "pattern"
+    value = parsed.get(key) if key else None
+    return value if isinstance(value, str) else arguments
+
+
+def _matches(tool_glob: str, pattern: str, name: str, subject: str, *, allow: bool) -> bool:
+    if not fnmatch.fnmatchcase(name, tool_glob):
+        return False
+    if allow and name == "bash" and SHELL_META.search(subject):
+        return False
+    if fnmatch.fnmatchcase(subject, pattern):
+        return True
+    # `git status *` also covers the bare prefix `git status`
+    return pattern.endswith(" *") and subject.strip() == pattern[:-2]
+
+
+class RuleSet:
+    """Rules loaded from one file; first match wins."""
+
+    def __init__(self, rules: Sequence[Rule], source: str = "rules") -> None:
+        self.rules = tuple(rules)
+        self.source = source
+
+    def label(self, index: int) -> str:
+        rule = self.rules[index]
+        return f'{self.source}#{index + 1} {rule.tool} "{rule.pattern}"'
+
+    def match(self, name: str, subject: str) -> tuple[Action, str] | None:
+        for i, rule in enumerate(self.rules):
+            if _matches(rule.tool, rule.pattern, name, subject, allow=rule.action == "allow"):
+                return rule.action, self.label(i)
+        return None
+
+
+def load_rules(path: str | Path) -> RuleSet:
+    """Read a rules file: a JSON list of rules (or ``{"rules": [...]}``). ``BAD_RULES`` if not."""
+    file = Path(path).expanduser()
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"rules file {str(file)!r} does not exist", code="BAD_RULES") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UserError(f"rules file {str(file)!r} is not readable JSON: {exc}", code="BAD_RULES") from None
+    items = data.get("rules") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise UserError(f"rules file {str(file)!r} must hold a JSON list of "
+                        '{"tool": ..., "pattern": ..., "action": "allow|deny|ask"}', code="BAD_RULES")
+    rules = []
+    for i, item in enumerate(items):
+        try:
+            rules.append(Rule.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "rule"
+            raise UserError(f"rules file {str(file)!r}, rule {i + 1}: {where}: {first['msg']}",
+                            code="BAD_RULES") from None
+    return RuleSet(rules, file.name)
+
+
+def grant_for(name: str, arguments: str) -> Grant:
+    """The grant an "allow for this session" answer gives: the bash command prefix, else the tool."""
+    if name != "bash":
+        return Grant(tool=name, pattern="*")
+    words = call_subject(name, arguments).split()
+    if not words:
+        return Grant(tool=name, pattern="*")
+    prefix = words[:2] if words[0] in SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-") else words[:1]
+    return Grant(tool=name, pattern=" ".join(prefix) + " *")
+
+
+def grant_label(grant: Grant) -> str:
+    return f'session {grant.tool} "{grant.pattern}"'
+
+
+# --- callables registered from the notebook ----------------------------------------------------
+
+PolicyFn = Callable[[PolicyCall], "Action | None"]
+_CALLABLES: list[PolicyFn] = []
+_LOCK = threading.Lock()
+
+
+def register_policy(fn: PolicyFn) -> PolicyFn:
+    """Register ``fn`` for every session of this process (``dsh_notebook.policy``); a decorator.
+    ``unregister_policy(fn)`` removes it."""
+    if not callable(fn):
+        raise UserError("dsh_notebook.policy(fn) needs a callable: fn(call) -> 'allow'|'deny'|'ask'|None",
+                        code="BAD_POLICY")
+    with _LOCK:
+        if fn not in _CALLABLES:
+            _CALLABLES.append(fn)
+    return fn
+
+
+def unregister_policy(fn: PolicyFn) -> bool:
+    with _LOCK:
+        if fn in _CALLABLES:
+            _CALLABLES.remove(fn)
+            return True
+    return False
+
+
+def registered_policies() -> list[PolicyFn]:
+    with _LOCK:
+        return list(_CALLABLES)
+
+
+def _fn_name(fn: Any) -> str:
+    return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
+
+
+class ApprovalPolicy:
+    """The approval policy of one session: callables, then rules, then the session's grants."""
+
+    def __init__(self, events: Sequence[Any] = (), rules: RuleSet | None = None, *,
+                 callables: Callable[[], Sequence[PolicyFn]] = registered_policies,
+                 session_id: str | None = None) -> None:
+        self.events = events  # the session's log (a live view): grants are read from it
+        self.rules = rules
+        self.callables = callables
+        self.session_id = session_id
+        self._grants: list[Grant] = []
+        self._scanned = 0
+
+    @property
+    def grants(self) -> list[Grant]:
+        events = self.events
+        for k in range(self._scanned, len(events)):
+            event = events[k]
+            if isinstance(event, ApprovalDecided) and event.grant is not None and event.decision == "allow":
+                if event.grant not in self._grants:
+                    self._grants.append(event.grant)
+        self._scanned = len(events)
+        return list(self._grants)
+
+    def evaluate(self, call_id: str, name: str, arguments: str, *, use_callables: bool = True
+                 ) -> tuple[Action, str, str] | None:
+        """``(action, by, rule label)`` of the first callable / rule / grant that decides, else None."""
+        subject = call_subject(name, arguments)
+        if use_callables:
+            for fn in self.callables():
+                try:
+                    parsed = json.loads(arguments) if arguments else {}
+                except ValueError:
+                    parsed = {}
+                call = PolicyCall(call_id, name, parsed if isinstance(parsed, dict) else {}, subject,
+                                  arguments, self.session_id)
+                try:
+                    out = fn(call)
+                except Exception as exc:
+                    return "deny", "policy", f"policy:{_fn_name(fn)} failed ({type(exc).__name__}: {exc})"[:300]
+                if out in ("allow", "deny", "ask"):
+                    return out, "policy", f"policy:{_fn_name(fn)}"
+        if self.rules is not None:
+            hit = self.rules.match(name, subject)
+            if hit is not None:
+                return hit[0], "rule", hit[1]
+        for grant in self.grants:
+            if _matches(grant.tool, grant.pattern, name, subject, allow=True):
+                return "allow", "session", grant_label(grant)
+        return None
+
+    async def pre_execute(self, inv: ToolInvocation, verdict: PolicyVerdict) -> PolicyVerdict | None:
+        """A ToolRuntime ``pre_execute`` hook: the policy's verdict, or ``None`` to keep the tool's."""
+        if verdict.decision == "deny":
+            return None  # a disabled tool stays disabled
+        hit = self.evaluate(inv.call_id, inv.name, inv.arguments)
+        if hit is None:
+            return None
+        action, by, label = hit
+        reason = f"{label} says {action}"
+        return PolicyVerdict(action, reason, by, rule=label)
+
+
+__all__ = [
+    "ApprovalPolicy", "PolicyCall", "Rule", "RuleSet", "call_subject", "grant_for", "grant_label",
+    "load_rules", "register_policy", "registered_policies", "unregister_policy",
+]  # fmt: skip

@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// Generate js/src/wire.gen.ts from the wire's JSON Schema (`python -m dsh_notebook schema`).
+//
+//   node scripts/gen-types.mjs            write src/wire.gen.ts
+//   node scripts/gen-types.mjs --check    exit 1 when the committed file differs from a fresh one
+//   node scripts/gen-types.mjs --schema FILE   read the schema from FILE instead of running Python
+//
+// The Python interpreter is $DSH_PYTHON, else ../.venv/bin/python, else python3. Output is
+// deterministic: one exported type per `$defs` entry, sorted by name; unions stay unions,
+// closed objects (`additionalProperties: false`) get no index signature.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const target = resolve(here, "../src/wire.gen.ts");
+
+function python() {
+  if (process.env.DSH_PYTHON) return process.env.DSH_PYTHON;
+  const venv = resolve(here, "../../.venv/bin/python");
+  return existsSync(venv) ? venv : "python3";
+}
+
+function loadSchema(argv) {
+  const i = argv.indexOf("--schema");
+  if (i >= 0) return JSON.parse(readFileSync(argv[i + 1], "utf8"));
+  const out = execFileSync(python(), ["-m", "dsh_notebook", "schema"], {
+    cwd: resolve(here, "../.."), encoding: "utf8", maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(out);
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const typeName = (name) => name.replace(/[^A-Za-z0-9_$]/g, "_").replace(/^([0-9])/, "_$1");
+const key = (k) => (IDENT.test(k) ? k : JSON.stringify(k));
+const literal = (v) => JSON.stringify(v);
+
+function refName(ref) {
+  const m = /^#\/(?:\$defs|definitions)\/(.+)$/.exec(ref);
+  if (!m) throw new Error(`unsupported $ref ${ref}`);
+  return typeName(decodeURIComponent(m[1]).replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+function union(parts) {
+  const uniq = [...new Set(parts)];
+  if (uniq.length === 0) return "never";
+  return uniq.length === 1 ? uniq[0] : uniq.map((p) => (p.includes(" | ") || p.includes(" & ") ? `(${p})` : p)).join(" | ");
+}
+
+function comment(text, indent) {
+  if (!text) return "";
+  const lines = String(text).trim().split("\n");
+  if (lines.length === 1) return `${indent}/** ${lines[0].replace(/\*\//g, "*\\/")} */\n`;
+  return `${indent}/**\n${lines.map((l) => `${indent} * ${l.replace(/\*\//g, "*\\/")}`.trimEnd()).join("\n")}\n${indent} */\n`;
+}
+
+function ts(schema, indent = "") {
+  if (schema === true || schema === undefined) return "JsonValue";
+  if (schema === false) return "never";
+  if (schema.$ref) return refName(schema.$ref);
+  if ("const" in schema) return literal(schema.const);
+  if (Array.isArray(schema.enum)) return union(schema.enum.map(literal));
+  if (schema.anyOf) return union(schema.anyOf.map((s) => ts(s, indent)));
+  if (schema.oneOf) return union(schema.oneOf.map((s) => ts(s, indent)));
+  if (schema.allOf) return schema.allOf.length === 1 ? ts(schema.allOf[0], indent) : schema.allOf.map((s) => ts(s, indent)).join(" & ");
+  const type = schema.type;
+  if (Array.isArray(type)) return union(type.map((t) => ts({ ...schema, type: t }, indent)));
+  switch (type) {
+    case "string": return "string";
+    case "integer": case "number": return "number";
+    case "boolean": return "boolean";
+    case "null": return "null";
+    case "array": {
+      if (Array.isArray(schema.prefixItems)) {
+        const items = schema.prefixItems.map((s) => ts(s, indent));
+        if (schema.items === false || schema.maxItems === items.length) return `[${items.join(", ")}]`;
+        return `[${items.join(", ")}, ...${arrayOf(ts(schema.items, indent))}]`;
+      }
+      return arrayOf(ts(schema.items, indent));
+    }
+    case "object": return object(schema, indent);
+    case undefined:
+      if (schema.properties || schema.additionalProperties !== undefined) return object(schema, indent);
+      return "JsonValue";
+    default:
+      throw new Error(`unsupported schema type ${JSON.stringify(type)}`);
+  }
+}
+
+function arrayOf(t) {
+  return /^[A-Za-z0-9_$"]+$/.test(t) ? `${t}[]` : `(${t})[]`;
+}
+
+function object(schema, indent) {
+  const inner = `${indent}  `;
+  const required = new Set(schema.required ?? []);
+  const lines = [];
+  for (const [k, s] of Object.entries(schema.properties ?? {})) {
+    // a `const` field (a discriminator such as `type`) is always serialized, default or not
+    const always = required.has(k) || (s && typeof s === "object" && "const" in s);
+    lines.push(`${comment(s.description, inner)}${inner}${key(k)}${always ? "" : "?"}: ${ts(s, inner)};`);
+  }
+  const extra = schema.additionalProperties;
+  if (extra !== false && !(extra === undefined && schema.properties && schema.unevaluatedProperties === false)) {
+    const value = extra === undefined || extra === true ? "JsonValue" : ts(extra, inner);
+    if (lines.length === 0) return `{ [k: string]: ${value} }`;
+    lines.push(`${inner}[k: string]: ${value === "JsonValue" ? "unknown" : value};`);
+  }
+  if (lines.length === 0) return "Record<string, never>";
+  return `{\n${lines.join("\n")}\n${indent}}`;
+}
+
+export function generate(doc) {
+  const defs = doc.$defs ?? doc.definitions ?? {};
+  const out = [
+    "// Generated by js/scripts/gen-types.mjs from `python -m dsh_notebook schema`. Do not edit:",
+    "// change the pydantic models of the wire, then `npm run gen:types` (or `make types`).",
+    "/* eslint-disable */",
+    "",
+    "export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };",
+  ];
+  for (const name of Object.keys(defs).sort()) {
+    if (name === "JsonValue") continue; // pydantic's JsonValue (`{}`): the alias above
+    const schema = defs[name];
+    const body = ts(schema, "");
+    const doc = comment(schema.description, "");
+    out.push("");
+    if (body.startsWith("{\n") && !schema.anyOf && !schema.oneOf) out.push(`${doc}export interface ${typeName(name)} ${body}`);
+    else out.push(`${doc}export type ${typeName(name)} = ${body};`);
+  }
+  return `${out.join("\n")}\n`;
+}
+
+function main(argv) {
+  const text = generate(loadSchema(argv));
+  if (argv.includes("--check")) {
+    const committed = existsSync(target) ? readFileSync(target, "utf8") : "";
+    if (committed !== text) {
+      console.error("js/src/wire.gen.ts is out of date with the Python wire models: run `make types` (or `cd js && npm run gen:types`) and commit it");
+      process.exit(1);
+    }
+    return;
+  }
+  writeFileSync(target, text);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));

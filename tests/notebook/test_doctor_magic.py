@@ -1,0 +1,26 @@
+"""``%dsh doctor`` and the ``DshMagics.sandbox_network`` traitlet in terminal IPython."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_notebook.notebook.views import ConfigView
+from dsh_notebook.tools import confine
+
+
+def test_magic_doctor_lists_the_protections(shell: Any) -> None:
+    view = shell.run_cell("%dsh doctor").result
+    assert isinstance(view, ConfigView)
+    assert list(view.items)[:4] == ["sandbox", "PID namespace", "file system", "network"]
+    assert view.items["grep engine"].startswith("RE2") and "<table" in view._repr_html_()
+
+
+def test_sandbox_network_traitlet_turns_the_network_off(shell: Any) -> None:
+    try:
+        shell.run_line_magic("config", "DshMagics.sandbox_network = False")
+        assert confine.network_enabled() is False
+        if confine.bubblewrap() is not None:
+            assert shell.run_cell("%dsh doctor").result.items["network"].startswith("off")
+    finally:
+        shell.run_line_magic("config", "DshMagics.sandbox_network = None")
+    assert confine.network_enabled() is True

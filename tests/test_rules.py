@@ -1,0 +1,132 @@
+"""The package's rules as tests: layer imports (AST, imports inside functions included) and the
+README's ownership map against the modules that exist."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "dsh_notebook"
+CORE = ("session", "agent", "tools", "models", "wire")
+UI = ("IPython", "ipywidgets", "anywidget")
+LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "demo")
+TOP_MODULES = ("cli", "config", "context", "errors", "scope", "teach")
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if "static" not in p.parts)
+
+
+def rel(path: Path) -> str:
+    return path.relative_to(PKG).as_posix()
+
+
+def imported(path: Path, package: list[str] | None = None) -> list[tuple[int, str]]:
+    """Every module ``path`` imports, anywhere in it, as absolute dotted names."""
+    package = package or ["dsh_notebook", *path.relative_to(PKG).parent.parts]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            name = ".".join([*base, node.module] if node.module else base)
+            out.append((node.lineno, name))
+            if node.module is None:  # ``from . import x``: x is a module of that package
+                out += [(node.lineno, f"{name}.{a.name}") for a in node.names]
+    return out
+
+
+def test_the_core_never_imports_ui_libraries_or_openai() -> None:
+    bad = []
+    for path in modules():
+        if rel(path).split("/")[0] not in CORE:
+            continue
+        for line, name in imported(path):
+            top = name.split(".")[0]
+            if top in UI or (top == "openai" and rel(path) != "models/openai_compat.py"):
+                bad.append(f"{rel(path)}:{line} imports {name}")
+    assert bad == [], "the core imports what it must not:\n" + "\n".join(bad)
+
+
+def test_the_wire_imports_only_pydantic_the_stdlib_and_itself() -> None:
+    bad = []
+    for path in sorted((PKG / "wire").rglob("*.py")):
+        for line, name in imported(path):
+            parts = name.split(".")
+            if parts[0] == "dsh_notebook" and (len(parts) < 2 or parts[1] != "wire"):
+                bad.append(f"{rel(path)}:{line} imports {name}")
+            elif parts[0] not in ("dsh_notebook", "pydantic", "pydantic_core", "__future__") and not _stdlib(parts[0]):
+                bad.append(f"{rel(path)}:{line} imports {name}")
+    assert bad == [], "wire/ must import no layer and no third-party library but pydantic:\n" + "\n".join(bad)
+
+
+def _stdlib(name: str) -> bool:
+    import sys
+
+    return name in sys.stdlib_module_names
+
+
+def test_the_rule_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    import IPython\n    from openai import OpenAI\n    from ..host import gateway\n")
+    names = [n for _, n in imported(probe, ["dsh_notebook", "tools"])]
+    assert names == ["IPython", "openai", "dsh_notebook.host"]
+
+
+# --- the ownership map ---------------------------------------------------------------------------
+
+
+def ownership_entries() -> list[str]:
+    """The module paths named in the README's ownership map (its table's last column)."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## How it is built: the ownership map", 1)[1].split("\n## ", 1)[0]
+    entries: list[str] = []
+    for row in section.splitlines():
+        if row.startswith("|") and not row.startswith("|---"):
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            entries += re.findall(r"`([^`]+)`", cells[-1])
+    return [e for e in entries if e != "module"]
+
+
+def covered(module: str, entries: list[str]) -> bool:
+    for entry in entries:
+        if entry.endswith("/") and module.startswith(entry):
+            return True
+        if fnmatch.fnmatch(module, entry):
+            return True
+    return False
+
+
+def test_every_module_of_the_map_exists() -> None:
+    missing = []
+    for entry in ownership_entries():
+        base = ROOT if entry.startswith("js/") else PKG
+        if entry.endswith("/"):
+            ok = (base / entry).is_dir()
+        else:
+            ok = bool(list(base.glob(entry)))
+        if not ok:
+            missing.append(entry)
+    assert missing == [], "the README's ownership map names modules that do not exist: " + ", ".join(missing)
+
+
+def test_every_package_module_is_in_the_map() -> None:
+    entries = ownership_entries()
+    absent = [
+        rel(p) for p in modules()
+        if p.name != "__init__.py" and not covered(rel(p), entries)
+    ]  # fmt: skip
+    assert absent == [], (
+        "add these modules to the README's ownership map (`## How it is built`): " + ", ".join(absent)
+    )
+
+
+def test_the_layers_are_the_ones_the_rules_name() -> None:
+    packages = sorted(p.name for p in PKG.iterdir() if (p / "__init__.py").is_file())
+    assert set(packages) <= set(LAYERS) | {"wire"}, packages
+    tops = sorted(p.stem for p in PKG.glob("*.py") if not p.name.startswith("__"))
+    assert set(tops) <= set(TOP_MODULES), tops

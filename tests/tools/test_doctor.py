@@ -1,0 +1,54 @@
+"""``python -m dsh_notebook doctor`` and ``%dsh doctor``: one line per protection, exit 0,
+reflecting what this machine really has."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dsh_notebook.tools.confine import bubblewrap
+
+REPO = Path(__file__).resolve().parents[2]
+NAMES = ("sandbox", "PID namespace", "file system", "network", "process cleanup", "environment",
+         "redaction", "grep engine", "file tools", "session locking", "file modes")
+
+
+def doctor(**env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dsh_notebook", "doctor"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **env}, timeout=60, check=False)
+
+
+def rows(out: str) -> dict[str, str]:
+    return {name: line[len(name):].strip() for line in out.splitlines() for name in NAMES if line.startswith(name + " ")}
+
+
+def test_doctor_prints_one_line_per_protection_and_exits_0() -> None:
+    done = doctor()
+    assert done.returncode == 0, done.stderr
+    table = rows(done.stdout)
+    assert list(table) == list(NAMES) and len(done.stdout.splitlines()) == len(NAMES)
+    assert table["grep engine"].startswith("RE2 (google-re2 ")
+    bw = bubblewrap()
+    if bw is not None:
+        assert table["sandbox"] == f"bubblewrap {bw.version} ({bw.path})" and table["PID namespace"].startswith("on")
+        assert table["network"].startswith("on")
+    else:
+        assert table["sandbox"].startswith("none")
+
+
+def test_doctor_reports_settings_and_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    done = doctor(DSH_SANDBOX_NETWORK="0", SOME_TOKEN="tok-0123456789", DSH_HOME=str(home), DSH_SANDBOX="1")
+    table = rows(done.stdout)
+    assert done.returncode == 0
+    if bubblewrap() is not None:
+        assert table["network"].startswith("off")
+    assert f"{home} 0700" in table["file modes"]
+    assert "tok-0123456789" not in done.stdout
+    off = rows(doctor(DSH_SANDBOX="0").stdout)
+    assert off["sandbox"] == "none: DSH_SANDBOX=0" and off["PID namespace"].startswith("off")
