@@ -12,7 +12,6 @@ from pathlib import Path
 from dsh_notebook.observe.indexer import index_writer
 from dsh_notebook.observe.search import INDEX_NAME, SearchIndex
 from dsh_notebook.observe.search_view import search_sessions
-from dsh_notebook.session import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
 from dsh_notebook.session.session import Session
 from dsh_notebook.session.store import SessionStore
 from dsh_notebook.wire.events import (
@@ -25,6 +24,13 @@ from dsh_notebook.wire.events import (
     TurnEndReason,
     TurnStart,
     UserMessageEvent,
+)
+from dsh_notebook.wire.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
 )
 
 REPO = Path(__file__).resolve().parents[2]

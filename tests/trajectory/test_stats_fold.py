@@ -3,7 +3,6 @@ parallel tool results committed late, approvals, unknown prices and old logs wit
 
 from __future__ import annotations
 
-from dsh_notebook.session import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
 from dsh_notebook.session.session import Session
 from dsh_notebook.session.stats import session_stats, stats_schema
 from dsh_notebook.wire.events import (
@@ -23,6 +22,13 @@ from dsh_notebook.wire.events import (
     TurnStart,
     Usage,
     UserMessageEvent,
+)
+from dsh_notebook.wire.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
 )
 
 
