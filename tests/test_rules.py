@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
 CORE = ("session", "agent", "tools", "models", "wire")
 UI = ("IPython", "ipywidgets", "anywidget")
-LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "demo")
-TOP_MODULES = ("cli", "config", "context", "errors", "scope", "teach")
+LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo")
+TOP_MODULES = ("cli", "config", "context", "doctor", "errors", "redaction", "scope", "teach")
 
 
 def modules() -> list[Path]:

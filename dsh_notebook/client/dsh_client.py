@@ -18,10 +18,18 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import HostError
-from ..wire.endpoints import Compacted, Decided, ListedSession, Resumed, SessionCreated, SessionInfo
+from ..wire.endpoints import (
+    Compacted,
+    DebugState,
+    Decided,
+    ListedSession,
+    Resumed,
+    SessionCreated,
+    SessionInfo,
+)
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
@@ -79,6 +87,13 @@ class DshClient:
         """Summarise the session's older turns into one message now (``session/compact``)."""
         done: Compacted = self.remote.session.compact(session_id=session_id)
         return done
+
+    def debug(self, session_id: str, action: str, **args: Any) -> DebugState:
+        """``session/debug``: ``break`` (``stages``, ``tools``), ``continue``, ``step``, ``edit``
+        (``target``, ``value``, ``call_id``) or ``state`` — see :mod:`dsh_notebook.agent.debugger`."""
+        given = {k: v for k, v in args.items() if v is not None or k == "value"}
+        state: DebugState = self.remote.session.debug(session_id=session_id, action=action, **given)
+        return state
 
     def list_sessions(self) -> list[ListedSession]:
         return list(self.remote.session.list().sessions)

@@ -17,6 +17,7 @@ real runs. The state (``state()``; shapes in :mod:`.state`)::
     submissions           requestId -> {requestId, text, mode, state, rpcId, queuedSeq, claimSeq,
                           seq, turn, error}; also for requestIds other clients submitted
     turnEnds              [{turn, reason, seq}]
+    paused                the debugger's pause: {stage, callId, seq, name, editable, payload}, or null
     gap                   an event (or a snapshot) skipped seqs this model lacks: reopen from cursor
 
 Rules, per item:
@@ -34,6 +35,7 @@ Rules, per item:
   ``claimed`` or ``canceled`` (by ``outcome``); ``turn/start`` → turn; ``turn/end`` → turnEnds,
   no live attempt, nothing waiting.
 - ``assistant-stream`` / ``tool-runtime``: :mod:`.live`. ``status``: status, turn, step.
+- ``paused`` → ``paused``; ``resumed`` (and ``turn/end``, and a snapshot without one) → null.
 - control ``baseline`` / ``queue`` / ``status`` of this session: queue / status replaced.
 - the client's own calls: ``submit`` (pending), ``accepted`` (pending → accepted), ``rejected``.
 
@@ -69,6 +71,8 @@ from ..wire.follow import (
     FollowItem,
     FollowItemAdapter,
     FollowStatus,
+    PausedItem,
+    ResumedItem,
     Snapshot,
     ToolRuntimeItem,
 )
@@ -78,12 +82,14 @@ from .state import (
     InboxEntry,
     Json,
     LiveAttempt,
+    PauseState,
     PendingApproval,
     Submission,
     ToolState,
     TurnEndEntry,
     new_submission,
     new_tool,
+    pause_state,
 )
 from .views import ModelViews
 
@@ -111,6 +117,7 @@ class ClientSessionModel(ModelViews):
         self.inbox: dict[str, list[InboxEntry]] = {"next-turn": [], "next-step": []}
         self.submissions: dict[str, Submission] = {}
         self.turn_ends: list[TurnEndEntry] = []
+        self.paused: PauseState | None = None
         self.gap = False
 
     def state(self) -> FoldState:
@@ -119,7 +126,7 @@ class ClientSessionModel(ModelViews):
             sessionId=self.session_id, header=self.header, start=self.start, cursor=self.cursor,
             events=[dump(e) for e in self.events], status=self.status, turn=self.turn, step=self.step,
             attempt=self.attempt, tools=self.tools, approvals=self.approvals, queue=self.queue, inbox=self.inbox,
-            submissions=self.submissions, turnEnds=self.turn_ends, gap=self.gap,
+            submissions=self.submissions, turnEnds=self.turn_ends, paused=self.paused, gap=self.gap,
         ))
 
     # -- the client's own submissions -----------------------------------------------------------
@@ -155,6 +162,10 @@ class ClientSessionModel(ModelViews):
             fold_tool(self.tools, typed.frame)
         elif isinstance(typed, FollowStatus):
             self.status, self.turn, self.step = typed.status, typed.turn, typed.step
+        elif isinstance(typed, PausedItem):
+            self.paused = pause_state(typed)
+        elif isinstance(typed, ResumedItem):
+            self.paused = None
 
     def apply_control(self, item: ControlItem | Mapping[str, Any]) -> None:
         """Fold one control item (only what concerns this session)."""
@@ -189,6 +200,7 @@ class ClientSessionModel(ModelViews):
         for frame in live.tools.values():
             fold_tool(self.tools, frame, again=True)
         self.approvals = {a.call_id: PendingApproval(callId=a.call_id, name=a.name, reason=a.reason) for a in live.approvals}
+        self.paused = pause_state(live.paused) if live.paused is not None else None
 
     def _event(self, e: AnyEvent) -> None:
         seq = e.seq
@@ -228,7 +240,7 @@ class ClientSessionModel(ModelViews):
             self.turn = e.turn
         elif isinstance(e, TurnEnd):
             self.turn_ends.append(TurnEndEntry(turn=e.turn, reason=dump(e.reason), seq=seq))
-            self.attempt = None
+            self.attempt, self.paused = None, None
             for tool in self.tools.values():
                 tool["waiting"] = False
 

@@ -13,6 +13,8 @@ from typing import Literal, TypedDict
 
 from pydantic import JsonValue
 
+from ..wire.follow import PausedItem
+
 SubmissionState = Literal["pending", "accepted", "queued", "claimed", "delivered", "rejected", "canceled"]
 Json = dict[str, JsonValue]
 """A wire object kept as received (an event, a header, a turn end reason)."""
@@ -103,6 +105,22 @@ class TurnEndEntry(TypedDict):
     seq: int | None
 
 
+class PauseState(TypedDict):
+    """Where the agent debugger holds the run (a ``paused`` item), until ``resumed``."""
+
+    stage: str
+    callId: str | None
+    seq: int | None
+    name: str | None
+    editable: str | None
+    payload: Json
+
+
+def pause_state(item: PausedItem) -> PauseState:
+    return PauseState(stage=item.stage, callId=item.call_id, seq=item.seq, name=item.name,
+                      editable=item.editable, payload=item.payload)  # type: ignore[typeddict-item]
+
+
 class FoldState(TypedDict):
     """The whole view state (JSON); ``inbox`` has the keys ``next-turn`` and ``next-step``."""
 
@@ -121,6 +139,7 @@ class FoldState(TypedDict):
     inbox: dict[str, list[InboxEntry]]
     submissions: dict[str, Submission]
     turnEnds: list[TurnEndEntry]
+    paused: PauseState | None
     gap: bool
 
 

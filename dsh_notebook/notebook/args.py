@@ -49,6 +49,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--max-steps", "max_steps", "N", "model requests per turn before it ends with reason budget (default DSH_MAX_STEPS / DshMagics.max_steps, else 50; 0: no limit); applies to the session from now on"),
     FlagSpec("--max-time", "max_time", "SECONDS", "seconds per turn before it ends with reason budget (default DSH_MAX_TIME / DshMagics.max_time, else none); applies to the session from now on"),
     FlagSpec("--rules", "rules", "FILE", "approval rules for the session: a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE / DshMagics.policy_file)"),
+    FlagSpec("--break", "breakpoints", "STAGES", "the agent debugger: pause the run at these stages of the loop (01–06, e.g. 03,06, or all); the cell asks c/s/p/e/q like pdb; with --bg the handle has .wait_paused(), .step(), .continue_(), .edit()"),
+    FlagSpec("--break-tools", "break_tools", "NAMES", "with --break: pause only for calls of these tools (comma-separated, e.g. bash,edit)"),
     FlagSpec("--help", "help", None, "show this help"),
 )
 _BY_NAME = {spec.name: spec for spec in FLAGS}
@@ -72,6 +74,8 @@ class MagicArgs:
     stats: bool = False
     context_window: str | None = None
     search: str | None = None  # sessions --search TEXT
+    breakpoints: str | None = None
+    break_tools: str | None = None
     help: bool = False
     max_steps: str | None = None
     max_time: str | None = None

@@ -89,8 +89,7 @@ class CommandsMixin:
         if args.stats:
             from ..session.stats import session_stats
 
-            _header, events = self.link.snapshot(session_id)
-            return StatsView(session_id, session_stats(events))
+            return StatsView(session_id, session_stats(self.link.read(session_id).events))
         if not args.no_widget:
             widget = self.make_widget(session_id, inspect=args.inspect)
             if widget is not None:

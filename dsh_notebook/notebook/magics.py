@@ -36,6 +36,7 @@ from .args import MagicArgs, interpolate, parse_line
 from .cells import CellLog, current_cell
 from .commands import CommandsMixin
 from .completion import install_completer
+from .debug_console import parse_stages
 from .mainthread import MainThreadRunner
 from .notebook_tools import make_notebook_tools
 from .python_tool import make_python_tool
@@ -250,8 +251,10 @@ class DshMagics(CommandsMixin, Magics):
             self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
         mode = "steer" if args.steer else "queue"
         cell = current_cell(self.shell)
+        debugging = self._set_breakpoints(args, session_id)
         if args.bg:
-            run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, cell=cell).start()
+            run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, cell=cell,
+                          clear_breakpoints=debugging).start()
             self.current_session = session_id
             self.remember(session_id)
             self.runs[session_id] = run
@@ -267,6 +270,8 @@ class DshMagics(CommandsMixin, Magics):
             result = run.wait()
         finally:
             self.waiting = False
+            if debugging:  # the breakpoints were this prompt's
+                self.link.debug(session_id, "break", stages=[])
         self.last = result
         if run.interrupted:
             raise RunCancelled(f"interrupted: turn {result.turn} ended {result.reason.kind}; "
@@ -274,6 +279,17 @@ class DshMagics(CommandsMixin, Magics):
         if result.reason.kind == "error" and result.reason.error is not None:
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
+
+    def _set_breakpoints(self, args: MagicArgs, session_id: str) -> bool:
+        """``--break STAGES [--break-tools NAMES]``: the agent debugger for this prompt."""
+        stages = parse_stages(args.breakpoints)
+        if args.break_tools and not stages:
+            raise UserError("--break-tools needs --break STAGES (e.g. --break 03 --break-tools bash)", code="BAD_FLAG")
+        if not stages:
+            return False
+        tools = (args.break_tools or "").replace(",", " ").split() or None
+        self.link.debug(session_id, "break", stages=stages, tools=tools)
+        return True
 
     def _session_ids(self) -> list[str]:
         try:

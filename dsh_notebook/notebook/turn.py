@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import concurrent.futures
+import threading
 import uuid
 from collections.abc import Generator
 from typing import Any
@@ -28,8 +29,10 @@ from typing import Any
 from ..client.dsh_client import DshClient
 from ..client.follow import FollowHandle
 from ..client.model import ClientSessionModel
+from ..client.state import PauseState
 from ..errors import DshError, HostError, RunCancelled
 from .approvals import Asker, StdinApprovals
+from .debug_console import DebugConsole
 from .mainthread import MainThreadRunner
 from .render import Sink, TurnView
 from .result import TurnResult, turn_result
@@ -42,9 +45,10 @@ class TurnRun:
 
     def __init__(self, client: DshClient, session_id: str, text: str, *, mode: str = "queue",
                  runner: MainThreadRunner | None = None, sink: Sink | None = None,
-                 cell: dict[str, Any] | None = None) -> None:
+                 cell: dict[str, Any] | None = None, clear_breakpoints: bool = False) -> None:
         self.client, self.session_id, self.text, self.mode = client, session_id, text, mode
         self.cell = cell  # the notebook cell that sent it ({cellId?, executionCount?}), if any
+        self.clear_breakpoints = clear_breakpoints  # --bg --break: the breakpoints end with the turn
         self.request_id = "req_" + uuid.uuid4().hex[:12]
         self.runner = runner
         self.view = TurnView(self.request_id, sink) if sink is not None else None
@@ -63,6 +67,8 @@ class TurnRun:
     def start(self) -> TurnRun:
         self.handle = self.client.follow(self.session_id, self._last_seq(), self._on_frame)
         self.approvals = StdinApprovals(self.handle.model, self.handle.cond)
+        self._last_pause: int | None = None
+        self.console = DebugConsole(self.client, self.session_id, self.handle.model, self.handle.cond)
         try:
             self.client.prompt(self.text, self.session_id, self.mode, request_id=self.request_id, cell=self.cell)
         except BaseException:
@@ -88,7 +94,15 @@ class TurnRun:
         if result is not None and not self._future.done():
             self._future.set_result(result)
             self._close()
+            if self.clear_breakpoints:  # not on this (the delivery) thread: it answers the call
+                threading.Thread(target=self._clear_breakpoints, daemon=True).start()
         self._wake()
+
+    def _clear_breakpoints(self) -> None:
+        try:
+            self.client.debug(self.session_id, "break", stages=[])
+        except DshError:
+            pass  # the host is gone: so are the breakpoints
 
     def _wake(self) -> None:
         if self.handle is not None:
@@ -222,6 +236,52 @@ class TurnRun:
             self.view.sink.tick()
         if ask is not None:
             self._ask_approvals(ask)
+            self.console.serve(ask, self._say, before=self._flush_view)
+
+    def _flush_view(self) -> None:
+        self._render()
+        if self.view is not None and self.view.sink is not None:
+            self.view.sink.flush()
+
+    def _say(self, text: str) -> None:
+        print(text, flush=True)
+
+    # --- the agent debugger from Python (``--bg`` runs, walkthroughs) ----------------------------
+
+    @property
+    def paused(self) -> PauseState | None:
+        """Where the debugger holds this session's run now (``stage``, ``callId``, ``payload`` …)."""
+        with self.model_lock():
+            return dict(self.model.paused) if self.model.paused else None  # type: ignore[return-value]
+
+    def wait_paused(self, timeout: float = 60.0) -> PauseState:
+        """Block until the run is paused (or raise ``TIMEOUT`` / the turn's end as ``NOT_PAUSED``)."""
+        assert self.handle is not None
+        seen = self._last_pause
+
+        def new_pause(m: ClientSessionModel) -> bool:
+            return (m.paused is not None and id(m.paused) != seen) or self._future.done()
+
+        try:
+            self.handle.wait(new_pause, timeout=timeout)
+        except HostError as exc:
+            if exc.code != "STREAM_ENDED":
+                raise
+        with self.model_lock():
+            pause = self.model.paused
+            if pause is None or id(pause) == seen:
+                raise HostError("the turn ended without pausing again", code="NOT_PAUSED")
+            self._last_pause = id(pause)
+            return dict(pause)  # type: ignore[return-value]
+
+    def step(self) -> Any:
+        return self.client.debug(self.session_id, "step")
+
+    def continue_(self) -> Any:
+        return self.client.debug(self.session_id, "continue")
+
+    def edit(self, target: str, value: Any, call_id: str | None = None) -> Any:
+        return self.client.debug(self.session_id, "edit", target=target, value=value, call_id=call_id)
 
     def _render(self) -> None:
         """Show this turn's segments if the model changed (the model is read under its lock)."""

@@ -206,6 +206,7 @@ UnaryResult = (
     | Resumed
     | Decided
     | Compacted
+    | DebugState
     | SessionInfo
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
@@ -221,6 +222,8 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/resume": (ResumeArgs, Resumed),
     "session/approve": (ApproveArgs, Decided),
     "session/info": (SessionRef, SessionInfo),
+    "session/compact": (SessionRef, Compacted),
+    "session/debug": (DebugArgs, DebugState),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),
 }

@@ -4,7 +4,7 @@
 // (tests/client/test_parity.py) checks it on recorded real runs. Keep the two in step: same
 // field names, `null` (never a missing key) for what is not known.
 import type {
-  AssistantStreamFrame, Baseline, ControlItem, FollowItem, InboxSpliced, Json, RunState, QueueItem,
+  AssistantStreamFrame, Baseline, ControlItem, FollowItem, InboxSpliced, Json, PausedItem, RunState, QueueItem,
   SessionEvent, SessionHeader, StreamChunk, ToolRuntimeFrame, UserMessage,
 } from "./types";
 
@@ -48,6 +48,8 @@ export interface Submission {
   error: { code: string; message: string } | null;
 }
 export interface TurnEndEntry { turn: number | null; reason: unknown; seq: number | null }
+/** Where the agent debugger holds the run (a `paused` item), until `resumed`. */
+export interface PauseState { stage: string; callId: string | null; seq: number | null; name: string | null; editable: string | null; payload: Json }
 
 /** The whole view state, as JSON (equal to the Python fold's `state()`). */
 export interface FoldState {
@@ -66,8 +68,12 @@ export interface FoldState {
   inbox: Record<string, InboxEntry[]>;
   submissions: Record<string, Submission>;
   turnEnds: TurnEndEntry[];
+  paused: PauseState | null;
   gap: boolean;
 }
+
+const pauseState = (p: PausedItem): PauseState =>
+  ({ stage: p.stage, callId: p.callId ?? null, seq: p.seq ?? null, name: p.name ?? null, editable: p.editable ?? null, payload: (p.payload ?? null) as Json });
 
 const CANCELED_REASON = { kind: "aborted", cause: "canceled before it ran" };
 
@@ -98,6 +104,7 @@ export class ClientSessionModel implements FoldState {
   inbox: Record<string, InboxEntry[]> = { "next-turn": [], "next-step": [] };
   submissions: Record<string, Submission> = {};
   turnEnds: TurnEndEntry[] = [];
+  paused: PauseState | null = null;
   gap = false;
   /** A stream error (not fold state: the connection reports it). */
   error?: { code: string; message: string };
@@ -112,8 +119,8 @@ export class ClientSessionModel implements FoldState {
 
   /** A deep copy of the whole view state (what the parity test compares). */
   state(): FoldState {
-    const { sessionId, header, start, cursor, events, status, turn, step, attempt, tools, approvals, queue, inbox, submissions, turnEnds, gap } = this;
-    return JSON.parse(JSON.stringify({ sessionId, header, start, cursor, events, status, turn, step, attempt, tools, approvals, queue, inbox, submissions, turnEnds, gap })) as FoldState;
+    const { sessionId, header, start, cursor, events, status, turn, step, attempt, tools, approvals, queue, inbox, submissions, turnEnds, paused, gap } = this;
+    return JSON.parse(JSON.stringify({ sessionId, header, start, cursor, events, status, turn, step, attempt, tools, approvals, queue, inbox, submissions, turnEnds, paused, gap })) as FoldState;
   }
 
   subscribe(fn: (m: ClientSessionModel) => void): () => void {
@@ -139,6 +146,7 @@ export class ClientSessionModel implements FoldState {
     this.inbox = { "next-turn": [], "next-step": [] };
     this.submissions = {};
     this.turnEnds = [];
+    this.paused = null;
     this.gap = false;
   }
 
@@ -212,6 +220,12 @@ export class ClientSessionModel implements FoldState {
         this.turn = item.turn ?? null;
         this.step = item.step ?? null;
         return;
+      case "paused":
+        this.paused = pauseState(item);
+        return;
+      case "resumed":
+        this.paused = null;
+        return;
     }
   }
 
@@ -231,6 +245,7 @@ export class ClientSessionModel implements FoldState {
     for (const f of Object.values(live.tools ?? {})) this.foldTool(f, true);
     this.approvals = {};
     for (const ap of live.approvals ?? []) this.approvals[ap.callId] = { callId: ap.callId, name: ap.name, reason: ap.reason ?? null };
+    this.paused = live.paused ? pauseState(live.paused) : null;
   }
 
   private addEvent(ev: SessionEvent): void {
@@ -284,6 +299,7 @@ export class ClientSessionModel implements FoldState {
       case "turn/end":
         this.turnEnds.push({ turn: ev.turn ?? null, reason: ev.reason ?? null, seq });
         this.attempt = null;
+        this.paused = null;
         for (const t of Object.values(this.tools)) t.waiting = false;
         return;
       default:

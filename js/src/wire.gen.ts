@@ -222,6 +222,58 @@ export interface CreateArgs {
   baseUrl?: string | null;
 }
 
+/**
+ * ``session/debug``: the agent debugger of one session.
+ *
+ * ``break`` replaces the breakpoints (``stages``; ``[]`` clears; ``tools``: only calls of
+ * these tools); ``continue`` runs to the next breakpoint; ``step`` to the next stage; ``edit``
+ * changes the paused stage's ``target`` (``arguments`` at 02–03, ``result`` at 04, ``request``
+ * at 06) to ``value``; ``state`` only reports.
+ */
+export interface DebugArgs {
+  sessionId: string;
+  action: "break" | "continue" | "step" | "edit" | "state";
+  stages?: (("01" | "02" | "03" | "04" | "05" | "06")[]) | null;
+  tools?: string[] | null;
+  target?: ("arguments" | "result" | "request") | null;
+  callId?: string | null;
+  value?: JsonValue;
+}
+
+/**
+ * A person changed a paused run (the agent debugger): ``before`` → ``after`` of ``target``.
+ *
+ * ``arguments`` (stages 02–03, ``callId``: the raw JSON string the tool runs with),
+ * ``result`` (04: the tool result's text), ``request`` (06: the frozen request's messages).
+ * ``sourceEventSeqs`` cite what was paused on (the ``tool/call`` or ``request/frozen``); what
+ * the edit changed cites the edit in turn (the ``tool/result``, the replacing
+ * ``assistant/message``, or the ``assistant/message`` that answered the edited request).
+ */
+export interface DebugEdit {
+  seq: number;
+  time: number;
+  type: "debug/edit";
+  sourceEventSeqs?: number[] | null;
+  stage: "01" | "02" | "03" | "04" | "05" | "06";
+  target: "arguments" | "result" | "request";
+  callId?: string | null;
+  before: JsonValue;
+  after: JsonValue;
+  by: string;
+}
+
+/**
+ * The debugger after a ``session/debug`` action: breakpoints, the pause (if any), and for
+ * an ``edit`` the seq of the ``debug/edit`` event it logged.
+ */
+export interface DebugState {
+  sessionId: string;
+  stages?: ("01" | "02" | "03" | "04" | "05" | "06")[];
+  tools?: string[] | null;
+  paused?: PausedItem | null;
+  editSeq?: number | null;
+}
+
 export interface Decided {
   sessionId: string;
   callId: string;
@@ -238,7 +290,7 @@ export interface ErrorInfo {
 
 export interface EventItem {
   type: "event";
-  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed;
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit;
 }
 
 export interface FinishChunk {
@@ -260,7 +312,7 @@ export interface FollowStatus {
 }
 
 /** The value of an item frame on a ``session/follow`` stream. */
-export type FollowStreamItem = Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus;
+export type FollowStreamItem = Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus | PausedItem | ResumedItem;
 
 /**
  * An "allow for the rest of the session" answer: ``tool`` calls whose command or path
@@ -308,7 +360,7 @@ export interface LlmRetry {
 }
 
 /** One line of a session log: the header line or one event. */
-export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed;
+export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit;
 
 /** Where a user-role message came from: a person (``user``) or a plugin (``plugin``). */
 export interface MessageSource {
@@ -321,6 +373,23 @@ export interface MessageSource {
 }
 
 export type NoArgs = Record<string, never>;
+
+/**
+ * The run stopped at a stage (a breakpoint or a step) and waits for ``session/debug``.
+ *
+ * ``payload`` is the exact thing the stage is about (the assistant message at 01, the call at
+ * 02–03, the tool result at 04, the derived messages at 05, the frozen request at 06);
+ * ``editable`` names the ``edit`` target that applies here, if any.
+ */
+export interface PausedItem {
+  type: "paused";
+  stage: "01" | "02" | "03" | "04" | "05" | "06";
+  callId?: string | null;
+  seq?: number | null;
+  name?: string | null;
+  editable?: ("arguments" | "result" | "request") | null;
+  payload?: JsonValue;
+}
 
 /** A tool call waiting for a client's ``session/approve``. */
 export interface PendingApproval {
@@ -418,7 +487,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | SessionInfo;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo;
 }
 
 /**
@@ -443,6 +512,16 @@ export interface Resumed {
   warnings?: string[];
 }
 
+/**
+ * The paused run goes on: to the next breakpoint (``continue``), the next stage (``step``),
+ * or it was cancelled while paused (``cancel``).
+ */
+export interface ResumedItem {
+  type: "resumed";
+  stage: "01" | "02" | "03" | "04" | "05" | "06";
+  how: "continue" | "step" | "cancel";
+}
+
 /** The ``live`` part of a snapshot: the state the transient frames describe. */
 export interface RunState {
   attached: boolean;
@@ -452,6 +531,7 @@ export interface RunState {
   assistant: AttemptInFlight | null;
   tools?: { [k: string]: ToolRuntimeFrame };
   approvals?: PendingApproval[];
+  paused?: PausedItem | null;
 }
 
 /** One message from the host: server-response, or a stream's item / error / end frame. */
@@ -476,6 +556,19 @@ export interface SessionEndSeed {
   time: number;
   type: "session/end-seed";
   sourceEventSeqs?: number[] | null;
+}
+
+/**
+ * This session was forked from ``from_`` (wire ``from``) at its seq ``at``: events 0..at are
+ * that session's own, and the closers before this event ended what was open at that point.
+ */
+export interface SessionForked {
+  seq: number;
+  time: number;
+  type: "session/forked";
+  sourceEventSeqs?: number[] | null;
+  from: string;
+  at: number;
 }
 
 /** The first line of a session log: which session, where it works, when it was made. */
@@ -519,7 +612,7 @@ export interface Snapshot {
   sessionId: string;
   header: SessionHeader;
   cursor: number;
-  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed)[];
+  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit)[];
   live: RunState;
 }
 
@@ -574,7 +667,7 @@ export interface StreamError {
 export interface StreamItem {
   type: "item";
   streamId: string;
-  value: (Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus) | (Baseline | QueueChanged | ControlStatus);
+  value: (Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus | PausedItem | ResumedItem) | (Baseline | QueueChanged | ControlStatus);
 }
 
 export interface StreamOpen {

@@ -19,14 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo, run as a script
 
 from dsh_notebook.observe.search_view import search_sessions  # noqa: E402
-from dsh_notebook.session import (  # noqa: E402
-    AssistantMessage,
-    Session,
-    TextBlock,
-    ToolCallBlock,
-    tool_text,
-    user_text,
-)
+from dsh_notebook.session import Session  # noqa: E402
 from dsh_notebook.session.stats import session_stats  # noqa: E402
 from dsh_notebook.session.store import SessionStore  # noqa: E402
 from dsh_notebook.wire.events import (  # noqa: E402
@@ -42,6 +35,13 @@ from dsh_notebook.wire.events import (  # noqa: E402
     TurnStart,
     Usage,
     UserMessageEvent,
+)
+from dsh_notebook.wire.messages import (  # noqa: E402
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
 )
 
 

@@ -139,7 +139,7 @@ def test_cancelling_a_turn_mid_call_answers_the_call_and_the_server_stays_usable
             handle = client.follow(sid)
             try:
                 rid = client.prompt("sleep", sid).request_id
-                handle.wait(lambda m: any(e["type"] == "tool/call" for e in m.events), timeout=60)
+                handle.wait(lambda m: any(e.type == "tool/call" for e in m.events), timeout=60)
                 time.sleep(0.2)  # the call is on the server now
                 assert client.cancel(sid)
                 outcome = handle.wait_turn_end(rid, timeout=60)
@@ -214,7 +214,7 @@ def test_an_http_server_that_dies_mid_call_is_reached_again_once_it_is_back(
             handle = client.follow(sid)
             try:
                 rid = client.prompt("sleep", sid).request_id
-                handle.wait(lambda m: any(e["type"] == "tool/call" for e in m.events), timeout=60)
+                handle.wait(lambda m: any(e.type == "tool/call" for e in m.events), timeout=60)
                 time.sleep(0.3)
                 proc.kill()
                 proc.wait(10)

@@ -19,7 +19,7 @@ from tests.support.openai_validator import validate_chat_request
 def assert_valid_log(path: str | Path) -> list[AnyEvent]:
     loaded = load_log(path)
     assert not loaded.torn_tail and not loaded.warnings, loaded.warnings
-    session = Session.restore(loaded.id, loaded.events, cwd=str(loaded.header.get("cwd", "")), mark_seed=False)
+    session = Session.restore(loaded.id, loaded.events, cwd=loaded.header.cwd, mark_seed=False)
     events = list(session.events)
     assert not session.open_tool_calls(), f"unanswered tool calls: {session.open_tool_calls()}"
     calls = [e.call_id for e in events if isinstance(e, ToolCall)]

@@ -1,0 +1,151 @@
+"""The agent debugger in a blocking cell: ``%dsh --break 03,06 PROMPT`` pauses like pdb.
+
+While the cell waits, each pause of the run (the follow model's ``paused``) is shown — the stage,
+what it is about, a short form of the payload — and a prompt on the kernel's stdin takes:
+
+``c`` continue to the next breakpoint · ``s`` step to the next stage · ``p`` print the payload ·
+``e`` edit the stage's value (the call's arguments at 02–03, the tool result at 04, the request's
+messages at 06; validated by the host, logged as ``debug/edit``) · ``q`` cancel the turn.
+
+A front end without stdin (nbclient, papermill) cannot answer: the pause is continued and a note
+says so, so a notebook never hangs on a breakpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..client.dsh_client import DshClient
+from ..client.model import ClientSessionModel
+from ..client.state import PauseState
+from ..errors import HostError
+
+__all__ = ["STAGE_NAMES", "DebugConsole", "parse_stages"]
+
+STAGE_NAMES = {
+    "01": "model response settled", "02": "tool call registered", "03": "tool executes",
+    "04": "tool result committed", "05": "message history derived", "06": "next request sent",
+}
+HELP = "debug: c continue · s step · p print the payload · e edit · q cancel the turn"
+NO_STDIN = "no stdin to answer the debugger on; continued (use --bg and the handle's .step()/.edit())"
+
+
+def parse_stages(text: str | None) -> list[str]:
+    """``"03,06"`` / ``"3 6"`` / ``"all"`` → ``["03", "06"]``; ``BAD_FLAG`` for anything else."""
+    from ..errors import UserError
+
+    if text is None:
+        return []
+    if text.strip().lower() == "all":
+        return list(STAGE_NAMES)
+    out = []
+    for part in text.replace(",", " ").split():
+        stage = part.zfill(2)
+        if stage not in STAGE_NAMES:
+            raise UserError(f"--break {text!r}: {part!r} is not a stage; the stages are 01..06 (or all)",
+                            code="BAD_FLAG")
+        out.append(stage)
+    return sorted(set(out))
+
+
+def describe_pause(p: PauseState) -> str:
+    """One line: where the run waits, and on what."""
+    what = f" · {p['name']} {p['callId']}" if p.get("callId") else ""
+    seq = f" · seq {p['seq']}" if p.get("seq") is not None else ""
+    edit = f" · e edits the {p['editable']}" if p.get("editable") else ""
+    return f"⏸ paused at stage {p['stage']} ({STAGE_NAMES.get(p['stage'], '?')}){what}{seq}{edit}"
+
+
+def brief(payload: Any, width: int = 300) -> str:
+    text = json.dumps(payload, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class DebugConsole:
+    """Answers the pauses of one followed session on stdin (the cell's main thread)."""
+
+    def __init__(self, client: DshClient, session_id: str, model: ClientSessionModel,
+                 lock: threading.Condition | threading.Lock) -> None:
+        self.client, self.session_id, self.model, self._lock = client, session_id, model, lock
+        self._seen: int | None = None
+
+    def _pending(self) -> PauseState | None:
+        with self._lock:
+            p = self.model.paused
+            if p is None or id(p) == self._seen:
+                return None
+            self._seen = id(p)
+            return p
+
+    def serve(self, ask: Callable[[str], str], say: Callable[[str], None], *,
+              before: Callable[[], None] = lambda: None) -> bool:
+        """Handle a new pause, if there is one; returns whether one was handled."""
+        pause = self._pending()
+        if pause is None:
+            return False
+        before()
+        say(describe_pause(pause))
+        say("  " + brief(pause.get("payload")))
+        while True:
+            try:
+                reply = ask("debug [c/s/p/e/q]> ").strip().lower()
+            except KeyboardInterrupt:
+                raise
+            except Exception:
+                say(NO_STDIN)
+                self._call("continue")
+                return True
+            if reply in ("c", "continue"):
+                self._call("continue")
+                return True
+            if reply in ("s", "step"):
+                self._call("step")
+                return True
+            if reply in ("q", "quit"):
+                self.client.cancel(self.session_id)
+                return True
+            if reply in ("p", "print"):
+                say(json.dumps(pause.get("payload"), ensure_ascii=False, indent=2))
+            elif reply in ("e", "edit"):
+                self._edit(pause, ask, say)
+            else:
+                say(HELP)
+
+    def _edit(self, pause: PauseState, ask: Callable[[str], str], say: Callable[[str], None]) -> None:
+        target = pause.get("editable")
+        if not target:
+            say(f"nothing is editable at stage {pause['stage']}: edits apply at 02–03 (arguments), "
+                "04 (result) and 06 (request)")
+            return
+        payload = pause.get("payload") or {}
+        current = {"arguments": payload.get("arguments"), "result": payload.get("result"),
+                   "request": payload.get("messages")}.get(target)  # type: ignore[union-attr]
+        say(f"current {target}: {brief(current, 2000)}")
+        hint = "plain text, or a JSON string" if target == "result" else "JSON, on one line"
+        raw = ask(f"new {target} ({hint}; empty keeps it)> ")
+        if not raw.strip():
+            return
+        value: Any = raw
+        if target == "request" or (target == "result" and raw.lstrip().startswith('"')):
+            try:
+                value = json.loads(raw)
+            except ValueError as exc:
+                say(f"not JSON: {exc}; nothing changed")
+                return
+        try:
+            state = self.client.debug(self.session_id, "edit", target=target, call_id=pause.get("callId"),
+                                      value=value)
+        except HostError as exc:
+            say(f"[{exc.code}] {exc.message}; nothing changed")
+            return
+        say(f"edited: debug/edit #{state.edit_seq}; c or s goes on with it")
+
+    def _call(self, action: str) -> None:
+        try:
+            self.client.debug(self.session_id, action)
+        except HostError as exc:
+            if exc.code != "NOT_PAUSED":  # it went on meanwhile (cancelled, another client)
+                raise
