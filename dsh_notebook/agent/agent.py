@@ -572,7 +572,9 @@ class Agent:
         A cancel while it runs does not stop the write; the flush finishes on its thread."""
         if self.flush is None:
             return
-        await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(self.flush)))
+        task = asyncio.ensure_future(asyncio.to_thread(self.flush))
+        task.add_done_callback(_retrieve)  # a cancel left it running: its error is still seen here
+        await asyncio.shield(task)
 
     def __repr__(self) -> str:
         return f"<Agent {self.session.id} {self.model} {self.status} turn={self.current_turn}>"
@@ -580,6 +582,11 @@ class Agent:
 
 def _wire(model: Any) -> Any:
     return model.model_dump(mode="json", exclude_none=True)
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("a flush whose turn was cancelled failed: %s", task.exception())
 
 
 def _msg(message: UserMessage | str) -> UserMessage:

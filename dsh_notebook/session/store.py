@@ -217,8 +217,11 @@ class SessionStore:
         return self._logs[session_id]
 
     def flush(self, session_id: str) -> None:
-        """The durability barrier for one session."""
-        self._logs[session_id].flush()
+        """The durability barrier for one session. A session closed meanwhile (host shutdown)
+        has nothing left to flush: its close wrote everything."""
+        log = self._logs.get(session_id)
+        if log is not None:
+            log.flush()
 
     def close(self, session_id: str) -> None:
         """Flush and forget an open session (its log stays on disk)."""
