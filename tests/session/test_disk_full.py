@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import time
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -100,7 +101,13 @@ def test_a_turn_on_a_full_disk_ends_with_a_coded_error_and_the_next_turn_writes_
         failed = client.run("hello", sid)
         assert not failed.completed
         assert failed.reason["kind"] == "error" and failed.reason["error"]["code"] == "DISK_FULL"
-        on_disk = load_log(tiny_fs / "home" / "sessions" / f"{sid}.jsonl")  # valid, nothing torn
+        # valid, nothing torn — once the turn end's last (failing) flush has cut its partial line
+        # back: the turn reports its end before that flush returns, so wait for the writer
+        for _ in range(100):
+            on_disk = load_log(tiny_fs / "home" / "sessions" / f"{sid}.jsonl")
+            if not on_disk.warnings:
+                break
+            time.sleep(0.05)
         assert not on_disk.warnings
         filler.unlink()
         again = client.run("hello again", sid)
