@@ -10,9 +10,9 @@ from __future__ import annotations
 import errno
 import json
 import os
-import time
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
