@@ -120,6 +120,6 @@ describe("ClientSessionModel fold", () => {
     const m = new ClientSessionModel("s_1");
     const s = m.state();
     expect(s).toEqual({ sessionId: "s_1", header: null, start: -1, cursor: -1, events: [], status: "idle", turn: null, step: null, attempt: null,
-      tools: {}, approvals: {}, queue: [], inbox: { "next-turn": [], "next-step": [] }, submissions: {}, turnEnds: [], gap: false });
+      tools: {}, approvals: {}, queue: [], inbox: { "next-turn": [], "next-step": [] }, submissions: {}, turnEnds: [], paused: null, gap: false });
   });
 });
