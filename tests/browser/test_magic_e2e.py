@@ -133,7 +133,7 @@ def answer_stdin(page: Any, reply: str, expect: str, name: str) -> str:
     box = cell(page, 1).locator(".jp-Stdin-input")
     box.wait_for(timeout=60_000)
     question = (cell(page, 1).locator(".jp-Stdin-prompt").text_content() or "").strip()
-    assert question.startswith(expect) and question.endswith("[y/N]"), question
+    assert question.startswith(expect) and "[y/N/a: " in question and question.endswith("for this session]"), question
     assert prompt_of(page, 1) == "[*]:"
     # the view above the box already shows the call it asks about, waiting
     tool = expect.split()[2]
