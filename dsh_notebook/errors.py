@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import JsonValue
+
 from .redaction import redact, register_secret
 
 __all__ = [
@@ -45,7 +47,7 @@ class DshError(Exception):
     def message(self) -> str:
         return str(self.args[0]) if self.args else ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {"code": self.code, "message": self.message}
 
     def __str__(self) -> str:
@@ -101,8 +103,8 @@ class ModelError(DshError):
         self.status = status
         self.retry_after_ms = retry_after_ms
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
+    def to_dict(self) -> dict[str, JsonValue]:
+        out: dict[str, JsonValue] = {"code": self.code, "message": self.message}
         if self.status is not None:
             out["status"] = self.status
         if self.retry_after_ms is not None:

@@ -23,7 +23,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pydantic import JsonValue
+
 from ..errors import HostError
+from ..wire.envelopes import Args
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +44,8 @@ class TurnCall:
     """One unary call as it went over the wire (what a learner inspects)."""
 
     rpc_id: str
-    request: dict[str, Any]
-    response: dict[str, Any] | None = None
+    request: dict[str, JsonValue]
+    response: dict[str, JsonValue] | None = None
     future: Future[Any] = field(default_factory=Future, repr=False)
 
 
@@ -94,26 +97,26 @@ class Connection:
         self._pending: dict[str, TurnCall] = {}
         self._streams: dict[str, Subscription] = {}
         self.exchanges: deque[TurnCall] = deque(maxlen=history)
-        self.unpaired: deque[dict[str, Any]] = deque(maxlen=50)  # responses nobody waited for
+        self.unpaired: deque[dict[str, JsonValue]] = deque(maxlen=50)  # responses nobody waited for
         self._delivery_thread: int | None = None
         self.closed = False
         transport.start(self._on_message)
 
     # -- unary calls ----------------------------------------------------------------------------
-    def request(self, endpoint: str, args: dict[str, Any]) -> TurnCall:
+    def request(self, endpoint: str, args: Args) -> TurnCall:
         """Send one ``client-request``; the returned exchange's ``future`` gets the value."""
         if self.closed:
             raise HostError("the connection is closed", code="CLOSED")
         with self._lock:
             rpc_id = f"rpc_{next(self._rpc_ids)}"
-            envelope = {"type": "client-request", "rpcId": rpc_id, "method": endpoint, "payload": {"args": args}}
+            envelope: dict[str, JsonValue] = {"type": "client-request", "rpcId": rpc_id, "method": endpoint, "payload": {"args": args}}
             exchange = TurnCall(rpc_id, envelope)
             self._pending[rpc_id] = exchange
             self.exchanges.append(exchange)
         self._send(envelope)
         return exchange
 
-    def call(self, endpoint: str, args: dict[str, Any], *, timeout: float | None = None) -> Any:
+    def call(self, endpoint: str, args: Args, *, timeout: float | None = None) -> Any:
         """Blocking call; returns the result value or raises :class:`HostError` with its code."""
         if threading.get_ident() == self._delivery_thread:
             raise HostError("a blocking call from a stream callback would deadlock; use request()", code="DEADLOCK")
@@ -123,7 +126,7 @@ class Connection:
         except TimeoutError:
             raise HostError(f"{endpoint} ({exchange.rpc_id}) got no response in {timeout}s", code="TIMEOUT") from None
 
-    async def acall(self, endpoint: str, args: dict[str, Any]) -> Any:
+    async def acall(self, endpoint: str, args: Args) -> Any:
         """The same call from asyncio code on any loop; never blocks that loop."""
         return await asyncio.wrap_future(self.request(endpoint, args).future)
 
@@ -131,7 +134,7 @@ class Connection:
     def open_stream(
         self,
         endpoint: str,
-        args: dict[str, Any],
+        args: Args,
         on_item: Callable[[Any], None],
         *,
         on_error: Callable[[HostError], None] | None = None,
@@ -145,7 +148,7 @@ class Connection:
         return sub
 
     # -- plumbing -------------------------------------------------------------------------------
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, JsonValue]) -> None:
         self.transport.send(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
 
     def _on_message(self, text: str) -> None:

@@ -17,7 +17,7 @@ in between — the notebook passes the function that services main-thread work t
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HostError
@@ -110,7 +110,7 @@ class DshClient:
 
     # -- prompts ------------------------------------------------------------------------------
     def prompt(self, text: str, session_id: str, mode: str = "queue", request_id: str | None = None,
-               cell: dict[str, object] | None = None) -> Receipt:
+               cell: Mapping[str, object] | None = None) -> Receipt:
         """Submit; returns once the message is in the Agent's inbox (or raises a coded error).
         ``cell``: the notebook cell that sent it (``{cellId?, executionCount?}``), recorded on the
         user message."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import HostError
 from ..host.contract import DESCRIPTORS, Descriptor, dump
@@ -32,7 +32,7 @@ class RemoteMethod:
         self.connection, self.descriptor = connection, descriptor
         self.last: TurnCall | None = None
 
-    def args(self, **kwargs: Any) -> dict[str, Any]:
+    def args(self, **kwargs: Any) -> dict[str, JsonValue]:
         """Validate ``kwargs`` (snake_case or camelCase) with the descriptor; the wire args."""
         try:
             model = self.descriptor.args.model_validate(kwargs)
@@ -40,7 +40,7 @@ class RemoteMethod:
             raise HostError(f"{self.descriptor.endpoint}: {exc.errors()[0].get('msg')}", code="BAD_ARGS") from None
         return dump(model)
 
-    def envelope(self, **kwargs: Any) -> dict[str, Any]:
+    def envelope(self, **kwargs: Any) -> dict[str, JsonValue]:
         """The ``client-request`` this call would send (rpcId left as ``"?"``)."""
         return {"type": "client-request", "rpcId": "?", "method": self.descriptor.endpoint, "payload": {"args": self.args(**kwargs)}}
 

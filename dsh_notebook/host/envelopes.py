@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import HostError
 from ..wire.base import to_json
@@ -61,11 +61,11 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-RawMessage = str | bytes | dict[str, Any]
+RawMessage = str | bytes | dict[str, JsonValue]
 """A client message as it arrives: JSON text (str or UTF-8 bytes), or already-decoded data."""
 
 
-def decode(message: RawMessage) -> dict[str, Any]:
+def decode(message: RawMessage) -> dict[str, JsonValue]:
     """JSON text → an object, or :class:`EnvelopeError`. Rejects NaN/Infinity and non-objects."""
     if isinstance(message, dict):
         return message
@@ -87,7 +87,7 @@ def decode(message: RawMessage) -> dict[str, Any]:
     return obj
 
 
-def _ident(obj: dict[str, Any], key: str) -> str | None:
+def _ident(obj: dict[str, JsonValue], key: str) -> str | None:
     value = obj.get(key)
     if isinstance(value, str) and 0 < len(value) <= MAX_ID:
         return value

@@ -54,7 +54,7 @@ class GatewayInvocation:
     def cancelled(self) -> bool:
         return self.cancel.is_set()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
             "id": self.id,
             "caller": self.caller,
@@ -72,7 +72,7 @@ class GatewayInvocation:
 class TraceRecord:
     """One message through the host: the envelope, the handler's verdict, the invocation, reply."""
 
-    envelope: dict[str, Any] | None
+    envelope: dict[str, JsonValue] | None
     verdict: str = "pending"  # "ok" or the error code the connection handler/gateway returned
     invocation: GatewayInvocation | None = None
     reply: BaseModel | None = None  # the server message that answered it (None: a stream opened)
@@ -82,7 +82,7 @@ class TraceRecord:
     def endpoint(self) -> str | None:
         return self.invocation.endpoint if self.invocation else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         inv = self.invocation
         return {
             "envelope": self.envelope,

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
+from pydantic import JsonValue
 
 from .. import __version__
 from ..notebook.inspection import describe
@@ -117,7 +118,7 @@ class DshKernel(IPythonKernel):
             return super().do_inspect(code, cursor_pos, detail_level, omit_sections)
         return {"status": "ok", "found": False, "data": {}, "metadata": {}}
 
-    def _inspect_variable(self, dotted: str) -> dict[str, Any]:
+    def _inspect_variable(self, dotted: str) -> dict[str, JsonValue]:
         from ..notebook.notebook_tools import lookup
 
         try:
@@ -130,7 +131,7 @@ class DshKernel(IPythonKernel):
         return _found("\n".join(lines))
 
 
-def _found(text: str) -> dict[str, Any]:
+def _found(text: str) -> dict[str, JsonValue]:
     return {"status": "ok", "found": True, "data": {"text/plain": text}, "metadata": {}}
 
 

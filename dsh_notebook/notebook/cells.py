@@ -18,10 +18,26 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 OUTPUT_TYPES = ("stream", "display_data", "update_display_data", "execute_result", "error")
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+class CellRefJson(TypedDict, total=False):
+    """The cell running now, wire names (:class:`~dsh_notebook.wire.messages.CellRef` on the host)."""
+
+    cellId: str
+    executionCount: int
+
+
+class SavedCell(TypedDict):
+    """One cell of a saved ``.ipynb``, text only."""
+
+    type: str
+    source: str
+    executionCount: int | None
+    outputs: list[str]
 
 
 def _parent(shell: Any) -> dict[str, Any]:
@@ -41,12 +57,12 @@ def _running_count(shell: Any) -> int | None:
     return len(raw) - 1 if raw else None
 
 
-def current_cell(shell: Any) -> dict[str, Any] | None:
+def current_cell(shell: Any) -> CellRefJson | None:
     """``{cellId?, executionCount?}`` of the cell running now (wire names), or None outside a cell."""
     parent = _parent(shell)
     if parent and (parent.get("header") or {}).get("msg_type") not in (None, "execute_request"):
         return None
-    ref: dict[str, Any] = {}
+    ref: CellRefJson = {}
     cell_id = (parent.get("metadata") or {}).get("cellId")
     if isinstance(cell_id, str) and cell_id:
         ref["cellId"] = cell_id[:200]
@@ -192,12 +208,12 @@ class CellLog:
         return out
 
 
-def read_ipynb(path: Path) -> list[dict[str, Any]]:
+def read_ipynb(path: Path) -> list[SavedCell]:
     """The cells of a saved notebook: ``{type, source, executionCount, outputs}`` (text only)."""
     import json
 
     data = json.loads(path.read_text(encoding="utf-8"))
-    cells: list[dict[str, Any]] = []
+    cells: list[SavedCell] = []
     for cell in data.get("cells") or ():
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else str(source)

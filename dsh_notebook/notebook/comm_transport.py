@@ -21,13 +21,15 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pydantic import JsonValue
+
 log = logging.getLogger(__name__)
 
 
 class HostConnection(Protocol):
     """What ``Host.connect`` returns (``ConnectionHandler``): thread-safe receive and close."""
 
-    def receive(self, message: str | bytes | dict[str, Any]) -> None: ...
+    def receive(self, message: str | bytes | dict[str, JsonValue]) -> None: ...
 
     def close(self) -> None: ...
 
@@ -43,7 +45,7 @@ class FrameBatcher:
     (an ``accepted`` reply is not delayed); later ones wait for the next tick.
     """
 
-    def __init__(self, send: Callable[[dict[str, Any]], None], interval: float = 0.05) -> None:
+    def __init__(self, send: Callable[[dict[str, JsonValue]], None], interval: float = 0.05) -> None:
         self._send = send
         self.interval = interval
         self._lock = threading.Lock()
@@ -56,7 +58,7 @@ class FrameBatcher:
         #: (wall time, envelopes) of recent sends: what the benchmarks count as kernel messages
         self.sent_log: deque[tuple[float, int]] = deque(maxlen=50_000)
 
-    def push(self, cid: str, envelope: str | dict[str, Any]) -> None:
+    def push(self, cid: str, envelope: str | dict[str, JsonValue]) -> None:
         with self._lock:
             if self._closed:
                 return
@@ -99,7 +101,7 @@ class FrameBatcher:
 class WidgetBridge:
     """Routes each front-end view's envelopes to its own host connection."""
 
-    def __init__(self, send: Callable[[dict[str, Any]], None], connect: Connect, *,
+    def __init__(self, send: Callable[[dict[str, JsonValue]], None], connect: Connect, *,
                  interval: float = 0.05, max_views: int = 8) -> None:
         self.batcher = FrameBatcher(send, interval)
         self._connect = connect
@@ -171,7 +173,7 @@ class WidgetBridge:
         self.batcher.close()
 
 
-def refusal(envelope: dict[str, Any], code: str, message: str) -> list[str]:
+def refusal(envelope: dict[str, JsonValue], code: str, message: str) -> list[str]:
     """The coded error reply to an envelope that cannot be served (the wire's own envelopes)."""
     from ..host.envelopes import encode, response_error, stream_error
     from ..wire.envelopes import MAX_ID, WireError

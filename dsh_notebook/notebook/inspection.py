@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 import types
-from typing import Any
+from typing import Any, TypedDict
 
 SCALARS = (int, float, complex, bool, str, bytes, type(None))
 CONTAINERS = (list, tuple, set, frozenset, dict)
@@ -116,9 +116,23 @@ def _shape_of(obj: Any) -> list[int] | None:
     return None
 
 
-def describe(obj: Any, *, brief: bool = False) -> dict[str, Any]:
+class ObjectInfo(TypedDict, total=False):
+    """What :func:`describe` can say about an object (``type`` always)."""
+
+    type: str
+    shape: list[int]
+    dtype: str
+    length: int
+    columns: list[str]
+    dtypes: dict[str, str]
+    repr: str
+    attributes: dict[str, str]
+    signature: str
+
+
+def describe(obj: Any, *, brief: bool = False) -> ObjectInfo:
     """``{type, shape?, dtype?, length?, columns?, dtypes?, repr?, attributes?, signature?}``."""
-    info: dict[str, Any] = {"type": type_name(obj)}
+    info: ObjectInfo = {"type": type_name(obj)}
     cls = type(obj)
     shape = _shape_of(obj)
     if shape is not None:

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from ..errors import redact
 from ..tools.base import Tool, ToolContext, ToolOutput
@@ -157,7 +157,7 @@ def make_notebook_tools(shell: Any, log: CellLog, runner: MainThreadRunner | Non
             info = {"name": args.name, **describe(value)}
             text = redact(json.dumps(info, indent=1, ensure_ascii=False, default=str))
             try:
-                meta: dict[str, Any] | None = {"variable": json.loads(text)}
+                meta: dict[str, JsonValue] | None = {"variable": json.loads(text)}
             except ValueError:
                 meta = None
             return ToolOutput(text, meta=meta)

@@ -11,7 +11,7 @@ place keep their identity and are not reported. The tool result carries the diff
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from .inspection import describe
 
@@ -21,14 +21,29 @@ MAX_LISTED = 20
 Snapshot = dict[str, tuple[int, Any]]
 
 
+class NameEntry(TypedDict):
+    """One changed name: its object's type and, when known, shape or length."""
+
+    name: str
+    type: str
+    shape: NotRequired[list[int]]
+    length: NotRequired[int]
+
+
+class NamespaceDiff(TypedDict):
+    added: list[NameEntry]
+    rebound: list[NameEntry]
+    deleted: list[NameEntry]
+
+
 def snapshot(namespace: Mapping[str, Any]) -> Snapshot:
     return {name: (id(value), value) for name, value in list(namespace.items())
             if isinstance(name, str) and not name.startswith("_") and name not in HIDDEN}
 
 
-def _entry(name: str, value: Any) -> dict[str, Any]:
+def _entry(name: str, value: Any) -> NameEntry:
     info = describe(value, brief=True)
-    entry: dict[str, Any] = {"name": name, "type": info["type"]}
+    entry: NameEntry = {"name": name, "type": info["type"]}
     if "shape" in info:
         entry["shape"] = info["shape"]
     elif "length" in info:
@@ -36,7 +51,7 @@ def _entry(name: str, value: Any) -> dict[str, Any]:
     return entry
 
 
-def diff(before: Snapshot, after: Snapshot) -> dict[str, list[dict[str, Any]]]:
+def diff(before: Snapshot, after: Snapshot) -> NamespaceDiff:
     """``{added, rebound, deleted}``: lists of ``{name, type, shape?|length?}`` (empty lists kept)."""
     added = [_entry(n, after[n][1]) for n in sorted(after.keys() - before.keys())]
     rebound = [_entry(n, after[n][1]) for n in sorted(after.keys() & before.keys()) if after[n][0] != before[n][0]]
@@ -57,11 +72,12 @@ def _label(entry: Mapping[str, Any]) -> str:
     return f"{entry.get('name')} ({kind})"
 
 
-def short_form(changes: Mapping[str, list[Mapping[str, Any]]]) -> str:
+def short_form(changes: NamespaceDiff | Mapping[str, list[Mapping[str, Any]]]) -> str:
     """``added df (DataFrame 3×2); rebound x (int); deleted tmp (list[3])`` — or ``no names changed``."""
     parts: list[str] = []
     for key in ("added", "rebound", "deleted"):
-        entries = list(changes.get(key) or ())
+        raw = changes.get(key)
+        entries: list[Mapping[str, Any]] = list(raw) if isinstance(raw, list) else []
         if entries:
             listed = ", ".join(_label(e) for e in entries[:MAX_LISTED])
             more = f", … {len(entries) - MAX_LISTED} more" if len(entries) > MAX_LISTED else ""

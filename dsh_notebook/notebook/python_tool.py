@@ -17,9 +17,9 @@ import sys
 import traceback
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from ..tools.base import Tool, ToolContext, ToolOutput
 from . import nsdiff
@@ -110,7 +110,7 @@ def make_python_tool(
         if main is None:
             return ToolOutput("the python tool needs a notebook main thread", is_error=True, code="NO_MAIN_THREAD")
         ctx.progress("waiting for the notebook's main thread")
-        def call() -> tuple[PythonRun, dict[str, Any]]:
+        def call() -> tuple[PythonRun, nsdiff.NamespaceDiff]:
             ns = namespace()
             before = nsdiff.snapshot(ns)
             run = run_python(args.code, ns)
@@ -122,7 +122,7 @@ def make_python_tool(
             return ToolOutput(f"python did not run: {exc}", is_error=True, code=getattr(exc, "code", "TOOL_RAISED"))
         text = f"{run.to_text()}\n[namespace] {nsdiff.short_form(changes)}"
         return ToolOutput(text, is_error=run.error is not None,
-                          code="PYTHON_ERROR" if run.error else None, meta={"namespace": changes})
+                          code="PYTHON_ERROR" if run.error else None, meta={"namespace": cast(JsonValue, changes)})
 
     return Tool(
         name="python",

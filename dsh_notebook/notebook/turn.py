@@ -32,6 +32,7 @@ from ..client.model import ClientSessionModel
 from ..client.state import PauseState
 from ..errors import DshError, HostError, RunCancelled
 from .approvals import Asker, StdinApprovals
+from .cells import CellRefJson
 from .debug_console import DebugConsole
 from .mainthread import MainThreadRunner
 from .render import Sink, TurnView
@@ -45,7 +46,7 @@ class TurnRun:
 
     def __init__(self, client: DshClient, session_id: str, text: str, *, mode: str = "queue",
                  runner: MainThreadRunner | None = None, sink: Sink | None = None,
-                 cell: dict[str, Any] | None = None, clear_breakpoints: bool = False) -> None:
+                 cell: CellRefJson | None = None, clear_breakpoints: bool = False) -> None:
         self.client, self.session_id, self.text, self.mode = client, session_id, text, mode
         self.cell = cell  # the notebook cell that sent it ({cellId?, executionCount?}), if any
         self.clear_breakpoints = clear_breakpoints  # --bg --break: the breakpoints end with the turn

@@ -12,6 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import JsonValue
+
+from ..observe.search import SessionMatches
 from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
@@ -94,7 +97,7 @@ class StatsView:
     def _repr_html_(self) -> str:
         return f"<pre class='dsh-stats'>{html.escape(repr(self))}</pre>"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JsonValue]:
         return dict(self.stats.to_json_dict())
 
 
@@ -104,7 +107,7 @@ class SearchResults(Table):
     title = "matches"
     headers = ("session", "seq", "type", "snippet")
 
-    def __init__(self, query: str, found: list[dict[str, Any]]) -> None:
+    def __init__(self, query: str, found: list[SessionMatches]) -> None:
         super().__init__([s["sessionId"], str(m["seq"]), m["type"], m["snippet"]]
                          for s in found for m in s["matches"])
         self.query, self.found = query, found

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
+from pydantic import JsonValue
 
 from ..errors import DshError, HostError
 from .comm_transport import Connect, HostConnection, WidgetBridge
@@ -132,7 +133,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
         return conn
 
     # -- comm -------------------------------------------------------------------------------
-    def _send_batch(self, message: dict[str, Any]) -> None:
+    def _send_batch(self, message: dict[str, JsonValue]) -> None:
         self.send(message)
 
     def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:

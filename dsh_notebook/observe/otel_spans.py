@@ -15,6 +15,9 @@ from ..errors import redact
 from ..session.stats import RequestStats, ToolStats, session_stats
 from ..wire.events import AnyEvent, AssistantMessageEvent, ToolCall, ToolResult, UserMessageEvent
 
+AttributeValue = str | bool | int | float
+"""An OpenTelemetry span attribute value as this exporter sets them (scalars only)."""
+
 _NS = 1_000_000
 _CONVENTION_PROVIDERS = {"openai": "openai", "deepseek": "deepseek"}
 
@@ -45,8 +48,8 @@ def build_turn_spans(tracer: Any, session_id: str, events: Sequence[AnyEvent], *
     last_ms = max(e.time for e in events)
     by_seq = {e.seq: e for e in events}
     provider = next((r.provider for r in stats.requests), "dsh")
-    base = {"gen_ai.conversation.id": session_id,
-            "gen_ai.provider.name": _CONVENTION_PROVIDERS.get(provider, provider)}
+    base: dict[str, AttributeValue] = {"gen_ai.conversation.id": session_id,
+                                     "gen_ai.provider.name": _CONVENTION_PROVIDERS.get(provider, provider)}
     n = 0
     for t in stats.turns:
         end_ms = t.end_time if t.end_time is not None else last_ms
@@ -88,9 +91,9 @@ def _turn_content(span: Any, events: Sequence[AnyEvent]) -> None:
         span.set_attribute("gen_ai.output.messages", _messages("assistant", answer.text))
 
 
-def _request_span(tracer: Any, ctx: Any, base: dict[str, Any], r: RequestStats, by_seq: dict[int, AnyEvent],
+def _request_span(tracer: Any, ctx: Any, base: dict[str, AttributeValue], r: RequestStats, by_seq: dict[int, AnyEvent],
                   capture: bool, fallback_end: int) -> None:
-    attrs: dict[str, Any] = {**base, "gen_ai.operation.name": "chat", "gen_ai.request.model": r.model,
+    attrs: dict[str, AttributeValue] = {**base, "gen_ai.operation.name": "chat", "gen_ai.request.model": r.model,
                              "gen_ai.provider.name": _CONVENTION_PROVIDERS.get(r.provider, r.provider),
                              "dsh.seq": r.seq, "dsh.attempt": r.attempt}
     optional = {"gen_ai.usage.input_tokens": r.input_tokens, "gen_ai.usage.output_tokens": r.output_tokens,
@@ -111,9 +114,9 @@ def _request_span(tracer: Any, ctx: Any, base: dict[str, Any], r: RequestStats, 
     span.end(end_time=_ns(r.end_time if r.end_time is not None else fallback_end))
 
 
-def _tool_span(tracer: Any, ctx: Any, base: dict[str, Any], c: ToolStats, by_seq: dict[int, AnyEvent],
+def _tool_span(tracer: Any, ctx: Any, base: dict[str, AttributeValue], c: ToolStats, by_seq: dict[int, AnyEvent],
                capture: bool, fallback_end: int) -> None:
-    attrs: dict[str, Any] = {**base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": c.name,
+    attrs: dict[str, AttributeValue] = {**base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": c.name,
                              "gen_ai.tool.call.id": c.call_id, "gen_ai.tool.type": "function", "dsh.seq": c.seq}
     if c.approval_wait_ms is not None:
         attrs["dsh.approval_wait_ms"] = c.approval_wait_ms

@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 INDEX_NAME = "search.sqlite"
 SCHEMA_VERSION = 1
@@ -39,7 +40,24 @@ INSERT OR IGNORE INTO meta VALUES ('version', '{SCHEMA_VERSION}');
 """
 
 
-def event_text(ev: dict[str, Any]) -> str | None:
+class MatchRow(TypedDict):
+    """One matching event of a session (``sessions --search --json``)."""
+
+    seq: int
+    type: str
+    snippet: str
+
+
+class SessionMatches(TypedDict):
+    """One matching session: where its log is, its title and its matching events."""
+
+    sessionId: str
+    log: str
+    title: str | None
+    matches: list[MatchRow]
+
+
+def event_text(ev: Mapping[str, object]) -> str | None:
     """The searchable text of one event in its wire form, or ``None`` for unsearchable types."""
     kind = ev.get("type")
     if kind == "tool/call":
@@ -47,7 +65,9 @@ def event_text(ev: dict[str, Any]) -> str | None:
     if kind not in ("user/message", "assistant/message", "tool/result"):
         return None
     parts = []
-    for block in (ev.get("message") or {}).get("content") or ():
+    message = ev.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    for block in content if isinstance(content, list) else ():
         if isinstance(block, dict):
             if block.get("type") == "text":
                 parts.append(str(block.get("text", "")))
@@ -74,7 +94,7 @@ class Match:
     type: str
     snippet: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MatchRow:
         return {"seq": self.seq, "type": self.type, "snippet": self.snippet}
 
 
@@ -115,7 +135,7 @@ class SearchIndex:
         row = self.db.execute("SELECT last_seq FROM logs WHERE session_id=?", (session_id,)).fetchone()
         return -1 if row is None or row[0] is None else int(row[0])
 
-    def add_events(self, session_id: str, events: list[dict[str, Any]]) -> int:
+    def add_events(self, session_id: str, events: Sequence[Mapping[str, object]]) -> int:
         """Index events (wire dicts) newer than the session's indexed seq; returns how many."""
         last = self._last_seq(session_id)
         rows = []

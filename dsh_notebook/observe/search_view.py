@@ -8,10 +8,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .search import SearchIndex, fts_query
+from .search import SearchIndex, SessionMatches, fts_query
 
 
-def search_sessions(home: str | Path, text: str, *, limit: int = 50) -> list[dict[str, Any]]:
+def search_sessions(home: str | Path, text: str, *, limit: int = 50) -> list[SessionMatches]:
     """Refresh the index, search it: one dict per matching session with its ``matches``."""
     from ..session.store import summarize_log
 
@@ -26,7 +26,7 @@ def search_sessions(home: str | Path, text: str, *, limit: int = 50) -> list[dic
         from ..errors import UserError
 
         raise UserError(f"the search index in {home} cannot be used: {exc}", code="SEARCH_INDEX") from None
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SessionMatches] = {}
     for m in matches:
         entry = out.get(m.session_id)
         if entry is None:
@@ -40,7 +40,7 @@ def search_sessions(home: str | Path, text: str, *, limit: int = 50) -> list[dic
     return list(out.values())
 
 
-def format_search(text: str, found: list[dict[str, Any]]) -> str:
+def format_search(text: str, found: list[SessionMatches]) -> str:
     if not found:
         return f"no events match {text!r}\n"
     lines = []

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
 from ..models.catalog import PRICES_AS_OF
@@ -101,13 +101,13 @@ class SessionStats(_Out):
     turns: list[TurnStats] = []
     totals: Totals = Totals()
 
-    def to_json_dict(self) -> dict[str, Any]:
+    def to_json_dict(self) -> dict[str, JsonValue]:
         return self.model_dump(mode="json")
 
     def turn(self, turn: int) -> TurnStats | None:
         return next((t for t in self.turns if t.turn == turn), None)
 
 
-def stats_schema() -> dict[str, Any]:
+def stats_schema() -> dict[str, JsonValue]:
     """The JSON Schema of ``show --stats --json`` (for generated client types)."""
     return SessionStats.model_json_schema(by_alias=True)

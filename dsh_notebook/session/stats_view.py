@@ -7,7 +7,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from .stats import SessionStats, Totals, session_stats
 
@@ -91,7 +90,7 @@ def stats_main(args: argparse.Namespace) -> int:
         print(f"warning: {w}", file=sys.stderr)
     stats = session_stats(report.events, context_window_override=getattr(args, "context_window", None))
     if getattr(args, "json", False):
-        payload: dict[str, Any] = stats.to_json_dict()
+        payload = stats.to_json_dict()
         json.dump(payload, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:

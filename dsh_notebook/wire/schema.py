@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, JsonValue, RootModel
 from pydantic.json_schema import models_json_schema
 
 from .control import ControlItem
@@ -65,13 +65,13 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
-def _ref(name: str) -> dict[str, str]:
+def _ref(name: str) -> dict[str, JsonValue]:
     return {"$ref": f"#/$defs/{name}"}
 
 
-def _endpoints() -> dict[str, Any]:
+def _endpoints() -> dict[str, JsonValue]:
     """``x-endpoints``: each endpoint's args and its result (unary) or items (stream)."""
-    out: dict[str, Any] = {}
+    out: dict[str, JsonValue] = {}
     for name, (args, result) in ENDPOINTS.items():
         if isinstance(result, str):
             out[name] = {"kind": "stream", "args": _ref(args.__name__), "items": _ref(result)}
@@ -80,7 +80,7 @@ def _endpoints() -> dict[str, Any]:
     return out
 
 
-def wire_schema() -> dict[str, Any]:
+def wire_schema() -> dict[str, JsonValue]:
     """The whole wire as one JSON Schema document."""
     roots: list[type[BaseModel]] = [LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem]
     for args, result in ENDPOINTS.values():

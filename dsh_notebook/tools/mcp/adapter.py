@@ -21,14 +21,14 @@ from ...wire.events import ToolSchema
 from ..base import PolicyDecision, Tool, ToolContext, ToolOutput
 
 MAX_RESOURCE_TEXT = 20_000
-CallFn = Callable[[str, dict[str, Any], ToolContext], Awaitable[ToolOutput]]
+CallFn = Callable[[str, dict[str, JsonValue], ToolContext], Awaitable[ToolOutput]]
 
 
 @dataclass(frozen=True)
 class McpTool(Tool):
     """A Tool whose parameters are the server's JSON schema, verbatim."""
 
-    input_schema: dict[str, Any] | None = None
+    input_schema: dict[str, JsonValue] | None = None
     read_only: bool = False
 
     def schema(self) -> ToolSchema:
@@ -44,7 +44,7 @@ def _problem(error: Any) -> str:
     return f"{where}: {error.message}"
 
 
-def arguments_model(tool_name: str, schema: dict[str, Any]) -> type[RootModel[dict[str, Any]]]:
+def arguments_model(tool_name: str, schema: dict[str, JsonValue]) -> type[RootModel[dict[str, JsonValue]]]:
     """A pydantic model that accepts a JSON object valid against ``schema`` (else a clear error)."""
     from jsonschema import validators
     from jsonschema.exceptions import SchemaError
@@ -56,7 +56,7 @@ def arguments_model(tool_name: str, schema: dict[str, Any]) -> type[RootModel[di
     except SchemaError:
         validator = None  # the server's schema is broken: the server itself will judge the call
 
-    class Arguments(RootModel[dict[str, Any]]):
+    class Arguments(RootModel[dict[str, JsonValue]]):
         @model_validator(mode="after")
         def _valid(self) -> Arguments:
             if validator is not None:

@@ -21,8 +21,10 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
 from ...errors import ToolError, redact
-from .config import ServerSpec
+from .config import ServerSpec, ServerState
 from .transport import closed as _closed
 from .transport import list_tools as _list_tools
 from .transport import progress_fn as _progress_fn
@@ -216,7 +218,7 @@ class McpServer:
                 self._stderr = None
 
     # -- calls -----------------------------------------------------------------------------------
-    async def call(self, tool: str, arguments: dict[str, Any], timeout: float,
+    async def call(self, tool: str, arguments: dict[str, JsonValue], timeout: float,
                    progress: Callable[[str], None] | None = None) -> Any:
         """``tools/call`` → ``CallToolResult``. Dead or hung servers raise coded ToolErrors."""
         try:
@@ -253,7 +255,7 @@ class McpServer:
             raise ToolError(f"MCP server {self.name!r}: {self.reason}; it starts again on its next use",
                             code="MCP_SERVER_DIED") from None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ServerState:
         status = f"failed: {self.reason}" if self.status == "failed" else self.status
         return {"name": self.name, "transport": self.spec.transport, "target": self.spec.describe(),
                 "status": status, "tools": [t.name for t in self.tools], "starts": self.starts}

@@ -24,9 +24,10 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from ...errors import UserError, register_secret
 
@@ -37,6 +38,72 @@ _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|auth|cookie|credential")
 
 class McpConfigError(UserError):
     code = "MCP_CONFIG"
+
+
+class ServerEntry(TypedDict, total=False):
+    """One ``mcpServers`` entry as the file holds it (other keys are kept, never read)."""
+
+    type: str
+    command: str | None
+    args: list[str]
+    env: dict[str, str]
+    cwd: str
+    url: str | None
+    headers: dict[str, str]
+    timeout: float
+    startTimeout: float
+    trustReadOnly: bool
+    disabled: bool
+
+
+class McpFile(TypedDict):
+    """The whole file: ``mcpServers`` (entries are whatever the file holds until parsed)."""
+
+    mcpServers: dict[str, object]
+
+
+class ServerState(TypedDict):
+    """``McpServer.describe()``: one server's status and the server's own tool names."""
+
+    name: str
+    transport: str
+    target: str
+    status: str
+    tools: list[str]
+    starts: int
+
+
+class ToolName(TypedDict):
+    name: str  # as the model sees it
+    tool: str  # as the server calls it
+
+
+class ServerListing(TypedDict):
+    """One server in ``mcp list``: its tools under the model-facing names; ``code`` for a bad entry."""
+
+    name: str
+    transport: str
+    target: str
+    status: str
+    tools: list[ToolName]
+    starts: int
+    code: NotRequired[str]
+
+
+class McpListing(TypedDict):
+    """``McpManager.describe()`` (what ``mcp list --json`` prints)."""
+
+    config: str
+    error: str | None
+    servers: list[ServerListing]
+    trustReadOnly: bool
+
+
+class _Common(TypedDict):
+    timeout: float | None
+    start_timeout: float | None
+    trust_read_only: bool
+    disabled: bool
 
 
 @dataclass(frozen=True)
@@ -61,8 +128,8 @@ class ServerSpec:
             return f"{self.url}"
         return " ".join([self.command or "", *self.args])
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_json(self) -> ServerEntry:
+        out: ServerEntry = {}
         if self.transport == "http":
             out["url"] = self.url
             if self.headers:
@@ -119,7 +186,7 @@ def _register_secrets(pairs: tuple[tuple[str, str], ...], *, all_values: bool) -
             register_secret(value.split(" ", 1)[-1])  # "Bearer TOKEN" → TOKEN too
 
 
-def _seconds(name: str, raw: dict[str, Any], key: str) -> float | None:
+def _seconds(name: str, raw: Mapping[str, object], key: str) -> float | None:
     value = raw.get(key)
     if value is None:
         return None
@@ -143,7 +210,7 @@ def parse_server(name: str, raw: Any) -> ServerSpec:
     if kind is not None and (kind == "stdio") != has_cmd:
         raise McpConfigError(f"MCP server {name!r}: type {kind!r} does not match its {'command' if has_cmd else 'url'}")
     timeout, start_timeout = _seconds(name, raw, "timeout"), _seconds(name, raw, "startTimeout")
-    common: dict[str, Any] = {
+    common: _Common = {
         "timeout": timeout,
         "start_timeout": start_timeout,
         "trust_read_only": raw.get("trustReadOnly") is True,
@@ -198,7 +265,7 @@ def load_config(home: str | os.PathLike[str]) -> McpConfig:
     return config
 
 
-def _read_raw(path: Path) -> dict[str, Any]:
+def _read_raw(path: Path) -> McpFile:
     try:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
     except FileNotFoundError:
@@ -207,10 +274,10 @@ def _read_raw(path: Path) -> dict[str, Any]:
         raise McpConfigError(f"{path} is not valid JSON ({exc}); fix or remove it first") from None
     if not isinstance(data, dict) or not isinstance(data.setdefault("mcpServers", {}), dict):
         raise McpConfigError(f"{path}: expected an object {{\"mcpServers\": {{...}}}}")
-    return data
+    return cast(McpFile, data)  # other keys of the file ride along untouched
 
 
-def _write_raw(path: Path, data: dict[str, Any]) -> None:
+def _write_raw(path: Path, data: McpFile) -> None:
     """Atomic replace, mode 0600 (the file may hold tokens); other keys of the file are kept."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".mcp-", suffix=".json", dir=path.parent)
@@ -225,7 +292,7 @@ def _write_raw(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
-def add_server(home: str | os.PathLike[str], name: str, entry: dict[str, Any], *, replace: bool = True) -> ServerSpec:
+def add_server(home: str | os.PathLike[str], name: str, entry: ServerEntry, *, replace: bool = True) -> ServerSpec:
     """Validate ``entry`` and store it as ``mcpServers[name]`` (replacing one of that name)."""
     spec = parse_server(name, entry)
     path = config_path(home)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...context import HarnessContext
-from .config import McpConfigError, add_server, remove_server
+from .config import McpConfigError, McpListing, ServerEntry, add_server, remove_server
 
 ACTIONS = ("list", "start", "restart", "add", "remove")
 USAGE = ("usage: mcp [list] | mcp start [NAME] | mcp restart NAME | mcp remove NAME | "
@@ -24,7 +24,7 @@ USAGE = ("usage: mcp [list] | mcp start [NAME] | mcp restart NAME | mcp remove N
          "mcp add NAME --url URL [--header K=V]...")
 
 
-def format_listing(desc: dict[str, Any]) -> str:
+def format_listing(desc: McpListing) -> str:
     """Readable lines: one per server (status, target), then its tools as the model sees them."""
     trust = "yes" if desc.get("trustReadOnly") else "no (DSH_MCP_TRUST_READONLY=1 to allow)"
     lines = [f"MCP config: {desc['config']}  ·  read-only tools run without asking: {trust}"]
@@ -52,7 +52,7 @@ def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
-def parse_add(tokens: list[str]) -> tuple[str, dict[str, Any]]:
+def parse_add(tokens: list[str]) -> tuple[str, ServerEntry]:
     """``NAME [options] -- COMMAND ARGS`` or ``NAME --url URL`` → (name, mcp.json entry)."""
     command: list[str] = []
     if "--" in tokens:
@@ -73,7 +73,7 @@ def parse_add(tokens: list[str]) -> tuple[str, dict[str, Any]]:
         raise McpConfigError(f"mcp add: unexpected {' '.join(extra)!r} (put the server command after --); {USAGE}")
     if bool(ns.url) == bool(command):
         raise McpConfigError(f"mcp add {ns.name}: give either -- COMMAND ARGS or --url URL; {USAGE}")
-    entry: dict[str, Any]
+    entry: ServerEntry
     if ns.url:
         entry = {"url": ns.url}
         if ns.header:
@@ -136,7 +136,7 @@ async def host_action(manager: Any, tokens: list[str]) -> str:
     return note + format_listing(manager.describe())
 
 
-async def probe(settings: Any, *, start: bool = True) -> dict[str, Any]:
+async def probe(settings: Any, *, start: bool = True) -> McpListing:
     """Start every configured server in a private manager, describe, stop them all."""
     from .manager import McpManager
 

@@ -16,12 +16,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+
 from ...context import Disposable, HarnessContext
 from ...errors import ToolError
 from ..base import ToolContext, ToolOutput
 from .adapter import make_tool, result_output
 from .client import McpServer
-from .config import McpConfig, load_config
+from .config import McpConfig, McpListing, ServerListing, load_config
 from .names import server_prefixes, tool_names
 
 if TYPE_CHECKING:
@@ -130,7 +132,7 @@ class McpManager:
         trust = self.trust_read_only or server.spec.trust_read_only
         timeout = server.spec.timeout or self.call_timeout
 
-        async def call(tool: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        async def call(tool: str, arguments: dict[str, JsonValue], ctx: ToolContext) -> ToolOutput:
             return await self.call(server.name, tool, arguments, ctx)
 
         disposers = []
@@ -146,7 +148,7 @@ class McpManager:
             dispose()
         self._tool_sets.pop(name, None)
 
-    async def call(self, server_name: str, tool: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def call(self, server_name: str, tool: str, arguments: dict[str, JsonValue], ctx: ToolContext) -> ToolOutput:
         server = self.servers.get(server_name)
         if server is None:
             raise ToolError(f"MCP server {server_name!r} is no longer configured", code="MCP_UNKNOWN_SERVER")
@@ -159,13 +161,13 @@ class McpManager:
         return result_output(result)
 
     # -- reading and closing ---------------------------------------------------------------------
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> McpListing:
         """Servers with status and tools (model-facing names), bad entries, the file's problem."""
-        servers = []
+        servers: list[ServerListing] = []
         for name in sorted(self.servers):
-            entry = self.servers[name].describe()
-            names = tool_names(name, self.prefixes[name], entry["tools"])
-            entry["tools"] = [{"name": names[t], "tool": t} for t in entry["tools"]]
+            state = self.servers[name].describe()
+            names = tool_names(name, self.prefixes[name], state["tools"])
+            entry: ServerListing = {**state, "tools": [{"name": names[t], "tool": t} for t in state["tools"]]}
             if self.servers[name].spec.disabled:
                 entry["status"] = "disabled"
             servers.append(entry)
