@@ -170,8 +170,8 @@ def test_stdin_approval_allow_then_deny(lab: Lab, page: Any) -> None:
     assert "The edit failed" in text and "permission denied" in text  # the model saw the denial
     out = output_text(page)
     # JupyterLab keeps each answered question with its reply in the output
-    assert re.search(r"dsh: allow bash node test/run\.mjs\? \[y/N\]\s*y", out), out
-    assert re.search(r"dsh: allow edit .*\? \[y/N\]\s*n", out), out
+    assert re.search(r"dsh: allow bash node test/run\.mjs\? \[y/N/a: [^]]*\]\s*y", out), out
+    assert re.search(r"dsh: allow edit .*\? \[y/N/a: [^]]*\]\s*n", out), out
     assert "✓ completed" in out and "3 tool calls" in out
     assert not page.page_errors, page.page_errors
     shot(page, "magic-stdin-final", f"{CELL} >> nth=1")
