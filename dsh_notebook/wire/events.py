@@ -334,31 +334,6 @@ class DebugEdit(EventBase):
     by: str
 
 
-Event = Annotated[
-    TurnStart
-    | TurnEnd
-    | StepStart
-    | StepEnd
-    | UserMessageEvent
-    | SystemMessageEvent
-    | AssistantMessageEvent
-    | AssistantAttempt
-    | ToolCall
-    | ToolResult
-    | RequestHeader
-    | RequestFrozen
-    | InboxSpliced
-    | ApprovalAsked
-    | ApprovalDecided
-    | LlmRetry
-    | ContextCompacted
-    | SessionEndSeed
-    | SessionForked
-    | DebugEdit,
-    Field(discriminator="type"),
-]
-"""The union of every session event, discriminated by ``type``."""
-
 AnyEvent = (
     TurnStart
     | TurnEnd
@@ -381,6 +356,10 @@ AnyEvent = (
     | SessionForked
     | DebugEdit
 )
+"""Every session event type (for isinstance checks and annotations)."""
+
+Event = Annotated[AnyEvent, Field(discriminator="type")]
+"""The union of every session event, discriminated by ``type``."""
 
 EventAdapter: TypeAdapter[Any] = TypeAdapter(Event)
 """Validates one event from JSON text or Python data (``EventAdapter.validate_json(line)``)."""
