@@ -11,7 +11,7 @@ import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
 import { createVirtualList } from "./ui/vlist";
 import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
-import { OPEN_ALL, toolOutputText } from "./model/card-focus";
+import { OPEN_ALL, QUIET_KEYS, toolOutputText } from "./model/card-focus";
 import { listKeys } from "./ui/list-keys";
 import { plainOutput } from "./ui/payload-view";
 
@@ -124,7 +124,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
           h("div", null, "cites: ", ...(cites.length ? cites.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : ["—"])),
           h("div", { class: "dsh-citedby" }, ev.type === "tool/call" ? "result citing this call: " : "cited by: ",
             ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
-        h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true) }, OPEN_ALL)),
+        h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true), collapseKeys: QUIET_KEYS }, OPEN_ALL)),
         toolOutputText(ev) !== undefined ? plainOutput(toolOutputText(ev) as string) : null);
     } else if (detail === "messages") {
       body = renderHistory({ messages: deriveMessages(events, ev.seq), showWrappers, caption: `derive_messages() as of seq ${ev.seq}`, note: "" },

@@ -149,7 +149,9 @@ describe("LoopWidget keyboard and ARIA", () => {
     expect(result.textContent).toContain("not yet — comes at stage 04");
     expect(el.querySelector('.dsh-card[aria-current="true"]')?.getAttribute("data-type")).toBe("assistant/message");
     // the tool-call block inside the assistant message is open (every level)
-    expect(el.querySelector('.dsh-card[data-type="assistant/message"] .dsh-j-toggle[aria-expanded="false"]')).toBeNull();
+    const msgCard = el.querySelector('.dsh-card[data-type="assistant/message"]') as HTMLElement;
+    expect(msgCard.querySelector('.dsh-j-toggle[aria-expanded="false"]:not([aria-label^="stream"])')).toBeNull();
+    expect([...msgCard.querySelectorAll(".dsh-j-str")].some((e) => e.textContent === '"tool-call"')).toBe(true);
   });
 
   it("draws the return arc 06 → 01 and the legend of the four roles", async () => {
@@ -178,6 +180,18 @@ describe("SessionInspector keyboard and ARIA", () => {
     expect(document.activeElement?.getAttribute("data-seq")).toBe("2");
     expect(el.querySelectorAll('.dsh-row[aria-selected="true"]')).toHaveLength(1);
     expect(el.querySelector(".dsh-detail [role=tab][aria-selected=true]")?.textContent).toBe("Event #2");
+    // Space on a row selects it; keys on the rows never reach the document
+    const seen: string[] = [];
+    const onDoc = (e: Event) => seen.push((e as KeyboardEvent).key);
+    document.addEventListener("keydown", onDoc);
+    const row5 = el.querySelector('.dsh-row[data-seq="5"]') as HTMLElement;
+    row5.focus();
+    key(row5, " ");
+    await tick();
+    document.removeEventListener("keydown", onDoc);
+    expect(el.querySelector('.dsh-row[aria-selected="true"]')?.getAttribute("data-seq")).toBe("5");
+    expect(document.activeElement?.getAttribute("data-seq")).toBe("5");
+    expect(seen).toEqual([]);
     const tab = el.querySelector('.dsh-detail [role=tab][aria-selected="true"]') as HTMLElement;
     expect(el.querySelector(`#${tab.getAttribute("aria-controls")}`)?.getAttribute("role")).toBe("tabpanel");
   });

@@ -93,12 +93,14 @@ def theme(page: Any, name: str) -> None:
     page.wait_for_timeout(600)
 
 
-def audit_states(page: Any) -> tuple[list[str], dict[str, float]]:
-    """Audit both widgets in the states a lesson walks through; return violations and figures."""
+def audit_states(page: Any, tag: str) -> tuple[list[str], dict[str, float]]:
+    """Audit both widgets in the states a lesson walks through (a screenshot of each); return
+    the violations and the figures."""
     found: list[dict[str, Any]] = []
     bad: list[str] = []
 
     def check(where: str, sel: str) -> None:
+        shot(page, f"classroom-{tag}-{where.replace(' ', '-').replace('/', '-').replace(',', '')}", sel)
         items = audit(page, sel)
         assert items, f"no visible text found in {where}"
         found.extend(items)
@@ -128,8 +130,8 @@ def audit_states(page: Any) -> tuple[list[str], dict[str, float]]:
 def test_every_text_is_big_enough_and_contrasted(nb: Any, name: str) -> None:
     theme(nb, name)
     try:
-        bad, fig = audit_states(nb)
         tag = "light" if "Light" in name else "dark"
+        bad, fig = audit_states(nb, tag)
         go_stage(nb, 4)
         view(nb, "payloads")
         shot(nb, f"classroom-{tag}-loop-stage4-payloads", LOOP)
@@ -151,7 +153,9 @@ def test_payloads_follow_the_stage(nb: Any) -> None:
     assert result.locator(".dsh-card-json").count() == 0
     msg = loop.locator('.dsh-card[data-type="assistant/message"]').first
     assert msg.get_attribute("aria-current") == "true"
-    assert msg.locator('.dsh-j-toggle[aria-expanded="false"]').count() == 0  # the tool-call block is open
+    # every level is open but the stream's timing record: the tool-call block shows
+    assert msg.locator('.dsh-j-toggle[aria-expanded="false"]:not([aria-label^="stream"])').count() == 0
+    assert msg.locator(".dsh-j-str", has_text='"tool-call"').first.is_visible()
     sizes = set(msg.locator(".dsh-j-key").evaluate_all("els => els.map(e => getComputedStyle(e).fontSize)"))
     assert len(sizes) == 1 and float(next(iter(sizes))[:-2]) >= 12, sizes  # one size at every depth
     go_stage(nb, 4)

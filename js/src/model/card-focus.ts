@@ -25,6 +25,9 @@ const FOCUS: Record<StageNo, readonly string[]> = {
   6: ["request/frozen"],
 };
 
+/** Bookkeeping that stays collapsed even in a card opened in full: the stream's timing record. */
+export const QUIET_KEYS: ReadonlySet<string> = new Set(["stream"]);
+
 /** Deep enough that every level of an event is open (JSON of events is at most ~6 levels). */
 export const OPEN_ALL = 12;
 

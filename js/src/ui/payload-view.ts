@@ -2,6 +2,7 @@
 // expandable JSON, sourceEventSeqs as links that jump to the cited event.
 import type { SessionEvent } from "../types";
 import { h } from "./dom";
+import { QUIET_KEYS } from "../model/card-focus";
 import { jsonTree } from "./json";
 
 export interface PayloadCard {
@@ -33,7 +34,7 @@ export function cardEl(c: PayloadCard, citing: (seq: number) => number[], jump: 
       }))
     : null;
   const body = c.event
-    ? h("div", { class: "dsh-card-json" }, jsonTree(c.event, { onSeq: jump }, c.open ?? (c.committed ? 2 : 1)))
+    ? h("div", { class: "dsh-card-json" }, jsonTree(c.event, { onSeq: jump, collapseKeys: QUIET_KEYS }, c.open ?? (c.committed ? 2 : 1)))
     : h("div", { class: "dsh-muted dsh-card-placeholder" }, c.placeholder ?? "not recorded yet");
   const plain = c.event && c.plain !== undefined ? plainOutput(c.plain) : null;
   return h("div", {
