@@ -49,7 +49,7 @@ export class DebugPanel {
     const discard = this.button("Discard", "dsh-debug-discard", "close the editor without sending", () => this.openEditor(false));
     this.area.addEventListener("input", () => { this.editError.hidden = true; });
     this.editor.append(this.editorLabel, this.area, this.editError, h("div", { class: "dsh-debug-editor-actions" }, apply, discard));
-    this.bar.append(h("span", { class: "dsh-debug-icon", "aria-hidden": "true" }, "⏸"), this.label, step, cont, cancel, this.editBtn);
+    this.bar.append(h("span", { class: "dsh-debug-icon", "aria-hidden": "true" }), this.label, step, cont, cancel, this.editBtn);
     this.tools.addEventListener("change", () => { this.bp = { stages: this.bp.stages, tools: parseTools(this.tools.value) }; void this.send(); });
     const filter = h("label", { class: "dsh-debug-filter" }, "Pause only for tools ", this.tools);
     this.el.append(h("div", { class: "dsh-debug-head" }, this.summary, readonly ? null : filter), this.bar, this.editor, this.status);
@@ -73,7 +73,7 @@ export class DebugPanel {
     const b = h("button", {
       class: `dsh-break${on ? " dsh-break-on" : ""}`, type: "button", "aria-pressed": on ? "true" : "false",
       "data-stage": no, "aria-label": `pause at stage ${key}`, title: on ? `breakpoint at ${key}: the run pauses here (click to remove)` : `pause the run at stage ${key}`,
-    }, on ? "⏸ pause" : "pause");
+    }, h("span", { class: "dsh-break-icon", "aria-hidden": "true" }), on ? "pauses here" : "pause");
     b.addEventListener("click", (e) => { e.stopPropagation(); this.bp = toggleStage(this.bp, key); this.deps.changed(); void this.send(); });
     b.addEventListener("keydown", (e) => e.stopPropagation()); // Enter/Space toggle, not seek the card
     return b;
@@ -85,8 +85,8 @@ export class DebugPanel {
     const sid = this.deps.sessionId();
     if (!sid) return;
     try {
-      const st = await this.deps.debug(breakArgs(sid, this.bp));
-      this.setStatus(`breakpoints: ${st.stages?.length ? st.stages.join(", ") : "none"}${st.tools?.length ? ` · only ${st.tools.join(", ")}` : ""}`);
+      await this.deps.debug(breakArgs(sid, this.bp));
+      if (this.status.classList.contains("dsh-debug-status-err")) this.setStatus("");
     } catch (e) { this.setStatus(`breakpoints not set: ${errText(e)}`, true); }
   }
 
@@ -104,6 +104,7 @@ export class DebugPanel {
     const key = paused ? pauseKey(paused) : null;
     if (key === this.shown) return;
     this.shown = key;
+    this.setStatus(""); // what was said was about the previous pause
     this.bar.hidden = !paused;
     this.busy = false;
     this.openEditor(false);
@@ -154,7 +155,8 @@ export class DebugPanel {
     const sid = this.deps.sessionId();
     if (!sid || this.busy) return;
     this.busy = true;
-    try { await this.deps.debug({ sessionId: sid, action }); this.setStatus(action === "step" ? "stepping to the next stage…" : "continuing to the next breakpoint…"); }
+    this.setStatus(action === "step" ? "stepping to the next stage…" : "continuing to the next breakpoint…");
+    try { await this.deps.debug({ sessionId: sid, action }); }
     catch (e) { this.setStatus(`${action} failed: ${errText(e)}`, true); }
     finally { this.busy = false; }
   }
