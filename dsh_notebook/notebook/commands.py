@@ -119,6 +119,13 @@ class CommandsMixin:
         from .compare_view import ComparisonView
 
         a, b = (load_log(resolve_target(t)) for t in args.targets)
+        if not args.no_widget and getattr(getattr(self, "shell", None), "kernel", None) is not None:
+            try:
+                from .compare_widget import CompareWidget
+
+                return CompareWidget(a.id, a.events, b.id, b.events)
+            except Exception as exc:  # never lose the comparison: the text/HTML form
+                print(f"dsh: widget unavailable ({type(exc).__name__}: {exc}); showing the table instead")
         pairs, divergence = compare_events(a.events, b.events)
         return ComparisonView(a.id, b.id, pairs, divergence)
 
