@@ -144,3 +144,58 @@ def test_pause_at_04_edit_the_result_step_and_continue(lab: Lab, page: Any) -> N
     assert len(frozen) == 2 and result["seq"] in frozen[-1]["messageSeqs"]  # the next request carries it
     shot(page, "debugger-done", ".dsh-loop")
     assert page.page_errors == []
+
+
+VISIBLE_IN_SCROLLER_JS = """(row) => {
+  const sc = row.closest('.dsh-cmp-scroll');
+  const head = sc.querySelector('thead').getBoundingClientRect();
+  const r = row.getBoundingClientRect(), s = sc.getBoundingClientRect();
+  return { scrollTop: sc.scrollTop, scrollable: sc.scrollHeight > sc.clientHeight,
+           inView: r.top >= head.bottom - 1 && r.bottom <= s.bottom + 1,
+           firstBg: getComputedStyle(row.querySelector('td')).backgroundColor,
+           sameBg: getComputedStyle(sc.querySelector('tr.dsh-cmp-same td')).backgroundColor };
+}"""
+
+
+def test_compare_widget_highlights_the_first_divergence(lab: Lab, page: Any) -> None:
+    readme = "%dsh read README.md and summarise"
+    name = lab.write_notebook(
+        "compare.ipynb", "%load_ext dsh_notebook",
+        "r = %dsh --new --no-widget read README.md and summarise\norigin = r.session_id",
+        f"{readme}\n", f"{readme}\n", f"{readme}\n",
+        "from dsh_notebook.session.persistence import load_log\nfrom dsh_notebook.config import settings_from_env\n"
+        "events = load_log(settings_from_env().sessions_dir / f'{origin}.jsonl').events\n"
+        "end = [e.seq for e in events if e.type == 'turn/end'][2]",
+        "%dsh fork {origin} --at {end}",
+        "%dsh what is in src/math.ts?",
+        "fork = get_ipython().magics_manager.registry['DshMagics'].current_session\n%dsh compare {origin} {fork}")
+    open_notebook(page, lab, name)
+    run_all_cells(page)
+    cmp = page.locator(".dsh-compare").first
+    cmp.wait_for(timeout=120_000)
+    first = cmp.locator("tr.dsh-cmp-first")
+    assert first.count() == 1 and first.get_attribute("aria-current") == "true"
+    assert (first.get_attribute("data-turn"), first.get_attribute("data-step")) == ("4", "1")
+    assert cmp.locator("tr.dsh-cmp-same").count() == 6  # turns 1–3 agree, step by step
+    assert "what is in src/math.ts?" in (first.text_content() or "")
+    status = cmp.locator(".dsh-cmp-status").text_content() or ""
+    assert status.startswith("first divergence: A seq ") and "turn 4 step 1: the requests differ at message" in status
+    # scrolled into view inside the table's viewport, and highlighted unlike the agreeing rows
+    seen = wait_until(lambda: (v := first.evaluate(VISIBLE_IN_SCROLLER_JS)) and v["scrollTop"] > 0 and v, timeout=10,
+                      what="the first divergence scrolled into view")
+    assert seen["scrollable"] and seen["inView"], seen
+    assert seen["firstBg"] != seen["sameBg"], seen
+    diff = cmp.locator(".dsh-cmp-diffrow .dsh-cmp-diff")
+    assert diff.is_visible()
+    assert cmp.locator(".dsh-cmp-diffrow .dsh-cmp-del").count() >= 1 and cmp.locator(".dsh-cmp-diffrow .dsh-cmp-add").count() >= 1
+    for sel in (".dsh-cmp-flag", ".dsh-cmp-del", ".dsh-cmp-add"):
+        c = contrast(page, f".dsh-compare {sel}")
+        assert c["ratio"] >= 4.5 and c["fontSize"] >= 10, (sel, c)
+    shot(page, "compare-widget-light", ".dsh-compare")
+    set_theme(page, "JupyterLab Dark")
+    for sel in (".dsh-cmp-flag", ".dsh-cmp-del", ".dsh-cmp-add"):
+        c = contrast(page, f".dsh-compare {sel}")
+        assert c["ratio"] >= 4.5, (sel, "dark", c)
+    shot(page, "compare-widget-dark", ".dsh-compare")
+    set_theme(page, "JupyterLab Light")
+    assert page.page_errors == []
