@@ -68,7 +68,8 @@ class CommandsMixin:
             if target is None:
                 raise UserError(f"no session recorded for this notebook ({notebook_key()}); "
                                 "use %dsh resume ID (ids: %dsh sessions)", code="NO_SESSION")
-        resumed = self.link.resume(target)
+        # --model=… / --approve=… apply when the session is not live yet (a fork: --model=replay:ORIGIN)
+        resumed = self.link.resume(target, model=args.model, approve=args.approve)
         self.current_session = resumed.session_id
         self.remember(resumed.session_id)
         how = "already live" if resumed.resolution == "live" else "resumed from its log"
