@@ -64,8 +64,8 @@ def describe_divergence(
     theirs = [text for _, text in views[best.seq]]
     at = views[best.seq][k][0] if k < len(theirs) else None
     seq = best.message_seqs[at] if at is not None and at < len(best.message_seqs) else None
-    k = view[k][0] if k < len(view) else len(request.messages)  # the index in this request
-    where = f"message {k}" + (f" (origin seq {seq})" if seq is not None and seq >= 0 else "")
+    index = view[k][0] if k < len(view) else len(request.messages)  # the index in this request
+    where = f"message {index}" + (f" (origin seq {seq})" if seq is not None and seq >= 0 else "")
     a, b = _snippets(theirs[k] if k < len(theirs) else None, mine[k] if k < len(mine) else None)
     return (
         f"this request diverges from {origin_id}: closest is its request/frozen {best.seq} "

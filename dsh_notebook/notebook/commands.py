@@ -68,7 +68,8 @@ class CommandsMixin:
             if target is None:
                 raise UserError(f"no session recorded for this notebook ({notebook_key()}); "
                                 "use %dsh resume ID (ids: %dsh sessions)", code="NO_SESSION")
-        resumed = self.link.resume(target)
+        # --model=… / --approve=… apply when the session is not live yet (a fork: --model=replay:ORIGIN)
+        resumed = self.link.resume(target, model=args.model, approve=args.approve)
         self.current_session = resumed.session_id
         self.remember(resumed.session_id)
         how = "already live" if resumed.resolution == "live" else "resumed from its log"
@@ -119,6 +120,13 @@ class CommandsMixin:
         from .compare_view import ComparisonView
 
         a, b = (load_log(resolve_target(t)) for t in args.targets)
+        if not args.no_widget and getattr(getattr(self, "shell", None), "kernel", None) is not None:
+            try:
+                from .compare_widget import CompareWidget
+
+                return CompareWidget(a.id, a.events, b.id, b.events)
+            except Exception as exc:  # never lose the comparison: the text/HTML form
+                print(f"dsh: widget unavailable ({type(exc).__name__}: {exc}); showing the table instead")
         pairs, divergence = compare_events(a.events, b.events)
         return ComparisonView(a.id, b.id, pairs, divergence)
 

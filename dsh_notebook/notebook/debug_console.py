@@ -80,6 +80,11 @@ class DebugConsole:
             self._seen = id(p)
             return p
 
+    def handled(self, pause: PauseState) -> None:
+        """This pause is answered elsewhere (the ``--bg`` handle's Python API): not on stdin."""
+        with self._lock:
+            self._seen = id(pause)
+
     def serve(self, ask: Callable[[str], str], say: Callable[[str], None], *,
               before: Callable[[], None] = lambda: None) -> bool:
         """Handle a new pause, if there is one; returns whether one was handled."""

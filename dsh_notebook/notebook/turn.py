@@ -273,7 +273,9 @@ class TurnRun:
             if pause is None or id(pause) == seen:
                 raise HostError("the turn ended without pausing again", code="NOT_PAUSED")
             self._last_pause = id(pause)
-            return dict(pause)  # type: ignore[return-value]
+            shown = dict(pause)
+        self.console.handled(pause)  # answered from Python: wait() must not serve it again
+        return shown  # type: ignore[return-value]
 
     def step(self) -> Any:
         return self.client.debug(self.session_id, "step")

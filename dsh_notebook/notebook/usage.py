@@ -12,7 +12,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("stop", "cancel the running turn of the current session (or --session ID)"),
     ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
     ("sessions --search TEXT", "sessions and events (seq, type, snippet) whose prompts, answers or tool text match"),
-    ("resume [ID]", "reopen a saved session (crash repair applied) and make it the current one; without ID, this notebook's last session"),
+    ("resume [ID]", "reopen a saved session (crash repair applied) and make it the current one; without ID, this notebook's last session; --model=replay:ORIGIN replays a fork"),
     ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector; --stats for its time, tokens and cost"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
     ("mcp [list]", "MCP servers of $DSH_HOME/mcp.json: status (not started / running / failed) and tools"),
@@ -23,7 +23,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("compact [ID]", "summarise the older turns of a session (default: current) into one message now"),
     ("policy [ID]", "the approval policy of a session: budgets, rules file, session grants, callables"),
     ("fork [ID] --at SEQ", "a new session repeating events 0..SEQ of ID (default: current); it becomes current"),
-    ("compare A B", "two sessions side by side by turn and step; the first divergence and its diff"),
+    ("compare A B", "two sessions side by side by turn and step (a widget); the first divergence and its diff"),
 )
 
 EXAMPLES = """\

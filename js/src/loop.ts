@@ -18,6 +18,8 @@ import { frameThrottle, h, replace } from "./ui/dom";
 import { renderHistory } from "./ui/history-view";
 import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
+import { pausedAt } from "./model/debug";
+import { DebugPanel, keepToggleFocus } from "./ui/debug-bar";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
 
@@ -55,7 +57,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
-  root.append(header, errorEl, frame.el, explain, controls, tabs, viewEl);
+  const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule() }, readonly);
+  root.append(header, errorEl, frame.el, debug.el, explain, controls, tabs, viewEl);
   const unKeys = isolateKeys(root);
   const unTabs = roving(tabs, ".dsh-tab", "horizontal");
   if (!readonly) root.append(prompt.el);
@@ -71,6 +74,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
         model.set?.("session_id", created.sessionId);
         model.save_changes?.();
         follow(s, created.sessionId, showError);
+        if (debug.bp.stages.length) await debug.send();
       }
       const requestId = newRequestId();
       const mode_ = steer ? "steer" : "queue";
@@ -99,6 +103,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     }
     const steps = player.steps;
     const target = steps.length - 1;
+    if (s.fold.paused) { liveIndex = target; return { ...pausedAt(s.fold.paused, traces), seq: s.fold.cursor }; } // the diagram follows the pause
     if (liveIndex < 0 && target >= 0) liveIndex = steps.findIndex((st) => st.call === steps[target].call);
     if (liveIndex >= 0 && liveIndex < target) {
       if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, LIVE_DWELL_MS);
@@ -163,10 +168,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     // the same number in live and replay mode; before it is frozen, what derive_messages() gives now
     const derived = deriveMessages(events, pos.seq);
     const messageCount = call?.frozenSeq !== undefined ? resolveMessageSeqs(events, call.frozenSeq).length : derived.length;
-    replace(diagram, renderDiagram({
+    debug.update(s.fold.paused);
+    keepToggleFocus(diagram, () => replace(diagram, renderDiagram({
       call, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount,
       frozenCount: frozenSeqs.length, streaming: Boolean(s.fold.attempt),
-    }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: (v) => { view = v; render.schedule(); } }));
+      breakToggle: readonly ? undefined : (no) => debug.toggle(no), paused: mode === "live" && s.fold.paused ? pos.stage : 0,
+    }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: (v) => { view = v; render.schedule(); } })));
 
     // explanation beneath the diagram
     if (call && pos.stage) {
@@ -255,6 +262,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const sid = String(model.get("session_id") ?? "");
   if (sid && !s.follow) follow(s, sid, showError);
   else if (sid) s.sessionId = sid;
+  if (sid && !readonly) s.remote.debug({ sessionId: sid, action: "state" }).then((st) => debug.load(st)).catch(() => undefined);
   if (readonly) {
     // replay starts at the first tool call; it waits for the snapshot
     const off = s.fold.subscribe(() => {

@@ -1,5 +1,6 @@
 // Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint.
 import type { Connection, StreamHandle, StreamHandlers } from "./connection";
+import type { DebugArgs, DebugState } from "./wire.gen";
 
 export interface PromptRequest {
   sessionId: string;
@@ -33,6 +34,10 @@ export class Remote {
   }
   info(sessionId: string): Promise<Record<string, unknown>> {
     return this.connection.call("session/info", { sessionId });
+  }
+  /** The agent debugger (`session/debug`): break / continue / step / edit / state. */
+  debug(args: DebugArgs): Promise<DebugState> {
+    return this.connection.call<DebugState>("session/debug", args as unknown as Record<string, unknown>);
   }
   follow(sessionId: string, cursor: number | undefined, handlers: StreamHandlers): StreamHandle {
     const payload: Record<string, unknown> = { sessionId };

@@ -1,4 +1,4 @@
-"""The walkthrough notebooks (01–04 on the Python kernel, 05 on the agent kernel) execute headless on a real kernel (nbclient) without errors,
+"""The walkthrough notebooks (01–04 and 06 on the Python kernel, 05 on the agent kernel) execute headless on a real kernel (nbclient) without errors,
 are committed without outputs, and show what they teach (checked on their real outputs)."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ NAMES = [
     "03-streaming-and-pairing.ipynb",
     "04-inspect-a-session.ipynb",
     "05-agent-kernel.ipynb",
+    "06-debugger.ipynb",
 ]
 _KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 
@@ -66,7 +67,7 @@ def text_of(nb: Any) -> str:
     return "\n".join(parts)
 
 
-def test_the_walkthrough_executor_finds_the_five_notebooks() -> None:
+def test_the_walkthrough_executor_finds_the_six_notebooks() -> None:
     assert [p.name for p in notebooks_in(NOTEBOOKS)] == NAMES
 
 
@@ -159,3 +160,23 @@ def test_05_runs_on_the_agent_kernel(executed: dict[str, Any]) -> None:
     assert "'attributes': {'size': 'int'}" in out and "user code ran" not in out
     assert re.search(r"s_\w+ \*\s+read README.md and summarise\s+3\s", out)  # %dsh sessions: the current one, 3 turns
     assert "already live" in out
+
+
+def test_06_debugs_a_live_run_forks_replays_and_compares(executed: dict[str, Any]) -> None:
+    out = text_of(run(executed, NAMES[5]))
+    for stage in ("01", "02 · bash c2 · editable: arguments", "03 · bash c2 · editable: arguments",
+                  "04 · bash c2 · editable: result", "05", "06 · editable: request"):
+        assert f"paused at {stage}" in out  # stepped through the six stages of one call
+    assert "2 of 6 tests failed" not in out.split("paused at 04")[0]  # nothing ran before 03
+    assert "FAIL subtract(7, 4)" in out  # stage 04 showed the real output
+    assert "refused: HostError BAD_EDIT" in out  # a bad edit is checked, not applied
+    assert "the model will see the edit: True" in out
+    assert "The tests already pass (all 6 tests passed (edited in the debugger))" in out  # the edit changed the answer
+    assert re.search(r"debug/edit #\d+: stage 04 · target result · call c2 · by notebook", out)
+    assert re.search(r"tool/result #\d+ cites \(\d+, \d+\): the call and the edit", out)
+    assert "same first events: True" in out and "then: ['session/forked']" in out
+    assert "the replay stopped: " in out and "REPLAY_DIVERGED" in out and "(turn 2 step 2)" in out
+    assert "turn 2 step 2: the requests differ at message 9" in out  # compare: where the edit was
+    assert '-{"content": [{"text": "all 6 tests passed (edited in the debugger)' in out
+    assert "2 of 6 tests failed" in out.split("first divergence:")[-1]  # the fork's real output, in the diff
+    assert "no stdin to answer the debugger" not in out  # pauses answered from Python stay answered

@@ -21,6 +21,9 @@ export interface DiagramInput {
   messageCount?: number;
   frozenCount?: number;
   streaming?: boolean;
+  /** The agent debugger: each card's pause-at-stage toggle, and the stage the run is paused at. */
+  breakToggle?: (stage: StageNo) => HTMLElement;
+  paused?: StageNo | 0;
 }
 
 export interface DiagramCallbacks {
@@ -57,7 +60,7 @@ export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElemen
     const link = h("button", { class: "dsh-link dsh-stage-link", type: "button", title: `show the ${view} view` }, `→ ${LINK_LABEL[view]}`);
     link.addEventListener("click", (e) => { e.stopPropagation(); cb.onView(view); });
     const box = h("li", {
-      class: `dsh-stage dsh-stage-${state} dsh-role-${roles[0]}`,
+      class: `dsh-stage dsh-stage-${state} dsh-role-${roles[0]}${d.paused === s.no ? " dsh-stage-paused" : ""}`,
       "data-stage": s.no,
       "data-state": state,
       "data-fkey": `stage-${s.no}`,
@@ -71,6 +74,7 @@ export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElemen
       h("div", { class: "dsh-stage-value" }, value(s.no, d)),
       h("div", { class: "dsh-stage-roles" }, ...roles.map((r) => h("span", { class: `dsh-dot dsh-role-${r}`, title: r }))),
       link,
+      d.breakToggle ? d.breakToggle(s.no) : null,
     );
     box.addEventListener("click", () => cb.onStage(s.no));
     onActivate(box, () => cb.onStage(s.no)); // Space and Enter; arrows rove (ui/diagram-frame.ts)

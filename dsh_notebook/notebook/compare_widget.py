@@ -1,0 +1,110 @@
+"""``%dsh compare A B`` as a widget: two sessions side by side, aligned by turn and step.
+
+:func:`comparison_data` lays out every step of both sessions (the last request attempt of each
+turn and step, :func:`~dsh_notebook.session.compare.steps_of`) in one table: per side the request
+seq, how many messages it carried, the last of them (what was new) and the model's answer. The
+first divergence (:func:`~dsh_notebook.session.compare.compare_events`) marks its row and
+carries the message diff of the two requests there; the front end (``js/src/compare.ts``)
+highlights that row and scrolls it into view. :class:`CompareWidget` keeps the text and HTML
+forms of :class:`~.compare_view.ComparisonView` in its mime bundle (nbconvert, a front end
+without widgets) and ``first_divergent_seqs``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ..session.compare import compare_events, steps_of
+from ..session.requests import RequestPoint
+from ..wire.events import AnyEvent
+from ..wire.messages import AnyMessage, AssistantMessage, ToolMessage
+from .compare_view import ComparisonView
+from .widgets import _css, _esm
+
+__all__ = ["CompareWidget", "comparison_data"]
+
+
+def _short(text: str, n: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _summary(message: AnyMessage | None) -> str:
+    """One line: the role and the text (or the tool calls) of a message."""
+    if message is None:
+        return ""
+    if isinstance(message, AssistantMessage):
+        calls = ", ".join(f"{c.name} {c.id}" for c in message.tool_calls)
+        text = message.text
+        return _short(f"{text}{' → ' if text and calls else ''}{'calls ' + calls if calls else ''}")
+    if isinstance(message, ToolMessage):
+        return _short(f"tool {message.tool_call_id}{' (error)' if message.is_error else ''}: {message.text}")
+    text = "".join(getattr(b, "text", "") for b in message.content)
+    return _short(f"{message.role}: {text}")
+
+
+def _side(point: RequestPoint | None, events: Sequence[AnyEvent]) -> dict[str, Any] | None:
+    if point is None:
+        return None
+    response = point.response(events)
+    return {
+        "seq": point.seq,
+        "model": point.model_id,
+        "messages": len(point.messages),
+        "last": _summary(point.messages[-1] if point.messages else None),
+        "responseSeq": point.response_seq,
+        "response": _summary(response.message) if response is not None else "(no answer)",
+    }
+
+
+def comparison_data(a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[AnyEvent]) -> dict[str, Any]:
+    """What the compare widget draws (JSON): both sessions, every aligned step, the divergence."""
+    pairs, divergence = compare_events(a, b)
+    sa = {(p.turn, p.step): p for p in steps_of(a)}
+    sb = {(p.turn, p.step): p for p in steps_of(b)}
+    first = (divergence.turn, divergence.step) if divergence is not None else None
+    rows = []
+    for key in sorted(set(sa) | set(sb)):
+        state = "same" if first is None or key < first else "first" if key == first else "after"
+        rows.append({"turn": key[0], "step": key[1], "state": state,
+                     "a": _side(sa.get(key), a), "b": _side(sb.get(key), b)})
+    return {
+        "a": {"sessionId": a_id, "events": len(a)},
+        "b": {"sessionId": b_id, "events": len(b)},
+        "rows": rows,
+        "agreeing": sum(1 for p in pairs if p.same),
+        "divergence": divergence.to_dict() if divergence is not None else None,
+    }
+
+
+class CompareWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    """Two sessions side by side (the same bundle as the loop widget, ``kind="compare"``)."""
+
+    _esm = _esm()
+    _css = _css()
+    kind = traitlets.Unicode("compare").tag(sync=True)
+    data = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[AnyEvent]) -> None:
+        pairs, divergence = compare_events(a, b)
+        self.view = ComparisonView(a_id, b_id, pairs, divergence)
+        super().__init__(data=comparison_data(a_id, a, b_id, b))
+
+    @property
+    def first_divergent_seqs(self) -> tuple[int | None, int | None] | None:
+        return self.view.first_divergent_seqs
+
+    def __repr__(self) -> str:
+        return repr(self.view)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The widget view, and the text and HTML forms for whatever cannot show widgets."""
+        shown = super()._repr_mimebundle_(**kwargs)
+        data, meta = (dict(shown[0]), dict(shown[1])) if isinstance(shown, tuple) else (dict(shown or {}), {})
+        data["text/plain"] = repr(self.view)
+        data["text/html"] = self.view._repr_html_()
+        return data, meta

@@ -1,0 +1,128 @@
+// The agent debugger in the loop widget (issue 15): breakpoints, the pause, and the JSON editor's
+// rules — what an edit is prefilled with and what it must look like before it is sent.
+import type { PauseState } from "../fold";
+import type { DebugArgs, JsonValue } from "../wire.gen";
+import type { StageNo } from "./stages";
+
+/** A stage as the wire spells it. */
+export type DebugStage = "01" | "02" | "03" | "04" | "05" | "06";
+export type EditTarget = "arguments" | "result" | "request";
+
+export const stageKey = (no: StageNo): DebugStage => `0${no}` as DebugStage;
+export function stageNo(stage: string): StageNo | 0 {
+  const n = Number(stage);
+  return Number.isInteger(n) && n >= 1 && n <= 6 ? (n as StageNo) : 0;
+}
+
+/** Where each editable target applies, and what it is called on screen. */
+export const EDIT_AT: Record<EditTarget, { stages: DebugStage[]; label: string }> = {
+  arguments: { stages: ["02", "03"], label: "the call's arguments (a JSON object)" },
+  result: { stages: ["04"], label: "the tool result's text (a JSON string)" },
+  request: { stages: ["06"], label: "the frozen request's messages (a JSON array of messages)" },
+};
+
+/** The breakpoints the widget asks for: stages and an optional tools filter. */
+export interface Breakpoints { stages: DebugStage[]; tools: string[] }
+
+export function toggleStage(bp: Breakpoints, stage: DebugStage): Breakpoints {
+  const on = new Set(bp.stages);
+  if (on.has(stage)) on.delete(stage); else on.add(stage);
+  return { stages: [...on].sort(), tools: bp.tools };
+}
+
+/** "bash, read  grep" → ["bash", "read", "grep"] (empty: every tool). */
+export function parseTools(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).map((t) => t.trim()).filter(Boolean))];
+}
+
+/** The `session/debug` arguments of a `break` for these breakpoints. */
+export function breakArgs(sessionId: string, bp: Breakpoints): DebugArgs {
+  const args: DebugArgs = { sessionId, action: "break", stages: bp.stages };
+  if (bp.tools.length) args.tools = bp.tools;
+  return args;
+}
+
+/** "paused at 04 · c3" (and the tool's name when known). */
+export function pauseLabel(p: PauseState): string {
+  const call = p.callId ? ` · ${p.callId}` : "";
+  const name = p.name ? ` (${p.name})` : "";
+  return `paused at ${p.stage}${call}${name}`;
+}
+
+/** A stable identity of one pause: a new pause (even at the same stage) resets the editor. */
+export const pauseKey = (p: PauseState): string => `${p.stage}:${p.callId ?? ""}:${p.seq ?? ""}`;
+
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? v as Record<string, unknown> : {});
+
+/** The editor's initial text: the value at that stage, as pretty JSON. Arguments are the model's
+ *  raw JSON string — shown parsed when they parse, else as the string they are. */
+export function editorText(p: PauseState): string | null {
+  const target = p.editable as EditTarget | null;
+  const payload = obj(p.payload);
+  if (target === "arguments") {
+    const raw = payload.arguments;
+    if (typeof raw === "string") {
+      try { return JSON.stringify(JSON.parse(raw), null, 2); } catch { return JSON.stringify(raw); }
+    }
+    return JSON.stringify(raw ?? {}, null, 2);
+  }
+  if (target === "result") return JSON.stringify(typeof payload.result === "string" ? payload.result : "");
+  if (target === "request") return JSON.stringify(payload.messages ?? [], null, 2);
+  return null;
+}
+
+export type Checked = { ok: true; value: JsonValue } | { ok: false; error: string };
+
+const ROLES = new Set(["system", "user", "assistant", "tool"]);
+
+function checkMessages(value: unknown): string | null {
+  if (!Array.isArray(value) || value.length === 0) return "the request's messages must be a non-empty JSON array";
+  for (const [i, m] of value.entries()) {
+    const msg = obj(m);
+    if (!Array.isArray(m) && m && typeof m === "object") {
+      if (!ROLES.has(String(msg.role))) return `message ${i}: "role" must be one of system, user, assistant, tool`;
+      if (!Array.isArray(msg.content)) return `message ${i}: "content" must be an array of blocks`;
+      if (msg.role === "tool" && typeof (msg.toolCallId ?? msg.tool_call_id) !== "string") return `message ${i}: a tool message needs "toolCallId"`;
+      for (const [j, b] of (msg.content as unknown[]).entries()) {
+        const block = obj(b);
+        if (typeof block.type !== "string") return `message ${i} block ${j}: needs a "type"`;
+        if ((block.type === "text" || block.type === "reasoning") && typeof block.text !== "string") return `message ${i} block ${j}: "text" must be a string`;
+      }
+    } else return `message ${i} is not an object`;
+  }
+  return null;
+}
+
+/** Parse and check the editor's text for `target`; the value `session/debug` edit takes. */
+export function checkEdit(target: EditTarget, text: string): Checked {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, error: `not valid JSON: ${(e as Error).message}` };
+  }
+  if (target === "arguments") {
+    if (!value || typeof value !== "object" || Array.isArray(value)) return { ok: false, error: "the arguments must be a JSON object, like {\"command\": \"ls\"}" };
+    return { ok: true, value: value as JsonValue };
+  }
+  if (target === "result") {
+    if (typeof value !== "string") return { ok: false, error: "a tool result is text: write it as a JSON string in double quotes, like \"all tests passed\"" };
+    return { ok: true, value };
+  }
+  const bad = checkMessages(value);
+  return bad ? { ok: false, error: bad } : { ok: true, value: value as JsonValue };
+}
+
+/** The `session/debug` arguments of an edit of pause `p` with a checked value. */
+export function editArgs(sessionId: string, p: PauseState, value: JsonValue): DebugArgs {
+  const args: DebugArgs = { sessionId, action: "edit", target: p.editable as EditTarget, value };
+  if (p.callId) args.callId = p.callId;
+  return args;
+}
+
+/** The diagram follows the pause: the call it is about (05–06 and a call-less 01: the latest
+ *  call) and the paused stage. */
+export function pausedAt<T extends { callId: string }>(p: PauseState, traces: T[]): { call?: T; stage: StageNo | 0 } {
+  const call = (p.callId ? traces.find((t) => t.callId === p.callId) : undefined) ?? traces[traces.length - 1];
+  return { call, stage: stageNo(p.stage) };
+}

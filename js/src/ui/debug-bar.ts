@@ -1,0 +1,187 @@
+// The agent debugger's controls in the loop widget: pause-at-stage toggles (on the diagram's
+// cards), a tools filter, and while the run is paused a bar with Step, Continue, Cancel, Edit —
+// Edit opens a JSON editor prefilled with the stage's value that checks it before it is sent.
+import type { PauseState } from "../fold";
+import {
+  breakArgs, checkEdit, EDIT_AT, editArgs, editorText, parseTools, pauseKey, pauseLabel, stageKey, toggleStage,
+  type Breakpoints, type EditTarget,
+} from "../model/debug";
+import type { StageNo } from "../model/stages";
+import type { DebugArgs, DebugState } from "../wire.gen";
+import { h } from "./dom";
+
+export interface DebugDeps {
+  sessionId(): string | null | undefined;
+  debug(args: DebugArgs): Promise<DebugState>;
+  cancel(sessionId: string): Promise<unknown>;
+  /** Something the diagram shows changed (the breakpoints). */
+  changed(): void;
+}
+
+const errText = (e: unknown): string => `${(e as { code?: string }).code ?? "ERROR"}: ${(e as Error).message}`;
+
+export class DebugPanel {
+  readonly el = h("div", { class: "dsh-debug" });
+  bp: Breakpoints = { stages: [], tools: [] };
+  private readonly tools = h("input", { class: "dsh-debug-tools", type: "text", placeholder: "all tools", "aria-label": "pause only for these tools (comma separated; empty: every tool)" });
+  private readonly summary = h("span", { class: "dsh-debug-summary" });
+  private readonly bar = h("div", { class: "dsh-debug-bar", role: "region", "aria-label": "debugger: the run is paused" });
+  private readonly label = h("span", { class: "dsh-debug-label" });
+  private readonly editBtn = h("button", { class: "dsh-btn dsh-debug-edit", type: "button", "aria-expanded": "false" }, "Edit");
+  private readonly editor = h("div", { class: "dsh-debug-editor" });
+  private readonly editorLabel = h("label", { class: "dsh-debug-editor-label" });
+  private readonly area = h("textarea", { class: "dsh-debug-json", spellcheck: "false", rows: 8 });
+  private readonly editError = h("div", { class: "dsh-debug-error", role: "alert" });
+  private readonly status = h("div", { class: "dsh-debug-status", "aria-live": "polite" });
+  private shown: string | null = null;
+  private pause: PauseState | null = null;
+  private busy = false;
+
+  constructor(private readonly deps: DebugDeps, readonly: boolean) {
+    const id = `dsh-debug-json-${Math.random().toString(36).slice(2, 8)}`;
+    this.area.id = id;
+    this.editorLabel.setAttribute("for", id);
+    const step = this.button("Step", "dsh-debug-step", "run to the next stage, whatever it is", () => this.act("step"));
+    const cont = this.button("Continue", "dsh-debug-continue", "run to the next breakpoint", () => this.act("continue"));
+    const cancel = this.button("Cancel", "dsh-debug-cancel", "cancel the turn (every tool call still gets a result)", () => this.cancelTurn());
+    this.editBtn.addEventListener("click", () => this.openEditor(this.editor.hidden));
+    const apply = this.button("Apply edit", "dsh-debug-apply", "check the JSON and send it to the paused run", () => this.apply());
+    const discard = this.button("Discard", "dsh-debug-discard", "close the editor without sending", () => this.openEditor(false));
+    this.area.addEventListener("input", () => { this.editError.hidden = true; });
+    this.editor.append(this.editorLabel, this.area, this.editError, h("div", { class: "dsh-debug-editor-actions" }, apply, discard));
+    this.bar.append(h("span", { class: "dsh-debug-icon", "aria-hidden": "true" }), this.label, step, cont, cancel, this.editBtn);
+    this.tools.addEventListener("change", () => { this.bp = { stages: this.bp.stages, tools: parseTools(this.tools.value) }; void this.send(); });
+    const filter = h("label", { class: "dsh-debug-filter" }, "Pause only for tools ", this.tools);
+    this.el.append(h("div", { class: "dsh-debug-head" }, this.summary, readonly ? null : filter), this.bar, this.editor, this.status);
+    this.editor.hidden = true;
+    this.editError.hidden = true;
+    this.bar.hidden = true;
+    this.el.hidden = readonly;
+    this.renderSummary();
+  }
+
+  private button(text: string, cls: string, title: string, onClick: () => void): HTMLButtonElement {
+    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title }, text);
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  /** The pause-at-stage toggle of a diagram card. */
+  toggle(no: StageNo): HTMLElement {
+    const key = stageKey(no);
+    const on = this.bp.stages.includes(key);
+    const b = h("button", {
+      class: `dsh-break${on ? " dsh-break-on" : ""}`, type: "button", "aria-pressed": on ? "true" : "false",
+      "data-stage": no, "aria-label": `pause at stage ${key}`, title: on ? `breakpoint at ${key}: the run pauses here (click to remove)` : `pause the run at stage ${key}`,
+    }, h("span", { class: "dsh-break-icon", "aria-hidden": "true" }), on ? "pauses here" : "pause");
+    b.addEventListener("click", (e) => { e.stopPropagation(); this.bp = toggleStage(this.bp, key); this.deps.changed(); void this.send(); });
+    b.addEventListener("keydown", (e) => e.stopPropagation()); // Enter/Space toggle, not seek the card
+    return b;
+  }
+
+  /** Send the breakpoints (after a toggle, and once a new session exists). */
+  async send(): Promise<void> {
+    this.renderSummary();
+    const sid = this.deps.sessionId();
+    if (!sid) return;
+    try {
+      await this.deps.debug(breakArgs(sid, this.bp));
+      if (this.status.classList.contains("dsh-debug-status-err")) this.setStatus("");
+    } catch (e) { this.setStatus(`breakpoints not set: ${errText(e)}`, true); }
+  }
+
+  /** Take the host's breakpoints (a widget that follows an existing session). */
+  load(st: DebugState): void {
+    this.bp = { stages: [...(st.stages ?? [])].sort(), tools: [...(st.tools ?? [])] };
+    this.tools.value = this.bp.tools.join(", ");
+    this.renderSummary();
+    this.deps.changed();
+  }
+
+  /** Each render: show or hide the bar for the fold's pause; a new pause resets the editor. */
+  update(paused: PauseState | null): void {
+    this.pause = paused;
+    const key = paused ? pauseKey(paused) : null;
+    if (key === this.shown) return;
+    this.shown = key;
+    this.setStatus(""); // what was said was about the previous pause
+    this.bar.hidden = !paused;
+    this.busy = false;
+    this.openEditor(false);
+    if (!paused) return;
+    this.label.textContent = pauseLabel(paused);
+    const target = paused.editable as EditTarget | null;
+    this.editBtn.disabled = !target;
+    this.editBtn.title = target ? `edit ${EDIT_AT[target].label}` : "nothing is editable here: edits apply at 02–03 (arguments), 04 (result), 06 (request)";
+  }
+
+  private openEditor(open: boolean): void {
+    const p = this.pause;
+    const target = p?.editable as EditTarget | null | undefined;
+    if (open && p && target) {
+      this.editorLabel.textContent = `Edit ${EDIT_AT[target].label} at stage ${p.stage}`;
+      this.area.value = editorText(p) ?? "";
+      this.editError.hidden = true;
+      this.editor.hidden = false;
+      this.area.focus();
+    } else this.editor.hidden = true;
+    this.editBtn.setAttribute("aria-expanded", String(!this.editor.hidden));
+  }
+
+  private async apply(): Promise<void> {
+    const p = this.pause;
+    const sid = this.deps.sessionId();
+    const target = p?.editable as EditTarget | null | undefined;
+    if (!p || !sid || !target) return;
+    const checked = checkEdit(target, this.area.value);
+    if (!checked.ok) {
+      this.editError.textContent = `Not sent — ${checked.error}`;
+      this.editError.hidden = false;
+      this.area.setAttribute("aria-invalid", "true");
+      return;
+    }
+    this.area.removeAttribute("aria-invalid");
+    try {
+      const st = await this.deps.debug(editArgs(sid, p, checked.value));
+      this.openEditor(false);
+      this.setStatus(`edited: debug/edit #${st.editSeq ?? "?"} — Step or Continue goes on with it`);
+    } catch (e) {
+      this.editError.textContent = `The host refused the edit — ${errText(e)}`;
+      this.editError.hidden = false;
+    }
+  }
+
+  private async act(action: "step" | "continue"): Promise<void> {
+    const sid = this.deps.sessionId();
+    if (!sid || this.busy) return;
+    this.busy = true;
+    this.setStatus(action === "step" ? "stepping to the next stage…" : "continuing to the next breakpoint…");
+    try { await this.deps.debug({ sessionId: sid, action }); }
+    catch (e) { this.setStatus(`${action} failed: ${errText(e)}`, true); }
+    finally { this.busy = false; }
+  }
+
+  private async cancelTurn(): Promise<void> {
+    const sid = this.deps.sessionId();
+    if (!sid) return;
+    try { await this.deps.cancel(sid); this.setStatus("cancelled the turn"); } catch (e) { this.setStatus(`cancel failed: ${errText(e)}`, true); }
+  }
+
+  private setStatus(text: string, err = false): void {
+    this.status.textContent = text;
+    this.status.classList.toggle("dsh-debug-status-err", err);
+  }
+
+  private renderSummary(): void {
+    const st = this.bp.stages;
+    this.summary.textContent = st.length ? `Breakpoints: ${st.join(", ")}${this.bp.tools.length ? ` (only ${this.bp.tools.join(", ")})` : ""}` : "Breakpoints: none — press “pause” on a stage to stop the run there";
+  }
+}
+
+/** Rebuild `container` with `build`, keeping keyboard focus on the pause toggle that had it. */
+export function keepToggleFocus(container: HTMLElement, build: () => void): void {
+  const active = typeof document !== "undefined" ? document.activeElement : null;
+  const stage = active instanceof HTMLElement && container.contains(active) && active.classList.contains("dsh-break") ? active.dataset.stage : undefined;
+  build();
+  if (stage) (container.querySelector(`.dsh-break[data-stage="${stage}"]`) as HTMLElement | null)?.focus();
+}

@@ -1,0 +1,116 @@
+// @vitest-environment jsdom
+// The loop widget's debugger controls in the DOM, on a recorded real run paused at stage 04.
+import { afterEach, describe, expect, it } from "vitest";
+import widget from "../src/index";
+import type { FollowItem } from "../src/types";
+import { streamItems } from "./helpers";
+
+type Handler = (...args: unknown[]) => void;
+interface Sent { method?: string; args?: Record<string, unknown> }
+
+/** A widget model whose kernel side answers like the bridge + Host: follow items, and replies. */
+class FakeModel {
+  handlers = new Map<string, Set<Handler>>();
+  calls: Sent[] = [];
+  constructor(public state: Record<string, unknown>, public items: FollowItem[]) {}
+  get(name: string) { return this.state[name]; }
+  on(ev: string, cb: Handler) { if (!this.handlers.has(ev)) this.handlers.set(ev, new Set()); this.handlers.get(ev)?.add(cb); }
+  off(ev?: string | null, cb?: Handler | null) { if (ev && cb) this.handlers.get(ev)?.delete(cb); }
+  emit(content: unknown) { for (const h of this.handlers.get("msg:custom") ?? []) h(content); }
+  send(content: unknown) {
+    const c = content as { cid: string; envelope?: Record<string, unknown> };
+    const env = c.envelope;
+    if (!env) return;
+    const reply = (items: unknown[]) => queueMicrotask(() => this.emit({ kind: "batch", cid: c.cid, items }));
+    if (env.type === "open") reply(this.items.map((v) => JSON.stringify({ type: "item", streamId: env.streamId, value: v })));
+    else if (env.type === "client-request") {
+      const args = (env.payload as { args: Record<string, unknown> }).args;
+      this.calls.push({ method: String(env.method), args });
+      const value = env.method === "session/debug"
+        ? { sessionId: "s_d", stages: args.action === "state" ? ["04"] : args.stages ?? ["04"], editSeq: args.action === "edit" ? 11 : null }
+        : { ok: 1 };
+      reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: true, value } }]);
+    }
+  }
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 40));
+let cleanup: (() => void) | null = null;
+afterEach(() => { cleanup?.(); cleanup = null; document.body.innerHTML = ""; });
+
+function mount(): { el: HTMLElement; model: FakeModel } {
+  const all = streamItems("debugger");
+  const model = new FakeModel({ kind: "loop", session_id: "s_d", readonly: false, error: "", create_args: {} },
+    all.slice(0, all.findIndex((i) => i.type === "paused") + 1));
+  const el = document.createElement("div");
+  document.body.append(el);
+  cleanup = widget.render({ model, el } as never);
+  return { el, model };
+}
+const debugCalls = (m: FakeModel) => m.calls.filter((c) => c.method === "session/debug").map((c) => c.args ?? {});
+const q = <T extends HTMLElement = HTMLElement>(el: HTMLElement, sel: string) => el.querySelector(sel) as T;
+
+describe("loop widget debugger controls", () => {
+  it("shows the pause bar at 04 and the diagram follows the paused stage", async () => {
+    const { el, model } = mount();
+    await tick(); await tick();
+    const bar = q(el, ".dsh-debug-bar");
+    expect(bar.hidden).toBe(false);
+    expect(q(el, ".dsh-debug-label").textContent).toBe("paused at 04 · c1 (read)");
+    expect(q(el, ".dsh-stage[data-state=current]").dataset.stage).toBe("4");
+    expect(q(el, '.dsh-stage[data-stage="4"]').classList.contains("dsh-stage-paused")).toBe(true);
+    // the host's breakpoints (action state) light the toggle of 04
+    expect(debugCalls(model)[0]).toEqual({ sessionId: "s_d", action: "state" });
+    expect(q(el, '.dsh-break[data-stage="4"]').getAttribute("aria-pressed")).toBe("true");
+    expect(q(el, '.dsh-break[data-stage="3"]').getAttribute("aria-pressed")).toBe("false");
+  });
+
+  it("a toggle sends the whole set and keeps its focus", async () => {
+    const { el, model } = mount();
+    await tick(); await tick();
+    const t6 = q(el, '.dsh-break[data-stage="6"]');
+    t6.focus();
+    t6.click();
+    await tick();
+    expect(debugCalls(model).at(-1)).toEqual({ sessionId: "s_d", action: "break", stages: ["04", "06"] });
+    expect(q(el, '.dsh-break[data-stage="6"]').getAttribute("aria-pressed")).toBe("true");
+    expect(document.activeElement).toBe(q(el, '.dsh-break[data-stage="6"]'));
+    expect(q(el, ".dsh-stage[data-state=current]").dataset.stage).toBe("4"); // toggling does not seek
+    const tools = q<HTMLInputElement>(el, ".dsh-debug-tools");
+    tools.value = "bash, read";
+    tools.dispatchEvent(new Event("change"));
+    await tick();
+    expect(debugCalls(model).at(-1)).toEqual({ sessionId: "s_d", action: "break", stages: ["04", "06"], tools: ["bash", "read"] });
+  });
+
+  it("Edit: invalid JSON shows an error and sends nothing; valid JSON sends the edit", async () => {
+    const { el, model } = mount();
+    await tick(); await tick();
+    q(el, ".dsh-debug-edit").click();
+    const area = q<HTMLTextAreaElement>(el, ".dsh-debug-json");
+    expect(q(el, ".dsh-debug-editor").hidden).toBe(false);
+    expect(JSON.parse(area.value)).toContain("# demo-math");
+    const before = debugCalls(model).length;
+    area.value = "MARKER without quotes";
+    q(el, ".dsh-debug-apply").click();
+    await tick();
+    expect(q(el, ".dsh-debug-error").hidden).toBe(false);
+    expect(q(el, ".dsh-debug-error").textContent).toMatch(/^Not sent — not valid JSON/);
+    expect(area.getAttribute("aria-invalid")).toBe("true");
+    expect(debugCalls(model).length).toBe(before);
+    area.value = JSON.stringify("MARKER from the widget");
+    q(el, ".dsh-debug-apply").click();
+    await tick();
+    expect(debugCalls(model).at(-1)).toEqual({ sessionId: "s_d", action: "edit", target: "result", callId: "c1", value: "MARKER from the widget" });
+    expect(q(el, ".dsh-debug-editor").hidden).toBe(true);
+    expect(q(el, ".dsh-debug-status").textContent).toContain("debug/edit #11");
+    q(el, ".dsh-debug-step").click();
+    await tick();
+    q(el, ".dsh-debug-continue").click();
+    await tick();
+    expect(debugCalls(model).slice(-2).map((a) => a.action)).toEqual(["step", "continue"]);
+    q(el, ".dsh-debug-cancel").click();
+    await tick();
+    expect(model.calls.at(-1)).toEqual({ method: "session/cancel", args: { sessionId: "s_d" } });
+  });
+});
