@@ -23,6 +23,7 @@ from ..wire.events import (
     TurnEnd,
     UserMessageEvent,
 )
+from ..client.summary import tool_outcome
 from .render import format_arguments, summarize_result
 
 
@@ -162,8 +163,9 @@ def describe_event(event: AnyEvent) -> str:
     if isinstance(event, ToolCall):
         return f"{event.name} {format_arguments(event.arguments, width=80)}  [call {event.call_id}]"
     if isinstance(event, ToolResult):
-        state = f"error {event.error.code}" if event.error else ("error" if event.message.is_error else "ok")
-        return f"{state}: {summarize_result(event.message.text, width=80)}  [call {event.message.tool_call_id}]"
+        outcome = tool_outcome("", event.message.text, is_error=bool(event.message.is_error),
+                               code=event.error.code if event.error else None, meta=event.meta, width=80)
+        return f"{outcome}  [call {event.message.tool_call_id}]"
     if isinstance(event, TurnEnd):
         return f"turn {event.turn} {event.reason.kind}" + (f" ({event.reason.cause})" if event.reason.cause else "")
     fields = event.model_dump(mode="json", exclude={"seq", "time", "type", "source_event_seqs"}, exclude_none=True)
