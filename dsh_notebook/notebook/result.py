@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ..client.summary import event_count
 from ..client.model import ClientSessionModel
 from ..session.stats import TurnStats, session_stats
 from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
@@ -93,7 +94,9 @@ class TurnResult:
         return None
 
     def summary(self) -> str:
-        """One line: how the turn ended, where, how many tool calls, how much text."""
+        """One line: how the turn ended, where, how many tool calls, its figures, and the
+        session's event count through this turn's end (:func:`~..client.summary.event_count`:
+        the same number the widgets, ``%dsh sessions`` and ``show`` give)."""
         reason: str = self.reason.kind
         if self.reason.cause:
             limit = f" {self.reason.limit}" if self.reason.limit is not None else ""
@@ -106,7 +109,7 @@ class TurnResult:
         origin = f" · from cell [{cell.execution_count}]" if cell and cell.execution_count else ""
         return (f"{reason} · session {self.session_id} · turn {self.turn} · "
                 f"{calls} tool call{'s' if calls != 1 else ''} · {figures + ' · ' if figures else ''}"
-                f"{len(self.events)} events{origin}")
+                f"{event_count(self.events)} events in the session{origin}")
 
     def __repr__(self) -> str:
         return f"<TurnResult {self.summary()} · {len(self.text)} chars>"

@@ -23,7 +23,7 @@ from ..wire.events import (
     TurnEnd,
     UserMessageEvent,
 )
-from ..client.summary import tool_outcome
+from ..client.summary import event_count, tool_outcome
 from .render import format_arguments, summarize_result
 
 
@@ -72,14 +72,14 @@ class Table:
 
 class SessionTable(Table):
     title = "sessions"
-    headers = ("id", "title", "turns", "last activity", "status")
+    headers = ("id", "title", "turns", "events", "last activity", "status")
 
     @classmethod
     def from_summaries(cls, sessions: Iterable[Any], current: str | None = None) -> SessionTable:
         rows = []
         for s in sessions:
             mark = " *" if s.session_id == current else ""
-            rows.append([s.session_id + mark, s.title or "(no prompt yet)", str(s.turns),
+            rows.append([s.session_id + mark, s.title or "(no prompt yet)", str(s.turns), str(s.event_count),
                          _ago(s.last_activity), s.status])
         return cls(rows)
 
@@ -182,7 +182,7 @@ class EventListing(Table):
         self.events = list(events)
 
     def __repr__(self) -> str:
-        return f"session {self.session_id} ({len(self.events)} events)\n" + super().__repr__()
+        return f"session {self.session_id} ({event_count(self.events)} events)\n" + super().__repr__()
 
     def _repr_html_(self) -> str:
-        return f"<b>session {html.escape(self.session_id)}</b> ({len(self.events)} events)" + super()._repr_html_()
+        return f"<b>session {html.escape(self.session_id)}</b> ({event_count(self.events)} events)" + super()._repr_html_()

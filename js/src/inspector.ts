@@ -1,5 +1,6 @@
 // SessionInspector: the whole event log as a virtualised timeline with filters, search, jump to
 // seq, provenance both ways, the derived messages at any seq, and the diff of frozen requests.
+import { eventCount } from "./model/counts";
 import { diffRequests, frozenRequests } from "./model/diff";
 import { deriveMessages } from "./model/history";
 import { ProvenanceIndex } from "./model/provenance";
@@ -45,7 +46,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const refilter = () => {
     rows = filterer.apply(s.fold.events, filter);
     list.setCount(rows.length);
-    countEl.textContent = `${rows.length} of ${s.fold.events.length} events`;
+    countEl.textContent = `${rows.length} of ${eventCount(s.fold.cursor)} events`;
   };
   const onFilter = () => {
     filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value; filter.text = search.value;
@@ -147,7 +148,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     prov.update(events);
     replace(header,
       h("span", { class: "dsh-title" }, "Session inspector"),
-      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${events.length} events · ${s.fold.status}`));
+      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`));
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
     if (optionsFor !== events.length) {
