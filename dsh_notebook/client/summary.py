@@ -25,7 +25,8 @@ _READ_TAIL = re.compile(r"^\((?P<body>[^()]+: (?:\d+ lines|showing lines).*)\)$"
 
 
 class _Seq(Protocol):
-    seq: int
+    @property
+    def seq(self) -> int: ...
 
 
 def event_count(events: Sequence[_Seq]) -> int:

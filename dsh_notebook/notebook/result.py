@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..client.summary import event_count
 from ..client.model import ClientSessionModel
+from ..client.summary import event_count
 from ..session.stats import TurnStats, session_stats
 from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
 from ..wire.events import (

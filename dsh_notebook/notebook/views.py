@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from ..client.summary import event_count, tool_outcome
 from ..observe.search import SessionMatches
 from ..wire.events import (
     AnyEvent,
@@ -23,7 +24,6 @@ from ..wire.events import (
     TurnEnd,
     UserMessageEvent,
 )
-from ..client.summary import event_count, tool_outcome
 from .render import format_arguments, summarize_result
 
 

@@ -8,6 +8,7 @@ import { EventFilter, summarize, type Filter } from "./model/summary";
 import { acquire, follow, release, type WidgetModel } from "./transport";
 import { stepOf, type SessionEvent } from "./types";
 import { fmtTime, frameThrottle, h, replace } from "./ui/dom";
+import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
 import { createVirtualList } from "./ui/vlist";
@@ -41,7 +42,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, countEl);
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
-  root.append(header, errorEl, toolbar, h("div", { class: "dsh-split" }, list.el, side));
+  const glossary = createGlossary();
+  root.append(header, glossary.panel, errorEl, toolbar, h("div", { class: "dsh-split" }, list.el, side));
 
   const refilter = () => {
     rows = filterer.apply(s.fold.events, filter);
@@ -148,7 +150,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     prov.update(events);
     replace(header,
       h("span", { class: "dsh-title" }, "Session inspector"),
-      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`));
+      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
+      glossary.button);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
     if (optionsFor !== events.length) {

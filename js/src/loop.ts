@@ -13,6 +13,7 @@ import { acquire, follow, release, type Shared, type WidgetModel } from "./trans
 import { createPromptBox, renderPlayback } from "./ui/controls";
 import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
 import { frameThrottle, h, replace } from "./ui/dom";
+import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
@@ -51,7 +52,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
-  root.append(header, errorEl, diagram, explain, controls, tabs, viewEl);
+  const glossary = createGlossary();
+  root.append(header, glossary.panel, errorEl, diagram, explain, controls, tabs, viewEl);
   if (!readonly) root.append(prompt.el);
 
   const showError = (msg: string) => { errorText = msg; render.schedule(); };
@@ -148,7 +150,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     replace(header,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
-      mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"));
+      mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
+      glossary.button);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
