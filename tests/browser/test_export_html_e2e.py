@@ -155,8 +155,9 @@ def test_export_html_dark_theme_and_coded_errors(browser: Any, session: tuple[Pa
 
 
 def test_nbconvert_html_of_an_executed_notebook_shows_the_stages(browser: Any, tmp_path: Path) -> None:
-    """A notebook executed headless (no widget state saved) → nbconvert HTML → the widgets'
-    text/html fallback replays the run in a page with no kernel and no network."""
+    """A notebook executed headless (no widget state saved, as JupyterLab and the walkthrough
+    executor save it) → nbconvert HTML → the widgets' text/html fallback replays the run in a page
+    with no kernel and no network."""
     nbformat = pytest.importorskip("nbformat")
     from nbclient import NotebookClient
 
@@ -172,7 +173,9 @@ def test_nbconvert_html_of_an_executed_notebook_shows_the_stages(browser: Any, t
     env_before = {k: os.environ.get(k) for k in ("DSH_HOME", "PYTHONPATH")}
     os.environ.update(DSH_HOME=str(home), PYTHONPATH=str(REPO))
     try:
-        NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+        # saved as JupyterLab saves it by default and as `make demo-headless` does: no widget state
+        NotebookClient(nb, timeout=180, kernel_name="python3", store_widget_state=False,
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
     finally:
         for k, v in env_before.items():
             if v is None:
