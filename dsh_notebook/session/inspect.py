@@ -129,7 +129,7 @@ def _fields(ev: AnyEvent) -> str:
 def describe_event(ev: AnyEvent, mark: str = " ") -> str:
     """One readable line: seq, local time, type, key fields (and provenance)."""
     t = time.strftime("%H:%M:%S", time.localtime(ev.time / 1000)) + f".{ev.time % 1000:03d}"
-    src = f"  <- {list(ev.source_event_seqs)}" if ev.source_event_seqs else ""
+    src = f"  → {list(ev.source_event_seqs)}" if ev.source_event_seqs else ""  # cites (as the inspector's →)
     return f"{mark}{ev.seq:>6}  {t}  {ev.type:<20} {_fields(ev)}{src}".rstrip()
 
 
