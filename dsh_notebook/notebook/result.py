@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from ..client.model import ClientSessionModel
-from ..client.summary import event_count
+from ..client.summary import event_count, tool_outcome
 from ..session.stats import TurnStats, session_stats
 from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
 from ..wire.events import (
@@ -111,6 +111,13 @@ class TurnResult:
                 f"{calls} tool call{'s' if calls != 1 else ''} · {figures + ' · ' if figures else ''}"
                 f"{event_count(self.events)} events in the session{origin}")
 
+    @staticmethod
+    def _outcome(name: str, res: ToolResult | None) -> str:
+        if res is None:
+            return "no result"
+        return str(tool_outcome(name, res.message.text, is_error=bool(res.message.is_error),
+                                code=res.error.code if res.error else None, meta=res.meta))
+
     def __repr__(self) -> str:
         return f"<TurnResult {self.summary()} · {len(self.text)} chars>"
 
@@ -125,8 +132,7 @@ class TurnResult:
         mark = "✓" if self.ok else "⚠"
         color = "#2e7d32" if self.ok else "#b26a00"
         rows = "".join(
-            f"<li><code>{html.escape(call.name)}</code> "
-            f"{'error ' + html.escape(res.error.code) if res and res.error else ('ok' if res else 'no result')}</li>"
+            f"<li><code>{html.escape(call.name)}</code> {html.escape(self._outcome(call.name, res))}</li>"
             for call, res in self.tool_calls
         )
         calls = f"<ul style='margin:2px 0'>{rows}</ul>" if rows else ""
