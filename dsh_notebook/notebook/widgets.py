@@ -108,7 +108,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def static_html(self) -> str | None:
         """This widget's replay as an HTML fragment with no kernel behind it (``None`` when there
         is nothing to replay yet or the bundle is not built)."""
-        from ..observe.export_html import embedded_events, load, page_snippet
+        from ..observe.export_html import FALLBACK_MAX_EVENTS, embedded_events, load, page_snippet
         from ..wire.log import SessionHeader
 
         try:
@@ -121,6 +121,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 live = host.registry.live.get(self.session_id)
                 if live is not None:
                     session = live.session
+                    if len(session.events) > FALLBACK_MAX_EVENTS:
+                        return None
                     header = SessionHeader(id=session.id, cwd=session.cwd, created_at=session.created_at)
                     data = embedded_events(header, list(session.events), live.model)
                 elif host.registry.store.path_for(self.session_id).is_file():
@@ -129,6 +131,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
                     return None
             else:
                 return None
+            if data.count > FALLBACK_MAX_EVENTS:
+                return None  # too big to copy into every output: `export-html` shares it
             return page_snippet(data, ("inspector",) if self.kind == "inspector" else ("loop",))
         except (DshError, OSError, ValueError):
             return None  # the widget view still renders; only the fallback is missing

@@ -44,6 +44,9 @@ _THEMES: dict[Theme, str] = {
 _PAGE_CSS = ("body{margin:0;padding:16px 20px;font-family:system-ui,sans-serif;background:var(--jp-layout-color0,#fff);"
              "color:var(--jp-ui-font-color0,#1f2328)}.dsh-export-intro{margin:0 0 12px;font-size:14px}"
              ".dsh-export-intro code{font-size:13px}.dsh-export{margin-bottom:18px}")
+FALLBACK_MAX_EVENTS = 5_000
+"""A widget output embeds its replay only up to this many events (a notebook stays small;
+``export-html`` has no limit)."""
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
 
@@ -55,10 +58,7 @@ class Embedded:
     header: SessionHeader
     events_json: str  # the log's event lines as one JSON array, byte for byte
     info: dict[str, JsonValue]
-
-    @property
-    def count(self) -> int:
-        return len(json.loads(self.events_json))
+    count: int  # how many events (the last seq + 1)
 
     def to_json(self) -> str:
         return (f'{{"sessionId":{json.dumps(self.session_id)},"header":{json.dumps(dump(self.header))},'
@@ -66,7 +66,7 @@ class Embedded:
 
 
 def embedded(header: SessionHeader, lines: Sequence[str], info: dict[str, JsonValue]) -> Embedded:
-    return Embedded(header.id, header, "[" + ",".join(line.strip() for line in lines) + "]", info)
+    return Embedded(header.id, header, "[" + ",".join(line.strip() for line in lines) + "]", info, len(lines))
 
 
 def embedded_events(header: SessionHeader, events: Sequence[Any], model: str | None = None) -> Embedded:
