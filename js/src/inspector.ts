@@ -12,6 +12,10 @@ import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
 import { createVirtualList } from "./ui/vlist";
+import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
+import { OPEN_ALL, QUIET_KEYS, toolOutputText } from "./model/card-focus";
+import { listKeys } from "./ui/list-keys";
+import { plainOutput } from "./ui/payload-view";
 
 const ROW = 26;
 type Detail = "event" | "messages" | "diff";
@@ -44,6 +48,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const side = h("div", { class: "dsh-detail" });
   const glossary = createGlossary();
   root.append(header, glossary.panel, errorEl, toolbar, h("div", { class: "dsh-split" }, list.el, side));
+  const unKeys = isolateKeys(root);
+  const unTabs = roving(side, ".dsh-tab", "horizontal");
+  const panelId = uid("dsh-detail");
+  const unList = listKeys(list.el, () => rows, () => selected, (seq) => select(seq, true));
 
   const refilter = () => {
     rows = filterer.apply(s.fold.events, filter);
@@ -79,7 +87,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     const ev = s.fold.events[rows[i]];
     const cites = ev.sourceEventSeqs ?? [];
     const by = prov.citing(ev.seq);
-    const row = h("div", { class: `dsh-row ${ev.seq === selected ? "dsh-row-sel" : ""} dsh-t-${ev.type.replace(/\//g, "-")}`, "data-seq": ev.seq },
+    const row = h("div", { class: `dsh-row ${ev.seq === selected ? "dsh-row-sel" : ""} dsh-t-${ev.type.replace(/\//g, "-")}`, "data-seq": ev.seq,
+      "data-fkey": `row-${ev.seq}`, role: "option", "aria-selected": String(ev.seq === selected), tabindex: ev.seq === selected ? 0 : -1 },
       h("span", { class: "dsh-row-seq" }, String(ev.seq)),
       h("span", { class: "dsh-row-time" }, fmtTime(ev.time)),
       h("span", { class: "dsh-row-type" }, ev.type),
@@ -96,12 +105,15 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     return b;
   }
 
-  function renderDetail(): void {
+  function renderDetail(): void { keepFocus(side, renderDetailNow)(); }
+
+  function renderDetailNow(): void {
     const events = s.fold.events;
     const ev = events[selected];
     if (!ev) { replace(side, h("div", { class: "dsh-muted" }, "Select an event (click a row, or jump to a seq).")); return; }
     const tabs = (["event", "messages", "diff"] as Detail[]).map((d) => {
-      const b = h("button", { class: `dsh-tab ${d === detail ? "dsh-tab-on" : ""}`, type: "button", "data-detail": d },
+      const b = h("button", { class: `dsh-tab ${d === detail ? "dsh-tab-on" : ""}`, type: "button", "data-detail": d, role: "tab",
+        id: `${panelId}-${d}`, "aria-selected": String(d === detail), "aria-controls": panelId, tabindex: d === detail ? 0 : -1 },
         d === "event" ? `Event #${ev.seq}` : d === "messages" ? `Messages at #${ev.seq}` : "Request diff");
       b.addEventListener("click", () => { detail = d; renderDetail(); });
       return b;
@@ -115,14 +127,18 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
           h("div", null, "cites: ", ...(cites.length ? cites.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : ["—"])),
           h("div", { class: "dsh-citedby" }, ev.type === "tool/call" ? "result citing this call: " : "cited by: ",
             ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
-        h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true) }, 3)));
+        h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true), collapseKeys: QUIET_KEYS }, OPEN_ALL)),
+        toolOutputText(ev) !== undefined ? plainOutput(toolOutputText(ev) as string) : null);
     } else if (detail === "messages") {
       body = renderHistory({ messages: deriveMessages(events, ev.seq), showWrappers, caption: `derive_messages() as of seq ${ev.seq}`, note: "" },
         (show) => { showWrappers = show; renderDetail(); });
     } else {
       body = renderDiff(events, ev);
     }
-    replace(side, h("div", { class: "dsh-tabs" }, ...tabs), body);
+    body.id = panelId;
+    body.setAttribute("role", "tabpanel");
+    body.setAttribute("aria-labelledby", `${panelId}-${detail}`);
+    replace(side, h("div", { class: "dsh-tabs", role: "tablist", "aria-label": "event details" }, ...tabs), body);
   }
 
   function renderDiff(events: readonly SessionEvent[], ev: SessionEvent): HTMLElement {
@@ -174,6 +190,9 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   render.flush();
   return () => {
     render.cancel();
+    unKeys();
+    unTabs();
+    unList();
     unsub();
     list.dispose();
     clearTimeout(searchTimer);

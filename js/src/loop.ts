@@ -8,9 +8,12 @@ import { ProvenanceIndex } from "./model/provenance";
 import { runtimeView } from "./model/runtime-log";
 import { CallTracer, playbackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
 import { payloadCards, stageNote } from "./model/cards";
+import { focusCards } from "./model/card-focus";
 import { newRequestId } from "./remote";
 import { acquire, follow, release, type Shared, type WidgetModel } from "./transport";
+import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
 import { createPromptBox, renderPlayback } from "./ui/controls";
+import { createDiagramFrame } from "./ui/diagram-frame";
 import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
 import { frameThrottle, h, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
@@ -42,10 +45,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const root = h("div", { class: "dsh-root dsh-loop" });
   el.append(root);
   const header = h("div", { class: "dsh-header" });
-  const diagram = h("div", { class: "dsh-diagram-wrap" });
+  const frame = createDiagramFrame();
+  const diagram = frame.body;
   const explain = h("div", { class: "dsh-explain", "aria-live": "polite" });
-  const tabs = h("div", { class: "dsh-tabs", role: "tablist" });
-  const viewEl = h("div", { class: "dsh-view" });
+  const tabs = h("div", { class: "dsh-tabs", role: "tablist", "aria-label": "views" });
+  const viewId = uid("dsh-view");
+  const viewEl = h("div", { class: "dsh-view", role: "tabpanel", id: viewId });
   const controls = h("div", { class: "dsh-controls" });
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
   const prompt = createPromptBox({
@@ -53,7 +58,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
   const glossary = createGlossary();
-  root.append(header, glossary.panel, errorEl, diagram, explain, controls, tabs, viewEl);
+  root.append(header, glossary.panel, errorEl, frame.el, explain, controls, tabs, viewEl);
+  const unKeys = isolateKeys(root);
+  const unTabs = roving(tabs, ".dsh-tab", "horizontal");
   if (!readonly) root.append(prompt.el);
 
   const showError = (msg: string) => { errorText = msg; render.schedule(); };
@@ -136,7 +143,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     render.schedule();
   }
 
-  const render = frameThrottle(() => {
+  const render = frameThrottle(keepFocus(root, () => {
     const events = s.fold.events;
     const traces = tracer.update(events);
     prov.update(events);
@@ -195,12 +202,14 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     }));
 
     replace(tabs, ...(["history", "payloads", "roles"] as ViewName[]).map((v) => {
-      const b = h("button", { class: `dsh-tab ${v === view ? "dsh-tab-on" : ""}`, role: "tab", type: "button", "aria-selected": v === view, "data-view": v },
+      const b = h("button", { class: `dsh-tab ${v === view ? "dsh-tab-on" : ""}`, role: "tab", type: "button", "data-view": v,
+        "aria-selected": String(v === view), "aria-controls": viewId, tabindex: v === view ? 0 : -1, id: `${viewId}-${v}` },
         v === "history" ? "Message history" : v === "payloads" ? "Event payloads" : "Responsibilities");
       b.addEventListener("click", () => { view = v; render.schedule(); });
       return b;
     }));
 
+    viewEl.setAttribute("aria-labelledby", `${viewId}-${view}`);
     if (view === "history") {
       const msgs = pos.stage === 6 && call?.frozenSeq !== undefined ? messagesOfSeqs(events, frozenSeqs) : derived;
       replace(viewEl, renderHistory({
@@ -210,7 +219,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
         note: stageNote(call, pos.stage),
       }, (show) => { showWrappers = show; render.schedule(); }));
     } else if (view === "payloads") {
-      const cards = payloadCards(events, call, pos.seq, flashSeq);
+      const cards = focusCards(payloadCards(events, call, pos.seq, flashSeq), pos.stage);
       replace(viewEl, renderPayloads(cards, (seq) => prov.citing(seq), jump,
         "Expandable payloads of this call's events, as committed to the log; links jump to the cited event."));
       if (flashSeq !== null) {
@@ -225,7 +234,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     prompt.setRunning(s.fold.status === "running");
     const ans = answerText();
     if (ans) prompt.setAnswer(ans);
-  });
+  }));
 
   function approvalBar(call: ToolCallTrace): HTMLElement {
     const decide = (decision: "allow" | "deny", scope: "call" | "session" = "call") => {
@@ -265,6 +274,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   return () => {
     if (liveTimer !== null) clearTimeout(liveTimer);
+    unKeys();
+    unTabs();
+    frame.dispose();
     render.cancel();
     unsubscribe();
     unPlayer();

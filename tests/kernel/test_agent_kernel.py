@@ -14,6 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
+from tests.support.kernel_messages import iopub_until_idle, shell_reply
 
 from .conftest import start_agent_kernel
 
@@ -67,26 +68,6 @@ def test_done_when_a_notebook_on_kernel_dsh_runs_prompts_python_and_sessions(
     assert all(o.output_type != "error" for c in nb.cells for o in c.outputs)
 
 
-def _reply(kc: Any, msg_id: str, timeout: float = 90) -> dict[str, Any]:
-    while True:
-        reply = kc.get_shell_msg(timeout=timeout)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return reply
-
-
-def _iopub(kc: Any, msg_id: str, timeout: float = 60) -> list[dict[str, Any]]:
-    out = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        msg = kc.get_iopub_msg(timeout=timeout)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        out.append(msg)
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return out
-    raise AssertionError("the kernel did not go idle")
-
-
 def execute(kc: Any, code: str, *, cell_id: str | None = None, allow_stdin: bool = False) -> str:
     """An execute_request as JupyterLab sends it (``metadata.cellId``)."""
     content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
@@ -98,8 +79,8 @@ def execute(kc: Any, code: str, *, cell_id: str | None = None, allow_stdin: bool
 
 def run(kc: Any, code: str, **kw: Any) -> tuple[dict[str, Any], str]:
     msg_id = execute(kc, code, **kw)
-    reply = _reply(kc, msg_id)
-    shown = json.dumps([m["content"] for m in _iopub(kc, msg_id)], ensure_ascii=False)
+    reply = shell_reply(kc, msg_id)
+    shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)], ensure_ascii=False)
     return reply, shown
 
 
@@ -120,9 +101,9 @@ def test_interrupt_cancels_a_prompt_cell_and_the_next_prompt_works(
     msg_id = execute(kc, "sleep a while")
     wait_for(lambda: (tmp_path / "started").exists(), "bash to start")
     km.interrupt_kernel()
-    reply = _reply(kc, msg_id)
+    reply = shell_reply(kc, msg_id)
     assert reply["content"]["status"] == "error" and "INTERRUPTED" in reply["content"]["evalue"]
-    _iopub(kc, msg_id)
+    iopub_until_idle(kc, msg_id)
     events = log_events(isolated_dsh_home)
     assert next(e for e in events if e["type"] == "tool/result")["error"]["code"] == "CANCELLED"
     assert [e["reason"]["kind"] for e in events if e["type"] == "turn/end"] == ["aborted"]
@@ -139,8 +120,8 @@ def test_stdin_approval_in_a_prompt_cell(agent_kernel: tuple[Any, Any], fake_ser
         request = kc.get_stdin_msg(timeout=60)
         assert request["msg_type"] == "input_request" and f"allow bash echo {marker}?" in request["content"]["prompt"]
         kc.input(answer)
-        assert _reply(kc, msg_id)["content"]["status"] == "ok"
-        _iopub(kc, msg_id)
+        assert shell_reply(kc, msg_id)["content"]["status"] == "ok"
+        iopub_until_idle(kc, msg_id)
     results = [m for r in fake_server.requests for m in r.messages if m.get("role") == "tool"]
     first = next(m for m in results if m["tool_call_id"] == "c1")
     second = next(m for m in results if m["tool_call_id"] == "c2")
@@ -149,12 +130,12 @@ def test_stdin_approval_in_a_prompt_cell(agent_kernel: tuple[Any, Any], fake_ser
 
 def _complete(kc: Any, code: str, cursor: int | None = None) -> dict[str, Any]:
     msg_id = kc.complete(code, len(code) if cursor is None else cursor)
-    return _reply(kc, msg_id, timeout=30)["content"]
+    return shell_reply(kc, msg_id, timeout=30)["content"]
 
 
 def _inspect(kc: Any, code: str, cursor: int) -> dict[str, Any]:
     msg_id = kc.inspect(code, cursor)
-    return _reply(kc, msg_id, timeout=30)["content"]
+    return shell_reply(kc, msg_id, timeout=30)["content"]
 
 
 def test_completion_and_inspection(agent_kernel: tuple[Any, Any]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import psutil
 
+from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import Settings
 from dsh_notebook.host.host import Host
 from tests.support.fake_openai import FakeOpenAIServer
@@ -106,3 +107,14 @@ def node_server(name: str) -> str | None:
     """The installed npm reference server's executable (``make setup`` installs them)."""
     path = NODE_BIN / name
     return str(path) if path.exists() and shutil.which("node") else None
+
+
+def run_turn(host: Host, fake: FakeOpenAIServer, ws: Path, *, approve: str = "auto", session: str | None = None) -> Any:
+    """One blocking turn of ``host`` on the loopback model server, its tools allowed by ``approve``."""
+    with DshClient(host) as client:
+        return client.run("use the tool", session, model="fake-model", base_url=fake.base_url, cwd=str(ws),
+                          approve=approve, timeout=90)
+
+
+def last_tool_message(request: Any) -> dict[str, Any]:
+    return [m for m in request.messages if m["role"] == "tool"][-1]

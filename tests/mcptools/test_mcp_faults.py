@@ -7,20 +7,16 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from dsh_notebook.client.dsh_client import DshClient
-from dsh_notebook.host.host import Host
 from tests.mcptools.support import (
     SDK_SERVER,
     events,
     free_port,
     make_host,
     of_type,
+    run_turn,
     sdk_stdio,
     server_processes,
     start_http_server,
@@ -29,22 +25,6 @@ from tests.mcptools.support import (
 )
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-def _turn(host: Host, fake: FakeOpenAIServer, ws: Path, *, approve: str = "auto", session: str | None = None) -> Any:
-    with DshClient(host) as client:
-        return client.run("use the tool", session, model="fake-model", base_url=fake.base_url, cwd=str(ws),
-                          approve=approve, timeout=90)
-
-
-def _tool_message(request: Any) -> dict[str, Any]:
-    return [m for m in request.messages if m["role"] == "tool"][-1]
 
 
 def test_a_server_that_crashes_mid_call_gives_a_coded_error_and_restarts_on_next_use(
@@ -60,7 +40,7 @@ def test_a_server_that_crashes_mid_call_gives_a_coded_error_and_restarts_on_next
     )
     host = make_host(home)
     try:
-        outcome = _turn(host, fake, tmp_path)
+        outcome = run_turn(host, fake, tmp_path)
         results = {r["message"]["toolCallId"]: r for r in of_type(events(outcome.log_path), "tool/result")}
         assert results["c2"]["error"]["code"] == "MCP_SERVER_DIED"
         assert "starts again on its next use" in results["c2"]["message"]["content"][0]["text"]
@@ -87,7 +67,7 @@ def test_a_hung_server_times_out_with_a_coded_error_is_stopped_and_restarts(
     )
     host = make_host(home)
     try:
-        outcome = _turn(host, fake, tmp_path)
+        outcome = run_turn(host, fake, tmp_path)
         results = {r["message"]["toolCallId"]: r for r in of_type(events(outcome.log_path), "tool/result")}
         assert results["c1"]["error"]["code"] == "MCP_TIMEOUT"
         assert results["c2"]["message"]["content"][0]["text"] == "echo: back"
@@ -107,7 +87,7 @@ def test_servers_start_lazily_and_a_server_killed_while_idle_restarts_transparen
     try:
         assert host.mcp.servers["t"].status == "not started" and server_processes(str(SDK_SERVER)) == []
         fake.enqueue(tool_call_reply([("c1", "t__pid", "{}")]), text_reply("one"))
-        first = _turn(host, fake, tmp_path)
+        first = run_turn(host, fake, tmp_path)
         (proc,) = server_processes(str(SDK_SERVER))
         proc.kill()
         deadline = time.monotonic() + 20
@@ -115,7 +95,7 @@ def test_servers_start_lazily_and_a_server_killed_while_idle_restarts_transparen
             time.sleep(0.02)
         assert host.mcp.describe()["servers"][0]["status"].startswith("failed: the server closed its connection")
         fake.enqueue(tool_call_reply([("c2", "t__pid", "{}")]), text_reply("two"))
-        second = _turn(host, fake, tmp_path, session=first.session_id)
+        second = run_turn(host, fake, tmp_path, session=first.session_id)
         results = {r["message"]["toolCallId"]: r for r in of_type(events(second.log_path), "tool/result")}
         assert "error" not in results["c2"]
         assert results["c2"]["message"]["content"][0]["text"] != results["c1"]["message"]["content"][0]["text"]
@@ -151,7 +131,7 @@ def test_cancelling_a_turn_mid_call_answers_the_call_and_the_server_stays_usable
             assert result["message"]["toolCallId"] == "c1" and result["message"]["isError"] is True
             assert host.mcp.servers["t"].status == "running"
             fake.enqueue(tool_call_reply([("c2", "t__echo", json.dumps({"text": "still here"}))]), text_reply("ok"))
-            again = _turn(host, fake, tmp_path, session=sid)
+            again = run_turn(host, fake, tmp_path, session=sid)
         assert of_type(events(again.log_path), "tool/result")[-1]["message"]["content"][0]["text"] == "echo: still here"
         assert host.mcp.servers["t"].starts == 1
     finally:
@@ -166,7 +146,7 @@ def test_a_server_that_cannot_start_leaves_the_turn_working_and_says_why(tmp_pat
     fake.enqueue(text_reply("fine"))
     host = make_host(home)
     try:
-        outcome = _turn(host, fake, tmp_path)
+        outcome = run_turn(host, fake, tmp_path)
         status = {s["name"]: s["status"] for s in host.mcp.describe()["servers"]}
         offered = {t["function"]["name"] for t in list(fake.requests)[0].body["tools"]}
     finally:
@@ -189,7 +169,7 @@ def test_a_server_that_hangs_at_start_fails_with_a_reason_and_is_not_left_runnin
     fake.enqueue(text_reply("fine"))
     host = make_host(home)
     try:
-        outcome = _turn(host, fake, tmp_path)
+        outcome = run_turn(host, fake, tmp_path)
         status = host.mcp.describe()["servers"][0]["status"]
     finally:
         host.shutdown()
@@ -223,7 +203,7 @@ def test_an_http_server_that_dies_mid_call_is_reached_again_once_it_is_back(
                 handle.close()
             proc = start_http_server(port)  # the server is back on its URL
             fake.enqueue(tool_call_reply([("c2", "web__echo", json.dumps({"text": "back"}))]), text_reply("two"))
-            again = _turn(host, fake, tmp_path, session=sid)
+            again = run_turn(host, fake, tmp_path, session=sid)
         results = {r["message"]["toolCallId"]: r for r in of_type(events(again.log_path), "tool/result")}
     finally:
         host.shutdown()
@@ -241,12 +221,12 @@ def test_a_server_that_failed_to_start_is_tried_again_at_a_later_step(tmp_path: 
     host.mcp.retry_after_s = 0.0  # the default waits a minute between attempts
     try:
         fake.enqueue(text_reply("no tools yet"))
-        first = _turn(host, fake, tmp_path)
+        first = run_turn(host, fake, tmp_path)
         assert host.mcp.servers["late"].status == "failed"
         launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {SDK_SERVER}\n")
         launcher.chmod(0o755)
         fake.enqueue(tool_call_reply([("c1", "late__echo", json.dumps({"text": "now"}))]), text_reply("ok"))
-        second = _turn(host, fake, tmp_path, session=first.session_id)
+        second = run_turn(host, fake, tmp_path, session=first.session_id)
         offered = [{t["function"]["name"] for t in r.body["tools"]} for r in fake.requests]
     finally:
         host.shutdown()

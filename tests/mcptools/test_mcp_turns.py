@@ -9,20 +9,18 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from dsh_notebook.client.dsh_client import DshClient
-from dsh_notebook.host.host import Host
 from tests.mcptools.support import (
     SDK_SERVER,
     events,
     http_server,
+    last_tool_message,
     make_host,
     of_type,
+    run_turn,
     sdk_stdio,
     server_processes,
     wait_gone,
@@ -30,22 +28,6 @@ from tests.mcptools.support import (
 )
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-def _turn(host: Host, fake: FakeOpenAIServer, ws: Path, *, approve: str = "auto", session: str | None = None) -> Any:
-    with DshClient(host) as client:
-        return client.run("use the tool", session, model="fake-model", base_url=fake.base_url, cwd=str(ws),
-                          approve=approve, timeout=90)
-
-
-def _tool_message(request: Any) -> dict[str, Any]:
-    return [m for m in request.messages if m["role"] == "tool"][-1]
 
 
 def test_a_configured_stdio_tool_is_offered_runs_and_its_result_reaches_the_next_request(
@@ -56,12 +38,12 @@ def test_a_configured_stdio_tool_is_offered_runs_and_its_result_reaches_the_next
     fake.enqueue(tool_call_reply([("c1", "t__echo", json.dumps({"text": "hi there"}))]), text_reply("done"))
     host = make_host(home)
     try:
-        outcome = _turn(host, fake, tmp_path)
+        outcome = run_turn(host, fake, tmp_path)
         first, second = list(fake.requests)
         offered = {t["function"]["name"]: t["function"] for t in first.body["tools"]}
         assert {"t__echo", "t__add", "t__peek", "read", "bash"} <= set(offered)
         assert offered["t__echo"]["parameters"]["required"] == ["text"]  # the server's own schema
-        assert _tool_message(second)["content"] == "echo: hi there"
+        assert last_tool_message(second)["content"] == "echo: hi there"
         assert outcome.reason["kind"] == "completed"
         evs = events(outcome.log_path)
         call = of_type(evs, "tool/call")[0]
@@ -85,7 +67,7 @@ def test_streamable_http_server_structured_and_image_results(tmp_path: Path, fak
         )
         host = make_host(home)
         try:
-            outcome = _turn(host, fake, tmp_path)
+            outcome = run_turn(host, fake, tmp_path)
         finally:
             host.shutdown()
     second = list(fake.requests)[1]
@@ -103,7 +85,7 @@ def test_invalid_arguments_are_refused_by_the_servers_schema_before_the_server_r
     fake.enqueue(tool_call_reply([("c1", "t__add", json.dumps({"a": "two"}))]), text_reply("ok"))
     host = make_host(home)
     try:
-        outcome = _turn(host, fake, tmp_path)
+        outcome = run_turn(host, fake, tmp_path)
     finally:
         host.shutdown()
     result = of_type(events(outcome.log_path), "tool/result")[0]
@@ -146,7 +128,7 @@ def test_read_only_tools_run_without_asking_only_when_trusted(tmp_path: Path, fa
     fake.enqueue(tool_call_reply([("c1", "t__peek", "{}")]), text_reply("ok"))
     host = make_host(home, mcp_trust_readonly=True)
     try:
-        outcome = _turn(host, fake, tmp_path, approve="ask")  # nobody answers: an ask would hang
+        outcome = run_turn(host, fake, tmp_path, approve="ask")  # nobody answers: an ask would hang
         tools = {t.name: t for t in host.mcp.context.scope().tools()}
         assert tools["t__peek"].approval == "allow" and tools["t__echo"].approval == "ask"
     finally:

@@ -14,6 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
+from tests.support.kernel_messages import iopub_until_idle, shell_reply
 
 from .conftest import fake_flags
 
@@ -116,27 +117,6 @@ def test_nbclient_against_the_openai_compatible_server(kernel_env: dict[str, str
     assert "should-not-run" not in bash_result["content"]
 
 
-def _drain_iopub(kc: Any, msg_id: str, timeout: float = 60) -> list[dict[str, Any]]:
-    """IOPub messages of ``msg_id`` until its kernel status is idle."""
-    out = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        msg = kc.get_iopub_msg(timeout=timeout)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        out.append(msg)
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return out
-    raise AssertionError("the kernel did not go idle")
-
-
-def _shell_reply(kc: Any, msg_id: str, timeout: float = 90) -> dict[str, Any]:
-    while True:
-        reply = kc.get_shell_msg(timeout=timeout)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return reply
-
-
 def test_kernel_interrupt_cancels_the_turn_and_the_next_prompt_works(
     kernel: tuple[Any, Any], fake_server: FakeOpenAIServer, tmp_path: Path, isolated_dsh_home: Path
 ) -> None:
@@ -146,10 +126,10 @@ def test_kernel_interrupt_cancels_the_turn_and_the_next_prompt_works(
     msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} sleep a while")
     wait_for(lambda: (tmp_path / "started").exists(), "bash to start")
     km.interrupt_kernel()
-    reply = _shell_reply(kc, msg_id)
+    reply = shell_reply(kc, msg_id)
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "DshMagicError"
     assert "INTERRUPTED" in reply["content"]["evalue"] and "ended aborted" in reply["content"]["evalue"]
-    outputs = _drain_iopub(kc, msg_id)
+    outputs = iopub_until_idle(kc, msg_id)
     errors = [m for m in outputs if m["msg_type"] == "error"]
     assert len(errors[0]["content"]["traceback"]) == 1  # one line, not a traceback
     [log] = (isolated_dsh_home / "sessions").glob("*.jsonl")
@@ -175,11 +155,11 @@ def test_stdin_approval_in_a_kernel(kernel: tuple[Any, Any], fake_server: FakeOp
     assert request["msg_type"] == "input_request"
     assert "allow bash echo approved-run?" in request["content"]["prompt"]
     kc.input(answer)
-    reply = _shell_reply(kc, msg_id)
+    reply = shell_reply(kc, msg_id)
     assert reply["content"]["status"] == "ok"
     [tool] = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]
     assert ("approved-run" in tool["content"]) is allowed
-    outputs = _drain_iopub(kc, msg_id)
+    outputs = iopub_until_idle(kc, msg_id)
     shown = json.dumps([m["content"] for m in outputs])
     assert ("DENIED" in shown) is (not allowed) and "fin" in shown
 

@@ -4,6 +4,8 @@ import { DERIVED_NOTE, formatElapsed } from "../model/runtime-log";
 import type { StageNo, ToolCallTrace } from "../model/stages";
 import { STAGES } from "../model/stages";
 import type { RuntimePhase as ToolPhase, ToolRuntimeState } from "../model/runtime-log";
+import { onActivate } from "./a11y";
+import { withReturnArc } from "./diagram-frame";
 import { h } from "./dom";
 
 export type ViewName = "history" | "payloads" | "roles";
@@ -58,7 +60,8 @@ export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElemen
       class: `dsh-stage dsh-stage-${state} dsh-role-${roles[0]}`,
       "data-stage": s.no,
       "data-state": state,
-      tabindex: 0,
+      "data-fkey": `stage-${s.no}`,
+      tabindex: state === "current" || (d.stage === 0 && s.no === 1) ? 0 : -1,
       role: "button",
       "aria-current": state === "current" ? "step" : null,
       title: `stage 0${s.no}: ${s.title}`,
@@ -70,11 +73,11 @@ export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElemen
       link,
     );
     box.addEventListener("click", () => cb.onStage(s.no));
-    box.addEventListener("keydown", (e) => { if ((e as KeyboardEvent).key === "Enter") cb.onStage(s.no); });
+    onActivate(box, () => cb.onStage(s.no)); // Space and Enter; arrows rove (ui/diagram-frame.ts)
     row.append(box);
     if (s.no < 6) row.append(h("li", { class: `dsh-arrow ${d.stage > s.no ? "dsh-arrow-done" : ""}`, "aria-hidden": "true" }, "→"));
   }
-  return row;
+  return withReturnArc(row, d.stage);
 }
 
 const PHASES = ["prepare", "policy", "approval", "execute", "result"];

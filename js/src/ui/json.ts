@@ -7,6 +7,8 @@ export interface JsonOptions {
   /** Called when a cited seq (in sourceEventSeqs / messageSeqs) is clicked. */
   onSeq?: (seq: number) => void;
   limit?: number;
+  /** Keys whose value starts collapsed at any depth (bookkeeping such as the stream timing). */
+  collapseKeys?: ReadonlySet<string>;
 }
 
 const SEQ_KEYS = new Set(["sourceEventSeqs", "messageSeqs", "baseRequestSeq", "startSeq", "endSeq"]);
@@ -61,7 +63,8 @@ export function jsonTree(value: unknown, opts: JsonOptions = {}, open = 3, key?:
     if (entries.length > max) body.append(h("div", { class: "dsh-j-row dsh-muted" }, `… ${entries.length - max} more`));
   };
   const wrap = h("span", { class: "dsh-j" });
-  const toggle = h("button", { class: "dsh-j-toggle", type: "button", "aria-expanded": depth < open ? "true" : "false" }, depth < open ? "▾" : "▸");
+  const startOpen = depth < open && !(key !== undefined && opts.collapseKeys?.has(key));
+  const toggle = h("button", { class: "dsh-j-toggle", type: "button", "aria-expanded": String(startOpen), "aria-label": `${key ?? "value"}: expand or collapse` }, startOpen ? "▾" : "▸");
   const summary = h("span", { class: "dsh-j-summary" }, `${o} ${entries.length} ${isArr ? "items" : "keys"} ${c}`);
   let filled = false;
   const set = (isOpen: boolean) => {
@@ -73,6 +76,6 @@ export function jsonTree(value: unknown, opts: JsonOptions = {}, open = 3, key?:
   };
   toggle.addEventListener("click", (e) => { e.stopPropagation(); set(body.hidden); });
   wrap.append(toggle, h("span", null, o), summary, body, h("span", null, c));
-  set(depth < open);
+  set(startOpen);
   return wrap;
 }

@@ -2,9 +2,18 @@
 // expandable JSON, sourceEventSeqs as links that jump to the cited event.
 import type { SessionEvent } from "../types";
 import { h } from "./dom";
+import { QUIET_KEYS } from "../model/card-focus";
 import { jsonTree } from "./json";
 
-export interface PayloadCard { seq?: number; type: string; event?: SessionEvent; committed: boolean; placeholder?: string }
+export interface PayloadCard {
+  seq?: number; type: string; event?: SessionEvent; committed: boolean; placeholder?: string;
+  /** JSON levels open (default: 2 committed, 1 not); the card the stage is about opens all. */
+  open?: number;
+  /** The card the selected stage is about. */
+  current?: boolean;
+  /** The tool's output as plain text (tool/result), shown wrapped beneath the JSON. */
+  plain?: string;
+}
 
 export function renderPayloads(cards: PayloadCard[], citing: (seq: number) => number[], jump: (seq: number) => void, caption: string): HTMLElement {
   const list = h("div", { class: "dsh-cards" });
@@ -25,10 +34,12 @@ export function cardEl(c: PayloadCard, citing: (seq: number) => number[], jump: 
       }))
     : null;
   const body = c.event
-    ? h("div", { class: "dsh-card-json" }, jsonTree(c.event, { onSeq: jump }, c.committed ? 2 : 1))
-    : h("div", { class: "dsh-muted" }, c.placeholder ?? "not recorded yet");
+    ? h("div", { class: "dsh-card-json" }, jsonTree(c.event, { onSeq: jump, collapseKeys: QUIET_KEYS }, c.open ?? (c.committed ? 2 : 1)))
+    : h("div", { class: "dsh-muted dsh-card-placeholder" }, c.placeholder ?? "not recorded yet");
+  const plain = c.event && c.plain !== undefined ? plainOutput(c.plain) : null;
   return h("div", {
-    class: `dsh-card ${c.committed ? "dsh-card-committed" : "dsh-card-pending"} ${extra}`,
+    class: `dsh-card ${c.committed ? "dsh-card-committed" : "dsh-card-pending"}${c.current ? " dsh-card-current" : ""} ${extra}`,
+    "aria-current": c.current ? "true" : null,
     "data-seq": c.seq ?? "",
     "data-type": c.type,
   },
@@ -37,5 +48,13 @@ export function cardEl(c: PayloadCard, citing: (seq: number) => number[], jump: 
       h("span", { class: "dsh-card-type" }, c.type),
       badge),
     citedBy,
-    body);
+    body,
+    plain);
+}
+
+/** A tool's output as the tool printed it: wrapped monospace text under a caption. */
+export function plainOutput(text: string): HTMLElement {
+  return h("div", { class: "dsh-plain" },
+    h("div", { class: "dsh-plain-caption" }, "tool output (plain text)"),
+    h("pre", { class: "dsh-plain-text" }, text));
 }

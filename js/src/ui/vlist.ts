@@ -1,4 +1,5 @@
 // A virtualised list: only the rows in view (plus a margin) exist in the DOM, so 10k+ rows scroll smoothly.
+import { keepFocus } from "./a11y";
 import { h } from "./dom";
 
 export interface VirtualList {
@@ -10,9 +11,9 @@ export interface VirtualList {
 }
 
 export function createVirtualList(rowHeight: number, renderRow: (index: number) => HTMLElement, height = 380): VirtualList {
-  const el = h("div", { class: "dsh-vlist", style: `height:${height}px`, tabindex: 0 });
-  const spacer = h("div", { class: "dsh-vlist-spacer" });
-  const layer = h("div", { class: "dsh-vlist-layer" });
+  const el = h("div", { class: "dsh-vlist", style: `height:${height}px`, tabindex: 0, role: "listbox", "aria-label": "events" });
+  const spacer = h("div", { class: "dsh-vlist-spacer", role: "presentation" });
+  const layer = h("div", { class: "dsh-vlist-layer", role: "presentation" });
   spacer.append(layer);
   el.append(spacer);
   let count = 0;
@@ -35,7 +36,7 @@ export function createVirtualList(rowHeight: number, renderRow: (index: number) 
       r.style.height = `${rowHeight}px`;
       rows.push(r);
     }
-    layer.replaceChildren(...rows);
+    keepFocus(layer, () => layer.replaceChildren(...rows))(); // a focused row stays focused
   };
   const onScroll = () => {
     if (raf) return;

@@ -1,0 +1,70 @@
+// The frame around the six-stage diagram: a horizontal scroller that keeps its position across
+// re-renders, "← more" / "more →" cues with a fade when stages are out of view (narrow output
+// areas), the current stage scrolled into view when it changes, the return arc that draws the
+// stages as a loop (06 → back to 01), and the colour legend, always visible.
+import { ROLES, type Role } from "../model/explain";
+import { roving } from "./a11y";
+import { h } from "./dom";
+
+const ROLE_NOTE: Record<Role, string> = {
+  model: "the LLM: decides, writes text and tool calls",
+  agent: "the harness: runs the loop, builds requests",
+  tools: "runs the tool, returns its output",
+  session: "the log: commits every event",
+};
+
+export function renderLegend(): HTMLElement {
+  return h("ul", { class: "dsh-legend", "aria-label": "colour legend: who is responsible" },
+    ...ROLES.map((r) => h("li", { class: "dsh-legend-item", "data-role": r.role, title: ROLE_NOTE[r.role] },
+      h("span", { class: `dsh-dot dsh-role-${r.role}`, "aria-hidden": "true" }),
+      h("strong", { class: "dsh-legend-label" }, r.role === "agent" ? "Agent (harness)" : r.label),
+      h("span", { class: "dsh-legend-note" }, ROLE_NOTE[r.role]))));
+}
+
+/** The stage row with its return arc beneath: the sixth stage hands the next request to the
+ *  model, which starts stage 01 of the next tool call. */
+export function withReturnArc(row: HTMLElement, stage: number): HTMLElement {
+  const arc = h("div", { class: `dsh-return ${stage === 6 ? "dsh-return-on" : ""}`, "data-state": stage === 6 ? "current" : "idle" },
+    h("span", { class: "dsh-return-head", "aria-hidden": "true" }, "▲"),
+    h("span", { class: "dsh-return-label" }, "06 → 01: the next request goes to the model, and the loop starts again"));
+  return h("div", { class: "dsh-loopdraw", role: "group", "aria-label": "the tool feedback loop: stages 01 to 06, then back to 01" }, row, arc);
+}
+
+export interface DiagramFrame { el: HTMLElement; body: HTMLElement; update(): void; dispose(): void }
+
+export function createDiagramFrame(): DiagramFrame {
+  const body = h("div", { class: "dsh-diagram-wrap dsh-diagram-scroll" });
+  const more = h("button", { class: "dsh-more dsh-more-right", type: "button", tabindex: -1, title: "scroll to the later stages", hidden: true }, "more →");
+  const less = h("button", { class: "dsh-more dsh-more-left", type: "button", tabindex: -1, title: "scroll to the earlier stages", hidden: true }, "← more");
+  const el = h("div", { class: "dsh-diagram-frame" }, h("div", { class: "dsh-diagram-port" }, body, less, more), renderLegend());
+  let lastStage: string | null = null;
+
+  const update = () => {
+    const overflow = body.scrollWidth > body.clientWidth + 1;
+    more.hidden = !overflow || body.scrollLeft + body.clientWidth >= body.scrollWidth - 1;
+    less.hidden = !overflow || body.scrollLeft <= 1;
+    el.dataset.overflow = String(overflow);
+    const cur = body.querySelector<HTMLElement>('.dsh-stage[aria-current="step"]');
+    const stage = cur?.dataset.stage ?? null;
+    if (cur && stage !== lastStage && overflow) {
+      const left = cur.offsetLeft; // the scroller is the stages' offsetParent (position: relative)
+      const right = left + cur.offsetWidth;
+      if (left < body.scrollLeft) body.scrollLeft = Math.max(0, left - 24);
+      else if (right > body.scrollLeft + body.clientWidth) body.scrollLeft = right - body.clientWidth + 24;
+    }
+    lastStage = stage;
+  };
+  const page = (dir: 1 | -1) => { body.scrollBy?.({ left: dir * Math.max(120, body.clientWidth * 0.7), behavior: "smooth" }); };
+  more.addEventListener("click", () => page(1));
+  less.addEventListener("click", () => page(-1));
+  body.addEventListener("scroll", update, { passive: true });
+  const unRove = roving(body, ".dsh-stage", "both");
+  const mo = typeof MutationObserver === "function" ? new MutationObserver(update) : null;
+  mo?.observe(body, { childList: true });
+  const ro = typeof ResizeObserver === "function" ? new ResizeObserver(update) : null;
+  ro?.observe(body);
+  return {
+    el, body, update,
+    dispose() { mo?.disconnect(); ro?.disconnect(); unRove(); body.removeEventListener("scroll", update); },
+  };
+}

@@ -1,0 +1,42 @@
+// A widget model whose "kernel side" answers like the Python bridge + Host would (the boundary
+// the widgets talk to), for DOM tests of the real widget code.
+import widget from "../src/index";
+import type { FollowItem } from "../src/types";
+
+type Handler = (...args: unknown[]) => void;
+
+export class FakeModel {
+  handlers = new Map<string, Set<Handler>>();
+  sent: Record<string, unknown>[] = [];
+  constructor(public state: Record<string, unknown>, public items: FollowItem[] = []) {}
+  get(name: string) { return this.state[name]; }
+  on(ev: string, cb: Handler) { if (!this.handlers.has(ev)) this.handlers.set(ev, new Set()); this.handlers.get(ev)?.add(cb); }
+  off(ev?: string | null, cb?: Handler | null) { if (ev && cb) this.handlers.get(ev)?.delete(cb); }
+  emit(content: unknown) { for (const h of this.handlers.get("msg:custom") ?? []) h(content); }
+  send(content: unknown) {
+    const c = content as { kind: string; cid: string; envelope?: Record<string, unknown> };
+    this.sent.push(c as Record<string, unknown>);
+    const env = c.envelope;
+    if (!env) return;
+    const reply = (items: unknown[]) => queueMicrotask(() => this.emit({ kind: "batch", cid: c.cid, items }));
+    if (env.type === "open") reply(this.items.map((v) => JSON.stringify({ type: "item", streamId: env.streamId, value: v })));
+    else if (env.type === "client-request") reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: true, value: { ok: 1 } } }]);
+  }
+}
+
+export const tick = () => new Promise((r) => setTimeout(r, 40));
+export async function waitFor(pred: () => boolean, ms = 4000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error("condition not met");
+    await tick();
+  }
+}
+
+/** Mount a widget into the document; returns its element and its cleanup. */
+export function mount(model: FakeModel): { el: HTMLElement; cleanup: () => void } {
+  const el = document.createElement("div");
+  document.body.append(el);
+  const dispose = widget.render({ model, el } as never) as unknown as () => void;
+  return { el, cleanup: () => { dispose?.(); el.remove(); } };
+}
