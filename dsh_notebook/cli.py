@@ -3,7 +3,8 @@
 ``run`` drives one turn through the Host; ``show`` prints a log's events or (``--messages``) the
 repaired model messages of its next request, or (``--stats``) its timings, tokens and cost;
 ``sessions`` lists saved sessions (``--search TEXT`` searches them); ``export-otel`` sends a saved
-session to an OTLP endpoint; ``serve --stdio`` speaks the wire envelopes on stdin/stdout;
+session to an OTLP endpoint; ``export-html ID -o FILE.html`` writes a page replaying it with no
+kernel; ``serve --stdio`` speaks the wire envelopes on stdin/stdout;
 ``mcp list|add|remove`` shows and edits the MCP servers; ``install-kernel`` installs the agent
 kernel ``dsh``; ``doctor`` prints which protections are active here;
 ``compact ID`` summarises a session's older turns; ``policy check ID_OR_PATH [--rules FILE]``
@@ -59,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     otel = sub.add_parser("export-otel", help="send a saved session to the OTLP endpoint as traces")
     otel.add_argument("target", help="session id or path to a .jsonl log")
     otel.add_argument("--endpoint", help="OTLP/HTTP endpoint (default: OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT)")
+    page = sub.add_parser("export-html", help="one self-contained HTML page replaying a session (no kernel, no network)")
+    page.add_argument("target", help="session id or path to a .jsonl log")
+    page.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the page to write")
+    page.add_argument("--theme", choices=("light", "dark"), default="light", help="the page's colours (default light)")
 
     from .tools.mcp.listing import add_cli_parser
 
@@ -128,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             from .observe.otel import export_main
 
             return export_main(args)
+        if args.command == "export-html":
+            from .observe.export_html import export_main as export_html_main
+
+            return export_html_main(args)
         if args.command == "doctor":
             from .doctor import doctor_main
 

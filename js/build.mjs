@@ -1,4 +1,5 @@
-// Bundle js/src/index.ts -> dsh_notebook/static/widget.js (+ widget.css), an ES module for anywidget.
+// Bundle js/src/index.ts -> dsh_notebook/static/widget.js (+ widget.css), an ES module for anywidget,
+// and js/src/standalone.ts -> dsh_notebook/static/standalone.js, a classic script for exported pages.
 import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -17,11 +18,14 @@ const options = {
   outfile: resolve(outdir, "widget.js"),
   logLevel: "info",
 };
+const standalone = { ...options, entryPoints: [resolve(here, "src/standalone.ts")], format: "iife", outfile: resolve(outdir, "standalone.js") };
 const copyCss = () => copyFileSync(resolve(here, "src/widget.css"), resolve(outdir, "widget.css"));
 if (process.argv.includes("--watch")) {
   const ctx = await esbuild.context({ ...options, plugins: [{ name: "css", setup(b) { b.onEnd(copyCss); } }] });
   await ctx.watch();
+  await (await esbuild.context(standalone)).watch();
 } else {
   await esbuild.build(options);
+  await esbuild.build(standalone);
   copyCss();
 }

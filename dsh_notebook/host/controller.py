@@ -89,10 +89,14 @@ class SessionController:
         out = []
         for s in saved:
             live = self.registry.live.get(s.id)
+            # "N events" is the last seq + 1 everywhere (client/summary.event_count); a live
+            # session's events in memory may be ahead of its flushed lines
+            events = live.session.events if live else ()
             out.append(
                 ListedSession(
                     session_id=s.id, title=s.title, turns=s.turns, last_activity=s.last_activity_ms,
-                    event_count=s.event_count, path=s.path, live=live is not None,
+                    event_count=events[-1].seq + 1 if events else s.event_count, path=s.path,
+                    live=live is not None,
                     status=live.agent.status if live else "saved",
                 )
             )  # fmt: skip

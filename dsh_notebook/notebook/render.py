@@ -17,7 +17,7 @@ from typing import Protocol
 
 from ..client.model import ClientSessionModel
 from ..client.state import ToolState
-from ..client.summary import summarize_result
+from ..client.summary import summarize_result, tool_outcome
 from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
@@ -52,6 +52,7 @@ class ToolSeg:
     result: str | None = None
     error: str | None = None
     done: bool = False
+    failed: bool = False  # the tool ran and reported a failure (a non-zero exit): ✗, not ✓
     namespace: str | None = None  # python: the names the call added / rebound / deleted
 
     def args_line(self) -> str:
@@ -59,7 +60,8 @@ class ToolSeg:
 
     def state_line(self) -> str:
         if self.done:
-            line = f"✗ {self.error}" if self.error else f"✓ {self.result or ''}".rstrip()
+            mark = "✗" if self.error or self.failed else "✓"
+            line = f"{mark} {self.error or self.result or ''}".rstrip()
             return f"{line} · {self.namespace}" if self.namespace else line
         if self.phase == "approval" and self.status == "waiting":
             return "? waiting for approval"
@@ -157,11 +159,12 @@ def tool_segment(tool: ToolState, model: ClientSessionModel) -> ToolSeg:
     result = model.event(tool["resultSeq"])
     if isinstance(result, ToolResult):
         seg.done = True
-        text = result.message.text
+        outcome = tool_outcome(tool["name"], result.message.text, is_error=bool(result.message.is_error),
+                               code=result.error.code if result.error else None, meta=result.meta)
         if result.message.is_error or result.error:
-            seg.error = f"{result.error.code if result.error else 'ERROR'}: {summarize_result(text)}"
+            seg.error = outcome.text
         else:
-            seg.result = summarize_result(text)
+            seg.result, seg.failed = outcome.text, not outcome.ok
         changes = (result.meta or {}).get("namespace")
         if isinstance(changes, dict):
             seg.namespace = short_form(changes)  # type: ignore[arg-type]

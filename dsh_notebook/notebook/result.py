@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from ..client.model import ClientSessionModel
+from ..client.summary import event_count, tool_outcome
 from ..session.stats import TurnStats, session_stats
 from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
 from ..wire.events import (
@@ -93,7 +94,9 @@ class TurnResult:
         return None
 
     def summary(self) -> str:
-        """One line: how the turn ended, where, how many tool calls, how much text."""
+        """One line: how the turn ended, where, how many tool calls, its figures, and the
+        session's event count through this turn's end (:func:`~..client.summary.event_count`:
+        the same number the widgets, ``%dsh sessions`` and ``show`` give)."""
         reason: str = self.reason.kind
         if self.reason.cause:
             limit = f" {self.reason.limit}" if self.reason.limit is not None else ""
@@ -106,7 +109,14 @@ class TurnResult:
         origin = f" · from cell [{cell.execution_count}]" if cell and cell.execution_count else ""
         return (f"{reason} · session {self.session_id} · turn {self.turn} · "
                 f"{calls} tool call{'s' if calls != 1 else ''} · {figures + ' · ' if figures else ''}"
-                f"{len(self.events)} events{origin}")
+                f"{event_count(self.events)} events in the session{origin}")
+
+    @staticmethod
+    def _outcome(name: str, res: ToolResult | None) -> str:
+        if res is None:
+            return "no result"
+        return str(tool_outcome(name, res.message.text, is_error=bool(res.message.is_error),
+                                code=res.error.code if res.error else None, meta=res.meta))
 
     def __repr__(self) -> str:
         return f"<TurnResult {self.summary()} · {len(self.text)} chars>"
@@ -122,8 +132,7 @@ class TurnResult:
         mark = "✓" if self.ok else "⚠"
         color = "#2e7d32" if self.ok else "#b26a00"
         rows = "".join(
-            f"<li><code>{html.escape(call.name)}</code> "
-            f"{'error ' + html.escape(res.error.code) if res and res.error else ('ok' if res else 'no result')}</li>"
+            f"<li><code>{html.escape(call.name)}</code> {html.escape(self._outcome(call.name, res))}</li>"
             for call, res in self.tool_calls
         )
         calls = f"<ul style='margin:2px 0'>{rows}</ul>" if rows else ""

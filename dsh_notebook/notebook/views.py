@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from ..client.summary import event_count, tool_outcome
 from ..observe.search import SessionMatches
 from ..wire.events import (
     AnyEvent,
@@ -71,14 +72,14 @@ class Table:
 
 class SessionTable(Table):
     title = "sessions"
-    headers = ("id", "title", "turns", "last activity", "status")
+    headers = ("id", "title", "turns", "events", "last activity", "status")
 
     @classmethod
     def from_summaries(cls, sessions: Iterable[Any], current: str | None = None) -> SessionTable:
         rows = []
         for s in sessions:
             mark = " *" if s.session_id == current else ""
-            rows.append([s.session_id + mark, s.title or "(no prompt yet)", str(s.turns),
+            rows.append([s.session_id + mark, s.title or "(no prompt yet)", str(s.turns), str(s.event_count),
                          _ago(s.last_activity), s.status])
         return cls(rows)
 
@@ -162,8 +163,9 @@ def describe_event(event: AnyEvent) -> str:
     if isinstance(event, ToolCall):
         return f"{event.name} {format_arguments(event.arguments, width=80)}  [call {event.call_id}]"
     if isinstance(event, ToolResult):
-        state = f"error {event.error.code}" if event.error else ("error" if event.message.is_error else "ok")
-        return f"{state}: {summarize_result(event.message.text, width=80)}  [call {event.message.tool_call_id}]"
+        outcome = tool_outcome("", event.message.text, is_error=bool(event.message.is_error),
+                               code=event.error.code if event.error else None, meta=event.meta, width=80)
+        return f"{outcome}  [call {event.message.tool_call_id}]"
     if isinstance(event, TurnEnd):
         return f"turn {event.turn} {event.reason.kind}" + (f" ({event.reason.cause})" if event.reason.cause else "")
     fields = event.model_dump(mode="json", exclude={"seq", "time", "type", "source_event_seqs"}, exclude_none=True)
@@ -180,7 +182,7 @@ class EventListing(Table):
         self.events = list(events)
 
     def __repr__(self) -> str:
-        return f"session {self.session_id} ({len(self.events)} events)\n" + super().__repr__()
+        return f"session {self.session_id} ({event_count(self.events)} events)\n" + super().__repr__()
 
     def _repr_html_(self) -> str:
-        return f"<b>session {html.escape(self.session_id)}</b> ({len(self.events)} events)" + super()._repr_html_()
+        return f"<b>session {html.escape(self.session_id)}</b> ({event_count(self.events)} events)" + super()._repr_html_()

@@ -51,6 +51,10 @@ def execute_notebook(src: Path, dest_dir: Path, *, timeout: int = 300) -> Path:
         resources={"metadata": {"path": str(src.parent)}},
         allow_errors=False,
         record_timing=True,
+        # saved like JupyterLab saves by default (no widget state): `jupyter nbconvert --to html`
+        # of the executed copy then shows each widget's text/html replay, offline — with widget
+        # state it would load the widget manager from a CDN and find no kernel behind it
+        store_widget_state=False,
     )
     client.execute()
     dest_dir.mkdir(parents=True, exist_ok=True)

@@ -94,6 +94,49 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.bridge = WidgetBridge(self._send_batch, connect, interval=interval)
         self.on_msg(self._on_custom)
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget view, plus a ``text/html`` fallback: the same replay as an exported page
+        (observe/export_html.py), shown where no widget manager renders the view — ``jupyter
+        nbconvert --to html`` of a notebook saved without widget state, GitHub's viewer."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, meta = bundle
+        fallback = self.static_html()
+        return ({**data, "text/html": fallback} if fallback else data), meta
+
+    def static_html(self) -> str | None:
+        """This widget's replay as an HTML fragment with no kernel behind it (``None`` when there
+        is nothing to replay yet or the bundle is not built)."""
+        from ..observe.export_html import FALLBACK_MAX_EVENTS, embedded_events, load, page_snippet
+        from ..wire.log import SessionHeader
+
+        try:
+            if self.log_path is not None:
+                data = load(str(self.log_path))
+            elif self.session_id:
+                from ..host.host import Host
+
+                host = self._host or Host.get()
+                live = host.registry.live.get(self.session_id)
+                if live is not None:
+                    session = live.session
+                    if len(session.events) > FALLBACK_MAX_EVENTS:
+                        return None
+                    header = SessionHeader(id=session.id, cwd=session.cwd, created_at=session.created_at)
+                    data = embedded_events(header, list(session.events), live.model)
+                elif host.registry.store.path_for(self.session_id).is_file():
+                    data = load(str(host.registry.store.path_for(self.session_id)))
+                else:
+                    return None
+            else:
+                return None
+            if data.count > FALLBACK_MAX_EVENTS:
+                return None  # too big to copy into every output: `export-html` shares it
+            return page_snippet(data, ("inspector",) if self.kind == "inspector" else ("loop",))
+        except (DshError, OSError, ValueError):
+            return None  # the widget view still renders; only the fallback is missing
+
     # -- sources ----------------------------------------------------------------------------
     def _saved_log(self, path: Path) -> Connect:
         from ..host.saved import read_saved

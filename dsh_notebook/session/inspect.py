@@ -129,7 +129,7 @@ def _fields(ev: AnyEvent) -> str:
 def describe_event(ev: AnyEvent, mark: str = " ") -> str:
     """One readable line: seq, local time, type, key fields (and provenance)."""
     t = time.strftime("%H:%M:%S", time.localtime(ev.time / 1000)) + f".{ev.time % 1000:03d}"
-    src = f"  <- {list(ev.source_event_seqs)}" if ev.source_event_seqs else ""
+    src = f"  → {list(ev.source_event_seqs)}" if ev.source_event_seqs else ""  # cites (as the inspector's →)
     return f"{mark}{ev.seq:>6}  {t}  {ev.type:<20} {_fields(ev)}{src}".rstrip()
 
 
@@ -153,7 +153,8 @@ def show_main(args: argparse.Namespace) -> int:
         return 0
     h = report.header
     created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h.created_at / 1000))
-    out.write(f"session {h.id}  cwd={h.cwd or '-'}  created {created}  {path}\n")
+    count = report.events[-1].seq + 1 if report.events else 0  # "N events": the last seq + 1, as everywhere
+    out.write(f"session {h.id}  cwd={h.cwd or '-'}  created {created}  {count} events  {path}\n")
     for ev in report.events:
         out.write(describe_event(ev) + "\n")
     if report.closers:

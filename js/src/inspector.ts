@@ -1,5 +1,6 @@
 // SessionInspector: the whole event log as a virtualised timeline with filters, search, jump to
 // seq, provenance both ways, the derived messages at any seq, and the diff of frozen requests.
+import { eventCount } from "./model/counts";
 import { diffRequests, frozenRequests } from "./model/diff";
 import { deriveMessages } from "./model/history";
 import { ProvenanceIndex } from "./model/provenance";
@@ -7,6 +8,7 @@ import { EventFilter, summarize, type Filter } from "./model/summary";
 import { acquire, follow, release, type WidgetModel } from "./transport";
 import { stepOf, type SessionEvent } from "./types";
 import { fmtTime, frameThrottle, h, replace } from "./ui/dom";
+import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
 import { createVirtualList } from "./ui/vlist";
@@ -44,7 +46,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, countEl);
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
-  root.append(header, errorEl, toolbar, h("div", { class: "dsh-split" }, list.el, side));
+  const glossary = createGlossary();
+  root.append(header, glossary.panel, errorEl, toolbar, h("div", { class: "dsh-split" }, list.el, side));
   const unKeys = isolateKeys(root);
   const unTabs = roving(side, ".dsh-tab", "horizontal");
   const panelId = uid("dsh-detail");
@@ -53,7 +56,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const refilter = () => {
     rows = filterer.apply(s.fold.events, filter);
     list.setCount(rows.length);
-    countEl.textContent = `${rows.length} of ${s.fold.events.length} events`;
+    countEl.textContent = `${rows.length} of ${eventCount(s.fold.cursor)} events`;
   };
   const onFilter = () => {
     filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value; filter.text = search.value;
@@ -163,7 +166,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     prov.update(events);
     replace(header,
       h("span", { class: "dsh-title" }, "Session inspector"),
-      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${events.length} events · ${s.fold.status}`));
+      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
+      glossary.button);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
     if (optionsFor !== events.length) {

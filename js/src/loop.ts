@@ -1,4 +1,5 @@
 // LoopWidget: the six stages of seed 000 drawn from a real session, live or replayed.
+import { eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
@@ -15,6 +16,7 @@ import { createPromptBox, renderPlayback } from "./ui/controls";
 import { createDiagramFrame } from "./ui/diagram-frame";
 import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
 import { frameThrottle, h, replace } from "./ui/dom";
+import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
@@ -58,7 +60,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
   const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule() }, readonly);
-  root.append(header, errorEl, frame.el, debug.el, explain, controls, tabs, viewEl);
+  const glossary = createGlossary();
+  root.append(header, glossary.panel, errorEl, frame.el, debug.el, explain, controls, tabs, viewEl);
   const unKeys = isolateKeys(root);
   const unTabs = roving(tabs, ".dsh-tab", "horizontal");
   if (!readonly) root.append(prompt.el);
@@ -158,8 +161,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const hdr = s.fold.header;
     replace(header,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
-      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${events.length} events · ${s.fold.status}`),
-      mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"));
+      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
+      mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
+      glossary.button);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 

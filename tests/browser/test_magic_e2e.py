@@ -118,7 +118,8 @@ def test_blocking_dsh_streams_into_the_running_cell(lab: Lab, page: Any) -> None
     assert "all 6 tests passed" in final
     lines = tool_lines(page)
     assert [line.split()[0] for line in lines] == ["bash", "read", "edit", "bash"], lines
-    assert all("✓" in line for line in lines), lines
+    assert "✗ exit 1 · 2 of 6 tests failed" in lines[0] and "✓ exit 0 · all 6 tests passed" in lines[3], lines
+    assert all("✓" in line for line in lines[1:]), lines
     assert "node test/run.mjs" in lines[0] and "src/math.ts" in lines[1]
     out = output_text(page)
     assert re.search(r"dsh: new session s_[0-9a-f]{12} · script:auto · approve auto · workspace \S*dsh-demo-\S+/demo", out), out
@@ -163,7 +164,7 @@ def test_stdin_approval_allow_then_deny(lab: Lab, page: Any) -> None:
 
     lines = tool_lines(page)
     assert [line.split()[0] for line in lines] == ["bash", "read", "edit"], lines
-    assert "✓" in lines[0] and "✓" in lines[1], lines  # the allowed call ran, and the run went on
+    assert "✗ exit 1 · 2 of 6 tests failed" in lines[0] and "✓" in lines[1], lines  # the allowed call ran, and the run went on
     assert "✗ DENIED" in lines[2], lines
     text = view_text(page)
     assert "edit: deny" in text  # the decision, as a note in the view

@@ -85,7 +85,7 @@ def test_subcommands_sessions_show_config(shell: Any, isolated_dsh_home: Path) -
     assert isinstance(table, SessionTable) and len(table) == 1
     row = table.rows[0]
     assert row[0] == f"{result.session_id} *" and row[1].startswith("read README.md") and row[2] == "1"
-    assert row[4] == "idle" and "<table" in table._repr_html_()
+    assert row[5] == "idle" and "<table" in table._repr_html_()
     listing = shell.run_cell("%dsh show --no-widget").result
     assert isinstance(listing, EventListing) and listing.session_id == result.session_id
     assert [e.seq for e in listing.events] == list(range(len(listing.events)))

@@ -1,4 +1,5 @@
 // One-line summaries and filters of events for the inspector's timeline.
+import { toolOutcome } from "./outcome";
 import { field, messageOf, turnOf, type SessionEvent } from "../types";
 import { fromCell } from "./cell";
 import { messageText } from "./history";
@@ -29,7 +30,8 @@ export function summarize(ev: SessionEvent): string {
     case "tool/call":
       return clip(`${ev.name} ${ev.callId} ${ev.arguments}`);
     case "tool/result":
-      return m && m.role === "tool" ? clip(`${m.toolCallId}${m.isError ? " ERROR" : ""} → ${messageText(m)}`) : "";
+      if (!m || m.role !== "tool") return "";
+      { const o = toolOutcome(messageText(m), Boolean(m.isError)); return clip(`${m.toolCallId} ${o.ok ? "✓" : "✗"}${m.isError ? " ERROR" : ""} ${o.text}`); }
     case "request/frozen":
       return `${String(ev.provider)}:${String(ev.model)} · attempt ${String(ev.attempt ?? 1)} · ${(ev.messageSeqs ?? []).length}${ev.baseRequestSeq !== undefined ? ` (+ base #${ev.baseRequestSeq})` : ""} message seqs`;
     case "request/header":
