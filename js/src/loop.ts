@@ -2,7 +2,9 @@
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
-import { Player } from "./model/playback";
+import { liveDwell, Player } from "./model/playback";
+import { historyFocus } from "./model/history-focus";
+import { questionFor, reveal, type Guess, type Question, type Reveal } from "./model/predict";
 import { ProvenanceIndex } from "./model/provenance";
 import { runtimeView } from "./model/runtime-log";
 import { CallTracer, playbackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
@@ -13,14 +15,14 @@ import { createPromptBox, renderPlayback } from "./ui/controls";
 import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
 import { frameThrottle, h, replace } from "./ui/dom";
 import { renderHistory } from "./ui/history-view";
+import { createHistoryFollow } from "./ui/history-follow";
+import { createApprovalBanner } from "./ui/approval-banner";
+import { createPredictPanel } from "./ui/predict";
 import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
 
-/** Live mode never skips a stage: when several facts arrive in one batch (a 1 ms tool), the
- *  diagram walks through the stages it missed, this long each. */
-const LIVE_DWELL_MS = 320;
 
 export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const s: Shared = acquire(model);
@@ -36,10 +38,30 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   let errorText = String(model.get("error") ?? "");
   let liveIndex = -1;
   let liveTimer: ReturnType<typeof setTimeout> | null = null;
+  // predict, then reveal: the question held before a step, the answered ones, the last reveal
+  let predict = false;
+  let question: Question | null = null;
+  let revealed: Reveal | null = null;
+  const answered = new Map<string, Reveal>();
+  const follow_ = createHistoryFollow();
+  const banner = createApprovalBanner((callId, decision, scope) => {
+    if (!s.sessionId) return;
+    s.remote.approve(s.sessionId, callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
+  });
+  const predictPanel = createPredictPanel({ answer: (g) => answer(g), next: () => { revealed = null; if (player.stepOnly) player.forward(); else player.play(); render.schedule(); } });
+  player.gate = (i) => {
+    if (!predict || mode !== "replay") return false;
+    const q = questionFor(player.steps, i, tracer.traces, s.fold.events);
+    if (!q || answered.has(q.key)) return false;
+    question = q;
+    revealed = null;
+    return true;
+  };
 
   const root = h("div", { class: "dsh-root dsh-loop" });
   el.append(root);
   const header = h("div", { class: "dsh-header" });
+  const head = h("div", { class: "dsh-head" }, header, banner.el);
   const diagram = h("div", { class: "dsh-diagram-wrap" });
   const explain = h("div", { class: "dsh-explain", "aria-live": "polite" });
   const tabs = h("div", { class: "dsh-tabs", role: "tablist" });
@@ -50,7 +72,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
-  root.append(header, errorEl, diagram, explain, controls, tabs, viewEl);
+  root.append(head, errorEl, diagram, explain, predictPanel.el, controls, tabs, viewEl);
   if (!readonly) root.append(prompt.el);
 
   const showError = (msg: string) => { errorText = msg; render.schedule(); };
@@ -93,8 +115,10 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const steps = player.steps;
     const target = steps.length - 1;
     if (liveIndex < 0 && target >= 0) liveIndex = steps.findIndex((st) => st.call === steps[target].call);
+    // the run is over (idle, or its turn ended): the diagram catches up at once
+    if (liveIndex >= 0 && liveIndex < target && s.fold.status !== "running") liveIndex = target;
     if (liveIndex >= 0 && liveIndex < target) {
-      if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, LIVE_DWELL_MS);
+      if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, liveDwell(target - liveIndex, player.speed));
       const st = steps[liveIndex];
       return { call: traces[st.call], stage: st.stage, seq: st.seq, catchingUp: true };
     }
@@ -127,6 +151,15 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     if (!player.seekStage(pos.call.index, stage)) player.seekCall(pos.call.index);
   }
 
+  function answer(g: Guess): void {
+    const q = question;
+    if (!q) return;
+    revealed = reveal(q, g, tracer.traces, s.fold.events);
+    answered.set(q.key, revealed);
+    question = null;
+    player.seek(q.target);
+  }
+
   function jump(seq: number): void {
     view = "payloads";
     flashSeq = seq;
@@ -148,6 +181,16 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${events.length} events · ${s.fold.status}`),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"));
+    // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
+    banner.update(readonly ? [] : s.fold.waitingApprovals().map((w) => ({ ...w,
+      arguments: s.fold.tools[w.callId]?.arguments ?? traces.find((t) => t.callId === w.callId)?.arguments ?? "" })));
+    root.dataset.speed = String(player.speed);
+    root.dataset.stepMs = String(player.lastDelay);
+    root.dataset.stepOnly = String(player.stepOnly);
+    root.dataset.stepIndex = String(mode === "replay" ? player.index : player.steps.length - 1);
+    if (question && (mode !== "replay" || !predict)) question = null;
+    if (revealed && (mode !== "replay" || player.index !== revealed.question.target)) revealed = null;
+    predictPanel.update(predict ? question : null, predict ? revealed : null);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
@@ -164,23 +207,20 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     // explanation beneath the diagram
     if (call && pos.stage) {
       const ex = explainStage(call, pos.stage, events);
-      const waiting = mode === "live" ? s.fold.waitingApprovals().filter((w) => w.callId === call.callId) : [];
       replace(explain,
         h("div", { class: "dsh-explain-title" }, `0${pos.stage} · ${STAGES[pos.stage - 1].title} — ${ex.title}`),
         h("div", { class: "dsh-explain-text" }, ex.text),
-        pos.stage === 3 || (pos.stage === 4 && rt?.derived) ? renderPhases(rt, call.approvalSeqs.length > 0) : null,
-        waiting.length ? approvalBar(call) : null);
+        pos.stage === 3 || (pos.stage === 4 && rt?.derived) ? renderPhases(rt, call.approvalSeqs.length > 0) : null);
     } else {
       replace(explain, h("div", { class: "dsh-explain-title" }, "From one tool call to the next request"),
         h("div", { class: "dsh-explain-text" }, s.fold.attempt ? "The model is streaming its response…" : "Press play, or send a prompt: the diagram follows one tool call from the model's intent to the next request. The three views below change with the stage; links in the diagram switch them."));
     }
-    // approvals for other calls (parallel tools) still get buttons
-    if (mode === "live") for (const w of s.fold.waitingApprovals()) if (w.callId !== call?.callId) explain.append(approvalBar({ callId: w.callId, name: w.name } as ToolCallTrace));
 
     const stepIdx = mode === "replay" ? player.index : player.steps.length - 1;
     replace(controls, renderPlayback({
       playing: player.playing, live: mode === "live", canLive: !readonly, calls: traces,
       callIndex: call ? call.index : -1, stepIndex: stepIdx, stepCount: player.steps.length,
+      speed: player.speed, stepOnly: player.stepOnly, predict,
     }, {
       play: () => { if (mode === "live") { mode = "replay"; player.seek(-1); } player.play(); },
       pause: () => player.pause(),
@@ -188,6 +228,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       forward: () => { if (mode === "live") { mode = "replay"; player.seek(player.steps.length - 1); } else player.forward(); },
       scrub: (i) => { mode = "replay"; player.pause(); player.seekCall(i); },
       goLive: () => { mode = "live"; player.pause(); render.schedule(); },
+      setSpeed: (sp) => player.setSpeed(sp),
+      setStepOnly: (on) => { if (on && mode === "live") { mode = "replay"; player.seek(stepIdx); } player.setStepOnly(on); },
+      setPredict: (on) => { predict = on; if (!on) { question = null; revealed = null; } render.schedule(); },
     }));
 
     replace(tabs, ...(["history", "payloads", "roles"] as ViewName[]).map((v) => {
@@ -199,12 +242,16 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
     if (view === "history") {
       const msgs = pos.stage === 6 && call?.frozenSeq !== undefined ? messagesOfSeqs(events, frozenSeqs) : derived;
+      const focus = historyFocus(events, call, pos.stage, msgs.map((m) => m.seq));
+      follow_.before(viewEl);
       replace(viewEl, renderHistory({
+        current: focus.current, fresh: focus.fresh, change: focus.change,
         messages: msgs, showWrappers, focusCall: call?.callId,
         attempt: mode === "live" && !pos.catchingUp ? s.fold.attempt : null,
         caption: pos.stage === 6 ? `The frozen request #${call?.frozenSeq}: its messageSeqs.` : "Only user / assistant / tool messages; system prompt and runtime-context wrappers are hidden.",
         note: stageNote(call, pos.stage),
       }, (show) => { showWrappers = show; render.schedule(); }));
+      follow_.after(viewEl, `${call?.callId ?? ""}:${pos.stage}:${focus.current ?? ""}`);
     } else if (view === "payloads") {
       const cards = payloadCards(events, call, pos.seq, flashSeq);
       replace(viewEl, renderPayloads(cards, (seq) => prov.citing(seq), jump,
@@ -218,25 +265,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     } else {
       replace(viewEl, renderRoles(call, pos.stage));
     }
+    if (view !== "history") follow_.reset();
     prompt.setRunning(s.fold.status === "running");
     const ans = answerText();
     if (ans) prompt.setAnswer(ans);
   });
-
-  function approvalBar(call: ToolCallTrace): HTMLElement {
-    const decide = (decision: "allow" | "deny", scope: "call" | "session" = "call") => {
-      if (!s.sessionId) return;
-      s.remote.approve(s.sessionId, call.callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
-    };
-    const allow = h("button", { class: "dsh-btn dsh-allow", type: "button", "data-call-id": call.callId }, "Allow");
-    const always = h("button", { class: "dsh-btn dsh-allow-session", type: "button", "data-call-id": call.callId,
-      title: "allow this tool (for bash: this command prefix) for the rest of the session" }, "Allow for this session");
-    const deny = h("button", { class: "dsh-btn dsh-deny", type: "button", "data-call-id": call.callId }, "Deny");
-    allow.addEventListener("click", () => decide("allow"));
-    always.addEventListener("click", () => decide("allow", "session"));
-    deny.addEventListener("click", () => decide("deny"));
-    return h("div", { class: "dsh-approval" }, h("span", null, `waiting for approval: ${call.name} · ${call.callId}`), allow, always, deny);
-  }
 
   const unsubscribe = s.fold.subscribe(() => render.schedule());
   const unPlayer = player.onChange(() => render.schedule());

@@ -51,16 +51,26 @@ function mount(model: FakeModel): HTMLElement {
 }
 
 describe("LoopWidget in the DOM", () => {
+  it("while the run is running, live mode walks through every stage it missed, one after the other", async () => {
+    // the run through request/frozen #14 (the status still running): a backlog of six stages
+    const model = new FakeModel({ kind: "loop", session_id: "s_7a96fd6afd3a", readonly: false, error: "", create_args: {} }, readmeRun().slice(0, 38));
+    const el = mount(model);
+    const seen: string[] = [];
+    await waitFor(() => { const c = currentStage(el); if (c && seen[seen.length - 1] !== c) seen.push(c); return c === "6"; });
+    expect(seen).toEqual(["1", "2", "3", "4", "5", "6"]);
+    expect(el.querySelector(".dsh-sub")?.textContent).toMatch(/running$/);
+  });
+
   it("follows a session to stage 06 with real values, and links switch the views", async () => {
     const model = new FakeModel({ kind: "loop", session_id: "s_7a96fd6afd3a", readonly: false, error: "", create_args: {} }, readmeRun());
     const el = mount(model);
     await tick();
     const open = model.sent.find((m) => (m.envelope as { type?: string })?.type === "open");
     expect((open?.envelope as { payload: unknown }).payload).toEqual({ args: { sessionId: "s_7a96fd6afd3a" } });
-    // live mode walks through every stage it missed, one after the other
+    // the run is over (idle): the diagram does not walk a backlog, it shows the last step at once
     const seen: string[] = [];
     await waitFor(() => { const c = currentStage(el); if (c && seen[seen.length - 1] !== c) seen.push(c); return c === "6"; });
-    expect(seen).toEqual(["1", "2", "3", "4", "5", "6"]);
+    expect(seen).toEqual(["6"]);
     expect(el.querySelectorAll(".dsh-stage[data-state=done]")).toHaveLength(5);
     expect(el.querySelector(".dsh-explain")?.textContent).toContain("request/frozen #14");
     // history view: wrappers hidden, tool-call block marked

@@ -1,4 +1,5 @@
 // Playback controls (play / pause / step / scrubber over tool calls / live) and the prompt box.
+import { SPEEDS } from "../model/playback";
 import type { ToolCallTrace } from "../model/stages";
 import { h } from "./dom";
 
@@ -10,6 +11,9 @@ export interface PlaybackInput {
   callIndex: number;
   stepIndex: number;
   stepCount: number;
+  speed: number;
+  stepOnly: boolean;
+  predict: boolean;
 }
 export interface PlaybackCallbacks {
   play(): void;
@@ -18,6 +22,29 @@ export interface PlaybackCallbacks {
   forward(): void;
   scrub(call: number): void;
   goLive(): void;
+  setSpeed(speed: number): void;
+  setStepOnly(on: boolean): void;
+  setPredict(on: boolean): void;
+}
+
+/** Speed (0.5×–4×), step-only and the predict-then-reveal teaching mode. */
+function pacing(d: PlaybackInput, cb: PlaybackCallbacks): HTMLElement {
+  const speeds = h("div", { class: "dsh-speeds", role: "group", "aria-label": "playback speed" },
+    ...SPEEDS.map((sp) => {
+      const b = h("button", { class: `dsh-btn dsh-speed ${sp === d.speed ? "dsh-speed-on" : ""}`, type: "button", "data-speed": sp,
+        "aria-pressed": sp === d.speed ? "true" : "false", title: `play at ${sp}× speed` }, `${sp}×`);
+      b.addEventListener("click", () => cb.setSpeed(sp));
+      return b;
+    }));
+  const toggle = (cls: string, label: string, title: string, on: boolean, fn: (v: boolean) => void) => {
+    const box = h("input", { type: "checkbox", class: cls, title }) as HTMLInputElement;
+    box.checked = on;
+    box.addEventListener("change", () => fn(box.checked));
+    return h("label", { class: "dsh-toggle", title }, box, ` ${label}`);
+  };
+  return h("div", { class: "dsh-pacing" }, h("span", { class: "dsh-muted" }, "speed"), speeds,
+    toggle("dsh-steponly", "step only", "no auto-advance: next / back only", d.stepOnly, cb.setStepOnly),
+    toggle("dsh-predict-toggle", "predict, then reveal", "before a stage is revealed, guess what comes next", d.predict, cb.setPredict));
 }
 
 export function renderPlayback(d: PlaybackInput, cb: PlaybackCallbacks): HTMLElement {
@@ -33,11 +60,12 @@ export function renderPlayback(d: PlaybackInput, cb: PlaybackCallbacks): HTMLEle
   const label = n ? `call ${d.callIndex + 1}/${n}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet";
   return h("div", { class: "dsh-playback" },
     btn("dsh-back", "◀ back", "step back", cb.back, d.stepIndex <= 0 && !d.live),
-    d.playing ? btn("dsh-pause", "▮▮ pause", "pause", cb.pause) : btn("dsh-play", "▶ play", "play", cb.play, d.stepCount === 0),
+    d.playing ? btn("dsh-pause", "▮▮ pause", "pause", cb.pause) : btn("dsh-play", "▶ play", d.stepOnly ? "play (off in step-only mode)" : "play", cb.play, d.stepCount === 0 || d.stepOnly),
     btn("dsh-forward", "next ▶", "step forward", cb.forward, d.stepIndex >= d.stepCount - 1 && !d.live),
     scrub,
     h("span", { class: "dsh-scrub-label" }, label),
-    d.canLive ? btn(`dsh-live ${d.live ? "dsh-live-on" : ""}`, d.live ? "● live" : "○ live", d.live ? "following the running session" : "follow the running session", cb.goLive) : null);
+    d.canLive ? btn(`dsh-live ${d.live ? "dsh-live-on" : ""}`, d.live ? "● live" : "○ live", d.live ? "following the running session" : "follow the running session", cb.goLive) : null,
+    pacing(d, cb));
 }
 
 export interface PromptCallbacks {
