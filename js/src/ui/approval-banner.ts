@@ -13,8 +13,8 @@ function detailEl(d: ApprovalDetail): HTMLElement {
     case "write":
       return h("div", { class: "dsh-approval-diff" },
         h("div", { class: "dsh-approval-path" }, `${d.kind === "edit" ? "edit" : "write"} ${d.path}${d.kind === "edit" && d.replaceAll ? " (every occurrence)" : ""}`),
-        h("pre", { class: "dsh-diff" }, ...d.lines.map((l) =>
-          h("div", { class: `dsh-diff-line dsh-diff-${l.op === "-" ? "del" : l.op === "+" ? "add" : "ctx"}` }, `${l.op} ${l.text}`))));
+        h("pre", { class: "dsh-adiff", "aria-label": "diff: old → new lines" }, ...d.lines.map((l) =>
+          h("div", { class: `dsh-adiff-line dsh-adiff-${l.op === "-" ? "del" : l.op === "+" ? "add" : "ctx"}` }, `${l.op} ${l.text}`))));
     case "code":
       return h("pre", { class: "dsh-approval-command" }, h("code", null, d.code));
     case "args":

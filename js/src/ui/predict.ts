@@ -15,7 +15,7 @@ function questionEl(q: Question, cb: PredictCallbacks): HTMLElement {
   skip.addEventListener("click", () => cb.answer({ kind: "skipped" }));
   let input: HTMLElement;
   if (q.kind === "arguments") {
-    const ta = h("textarea", { class: "dsh-predict-input", rows: 3, "aria-label": "your guess of the arguments", placeholder: '{"file_path": "…"}' }) as HTMLTextAreaElement;
+    const ta = h("textarea", { class: "dsh-predict-input", rows: 3, "aria-label": "your guess of the arguments", placeholder: "JSON ({…}) or free text" }) as HTMLTextAreaElement;
     submit.addEventListener("click", () => cb.answer({ kind: "arguments", text: ta.value }));
     input = ta;
   } else {
