@@ -46,7 +46,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const follow_ = createHistoryFollow();
   const banner = createApprovalBanner((callId, decision, scope) => {
     if (!s.sessionId) return;
-    s.remote.approve(s.sessionId, callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
+    return s.remote.approve(s.sessionId, callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
   });
   const predictPanel = createPredictPanel({ answer: (g) => answer(g), next: () => { revealed = null; if (player.stepOnly) player.forward(); else player.play(); render.schedule(); } });
   player.gate = (i) => {

@@ -3,7 +3,7 @@
 import { approvalDetail, waitingKey, type ApprovalDetail, type WaitingApproval } from "../model/approval";
 import { h, replace } from "./dom";
 
-export type Decide = (callId: string, decision: "allow" | "deny", scope: "call" | "session") => void;
+export type Decide = (callId: string, decision: "allow" | "deny", scope: "call" | "session") => Promise<unknown> | void;
 
 function detailEl(d: ApprovalDetail): HTMLElement {
   switch (d.kind) {
@@ -23,9 +23,10 @@ function detailEl(d: ApprovalDetail): HTMLElement {
 }
 
 function itemEl(w: WaitingApproval, decide: Decide): HTMLElement {
-  const btn = (cls: string, label: string, title: string, fn: () => void) => {
+  const btn = (cls: string, label: string, title: string, fn: () => Promise<unknown> | void) => {
     const b = h("button", { class: `dsh-btn ${cls}`, type: "button", "data-call-id": w.callId, title }, label);
-    b.addEventListener("click", () => { b.disabled = true; fn(); });
+    // disabled while the decision travels; enabled again if it failed (the banner stays)
+    b.addEventListener("click", () => { b.disabled = true; void Promise.resolve(fn()).catch(() => undefined).finally(() => { b.disabled = false; }); });
     return b;
   };
   return h("div", { class: "dsh-approval-item", "data-call-id": w.callId },
