@@ -4,7 +4,7 @@ import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
 import { liveDwell, Player } from "./model/playback";
 import { historyFocus } from "./model/history-focus";
-import { questionFor, reveal, type Guess, type Question, type Reveal } from "./model/predict";
+import { PredictMode } from "./model/predict";
 import { ProvenanceIndex } from "./model/provenance";
 import { runtimeView } from "./model/runtime-log";
 import { CallTracer, playbackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
@@ -38,25 +38,17 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   let errorText = String(model.get("error") ?? "");
   let liveIndex = -1;
   let liveTimer: ReturnType<typeof setTimeout> | null = null;
-  // predict, then reveal: the question held before a step, the answered ones, the last reveal
-  let predict = false;
-  let question: Question | null = null;
-  let revealed: Reveal | null = null;
-  const answered = new Map<string, Reveal>();
+  const predict = new PredictMode(); // predict, then reveal (replay only)
   const follow_ = createHistoryFollow();
   const banner = createApprovalBanner((callId, decision, scope) => {
     if (!s.sessionId) return;
     return s.remote.approve(s.sessionId, callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
   });
-  const predictPanel = createPredictPanel({ answer: (g) => answer(g), next: () => { revealed = null; if (player.stepOnly) player.forward(); else player.play(); render.schedule(); } });
-  player.gate = (i) => {
-    if (!predict || mode !== "replay") return false;
-    const q = questionFor(player.steps, i, tracer.traces, s.fold.events);
-    if (!q || answered.has(q.key)) return false;
-    question = q;
-    revealed = null;
-    return true;
-  };
+  const predictPanel = createPredictPanel({
+    answer: (g) => { const t = predict.answer(g, tracer.traces, s.fold.events); if (t !== null) player.seek(t); },
+    next: () => { predict.revealed = null; if (player.stepOnly) player.forward(); else player.play(); render.schedule(); },
+  });
+  player.gate = (i) => mode === "replay" && predict.gate(player.steps, i, tracer.traces, s.fold.events);
 
   const root = h("div", { class: "dsh-root dsh-loop" });
   el.append(root);
@@ -151,15 +143,6 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     if (!player.seekStage(pos.call.index, stage)) player.seekCall(pos.call.index);
   }
 
-  function answer(g: Guess): void {
-    const q = question;
-    if (!q) return;
-    revealed = reveal(q, g, tracer.traces, s.fold.events);
-    answered.set(q.key, revealed);
-    question = null;
-    player.seek(q.target);
-  }
-
   function jump(seq: number): void {
     view = "payloads";
     flashSeq = seq;
@@ -188,9 +171,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     root.dataset.stepMs = String(player.lastDelay);
     root.dataset.stepOnly = String(player.stepOnly);
     root.dataset.stepIndex = String(mode === "replay" ? player.index : player.steps.length - 1);
-    if (question && (mode !== "replay" || !predict)) question = null;
-    if (revealed && (mode !== "replay" || player.index !== revealed.question.target)) revealed = null;
-    predictPanel.update(predict ? question : null, predict ? revealed : null);
+    const pv = predict.view(mode === "replay", player.index);
+    predictPanel.update(pv.question, pv.reveal);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
@@ -220,7 +202,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     replace(controls, renderPlayback({
       playing: player.playing, live: mode === "live", canLive: !readonly, calls: traces,
       callIndex: call ? call.index : -1, stepIndex: stepIdx, stepCount: player.steps.length,
-      speed: player.speed, stepOnly: player.stepOnly, predict,
+      speed: player.speed, stepOnly: player.stepOnly, predict: predict.on,
     }, {
       play: () => { if (mode === "live") { mode = "replay"; player.seek(-1); } player.play(); },
       pause: () => player.pause(),
@@ -230,7 +212,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       goLive: () => { mode = "live"; player.pause(); render.schedule(); },
       setSpeed: (sp) => player.setSpeed(sp),
       setStepOnly: (on) => { if (on && mode === "live") { mode = "replay"; player.seek(stepIdx); } player.setStepOnly(on); },
-      setPredict: (on) => { predict = on; if (!on) { question = null; revealed = null; } render.schedule(); },
+      setPredict: (on) => { predict.set(on); render.schedule(); },
     }));
 
     replace(tabs, ...(["history", "payloads", "roles"] as ViewName[]).map((v) => {

@@ -122,3 +122,41 @@ export function reveal(q: Question, guess: Guess, traces: readonly ToolCallTrace
   const r = compareSeqs(guess.kind === "sources" || guess.kind === "messages" ? guess.seqs : [], realSeqs, q);
   return { question: q, guess, real: `[${realSeqs.join(", ")}]`, ...r, match: guess.kind !== "skipped" && r.match };
 }
+
+/** The teaching mode's state: on/off, the question held before a step, the answered ones, the
+ *  last reveal (shown while the player stays on the revealed step). */
+export class PredictMode {
+  on = false;
+  question: Question | null = null;
+  revealed: Reveal | null = null;
+  private readonly answered = new Map<string, Reveal>();
+
+  set(on: boolean): void {
+    this.on = on;
+    if (!on) { this.question = null; this.revealed = null; }
+  }
+  /** The player's gate: hold before step `i` when it asks a question not answered yet. */
+  gate(steps: readonly PlaybackStep[], i: number, traces: readonly ToolCallTrace[], events: readonly SessionEvent[]): boolean {
+    if (!this.on) return false;
+    const q = questionFor(steps, i, traces, events);
+    if (!q || this.answered.has(q.key)) return false;
+    this.question = q;
+    this.revealed = null;
+    return true;
+  }
+  /** Record the guess and reveal; returns the step to show (the one the question came before). */
+  answer(g: Guess, traces: readonly ToolCallTrace[], events: readonly SessionEvent[]): number | null {
+    const q = this.question;
+    if (!q) return null;
+    this.revealed = reveal(q, g, traces, events);
+    this.answered.set(q.key, this.revealed);
+    this.question = null;
+    return q.target;
+  }
+  /** What the panel shows now: nothing outside replay, a reveal only on its own step. */
+  view(replaying: boolean, index: number): { question: Question | null; reveal: Reveal | null } {
+    if (!this.on || !replaying) { this.question = null; this.revealed = null; }
+    if (this.revealed && index !== this.revealed.question.target) this.revealed = null;
+    return { question: this.question, reveal: this.revealed };
+  }
+}
