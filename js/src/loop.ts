@@ -11,7 +11,7 @@ import { CallTracer, playbackSteps, stageAt, STAGES, type StageNo, type ToolCall
 import { payloadCards, stageNote } from "./model/cards";
 import { newRequestId } from "./remote";
 import { acquire, follow, release, type Shared, type WidgetModel } from "./transport";
-import { createPromptBox, renderPlayback } from "./ui/controls";
+import { createPlayback, createPromptBox } from "./ui/controls";
 import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
 import { frameThrottle, h, replace } from "./ui/dom";
 import { renderHistory } from "./ui/history-view";
@@ -64,6 +64,19 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
+  const toReplay = (at: number) => { if (mode === "live") { mode = "replay"; player.seek(at); return true; } return false; };
+  const playback = createPlayback({
+    play: () => { toReplay(-1); player.play(); },
+    pause: () => player.pause(),
+    back: () => { toReplay(player.steps.length - 1); player.back(); },
+    forward: () => { if (!toReplay(player.steps.length - 1)) player.forward(); },
+    scrub: (i) => { mode = "replay"; player.pause(); player.seekCall(i); },
+    goLive: () => { mode = "live"; player.pause(); render.schedule(); },
+    setSpeed: (sp) => player.setSpeed(sp),
+    setStepOnly: (on) => { if (on) toReplay(player.steps.length - 1); player.setStepOnly(on); },
+    setPredict: (on) => { predict.set(on); render.schedule(); },
+  });
+  controls.append(playback.el);
   root.append(head, errorEl, diagram, explain, predictPanel.el, controls, tabs, viewEl);
   if (!readonly) root.append(prompt.el);
 
@@ -199,21 +212,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     }
 
     const stepIdx = mode === "replay" ? player.index : player.steps.length - 1;
-    replace(controls, renderPlayback({
+    playback.update({
       playing: player.playing, live: mode === "live", canLive: !readonly, calls: traces,
       callIndex: call ? call.index : -1, stepIndex: stepIdx, stepCount: player.steps.length,
       speed: player.speed, stepOnly: player.stepOnly, predict: predict.on,
-    }, {
-      play: () => { if (mode === "live") { mode = "replay"; player.seek(-1); } player.play(); },
-      pause: () => player.pause(),
-      back: () => { if (mode === "live") { mode = "replay"; player.seek(player.steps.length - 1); } player.back(); },
-      forward: () => { if (mode === "live") { mode = "replay"; player.seek(player.steps.length - 1); } else player.forward(); },
-      scrub: (i) => { mode = "replay"; player.pause(); player.seekCall(i); },
-      goLive: () => { mode = "live"; player.pause(); render.schedule(); },
-      setSpeed: (sp) => player.setSpeed(sp),
-      setStepOnly: (on) => { if (on && mode === "live") { mode = "replay"; player.seek(stepIdx); } player.setStepOnly(on); },
-      setPredict: (on) => { predict.set(on); render.schedule(); },
-    }));
+    });
 
     replace(tabs, ...(["history", "payloads", "roles"] as ViewName[]).map((v) => {
       const b = h("button", { class: `dsh-tab ${v === view ? "dsh-tab-on" : ""}`, role: "tab", type: "button", "aria-selected": v === view, "data-view": v },
