@@ -145,13 +145,14 @@ def test_history_follows_the_stage_pacing_and_predict(lab: Lab, page: Any) -> No
 
     def play_window(speed: str) -> tuple[int, float]:
         loop.locator(f'.dsh-speed[data-speed="{speed}"]').first.click()
-        assert loop.locator(f'.dsh-speed[data-speed="{speed}"]').first.get_attribute("aria-pressed") == "true"
+        wait_until(lambda: loop.locator(f'.dsh-speed[data-speed="{speed}"]').first.get_attribute("aria-pressed") == "true",
+                   timeout=5, what=f"{speed}x pressed")
         loop.locator(".dsh-scrubber").first.fill("0")
         page.wait_for_timeout(100)
         start = len(page.evaluate("() => window.__steps"))
         loop.locator(".dsh-play").first.click()
-        page.wait_for_timeout(2500)
-        loop.locator(".dsh-pause").first.click()
+        page.wait_for_timeout(2000)
+        page.evaluate("() => document.querySelector('.dsh-loop .dsh-pause')?.click()")  # unless it ended
         samples = page.evaluate("() => window.__steps")[start:]
         indexes = [s["index"] for s in samples]
         changes = sum(1 for a, b in zip(indexes, indexes[1:], strict=False) if b != a)
@@ -159,13 +160,14 @@ def test_history_follows_the_stage_pacing_and_predict(lab: Lab, page: Any) -> No
 
     fast, fast_ms = play_window("4")
     slow, slow_ms = play_window("0.5")
+    print(f"pacing: 4x {fast} steps (step {fast_ms} ms), 0.5x {slow} steps (step {slow_ms} ms) in equal windows")
     assert fast > slow >= 1, (fast, slow)
     assert fast_ms < slow_ms, (fast_ms, slow_ms)
     assert loop.get_attribute("data-speed") == "0.5"
     loop.locator('.dsh-speed[data-speed="1"]').first.click()
 
     loop.locator(".dsh-steponly").first.check()
-    assert loop.locator(".dsh-play").first.is_disabled()
+    wait_until(lambda: loop.locator(".dsh-play").first.is_disabled(), timeout=5, what="play off in step-only mode")
     index = int(loop.get_attribute("data-step-index") or -1)
     page.wait_for_timeout(1500)
     assert int(loop.get_attribute("data-step-index") or -1) == index  # nothing moved on its own
