@@ -121,7 +121,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const target = steps.length - 1;
     if (liveIndex < 0 && target >= 0) liveIndex = steps.findIndex((st) => st.call === steps[target].call);
     // the run is over (idle, or its turn ended): the diagram catches up at once
-    if (liveIndex >= 0 && liveIndex < target && s.fold.status !== "running") liveIndex = target;
+    const over = s.fold.status !== "running" || s.fold.events[s.fold.events.length - 1]?.type === "turn/end";
+    if (liveIndex >= 0 && liveIndex < target && over) liveIndex = target;
     if (liveIndex >= 0 && liveIndex < target) {
       if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, liveDwell(target - liveIndex, player.speed));
       const st = steps[liveIndex];
