@@ -8,6 +8,7 @@ Five tool calls in one session on the embedded scripted model (``script:auto``):
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -44,6 +45,41 @@ STEPS_JS = """() => {
       banner: !!root.querySelector('.dsh-head .dsh-approval-banner:not([hidden])')});
   }, 30);
 }"""
+
+
+# the lowest text contrast among the elements matching a selector inside root: the element's colour
+# over the first opaque background up its ancestors (translucent ones blended in), opacity included
+CONTRAST_JS = """([root, sel]) => {
+  const cv = document.createElement('canvas').getContext('2d');
+  const rgba = (c) => { cv.clearRect(0, 0, 1, 1); cv.fillStyle = '#000'; cv.fillStyle = c; cv.fillRect(0, 0, 1, 1);
+                        const d = cv.getImageData(0, 0, 1, 1).data; return [d[0], d[1], d[2], d[3] / 255]; };
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                               return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const over = (top, bottom) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3]));
+  let worst = null;
+  for (const el of root.querySelectorAll(sel)) {
+    if (!el.offsetParent || !el.textContent.trim()) continue;
+    const layers = []; let opacity = 1;
+    for (let e = el; e; e = e.parentElement) {
+      const cs = getComputedStyle(e); opacity *= Number(cs.opacity);
+      const bg = rgba(cs.backgroundColor); if (bg[3] > 0) layers.push(bg); if (bg[3] >= 1) break;
+    }
+    let bg = [255, 255, 255];
+    for (const l of layers.reverse()) bg = over(l, bg);
+    const fg0 = rgba(getComputedStyle(el).color);
+    const fg = over([fg0[0], fg0[1], fg0[2], fg0[3] * opacity], bg);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    if (!worst || ratio < worst.ratio) worst = {ratio, text: el.textContent.trim().slice(0, 40), cls: el.className};
+  }
+  return worst;
+}"""
+
+
+def min_contrast(loop: Any, selector: str) -> dict[str, Any]:
+    worst = loop.evaluate(f"(root) => ({CONTRAST_JS})([root, {json.dumps(selector)}])")
+    assert worst is not None, f"no visible {selector}"
+    return dict(worst)
 
 
 def set_theme(page: Any, theme: str) -> None:
@@ -129,6 +165,9 @@ def test_history_follows_the_stage_pacing_and_predict(lab: Lab, page: Any) -> No
         assert seen[5]["change"].startswith("derive_messages:")
         assert seen[6]["change"].startswith("request #") and "messageSeqs" in seen[6]["change"]
         assert len(seen[6]["fresh"]) == 2 and seen[6]["fresh"][-1] == seen[6]["seq"], seen[6]  # assistant + tool
+        for sel in (".dsh-badge-new", ".dsh-history-change", ".dsh-speed", ".dsh-toggle"):
+            c = min_contrast(loop, sel)
+            assert c["ratio"] >= 4.5, (theme, sel, c)
         # the current item is highlighted differently from the others (outline), in both themes
         outline = loop.locator('.dsh-history [aria-current="true"]').evaluate("e => getComputedStyle(e).outlineStyle")
         assert outline == "solid"
@@ -222,7 +261,11 @@ def test_history_follows_the_stage_pacing_and_predict(lab: Lab, page: Any) -> No
     assert rev.locator(".dsh-mismatch").first.evaluate("e => getComputedStyle(e).color") != \
         rev.locator(".dsh-match").first.evaluate("e => getComputedStyle(e).color")
     shot(page, "predict-reveal-messages-light", ".dsh-loop")
-    set_theme(page, "JupyterLab Dark")
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        set_theme(page, theme)
+        for sel in (".dsh-predict-title", ".dsh-predict-table td", ".dsh-predict-table th", ".dsh-match", ".dsh-mismatch", ".dsh-predict-next"):
+            c = min_contrast(loop, sel)
+            assert c["ratio"] >= 4.5, (theme, sel, c)
     shot(page, "predict-reveal-messages-dark", ".dsh-loop")
     set_theme(page, "JupyterLab Light")
     assert not page.page_errors, page.page_errors
@@ -253,7 +296,11 @@ def test_approval_banner_follows_the_run_not_the_stage(lab: Lab, page: Any) -> N
     assert dels and adds and all(t.startswith("- ") for t in dels) and all(t.startswith("+ ") for t in adds), (dels, adds)
     assert "src/math.ts" in (item.locator(".dsh-approval-path").text_content() or "")
     shot(page, "banner-edit-diff-light", ".dsh-loop")
-    set_theme(page, "JupyterLab Dark")
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        set_theme(page, theme)
+        for sel in (".dsh-approval-title", ".dsh-approval-path", ".dsh-adiff-line", ".dsh-approval-buttons .dsh-btn"):
+            c = min_contrast(loop, sel)
+            assert c["ratio"] >= 4.5, (theme, sel, c)
     shot(page, "banner-edit-diff-dark", ".dsh-loop")
     colors = item.locator(".dsh-adiff-del").first.evaluate(
         "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor, getComputedStyle(e).fontSize]")
