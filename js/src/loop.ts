@@ -23,7 +23,6 @@ import { renderRoles } from "./ui/roles-view";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
 
-
 export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const s: Shared = acquire(model);
   const tracer = new CallTracer();
