@@ -63,13 +63,15 @@ class StdinApprovals:
         return todo
 
     def ask(self, ask: Asker, answer: Callable[[str, str, str], None], *,
-            before: Callable[[], None] = lambda: None, no_stdin: Callable[[str], None] = lambda _t: None) -> int:
+            before: Callable[[], None] = lambda: None, no_stdin: Callable[[str], None] = lambda _t: None,
+            after: Callable[[str], None] = lambda _c: None) -> int:
         """Ask every new approval with ``ask(prompt)``; ``answer(call_id, decision, scope)`` each:
         ``y``/``yes`` allow, ``a``/``always`` allow for the rest of the session (scope
         ``session``: this tool — for bash this command prefix), anything else denies.
 
         ``KeyboardInterrupt`` propagates (the wait then cancels the turn); any other failure of
-        ``ask`` (no stdin in this front end) denies. Returns how many were asked.
+        ``ask`` (no stdin in this front end) denies. ``after(call_id)`` follows each answer typed
+        on stdin (the cell's view then continues below it). Returns how many were asked.
         """
         todo = self._todo()
         for call_id, name, arguments in todo:
@@ -82,6 +84,8 @@ class StdinApprovals:
             except Exception:
                 reply = "n"
                 no_stdin(f"{name}: {NO_STDIN}")
+            else:
+                after(call_id)
             decision, scope = parse_answer(reply)
             answer(call_id, decision, scope)
         return len(todo)

@@ -3,6 +3,9 @@
 - :class:`DisplaySink` (a Jupyter kernel: JupyterLab, classic notebook, nbclient, papermill): one
   display output holding Markdown and plain text, updated **in place** through its display id,
   at most every ``interval`` seconds (updates are coalesced; :meth:`flush` forces the last one).
+  After a question typed on stdin, :meth:`~DisplaySink.split` freezes that display (it ends with
+  the call that asked, waiting) and the rest of the turn goes to a new display below the typed
+  answer — so each answer stays beside its call, not after the final answer.
 - :class:`TerminalSink` (terminal IPython, ``%config DshMagics.output = "stream"``, and the ``run``
   CLI on stderr): append-only text — what is new since the last ``show``: tokens, one line per
   tool call start and per result or approval wait; text that changed under it (an abandoned
@@ -51,6 +54,11 @@ def tool_state_plain(seg: ToolSeg) -> str:
     return f"    {seg.state_line()}"
 
 
+def segment_key(seg: Segment) -> str:
+    """The identity of a segment across renders: a step's text, a tool call, a note."""
+    return f"tool:{seg.call_id}" if isinstance(seg, ToolSeg) else f"{type(seg).__name__}:{seg.key}"
+
+
 def view_markdown(segments: list[Segment]) -> str:
     parts: list[str] = []
     tools: list[str] = []
@@ -92,6 +100,8 @@ class DisplaySink:
         self._dirty = False
         self._last = 0.0
         self.updates = 0
+        self._frozen: set[str] = set()  # segments shown in displays above (before a stdin answer)
+        self.displays = 0
 
     def show(self, segments: list[Segment]) -> None:
         if segments != self.segments:
@@ -102,14 +112,34 @@ class DisplaySink:
         if self._dirty and time.monotonic() - self._last >= self.interval:
             self.flush()
 
+    def split(self, call_id: str | None = None) -> None:
+        """Keep the display shown so far as it is (a typed stdin answer follows it in the cell);
+        what comes next — the rest of the turn, and the line of the call ``call_id`` that asked,
+        with its outcome — goes to a new display below."""
+        self.flush()
+        if self._handle is None:
+            return
+        keep = f"tool:{call_id}" if call_id else None
+        self._frozen.update(k for k in map(segment_key, self.segments) if k != keep)
+        self._handle = None
+        self._dirty = True
+        self._last = 0.0
+
+    def _visible(self) -> list[Segment]:
+        return [s for s in self.segments if segment_key(s) not in self._frozen]
+
     def flush(self) -> None:
         if not self._dirty:
             return
         from IPython.display import display
 
-        bundle = {"text/markdown": view_markdown(self.segments), "text/plain": view_plain(self.segments)}
+        shown = self._visible()
+        if self._handle is None and not shown:
+            return
+        bundle = {"text/markdown": view_markdown(shown), "text/plain": view_plain(shown)}
         if self._handle is None:
             self._handle = display(bundle, raw=True, display_id=True)
+            self.displays += 1
         else:
             self._handle.update(bundle, raw=True)
         self._dirty = False
@@ -171,6 +201,9 @@ class TerminalSink:
 
     def tick(self) -> None:
         pass
+
+    def split(self, call_id: str | None = None) -> None:
+        """Append-only already: the typed answer is printed where it was asked."""
 
     def flush(self) -> None:
         if self._mid_line:

@@ -316,7 +316,11 @@ class TurnRun:
             if sink is not None:
                 sink.flush()
 
-        self.approvals.ask(ask, answer, before=before, no_stdin=no_stdin)
+        def after(call_id: str) -> None:  # the typed answer stays beside its call
+            if sink is not None:
+                sink.split(call_id)
+
+        self.approvals.ask(ask, answer, before=before, no_stdin=no_stdin, after=after)
 
 
 def _stdin_input(prompt: str) -> str:

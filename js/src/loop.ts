@@ -3,7 +3,9 @@ import { eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
-import { Player } from "./model/playback";
+import { liveDwell, Player } from "./model/playback";
+import { historyFocus } from "./model/history-focus";
+import { PredictMode } from "./model/predict";
 import { ProvenanceIndex } from "./model/provenance";
 import { runtimeView } from "./model/runtime-log";
 import { CallTracer, playbackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
@@ -12,22 +14,21 @@ import { focusCards } from "./model/card-focus";
 import { newRequestId } from "./remote";
 import { acquire, follow, release, type Shared, type WidgetModel } from "./transport";
 import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
-import { createPromptBox, renderPlayback } from "./ui/controls";
+import { createPlayback, createPromptBox } from "./ui/controls";
 import { createDiagramFrame } from "./ui/diagram-frame";
 import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
 import { frameThrottle, h, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
+import { createHistoryFollow } from "./ui/history-follow";
+import { createApprovalBanner } from "./ui/approval-banner";
+import { createPredictPanel } from "./ui/predict";
 import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
 import { pausedAt } from "./model/debug";
 import { DebugPanel, keepToggleFocus } from "./ui/debug-bar";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
-
-/** Live mode never skips a stage: when several facts arrive in one batch (a 1 ms tool), the
- *  diagram walks through the stages it missed, this long each. */
-const LIVE_DWELL_MS = 320;
 
 export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const s: Shared = acquire(model);
@@ -43,12 +44,24 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   let errorText = String(model.get("error") ?? "");
   let liveIndex = -1;
   let liveTimer: ReturnType<typeof setTimeout> | null = null;
+  const predict = new PredictMode(); // predict, then reveal (replay only)
+  const follow_ = createHistoryFollow();
+  const banner = createApprovalBanner((callId, decision, scope) => {
+    if (!s.sessionId) return;
+    return s.remote.approve(s.sessionId, callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
+  });
+  const predictPanel = createPredictPanel({
+    answer: (g) => { const t = predict.answer(g, tracer.traces, s.fold.events); if (t !== null) player.seek(t); },
+    next: () => { predict.revealed = null; if (player.stepOnly) player.forward(); else player.play(); render.schedule(); },
+  });
+  player.gate = (i) => mode === "replay" && predict.gate(player.steps, i, tracer.traces, s.fold.events);
 
   const root = h("div", { class: "dsh-root dsh-loop" });
   el.append(root);
   const header = h("div", { class: "dsh-header" });
   const frame = createDiagramFrame();
   const diagram = frame.body;
+  const head = h("div", { class: "dsh-head" }, header, banner.el);
   const explain = h("div", { class: "dsh-explain", "aria-live": "polite" });
   const tabs = h("div", { class: "dsh-tabs", role: "tablist", "aria-label": "views" });
   const viewId = uid("dsh-view");
@@ -59,9 +72,22 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
+  const toReplay = (at: number) => { if (mode === "live") { mode = "replay"; player.seek(at); return true; } return false; };
+  const playback = createPlayback({
+    play: () => { toReplay(-1); player.play(); },
+    pause: () => player.pause(),
+    back: () => { toReplay(player.steps.length - 1); player.back(); },
+    forward: () => { if (!toReplay(player.steps.length - 1)) player.forward(); },
+    scrub: (i) => { mode = "replay"; player.pause(); player.seekCall(i); },
+    goLive: () => { mode = "live"; player.pause(); render.schedule(); },
+    setSpeed: (sp) => player.setSpeed(sp),
+    setStepOnly: (on) => { if (on) toReplay(player.steps.length - 1); player.setStepOnly(on); },
+    setPredict: (on) => { predict.set(on); render.schedule(); },
+  });
+  controls.append(playback.el);
   const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule() }, readonly);
   const glossary = createGlossary();
-  root.append(header, glossary.panel, errorEl, frame.el, debug.el, explain, controls, tabs, viewEl);
+  root.append(head, glossary.panel, errorEl, frame.el, debug.el, explain, predictPanel.el, controls, tabs, viewEl);
   const unKeys = isolateKeys(root);
   const unTabs = roving(tabs, ".dsh-tab", "horizontal");
   if (!readonly) root.append(prompt.el);
@@ -108,8 +134,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const target = steps.length - 1;
     if (s.fold.paused) { liveIndex = target; return { ...pausedAt(s.fold.paused, traces), seq: s.fold.cursor }; } // the diagram follows the pause
     if (liveIndex < 0 && target >= 0) liveIndex = steps.findIndex((st) => st.call === steps[target].call);
+    // the run is over (idle, or its turn ended): the diagram catches up at once
+    const over = s.fold.status !== "running" || s.fold.events[s.fold.events.length - 1]?.type === "turn/end";
+    if (liveIndex >= 0 && liveIndex < target && over) liveIndex = target;
     if (liveIndex >= 0 && liveIndex < target) {
-      if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, LIVE_DWELL_MS);
+      if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, liveDwell(target - liveIndex, player.speed));
       const st = steps[liveIndex];
       return { call: traces[st.call], stage: st.stage, seq: st.seq, catchingUp: true };
     }
@@ -164,6 +193,15 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
       glossary.button);
+    // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
+    banner.update(readonly ? [] : s.fold.waitingApprovals().map((w) => ({ ...w,
+      arguments: s.fold.tools[w.callId]?.arguments ?? traces.find((t) => t.callId === w.callId)?.arguments ?? "" })));
+    root.dataset.speed = String(player.speed);
+    root.dataset.stepMs = String(player.lastDelay);
+    root.dataset.stepOnly = String(player.stepOnly);
+    root.dataset.stepIndex = String(mode === "replay" ? player.index : player.steps.length - 1);
+    const pv = predict.view(mode === "replay", player.index);
+    predictPanel.update(pv.question, pv.reveal);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
@@ -182,31 +220,21 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     // explanation beneath the diagram
     if (call && pos.stage) {
       const ex = explainStage(call, pos.stage, events);
-      const waiting = mode === "live" ? s.fold.waitingApprovals().filter((w) => w.callId === call.callId) : [];
       replace(explain,
         h("div", { class: "dsh-explain-title" }, `0${pos.stage} · ${STAGES[pos.stage - 1].title} — ${ex.title}`),
         h("div", { class: "dsh-explain-text" }, ex.text),
-        pos.stage === 3 || (pos.stage === 4 && rt?.derived) ? renderPhases(rt, call.approvalSeqs.length > 0) : null,
-        waiting.length ? approvalBar(call) : null);
+        pos.stage === 3 || (pos.stage === 4 && rt?.derived) ? renderPhases(rt, call.approvalSeqs.length > 0) : null);
     } else {
       replace(explain, h("div", { class: "dsh-explain-title" }, "From one tool call to the next request"),
         h("div", { class: "dsh-explain-text" }, s.fold.attempt ? "The model is streaming its response…" : "Press play, or send a prompt: the diagram follows one tool call from the model's intent to the next request. The three views below change with the stage; links in the diagram switch them."));
     }
-    // approvals for other calls (parallel tools) still get buttons
-    if (mode === "live") for (const w of s.fold.waitingApprovals()) if (w.callId !== call?.callId) explain.append(approvalBar({ callId: w.callId, name: w.name } as ToolCallTrace));
 
     const stepIdx = mode === "replay" ? player.index : player.steps.length - 1;
-    replace(controls, renderPlayback({
+    playback.update({
       playing: player.playing, live: mode === "live", canLive: !readonly, calls: traces,
       callIndex: call ? call.index : -1, stepIndex: stepIdx, stepCount: player.steps.length,
-    }, {
-      play: () => { if (mode === "live") { mode = "replay"; player.seek(-1); } player.play(); },
-      pause: () => player.pause(),
-      back: () => { if (mode === "live") { mode = "replay"; player.seek(player.steps.length - 1); } player.back(); },
-      forward: () => { if (mode === "live") { mode = "replay"; player.seek(player.steps.length - 1); } else player.forward(); },
-      scrub: (i) => { mode = "replay"; player.pause(); player.seekCall(i); },
-      goLive: () => { mode = "live"; player.pause(); render.schedule(); },
-    }));
+      speed: player.speed, stepOnly: player.stepOnly, predict: predict.on,
+    });
 
     replace(tabs, ...(["history", "payloads", "roles"] as ViewName[]).map((v) => {
       const b = h("button", { class: `dsh-tab ${v === view ? "dsh-tab-on" : ""}`, role: "tab", type: "button", "data-view": v,
@@ -219,12 +247,16 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     viewEl.setAttribute("aria-labelledby", `${viewId}-${view}`);
     if (view === "history") {
       const msgs = pos.stage === 6 && call?.frozenSeq !== undefined ? messagesOfSeqs(events, frozenSeqs) : derived;
+      const focus = historyFocus(events, call, pos.stage, msgs.map((m) => m.seq));
+      follow_.before(viewEl);
       replace(viewEl, renderHistory({
+        current: focus.current, fresh: focus.fresh, change: focus.change,
         messages: msgs, showWrappers, focusCall: call?.callId,
         attempt: mode === "live" && !pos.catchingUp ? s.fold.attempt : null,
         caption: pos.stage === 6 ? `The frozen request #${call?.frozenSeq}: its messageSeqs.` : "Only user / assistant / tool messages; system prompt and runtime-context wrappers are hidden.",
         note: stageNote(call, pos.stage),
       }, (show) => { showWrappers = show; render.schedule(); }));
+      follow_.after(viewEl, `${call?.callId ?? ""}:${pos.stage}:${focus.current ?? ""}`);
     } else if (view === "payloads") {
       const cards = focusCards(payloadCards(events, call, pos.seq, flashSeq), pos.stage);
       replace(viewEl, renderPayloads(cards, (seq) => prov.citing(seq), jump,
@@ -238,25 +270,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     } else {
       replace(viewEl, renderRoles(call, pos.stage));
     }
+    if (view !== "history") follow_.reset();
     prompt.setRunning(s.fold.status === "running");
     const ans = answerText();
     if (ans) prompt.setAnswer(ans);
   }));
-
-  function approvalBar(call: ToolCallTrace): HTMLElement {
-    const decide = (decision: "allow" | "deny", scope: "call" | "session" = "call") => {
-      if (!s.sessionId) return;
-      s.remote.approve(s.sessionId, call.callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
-    };
-    const allow = h("button", { class: "dsh-btn dsh-allow", type: "button", "data-call-id": call.callId }, "Allow");
-    const always = h("button", { class: "dsh-btn dsh-allow-session", type: "button", "data-call-id": call.callId,
-      title: "allow this tool (for bash: this command prefix) for the rest of the session" }, "Allow for this session");
-    const deny = h("button", { class: "dsh-btn dsh-deny", type: "button", "data-call-id": call.callId }, "Deny");
-    allow.addEventListener("click", () => decide("allow"));
-    always.addEventListener("click", () => decide("allow", "session"));
-    deny.addEventListener("click", () => decide("deny"));
-    return h("div", { class: "dsh-approval" }, h("span", null, `waiting for approval: ${call.name} · ${call.callId}`), allow, always, deny);
-  }
 
   const unsubscribe = s.fold.subscribe(() => render.schedule());
   const unPlayer = player.onChange(() => render.schedule());

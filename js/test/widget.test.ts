@@ -51,16 +51,26 @@ function mount(model: FakeModel): HTMLElement {
 }
 
 describe("LoopWidget in the DOM", () => {
+  it("while the run is running, live mode walks through every stage it missed, one after the other", async () => {
+    // the run through request/frozen #14 (the status still running): a backlog of six stages
+    const model = new FakeModel({ kind: "loop", session_id: "s_7a96fd6afd3a", readonly: false, error: "", create_args: {} }, readmeRun().slice(0, 38));
+    const el = mount(model);
+    const seen: string[] = [];
+    await waitFor(() => { const c = currentStage(el); if (c && seen[seen.length - 1] !== c) seen.push(c); return c === "6"; });
+    expect(seen).toEqual(["1", "2", "3", "4", "5", "6"]);
+    expect(el.querySelector(".dsh-sub")?.textContent).toMatch(/running$/);
+  });
+
   it("follows a session to stage 06 with real values, and links switch the views", async () => {
     const model = new FakeModel({ kind: "loop", session_id: "s_7a96fd6afd3a", readonly: false, error: "", create_args: {} }, readmeRun());
     const el = mount(model);
     await tick();
     const open = model.sent.find((m) => (m.envelope as { type?: string })?.type === "open");
     expect((open?.envelope as { payload: unknown }).payload).toEqual({ args: { sessionId: "s_7a96fd6afd3a" } });
-    // live mode walks through every stage it missed, one after the other
+    // the run is over (idle): the diagram does not walk a backlog, it shows the last step at once
     const seen: string[] = [];
     await waitFor(() => { const c = currentStage(el); if (c && seen[seen.length - 1] !== c) seen.push(c); return c === "6"; });
-    expect(seen).toEqual(["1", "2", "3", "4", "5", "6"]);
+    expect(seen).toEqual(["6"]);
     expect(el.querySelectorAll(".dsh-stage[data-state=done]")).toHaveLength(5);
     expect(el.querySelector(".dsh-explain")?.textContent).toContain("request/frozen #14");
     // history view: wrappers hidden, tool-call block marked
@@ -142,6 +152,60 @@ describe("LoopWidget in the DOM", () => {
     expect(cancel?.payload?.args).toEqual({ sessionId: "s_a" });
   });
 
+  it("the approval banner stays in the header while another stage is replayed, with the edit as a diff", async () => {
+    const args = JSON.stringify({ file_path: "src/math.ts", old_string: "  return a - b + 1;", new_string: "  return a - b;" });
+    const items = [{ type: "snapshot", sessionId: "s_b", cursor: 2, events: [
+      { seq: 0, time: 1, type: "assistant/message", turn: 1, step: 1, message: { role: "assistant", content: [{ type: "tool-call", id: "c3", name: "edit", arguments: args }] } },
+      { seq: 1, time: 2, type: "tool/call", turn: 1, step: 1, callId: "c3", name: "edit", arguments: args },
+      { seq: 2, time: 3, type: "approval/asked", callId: "c3", name: "edit" }],
+      live: { status: "running", tools: { c3: { callId: "c3", name: "edit", phase: "approval", status: "waiting", time: 4 } } } }] as unknown as FollowItem[];
+    const model = new FakeModel({ kind: "loop", session_id: "s_b", readonly: false, error: "", create_args: {} }, items);
+    const el = mount(model);
+    await waitFor(() => currentStage(el) === "3");
+    (el.querySelector('.dsh-stage[data-stage="1"]') as HTMLElement).click();
+    await waitFor(() => currentStage(el) === "1");
+    expect(el.querySelector(".dsh-header .dsh-badge")?.textContent).toBe("paused");
+    const banner = el.querySelector(".dsh-head .dsh-approval-banner") as HTMLElement;
+    expect(banner.hidden).toBe(false);
+    expect(banner.querySelector(".dsh-approval-title")?.textContent).toContain("edit · c3");
+    expect([...banner.querySelectorAll(".dsh-adiff-line")].map((l) => l.textContent)).toEqual(["-   return a - b + 1;", "+   return a - b;"]);
+    expect(el.querySelector(".dsh-explain .dsh-allow")).toBeNull();
+    const allow = banner.querySelector(".dsh-allow") as HTMLButtonElement;
+    allow.click();
+    await tick();
+    expect(banner.querySelector(".dsh-allow")).toBe(allow); // not rebuilt by renders: the click is never lost
+    const approve = model.sent.map((m) => m.envelope as { method?: string; payload?: { args: unknown } }).find((e) => e?.method === "session/approve");
+    expect(approve?.payload?.args).toEqual({ sessionId: "s_b", callId: "c3", decision: "allow" });
+  });
+
+  it("the history marks the item of the stage (aria-current) and what is new; predict mode asks, then reveals", async () => {
+    const events = readmeRun().flatMap((it) => (it.type === "snapshot" ? it.events : it.type === "event" ? [it.event] : []));
+    const items = [{ type: "snapshot", sessionId: "s_saved", cursor: events.length - 1, events }] as unknown as FollowItem[];
+    const model = new FakeModel({ kind: "loop", session_id: "s_saved", readonly: true, error: "", create_args: {} }, items);
+    const el = mount(model);
+    await waitFor(() => currentStage(el) === "1");
+    expect(el.querySelector('.dsh-history [aria-current="true"]')?.getAttribute("data-seq")).toBe("9");
+    expect([...el.querySelectorAll(".dsh-msg-new")].map((m) => m.getAttribute("data-seq"))).toEqual(["9"]);
+    (el.querySelector('.dsh-stage[data-stage="6"]') as HTMLElement).click();
+    await waitFor(() => currentStage(el) === "6");
+    expect(el.querySelector('.dsh-history [aria-current="true"]')?.getAttribute("data-seq")).toBe("11");
+    expect([...el.querySelectorAll(".dsh-msg-new")].map((m) => m.getAttribute("data-seq"))).toEqual(["9", "11"]);
+    expect(el.querySelector(".dsh-history-change")?.textContent).toContain("request #14");
+    // predict: back to 03, then next: asked before 04 which seqs the tool/result cites
+    (el.querySelector(".dsh-predict-toggle") as HTMLInputElement).click();
+    (el.querySelector('.dsh-stage[data-stage="3"]') as HTMLElement).click();
+    await waitFor(() => currentStage(el) === "3");
+    (el.querySelector(".dsh-forward") as HTMLElement).click();
+    await waitFor(() => el.querySelector('.dsh-predict-ask[data-kind="sources"]') !== null);
+    expect(currentStage(el)).toBe("3");
+    (el.querySelector('.dsh-predict-option[data-seq="10"]') as HTMLInputElement).click();
+    (el.querySelector(".dsh-predict-submit") as HTMLElement).click();
+    await waitFor(() => el.querySelector(".dsh-predict-reveal") !== null);
+    expect(currentStage(el)).toBe("4");
+    expect(el.querySelector(".dsh-predict-reveal")?.getAttribute("data-match")).toBe("true");
+    expect(el.querySelector(".dsh-predict-real")?.textContent).toBe("[10]");
+  });
+
   it("replay of a saved log: stage 03 re-derives the runtime phases from tool/call → tool/result", async () => {
     const events = readmeRun().flatMap((it) => (it.type === "snapshot" ? it.events : it.type === "event" ? [it.event] : []));
     const items = [{ type: "snapshot", sessionId: "s_saved", cursor: events.length - 1, events }] as unknown as FollowItem[];
@@ -182,7 +246,7 @@ describe("SessionInspector in the DOM", () => {
     const model = new FakeModel({ kind: "inspector", session_id: "s_big", readonly: true, error: "", create_args: {} },
       [{ type: "snapshot", sessionId: "s_big", cursor: 9_999, events }] as unknown as FollowItem[]);
     const el = mount(model);
-    await tick();
+    await waitFor(() => el.querySelectorAll(".dsh-row").length > 0); // a loaded machine may need more than one tick
     const rows = el.querySelectorAll(".dsh-row");
     expect(rows.length).toBeGreaterThan(5);
     expect(rows.length).toBeLessThan(100);

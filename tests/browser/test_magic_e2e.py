@@ -62,15 +62,28 @@ def prompt_of(page: Any, index: int) -> str:
     return (cell(page, index).locator(".jp-InputPrompt").text_content() or "").strip()
 
 
+def views(page: Any, index: int = 1) -> Any:
+    """The streamed view: one display, or several when typed stdin answers sit between them."""
+    return cell(page, index).locator(".jp-OutputArea .jp-RenderedMarkdown")
+
+
 def view_text(page: Any, index: int = 1) -> str:
-    view = cell(page, index).locator(".jp-OutputArea .jp-RenderedMarkdown").first
-    return view.inner_text() if view.count() else ""
+    v = views(page, index)
+    return "\n".join(v.nth(i).inner_text() for i in range(v.count()))
 
 
 def tool_lines(page: Any, index: int = 1) -> list[str]:
-    """The tool-call lines of the streamed view, as shown: ``name args — state``."""
-    items = cell(page, index).locator(".jp-OutputArea .jp-RenderedMarkdown").first.locator("li")
-    return [(items.nth(i).inner_text() or "").strip() for i in range(items.count())]
+    """The tool-call lines of the streamed view, as shown: ``name args — state``; a call that
+    asked on stdin ends one display and opens the next (its outcome): shown once, as it ended."""
+    v = views(page, index)
+    merged: list[str] = []
+    for i in range(v.count()):
+        items = v.nth(i).locator("li")
+        lines = [(items.nth(j).inner_text() or "").strip() for j in range(items.count())]
+        if merged and lines and lines[0].split(" — ")[0] == merged[-1].split(" — ")[0]:
+            merged.pop()
+        merged.extend(lines)
+    return merged
 
 
 def output_text(page: Any, index: int = 1) -> str:
@@ -174,5 +187,13 @@ def test_stdin_approval_allow_then_deny(lab: Lab, page: Any) -> None:
     assert re.search(r"dsh: allow bash node test/run\.mjs\? \[y/N/a: [^]]*\]\s*y", out), out
     assert re.search(r"dsh: allow edit .*\? \[y/N/a: [^]]*\]\s*n", out), out
     assert "✓ completed" in out and "3 tool calls" in out
+    # each typed answer sits beside its call: after the view that asks (the call waiting), before
+    # the view with the call's outcome — not after the final answer
+    children = [t or "" for t in cell(page, 1).locator(".jp-OutputArea-child").all_inner_texts()]
+    ask_bash = next(i for i, t in enumerate(children) if "dsh: allow bash" in t)
+    ask_edit = next(i for i, t in enumerate(children) if "dsh: allow edit" in t)
+    final = next(i for i, t in enumerate(children) if "The edit failed" in t)
+    assert "bash" in children[ask_bash - 1] and "waiting for approval" in children[ask_bash - 1], children
+    assert ask_bash < ask_edit < final, children
     assert not page.page_errors, page.page_errors
     shot(page, "magic-stdin-final", f"{CELL} >> nth=1")

@@ -162,6 +162,21 @@ def test_stdin_approval_in_a_kernel(kernel: tuple[Any, Any], fake_server: FakeOp
     outputs = iopub_until_idle(kc, msg_id)
     shown = json.dumps([m["content"] for m in outputs])
     assert ("DENIED" in shown) is (not allowed) and "fin" in shown
+    # the typed answer stays beside its call: the view asked in one display (which ends with the
+    # call, waiting), and the rest of the turn went to a new display below the answer
+    last: dict[str, str] = {}
+    order: list[str] = []
+    for m in outputs:
+        if m["msg_type"] in ("display_data", "update_display_data"):
+            did = m["content"]["transient"]["display_id"]
+            if did not in order:
+                order.append(did)
+            last[did] = m["content"]["data"]["text/plain"]
+    assert len(order) == 2, order
+    first, second = (last[d] for d in order)
+    assert first.rstrip().endswith("[? waiting for approval]") and "fin" not in first, first
+    assert "bash echo approved-run" in second and "fin" in second, second
+    assert ("DENIED" in second) is (not allowed)
 
 
 def test_bg_python_tool_runs_on_the_idle_kernel_loop(kernel: tuple[Any, Any], fake_server: FakeOpenAIServer) -> None:

@@ -17,11 +17,31 @@ export function recordedDelay(a: PlaybackStep, b: PlaybackStep, speed = 1, min =
   return Math.min(max, Math.max(min, gap)) / speed;
 }
 
+/** The playback speeds a learner can pick. */
+export const SPEEDS = [0.5, 1, 2, 4] as const;
+export type Speed = (typeof SPEEDS)[number];
+
+/** Live mode never skips a stage, but it must not lag the run: each missed stage dwells this
+ *  long, shorter the further behind the diagram is (and with the chosen speed). */
+export function liveDwell(behind: number, speed: number, base = 320, min = 60): number {
+  if (behind <= 0) return 0;
+  const factor = behind <= 2 ? 1 : Math.min(5, behind / 2);
+  return Math.max(min, Math.round(base / factor / speed));
+}
+
+/** Stop before `index` (predict-then-reveal asks first): return true to hold the player. */
+export type Gate = (index: number) => boolean;
+
 export class Player {
   steps: PlaybackStep[] = [];
   index = -1;
   playing = false;
-  speed = 1;
+  speed: number = 1;
+  /** Step-only mode: no auto-advance; forward / back only. */
+  stepOnly = false;
+  /** The delay of the last scheduled step (ms; shown as the widget's data-step-ms). */
+  lastDelay = 0;
+  gate: Gate | null = null;
   private handle: unknown = null;
   private listeners = new Set<() => void>();
 
@@ -61,11 +81,24 @@ export class Player {
     const i = this.steps.findIndex((s) => s.call === call);
     if (i >= 0) this.seek(i);
   }
-  forward(): void { this.seek(this.index + 1); }
+  forward(): void {
+    if (this.gate?.(this.index + 1)) { this.emit(); return; }
+    this.seek(this.index + 1);
+  }
+  setSpeed(speed: number): void {
+    this.speed = speed;
+    if (this.playing && this.handle !== null) { this.scheduler.clear(this.handle); this.handle = null; this.tick(false); }
+    this.emit();
+  }
+  setStepOnly(on: boolean): void {
+    this.stepOnly = on;
+    if (on) this.pause();
+    else this.emit();
+  }
   back(): void { this.seek(this.index - 1); }
 
   play(): void {
-    if (this.playing) return;
+    if (this.playing || this.stepOnly) return;
     if (this.index >= this.steps.length - 1) this.index = -1; // replay from the start
     this.playing = true;
     this.emit();
@@ -83,8 +116,10 @@ export class Player {
     const cur = this.current;
     const next = this.steps[this.index + 1];
     const ms = first || !cur ? 0 : recordedDelay(cur, next, this.speed);
+    if (!first) this.lastDelay = ms;
     this.handle = this.scheduler.set(() => {
       this.handle = null;
+      if (this.gate?.(this.index + 1)) { this.pause(); return; }
       this.seek(this.index + 1);
       this.tick(false);
     }, ms);

@@ -1,4 +1,5 @@
 // Playback controls (play / pause / step / scrubber over tool calls / live) and the prompt box.
+import { SPEEDS } from "../model/playback";
 import type { ToolCallTrace } from "../model/stages";
 import { h } from "./dom";
 
@@ -10,6 +11,9 @@ export interface PlaybackInput {
   callIndex: number;
   stepIndex: number;
   stepCount: number;
+  speed: number;
+  stepOnly: boolean;
+  predict: boolean;
 }
 export interface PlaybackCallbacks {
   play(): void;
@@ -18,26 +22,74 @@ export interface PlaybackCallbacks {
   forward(): void;
   scrub(call: number): void;
   goLive(): void;
+  setSpeed(speed: number): void;
+  setStepOnly(on: boolean): void;
+  setPredict(on: boolean): void;
 }
 
-export function renderPlayback(d: PlaybackInput, cb: PlaybackCallbacks): HTMLElement {
-  const btn = (cls: string, label: string, title: string, fn: () => void, disabled = false) => {
-    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title, disabled }, label);
+/** The playback controls, built once and updated in place: a render never replaces a button
+ *  under the pointer or the keyboard focus (a click at 4× is never lost). */
+export function createPlayback(cb: PlaybackCallbacks): { el: HTMLElement; update(d: PlaybackInput): void } {
+  let playing = false;
+  const btn = (cls: string, label: string, title: string, fn: () => void) => {
+    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title }, label);
     b.addEventListener("click", fn);
     return b;
   };
-  const n = d.calls.length;
-  const scrub = h("input", { class: "dsh-scrubber", type: "range", min: 0, max: Math.max(0, n - 1), step: 1, value: Math.max(0, d.callIndex), disabled: n < 2, "aria-label": "tool call" }) as HTMLInputElement;
+  const back = btn("dsh-back", "◀ back", "step back", () => cb.back());
+  const play = btn("dsh-play", "▶ play", "play", () => (playing ? cb.pause() : cb.play()));
+  const forward = btn("dsh-forward", "next ▶", "step forward", () => cb.forward());
+  const scrub = h("input", { class: "dsh-scrubber", type: "range", min: 0, step: 1, "aria-label": "tool call" }) as HTMLInputElement;
   scrub.addEventListener("input", () => cb.scrub(Number(scrub.value)));
-  const call = d.calls[d.callIndex];
-  const label = n ? `call ${d.callIndex + 1}/${n}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet";
-  return h("div", { class: "dsh-playback" },
-    btn("dsh-back", "◀ back", "step back", cb.back, d.stepIndex <= 0 && !d.live),
-    d.playing ? btn("dsh-pause", "▮▮ pause", "pause", cb.pause) : btn("dsh-play", "▶ play", "play", cb.play, d.stepCount === 0),
-    btn("dsh-forward", "next ▶", "step forward", cb.forward, d.stepIndex >= d.stepCount - 1 && !d.live),
-    scrub,
-    h("span", { class: "dsh-scrub-label" }, label),
-    d.canLive ? btn(`dsh-live ${d.live ? "dsh-live-on" : ""}`, d.live ? "● live" : "○ live", d.live ? "following the running session" : "follow the running session", cb.goLive) : null);
+  const label = h("span", { class: "dsh-scrub-label" });
+  const live = btn("dsh-live", "○ live", "follow the running session", () => cb.goLive());
+  const speeds = SPEEDS.map((sp) => {
+    const b = h("button", { class: "dsh-btn dsh-speed", type: "button", "data-speed": sp, title: `play at ${sp}× speed` }, `${sp}×`);
+    b.addEventListener("click", () => cb.setSpeed(sp));
+    return b;
+  });
+  const toggle = (cls: string, text: string, title: string, fn: (v: boolean) => void) => {
+    const box = h("input", { type: "checkbox", class: cls, title }) as HTMLInputElement;
+    box.addEventListener("change", () => fn(box.checked));
+    return { box, el: h("label", { class: "dsh-toggle", title }, box, ` ${text}`) };
+  };
+  const stepOnly = toggle("dsh-steponly", "step only", "no auto-advance: next / back only", cb.setStepOnly);
+  const predict = toggle("dsh-predict-toggle", "predict, then reveal", "before a stage is revealed, guess what comes next", cb.setPredict);
+  const el = h("div", { class: "dsh-playback" }, back, play, forward, scrub, label, live,
+    h("div", { class: "dsh-pacing" }, h("span", { class: "dsh-muted" }, "speed"),
+      h("div", { class: "dsh-speeds", role: "group", "aria-label": "playback speed" }, ...speeds), stepOnly.el, predict.el));
+  return {
+    el,
+    update(d) {
+      playing = d.playing;
+      const n = d.calls.length;
+      back.disabled = d.stepIndex <= 0 && !d.live;
+      forward.disabled = d.stepIndex >= d.stepCount - 1 && !d.live;
+      play.className = `dsh-btn ${d.playing ? "dsh-pause" : "dsh-play"}`;
+      play.textContent = d.playing ? "▮▮ pause" : "▶ play";
+      const title = d.playing ? "pause" : d.stepOnly ? "play (off in step-only mode)" : "play";
+      play.title = title;
+      play.setAttribute("aria-label", title);
+      play.disabled = !d.playing && (d.stepCount === 0 || d.stepOnly);
+      scrub.max = String(Math.max(0, n - 1));
+      scrub.disabled = n < 2;
+      if (!scrub.matches(":active")) scrub.value = String(Math.max(0, d.callIndex));
+      const call = d.calls[d.callIndex];
+      label.textContent = n ? `call ${d.callIndex + 1}/${n}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet";
+      live.hidden = !d.canLive;
+      live.className = `dsh-btn dsh-live ${d.live ? "dsh-live-on" : ""}`;
+      live.textContent = d.live ? "● live" : "○ live";
+      live.title = d.live ? "following the running session" : "follow the running session";
+      live.setAttribute("aria-label", live.title);
+      for (const b of speeds) {
+        const on = Number(b.dataset.speed) === d.speed;
+        b.classList.toggle("dsh-speed-on", on);
+        b.setAttribute("aria-pressed", on ? "true" : "false");
+      }
+      stepOnly.box.checked = d.stepOnly;
+      predict.box.checked = d.predict;
+    },
+  };
 }
 
 export interface PromptCallbacks {

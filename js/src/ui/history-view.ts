@@ -30,7 +30,7 @@ function blockEl(b: Block, focusCall?: string, streaming = false): HTMLElement {
   return longText(b.text, "dsh-text", streaming);
 }
 
-function messageEl(seq: number | null, m: Message, focusCall?: string, streaming = false): HTMLElement {
+function messageEl(seq: number | null, m: Message, focusCall?: string, streaming = false, mark?: { current: boolean; fresh: boolean }): HTMLElement {
   const cell = fromCell(m);
   const label = m.role === "user" && m.source?.kind === "plugin" ? `user (context: ${m.source.plugin ?? "plugin"})` : cell ? `user · ${cell}` : m.role;
   const head = h("div", { class: "dsh-msg-head" }, h("span", { class: "dsh-msg-role" }, label), seq !== null ? h("span", { class: "dsh-seq" }, `#${seq}`) : null);
@@ -41,7 +41,9 @@ function messageEl(seq: number | null, m: Message, focusCall?: string, streaming
     body.push(longText((m.content ?? []).map((b) => b.text).join(""), "dsh-text dsh-pre"));
   } else body.push(longText((m.content ?? []).map((b) => b.text).join(""), "dsh-text"));
   const focus = m.role === "tool" && m.toolCallId === focusCall;
-  return h("div", { class: `dsh-msg dsh-msg-${m.role} ${focus ? "dsh-focus" : ""}`, "data-seq": seq ?? "" }, head, ...body);
+  if (mark?.fresh) head.append(h("span", { class: "dsh-badge dsh-badge-new" }, "new at this stage"));
+  return h("div", { class: `dsh-msg dsh-msg-${m.role} ${focus ? "dsh-focus" : ""} ${mark?.current ? "dsh-msg-current" : ""} ${mark?.fresh ? "dsh-msg-new" : ""}`,
+    "data-seq": seq ?? "", "aria-current": mark?.current ? "true" : null }, head, ...body);
 }
 
 export interface HistoryInput {
@@ -52,6 +54,10 @@ export interface HistoryInput {
   attempt?: LiveAttempt | null;
   caption: string;
   note: string;
+  /** The item the current stage is about, and what is new at this stage (model/history-focus). */
+  current?: number | null;
+  fresh?: readonly number[];
+  change?: string;
 }
 
 export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void): HTMLElement {
@@ -63,7 +69,8 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
   const list = h("div", { class: "dsh-history" });
   const start = Math.max(0, shown.length - MAX_SHOWN);
   if (start > 0) list.append(h("div", { class: "dsh-muted" }, `… ${start} earlier messages (open the inspector for all)`));
-  for (const dm of shown.slice(start)) list.append(messageEl(dm.seq, dm.message, d.focusCall));
+  const fresh = new Set(d.fresh ?? []);
+  for (const dm of shown.slice(start)) list.append(messageEl(dm.seq, dm.message, d.focusCall, false, { current: dm.seq === d.current, fresh: fresh.has(dm.seq) }));
   const a = d.attempt;
   if (a && a.blocks.length) {
     const blocks: Block[] = a.blocks.map((b) => (b.type === "tool-call" ? { type: "tool-call", id: b.id ?? "?", name: b.name ?? "?", arguments: b.text } : { type: b.type, text: b.text }) as Block);
@@ -76,6 +83,7 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
   return h("div", { class: "dsh-view-history" },
     h("div", { class: "dsh-caption" }, d.caption,
       h("label", { class: "dsh-toggle" }, toggle, ` show system & context wrappers${hidden ? ` (${hidden} hidden)` : ""}`)),
+    d.change ? h("div", { class: "dsh-history-change", role: "status" }, d.change) : null,
     list,
     h("div", { class: "dsh-view-note" }, d.note));
 }

@@ -1,0 +1,69 @@
+// The predict-then-reveal panel: the question before a stage (free text / JSON, or checkboxes of
+// seqs), then this run's real values beside the guess, each row marked match / mismatch.
+import type { Guess, Question, Reveal } from "../model/predict";
+import { h, replace } from "./dom";
+
+export interface PredictCallbacks {
+  answer(guess: Guess): void;
+  /** Continue after a reveal (play on, or step on in step-only mode). */
+  next(): void;
+}
+
+function questionEl(q: Question, cb: PredictCallbacks): HTMLElement {
+  const submit = h("button", { class: "dsh-btn dsh-predict-submit", type: "button" }, "Reveal");
+  const skip = h("button", { class: "dsh-btn dsh-predict-skip", type: "button" }, "Skip (just show me)");
+  skip.addEventListener("click", () => cb.answer({ kind: "skipped" }));
+  let input: HTMLElement;
+  if (q.kind === "arguments") {
+    const ta = h("textarea", { class: "dsh-predict-input", rows: 3, "aria-label": "your guess of the arguments", placeholder: "JSON ({…}) or free text" }) as HTMLTextAreaElement;
+    submit.addEventListener("click", () => cb.answer({ kind: "arguments", text: ta.value }));
+    input = ta;
+  } else {
+    const boxes = q.options.map((o) => {
+      const box = h("input", { type: "checkbox", class: "dsh-predict-option", value: o.seq, "data-seq": o.seq }) as HTMLInputElement;
+      return { box, el: h("label", { class: "dsh-predict-choice" }, box, ` ${o.label}`) };
+    });
+    submit.addEventListener("click", () => cb.answer({ kind: q.kind as "sources" | "messages", seqs: boxes.filter((b) => b.box.checked).map((b) => Number(b.box.value)) }));
+    input = h("div", { class: "dsh-predict-options", role: "group", "aria-label": "your guess" }, ...boxes.map((b) => b.el));
+  }
+  return h("div", { class: "dsh-predict-ask", "data-kind": q.kind },
+    h("div", { class: "dsh-predict-title" }, `Predict · ${q.name} · ${q.callId}`),
+    h("div", { class: "dsh-predict-prompt" }, q.prompt), input, h("div", { class: "dsh-predict-buttons" }, submit, skip));
+}
+
+function revealEl(r: Reveal, cb: PredictCallbacks): HTMLElement {
+  const g = r.guess;
+  const guessText = g.kind === "skipped" ? "(skipped)" : g.kind === "arguments" ? g.text || "(empty)" : `[${g.seqs.join(", ")}]`;
+  const next = h("button", { class: "dsh-btn dsh-predict-next", type: "button" }, "Continue ▶");
+  next.addEventListener("click", () => cb.next());
+  const mark = (m: boolean) => h("span", { class: `dsh-mark ${m ? "dsh-match" : "dsh-mismatch"}`, "aria-label": m ? "match" : "mismatch" }, m ? "✓" : "✗");
+  return h("div", { class: "dsh-predict-reveal", "data-kind": r.question.kind, "data-match": r.match ? "true" : "false" },
+    h("div", { class: "dsh-predict-title" }, mark(r.match), ` ${r.match ? "Your guess matches this run" : g.kind === "skipped" ? "This run's values" : "Not quite — this run's values beside your guess"}`),
+    h("table", { class: "dsh-predict-table" },
+      h("thead", null, h("tr", null, h("th", null, ""), h("th", null, "your guess"), h("th", null, "this run"), h("th", null, ""))),
+      h("tbody", null,
+        h("tr", { class: "dsh-predict-row-all" }, h("td", null, r.question.kind === "arguments" ? "arguments" : r.question.kind === "sources" ? "sourceEventSeqs" : "messageSeqs"),
+          h("td", null, h("code", null, guessText)), h("td", null, h("code", { class: "dsh-predict-real" }, r.real)), h("td", null, mark(r.match))),
+        ...r.marks.map((m) => h("tr", { class: m.match ? "dsh-predict-ok" : "dsh-predict-bad" },
+          h("td", null, m.label), h("td", null, m.guess), h("td", null, m.real), h("td", null, mark(m.match)))))),
+    h("div", { class: "dsh-predict-buttons" }, next));
+}
+
+/** A persistent panel: rebuilt only when the question or the reveal changes (typing survives renders). */
+export function createPredictPanel(cb: PredictCallbacks): { el: HTMLElement; update(q: Question | null, r: Reveal | null): void } {
+  const el = h("div", { class: "dsh-predict", role: "region", "aria-label": "predict, then reveal", "aria-live": "polite", hidden: true });
+  let key = "";
+  return {
+    el,
+    update(q, r) {
+      const k = q ? `q:${q.key}` : r ? `r:${r.question.key}` : "";
+      if (k === key) return;
+      key = k;
+      el.hidden = !k;
+      if (q) replace(el, questionEl(q, cb));
+      else if (r) replace(el, revealEl(r, cb));
+      else replace(el);
+      if (q) (el.querySelector("textarea, input") as HTMLElement | null)?.focus?.({ preventScroll: true });
+    },
+  };
+}
