@@ -62,16 +62,16 @@ def test_ask_on_a_terminal_prompts_and_allows(tmp_path: Path) -> None:
 def test_control_sequences_in_model_text_and_tool_output_are_neutralised(tmp_path: Path) -> None:
     (tmp_path / "evil.txt").write_text("clip \x1b]52;c;SGVsbG8=\x07 clear \x1b[2J csi \x9b31m end\n")
     with FakeOpenAIServer() as server:
-        server.enqueue(tool_call_reply([("c1", "read", json.dumps({"file_path": "evil.txt"}))]),
+        server.enqueue(tool_call_reply([("c1", "bash", json.dumps({"command": "cat evil.txt"}))]),
                        text_reply("title \x1b]0;pwned\x07 bell \x07 cr \r tab\tok"))
-        done = _run("--model", "fake-model", "--base-url", server.base_url, "--approve", "deny", "--cwd",
-                    str(tmp_path), "read evil.txt", home=tmp_path / "home")
+        done = _run("--model", "fake-model", "--base-url", server.base_url, "--approve", "auto", "--cwd",
+                    str(tmp_path), "show evil.txt", home=tmp_path / "home")
     assert done.returncode == 0, done.stderr
     out = done.stdout + done.stderr
     for raw in ("\x1b", "\x07", "\x9b", "\r"):
         assert raw not in out
     assert "title ␛]0;pwned␇ bell ␇ cr ␍ tab\tok" in done.stdout
-    assert "clip ␛]52;c;SGVsbG8=␇" in done.stderr  # the tool result's summary line
+    assert "clip ␛]52;c;SGVsbG8=␇" in done.stderr  # the tool result's outcome line (its last line)
     assert printable("a\nb\tc\x00\x7f\x85") == "a\nb\tc␀␡\\x85"
 
 
