@@ -155,6 +155,22 @@ TERMS: tuple[Term, ...] = (
       "by stage (play, back, forward, or click a stage).", ("live", "replay", "playback")),
     T("inspector", "ui", "The session inspector: every event of the log, filters, search, jump to a seq, "
       "provenance both ways, the messages at any seq and the diff between frozen requests.", ("session inspector",)),
+    T("breakpoint", "ui", "A stage (01–06) at which a live run pauses, optionally only for given tools: %dsh "
+      "--break 03,06, the pause toggles on the stage cards, or session/debug {action: break}. While paused nothing "
+      "of the run advances; cancel still works.", ("breakpoints", "pause at stage", "paused")),
+    T("step / continue", "ui", "While paused: step runs to the next stage, continue to the next breakpoint.",
+      ("continue",)),
+    T("debug/edit", "log", "The event an edit made while paused writes: its target (arguments, result or request), "
+      "before, after and by; what it changed cites it, and the model sees the edited content.", ("edit",)),
+    T("fork", "log", "A new session whose log repeats events 0..SEQ of another (fork ID --at SEQ), closes what was "
+      "open there the way crash repair does and records session/forked {from, at}.", ("session/forked",)),
+    T("replay model", "request", "--model replay:<origin id>: answers a fork's requests with the origin's recorded "
+      "responses while the requests match, and stops with REPLAY_DIVERGED where they differ.", ("replay:",)),
+    T("compare", "ui", "%dsh compare A B / compare A B: two sessions aligned by turn and step, the first divergent "
+      "request and its message diff."),
+    T("predict, then reveal", "ui", "A replay mode that asks what comes next (the tool arguments, the "
+      "sourceEventSeqs, the messages of the next request) before a stage is shown, then shows this run's values "
+      "beside the guess.", ("predict",)),
     T("export-html", "ui", "python -m dsh_notebook export-html ID -o FILE.html: one self-contained page that replays "
       "the loop widget and the inspector of a session with no kernel and no network."),
 )

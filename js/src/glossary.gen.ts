@@ -437,6 +437,69 @@ export const GLOSSARY: GlossaryTerm[] = [
   "anchor": "inspector"
  },
  {
+  "term": "breakpoint",
+  "topic": "ui",
+  "definition": "A stage (01–06) at which a live run pauses, optionally only for given tools: %dsh --break 03,06, the pause toggles on the stage cards, or session/debug {action: break}. While paused nothing of the run advances; cancel still works.",
+  "aliases": [
+   "breakpoints",
+   "pause at stage",
+   "paused"
+  ],
+  "anchor": "breakpoint"
+ },
+ {
+  "term": "step / continue",
+  "topic": "ui",
+  "definition": "While paused: step runs to the next stage, continue to the next breakpoint.",
+  "aliases": [
+   "continue"
+  ],
+  "anchor": "step---continue"
+ },
+ {
+  "term": "debug/edit",
+  "topic": "log",
+  "definition": "The event an edit made while paused writes: its target (arguments, result or request), before, after and by; what it changed cites it, and the model sees the edited content.",
+  "aliases": [
+   "edit"
+  ],
+  "anchor": "debug-edit"
+ },
+ {
+  "term": "fork",
+  "topic": "log",
+  "definition": "A new session whose log repeats events 0..SEQ of another (fork ID --at SEQ), closes what was open there the way crash repair does and records session/forked {from, at}.",
+  "aliases": [
+   "session/forked"
+  ],
+  "anchor": "fork"
+ },
+ {
+  "term": "replay model",
+  "topic": "request",
+  "definition": "--model replay:<origin id>: answers a fork's requests with the origin's recorded responses while the requests match, and stops with REPLAY_DIVERGED where they differ.",
+  "aliases": [
+   "replay:"
+  ],
+  "anchor": "replay-model"
+ },
+ {
+  "term": "compare",
+  "topic": "ui",
+  "definition": "%dsh compare A B / compare A B: two sessions aligned by turn and step, the first divergent request and its message diff.",
+  "aliases": [],
+  "anchor": "compare"
+ },
+ {
+  "term": "predict, then reveal",
+  "topic": "ui",
+  "definition": "A replay mode that asks what comes next (the tool arguments, the sourceEventSeqs, the messages of the next request) before a stage is shown, then shows this run's values beside the guess.",
+  "aliases": [
+   "predict"
+  ],
+  "anchor": "predict--then-reveal"
+ },
+ {
   "term": "export-html",
   "topic": "ui",
   "definition": "python -m dsh_notebook export-html ID -o FILE.html: one self-contained page that replays the loop widget and the inspector of a session with no kernel and no network.",
