@@ -31,7 +31,7 @@ export function historyFocus(events: readonly SessionEvent[], call: ToolCallTrac
   }
   const result = has(call.resultSeq) ? call.resultSeq : null;
   if (stage === 4) {
-    return { current: result, fresh: result !== null ? [result] : [], change: `new: the tool message #${call.resultSeq ?? "?"} (tool/result, committed)` };
+    return { current: result, fresh: result !== null ? [result] : [], change: call.resultSeq !== undefined ? `new: the tool message #${call.resultSeq} (tool/result, committed)` : "the tool message is not committed yet" };
   }
   const prev = previousFrozen(events, assistant ?? call.callSeq ?? 0);
   const before = new Set(prev !== undefined ? resolveMessageSeqs(events, prev) : []);
