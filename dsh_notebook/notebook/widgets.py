@@ -27,6 +27,7 @@ from pydantic import JsonValue
 
 from ..errors import DshError, HostError
 from .comm_transport import Connect, HostConnection, WidgetBridge
+from .pricing import pricing_table
 
 if TYPE_CHECKING:
     from ..host.saved import SavedLog
@@ -70,6 +71,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     readonly = traitlets.Bool(False).tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     create_args = traitlets.Dict().tag(sync=True)
+    pricing = traitlets.Dict().tag(sync=True)
+    """The price table the browser folds tokens into cost and context fill with (notebook/pricing.py)."""
 
     def __repr__(self) -> str:
         """Cheap and readable where no widget can render (text output, headless runs)."""
@@ -80,6 +83,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
                  host: Any = None, interval: float = 0.05, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.pricing = pricing_table()
         self._host = host
         self.log_path: Path | None = None
         if path is None and session_id and _looks_like_path(str(session_id)):
