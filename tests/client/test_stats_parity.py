@@ -41,7 +41,13 @@ from dsh_notebook.wire.events import (
     UserMessageEvent,
     event_to_dict,
 )
-from dsh_notebook.wire.messages import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
+from dsh_notebook.wire.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
+)
 from tests.client.test_parity import first_difference
 from tests.fixtures.record_streams import OUT, load
 
