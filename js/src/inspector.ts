@@ -10,6 +10,11 @@ import { fmtTime, frameThrottle, h, replace } from "./ui/dom";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
 import { createVirtualList } from "./ui/vlist";
+import { Pricing, type PricingTable } from "./model/pricing";
+import { TrajectoryFold } from "./model/trajectory";
+import { approvalSeqs, durationsBySeq } from "./model/waterfall";
+import { fmtMs } from "./ui/totals";
+import { createWaterfall } from "./ui/waterfall";
 
 const ROW = 26;
 type Detail = "event" | "messages" | "diff";
@@ -25,6 +30,18 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   let showWrappers = true;
   let optionsFor = -1;
   let errorText = String(model.get("error") ?? "");
+  const traj = new TrajectoryFold(new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined));
+  let durations = new Map<number, number>();
+  const wf = createWaterfall((seq) => select(seq, true));
+  wf.el.hidden = true;
+  const wfBtn = h("button", { class: "dsh-btn dsh-f-waterfall", type: "button", "aria-pressed": "false", title: "requests and tool calls of a turn on a time axis" }, "Waterfall");
+  const drawWf = () => { if (!wf.el.hidden) wf.update(traj, s.fold.events, selected, s.fold.status === "running"); };
+  wfBtn.addEventListener("click", () => {
+    wf.el.hidden = !wf.el.hidden;
+    wfBtn.setAttribute("aria-pressed", String(!wf.el.hidden));
+    if (selected >= 0) wf.showTurnOf(selected);
+    drawWf();
+  });
 
   const root = h("div", { class: "dsh-root dsh-inspector" });
   el.append(root);
@@ -37,10 +54,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const jumpIn = h("input", { class: "dsh-f-seq", type: "number", min: 0, placeholder: "seq" }) as HTMLInputElement;
   const jumpBtn = h("button", { class: "dsh-btn dsh-f-go", type: "button" }, "Jump");
   const countEl = h("span", { class: "dsh-muted dsh-f-count" });
-  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, countEl);
+  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, wfBtn, countEl);
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
-  root.append(header, errorEl, toolbar, h("div", { class: "dsh-split" }, list.el, side));
+  root.append(header, errorEl, toolbar, wf.el, h("div", { class: "dsh-split" }, list.el, side));
 
   const refilter = () => {
     rows = filterer.apply(s.fold.events, filter);
@@ -70,6 +87,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     }
     if (scroll) list.scrollToIndex(i); else list.refresh();
     renderDetail();
+    if (!wf.el.hidden) { drawWf(); wf.showTurnOf(seq); }
   }
 
   function renderRow(i: number): HTMLElement {
@@ -81,6 +99,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
       h("span", { class: "dsh-row-time" }, fmtTime(ev.time)),
       h("span", { class: "dsh-row-type" }, ev.type),
       h("span", { class: "dsh-row-turn" }, filterer.turnOf(ev.seq) !== undefined ? `t${filterer.turnOf(ev.seq)}${stepOf(ev) !== undefined ? `.${stepOf(ev)}` : ""}` : ""),
+      h("span", { class: "dsh-row-dur" }, durations.has(ev.seq) ? fmtMs(durations.get(ev.seq) as number) : ""),
       h("span", { class: "dsh-row-sum" }, summarize(ev)),
       h("span", { class: "dsh-row-prov" }, cites.length ? `→${cites.join(",")}` : "", by.length ? ` ←${by.join(",")}` : ""));
     row.addEventListener("click", () => select(ev.seq, false));
@@ -145,6 +164,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const render = frameThrottle(() => {
     const events = s.fold.events;
     prov.update(events);
+    durations = durationsBySeq(traj.update(events), approvalSeqs(events));
+    drawWf();
     replace(header,
       h("span", { class: "dsh-title" }, "Session inspector"),
       h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${events.length} events · ${s.fold.status}`));

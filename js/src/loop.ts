@@ -15,6 +15,9 @@ import { frameThrottle, h, replace } from "./ui/dom";
 import { renderHistory } from "./ui/history-view";
 import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
+import { Pricing, type PricingTable } from "./model/pricing";
+import { TrajectoryFold } from "./model/trajectory";
+import { elapsedMs, renderTotals } from "./ui/totals";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
 
@@ -26,6 +29,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const s: Shared = acquire(model);
   const tracer = new CallTracer();
   const prov = new ProvenanceIndex();
+  const traj = new TrajectoryFold(new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined));
   const player = new Player();
   const readonly = Boolean(model.get("readonly"));
   let mode: "live" | "replay" = readonly ? "replay" : "live";
@@ -46,6 +50,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const viewEl = h("div", { class: "dsh-view" });
   const controls = h("div", { class: "dsh-controls" });
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
+  const totalsEl = h("span", { class: "dsh-totals-wrap", "aria-live": "off" });
+  const drawTotals = () => {
+    const events = traj.update(s.fold.events) && s.fold.events, t = traj.totals();
+    replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running")));
+  };
+  const ticker = setInterval(() => { if (s.fold.status === "running") drawTotals(); }, 1000);
   const prompt = createPromptBox({
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
@@ -147,7 +157,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     replace(header,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${events.length} events · ${s.fold.status}`),
-      mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"));
+      mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
+      totalsEl);
+    drawTotals();
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
@@ -261,6 +273,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   return () => {
     if (liveTimer !== null) clearTimeout(liveTimer);
+    clearInterval(ticker);
     render.cancel();
     unsubscribe();
     unPlayer();

@@ -18,38 +18,11 @@ from typing import Any
 import pytest
 
 from dsh_notebook.notebook.pricing import pricing_table
-from dsh_notebook.session.session import Session
 from dsh_notebook.session.stats import session_stats
-from dsh_notebook.wire.events import (
-    AnyEvent,
-    ApprovalAsked,
-    ApprovalDecided,
-    AssistantAttempt,
-    AssistantMessageEvent,
-    ErrorInfo,
-    EventAdapter,
-    RequestFrozen,
-    StepEnd,
-    StepStart,
-    StreamRun,
-    ToolCall,
-    ToolResult,
-    TurnEnd,
-    TurnEndReason,
-    TurnStart,
-    Usage,
-    UserMessageEvent,
-    event_to_dict,
-)
-from dsh_notebook.wire.messages import (
-    AssistantMessage,
-    TextBlock,
-    ToolCallBlock,
-    tool_text,
-    user_text,
-)
+from dsh_notebook.wire.events import AnyEvent, EventAdapter, event_to_dict
 from tests.client.test_parity import first_difference
 from tests.fixtures.record_streams import OUT, load
+from tests.fixtures.timed_session import timed_session
 
 ROOT = Path(__file__).resolve().parents[2]
 JS = ROOT / "js"
@@ -105,60 +78,9 @@ def test_js_figures_equal_python_on_recorded_runs(js_stats: Path, tmp_path: Path
     assert js == py, first_difference(py, js)
 
 
-def timed_log() -> list[dict[str, Any]]:
-    s = Session("s_statsparity01", cwd="/workspace/demo")
-    t = [1_800_000_000_000]
-
-    def at(dt: int) -> int:
-        t[0] += dt
-        return t[0]
-
-    def add(ev: Any, dt: int = 10) -> Any:
-        return s.append(ev, time=at(dt))
-
-    models = [("deepseek", "deepseek-chat", None), ("openai", "gpt-4o-2024-08-06", 64_000),
-              ("openai", "deepseek-reasoner", None), ("vllm", "qwen3-local", None)]
-    for turn, (provider, model, window) in enumerate(models, start=1):
-        add(TurnStart(turn=turn))
-        add(StepStart(turn=turn, step=1))
-        add(UserMessageEvent(turn=turn, message=user_text(f"turn {turn}")))
-        sent = add(RequestFrozen(turn=turn, step=1, attempt=1, provider=provider, model=model, context_window=window,
-                                 message_seqs=tuple(s.derive_messages().seqs)))
-        if turn == 2:  # a failed attempt, then the retry
-            add(AssistantAttempt(turn=turn, step=1, attempt=1, error=ErrorInfo(code="RATE_LIMITED", message="slow down"),
-                                 first_byte_time=sent.time + 40), 90)
-            add(RequestFrozen(turn=turn, step=1, attempt=2, provider=provider, model=model, context_window=window,
-                              message_seqs=tuple(s.derive_messages().seqs)), 5)
-        cid = f"c{turn}"
-        base = t[0]
-        stream = (StreamRun(kind="reasoning", index=0, time0=base + 300, dt=(5, 5), parts=("a", "b", "c")),
-                  StreamRun(kind="tool-call", index=1, time0=base + 420, parts=("{}",), id=cid, name="read"))
-        add(AssistantMessageEvent(turn=turn, step=1, first_byte_time=base + 120, stream=stream,
-                                  usage=Usage(input_tokens=1000 * turn, output_tokens=37 * turn,
-                                              cache_read_tokens=400 if turn != 3 else None, reasoning_tokens=11),
-                                  message=AssistantMessage(content=(TextBlock(text="reading"),
-                                                                    ToolCallBlock(id=cid, name="read", arguments="{}")))), 500)
-        call = add(ToolCall(turn=turn, step=1, call_id=cid, name="read", arguments="{}"))
-        if turn % 2 == 0:
-            add(ApprovalAsked(call_id=cid, name="read", reason="outside the workspace"), 5)
-            add(ApprovalDecided(call_id=cid, name="read", decision="allow", by="user"), 1500)
-        add(ToolResult(turn=turn, step=1, message=tool_text(cid, "text"), source_event_seqs=(call.seq,),
-                       finished_time=t[0] + 50 if turn == 3 else None), 200)
-        add(StepEnd(turn=turn, step=1))
-        add(StepStart(turn=turn, step=2))
-        add(RequestFrozen(turn=turn, step=2, attempt=1, provider=provider, model=model, context_window=window,
-                          message_seqs=tuple(s.derive_messages().seqs)))
-        add(AssistantMessageEvent(turn=turn, step=2, usage=Usage(input_tokens=1500 * turn, output_tokens=9),
-                                  stream=(StreamRun(kind="text", index=0, time0=t[0] + 250),),
-                                  message=AssistantMessage(content=(TextBlock(text="done"),))), 400)
-        add(StepEnd(turn=turn, step=2))
-        add(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
-    return [event_to_dict(e) for e in s.events]
-
-
 @pytest.mark.parametrize("override", [None, 32_000])
 def test_js_figures_equal_python_on_every_timing_and_pricing_case(js_stats: Path, tmp_path: Path, override: int | None) -> None:
-    events = timed_log()
+    events = [event_to_dict(e) for e in timed_session().events]
     py, js = python_stats(events, override), run_js(js_stats, tmp_path, events, override)
     # the log exercises what it claims: priced and unpriced models, TTFT, approval waits, an error
     # (the failed attempt has no usage, so no cost either)

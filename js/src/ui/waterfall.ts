@@ -1,0 +1,141 @@
+// The inspector's waterfall view: one turn's requests and tool calls as bars on one time axis
+// (model/waterfall.ts), zoomable (−/+/Fit buttons, Ctrl+wheel, the + − 0 keys), a turn picker
+// (◀ ▶, or [ ]), and every bar a button that selects the event it was measured from.
+import { turnWaterfall, type Lane, type Segment, type TurnWaterfall } from "../model/waterfall";
+import type { TrajectoryFold } from "../model/trajectory";
+import type { SessionEvent } from "../types";
+import { h, replace } from "./dom";
+import { fmtMs } from "./totals";
+
+const LABEL_W = 230;
+const MAX_ZOOM = 4096;
+const KIND_TEXT: Record<Segment["kind"], string> = {
+  waiting: "waiting for the response", "first-token": "response head → first token", streaming: "streaming",
+  request: "request", run: "tool running", approval: "waiting for approval",
+};
+
+export interface WaterfallView {
+  el: HTMLElement;
+  /** Redraw for these events; `selected`: the seq the inspector shows (its bars are marked). */
+  update(fold: TrajectoryFold, events: readonly SessionEvent[], selected: number, running: boolean): void;
+  /** Show the turn that holds `seq`. */
+  showTurnOf(seq: number): void;
+}
+
+function niceStep(minMs: number): number {
+  const p = 10 ** Math.floor(Math.log10(Math.max(minMs, 1e-3)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= minMs) return m * p;
+  return 10 * p;
+}
+
+export function createWaterfall(onSelect: (seq: number) => void): WaterfallView {
+  let zoom = 1;
+  let turn: number | null = null;
+  let last: { fold: TrajectoryFold; events: readonly SessionEvent[]; selected: number; running: boolean } | null = null;
+  const el = h("div", { class: "dsh-waterfall", tabindex: 0, role: "group", "aria-label": "waterfall: requests and tool calls of one turn on a time axis; + and − zoom, 0 fits, [ and ] change the turn" });
+  const btn = (cls: string, label: string, title: string, fn: () => void) => {
+    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title }, label);
+    b.addEventListener("click", fn);
+    return b;
+  };
+  const turnLabel = h("span", { class: "dsh-wf-turn" });
+  const scaleLabel = h("span", { class: "dsh-wf-scale dsh-muted" });
+  const prev = btn("dsh-wf-prev", "◀", "previous turn", () => stepTurn(-1));
+  const next = btn("dsh-wf-next", "▶", "next turn", () => stepTurn(1));
+  const controls = h("div", { class: "dsh-wf-controls" }, prev, turnLabel, next,
+    btn("dsh-wf-out", "−", "zoom out", () => setZoom(zoom / 2)), btn("dsh-wf-in", "+", "zoom in", () => setZoom(zoom * 2)),
+    btn("dsh-wf-fit", "Fit", "fit the turn", () => setZoom(1)), scaleLabel,
+    h("span", { class: "dsh-wf-legend" }, ...(["waiting", "first-token", "streaming", "run", "approval"] as const).map((k) =>
+      h("span", { class: "dsh-wf-key" }, h("span", { class: `dsh-wf-swatch dsh-wf-${k}` }), KIND_TEXT[k]))));
+  const labels = h("div", { class: "dsh-wf-labels", style: `width:${LABEL_W}px` });
+  const canvas = h("div", { class: "dsh-wf-canvas" });
+  const scroll = h("div", { class: "dsh-wf-scroll" }, canvas);
+  const body = h("div", { class: "dsh-wf-body" }, labels, scroll);
+  el.append(controls, body);
+
+  const turns = () => last?.fold.turns.map((t) => t.turn) ?? [];
+  function stepTurn(d: number): void {
+    const all = turns();
+    const i = all.indexOf(turn ?? all[all.length - 1]);
+    const j = Math.max(0, Math.min(all.length - 1, i + d));
+    if (all[j] !== undefined) { turn = all[j]; zoom = 1; draw(); }
+  }
+  function setZoom(z: number, anchorX?: number): void {
+    const before = zoom;
+    zoom = Math.max(1, Math.min(MAX_ZOOM, z));
+    const x = anchorX ?? scroll.clientWidth / 2;
+    const at = (scroll.scrollLeft + x) / before;
+    draw();
+    scroll.scrollLeft = Math.max(0, at * zoom - x);
+  }
+  el.addEventListener("keydown", (e) => {
+    if (e.target instanceof HTMLInputElement) return;
+    if (e.key === "+" || e.key === "=") setZoom(zoom * 2);
+    else if (e.key === "-" || e.key === "_") setZoom(zoom / 2);
+    else if (e.key === "0") setZoom(1);
+    else if (e.key === "[") stepTurn(-1);
+    else if (e.key === "]") stepTurn(1);
+    else return;
+    e.preventDefault();
+  });
+  scroll.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey && !e.metaKey) return;
+    e.preventDefault();
+    setZoom(e.deltaY < 0 ? zoom * 1.25 : zoom / 1.25, e.clientX - scroll.getBoundingClientRect().left);
+  }, { passive: false });
+
+  function segment(w: TurnWaterfall, s: Segment, scale: number, selected: number): HTMLElement {
+    const ms = s.end - s.start;
+    const b = h("button", {
+      class: `dsh-wf-seg dsh-wf-${s.kind}${s.open ? " dsh-wf-open" : ""}${s.seq === selected ? " dsh-wf-sel" : ""}`, type: "button",
+      style: `left:${((s.start - w.start) * scale).toFixed(2)}px;width:${(ms * scale).toFixed(2)}px`,
+      "data-seq": s.seq, "data-kind": s.kind, "data-ms": ms, title: `${KIND_TEXT[s.kind]}: ${fmtMs(ms)}${s.open ? " so far" : ""} — event #${s.seq}`,
+      "aria-label": `${KIND_TEXT[s.kind]} ${fmtMs(ms)}, event ${s.seq}`,
+    });
+    b.addEventListener("click", () => onSelect(s.seq));
+    return b;
+  }
+
+  function lane(w: TurnWaterfall, l: Lane, scale: number, selected: number): [HTMLElement, HTMLElement] {
+    const label = h("div", { class: `dsh-wf-label dsh-wf-lane-${l.kind}`, title: l.label }, h("span", { class: "dsh-wf-name" }, l.label),
+      h("span", { class: "dsh-wf-dur" }, fmtMs(l.durationMs)));
+    const track = h("div", { class: `dsh-wf-track dsh-wf-lane-${l.kind} dsh-wf-outcome-${l.outcome}`, "data-seq": l.seq, "data-ms": l.durationMs },
+      ...l.segments.map((s) => segment(w, s, scale, selected)));
+    return [label, track];
+  }
+
+  function draw(): void {
+    if (!last) return;
+    const { fold, events, selected, running } = last;
+    const all = turns();
+    if (turn === null || !all.includes(turn)) turn = all[all.length - 1] ?? null;
+    const w = turn === null ? undefined : turnWaterfall(fold, events, turn, running ? Date.now() : events[events.length - 1]?.time ?? 0);
+    prev.disabled = !all.length || turn === all[0];
+    next.disabled = !all.length || turn === all[all.length - 1];
+    if (!w) { turnLabel.textContent = "no turns yet"; replace(labels); replace(canvas); scaleLabel.textContent = ""; return; }
+    const span = Math.max(1, w.end - w.start);
+    const width = Math.max(200, (scroll.clientWidth || el.clientWidth - LABEL_W || 600) - 12);
+    const scale = (width / span) * zoom;
+    turnLabel.textContent = `turn ${w.turn} · ${fmtMs(w.end - w.start)} · ${w.lanes.length} bars`;
+    scaleLabel.textContent = `${zoom === 1 ? "fit" : `${+zoom.toFixed(2)}×`} · 100 px = ${fmtMs(100 / scale)}`;
+    canvas.style.width = `${(span * scale).toFixed(0)}px`;
+    canvas.setAttribute("data-scale", String(scale));
+    canvas.setAttribute("data-zoom", String(zoom));
+    const step = niceStep(90 / scale);
+    const ticks: HTMLElement[] = [];
+    for (let ms = 0; ms <= span; ms += step) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
+    const rows = w.lanes.map((l) => lane(w, l, scale, selected));
+    replace(labels, h("div", { class: "dsh-wf-label dsh-wf-axis-label" }, "since the turn started"), ...rows.map((r) => r[0]));
+    replace(canvas, h("div", { class: "dsh-wf-axis" }, ...ticks), ...rows.map((r) => r[1]));
+  }
+
+  return {
+    el,
+    update(fold, events, selected, running) { last = { fold, events, selected, running }; draw(); },
+    showTurnOf(seq) {
+      const t = last?.fold.turns.filter((x) => x.seq <= seq).pop();
+      if (t && t.turn !== turn) { turn = t.turn; zoom = 1; }
+      draw();
+    },
+  };
+}
