@@ -14,6 +14,8 @@ export interface Lane {
   /** The event the lane starts at (request/frozen, tool/call). */
   seq: number;
   label: string;
+  /** What hovering the lane's label says (model, outcome). */
+  title: string;
   start: number;
   end: number;
   durationMs: number;
@@ -47,7 +49,8 @@ function requestLane(r: RequestStats, now: number): Lane {
     const from = delta ?? head ?? r.sentTime;
     if (end > from) segs.push({ kind: "streaming", start: from, end, seq: result, open });
   }
-  return { kind: "request", seq: r.seq, label: `request #${r.seq} · step ${r.step}${r.attempt > 1 ? ` · attempt ${r.attempt}` : ""} · ${r.model}`,
+  return { kind: "request", seq: r.seq, label: `request #${r.seq} · step ${r.step}${r.attempt > 1 ? ` · try ${r.attempt}` : ""}`,
+    title: `${r.provider}:${r.model} · ${r.outcome}${r.error ? ` ${r.error}` : ""}`,
     start: r.sentTime, end, durationMs: end - r.sentTime, outcome: r.outcome, segments: segs };
 }
 
@@ -67,7 +70,8 @@ function toolLane(t: ToolStats, asked: { asked?: number; decided?: number } | un
   } else {
     segs.push({ kind: "run", start: t.startTime, end, seq: t.seq, open });
   }
-  return { kind: "tool", seq: t.seq, label: `${t.name} · ${t.callId}`, start: t.startTime, end, durationMs: end - t.startTime,
+  return { kind: "tool", seq: t.seq, label: `${t.name} · ${t.callId}`,
+    title: `tool ${t.name} (${t.callId})${t.approval ? ` · approval: ${t.approval}` : ""}${t.error ? ` · ${t.error}` : ""}`, start: t.startTime, end, durationMs: end - t.startTime,
     outcome: t.error ?? (open ? "open" : "done"), segments: segs };
 }
 

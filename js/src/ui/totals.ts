@@ -30,7 +30,7 @@ export function renderTotals(t: Totals, elapsed: number): HTMLElement {
     : h("span", { class: `dsh-ctx ${level}`, title: `the last request's prompt: ${fmtTokens(Math.round(used! * t.contextWindow))} of ${fmtTokens(t.contextWindow)} tokens` },
       h("span", { class: "dsh-ctx-bar", role: "meter", "aria-label": "context window fill", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct.toFixed(1) },
         h("span", { class: "dsh-ctx-fill", style: `width: ${Math.min(100, pct).toFixed(2)}%` })),
-      h("span", { class: "dsh-ctx-text" }, `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)}`));
+      h("span", { class: "dsh-ctx-text" }, `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)} context`));
   return h("span", {
     class: "dsh-totals", "data-input-tokens": t.inputTokens, "data-output-tokens": t.outputTokens,
     "data-cost-usd": t.costUsd === null ? "null" : String(t.costUsd), "data-duration-ms": t.durationMs,
@@ -40,6 +40,6 @@ export function renderTotals(t: Totals, elapsed: number): HTMLElement {
   h("span", { class: "dsh-tot-tokens", title: `${fmtTokens(t.cachedInputTokens)} cached input, ${fmtTokens(t.reasoningTokens)} reasoning` },
     `${fmtTokens(t.inputTokens)} in / ${fmtTokens(t.outputTokens)} out tokens`),
   h("span", { class: `dsh-tot-cost${t.costUsd === null ? " dsh-tot-na" : ""}`, title: t.costUsd === null ? "a model without a known price (never a guess)" : `list prices as of ${t.pricesAsOf}` }, fmtCost(t.costUsd)),
-  h("span", { class: "dsh-tot-time", title: "time spent in turns" }, fmtMs(elapsed)),
+  h("span", { class: "dsh-tot-time", title: "time spent in turns (the open one so far)" }, fmtMs(elapsed)),
   ctx);
 }

@@ -97,7 +97,7 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
   }
 
   function lane(w: TurnWaterfall, l: Lane, scale: number, selected: number): [HTMLElement, HTMLElement] {
-    const label = h("div", { class: `dsh-wf-label dsh-wf-lane-${l.kind}`, title: l.label }, h("span", { class: "dsh-wf-name" }, l.label),
+    const label = h("div", { class: `dsh-wf-label dsh-wf-lane-${l.kind}`, title: `${l.label} — ${l.title}` }, h("span", { class: "dsh-wf-name" }, l.label),
       h("span", { class: "dsh-wf-dur" }, fmtMs(l.durationMs)));
     const track = h("div", { class: `dsh-wf-track dsh-wf-lane-${l.kind} dsh-wf-outcome-${l.outcome}`, "data-seq": l.seq, "data-ms": l.durationMs },
       ...l.segments.map((s) => segment(w, s, scale, selected)));
