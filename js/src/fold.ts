@@ -263,7 +263,8 @@ export class ClientSessionModel implements FoldState {
     switch (ev.type) {
       case "user/message": {
         const source = ev.message.source;
-        const sub = this.sub(source?.requestId ?? null, textOf(ev.message));
+        const rid = source?.requestId ?? null;
+        const sub = rid ? this.sub(rid, textOf(ev.message)) : null; // (the text only when there is a submission)
         if (sub && source?.kind === "user") {
           sub.state = "delivered"; sub.seq = seq; sub.turn = ev.turn ?? null;
           if (sub.claimSeq === null) sub.claimSeq = seq;

@@ -160,6 +160,21 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     replace(sel, h("option", { value: "" }, label), ...values.map((v) => h("option", { value: String(v) }, String(v))));
     sel.value = values.map(String).includes(cur) ? cur : "";
   };
+  // a long list (thousands of turns) is filled when the select is first used, not on every batch
+  const lazy = new Map<HTMLSelectElement, { label: string; values: (string | number)[]; key: string }>();
+  const fillLater = (sel: HTMLSelectElement, label: string, values: (string | number)[]) => {
+    const key = `${values.length}:${values[values.length - 1] ?? ""}`;
+    const was = lazy.get(sel);
+    if (was?.key === key) return;
+    if (values.length <= 200 || sel.options.length > 1) { lazy.delete(sel); fillSelect(sel, label, values); return; }
+    lazy.set(sel, { label, values, key });
+    if (!sel.options.length) replace(sel, h("option", { value: "" }, label));
+  };
+  for (const sel of [turnSel]) {
+    const fill = () => { const p = lazy.get(sel); if (p) { lazy.delete(sel); fillSelect(sel, p.label, p.values); } };
+    sel.addEventListener("focus", fill);
+    sel.addEventListener("pointerdown", fill);
+  }
 
   const render = frameThrottle(() => {
     const events = s.fold.events;
@@ -175,7 +190,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
       optionsFor = events.length;
       const o = filterer.options(events);
       fillSelect(typeSel, "all types", o.types);
-      fillSelect(turnSel, "all turns", o.turns);
+      fillLater(turnSel, "all turns", o.turns);
       fillSelect(toolSel, "all tools", o.tools);
       filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value;
       refilter();

@@ -31,15 +31,19 @@ sys.path.insert(0, str(ROOT))
 from dsh_notebook.session.persistence import SessionLog  # noqa: E402
 from dsh_notebook.session.session import Session  # noqa: E402
 from dsh_notebook.wire.events import (  # noqa: E402
+    ApprovalAsked,
+    ApprovalDecided,
     AssistantMessageEvent,
     RequestFrozen,
     StepEnd,
     StepStart,
+    StreamRun,
     ToolCall,
     ToolResult,
     TurnEnd,
     TurnEndReason,
     TurnStart,
+    Usage,
     UserMessageEvent,
 )
 from dsh_notebook.wire.messages import (  # noqa: E402
@@ -61,19 +65,27 @@ from tests.browser.conftest import (  # noqa: E402
 )
 
 
-def write_log(path: Path, n_events: int) -> Path:
+def write_log(path: Path, n_events: int, chained: bool = False) -> Path:
     """A realistic log: turns of prompt → request → assistant tool call → call → result → request
-    → answer, appended through the real Session (all rules checked) and written by SessionLog."""
+    → answer, appended through the real Session (all rules checked) and written by SessionLog.
+    ``chained``: every request extends the previous one (``baseRequestSeq``, as the agent's
+    RequestBuilder freezes them) instead of the first step of each turn listing the whole history
+    (which makes the log grow with the square of its length: 100k events would be 800 MB)."""
     s = Session(path.stem, cwd="/workspace/demo")
     log = SessionLog(s, path)
     turn = 0
+    prev: tuple[int, int] | None = None  # (last request seq, last answer seq)
     while len(s) < n_events - 12:
         turn += 1
         s.append(TurnStart(turn=turn))
         s.append(StepStart(turn=turn, step=1))
         u = s.append(UserMessageEvent(turn=turn, message=user_text(f"turn {turn}: read file_{turn}.txt")))
-        first = s.append(RequestFrozen(turn=turn, step=1, attempt=1, provider="script", model="bench",
-                                       message_seqs=tuple(s.derive_messages().seqs)))
+        if chained and prev is not None:
+            first = s.append(RequestFrozen(turn=turn, step=1, attempt=1, provider="script", model="bench",
+                                           message_seqs=(prev[1], u.seq), base_request_seq=prev[0]))
+        else:
+            first = s.append(RequestFrozen(turn=turn, step=1, attempt=1, provider="script", model="bench",
+                                           message_seqs=tuple(s.derive_messages().seqs)))
         cid = f"c{turn}"
         a = s.append(AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(content=(
             TextBlock(text="Reading it."), ToolCallBlock(id=cid, name="read", arguments=json.dumps({"file_path": f"file_{turn}.txt"}))))))
@@ -81,19 +93,75 @@ def write_log(path: Path, n_events: int) -> Path:
         r = s.append(ToolResult(turn=turn, step=1, message=tool_text(cid, f"line {turn}\n" * 20), source_event_seqs=(c.seq,)))
         s.append(StepEnd(turn=turn, step=1))
         s.append(StepStart(turn=turn, step=2))
-        s.append(RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
+        second = s.append(RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
                                message_seqs=(a.seq, r.seq), base_request_seq=first.seq)
                  if "base_request_seq" in RequestFrozen.model_fields else
                  RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
                                message_seqs=tuple(s.derive_messages().seqs)))
-        s.append(AssistantMessageEvent(turn=turn, step=2, message=AssistantMessage(content=(TextBlock(text=f"File {turn} has 20 lines."),))))
+        answer = s.append(AssistantMessageEvent(turn=turn, step=2, message=AssistantMessage(content=(TextBlock(text=f"File {turn} has 20 lines."),))))
         s.append(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
-        del u
+        prev = (second.seq, answer.seq)
     while len(s) < n_events:
         s.append(StepStart(turn=turn, step=len(s)))
     log.flush()
     log.close()
     return path
+
+
+def write_wide_log(path: Path, n_requests: int) -> Path:
+    """One turn of ``n_requests`` request attempts, each streaming (first byte, first token,
+    stream) into a tool call (half of them waiting for an approval): the waterfall's worst case."""
+    s = Session(path.stem, cwd="/workspace/demo")
+    log = SessionLog(s, path)
+    t = 1_800_000_000_000
+    s.append(TurnStart(turn=1), time=t)
+    u = s.append(UserMessageEvent(turn=1, message=user_text("many steps")), time=t)
+    prev: tuple[int, list[int]] | None = None
+    for step in range(1, n_requests + 1):
+        s.append(StepStart(turn=1, step=step), time=t)
+        seqs = [u.seq] if prev is None else prev[1]
+        req = s.append(RequestFrozen(turn=1, step=step, attempt=1, provider="script", model="bench", message_seqs=tuple(seqs),
+                                     base_request_seq=prev[0] if prev else None), time=t)
+        cid = f"c{step}"
+        a = s.append(AssistantMessageEvent(
+            turn=1, step=step, first_byte_time=t + 80, usage=Usage(input_tokens=100 + step, output_tokens=20),
+            stream=(StreamRun(kind="text", index=0, time0=t + 150), StreamRun(kind="tool-call", index=1, time0=t + 200, id=cid, name="read")),
+            message=AssistantMessage(content=(TextBlock(text="next"), ToolCallBlock(id=cid, name="read", arguments="{}")))), time=t + 400)
+        c = s.append(ToolCall(turn=1, step=step, call_id=cid, name="read", arguments="{}"), time=t + 410)
+        t += 410
+        if step % 2:
+            s.append(ApprovalAsked(call_id=cid, name="read"), time=t + 5)
+            s.append(ApprovalDecided(call_id=cid, name="read", decision="allow", by="user"), time=t + 600)
+            t += 600
+        r = s.append(ToolResult(turn=1, step=step, message=tool_text(cid, "ok"), source_event_seqs=(c.seq,)), time=t + 100)
+        t += 110
+        s.append(StepEnd(turn=1, step=step), time=t)
+        prev = (req.seq, [a.seq, r.seq])
+    s.append(TurnEnd(turn=1, reason=TurnEndReason(kind="completed")), time=t + 1)
+    log.flush()
+    log.close()
+    return path
+
+
+WATERFALL_JS = """async () => {
+  const insp = document.querySelector('.dsh-inspector');
+  const t0 = performance.now();
+  insp.querySelector('.dsh-f-waterfall').click();
+  const open = performance.now() - t0;
+  const bars = insp.querySelectorAll('.dsh-wf-seg').length;
+  const zooms = [];
+  for (const cls of ['.dsh-wf-in', '.dsh-wf-in', '.dsh-wf-out', '.dsh-wf-fit']) {
+    const z0 = performance.now();
+    insp.querySelector(cls).click();
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    zooms.push(performance.now() - z0);
+  }
+  const c0 = performance.now();
+  insp.querySelectorAll('.dsh-wf-seg')[Math.floor(bars / 2)].click();
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  const select = performance.now() - c0;
+  return { open, bars, zooms, select };
+}"""
 
 
 RENDER_JS = """(sel) => {
@@ -214,6 +282,9 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=200)
     ap.add_argument("--chunks", type=int, default=1200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--scale-events", type=int, default=100_000, help="the scale case (chained requests), against 100 events")
+    ap.add_argument("--wide-requests", type=int, default=1000, help="requests in the one turn of the waterfall case")
+    ap.add_argument("--no-stream", action="store_true", help="only the first-render sections (skip 2. and 3.)")
     a = ap.parse_args()
     reason = skip_reason()
     if reason:
@@ -241,6 +312,38 @@ def main() -> int:
             print(f"   LoopWidget        100 events: {med['loop100']:7.0f} ms   {a.events} events: {med['loop10k']:7.0f} ms   ratio {med['loop10k'] / med['loop100']:.1f}x")
             worst = max(med["insp10k"], med["loop10k"])
             print(f"   target < 1000 ms: {'PASS' if worst < 1000 else 'FAIL'} ({worst:.0f} ms)")
+
+            # the scale case: a 100k-event session whose requests chain as the agent freezes them
+            huge = write_log(lab.root / "huge.jsonl", a.scale_events, chained=True)
+            write_log(lab.root / "tiny.jsonl", 100, chained=True)
+            scale: dict[str, list[float]] = {k: [] for k in ("insp100", "inspN", "loop100", "loopN")}
+            for i in range(a.rounds):
+                scale["insp100"].append(first_render(page, lab, f"si100_{i}.ipynb", imp + "SessionInspector('tiny.jsonl')", ".dsh-inspector", ".dsh-inspector .dsh-row"))
+                scale["inspN"].append(first_render(page, lab, f"siN_{i}.ipynb", imp + "SessionInspector('huge.jsonl')", ".dsh-inspector", ".dsh-inspector .dsh-row"))
+                scale["loop100"].append(first_render(page, lab, f"sl100_{i}.ipynb", imp + "LoopWidget(path='tiny.jsonl')", ".dsh-loop", ".dsh-loop .dsh-stage[data-state=current]"))
+                scale["loopN"].append(first_render(page, lab, f"slN_{i}.ipynb", imp + "LoopWidget(path='huge.jsonl')", ".dsh-loop", ".dsh-loop .dsh-stage[data-state=current]"))
+            sm = {k: statistics.median(v) for k, v in scale.items()}
+            print(f"\n1b. first render at scale: {a.scale_events} events ({huge.stat().st_size / 1e6:.1f} MB, requests chained) vs 100, median of {a.rounds}")
+            print(f"   SessionInspector  100 events: {sm['insp100']:7.0f} ms   {a.scale_events} events: {sm['inspN']:7.0f} ms   ratio {sm['inspN'] / sm['insp100']:.1f}x")
+            print(f"   LoopWidget        100 events: {sm['loop100']:7.0f} ms   {a.scale_events} events: {sm['loopN']:7.0f} ms   ratio {sm['loopN'] / sm['loop100']:.1f}x")
+            worst = max(sm["inspN"], sm["loopN"])
+            print(f"   target < 1000 ms: {'PASS' if worst < 1000 else 'FAIL'} ({worst:.0f} ms)")
+
+            # the waterfall of one turn of 1,000 requests: opening it, zooming, selecting a bar
+            wide = write_wide_log(lab.root / "wide.jsonl", a.wide_requests)
+            lab.write_notebook("wide.ipynb", imp + "SessionInspector('wide.jsonl')")
+            open_notebook(page, lab, "wide.ipynb")
+            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+            page.wait_for_selector(".dsh-inspector .dsh-row", timeout=60_000)
+            wf = page.evaluate(WATERFALL_JS)
+            lab.shutdown_sessions()
+            print(f"\n1c. waterfall of one turn of {a.wide_requests} requests ({wf['bars']} bars, {wide.stat().st_size / 1e6:.1f} MB log)")
+            print(f"   open {wf['open']:.0f} ms   zoom steps {' / '.join(f'{z:.0f}' for z in wf['zooms'])} ms   bar → event {wf['select']:.0f} ms")
+            slowest = max([wf["open"], wf["select"], *wf["zooms"]])
+            print(f"   target interactive (< 200 ms a step): {'PASS' if slowest < 200 else 'FAIL'} ({slowest:.0f} ms)")
+            if a.no_stream:
+                browser.close()
+                return 0
 
             rounds = [stream_round(page, lab, a.chunks, a.rate, i) for i in range(max(1, a.rounds - 1))]
             lats = [x for r in rounds for x in r["latencies"]]

@@ -9,7 +9,8 @@ export function fmtMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 export const fmtCost = (usd: number | null): string => (usd === null ? "cost n/a" : `$${usd.toFixed(4)}`);
-const fmtTokens = (n: number): string => n.toLocaleString("en-US");
+/** 12,345 (not toLocaleString: its first call costs milliseconds). */
+const fmtTokens = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 const fmtWindow = (n: number): string => (n >= 1_000_000 ? `${+(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n));
 
 /** Ended turns' durations plus the open turn's time so far (to `now` while running, else to the
