@@ -95,7 +95,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
         else:
             self.session_id = session_id or ""
             connect = self._host_connect
-        self.bridge = WidgetBridge(self._send_batch, connect, interval=interval)
+        self.bridge = WidgetBridge(self._send_batch, connect, interval=interval, send_buffers=self._send_buffered)
         self.on_msg(self._on_custom)
 
     # -- sources ----------------------------------------------------------------------------
@@ -139,6 +139,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     # -- comm -------------------------------------------------------------------------------
     def _send_batch(self, message: dict[str, JsonValue]) -> None:
         self.send(message)
+
+    def _send_buffered(self, message: dict[str, JsonValue], buffers: list[bytes]) -> None:
+        self.send(message, buffers)
 
     def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
         self.bridge.handle(content)

@@ -5,7 +5,7 @@ import { deriveMessages, messagesOfSeqs } from "./model/history";
 import { Player } from "./model/playback";
 import { ProvenanceIndex } from "./model/provenance";
 import { runtimeView } from "./model/runtime-log";
-import { CallTracer, playbackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
+import { CallTracer, memoPlaybackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
 import { payloadCards, stageNote } from "./model/cards";
 import { newRequestId } from "./remote";
 import { acquire, follow, release, type Shared, type WidgetModel } from "./transport";
@@ -31,6 +31,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const prov = new ProvenanceIndex();
   const traj = new TrajectoryFold(new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined));
   const player = new Player();
+  const stepsOf = memoPlaybackSteps();
   const readonly = Boolean(model.get("readonly"));
   let mode: "live" | "replay" = readonly ? "replay" : "live";
   let view: ViewName = "history";
@@ -133,7 +134,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   function seekStage(stage: StageNo, pos: Position): void {
     if (!pos.call) return;
-    if (mode === "live") { mode = "replay"; player.setSteps(playbackSteps(tracer.traces, s.fold.events)); }
+    if (mode === "live") { mode = "replay"; player.setSteps(stepsOf(tracer.traces, s.fold.events)); }
     if (!player.seekStage(pos.call.index, stage)) player.seekCall(pos.call.index);
   }
 
@@ -147,7 +148,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const events = s.fold.events;
     const traces = tracer.update(events);
     prov.update(events);
-    player.setSteps(playbackSteps(traces, events));
+    player.setSteps(stepsOf(traces, events));
     const pos = position(traces);
     const call = pos.call;
     // live tool-runtime frames when there are any, else the phases re-derived from the log
@@ -264,10 +265,10 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       if (s.fold.events.length === 0) return;
       off();
       tracer.update(s.fold.events);
-      player.setSteps(playbackSteps(tracer.traces, s.fold.events));
+      player.setSteps(stepsOf(tracer.traces, s.fold.events));
       if (player.index < 0) player.seek(0);
     });
-    if (s.fold.events.length) { player.setSteps(playbackSteps(tracer.update(s.fold.events), s.fold.events)); player.seek(0); }
+    if (s.fold.events.length) { player.setSteps(stepsOf(tracer.update(s.fold.events), s.fold.events)); player.seek(0); }
   }
   render.flush();
 

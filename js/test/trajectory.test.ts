@@ -96,7 +96,9 @@ describe("the waterfall view", () => {
     const scale = Number(canvas.dataset.scale);
     const segs = [...view.el.querySelectorAll<HTMLElement>(".dsh-wf-seg")];
     expect(segs).toHaveLength(7);
-    for (const s of segs) expect(parseFloat(s.style.width)).toBeCloseTo(Number(s.dataset.ms) * scale, 1);
+    const canvasPx = parseFloat(canvas.style.width);
+    // bars sit in percent of the span: their pixel width is that share of the canvas
+    for (const s of segs) expect((parseFloat(s.style.width) / 100) * canvasPx).toBeCloseTo(Number(s.dataset.ms) * scale, 1);
     (view.el.querySelector(".dsh-wf-in") as HTMLElement).click();
     expect(Number((view.el.querySelector(".dsh-wf-canvas") as HTMLElement).dataset.scale)).toBeCloseTo(scale * 2, 9);
     view.el.dispatchEvent(new KeyboardEvent("keydown", { key: "0", bubbles: true }));

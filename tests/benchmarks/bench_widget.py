@@ -285,6 +285,7 @@ def main() -> int:
     ap.add_argument("--scale-events", type=int, default=100_000, help="the scale case (chained requests), against 100 events")
     ap.add_argument("--wide-requests", type=int, default=1000, help="requests in the one turn of the waterfall case")
     ap.add_argument("--no-stream", action="store_true", help="only the first-render sections (skip 2. and 3.)")
+    ap.add_argument("--no-waterfall", action="store_true", help="skip 1c. (a front end without the waterfall)")
     a = ap.parse_args()
     reason = skip_reason()
     if reason:
@@ -330,17 +331,18 @@ def main() -> int:
             print(f"   target < 1000 ms: {'PASS' if worst < 1000 else 'FAIL'} ({worst:.0f} ms)")
 
             # the waterfall of one turn of 1,000 requests: opening it, zooming, selecting a bar
-            wide = write_wide_log(lab.root / "wide.jsonl", a.wide_requests)
-            lab.write_notebook("wide.ipynb", imp + "SessionInspector('wide.jsonl')")
-            open_notebook(page, lab, "wide.ipynb")
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            page.wait_for_selector(".dsh-inspector .dsh-row", timeout=60_000)
-            wf = page.evaluate(WATERFALL_JS)
-            lab.shutdown_sessions()
-            print(f"\n1c. waterfall of one turn of {a.wide_requests} requests ({wf['bars']} bars, {wide.stat().st_size / 1e6:.1f} MB log)")
-            print(f"   open {wf['open']:.0f} ms   zoom steps {' / '.join(f'{z:.0f}' for z in wf['zooms'])} ms   bar → event {wf['select']:.0f} ms")
-            slowest = max([wf["open"], wf["select"], *wf["zooms"]])
-            print(f"   target interactive (< 200 ms a step): {'PASS' if slowest < 200 else 'FAIL'} ({slowest:.0f} ms)")
+            if not a.no_waterfall:
+                wide = write_wide_log(lab.root / "wide.jsonl", a.wide_requests)
+                lab.write_notebook("wide.ipynb", imp + "SessionInspector('wide.jsonl')")
+                open_notebook(page, lab, "wide.ipynb")
+                page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+                page.wait_for_selector(".dsh-inspector .dsh-row", timeout=60_000)
+                wf = page.evaluate(WATERFALL_JS)
+                lab.shutdown_sessions()
+                print(f"\n1c. waterfall of one turn of {a.wide_requests} requests ({wf['bars']} bars, {wide.stat().st_size / 1e6:.1f} MB log)")
+                print(f"   open {wf['open']:.0f} ms   zoom steps {' / '.join(f'{z:.0f}' for z in wf['zooms'])} ms   bar → event {wf['select']:.0f} ms")
+                slowest = max([wf["open"], wf["select"], *wf["zooms"]])
+                print(f"   target interactive (< 200 ms a step): {'PASS' if slowest < 200 else 'FAIL'} ({slowest:.0f} ms)")
             if a.no_stream:
                 browser.close()
                 return 0

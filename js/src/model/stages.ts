@@ -181,3 +181,13 @@ export function playbackSteps(traces: readonly ToolCallTrace[], events: readonly
   }
   return out;
 }
+
+/** `playbackSteps`, recomputed only when the log or the traced calls grew (a render of a long
+ *  session does not rebuild tens of thousands of steps it already has). */
+export function memoPlaybackSteps(): (traces: readonly ToolCallTrace[], events: readonly SessionEvent[]) => PlaybackStep[] {
+  let events = -1, calls = -1, steps: PlaybackStep[] = [];
+  return (t, e) => {
+    if (e.length !== events || t.length !== calls) { steps = playbackSteps(t, e); events = e.length; calls = t.length; }
+    return steps;
+  };
+}

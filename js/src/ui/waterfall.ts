@@ -84,50 +84,87 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     setZoom(e.deltaY < 0 ? zoom * 1.25 : zoom / 1.25, e.clientX - scroll.getBoundingClientRect().left);
   }, { passive: false });
 
-  function segment(w: TurnWaterfall, s: Segment, scale: number, selected: number): HTMLElement {
+  // bars are placed in percent of the turn's span: zooming only widens the canvas (no per-bar
+  // work, so a turn of a thousand requests zooms at once); one click listener serves every bar
+  function segment(w: TurnWaterfall, s: Segment, span: number, selected: number): HTMLElement {
     const ms = s.end - s.start;
-    const b = h("button", {
+    return h("button", {
       class: `dsh-wf-seg dsh-wf-${s.kind}${s.open ? " dsh-wf-open" : ""}${s.seq === selected ? " dsh-wf-sel" : ""}`, type: "button",
-      style: `left:${((s.start - w.start) * scale).toFixed(2)}px;width:${(ms * scale).toFixed(2)}px`,
+      style: `left:${(((s.start - w.start) / span) * 100).toFixed(4)}%;width:${((ms / span) * 100).toFixed(4)}%`,
       "data-seq": s.seq, "data-kind": s.kind, "data-ms": ms, title: `${KIND_TEXT[s.kind]}: ${fmtMs(ms)}${s.open ? " so far" : ""} — event #${s.seq}`,
       "aria-label": `${KIND_TEXT[s.kind]} ${fmtMs(ms)}, event ${s.seq}`,
     });
-    b.addEventListener("click", () => onSelect(s.seq));
-    return b;
   }
+  canvas.addEventListener("click", (e) => {
+    const b = (e.target as Element | null)?.closest?.(".dsh-wf-seg") as HTMLElement | null;
+    if (b) onSelect(Number(b.dataset.seq));
+  });
 
-  function lane(w: TurnWaterfall, l: Lane, scale: number, selected: number): [HTMLElement, HTMLElement] {
+  function lane(w: TurnWaterfall, l: Lane, span: number, selected: number): [HTMLElement, HTMLElement] {
     const label = h("div", { class: `dsh-wf-label dsh-wf-lane-${l.kind}`, title: `${l.label} — ${l.title}` }, h("span", { class: "dsh-wf-name" }, l.label),
       h("span", { class: "dsh-wf-dur" }, fmtMs(l.durationMs)));
     const track = h("div", { class: `dsh-wf-track dsh-wf-lane-${l.kind} dsh-wf-outcome-${l.outcome}`, "data-seq": l.seq, "data-ms": l.durationMs },
-      ...l.segments.map((s) => segment(w, s, scale, selected)));
+      ...l.segments.map((s) => segment(w, s, span, selected)));
     return [label, track];
   }
+
+  let drawn = ""; // what the bars on screen were built from
+  let drawnSel = -1;
+  const axis = h("div", { class: "dsh-wf-axis" });
 
   function draw(): void {
     if (!last) return;
     const { fold, events, selected, running } = last;
     const all = turns();
     if (turn === null || !all.includes(turn)) turn = all[all.length - 1] ?? null;
-    const w = turn === null ? undefined : turnWaterfall(fold, events, turn, running ? Date.now() : events[events.length - 1]?.time ?? 0);
     prev.disabled = !all.length || turn === all[0];
     next.disabled = !all.length || turn === all[all.length - 1];
-    if (!w) { turnLabel.textContent = "no turns yet"; replace(labels); replace(canvas); scaleLabel.textContent = ""; return; }
-    const span = Math.max(1, w.end - w.start);
+    const t = fold.turns.find((x) => x.turn === turn);
+    const key = `${turn}|${events.length}|${t?.endSeq ?? (running ? Date.now() : "")}`;
+    let w: TurnWaterfall | undefined;
+    if (key !== drawn || !t) {
+      w = turn === null ? undefined : turnWaterfall(fold, events, turn, running ? Date.now() : events[events.length - 1]?.time ?? 0);
+      if (!w) { drawn = ""; turnLabel.textContent = "no turns yet"; replace(labels); replace(canvas); scaleLabel.textContent = ""; return; }
+      const span = Math.max(1, w.end - w.start);
+      const rows = w.lanes.map((l) => lane(w as TurnWaterfall, l, span, selected));
+      replace(labels, h("div", { class: "dsh-wf-label dsh-wf-axis-label" }, "since the turn started"), ...rows.map((r) => r[0]));
+      replace(canvas, axis, ...rows.map((r) => r[1]));
+      canvas.dataset.span = String(span);
+      turnLabel.textContent = `turn ${w.turn} · ${fmtMs(w.end - w.start)} · ${w.lanes.length} bars`;
+      drawn = key;
+      drawnSel = selected;
+    } else if (selected !== drawnSel) {
+      for (const b of canvas.querySelectorAll(".dsh-wf-sel")) b.classList.remove("dsh-wf-sel");
+      for (const b of canvas.querySelectorAll(`.dsh-wf-seg[data-seq="${selected}"]`)) b.classList.add("dsh-wf-sel");
+      drawnSel = selected;
+    }
+    // the scale: only the canvas width and the axis ticks depend on it
+    const span = Number(canvas.dataset.span) || 1;
     const width = Math.max(200, (scroll.clientWidth || el.clientWidth - LABEL_W || 600) - 12);
     const scale = (width / span) * zoom;
-    turnLabel.textContent = `turn ${w.turn} · ${fmtMs(w.end - w.start)} · ${w.lanes.length} bars`;
     scaleLabel.textContent = `${zoom === 1 ? "fit" : `${+zoom.toFixed(2)}×`} · 100 px = ${fmtMs(100 / scale)}`;
-    canvas.style.width = `${(span * scale).toFixed(0)}px`;
+    canvas.style.width = `${(span * scale).toFixed(2)}px`;
     canvas.setAttribute("data-scale", String(scale));
     canvas.setAttribute("data-zoom", String(zoom));
-    const step = niceStep(90 / scale);
-    const ticks: HTMLElement[] = [];
-    for (let ms = 0; ms <= span; ms += step) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
-    const rows = w.lanes.map((l) => lane(w, l, scale, selected));
-    replace(labels, h("div", { class: "dsh-wf-label dsh-wf-axis-label" }, "since the turn started"), ...rows.map((r) => r[0]));
-    replace(canvas, h("div", { class: "dsh-wf-axis" }, ...ticks), ...rows.map((r) => r[1]));
+    drawTicks();
   }
+
+  /** The axis ticks in and around the visible part of the canvas (a zoomed turn is wide). */
+  function drawTicks(): void {
+    const span = Number(canvas.dataset.span) || 1, scale = Number(canvas.dataset.scale) || 1;
+    const step = niceStep(90 / scale);
+    const view = scroll.clientWidth || 1200;
+    const from = Math.max(0, Math.floor((scroll.scrollLeft - view) / scale / step) * step);
+    const to = Math.min(span, (scroll.scrollLeft + 2 * view) / scale);
+    const ticks: HTMLElement[] = [];
+    for (let ms = from; ms <= to; ms += step) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
+    replace(axis, ...ticks);
+  }
+  let tickFrame = 0;
+  scroll.addEventListener("scroll", () => {
+    if (tickFrame) return;
+    tickFrame = requestAnimationFrame(() => { tickFrame = 0; drawTicks(); });
+  });
 
   return {
     el,
