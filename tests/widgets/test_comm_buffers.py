@@ -12,7 +12,7 @@ from typing import Any
 from dsh_notebook.host.host import Host
 from dsh_notebook.host.saved import read_saved
 from dsh_notebook.notebook.comm_transport import BUFFER_MIN, WidgetBridge
-from tests.benchmarks.bench_widget import write_log
+from tests.benchmarks._widget_logs import write_log
 
 
 def follow_once(path: Path, host: Host) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], list[bytes]]]]:
