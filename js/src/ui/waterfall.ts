@@ -8,6 +8,8 @@ import { h, replace } from "./dom";
 import { fmtMs } from "./totals";
 
 const LABEL_W = 230;
+const ROW = 24; // px per lane (widget.css .dsh-wf-label / .dsh-wf-track)
+const MARGIN = 12; // lanes drawn above and below the visible ones
 const MAX_ZOOM = 4096;
 const KIND_TEXT: Record<Segment["kind"], string> = {
   waiting: "waiting for the response", "first-token": "response head → first token", streaming: "streaming",
@@ -100,17 +102,44 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     if (b) onSelect(Number(b.dataset.seq));
   });
 
-  function lane(w: TurnWaterfall, l: Lane, span: number, selected: number): [HTMLElement, HTMLElement] {
-    const label = h("div", { class: `dsh-wf-label dsh-wf-lane-${l.kind}`, title: `${l.label} — ${l.title}` }, h("span", { class: "dsh-wf-name" }, l.label),
+  function lane(w: TurnWaterfall, l: Lane, i: number, span: number, selected: number): [HTMLElement, HTMLElement] {
+    const top = `top:${i * ROW}px`;
+    const label = h("div", { class: `dsh-wf-label dsh-wf-lane-${l.kind}`, style: top, title: `${l.label} — ${l.title}` }, h("span", { class: "dsh-wf-name" }, l.label),
       h("span", { class: "dsh-wf-dur" }, fmtMs(l.durationMs)));
-    const track = h("div", { class: `dsh-wf-track dsh-wf-lane-${l.kind} dsh-wf-outcome-${l.outcome}`, "data-seq": l.seq, "data-ms": l.durationMs },
+    const track = h("div", { class: `dsh-wf-track dsh-wf-lane-${l.kind} dsh-wf-outcome-${l.outcome}`, style: top, "data-seq": l.seq, "data-ms": l.durationMs },
       ...l.segments.map((s) => segment(w, s, span, selected)));
     return [label, track];
   }
 
   let drawn = ""; // what the bars on screen were built from
   let drawnSel = -1;
+  let cur: TurnWaterfall | null = null;
+  let win = "";
   const axis = h("div", { class: "dsh-wf-axis" });
+  const labelRows = h("div", { class: "dsh-wf-rows" });
+  const trackRows = h("div", { class: "dsh-wf-rows" });
+
+  /** Only the lanes in and near the view exist in the DOM (a turn may have thousands). */
+  function drawLanes(force = false): void {
+    const w = cur;
+    if (!w) return;
+    const view = body.clientHeight || 320;
+    const from = Math.max(0, Math.floor((body.scrollTop - ROW) / ROW) - MARGIN);
+    const to = Math.min(w.lanes.length, Math.ceil((body.scrollTop + view) / ROW) + MARGIN);
+    const key = `${from}-${to}`;
+    if (!force && key === win) return;
+    win = key;
+    const span = Math.max(1, w.end - w.start), selected = last?.selected ?? -1;
+    const rows = w.lanes.slice(from, to).map((l, k) => lane(w, l, from + k, span, selected));
+    replace(labelRows, ...rows.map((r) => r[0]));
+    replace(trackRows, ...rows.map((r) => r[1]));
+    drawnSel = selected;
+  }
+  let laneFrame = 0;
+  body.addEventListener("scroll", () => {
+    if (laneFrame) return;
+    laneFrame = requestAnimationFrame(() => { laneFrame = 0; drawLanes(); });
+  });
 
   function draw(): void {
     if (!last) return;
@@ -124,15 +153,20 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     let w: TurnWaterfall | undefined;
     if (key !== drawn || !t) {
       w = turn === null ? undefined : turnWaterfall(fold, events, turn, running ? Date.now() : events[events.length - 1]?.time ?? 0);
-      if (!w) { drawn = ""; turnLabel.textContent = "no turns yet"; replace(labels); replace(canvas); scaleLabel.textContent = ""; return; }
+      if (!w) { drawn = ""; cur = null; turnLabel.textContent = "no turns yet"; replace(labels); replace(canvas); scaleLabel.textContent = ""; return; }
       const span = Math.max(1, w.end - w.start);
-      const rows = w.lanes.map((l) => lane(w as TurnWaterfall, l, span, selected));
-      replace(labels, h("div", { class: "dsh-wf-label dsh-wf-axis-label" }, "since the turn started"), ...rows.map((r) => r[0]));
-      replace(canvas, axis, ...rows.map((r) => r[1]));
+      if (!cur || cur.turn !== w.turn) body.scrollTop = 0;
+      cur = w;
+      const height = `height:${w.lanes.length * ROW}px`;
+      labelRows.setAttribute("style", height);
+      trackRows.setAttribute("style", height);
+      replace(labels, h("div", { class: "dsh-wf-label dsh-wf-axis-label" }, "since the turn started"), labelRows);
+      replace(canvas, axis, trackRows);
       canvas.dataset.span = String(span);
       turnLabel.textContent = `turn ${w.turn} · ${fmtMs(w.end - w.start)} · ${w.lanes.length} bars`;
+      turnLabel.setAttribute("data-lanes", String(w.lanes.length));
       drawn = key;
-      drawnSel = selected;
+      drawLanes(true);
     } else if (selected !== drawnSel) {
       for (const b of canvas.querySelectorAll(".dsh-wf-sel")) b.classList.remove("dsh-wf-sel");
       for (const b of canvas.querySelectorAll(`.dsh-wf-seg[data-seq="${selected}"]`)) b.classList.add("dsh-wf-sel");
@@ -173,6 +207,13 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
       const t = last?.fold.turns.filter((x) => x.seq <= seq).pop();
       if (t && t.turn !== turn) { turn = t.turn; zoom = 1; }
       draw();
+      // bring the lane of that event into view (lanes outside it are not drawn)
+      const i = cur ? cur.lanes.findIndex((l) => l.seq === seq || l.segments.some((x) => x.seq === seq)) : -1;
+      const view = body.clientHeight || 320;
+      if (i >= 0 && (i * ROW < body.scrollTop || (i + 2) * ROW > body.scrollTop + view)) {
+        body.scrollTop = Math.max(0, i * ROW - view / 2);
+        drawLanes();
+      }
     },
   };
 }
