@@ -182,7 +182,7 @@ describe("SessionInspector in the DOM", () => {
     const model = new FakeModel({ kind: "inspector", session_id: "s_big", readonly: true, error: "", create_args: {} },
       [{ type: "snapshot", sessionId: "s_big", cursor: 9_999, events }] as unknown as FollowItem[]);
     const el = mount(model);
-    await tick();
+    await waitFor(() => el.querySelector(".dsh-row") !== null); // (a loaded machine may take more than one tick)
     const rows = el.querySelectorAll(".dsh-row");
     expect(rows.length).toBeGreaterThan(5);
     expect(rows.length).toBeLessThan(100);
