@@ -6,6 +6,9 @@ own connection id ``cid`` and here its own host connection (``host.connect(send)
 reload or a second view follows the session from its own cursor. Host replies and stream items
 come back batched: at most one custom message per ``interval`` (50 ms) per widget, so a
 200 chunks/s stream costs ~20 kernel messages per second, far below the server's IOPub limit.
+A large batch (a snapshot of a long session) carries its JSON texts as binary buffers of the
+custom message, its ``items`` naming them by index: no JSON escaping of megabytes in the
+kernel, and no parse of them by the front end's message layer (only the widget parses them).
 
 Thread-safety: ``handle`` may run on the kernel's main thread, on a comm subshell thread
 (ipykernel 7.0–7.3 with JupyterLab's ``commsOverSubshells``), and replies arrive on the host
@@ -34,6 +37,11 @@ class HostConnection(Protocol):
     def close(self) -> None: ...
 
 
+BUFFER_MIN = 256 * 1024
+"""A batch whose texts reach this many characters travels as buffers (when the sender can)."""
+
+SendBuffers = Callable[[dict[str, JsonValue], list[bytes]], None]
+
 Connect = Callable[[Callable[[str], None]], HostConnection]
 """Open a host connection whose replies go to ``send(text)`` (called from any thread)."""
 
@@ -45,8 +53,10 @@ class FrameBatcher:
     (an ``accepted`` reply is not delayed); later ones wait for the next tick.
     """
 
-    def __init__(self, send: Callable[[dict[str, JsonValue]], None], interval: float = 0.05) -> None:
+    def __init__(self, send: Callable[[dict[str, JsonValue]], None], interval: float = 0.05,
+                 send_buffers: SendBuffers | None = None) -> None:
         self._send = send
+        self._send_buffers = send_buffers
         self.interval = interval
         self._lock = threading.Lock()
         self._queues: dict[str, list[Any]] = {}
@@ -82,7 +92,19 @@ class FrameBatcher:
                 return
         for cid, items in queues.items():
             try:
-                self._send({"kind": "batch", "cid": cid, "items": items})
+                size = sum(len(x) for x in items if isinstance(x, str))
+                if self._send_buffers is not None and size >= BUFFER_MIN:
+                    buffers: list[bytes] = []
+                    refs: list[JsonValue] = []
+                    for x in items:
+                        if isinstance(x, str):
+                            refs.append(len(buffers))  # an int: the index of the buffer holding it
+                            buffers.append(x.encode("utf-8"))
+                        else:
+                            refs.append(x)
+                    self._send_buffers({"kind": "batch", "cid": cid, "items": refs}, buffers)
+                else:
+                    self._send({"kind": "batch", "cid": cid, "items": items})
                 self.messages_sent += 1
                 self.envelopes_sent += len(items)
                 self.sent_log.append((time.time(), len(items)))
@@ -102,8 +124,8 @@ class WidgetBridge:
     """Routes each front-end view's envelopes to its own host connection."""
 
     def __init__(self, send: Callable[[dict[str, JsonValue]], None], connect: Connect, *,
-                 interval: float = 0.05, max_views: int = 8) -> None:
-        self.batcher = FrameBatcher(send, interval)
+                 interval: float = 0.05, max_views: int = 8, send_buffers: SendBuffers | None = None) -> None:
+        self.batcher = FrameBatcher(send, interval, send_buffers)
         self._connect = connect
         self._lock = threading.Lock()
         self._conns: OrderedDict[str, HostConnection] = OrderedDict()

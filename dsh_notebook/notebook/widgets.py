@@ -26,6 +26,7 @@ import traitlets
 from pydantic import JsonValue
 
 from ..errors import DshError, HostError
+from ..models.price_table import pricing_table
 from .comm_transport import Connect, HostConnection, WidgetBridge
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     readonly = traitlets.Bool(False).tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     create_args = traitlets.Dict().tag(sync=True)
+    pricing = traitlets.Dict().tag(sync=True)
+    """The price table the browser folds tokens into cost and context fill with (models/price_table.py)."""
 
     def __repr__(self) -> str:
         """Cheap and readable where no widget can render (text output, headless runs)."""
@@ -80,6 +83,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
                  host: Any = None, interval: float = 0.05, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.pricing = pricing_table()
         self._host = host
         self.log_path: Path | None = None
         if path is None and session_id and _looks_like_path(str(session_id)):
@@ -91,7 +95,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
         else:
             self.session_id = session_id or ""
             connect = self._host_connect
-        self.bridge = WidgetBridge(self._send_batch, connect, interval=interval)
+        self.bridge = WidgetBridge(self._send_batch, connect, interval=interval, send_buffers=self._send_buffered)
         self.on_msg(self._on_custom)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -178,6 +182,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     # -- comm -------------------------------------------------------------------------------
     def _send_batch(self, message: dict[str, JsonValue]) -> None:
         self.send(message)
+
+    def _send_buffered(self, message: dict[str, JsonValue], buffers: list[bytes]) -> None:
+        self.send(message, buffers)
 
     def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
         self.bridge.handle(content)

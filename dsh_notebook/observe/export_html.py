@@ -61,8 +61,11 @@ class Embedded:
     count: int  # how many events (the last seq + 1)
 
     def to_json(self) -> str:
+        from ..models.price_table import pricing_table  # the same table the live widgets get
+
         return (f'{{"sessionId":{json.dumps(self.session_id)},"header":{json.dumps(dump(self.header))},'
-                f'"info":{json.dumps(self.info)},"events":{self.events_json}}}')
+                f'"info":{json.dumps(self.info)},"pricing":{json.dumps(pricing_table())},'
+                f'"events":{self.events_json}}}')
 
 
 def embedded(header: SessionHeader, lines: Sequence[str], info: dict[str, JsonValue]) -> Embedded:

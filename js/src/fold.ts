@@ -110,6 +110,8 @@ export class ClientSessionModel implements FoldState {
   error?: { code: string; message: string };
   /** Bumped on every change; views compare it to skip work. */
   revision = 0;
+  /** Call ids whose `waiting` may be true (a turn/end clears only these, not every tool). */
+  private maybeWaiting = new Set<string>();
   private listeners = new Set<(m: ClientSessionModel) => void>();
 
   constructor(sessionId: string | null = null, cursor = -1) {
@@ -148,6 +150,7 @@ export class ClientSessionModel implements FoldState {
     this.turnEnds = [];
     this.paused = null;
     this.gap = false;
+    this.maybeWaiting = new Set();
   }
 
   // -- the client's own submissions (client/model.py: submit / accepted / rejected) -----------
@@ -260,7 +263,8 @@ export class ClientSessionModel implements FoldState {
     switch (ev.type) {
       case "user/message": {
         const source = ev.message.source;
-        const sub = this.sub(source?.requestId ?? null, textOf(ev.message));
+        const rid = source?.requestId ?? null;
+        const sub = rid ? this.sub(rid, textOf(ev.message)) : null; // (the text only when there is a submission)
         if (sub && source?.kind === "user") {
           sub.state = "delivered"; sub.seq = seq; sub.turn = ev.turn ?? null;
           if (sub.claimSeq === null) sub.claimSeq = seq;
@@ -300,7 +304,8 @@ export class ClientSessionModel implements FoldState {
         this.turnEnds.push({ turn: ev.turn ?? null, reason: ev.reason ?? null, seq });
         this.attempt = null;
         this.paused = null;
-        for (const t of Object.values(this.tools)) t.waiting = false;
+        for (const id of this.maybeWaiting) { const t = this.tools[id]; if (t) t.waiting = false; }
+        this.maybeWaiting.clear();
         return;
       default:
         return;
@@ -398,6 +403,7 @@ export class ClientSessionModel implements FoldState {
     const same = last && last.phase === phase.phase && last.status === phase.status && last.detail === phase.detail && last.time === phase.time;
     if (!(again && same)) t.phases.push(phase);
     if (phase.phase === "approval") t.waiting = phase.status === "waiting";
+    if (t.waiting) this.maybeWaiting.add(callId);
     else if (phase.phase === "result") t.waiting = false;
   }
 

@@ -16,6 +16,11 @@ import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
 import { OPEN_ALL, QUIET_KEYS, toolOutputText } from "./model/card-focus";
 import { listKeys } from "./ui/list-keys";
 import { plainOutput } from "./ui/payload-view";
+import { Pricing, type PricingTable } from "./model/pricing";
+import { TrajectoryFold } from "./model/trajectory";
+import { approvalSeqs, durationsBySeq } from "./model/waterfall";
+import { fmtMs } from "./ui/totals";
+import { createWaterfall } from "./ui/waterfall";
 
 const ROW = 26;
 type Detail = "event" | "messages" | "diff";
@@ -31,6 +36,18 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   let showWrappers = true;
   let optionsFor = -1;
   let errorText = String(model.get("error") ?? "");
+  const traj = new TrajectoryFold(new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined));
+  let durations = new Map<number, number>();
+  const wf = createWaterfall((seq) => select(seq, true));
+  wf.el.hidden = true;
+  const wfBtn = h("button", { class: "dsh-btn dsh-f-waterfall", type: "button", "aria-pressed": "false", title: "requests and tool calls of a turn on a time axis" }, "Waterfall");
+  const drawWf = () => { if (!wf.el.hidden) wf.update(traj, s.fold.events, selected, s.fold.status === "running"); };
+  wfBtn.addEventListener("click", () => {
+    wf.el.hidden = !wf.el.hidden;
+    wfBtn.setAttribute("aria-pressed", String(!wf.el.hidden));
+    if (selected >= 0) wf.showTurnOf(selected);
+    drawWf();
+  });
 
   const root = h("div", { class: "dsh-root dsh-inspector" });
   el.append(root);
@@ -43,11 +60,11 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const jumpIn = h("input", { class: "dsh-f-seq", type: "number", min: 0, placeholder: "seq" }) as HTMLInputElement;
   const jumpBtn = h("button", { class: "dsh-btn dsh-f-go", type: "button" }, "Jump");
   const countEl = h("span", { class: "dsh-muted dsh-f-count" });
-  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, countEl);
+  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, wfBtn, countEl);
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
   const glossary = createGlossary();
-  root.append(header, glossary.panel, errorEl, toolbar, h("div", { class: "dsh-split" }, list.el, side));
+  root.append(header, glossary.panel, errorEl, toolbar, wf.el, h("div", { class: "dsh-split" }, list.el, side));
   const unKeys = isolateKeys(root);
   const unTabs = roving(side, ".dsh-tab", "horizontal");
   const panelId = uid("dsh-detail");
@@ -81,6 +98,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     }
     if (scroll) list.scrollToIndex(i); else list.refresh();
     renderDetail();
+    if (!wf.el.hidden) { drawWf(); wf.showTurnOf(seq); }
   }
 
   function renderRow(i: number): HTMLElement {
@@ -93,6 +111,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
       h("span", { class: "dsh-row-time" }, fmtTime(ev.time)),
       h("span", { class: "dsh-row-type" }, ev.type),
       h("span", { class: "dsh-row-turn" }, filterer.turnOf(ev.seq) !== undefined ? `t${filterer.turnOf(ev.seq)}${stepOf(ev) !== undefined ? `.${stepOf(ev)}` : ""}` : ""),
+      h("span", { class: "dsh-row-dur" }, durations.has(ev.seq) ? fmtMs(durations.get(ev.seq) as number) : ""),
       h("span", { class: "dsh-row-sum" }, summarize(ev)),
       h("span", { class: "dsh-row-prov" }, cites.length ? `→${cites.join(",")}` : "", by.length ? ` ←${by.join(",")}` : ""));
     row.addEventListener("click", () => select(ev.seq, false));
@@ -160,10 +179,27 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     replace(sel, h("option", { value: "" }, label), ...values.map((v) => h("option", { value: String(v) }, String(v))));
     sel.value = values.map(String).includes(cur) ? cur : "";
   };
+  // a long list (thousands of turns) is filled when the select is first used, not on every batch
+  const lazy = new Map<HTMLSelectElement, { label: string; values: (string | number)[]; key: string }>();
+  const fillLater = (sel: HTMLSelectElement, label: string, values: (string | number)[]) => {
+    const key = `${values.length}:${values[values.length - 1] ?? ""}`;
+    const was = lazy.get(sel);
+    if (was?.key === key) return;
+    if (values.length <= 200 || sel.options.length > 1) { lazy.delete(sel); fillSelect(sel, label, values); return; }
+    lazy.set(sel, { label, values, key });
+    if (!sel.options.length) replace(sel, h("option", { value: "" }, label));
+  };
+  for (const sel of [turnSel]) {
+    const fill = () => { const p = lazy.get(sel); if (p) { lazy.delete(sel); fillSelect(sel, p.label, p.values); } };
+    sel.addEventListener("focus", fill);
+    sel.addEventListener("pointerdown", fill);
+  }
 
   const render = frameThrottle(() => {
     const events = s.fold.events;
     prov.update(events);
+    durations = durationsBySeq(traj.update(events), approvalSeqs(events));
+    drawWf();
     replace(header,
       h("span", { class: "dsh-title" }, "Session inspector"),
       h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
@@ -174,7 +210,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
       optionsFor = events.length;
       const o = filterer.options(events);
       fillSelect(typeSel, "all types", o.types);
-      fillSelect(turnSel, "all turns", o.turns);
+      fillLater(turnSel, "all turns", o.turns);
       fillSelect(toolSel, "all tools", o.tools);
       filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value;
       refilter();

@@ -8,7 +8,7 @@ import { historyFocus } from "./model/history-focus";
 import { PredictMode } from "./model/predict";
 import { ProvenanceIndex } from "./model/provenance";
 import { runtimeView } from "./model/runtime-log";
-import { CallTracer, playbackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
+import { CallTracer, memoPlaybackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
 import { payloadCards, stageNote } from "./model/cards";
 import { focusCards } from "./model/card-focus";
 import { newRequestId } from "./remote";
@@ -27,6 +27,9 @@ import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
 import { pausedAt } from "./model/debug";
 import { DebugPanel, keepToggleFocus } from "./ui/debug-bar";
+import { Pricing, type PricingTable } from "./model/pricing";
+import { TrajectoryFold } from "./model/trajectory";
+import { elapsedMs, renderTotals } from "./ui/totals";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
 
@@ -34,7 +37,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const s: Shared = acquire(model);
   const tracer = new CallTracer();
   const prov = new ProvenanceIndex();
+  const traj = new TrajectoryFold(new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined));
   const player = new Player();
+  const stepsOf = memoPlaybackSteps();
   const readonly = Boolean(model.get("readonly"));
   let mode: "live" | "replay" = readonly ? "replay" : "live";
   let view: ViewName = "history";
@@ -68,6 +73,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const viewEl = h("div", { class: "dsh-view", role: "tabpanel", id: viewId });
   const controls = h("div", { class: "dsh-controls" });
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
+  const totalsEl = h("span", { class: "dsh-totals-wrap", "aria-live": "off" });
+  const drawTotals = () => {
+    const events = traj.update(s.fold.events) && s.fold.events, t = traj.totals();
+    replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running")));
+  };
+  const ticker = setInterval(() => { if (s.fold.status === "running") drawTotals(); }, 1000);
   const prompt = createPromptBox({
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
@@ -167,7 +178,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   function seekStage(stage: StageNo, pos: Position): void {
     if (!pos.call) return;
-    if (mode === "live") { mode = "replay"; player.setSteps(playbackSteps(tracer.traces, s.fold.events)); }
+    if (mode === "live") { mode = "replay"; player.setSteps(stepsOf(tracer.traces, s.fold.events)); }
     if (!player.seekStage(pos.call.index, stage)) player.seekCall(pos.call.index);
   }
 
@@ -181,7 +192,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const events = s.fold.events;
     const traces = tracer.update(events);
     prov.update(events);
-    player.setSteps(playbackSteps(traces, events));
+    player.setSteps(stepsOf(traces, events));
     const pos = position(traces);
     const call = pos.call;
     // live tool-runtime frames when there are any, else the phases re-derived from the log
@@ -192,7 +203,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
-      glossary.button);
+      totalsEl, glossary.button);
+    drawTotals();
     // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
     banner.update(readonly ? [] : s.fold.waitingApprovals().map((w) => ({ ...w,
       arguments: s.fold.tools[w.callId]?.arguments ?? traces.find((t) => t.callId === w.callId)?.arguments ?? "" })));
@@ -291,10 +303,10 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       if (s.fold.events.length === 0) return;
       off();
       tracer.update(s.fold.events);
-      player.setSteps(playbackSteps(tracer.traces, s.fold.events));
+      player.setSteps(stepsOf(tracer.traces, s.fold.events));
       if (player.index < 0) player.seek(0);
     });
-    if (s.fold.events.length) { player.setSteps(playbackSteps(tracer.update(s.fold.events), s.fold.events)); player.seek(0); }
+    if (s.fold.events.length) { player.setSteps(stepsOf(tracer.update(s.fold.events), s.fold.events)); player.seek(0); }
   }
   render.flush();
 
@@ -303,6 +315,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     unKeys();
     unTabs();
     frame.dispose();
+    clearInterval(ticker);
     render.cancel();
     unsubscribe();
     unPlayer();

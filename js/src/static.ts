@@ -12,6 +12,8 @@ export interface EmbeddedSession {
   header: SessionHeader;
   events: SessionEvent[];
   info: Record<string, unknown>;
+  /** the price table the live widgets get as their `pricing` trait (cost figures in the header) */
+  pricing?: unknown;
 }
 
 type Handler = (...args: unknown[]) => void;
@@ -24,7 +26,7 @@ export class StaticModel implements WidgetModel {
   private readonly state: Record<string, unknown>;
 
   constructor(private readonly data: EmbeddedSession, kind: "loop" | "inspector") {
-    this.state = { kind, session_id: data.sessionId, readonly: true, error: "", create_args: {} };
+    this.state = { kind, session_id: data.sessionId, readonly: true, error: "", create_args: {}, pricing: data.pricing };
   }
 
   get(name: string): unknown { return this.state[name]; }

@@ -15,8 +15,15 @@ export interface WidgetModel {
   save_changes?(): void;
 }
 
-/** Items are envelopes, or their JSON text as the host encoded it (decoded here, not in Python). */
-export interface BatchMessage { kind: "batch"; cid: string; items: (ServerEnvelope | string)[] }
+/** Items are envelopes, or their JSON text as the host encoded it (decoded here, not in Python),
+ *  or — in a large batch — the index of the message's binary buffer holding that text. */
+export interface BatchMessage { kind: "batch"; cid: string; items: (ServerEnvelope | string | number)[] }
+
+const utf8 = typeof TextDecoder === "function" ? new TextDecoder() : null;
+function bufferText(b: DataView | ArrayBuffer | ArrayBufferView | undefined): string {
+  if (!b || !utf8) return "null";
+  return utf8.decode(b instanceof ArrayBuffer ? new Uint8Array(b) : new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+}
 
 export class CommTransport implements Transport {
   readonly cid: string;
@@ -25,11 +32,12 @@ export class CommTransport implements Transport {
 
   constructor(private readonly model: WidgetModel) {
     this.cid = `v${Math.random().toString(36).slice(2, 10)}`;
-    this.handler = (msg: unknown) => {
+    this.handler = (msg: unknown, buffers?: unknown) => {
       const m = msg as Partial<BatchMessage> | null;
       if (!m || m.kind !== "batch" || (m.cid !== this.cid && m.cid !== "*")) return;
+      const bufs = (Array.isArray(buffers) ? buffers : []) as DataView[];
       for (const raw of m.items ?? []) {
-        const env = (typeof raw === "string" ? JSON.parse(raw) : raw) as ServerEnvelope;
+        const env = (typeof raw === "string" ? JSON.parse(raw) : typeof raw === "number" ? JSON.parse(bufferText(bufs[raw])) : raw) as ServerEnvelope;
         for (const r of this.receivers) r(env);
       }
     };

@@ -28,28 +28,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from dsh_notebook.session.persistence import SessionLog  # noqa: E402
-from dsh_notebook.session.session import Session  # noqa: E402
-from dsh_notebook.wire.events import (  # noqa: E402
-    AssistantMessageEvent,
-    RequestFrozen,
-    StepEnd,
-    StepStart,
-    ToolCall,
-    ToolResult,
-    TurnEnd,
-    TurnEndReason,
-    TurnStart,
-    UserMessageEvent,
-)
-from dsh_notebook.wire.messages import (  # noqa: E402
-    AssistantMessage,
-    TextBlock,
-    ToolCallBlock,
-    tool_text,
-    user_text,
-)
 from tests.benchmarks._common import percentile  # noqa: E402
+from tests.benchmarks._widget_logs import write_log, write_wide_log  # noqa: E402
 from tests.browser.conftest import (  # noqa: E402
     CHROME_ARGS,
     CHROMIUM,
@@ -60,40 +40,32 @@ from tests.browser.conftest import (  # noqa: E402
     wait_until,
 )
 
-
-def write_log(path: Path, n_events: int) -> Path:
-    """A realistic log: turns of prompt → request → assistant tool call → call → result → request
-    → answer, appended through the real Session (all rules checked) and written by SessionLog."""
-    s = Session(path.stem, cwd="/workspace/demo")
-    log = SessionLog(s, path)
-    turn = 0
-    while len(s) < n_events - 12:
-        turn += 1
-        s.append(TurnStart(turn=turn))
-        s.append(StepStart(turn=turn, step=1))
-        u = s.append(UserMessageEvent(turn=turn, message=user_text(f"turn {turn}: read file_{turn}.txt")))
-        first = s.append(RequestFrozen(turn=turn, step=1, attempt=1, provider="script", model="bench",
-                                       message_seqs=tuple(s.derive_messages().seqs)))
-        cid = f"c{turn}"
-        a = s.append(AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(content=(
-            TextBlock(text="Reading it."), ToolCallBlock(id=cid, name="read", arguments=json.dumps({"file_path": f"file_{turn}.txt"}))))))
-        c = s.append(ToolCall(turn=turn, step=1, call_id=cid, name="read", arguments=json.dumps({"file_path": f"file_{turn}.txt"})))
-        r = s.append(ToolResult(turn=turn, step=1, message=tool_text(cid, f"line {turn}\n" * 20), source_event_seqs=(c.seq,)))
-        s.append(StepEnd(turn=turn, step=1))
-        s.append(StepStart(turn=turn, step=2))
-        s.append(RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
-                               message_seqs=(a.seq, r.seq), base_request_seq=first.seq)
-                 if "base_request_seq" in RequestFrozen.model_fields else
-                 RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
-                               message_seqs=tuple(s.derive_messages().seqs)))
-        s.append(AssistantMessageEvent(turn=turn, step=2, message=AssistantMessage(content=(TextBlock(text=f"File {turn} has 20 lines."),))))
-        s.append(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
-        del u
-    while len(s) < n_events:
-        s.append(StepStart(turn=turn, step=len(s)))
-    log.flush()
-    log.close()
-    return path
+WATERFALL_JS = """async () => {
+  const insp = document.querySelector('.dsh-inspector');
+  const t0 = performance.now();
+  insp.querySelector('.dsh-f-waterfall').click();
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  const open = performance.now() - t0;
+  const bars = Number(insp.querySelector('.dsh-wf-turn').dataset.lanes);
+  const drawn = insp.querySelectorAll('.dsh-wf-seg').length;
+  const zooms = [];
+  for (const cls of ['.dsh-wf-in', '.dsh-wf-in', '.dsh-wf-out', '.dsh-wf-fit']) {
+    const z0 = performance.now();
+    insp.querySelector(cls).click();
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    zooms.push(performance.now() - z0);
+  }
+  const c0 = performance.now();
+  insp.querySelectorAll('.dsh-wf-seg')[Math.floor(drawn / 2)].click();
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  const select = performance.now() - c0;
+  const body = insp.querySelector('.dsh-wf-body');
+  const s0 = performance.now();
+  body.scrollTop = body.scrollHeight / 2;
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0))));
+  const scroll = performance.now() - s0;
+  return { open, bars, drawn, zooms, select, scroll };
+}"""
 
 
 RENDER_JS = """(sel) => {
@@ -214,6 +186,10 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=200)
     ap.add_argument("--chunks", type=int, default=1200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--scale-events", type=int, default=100_000, help="the scale case (chained requests), against 100 events")
+    ap.add_argument("--wide-requests", type=int, default=1000, help="requests in the one turn of the waterfall case")
+    ap.add_argument("--no-stream", action="store_true", help="only the first-render sections (skip 2. and 3.)")
+    ap.add_argument("--no-waterfall", action="store_true", help="skip 1c. (a front end without the waterfall)")
     a = ap.parse_args()
     reason = skip_reason()
     if reason:
@@ -241,6 +217,39 @@ def main() -> int:
             print(f"   LoopWidget        100 events: {med['loop100']:7.0f} ms   {a.events} events: {med['loop10k']:7.0f} ms   ratio {med['loop10k'] / med['loop100']:.1f}x")
             worst = max(med["insp10k"], med["loop10k"])
             print(f"   target < 1000 ms: {'PASS' if worst < 1000 else 'FAIL'} ({worst:.0f} ms)")
+
+            # the scale case: a 100k-event session whose requests chain as the agent freezes them
+            huge = write_log(lab.root / "huge.jsonl", a.scale_events, chained=True)
+            write_log(lab.root / "tiny.jsonl", 100, chained=True)
+            scale: dict[str, list[float]] = {k: [] for k in ("insp100", "inspN", "loop100", "loopN")}
+            for i in range(a.rounds):
+                scale["insp100"].append(first_render(page, lab, f"si100_{i}.ipynb", imp + "SessionInspector('tiny.jsonl')", ".dsh-inspector", ".dsh-inspector .dsh-row"))
+                scale["inspN"].append(first_render(page, lab, f"siN_{i}.ipynb", imp + "SessionInspector('huge.jsonl')", ".dsh-inspector", ".dsh-inspector .dsh-row"))
+                scale["loop100"].append(first_render(page, lab, f"sl100_{i}.ipynb", imp + "LoopWidget(path='tiny.jsonl')", ".dsh-loop", ".dsh-loop .dsh-stage[data-state=current]"))
+                scale["loopN"].append(first_render(page, lab, f"slN_{i}.ipynb", imp + "LoopWidget(path='huge.jsonl')", ".dsh-loop", ".dsh-loop .dsh-stage[data-state=current]"))
+            sm = {k: statistics.median(v) for k, v in scale.items()}
+            print(f"\n1b. first render at scale: {a.scale_events} events ({huge.stat().st_size / 1e6:.1f} MB, requests chained) vs 100, median of {a.rounds}")
+            print(f"   SessionInspector  100 events: {sm['insp100']:7.0f} ms   {a.scale_events} events: {sm['inspN']:7.0f} ms   ratio {sm['inspN'] / sm['insp100']:.1f}x")
+            print(f"   LoopWidget        100 events: {sm['loop100']:7.0f} ms   {a.scale_events} events: {sm['loopN']:7.0f} ms   ratio {sm['loopN'] / sm['loop100']:.1f}x")
+            worst = max(sm["inspN"], sm["loopN"])
+            print(f"   target < 1000 ms: {'PASS' if worst < 1000 else 'FAIL'} ({worst:.0f} ms)")
+
+            # the waterfall of one turn of 1,000 requests: opening it, zooming, selecting a bar
+            if not a.no_waterfall:
+                wide = write_wide_log(lab.root / "wide.jsonl", a.wide_requests)
+                lab.write_notebook("wide.ipynb", imp + "SessionInspector('wide.jsonl')")
+                open_notebook(page, lab, "wide.ipynb")
+                page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+                page.wait_for_selector(".dsh-inspector .dsh-row", timeout=60_000)
+                wf = page.evaluate(WATERFALL_JS)
+                lab.shutdown_sessions()
+                print(f"\n1c. waterfall of one turn of {a.wide_requests} requests ({wf['bars']} lanes, {wf['drawn']} bars drawn, {wide.stat().st_size / 1e6:.1f} MB log)")
+                print(f"   open {wf['open']:.0f} ms   zoom steps {' / '.join(f'{z:.0f}' for z in wf['zooms'])} ms   bar → event {wf['select']:.0f} ms   scroll {wf['scroll']:.0f} ms")
+                slowest = max([wf["open"], wf["select"], wf["scroll"], *wf["zooms"]])
+                print(f"   target interactive (< 200 ms a step): {'PASS' if slowest < 200 else 'FAIL'} ({slowest:.0f} ms)")
+            if a.no_stream:
+                browser.close()
+                return 0
 
             rounds = [stream_round(page, lab, a.chunks, a.rate, i) for i in range(max(1, a.rounds - 1))]
             lats = [x for r in rounds for x in r["latencies"]]

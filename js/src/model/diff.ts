@@ -4,10 +4,9 @@ import { turnOf, type SessionEvent } from "../types";
 
 export interface FrozenRequest { seq: number; event: SessionEvent; messageSeqs: number[] }
 
-/** The full message seqs of the request/frozen event at `seq`. */
-export function resolveMessageSeqs(events: readonly SessionEvent[], seq: number, cache?: Map<number, number[]>): number[] {
-  const hit = cache?.get(seq);
-  if (hit) return hit;
+/** The request/frozen events of the chain ending at `seq`, tip first (bases that point forward
+ *  or loop end the chain). */
+function requestChain(events: readonly SessionEvent[], seq: number, stop?: (ev: SessionEvent) => boolean): SessionEvent[] {
   // iterative over the chain of bases (a long session may chain thousands)
   const chain: SessionEvent[] = [];
   let cur: SessionEvent | undefined = events[seq];
@@ -15,20 +14,53 @@ export function resolveMessageSeqs(events: readonly SessionEvent[], seq: number,
   while (cur && cur.type === "request/frozen" && !seen.has(cur.seq)) {
     seen.add(cur.seq);
     chain.push(cur);
-    if (cache?.has(cur.seq)) break;
+    if (stop?.(cur)) break;
     const base: number | undefined = cur.baseRequestSeq ?? undefined;
     cur = base !== undefined && base < cur.seq ? events[base] : undefined;
+  }
+  return chain;
+}
+
+/** The full message seqs of the request/frozen event at `seq`: the `messageSeqs` of its chain of
+ *  bases, root first (linear in the result: no copy per link). */
+export function resolveMessageSeqs(events: readonly SessionEvent[], seq: number, cache?: Map<number, number[]>): number[] {
+  const hit = cache?.get(seq);
+  if (hit) return hit;
+  const chain = requestChain(events, seq, cache ? (ev) => cache.has(ev.seq) : undefined);
+  if (!cache) {
+    const acc: number[] = [];
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const ev = chain[i];
+      if (ev.type === "request/frozen") for (const m of ev.messageSeqs ?? []) acc.push(m);
+    }
+    return acc;
   }
   let acc: number[] = [];
   for (let i = chain.length - 1; i >= 0; i--) {
     const ev = chain[i];
     if (ev.type !== "request/frozen") continue;
-    const cached = cache?.get(ev.seq);
+    const cached = cache.get(ev.seq);
     if (cached) { acc = cached; continue; }
     acc = ev.baseRequestSeq !== undefined && ev.baseRequestSeq !== null && i < chain.length - 1 ? [...acc, ...(ev.messageSeqs ?? [])] : [...(ev.messageSeqs ?? [])];
-    cache?.set(ev.seq, acc);
+    cache.set(ev.seq, acc);
   }
   return acc;
+}
+
+/** Whether the request/frozen at `seq` sends the message of event `messageSeq` — the same answer
+ *  as `resolveMessageSeqs(...).includes(messageSeq)`, walking only the bases frozen after that
+ *  message (an earlier request cannot hold it). */
+export function requestIncludes(events: readonly SessionEvent[], seq: number, messageSeq: number): boolean {
+  const seen = new Set<number>();
+  let cur: SessionEvent | undefined = events[seq];
+  while (cur && cur.type === "request/frozen" && !seen.has(cur.seq)) {
+    seen.add(cur.seq);
+    if ((cur.messageSeqs ?? []).includes(messageSeq)) return true;
+    const base: number | undefined = cur.baseRequestSeq ?? undefined;
+    if (base === undefined || base >= cur.seq || base < messageSeq) return false;
+    cur = events[base];
+  }
+  return false;
 }
 
 export function frozenRequests(events: readonly SessionEvent[]): FrozenRequest[] {

@@ -1,6 +1,6 @@
 // The six stages of seed 000, derived from the log (DESIGN §5) for every tool call of a session.
 import type { SessionEvent, ToolCallBlock } from "../types";
-import { resolveMessageSeqs } from "./diff";
+import { requestIncludes } from "./diff";
 
 export type StageNo = 1 | 2 | 3 | 4 | 5 | 6;
 export const STAGES: { no: StageNo; title: string; short: string }[] = [
@@ -39,7 +39,6 @@ export class CallTracer {
   private readonly openByCallId = new Map<string, ToolCallTrace[]>();
   private awaitingDerive: ToolCallTrace[] = [];
   private awaitingFrozen: ToolCallTrace[] = [];
-  private readonly reqCache = new Map<number, number[]>();
   private through = -1;
 
   update(events: readonly SessionEvent[]): ToolCallTrace[] {
@@ -112,9 +111,8 @@ export class CallTracer {
       }
       case "request/frozen": {
         if (this.awaitingFrozen.length === 0) return;
-        const seqs = new Set(resolveMessageSeqs(events, ev.seq, this.reqCache));
         this.awaitingFrozen = this.awaitingFrozen.filter((t) => {
-          if (t.resultSeq !== undefined && seqs.has(t.resultSeq)) {
+          if (t.resultSeq !== undefined && requestIncludes(events, ev.seq, t.resultSeq)) {
             t.frozenSeq = ev.seq;
             if (t.deriveSeq === undefined || t.deriveSeq > ev.seq) t.deriveSeq = ev.seq;
             return false;
@@ -182,4 +180,14 @@ export function playbackSteps(traces: readonly ToolCallTrace[], events: readonly
     }
   }
   return out;
+}
+
+/** `playbackSteps`, recomputed only when the log or the traced calls grew (a render of a long
+ *  session does not rebuild tens of thousands of steps it already has). */
+export function memoPlaybackSteps(): (traces: readonly ToolCallTrace[], events: readonly SessionEvent[]) => PlaybackStep[] {
+  let events = -1, calls = -1, steps: PlaybackStep[] = [];
+  return (t, e) => {
+    if (e.length !== events || t.length !== calls) { steps = playbackSteps(t, e); events = e.length; calls = t.length; }
+    return steps;
+  };
 }

@@ -1,0 +1,219 @@
+// The inspector's waterfall view: one turn's requests and tool calls as bars on one time axis
+// (model/waterfall.ts), zoomable (−/+/Fit buttons, Ctrl+wheel, the + − 0 keys), a turn picker
+// (◀ ▶, or [ ]), and every bar a button that selects the event it was measured from.
+import { turnWaterfall, type Lane, type Segment, type TurnWaterfall } from "../model/waterfall";
+import type { TrajectoryFold } from "../model/trajectory";
+import type { SessionEvent } from "../types";
+import { h, replace } from "./dom";
+import { fmtMs } from "./totals";
+
+const LABEL_W = 230;
+const ROW = 24; // px per lane (widget.css .dsh-wf-label / .dsh-wf-track)
+const MARGIN = 12; // lanes drawn above and below the visible ones
+const MAX_ZOOM = 4096;
+const KIND_TEXT: Record<Segment["kind"], string> = {
+  waiting: "waiting for the response", "first-token": "response head → first token", streaming: "streaming",
+  request: "request", run: "tool running", approval: "waiting for approval",
+};
+
+export interface WaterfallView {
+  el: HTMLElement;
+  /** Redraw for these events; `selected`: the seq the inspector shows (its bars are marked). */
+  update(fold: TrajectoryFold, events: readonly SessionEvent[], selected: number, running: boolean): void;
+  /** Show the turn that holds `seq`. */
+  showTurnOf(seq: number): void;
+}
+
+function niceStep(minMs: number): number {
+  const p = 10 ** Math.floor(Math.log10(Math.max(minMs, 1e-3)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= minMs) return m * p;
+  return 10 * p;
+}
+
+export function createWaterfall(onSelect: (seq: number) => void): WaterfallView {
+  let zoom = 1;
+  let turn: number | null = null;
+  let last: { fold: TrajectoryFold; events: readonly SessionEvent[]; selected: number; running: boolean } | null = null;
+  const el = h("div", { class: "dsh-waterfall", tabindex: 0, role: "group", "aria-label": "waterfall: requests and tool calls of one turn on a time axis; + and − zoom, 0 fits, [ and ] change the turn" });
+  const btn = (cls: string, label: string, title: string, fn: () => void) => {
+    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title }, label);
+    b.addEventListener("click", fn);
+    return b;
+  };
+  const turnLabel = h("span", { class: "dsh-wf-turn" });
+  const scaleLabel = h("span", { class: "dsh-wf-scale dsh-muted" });
+  const prev = btn("dsh-wf-prev", "◀", "previous turn", () => stepTurn(-1));
+  const next = btn("dsh-wf-next", "▶", "next turn", () => stepTurn(1));
+  const controls = h("div", { class: "dsh-wf-controls" }, prev, turnLabel, next,
+    btn("dsh-wf-out", "−", "zoom out", () => setZoom(zoom / 2)), btn("dsh-wf-in", "+", "zoom in", () => setZoom(zoom * 2)),
+    btn("dsh-wf-fit", "Fit", "fit the turn", () => setZoom(1)), scaleLabel,
+    h("span", { class: "dsh-wf-legend" }, ...(["waiting", "first-token", "streaming", "run", "approval"] as const).map((k) =>
+      h("span", { class: "dsh-wf-key" }, h("span", { class: `dsh-wf-swatch dsh-wf-${k}` }), KIND_TEXT[k]))));
+  const labels = h("div", { class: "dsh-wf-labels", style: `width:${LABEL_W}px` });
+  const canvas = h("div", { class: "dsh-wf-canvas" });
+  const scroll = h("div", { class: "dsh-wf-scroll" }, canvas);
+  const body = h("div", { class: "dsh-wf-body" }, labels, scroll);
+  el.append(controls, body);
+
+  const turns = () => last?.fold.turns.map((t) => t.turn) ?? [];
+  function stepTurn(d: number): void {
+    const all = turns();
+    const i = all.indexOf(turn ?? all[all.length - 1]);
+    const j = Math.max(0, Math.min(all.length - 1, i + d));
+    if (all[j] !== undefined) { turn = all[j]; zoom = 1; draw(); }
+  }
+  function setZoom(z: number, anchorX?: number): void {
+    const before = zoom;
+    zoom = Math.max(1, Math.min(MAX_ZOOM, z));
+    const x = anchorX ?? scroll.clientWidth / 2;
+    const at = (scroll.scrollLeft + x) / before;
+    draw();
+    scroll.scrollLeft = Math.max(0, at * zoom - x);
+  }
+  el.addEventListener("keydown", (e) => {
+    if (e.target instanceof HTMLInputElement) return;
+    if (e.key === "+" || e.key === "=") setZoom(zoom * 2);
+    else if (e.key === "-" || e.key === "_") setZoom(zoom / 2);
+    else if (e.key === "0") setZoom(1);
+    else if (e.key === "[") stepTurn(-1);
+    else if (e.key === "]") stepTurn(1);
+    else return;
+    e.preventDefault();
+  });
+  scroll.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey && !e.metaKey) return;
+    e.preventDefault();
+    setZoom(e.deltaY < 0 ? zoom * 1.25 : zoom / 1.25, e.clientX - scroll.getBoundingClientRect().left);
+  }, { passive: false });
+
+  // bars are placed in percent of the turn's span: zooming only widens the canvas (no per-bar
+  // work, so a turn of a thousand requests zooms at once); one click listener serves every bar
+  function segment(w: TurnWaterfall, s: Segment, span: number, selected: number): HTMLElement {
+    const ms = s.end - s.start;
+    return h("button", {
+      class: `dsh-wf-seg dsh-wf-${s.kind}${s.open ? " dsh-wf-open" : ""}${s.seq === selected ? " dsh-wf-sel" : ""}`, type: "button",
+      style: `left:${(((s.start - w.start) / span) * 100).toFixed(4)}%;width:${((ms / span) * 100).toFixed(4)}%`,
+      "data-seq": s.seq, "data-kind": s.kind, "data-ms": ms, title: `${KIND_TEXT[s.kind]}: ${fmtMs(ms)}${s.open ? " so far" : ""} — event #${s.seq}`,
+      "aria-label": `${KIND_TEXT[s.kind]} ${fmtMs(ms)}, event ${s.seq}`,
+    });
+  }
+  canvas.addEventListener("click", (e) => {
+    const b = (e.target as Element | null)?.closest?.(".dsh-wf-seg") as HTMLElement | null;
+    if (b) onSelect(Number(b.dataset.seq));
+  });
+
+  function lane(w: TurnWaterfall, l: Lane, i: number, span: number, selected: number): [HTMLElement, HTMLElement] {
+    const top = `top:${i * ROW}px`;
+    const label = h("div", { class: `dsh-wf-label dsh-wf-lane-${l.kind}`, style: top, title: `${l.label} — ${l.title}` }, h("span", { class: "dsh-wf-name" }, l.label),
+      h("span", { class: "dsh-wf-dur" }, fmtMs(l.durationMs)));
+    const track = h("div", { class: `dsh-wf-track dsh-wf-lane-${l.kind} dsh-wf-outcome-${l.outcome}`, style: top, "data-seq": l.seq, "data-ms": l.durationMs },
+      ...l.segments.map((s) => segment(w, s, span, selected)));
+    return [label, track];
+  }
+
+  let drawn = ""; // what the bars on screen were built from
+  let drawnSel = -1;
+  let cur: TurnWaterfall | null = null;
+  let win = "";
+  const axis = h("div", { class: "dsh-wf-axis" });
+  const labelRows = h("div", { class: "dsh-wf-rows" });
+  const trackRows = h("div", { class: "dsh-wf-rows" });
+
+  /** Only the lanes in and near the view exist in the DOM (a turn may have thousands). */
+  function drawLanes(force = false): void {
+    const w = cur;
+    if (!w) return;
+    const view = body.clientHeight || 320;
+    const from = Math.max(0, Math.floor((body.scrollTop - ROW) / ROW) - MARGIN);
+    const to = Math.min(w.lanes.length, Math.ceil((body.scrollTop + view) / ROW) + MARGIN);
+    const key = `${from}-${to}`;
+    if (!force && key === win) return;
+    win = key;
+    const span = Math.max(1, w.end - w.start), selected = last?.selected ?? -1;
+    const rows = w.lanes.slice(from, to).map((l, k) => lane(w, l, from + k, span, selected));
+    replace(labelRows, ...rows.map((r) => r[0]));
+    replace(trackRows, ...rows.map((r) => r[1]));
+    drawnSel = selected;
+  }
+  let laneFrame = 0;
+  body.addEventListener("scroll", () => {
+    if (laneFrame) return;
+    laneFrame = requestAnimationFrame(() => { laneFrame = 0; drawLanes(); });
+  });
+
+  function draw(): void {
+    if (!last) return;
+    const { fold, events, selected, running } = last;
+    const all = turns();
+    if (turn === null || !all.includes(turn)) turn = all[all.length - 1] ?? null;
+    prev.disabled = !all.length || turn === all[0];
+    next.disabled = !all.length || turn === all[all.length - 1];
+    const t = fold.turns.find((x) => x.turn === turn);
+    const key = `${turn}|${events.length}|${t?.endSeq ?? (running ? Date.now() : "")}`;
+    let w: TurnWaterfall | undefined;
+    if (key !== drawn || !t) {
+      w = turn === null ? undefined : turnWaterfall(fold, events, turn, running ? Date.now() : events[events.length - 1]?.time ?? 0);
+      if (!w) { drawn = ""; cur = null; turnLabel.textContent = "no turns yet"; replace(labels); replace(canvas); scaleLabel.textContent = ""; return; }
+      const span = Math.max(1, w.end - w.start);
+      if (!cur || cur.turn !== w.turn) body.scrollTop = 0;
+      cur = w;
+      const height = `height:${w.lanes.length * ROW}px`;
+      labelRows.setAttribute("style", height);
+      trackRows.setAttribute("style", height);
+      replace(labels, h("div", { class: "dsh-wf-label dsh-wf-axis-label" }, "since the turn started"), labelRows);
+      replace(canvas, axis, trackRows);
+      canvas.dataset.span = String(span);
+      turnLabel.textContent = `turn ${w.turn} · ${fmtMs(w.end - w.start)} · ${w.lanes.length} bars`;
+      turnLabel.setAttribute("data-lanes", String(w.lanes.length));
+      drawn = key;
+      drawLanes(true);
+    } else if (selected !== drawnSel) {
+      for (const b of canvas.querySelectorAll(".dsh-wf-sel")) b.classList.remove("dsh-wf-sel");
+      for (const b of canvas.querySelectorAll(`.dsh-wf-seg[data-seq="${selected}"]`)) b.classList.add("dsh-wf-sel");
+      drawnSel = selected;
+    }
+    // the scale: only the canvas width and the axis ticks depend on it
+    const span = Number(canvas.dataset.span) || 1;
+    const width = Math.max(200, (scroll.clientWidth || el.clientWidth - LABEL_W || 600) - 12);
+    const scale = (width / span) * zoom;
+    scaleLabel.textContent = `${zoom === 1 ? "fit" : `${+zoom.toFixed(2)}×`} · 100 px = ${fmtMs(100 / scale)}`;
+    canvas.style.width = `${(span * scale).toFixed(2)}px`;
+    canvas.setAttribute("data-scale", String(scale));
+    canvas.setAttribute("data-zoom", String(zoom));
+    drawTicks();
+  }
+
+  /** The axis ticks in and around the visible part of the canvas (a zoomed turn is wide). */
+  function drawTicks(): void {
+    const span = Number(canvas.dataset.span) || 1, scale = Number(canvas.dataset.scale) || 1;
+    const step = niceStep(90 / scale);
+    const view = scroll.clientWidth || 1200;
+    const from = Math.max(0, Math.floor((scroll.scrollLeft - view) / scale / step) * step);
+    const to = Math.min(span, (scroll.scrollLeft + 2 * view) / scale);
+    const ticks: HTMLElement[] = [];
+    for (let ms = from; ms <= to; ms += step) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
+    replace(axis, ...ticks);
+  }
+  let tickFrame = 0;
+  scroll.addEventListener("scroll", () => {
+    if (tickFrame) return;
+    tickFrame = requestAnimationFrame(() => { tickFrame = 0; drawTicks(); });
+  });
+
+  return {
+    el,
+    update(fold, events, selected, running) { last = { fold, events, selected, running }; draw(); },
+    showTurnOf(seq) {
+      const t = last?.fold.turns.filter((x) => x.seq <= seq).pop();
+      if (t && t.turn !== turn) { turn = t.turn; zoom = 1; }
+      draw();
+      // bring the lane of that event into view (lanes outside it are not drawn)
+      const i = cur ? cur.lanes.findIndex((l) => l.seq === seq || l.segments.some((x) => x.seq === seq)) : -1;
+      const view = body.clientHeight || 320;
+      if (i >= 0 && (i * ROW < body.scrollTop || (i + 2) * ROW > body.scrollTop + view)) {
+        body.scrollTop = Math.max(0, i * ROW - view / 2);
+        drawLanes();
+      }
+    },
+  };
+}
