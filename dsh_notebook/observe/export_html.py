@@ -13,10 +13,12 @@ widgets' outputs, which ``jupyter nbconvert --to html`` shows when no widget sta
 
 from __future__ import annotations
 
+import contextlib
 import html
 import itertools
 import json
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,12 +138,19 @@ def write_page(target: str, output: str | os.PathLike[str], *, theme: Theme = "l
     out = Path(output).expanduser()
     if out.is_dir():
         raise UserError(f"cannot write {out}: it is a directory; name the .html file", code="OUTPUT_NOT_WRITABLE")
-    try:
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(page, encoding="utf-8")
+    tmp: str | None = None
+    try:  # the page holds the session's content: 0600 like the log (share it on purpose), written whole
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(page)
         os.replace(tmp, out)
+        tmp = None
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}", code="OUTPUT_NOT_WRITABLE") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
     return out
 
 

@@ -62,6 +62,9 @@ def test_the_cli_writes_one_self_contained_page(saved: tuple[Path, str, Path], t
              for b in e["message"]["content"]]  # type: ignore[index]
     assert PROMPT in texts  # the prompt came through intact
     assert f"{len(lines) - 1} events" in page
+    assert out.stat().st_mode & 0o777 == 0o600  # the session's content, private like its log
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.html"]  # no temp file left beside it
+    assert data["pricing"]["models"]  # type: ignore[index]  # the table the live widgets get: the same costs
 
 
 def test_coded_errors_for_a_missing_session_and_an_unwritable_file(saved: tuple[Path, str, Path], tmp_path: Path,
