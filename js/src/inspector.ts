@@ -7,7 +7,7 @@ import { ProvenanceIndex } from "./model/provenance";
 import { EventFilter, summarize, type Filter } from "./model/summary";
 import { acquire, follow, release, type WidgetModel } from "./transport";
 import { stepOf, type SessionEvent } from "./types";
-import { fmtTime, frameThrottle, h, replace } from "./ui/dom";
+import { fmtTime, frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
@@ -195,7 +195,9 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     sel.addEventListener("pointerdown", fill);
   }
 
+  const press = pressGuard(root, () => render.schedule());
   const render = frameThrottle(() => {
+    if (press.hold()) return; // a click in progress: render after its release
     const events = s.fold.events;
     prov.update(events);
     durations = durationsBySeq(traj.update(events), approvalSeqs(events));
@@ -227,6 +229,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   return () => {
     render.cancel();
     unKeys();
+    press.dispose();
     unTabs();
     unList();
     unsub();

@@ -17,7 +17,7 @@ import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
 import { createPlayback, createPromptBox } from "./ui/controls";
 import { createDiagramFrame } from "./ui/diagram-frame";
 import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
-import { frameThrottle, h, replace } from "./ui/dom";
+import { frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { createHistoryFollow } from "./ui/history-follow";
@@ -188,7 +188,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     render.schedule();
   }
 
+  const press = pressGuard(root, () => render.schedule());
   const render = frameThrottle(keepFocus(root, () => {
+    if (press.hold()) return; // a click in progress: render after its release
     const events = s.fold.events;
     const traces = tracer.update(events);
     prov.update(events);
@@ -313,6 +315,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   return () => {
     if (liveTimer !== null) clearTimeout(liveTimer);
     unKeys();
+    press.dispose();
     unTabs();
     frame.dispose();
     clearInterval(ticker);

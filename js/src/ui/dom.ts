@@ -54,3 +54,33 @@ export function fmtTime(ms: number | undefined): string {
   const p = (n: number, w = 2) => String(n).padStart(w, "0");
   return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
 }
+
+/** A click is a press and a release on the same node. A live run re-renders several times a second
+ *  and `replace()` swaps the nodes, so a press on a stage card or a tab could be released on its
+ *  successor and the click lost. While a pointer is down inside `root` (not on a text field or a
+ *  slider, which keep their nodes and must follow the drag) `hold()` says "wait"; the release
+ *  renders what was held back, after the click has been dispatched. */
+export function pressGuard(root: HTMLElement, rerender: () => void): { hold(): boolean; dispose(): void } {
+  let down = false;
+  let missed = false;
+  const press = (e: Event) => {
+    const t = e.target as HTMLElement | null;
+    down = !t?.closest?.("input, textarea, select");
+  };
+  const release = () => {
+    if (!down) return;
+    down = false;
+    if (missed) { missed = false; setTimeout(rerender, 0); }
+  };
+  root.addEventListener("pointerdown", press, true);
+  for (const ev of ["pointerup", "pointercancel"]) document.addEventListener(ev, release, true);
+  window.addEventListener("blur", release);
+  return {
+    hold() { if (down) missed = true; return down; },
+    dispose() {
+      root.removeEventListener("pointerdown", press, true);
+      for (const ev of ["pointerup", "pointercancel"]) document.removeEventListener(ev, release, true);
+      window.removeEventListener("blur", release);
+    },
+  };
+}
