@@ -12,14 +12,19 @@ prices file (``DSH_PRICES_FILE``) laid over it, and ``DSH_CONTEXT_WINDOW`` — a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pydantic import JsonValue
 
 from ..errors import DshError
 from .catalog import PRICES_AS_OF, default_catalog, env_context_window
 
 
-def pricing_table() -> dict[str, JsonValue]:
+def pricing_table(used: Iterable[tuple[str, str]] | None = None) -> dict[str, JsonValue]:
     """``{"asOf", "contextWindow", "models": {"provider:model": {"price", "contextWindow"}}}``.
+
+    With ``used`` (the ``(provider, model)`` pairs a saved session asked), only the entries those
+    look up (an exported page carries what it prices, not the whole catalog).
 
     A bad prices file or ``DSH_CONTEXT_WINDOW`` leaves the figures unknown (cost ``null``) rather
     than breaking the widget; ``show --stats`` reports the configuration error itself.
@@ -30,7 +35,10 @@ def pricing_table() -> dict[str, JsonValue]:
     except DshError:
         return {"asOf": PRICES_AS_OF, "contextWindow": None, "models": {}}
     models: dict[str, JsonValue] = {}
+    wanted = None if used is None else {id(i) for p, m in used if (i := catalog.lookup(p, m)) is not None}
     for (provider, model), info in catalog.entries.items():
+        if wanted is not None and id(info) not in wanted:
+            continue
         p = info.price
         price: JsonValue = None if p is None else {"input": p.input, "cachedInput": p.cached_input, "output": p.output}
         models[f"{provider}:{model}"] = {"price": price, "contextWindow": info.context_window}

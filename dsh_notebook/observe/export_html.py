@@ -62,11 +62,17 @@ class Embedded:
     info: dict[str, JsonValue]
     count: int  # how many events (the last seq + 1)
 
+    def models_used(self) -> set[tuple[str, str]]:
+        """The ``(provider, model)`` of every request the session froze."""
+        events = json.loads(self.events_json)
+        return {(str(e.get("provider", "")), str(e.get("model", ""))) for e in events
+                if isinstance(e, dict) and e.get("type") == "request/frozen"}
+
     def to_json(self) -> str:
         from ..models.price_table import pricing_table  # the same table the live widgets get
 
         return (f'{{"sessionId":{json.dumps(self.session_id)},"header":{json.dumps(dump(self.header))},'
-                f'"info":{json.dumps(self.info)},"pricing":{json.dumps(pricing_table())},'
+                f'"info":{json.dumps(self.info)},"pricing":{json.dumps(pricing_table(self.models_used()))},'
                 f'"events":{self.events_json}}}')
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.cli import main
+from dsh_notebook.models.price_table import pricing_table
 from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
 from dsh_notebook.observe import export_html
 
@@ -64,7 +65,16 @@ def test_the_cli_writes_one_self_contained_page(saved: tuple[Path, str, Path], t
     assert f"{len(lines) - 1} events" in page
     assert out.stat().st_mode & 0o777 == 0o600  # the session's content, private like its log
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.html"]  # no temp file left beside it
-    assert data["pricing"]["models"]  # type: ignore[index]  # the table the live widgets get: the same costs
+    assert data["pricing"]["models"] == {}  # type: ignore[index]  # script:* is free; no catalog entry is used
+
+
+def test_an_exported_page_carries_the_prices_of_the_models_it_used() -> None:
+    table = pricing_table()
+    assert len(table["models"]) > 3  # type: ignore[arg-type]  # the widgets get the whole catalog
+    assert list(pricing_table([("deepseek", "deepseek-chat")])["models"]) == ["deepseek:deepseek-chat"]  # type: ignore[arg-type]
+    # a dated snapshot and an unknown model: the entry the catalog looks up, nothing for the other
+    picked = pricing_table([("openai", "gpt-4o-2024-08-06"), ("openai", "no-such-model")])["models"]
+    assert list(picked) == ["openai:gpt-4o"]  # type: ignore[arg-type]
 
 
 def test_coded_errors_for_a_missing_session_and_an_unwritable_file(saved: tuple[Path, str, Path], tmp_path: Path,
