@@ -19,8 +19,13 @@ export class FakeModel {
     const env = c.envelope;
     if (!env) return;
     const reply = (items: unknown[]) => queueMicrotask(() => this.emit({ kind: "batch", cid: c.cid, items }));
-    if (env.type === "open") reply(this.items.map((v) => JSON.stringify({ type: "item", streamId: env.streamId, value: v })));
-    else if (env.type === "client-request") reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: true, value: { ok: 1 } } }]);
+    if (env.type === "open") {
+      // items travel as JSON text, as the host encodes them
+      reply(this.items.map((v) => JSON.stringify({ type: "item", streamId: env.streamId, value: v })));
+    } else if (env.type === "client-request") {
+      const value = env.method === "session/prompt" ? { accepted: true } : env.method === "session/create" ? { sessionId: "s_new" } : { ok: 1 };
+      reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: true, value } }]);
+    }
   }
 }
 

@@ -7,6 +7,7 @@ import { toolOutcome } from "../src/model/outcome";
 import { mountAll } from "../src/standalone";
 import { StaticModel, type EmbeddedSession } from "../src/static";
 import type { SessionHeader } from "../src/types";
+import { waitFor } from "./fake-model";
 import { eventsOf, readmeRun } from "./helpers";
 
 function embedded(): EmbeddedSession {
@@ -15,14 +16,6 @@ function embedded(): EmbeddedSession {
   return { sessionId: snap.sessionId, header: snap.header, events: eventsOf(items), info: { sessionId: snap.sessionId, live: false } };
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 40));
-async function waitFor(pred: () => boolean, ms = 4000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error("condition not met");
-    await tick();
-  }
-}
 afterEach(() => { document.body.innerHTML = ""; });
 
 describe("StaticModel: the transport of a page with no kernel", () => {

@@ -2,43 +2,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import widget from "../src/index";
 import type { FollowItem } from "../src/types";
+import { FakeModel, tick, waitFor } from "./fake-model";
 import { readmeRun } from "./helpers";
 
-type Handler = (...args: unknown[]) => void;
-
-/** A widget model whose "kernel side" answers like the Python bridge + Host would. */
-class FakeModel {
-  handlers = new Map<string, Set<Handler>>();
-  sent: Record<string, unknown>[] = [];
-  constructor(public state: Record<string, unknown>, public items: FollowItem[] = []) {}
-  get(name: string) { return this.state[name]; }
-  on(ev: string, cb: Handler) { if (!this.handlers.has(ev)) this.handlers.set(ev, new Set()); this.handlers.get(ev)?.add(cb); }
-  off(ev?: string | null, cb?: Handler | null) { if (ev && cb) this.handlers.get(ev)?.delete(cb); }
-  emit(content: unknown) { for (const h of this.handlers.get("msg:custom") ?? []) h(content); }
-  send(content: unknown) {
-    const c = content as { kind: string; cid: string; envelope?: Record<string, unknown> };
-    this.sent.push(c as Record<string, unknown>);
-    const env = c.envelope;
-    if (!env) return;
-    const reply = (items: unknown[]) => queueMicrotask(() => this.emit({ kind: "batch", cid: c.cid, items }));
-    if (env.type === "open") {
-      // items travel as JSON text, as the host encodes them
-      reply(this.items.map((v) => JSON.stringify({ type: "item", streamId: env.streamId, value: v })));
-    } else if (env.type === "client-request") {
-      const value = env.method === "session/prompt" ? { accepted: true } : env.method === "session/create" ? { sessionId: "s_new" } : { ok: 1 };
-      reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: true, value } }]);
-    }
-  }
-}
-
-const tick = () => new Promise((r) => setTimeout(r, 40));
-async function waitFor(pred: () => boolean, ms = 4000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error("condition not met");
-    await tick();
-  }
-}
 const currentStage = (el: HTMLElement) => el.querySelector(".dsh-stage[data-state=current]")?.getAttribute("data-stage");
 let cleanup: (() => void) | null = null;
 afterEach(() => { cleanup?.(); cleanup = null; document.body.innerHTML = ""; });
