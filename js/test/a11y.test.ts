@@ -154,6 +154,21 @@ describe("LoopWidget keyboard and ARIA", () => {
     expect([...msgCard.querySelectorAll(".dsh-j-str")].some((e) => e.textContent === '"tool-call"')).toBe(true);
   });
 
+  it("no interactive element holds another one (stages are list items with buttons inside)", async () => {
+    const el = savedLoop();
+    await waitFor(() => current(el) === "1");
+    const interactive = "button, a[href], input, select, textarea, [role=button], [role=tab], [role=option], [role=checkbox]";
+    const nested = [...el.querySelectorAll(interactive)].filter((n) => n.parentElement?.closest(interactive));
+    expect(nested.map((n) => n.outerHTML.slice(0, 60))).toEqual([]);
+    const stages = [...el.querySelectorAll(".dsh-stage")];
+    expect(stages).toHaveLength(6);
+    expect(stages.every((s) => s.tagName === "LI" && s.closest("ol") !== null && !s.hasAttribute("role"))).toBe(true);
+    const insp = savedLoop("inspector");
+    await waitFor(() => insp.querySelectorAll(".dsh-row").length > 5);
+    const nestedInInspector = [...insp.querySelectorAll(interactive)].filter((n) => n.parentElement?.closest(interactive));
+    expect(nestedInInspector.map((n) => n.outerHTML.slice(0, 80))).toEqual([]);
+  });
+
   it("draws the return arc 06 → 01 and the legend of the four roles", async () => {
     const el = savedLoop();
     await waitFor(() => current(el) === "1");

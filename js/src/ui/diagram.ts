@@ -65,7 +65,8 @@ export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElemen
       "data-state": state,
       "data-fkey": `stage-${s.no}`,
       tabindex: state === "current" || (d.stage === 0 && s.no === 1) ? 0 : -1,
-      role: "button",
+      // a list item of the stepper, not a button: it holds buttons of its own (the view link, the
+      // pause toggle), and a button may not contain interactive elements
       "aria-current": state === "current" ? "step" : null,
       title: `stage 0${s.no}: ${s.title}`,
     },
