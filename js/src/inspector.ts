@@ -7,7 +7,7 @@ import { ProvenanceIndex } from "./model/provenance";
 import { EventFilter, summarize, type Filter } from "./model/summary";
 import { acquire, follow, release, type WidgetModel } from "./transport";
 import { stepOf, type SessionEvent } from "./types";
-import { fmtTime, frameThrottle, h, pressGuard, replace } from "./ui/dom";
+import { fmtMs, fmtTime, frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
@@ -19,7 +19,6 @@ import { plainOutput } from "./ui/payload-view";
 import { Pricing, type PricingTable } from "./model/pricing";
 import { TrajectoryFold } from "./model/trajectory";
 import { approvalSeqs, durationsBySeq } from "./model/waterfall";
-import { fmtMs } from "./ui/totals";
 import { createWaterfall } from "./ui/waterfall";
 
 const ROW = 26;

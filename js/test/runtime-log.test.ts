@@ -1,7 +1,8 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
 import { ClientSessionModel } from "../src/fold";
-import { deriveRuntime, formatElapsed, runtimeView } from "../src/model/runtime-log";
+import { deriveRuntime, runtimeView } from "../src/model/runtime-log";
+import { fmtMs } from "../src/ui/dom";
 import { playbackSteps, traceToolCalls } from "../src/model/stages";
 import type { FollowItem } from "../src/types";
 import { renderPhases } from "../src/ui/diagram";
@@ -105,6 +106,6 @@ describe("stage 03 re-derived from the log", () => {
     const live = renderPhases({ callId: "w", name: "bash", waiting: false, phases: [{ phase: "execute", status: "start", detail: null, time: null }] }, false);
     expect(live.getAttribute("data-origin")).toBe("live");
     expect(live.querySelector(".dsh-phase-origin")).toBeNull();
-    expect(formatElapsed(1)).toBe("1 ms");
+    expect([fmtMs(1), fmtMs(2340), fmtMs(12_500), fmtMs(184_000)]).toEqual(["1 ms", "2.34 s", "12.5 s", "3 min 4 s"]);
   });
 });

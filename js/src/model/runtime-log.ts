@@ -87,7 +87,3 @@ export function runtimeView(live: ToolRuntimeState | ToolState | undefined, even
   if (!t) return live as ToolRuntimeState | undefined;
   return deriveRuntime(events, t, through) ?? (live as ToolRuntimeState | undefined);
 }
-
-export function formatElapsed(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-}

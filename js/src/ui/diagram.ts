@@ -1,12 +1,12 @@
 // The six-stage diagram of seed 000: current stage lit, done stages marked, real values inside.
 import { short, STAGE_ROLES } from "../model/explain";
-import { DERIVED_NOTE, formatElapsed } from "../model/runtime-log";
+import { DERIVED_NOTE } from "../model/runtime-log";
 import type { StageNo, ToolCallTrace } from "../model/stages";
 import { STAGES } from "../model/stages";
 import type { RuntimePhase as ToolPhase, ToolRuntimeState } from "../model/runtime-log";
 import { onActivate } from "./a11y";
 import { withReturnArc } from "./diagram-frame";
-import { h } from "./dom";
+import { fmtMs, h } from "./dom";
 
 export type ViewName = "history" | "payloads" | "roles";
 const STAGE_LINK: Record<StageNo, ViewName> = { 1: "history", 2: "payloads", 3: "roles", 4: "payloads", 5: "history", 6: "payloads" };
@@ -121,7 +121,7 @@ export function renderPhases(runtime: ToolRuntimeState | undefined, hadApproval:
   if (progress) list.append(h("li", { class: "dsh-phase dsh-phase-progress" }, `${progress} progress frame${progress > 1 ? "s" : ""} (view only)`));
   if (derived) {
     const span = derived.resultSeq !== undefined
-      ? `tool/call #${derived.callSeq} → tool/result #${derived.resultSeq} · ${formatElapsed(derived.elapsedMs ?? 0)}`
+      ? `tool/call #${derived.callSeq} → tool/result #${derived.resultSeq} · ${fmtMs(derived.elapsedMs ?? 0)}`
       : `tool/call #${derived.callSeq} → tool/result not reached yet`;
     list.append(h("li", { class: "dsh-phase-origin", title: `No live tool-runtime frames for this call: ${DERIVED_NOTE} (event times).` }, `from the log · ${span}`));
   }

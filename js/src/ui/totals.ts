@@ -3,11 +3,8 @@
 // window). Figures from model/trajectory.ts — the same as `show --stats --json` — and carried
 // exactly in data-* attributes next to the rounded text.
 import type { Totals, TrajectoryFold } from "../model/trajectory";
-import { h } from "./dom";
+import { fmtMs, h } from "./dom";
 
-export function fmtMs(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
 export const fmtCost = (usd: number | null): string => (usd === null ? "cost n/a" : `$${usd.toFixed(4)}`);
 /** 12,345 (not toLocaleString: its first call costs milliseconds). */
 const fmtTokens = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");

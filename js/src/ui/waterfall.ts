@@ -4,8 +4,7 @@
 import { turnWaterfall, type Lane, type Segment, type TurnWaterfall } from "../model/waterfall";
 import type { TrajectoryFold } from "../model/trajectory";
 import type { SessionEvent } from "../types";
-import { h, replace } from "./dom";
-import { fmtMs } from "./totals";
+import { fmtMs, h, replace } from "./dom";
 
 const LABEL_W = 230;
 const ROW = 24; // px per lane (widget.css .dsh-wf-label / .dsh-wf-track)
