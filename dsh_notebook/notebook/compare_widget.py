@@ -18,7 +18,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ..session.compare import compare_events, steps_of
+from ..session.compare import Divergence, StepPair, compare_events, steps_of
 from ..session.requests import RequestPoint
 from ..wire.events import AnyEvent
 from ..wire.messages import AnyMessage, AssistantMessage, ToolMessage
@@ -61,9 +61,11 @@ def _side(point: RequestPoint | None, events: Sequence[AnyEvent]) -> dict[str, A
     }
 
 
-def comparison_data(a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[AnyEvent]) -> dict[str, Any]:
-    """What the compare widget draws (JSON): both sessions, every aligned step, the divergence."""
-    pairs, divergence = compare_events(a, b)
+def comparison_data(a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[AnyEvent],
+                    compared: tuple[Sequence[StepPair], Divergence | None] | None = None) -> dict[str, Any]:
+    """What the compare widget draws (JSON): both sessions, every aligned step, the divergence
+    (``compared``: what :func:`compare_events` gave for ``a`` and ``b``, when the caller has it)."""
+    pairs, divergence = compared if compared is not None else compare_events(a, b)
     sa = {(p.turn, p.step): p for p in steps_of(a)}
     sb = {(p.turn, p.step): p for p in steps_of(b)}
     first = (divergence.turn, divergence.step) if divergence is not None else None
@@ -92,7 +94,7 @@ class CompareWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def __init__(self, a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[AnyEvent]) -> None:
         pairs, divergence = compare_events(a, b)
         self.view = ComparisonView(a_id, b_id, pairs, divergence)
-        super().__init__(data=comparison_data(a_id, a, b_id, b))
+        super().__init__(data=comparison_data(a_id, a, b_id, b, (pairs, divergence)))
 
     @property
     def first_divergent_seqs(self) -> tuple[int | None, int | None] | None:
