@@ -19,7 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-_EXIT = re.compile(r"^\[exit code: (-?\d+)\]$")
+from ..wire.messages import EXIT_LINE
+
+_EXIT = EXIT_LINE
 _NOTE = re.compile(r"^\[.*\]$")  # "[background processes … stopped]", "[match cap … reached]"
 _READ_TAIL = re.compile(r"^\((?P<body>[^()]+: (?:\d+ lines|showing lines).*)\)$")  # "(src/math.ts: 14 lines)"
 

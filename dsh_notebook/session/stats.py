@@ -189,7 +189,7 @@ def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) ->
                 end = ev.finished_time if ev.finished_time is not None else ev.time
                 duration = _ms(end, found["start_time"])
                 found.update(result_seq=ev.seq, end_time=end, duration_ms=duration,
-                             error=ev.error.code if ev.error else None)
+                             error=ev.error.code if ev.error else None, exit_code=ev.message.exit_code)
                 if duration is not None:
                     found["run_ms"] = max(0, duration - (found.get("approval_wait_ms") or 0))
         elif isinstance(ev, TurnStart):

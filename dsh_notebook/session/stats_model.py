@@ -59,6 +59,7 @@ class ToolStats(_Out):
     approval: str | None = None
     run_ms: int | None = None
     error: str | None = None
+    exit_code: int | None = None  # a command's exit code (bash): "the tool ran" is not "it succeeded"
 
 
 class StepStats(_Out):

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from .stats import SessionStats, Totals, session_stats
+from .stats_model import ToolStats
 
 
 def fmt_ms(ms: int | None) -> str:
@@ -31,6 +32,13 @@ def fmt_cost(usd: float | None) -> str:
     if usd is None:
         return "cost n/a"
     return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
+
+
+def _result(t: ToolStats) -> str:
+    """A call's outcome: its error code, a command's exit code, ok — or open while it runs."""
+    if t.end_time is None:
+        return "open"
+    return t.error or (f"exit {t.exit_code}" if t.exit_code is not None else "ok")
 
 
 def fmt_fraction(f: float | None) -> str:
@@ -67,7 +75,7 @@ def format_stats(stats: SessionStats) -> str:
              "-" if r.input_tokens is None else fmt_cost(r.cost_usd).replace("cost n/a", "n/a"),
              fmt_fraction(r.context_used)] for r in stats.requests]
     tools = [[str(t.seq), f"{t.turn}.{t.step}", t.call_id, t.name, fmt_ms(t.duration_ms), fmt_ms(t.approval_wait_ms),
-              t.approval or "-", t.error or "ok" if t.end_time is not None else "open"] for t in stats.tools]
+              t.approval or "-", _result(t)] for t in stats.tools]
     turns = [[str(t.turn), t.reason or "running", str(len(t.steps)), str(t.requests), str(t.tool_calls),
               fmt_ms(t.duration_ms), fmt_tokens(t.input_tokens), fmt_tokens(t.output_tokens),
               fmt_cost(t.cost_usd).replace("cost n/a", "n/a"), fmt_fraction(t.context_used)] for t in stats.turns]

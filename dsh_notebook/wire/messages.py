@@ -7,6 +7,7 @@ wire (``toolCallId``, ``isError``, ``requestId``). All models are frozen; sequen
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -97,6 +98,16 @@ class ToolMessage(Frozen):
     def text(self) -> str:
         return "".join(b.text for b in self.content)
 
+    @property
+    def exit_code(self) -> int | None:
+        """The exit code a command's result ends with (its last line ``[exit code: N]``, as the bash
+        tool writes it); ``None`` for results that are not a command's."""
+        lines = self.text.rstrip().rsplit("\n", 1)
+        match = EXIT_LINE.match(lines[-1].strip()) if lines else None
+        return int(match.group(1)) if match else None
+
+
+EXIT_LINE = re.compile(r"^\[exit code: (-?\d+)\]$")  # the last line of a command's tool result
 
 Message = Annotated[
     UserMessage | SystemMessage | AssistantMessage | ToolMessage, Field(discriminator="role")

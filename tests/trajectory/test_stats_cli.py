@@ -99,3 +99,20 @@ def test_unknown_model_cost_is_null_and_window_override(tmp_path: Path) -> None:
     assert [r["contextUsed"] for r in json.loads(plain.stdout)["requests"]] == [None, None]
     bad = cli("show", "--stats", "--context-window", "lots", sid, home=tmp_path / "home")
     assert bad.returncode == 2 and "--context-window" in bad.stderr
+
+
+def test_a_commands_exit_code_is_its_result_not_ok(tmp_path: Path) -> None:
+    """The failing test run of script:fix-tests ran fine as a tool and exited 1: stats say exit 1."""
+    ws = copy_demo_workspace(tmp_path / "ws")
+    home = tmp_path / "home"
+    done = cli("run", "--model", "script:fix-tests", "--approve", "auto", "--cwd", str(ws),
+               "run the tests; if they fail, fix src/math.ts; tell me the result", home=home)
+    assert done.returncode == 0, done.stderr
+    sid = done.stdout.strip().splitlines()[-1].split()[1]
+    stats = json.loads(cli("show", "--stats", "--json", sid, home=home).stdout)
+    assert [(t["name"], t["error"], t["exitCode"]) for t in stats["tools"]] == [
+        ("bash", None, 1), ("read", None, None), ("edit", None, None), ("bash", None, 0)]
+    text = cli("show", "--stats", sid, home=home).stdout.splitlines()
+    rows = [line.split() for line in text[text.index("tools") + 2:] if line.strip()][:4]
+    assert [r[3] for r in rows] == ["bash", "read", "edit", "bash"]
+    assert [r[-1] for r in rows] == ["1", "ok", "ok", "0"] and [r[-2] for r in rows] == ["exit", "-", "-", "exit"]

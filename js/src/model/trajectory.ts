@@ -18,7 +18,7 @@ export interface RequestStats {
 export interface ToolStats {
   callId: string; name: string; seq: number; turn: number; step: number; startTime: number; endTime: Ms;
   resultSeq: number | null; durationMs: Ms; approvalAskedTime: Ms; approvalWaitMs: Ms; approval: string | null;
-  runMs: Ms; error: string | null;
+  runMs: Ms; error: string | null; exitCode: number | null;
 }
 export interface StepStats { step: number; seq: number; startTime: number; endTime: Ms; durationMs: Ms }
 export interface Totals {
@@ -30,6 +30,13 @@ export interface TurnStats extends Totals {
   turn: number; seq: number; startTime: number; endSeq: number | null; endTime: Ms; reason: string | null; steps: StepStats[];
 }
 export interface SessionStats { requests: RequestStats[]; tools: ToolStats[]; turns: TurnStats[]; totals: Totals }
+
+/** The exit code a command's result ends with ("[exit code: N]", the bash tool's last line) — as
+ *  ToolMessage.exit_code in dsh_notebook/wire/messages.py. */
+export function exitCodeOf(text: string): number | null {
+  const m = /^\[exit code: (-?\d+)\]$/.exec((text.trimEnd().split("\n").pop() ?? "").trim());
+  return m ? Number(m[1]) : null;
+}
 
 const ms = (end: Ms | undefined, start: Ms | undefined): Ms =>
   end === null || end === undefined || start === null || start === undefined ? null : Math.max(0, end - start);
@@ -101,7 +108,7 @@ export class TrajectoryFold {
       }
       case "tool/call": {
         const t: ToolStats = { callId: ev.callId, name: ev.name, seq: ev.seq, turn: ev.turn, step: ev.step, startTime: ev.time,
-          endTime: null, resultSeq: null, durationMs: null, approvalAskedTime: null, approvalWaitMs: null, approval: null, runMs: null, error: null };
+          endTime: null, resultSeq: null, durationMs: null, approvalAskedTime: null, approvalWaitMs: null, approval: null, runMs: null, error: null, exitCode: null };
         this.calls.set(ev.seq, t); this.byId.set(ev.callId, t); this.tools.push(t);
         return;
       }
@@ -120,6 +127,7 @@ export class TrajectoryFold {
         if (!t || t.resultSeq !== null) return;
         const end = ev.finishedTime ?? ev.time;
         t.resultSeq = ev.seq; t.endTime = end; t.durationMs = ms(end, t.startTime); t.error = ev.error ? ev.error.code : null;
+        t.exitCode = exitCodeOf(ev.message.content.map((b) => b.text).join(""));
         if (t.durationMs !== null) t.runMs = Math.max(0, t.durationMs - (t.approvalWaitMs || 0));
         return;
       }
