@@ -122,13 +122,24 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 from ..host.host import Host
 
                 host = self._host or Host.get()
-                live = host.registry.live.get(self.session_id)
-                if live is not None:
-                    session = live.session
-                    if len(session.events) > FALLBACK_MAX_EVENTS:
+                sid = self.session_id
+
+                def live_events() -> tuple[SessionHeader, list[Any], str | None] | int | None:
+                    """On the host loop (the agent appends there): the live session's events, or only
+                    their number when there are too many to copy; ``None`` when it is not live."""
+                    live = host.registry.live.get(sid)
+                    if live is None:
                         return None
-                    header = SessionHeader(id=session.id, cwd=session.cwd, created_at=session.created_at)
-                    data = embedded_events(header, list(session.events), live.model)
+                    s = live.session
+                    if len(s.events) > FALLBACK_MAX_EVENTS:
+                        return len(s.events)
+                    return SessionHeader(id=s.id, cwd=s.cwd, created_at=s.created_at), list(s.events), live.model
+
+                snapshot = host.call(live_events, timeout=5.0)
+                if isinstance(snapshot, int):
+                    return None  # too big to copy into every output: `export-html` shares it
+                if snapshot is not None:
+                    data = embedded_events(*snapshot)
                 elif host.registry.store.path_for(self.session_id).is_file():
                     data = load(str(host.registry.store.path_for(self.session_id)))
                 else:

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.cli import main
+from dsh_notebook.client.dsh_client import DshClient
+from dsh_notebook.demo import copy_demo_workspace
+from dsh_notebook.host.host import Host
 from dsh_notebook.models.price_table import pricing_table
 from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
 from dsh_notebook.observe import export_html
@@ -103,4 +106,25 @@ def test_widget_outputs_carry_the_replay_as_html(saved: tuple[Path, str, Path], 
     # a log too big to copy into every output keeps only the widget view
     monkeypatch.setattr(export_html, "FALLBACK_MAX_EVENTS", 3)
     big, _ = LoopWidget(path=log)._repr_mimebundle_()
+    assert "text/html" not in big and "application/vnd.jupyter.widget-view+json" in big
+
+
+def test_a_live_sessions_widget_carries_its_replay_read_on_the_host_loop(host: Host, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session this kernel's host is running: the fallback copies its events on the host loop
+    (where the agent appends), not from the notebook's thread; a long one keeps only the widget."""
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    ws = copy_demo_workspace(tmp_path / "ws")
+    with DshClient(host) as client:
+        outcome = client.run("read README.md and summarise", model="script:auto", cwd=str(ws), approve="auto",
+                             timeout=60)
+    assert outcome.session_id in host.registry.live
+    data, _ = LoopWidget(outcome.session_id, host=host)._repr_mimebundle_()
+    page = embedded_json(data["text/html"])
+    assert page["sessionId"] == outcome.session_id
+    events = page["events"]
+    assert [e["seq"] for e in events] == list(range(len(events)))  # type: ignore[index]
+    assert events[-1]["type"] == "turn/end"  # type: ignore[index]
+    monkeypatch.setattr(export_html, "FALLBACK_MAX_EVENTS", 3)
+    big, _ = LoopWidget(outcome.session_id, host=host)._repr_mimebundle_()
     assert "text/html" not in big and "application/vnd.jupyter.widget-view+json" in big
