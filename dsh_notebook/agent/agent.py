@@ -129,7 +129,7 @@ class Agent:
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
         self.requests = RequestBuilder(session)  # the agent flushes, off the loop (_durable)
-        self.debugger = Debugger(session, emit=self._emit)
+        self.debugger = Debugger(session, emit=self._emit, durable=self._durable)
         self._batch_tools: tuple[str, ...] = ()  # the tools of the last batch (debugger 05/06)
         self.last_assembly: PromptAssembly | None = None
         self.status: AgentStatus = "idle"

@@ -16,13 +16,18 @@ then uses the edited value, and what it changes cites the edit. :meth:`resume` g
 next breakpoint (``continue``) or to the next stage whatever it is (``step``).
 
 With any breakpoint set the tools of a batch run one at a time, so "paused" means paused.
+
+A pause and an edit are durability points too: the log is flushed (off the loop) when the run
+pauses and after each edit, so ``show`` or a reader of the file sees the ``debug/edit`` while the
+run still waits — not only after it resumes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -40,6 +45,7 @@ __all__ = ["EDITABLE", "STAGES", "Debugger", "Pause"]
 STAGES: tuple[DebugStage, ...] = ("01", "02", "03", "04", "05", "06")
 EDITABLE: dict[DebugStage, EditTarget] = {"02": "arguments", "03": "arguments", "04": "result", "06": "request"}
 _MESSAGES: TypeAdapter[list[AnyMessage]] = TypeAdapter(list[AnyMessage])
+log = logging.getLogger(__name__)
 
 
 def _bad(message: str) -> HostError:
@@ -73,9 +79,12 @@ class Pause:
 class Debugger:
     """Breakpoints and the one pause of one agent's run (host-loop thread only)."""
 
-    def __init__(self, session: Session, emit: Callable[[Any], None] | None = None) -> None:
+    def __init__(self, session: Session, emit: Callable[[Any], None] | None = None,
+                 durable: Callable[[], Awaitable[None]] | None = None) -> None:
         self.session = session
         self.emit = emit
+        self.durable = durable  # flushes the log off the loop (Agent._durable)
+        self._flushes: set[asyncio.Task[None]] = set()
         self.stages: frozenset[DebugStage] = frozenset()
         self.tools: frozenset[str] | None = None
         self.stepping = False
@@ -138,6 +147,7 @@ class Debugger:
             self.paused, self.stepping = pause, False
             self._emit(pause.item())
             try:
+                await self._flush()  # what led here is on disk while the person looks
                 await pause.resumed.wait()
             except asyncio.CancelledError:
                 pause.how = "cancel"
@@ -172,7 +182,29 @@ class Debugger:
         )
         pause.value = after
         pause.edits.append(event.seq)
+        self._flush_soon()  # on disk now, not only after resume
         return event
+
+    def _flush_soon(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the host loop (a direct call): the loop's next flush has it
+            return
+        task = loop.create_task(self._flush())
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self) -> None:
+        """Make the log durable; a failure is logged, not raised: the pause goes on and the next
+        flush of the loop (before the model request, at the turn end) reports it as the turn's."""
+        if self.durable is None:
+            return
+        try:
+            await self.durable()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("flushing the log at a debugger pause failed: %s", exc)
 
     def _require_paused(self) -> Pause:
         if self.paused is None:

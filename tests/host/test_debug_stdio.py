@@ -9,6 +9,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,21 @@ from dsh_notebook.wire.events import DebugEdit, ToolCall, ToolResult
 
 REPO = Path(__file__).resolve().parents[2]
 SEED_000 = "read README.md and summarise"
+
+
+def log_path(tmp_path: Path, sid: str) -> Path:
+    return tmp_path / "home" / "sessions" / f"{sid}.jsonl"
+
+
+def wait_for(fn: Any, timeout: float = 20.0) -> Any:
+    """Poll ``fn`` until it returns something truthy (a condition, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = fn()
+        if got or time.monotonic() > deadline:
+            assert got, "the condition did not hold in time"
+            return got
+        time.sleep(0.05)
 
 
 class Stdio:
@@ -82,6 +98,11 @@ def test_break_at_04_edit_the_result_and_continue(tmp_path: Path) -> None:
         edited = srv.call("session/debug", sessionId=sid, action="edit", target="result",
                           callId=paused["callId"], value="MARKER-4c1e: the README says nothing")
         assert isinstance(edited["editSeq"], int) and edited["paused"]["stage"] == "04"
+        # still paused, the edit is already in the file (a pause and an edit are flush points)
+        on_disk = wait_for(lambda: [e for e in load_log(log_path(tmp_path, sid)).events
+                                    if isinstance(e, DebugEdit) and e.seq == edited["editSeq"]])
+        assert on_disk[0].after == "MARKER-4c1e: the README says nothing"
+        assert not [e for e in load_log(log_path(tmp_path, sid)).events if isinstance(e, ToolResult)]
         srv.call("session/debug", sessionId=sid, action="continue")
         srv.item("resumed", stage="04", how="continue")
         srv.until(lambda m: m.get("type") == "item" and (m["value"].get("event") or {}).get("type") == "turn/end")
