@@ -243,20 +243,29 @@ def shot(page: Any, name: str, selector: str | None = None) -> Path:
 
 # The recorder samples the loop widget every 30 ms: current stage, its value, status, phases.
 RECORDER_JS = """() => {
+  // Every state the loop widget renders, in order: a MutationObserver sees each render (a stage
+  // shown for 60 ms while the diagram catches up is not lost between two samples of a busy
+  // machine); the 30 ms interval adds the header's idle/running changes. Repeats are dropped.
   window.__dsh = [];
+  let last = '';
   const sample = () => {
     const root = document.querySelector('.dsh-loop');
     if (!root) return;
     const cur = root.querySelector('.dsh-stage[data-state=current]');
-    window.__dsh.push({
-      t: Date.now(),
+    const s = {
       stage: cur ? cur.dataset.stage : null,
-      value: cur ? cur.querySelector('.dsh-stage-value').textContent : null,
+      value: cur ? (cur.querySelector('.dsh-stage-value') || {}).textContent : null,
       call: (root.querySelector('.dsh-scrub-label') || {}).textContent || '',
       header: (root.querySelector('.dsh-sub') || {}).textContent || '',
       waiting: !!root.querySelector('.dsh-allow'),
-    });
+    };
+    const key = JSON.stringify(s);
+    if (key === last) return;
+    last = key;
+    window.__dsh.push({t: Date.now(), ...s});
   };
+  window.__dshObserver = new MutationObserver(sample);
+  window.__dshObserver.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
   window.__dshTimer = setInterval(sample, 30);
 }"""
 

@@ -58,6 +58,15 @@ def set_theme(page: Any, theme: str) -> None:
     page.wait_for_timeout(400)
 
 
+def run_cells(page: Any, index: int, where: str) -> None:
+    """Run the cells above ``index`` (``"above"``) or from it to the end (``"below"``)."""
+    page.evaluate(f"""() => {{
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        nb.activeCellIndex = {index};
+        window.jupyterapp.commands.execute('notebook:run-all-{where}');
+    }}""")
+
+
 def assert_readable(page: Any, sel: str, min_contrast: float = 4.5) -> int:
     rows = page.evaluate(READABLE_JS, sel)
     assert rows, f"no visible text in {sel}"
@@ -78,11 +87,16 @@ def test_loop_header_totals_match_show_stats(lab: Lab, page: Any) -> None:
         "out = subprocess.run([sys.executable, '-m', 'dsh_notebook', 'show', '--stats', r.session_id, '--json'],"
         " capture_output=True, text=True)\nprint('DSHSTATS' + out.stdout.replace(chr(10), ' ') + out.stderr)")
     open_notebook(page, lab, name)
-    run_all_cells(page)
-    # the header follows the session live: while the widget is on screen, a second turn runs
+    # the header follows the session live: the widget shows turn 1, then a second turn runs while it
+    # is on screen. Cells 0–2 first, and the next ones only once the widget has its follow stream:
+    # the browser's comm messages wait while a cell runs (DESIGN §2), so with run-all the follow
+    # could open only after turn 2 — a race, not what a person who runs the cells sees.
+    run_cells(page, 3, "above")
     tot = page.locator(".dsh-loop .dsh-totals").first
     tot.wait_for(timeout=60_000)
+    wait_until(lambda: int(tot.get_attribute("data-requests") or 0) > 0, timeout=60, what="turn 1 in the header")
     seen = {tot.get_attribute("data-requests")}
+    run_cells(page, 3, "below")
     wait_until(lambda: seen.add(tot.get_attribute("data-requests")) or is_done(prompt_of(page, 4)), timeout=120,
                every=0.1, what="all cells finished")
     text = cell(page, 4).locator(".jp-OutputArea").inner_text()
