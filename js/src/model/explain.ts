@@ -34,6 +34,13 @@ function frozenSummary(events: readonly SessionEvent[], seq: number | undefined)
 }
 
 /** The explanation of `stage` for tool call `t`, with the session's real values. */
+/** " Its arguments were edited while paused (debug/edit #11): the model asked for {…}." */
+export function argumentsEdited(t: ToolCallTrace): string {
+  const edits = t.argumentEdits ?? [];
+  if (!edits.length) return "";
+  return ` Its arguments were edited while paused (${edits.map((s) => `debug/edit #${s}`).join(", ")}): the tool runs with ${short(t.arguments, 120)}; the model asked for ${short(t.modelArguments ?? "?", 120)}.`;
+}
+
 export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly SessionEvent[]): { title: string; text: string } {
   const args = short(t.arguments, 120);
   switch (stage) {
@@ -48,13 +55,13 @@ export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly 
       return {
         title: "The call is registered first",
         text: t.callSeq !== undefined
-          ? `execute_tool_calls() appended tool/call #${t.callSeq} (${t.name}, ${t.callId}) when the call started and keeps that seq: the result will cite it.`
+          ? `execute_tool_calls() appended tool/call #${t.callSeq} (${t.name}, ${t.callId}) when the call started and keeps that seq: the result will cite it.${argumentsEdited(t)}`
           : `execute_tool_calls() has not appended the tool/call for ${t.callId} yet.`,
       };
     case 3:
       return {
         title: "The tool runtime takes over",
-        text: `The tool runtime runs ${t.name}(${args}) through prepare → policy → ${t.approvalSeqs.length ? "approval → " : ""}execute → result handling. Progress goes to the view only, never into the history.`,
+        text: `The tool runtime runs ${t.name}(${args}) through prepare → policy → ${t.approvalSeqs.length ? "approval → " : ""}execute → result handling. Progress goes to the view only, never into the history.${argumentsEdited(t)}`,
       };
     case 4:
       return {
