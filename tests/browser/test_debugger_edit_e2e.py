@@ -119,6 +119,8 @@ def test_edit_the_arguments_at_03_and_the_tool_reads_the_other_file(lab: Lab, pa
     page.keyboard.press("Control+Enter")
     assert_refusal(page, loop, "Not sent — BAD_JSON: not valid JSON", theme_shot="debugger-edit-args-invalid")
     assert area.evaluate(FOCUSED)  # the person goes on typing where they were
+    ring = area.evaluate("(e) => parseFloat(getComputedStyle(e).outlineWidth)")
+    assert ring >= 2, f"the focus ring stays visible on an invalid editor ({ring}px)"
     area.fill('["src/math.ts"]')
     page.keyboard.press("Control+Enter")
     assert_refusal(page, loop, "Not sent — BAD_EDIT: the arguments must be a JSON object")
@@ -256,5 +258,10 @@ def test_edit_the_request_at_06_reaches_the_model_and_a_broken_pairing_is_refuse
     # the answer came from the edited request: it cites the edit
     reply = next(e for e in events if e["type"] == "assistant/message" and e["seq"] > edit["seq"])
     assert edit["seq"] in reply["sourceEventSeqs"]
+    # replay at 06: the request's explanation says it was edited
+    loop.locator('.dsh-stage[data-stage="6"]').click()
+    wait_until(lambda: loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage") == "6", timeout=10, what="at 06")
+    text6 = loop.locator(".dsh-explain-text").text_content() or ""
+    assert f"request/frozen #{frozen[1]['seq']}" in text6 and f"edited while paused (debug/edit #{edit['seq']})" in text6, text6
     shot(page, "debugger-edit-request-done", ".dsh-loop")
     assert page.page_errors == []

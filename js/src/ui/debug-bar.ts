@@ -146,6 +146,7 @@ export class DebugPanel {
     if (open && p && target) {
       this.editorLabel.textContent = `Edit ${EDIT_AT[target].label} at stage ${p.stage}`;
       this.area.value = editorText(p) ?? "";
+      this.area.rows = Math.min(22, Math.max(6, this.area.value.split("\n").length + 1)); // a request: room to read
       this.area.removeAttribute("aria-invalid");
       this.editError.hidden = true;
       this.editor.hidden = false;
