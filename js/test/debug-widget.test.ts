@@ -162,4 +162,28 @@ describe("loop widget debugger controls", () => {
     expect(document.activeElement).toBe(edit);
     expect(leaked).toBe(0);
   });
+
+  it("Continue with a changed, unapplied edit warns once; the same press again goes on without it", async () => {
+    const { el, model } = mount();
+    await tick(); await tick();
+    q(el, ".dsh-debug-edit").click();
+    const area = q<HTMLTextAreaElement>(el, ".dsh-debug-json");
+    const before = debugCalls(model).length;
+    q(el, ".dsh-debug-continue").click(); // unchanged text: nothing to lose, it goes on
+    await tick();
+    expect(debugCalls(model).at(-1)?.action).toBe("continue");
+    area.value = JSON.stringify("an edit not applied");
+    area.dispatchEvent(new Event("input"));
+    q(el, ".dsh-debug-step").click();
+    await tick();
+    expect(debugCalls(model).length).toBe(before + 1); // the step was not sent
+    const status = q(el, ".dsh-debug-status");
+    expect(status.textContent).toBe("The edit in the editor is not applied: Apply edit (Ctrl+Enter) first, or press Step again to go on without it.");
+    expect(status.getAttribute("aria-live")).toBe("polite");
+    expect(status.classList.contains("dsh-debug-status-err")).toBe(true);
+    q(el, ".dsh-debug-step").click();
+    await tick();
+    expect(debugCalls(model).at(-1)?.action).toBe("step");
+    expect(debugCalls(model).length).toBe(before + 2);
+  });
 });

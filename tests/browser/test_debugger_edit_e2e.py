@@ -226,7 +226,7 @@ def test_edit_the_request_at_06_reaches_the_model_and_a_broken_pairing_is_refuse
     loop.locator(".dsh-debug-apply").focus()
     page.keyboard.press("Enter")
     text = assert_refusal(page, loop, "Not applied — the host refused the edit: BAD_EDIT:", theme_shot="debugger-edit-request-unpaired")
-    assert "do not pair tool calls and results" in text, text
+    assert "do not pair tool calls and results — call 'c1' at message 3: no tool message answered this call" in text, text
     assert loop.locator(".dsh-debug-editor").is_visible()  # the text stays to be fixed
     assert [e for e in log_events(lab, sid) if e["type"] == "debug/edit"] == []
 
@@ -234,15 +234,26 @@ def test_edit_the_request_at_06_reaches_the_model_and_a_broken_pairing_is_refuse
     edited = json.loads(json.dumps(messages))
     edited[-1]["content"][0]["text"] += f"\n{MARKER}"
     area.fill(json.dumps(edited, indent=2))
+    # Continue with the edit typed but not applied: a warning, the run stays paused
+    held = label.text_content()
+    loop.locator(".dsh-debug-continue").click()
+    status = loop.locator(".dsh-debug-status")
+    wait_until(lambda: "The edit in the editor is not applied" in (status.text_content() or ""), timeout=5, what="the warning")
+    c = contrast(page, ".dsh-loop .dsh-debug-status")
+    assert c["ratio"] >= 4.5 and c["fontSize"] >= 12, c
+    page.wait_for_timeout(300)
+    assert label.text_content() == held and loop.locator(".dsh-debug-editor").is_visible()
     shot(page, "debugger-edit-request-light", ".dsh-loop")
     set_theme(page, "JupyterLab Dark")
+    for sel in (".dsh-debug-status", ".dsh-debug-json", ".dsh-debug-hint"):
+        c = contrast(page, f".dsh-loop {sel}")
+        assert c["ratio"] >= 4.5 and c["fontSize"] >= 12, (sel, "dark", c)
     shot(page, "debugger-edit-request-dark", ".dsh-loop")
     set_theme(page, "JupyterLab Light")
     area.focus()
     page.keyboard.press("Tab")  # the hint and the error are text: the next stop is Apply
     assert loop.locator(".dsh-debug-apply").evaluate(FOCUSED)
     page.keyboard.press("Enter")
-    status = loop.locator(".dsh-debug-status")
     wait_until(lambda: "debug/edit #" in (status.text_content() or ""), timeout=10, what="edit applied")
     assert loop.locator(".dsh-debug-edit").evaluate(FOCUSED)
     loop.locator(".dsh-debug-continue").click()

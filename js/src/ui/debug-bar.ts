@@ -39,6 +39,9 @@ export class DebugPanel {
   private refocus: string | null = null;
   private pause: PauseState | null = null;
   private busy = false;
+  /** The editor's text as it opened, and the action already warned about an unapplied edit. */
+  private prefill = "";
+  private warned: "step" | "continue" | null = null;
 
   constructor(private readonly deps: DebugDeps, readonly: boolean) {
     const id = `dsh-debug-json-${Math.random().toString(36).slice(2, 8)}`;
@@ -53,7 +56,7 @@ export class DebugPanel {
     this.editBtn.addEventListener("click", () => this.openEditor(this.editor.hidden, true));
     const apply = this.button("Apply edit", "dsh-debug-apply", "check the JSON and send it to the paused run", () => this.apply());
     const discard = this.button("Discard", "dsh-debug-discard", "close the editor without sending", () => this.openEditor(false, true));
-    this.area.addEventListener("input", () => { this.editError.hidden = true; this.area.removeAttribute("aria-invalid"); });
+    this.area.addEventListener("input", () => { this.editError.hidden = true; this.area.removeAttribute("aria-invalid"); this.warned = null; });
     this.editor.addEventListener("keydown", (e) => this.editorKey(e));
     this.editor.append(this.editorLabel, this.area, this.editHint, this.editError, h("div", { class: "dsh-debug-editor-actions" }, apply, discard));
     this.bar.append(h("span", { class: "dsh-debug-icon", "aria-hidden": "true" }), this.label, step, cont, cancel, this.editBtn);
@@ -145,7 +148,8 @@ export class DebugPanel {
     const hadFocus = typeof document !== "undefined" && this.editor.contains(document.activeElement);
     if (open && p && target) {
       this.editorLabel.textContent = `Edit ${EDIT_AT[target].label} at stage ${p.stage}`;
-      this.area.value = editorText(p) ?? "";
+      this.area.value = this.prefill = editorText(p) ?? "";
+      this.warned = null;
       this.area.rows = Math.min(22, Math.max(6, this.area.value.split("\n").length + 1)); // a request: room to read
       this.area.removeAttribute("aria-invalid");
       this.editError.hidden = true;
@@ -190,6 +194,12 @@ export class DebugPanel {
   private async act(action: "step" | "continue"): Promise<void> {
     const sid = this.deps.sessionId();
     if (!sid || this.busy) return;
+    if (!this.editor.hidden && this.area.value !== this.prefill && this.warned !== action) {
+      this.warned = action; // a changed, unapplied edit would be lost: say so once, the same press again goes on
+      const name = action === "step" ? "Step" : "Continue";
+      this.setStatus(`The edit in the editor is not applied: Apply edit (Ctrl+Enter) first, or press ${name} again to go on without it.`, true);
+      return;
+    }
     this.busy = true;
     this.setStatus(action === "step" ? "stepping to the next stage…" : "continuing to the next breakpoint…");
     try { await this.deps.debug({ sessionId: sid, action }); }
