@@ -249,7 +249,8 @@ def _normalise(target: EditTarget, value: Any) -> Any:
         where = ".".join(str(p) for p in first.get("loc", ()))
         raise _bad(f"request messages are not valid messages: {where}: {first.get('msg')}") from None
     repaired = repair_pairing(messages)
-    if repaired.changed:
-        kinds = ", ".join(sorted({c.kind for c in repaired.changes}))
-        raise _bad(f"the edited messages do not pair tool calls and results ({kinds}); fix them first")
+    if repaired.changed:  # say which call and what is wrong with it, as the person can fix it
+        what = "; ".join(f"call {c.call_id!r} at message {c.index}: {c.detail or c.kind}" for c in repaired.changes[:3])
+        more = f" (and {len(repaired.changes) - 3} more)" if len(repaired.changes) > 3 else ""
+        raise _bad(f"the edited messages do not pair tool calls and results — {what}{more}; nothing was applied")
     return messages

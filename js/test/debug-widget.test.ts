@@ -26,6 +26,10 @@ class FakeModel {
     else if (env.type === "client-request") {
       const args = (env.payload as { args: Record<string, unknown> }).args;
       this.calls.push({ method: String(env.method), args });
+      if (env.method === "session/debug" && args.action === "edit" && args.value === "REFUSE") {
+        reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: false, error: { code: "BAD_EDIT", message: "the edited messages do not pair tool calls and results" } } }]);
+        return;
+      }
       const value = env.method === "session/debug"
         ? { sessionId: "s_d", stages: args.action === "state" ? ["04"] : args.stages ?? ["04"], editSeq: args.action === "edit" ? 11 : null }
         : { ok: 1 };
@@ -95,7 +99,7 @@ describe("loop widget debugger controls", () => {
     q(el, ".dsh-debug-apply").click();
     await tick();
     expect(q(el, ".dsh-debug-error").hidden).toBe(false);
-    expect(q(el, ".dsh-debug-error").textContent).toMatch(/^Not sent — not valid JSON/);
+    expect(q(el, ".dsh-debug-error").textContent).toMatch(/^Not sent — BAD_JSON: not valid JSON/);
     expect(area.getAttribute("aria-invalid")).toBe("true");
     expect(debugCalls(model).length).toBe(before);
     area.value = JSON.stringify("MARKER from the widget");
@@ -112,5 +116,74 @@ describe("loop widget debugger controls", () => {
     q(el, ".dsh-debug-cancel").click();
     await tick();
     expect(model.calls.at(-1)).toEqual({ method: "session/cancel", args: { sessionId: "s_d" } });
+  });
+
+  it("Edit by keyboard: focus into the text, Ctrl+Enter applies, Escape discards, focus back on Edit", async () => {
+    const { el, model } = mount();
+    await tick(); await tick();
+    const edit = q<HTMLButtonElement>(el, ".dsh-debug-edit");
+    edit.focus();
+    edit.click();
+    const area = q<HTMLTextAreaElement>(el, ".dsh-debug-json");
+    expect(document.activeElement).toBe(area);
+    expect(edit.getAttribute("aria-expanded")).toBe("true");
+    expect(area.labels?.[0]?.textContent).toBe("Edit the tool result's text (a JSON string) at stage 04");
+    const described = (area.getAttribute("aria-describedby") ?? "").split(" ");
+    expect(described).toContain(q(el, ".dsh-debug-error").id);
+    expect(described).toContain(q(el, ".dsh-debug-hint").id);
+    // Escape: closed, nothing sent, focus on Edit; the key does not reach the notebook
+    const before = debugCalls(model).length;
+    let leaked = 0;
+    el.addEventListener("keydown", () => leaked++);
+    area.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    expect(q(el, ".dsh-debug-editor").hidden).toBe(true);
+    expect(document.activeElement).toBe(edit);
+    expect(edit.getAttribute("aria-expanded")).toBe("false");
+    // Ctrl+Enter: checked, then sent; the host's refusal is shown with its code, the text stays
+    edit.click();
+    area.value = JSON.stringify("REFUSE");
+    area.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true, bubbles: true }));
+    await tick();
+    expect(debugCalls(model).length).toBe(before + 1);
+    const err = q(el, ".dsh-debug-error");
+    expect(err.hidden).toBe(false);
+    expect(err.getAttribute("role")).toBe("alert");
+    expect(err.textContent).toBe("Not applied — the host refused the edit: BAD_EDIT: the edited messages do not pair tool calls and results");
+    expect(area.getAttribute("aria-invalid")).toBe("true");
+    expect(q(el, ".dsh-debug-editor").hidden).toBe(false);
+    area.value = JSON.stringify("MARKER");
+    area.dispatchEvent(new Event("input"));
+    expect(area.hasAttribute("aria-invalid")).toBe(false); // typing clears the refusal
+    area.focus();
+    area.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", metaKey: true, bubbles: true }));
+    await tick();
+    expect(debugCalls(model).at(-1)).toEqual({ sessionId: "s_d", action: "edit", target: "result", callId: "c1", value: "MARKER" });
+    expect(q(el, ".dsh-debug-editor").hidden).toBe(true);
+    expect(document.activeElement).toBe(edit);
+    expect(leaked).toBe(0);
+  });
+
+  it("Continue with a changed, unapplied edit warns once; the same press again goes on without it", async () => {
+    const { el, model } = mount();
+    await tick(); await tick();
+    q(el, ".dsh-debug-edit").click();
+    const area = q<HTMLTextAreaElement>(el, ".dsh-debug-json");
+    const before = debugCalls(model).length;
+    q(el, ".dsh-debug-continue").click(); // unchanged text: nothing to lose, it goes on
+    await tick();
+    expect(debugCalls(model).at(-1)?.action).toBe("continue");
+    area.value = JSON.stringify("an edit not applied");
+    area.dispatchEvent(new Event("input"));
+    q(el, ".dsh-debug-step").click();
+    await tick();
+    expect(debugCalls(model).length).toBe(before + 1); // the step was not sent
+    const status = q(el, ".dsh-debug-status");
+    expect(status.textContent).toBe("The edit in the editor is not applied: Apply edit (Ctrl+Enter) first, or press Step again to go on without it.");
+    expect(status.getAttribute("aria-live")).toBe("polite");
+    expect(status.classList.contains("dsh-debug-status-err")).toBe(true);
+    q(el, ".dsh-debug-step").click();
+    await tick();
+    expect(debugCalls(model).at(-1)?.action).toBe("step");
+    expect(debugCalls(model).length).toBe(before + 2);
   });
 });

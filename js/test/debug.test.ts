@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PauseState } from "../src/fold";
 import { ClientSessionModel } from "../src/fold";
 import {
-  breakArgs, checkEdit, editArgs, editorText, parseTools, pauseKey, pauseLabel, pausedAt, stageKey, stageNo, toggleStage,
+  breakArgs, checkEdit, editArgs, editorText, parseTools, pauseKey, pauseLabel, pausedAt, refusal, stageKey, stageNo, toggleStage,
 } from "../src/model/debug";
 import { streamItems } from "./helpers";
 
@@ -34,6 +34,10 @@ describe("debugger model: the pause", () => {
     const p = pause({ callId: "c3", name: "bash", seq: 12 });
     expect(pauseLabel(p)).toBe("paused at 04 · c3 (bash)");
     expect(pauseLabel(pause({ stage: "06" }))).toBe("paused at 06");
+    // a call-less pause names its event: which of the turn's requests is held
+    expect(pauseLabel(pause({ stage: "06", seq: 16 }))).toBe("paused at 06 · request/frozen #16");
+    expect(pauseLabel(pause({ stage: "01", seq: 9 }))).toBe("paused at 01 · assistant/message #9");
+    expect(pauseLabel(pause({ stage: "05", seq: 3 }))).toBe("paused at 05");
     expect(pauseKey(p)).not.toBe(pauseKey({ ...p, stage: "05" }));
   });
 
@@ -71,11 +75,14 @@ describe("debugger model: checking an edit before it is sent", () => {
     const r = checkEdit("result", "all tests passed");
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toMatch(/^not valid JSON/);
+    expect(!r.ok && r.code).toBe("BAD_JSON");
+    expect(!r.ok && refusal(r)).toMatch(/^Not sent — BAD_JSON: not valid JSON/);
   });
 
   it("checks the shape of each target", () => {
     expect(checkEdit("arguments", '{"command": "ls"}')).toEqual({ ok: true, value: { command: "ls" } });
-    expect(checkEdit("arguments", "[1]").ok).toBe(false);
+    const notObject = checkEdit("arguments", '["src/math.ts"]');
+    expect(!notObject.ok && refusal(notObject)).toBe('Not sent — BAD_EDIT: the arguments must be a JSON object, like {"command": "ls"}');
     expect(checkEdit("result", '"MARKER"')).toEqual({ ok: true, value: "MARKER" });
     expect(checkEdit("result", '{"text": "x"}').ok).toBe(false);
     expect(checkEdit("request", "[]").ok).toBe(false);

@@ -142,8 +142,13 @@ async def test_edit_the_request_at_06_changes_what_is_sent() -> None:
     messages = paused["payload"]["messages"]
     user = next(m for m in messages if m["role"] == "user" and m.get("source", {}).get("kind") == "user")
     user["content"] = [{"type": "text", "text": "an edited question"}]
-    with pytest.raises(HostError):
-        agent.debugger.edit("request", [{"role": "tool", "toolCallId": "nope", "content": []}])  # unpaired
+    before = len(agent.session.events)
+    with pytest.raises(HostError) as unpaired:
+        agent.debugger.edit("request", [{"role": "tool", "toolCallId": "nope", "content": []}])
+    assert unpaired.value.code == "BAD_EDIT"
+    assert str(unpaired.value) == ("[BAD_EDIT] the edited messages do not pair tool calls and results — call 'nope' at message 0: "
+                                   "a result before any assistant message; nothing was applied")
+    assert len(agent.session.events) == before  # a refused edit logs nothing
     edit = agent.debugger.edit("request", messages)
     agent.debugger.resume("continue")
     await agent.wait_idle()

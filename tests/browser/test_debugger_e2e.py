@@ -100,7 +100,7 @@ def test_pause_at_04_edit_the_result_step_and_continue(lab: Lab, page: Any) -> N
     loop.locator(".dsh-debug-apply").click()
     err = loop.locator(".dsh-debug-error")
     err.wait_for(state="visible", timeout=5000)
-    assert (err.text_content() or "").startswith("Not sent — not valid JSON")
+    assert (err.text_content() or "").startswith("Not sent — BAD_JSON: not valid JSON")
     assert area.get_attribute("aria-invalid") == "true"
     assert contrast(page, ".dsh-loop .dsh-debug-error")["ratio"] >= 4.5
     shot(page, "debugger-edit-invalid-light", ".dsh-loop")

@@ -42,9 +42,13 @@ export function breakArgs(sessionId: string, bp: Breakpoints): DebugArgs {
   return args;
 }
 
+/** What a call-less pause's seq is: "paused at 06 · request/frozen #16". */
+const SEQ_OF: Partial<Record<string, string>> = { "01": "assistant/message", "06": "request/frozen" };
+
 /** "paused at 04 · c3" (and the tool's name when known). */
 export function pauseLabel(p: PauseState): string {
-  const call = p.callId ? ` · ${p.callId}` : "";
+  const what = SEQ_OF[p.stage];
+  const call = p.callId ? ` · ${p.callId}` : p.seq != null && what ? ` · ${what} #${p.seq}` : "";
   const name = p.name ? ` (${p.name})` : "";
   return `paused at ${p.stage}${call}${name}`;
 }
@@ -71,7 +75,15 @@ export function editorText(p: PauseState): string | null {
   return null;
 }
 
-export type Checked = { ok: true; value: JsonValue } | { ok: false; error: string };
+/** Why the editor's text is not sent: `BAD_JSON` it does not parse, `BAD_EDIT` it parses but is
+ *  not the shape the target needs (the host's own refusals use `BAD_EDIT` too). */
+export type EditErrorCode = "BAD_JSON" | "BAD_EDIT";
+export type Checked = { ok: true; value: JsonValue } | { ok: false; code: EditErrorCode; error: string };
+
+const bad = (error: string): Checked => ({ ok: false, code: "BAD_EDIT", error });
+
+/** What the editor says when it does not send: "Not sent — BAD_JSON: not valid JSON: …". */
+export const refusal = (c: { code: string; error: string }): string => `Not sent — ${c.code}: ${c.error}`;
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
 
@@ -99,18 +111,18 @@ export function checkEdit(target: EditTarget, text: string): Checked {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    return { ok: false, error: `not valid JSON: ${(e as Error).message}` };
+    return { ok: false, code: "BAD_JSON", error: `not valid JSON: ${(e as Error).message}` };
   }
   if (target === "arguments") {
-    if (!value || typeof value !== "object" || Array.isArray(value)) return { ok: false, error: "the arguments must be a JSON object, like {\"command\": \"ls\"}" };
+    if (!value || typeof value !== "object" || Array.isArray(value)) return bad("the arguments must be a JSON object, like {\"command\": \"ls\"}");
     return { ok: true, value: value as JsonValue };
   }
   if (target === "result") {
-    if (typeof value !== "string") return { ok: false, error: "a tool result is text: write it as a JSON string in double quotes, like \"all tests passed\"" };
+    if (typeof value !== "string") return bad("a tool result is text: write it as a JSON string in double quotes, like \"all tests passed\"");
     return { ok: true, value };
   }
-  const bad = checkMessages(value);
-  return bad ? { ok: false, error: bad } : { ok: true, value: value as JsonValue };
+  const wrong = checkMessages(value);
+  return wrong ? bad(wrong) : { ok: true, value: value as JsonValue };
 }
 
 /** The `session/debug` arguments of an edit of pause `p` with a checked value. */

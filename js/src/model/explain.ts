@@ -34,6 +34,28 @@ function frozenSummary(events: readonly SessionEvent[], seq: number | undefined)
 }
 
 /** The explanation of `stage` for tool call `t`, with the session's real values. */
+/** " Its arguments were edited while paused (debug/edit #11)[: the tool runs with {…}]; the model
+ *  asked for {…}." — empty for a call nobody edited. */
+export function argumentsEdited(t: ToolCallTrace, withValue: boolean): string {
+  const edits = t.argumentEdits ?? [];
+  if (!edits.length) return "";
+  const now = withValue ? `: the tool runs with ${short(t.arguments, 120)}` : "";
+  return ` Its arguments were edited while paused (${edits.map((s) => `debug/edit #${s}`).join(", ")})${now}; the model asked for ${short(t.modelArguments ?? "?", 120)}.`;
+}
+
+/** The `debug/edit`s of request `frozenSeq` made while paused at 06: they follow it before the
+ *  model's answer (a short scan, not of the whole log). */
+export function requestEdits(events: readonly SessionEvent[], frozenSeq: number | undefined): number[] {
+  const out: number[] = [];
+  if (frozenSeq === undefined) return out;
+  for (let i = frozenSeq + 1; i < events.length && i <= frozenSeq + 64; i++) {
+    const e = events[i];
+    if (!e || e.type === "assistant/message" || e.type === "request/frozen") break;
+    if (e.type === "debug/edit" && e.target === "request" && (e.sourceEventSeqs ?? []).includes(frozenSeq)) out.push(e.seq);
+  }
+  return out;
+}
+
 export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly SessionEvent[]): { title: string; text: string } {
   const args = short(t.arguments, 120);
   switch (stage) {
@@ -48,13 +70,13 @@ export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly 
       return {
         title: "The call is registered first",
         text: t.callSeq !== undefined
-          ? `execute_tool_calls() appended tool/call #${t.callSeq} (${t.name}, ${t.callId}) when the call started and keeps that seq: the result will cite it.`
+          ? `execute_tool_calls() appended tool/call #${t.callSeq} (${t.name}, ${t.callId}) when the call started and keeps that seq: the result will cite it.${argumentsEdited(t, true)}`
           : `execute_tool_calls() has not appended the tool/call for ${t.callId} yet.`,
       };
     case 3:
       return {
         title: "The tool runtime takes over",
-        text: `The tool runtime runs ${t.name}(${args}) through prepare → policy → ${t.approvalSeqs.length ? "approval → " : ""}execute → result handling. Progress goes to the view only, never into the history.`,
+        text: `The tool runtime runs ${t.name}(${args}) through prepare → policy → ${t.approvalSeqs.length ? "approval → " : ""}execute → result handling. Progress goes to the view only, never into the history.${argumentsEdited(t, false)}`,
       };
     case 4:
       return {
@@ -72,10 +94,12 @@ export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly 
     }
     case 6: {
       const f = frozenSummary(events, t.frozenSeq);
+      const edits = requestEdits(events, t.frozenSeq);
+      const edited = edits.length ? ` Its messages were edited while paused (${edits.map((e) => `debug/edit #${e}`).join(", ")}): the model got the edited messages, which the edit holds, not exactly these.` : "";
       return {
         title: "Freeze the request, then hand it to the model",
         text: t.frozenSeq !== undefined
-          ? `request/frozen #${t.frozenSeq} froze ${f.n} messages (messageSeqs include #${t.resultSeq}) and handed them to adapter.stream() on ${f.where}. This time the model gets ${t.name}'s result.`
+          ? `request/frozen #${t.frozenSeq} froze ${f.n} messages (messageSeqs include #${t.resultSeq}) and handed them to adapter.stream() on ${f.where}. This time the model gets ${t.name}'s result.${edited}`
           : "The next request has not been frozen yet.",
       };
     }

@@ -30,6 +30,10 @@ export interface ToolCallTrace {
   deriveSeq?: number;
   /** request/frozen whose messageSeqs first include the result. */
   frozenSeq?: number;
+  /** `debug/edit` seqs that changed the arguments while paused at 02–03 (`arguments` is then the
+   *  edited value the tool ran with, `modelArguments` what the model asked for). */
+  argumentEdits?: number[];
+  modelArguments?: string;
 }
 
 /** Incremental tracer: feed it the events in order (again and again as more arrive). */
@@ -56,9 +60,14 @@ export class CallTracer {
       case "assistant/message": {
         const m = ev.message;
         if (!m || m.role !== "assistant") return;
+        const op = ev.surfaceOp;
         for (const b of m.content ?? []) {
           if (b.type !== "tool-call") continue;
           const tb = b as ToolCallBlock;
+          // the debugger's copy of a message with edited arguments replaces it: the same call
+          const same = op?.op === "replace" ? this.openByCallId.get(tb.id)?.find((x) =>
+            x.assistantSeq !== undefined && x.assistantSeq >= op.startSeq && x.assistantSeq <= op.endSeq) : undefined;
+          if (same) { same.arguments = tb.arguments; continue; }
           const t: ToolCallTrace = { index: this.traces.length, callId: tb.id, name: tb.name, arguments: tb.arguments, turn: ev.turn, step: ev.step, assistantSeq: ev.seq, approvalSeqs: [] };
           this.traces.push(t);
           const list = this.openByCallId.get(tb.id) ?? [];
@@ -98,6 +107,15 @@ export class CallTracer {
         t.errorCode = err?.code;
         this.awaitingDerive.push(t);
         this.awaitingFrozen.push(t);
+        return;
+      }
+      case "debug/edit": {
+        if (ev.target !== "arguments" || !ev.callId || typeof ev.after !== "string") return;
+        const t = [...(this.openByCallId.get(ev.callId) ?? [])].reverse().find((x) => x.resultSeq === undefined);
+        if (!t) return;
+        if (t.modelArguments === undefined) t.modelArguments = typeof ev.before === "string" ? ev.before : t.arguments;
+        t.arguments = ev.after;
+        t.argumentEdits = [...(t.argumentEdits ?? []), ev.seq];
         return;
       }
       case "step/start": {

@@ -3,7 +3,7 @@
 // Edit opens a JSON editor prefilled with the stage's value that checks it before it is sent.
 import type { PauseState } from "../fold";
 import {
-  breakArgs, checkEdit, EDIT_AT, editArgs, editorText, parseTools, pauseKey, pauseLabel, stageKey, toggleStage,
+  breakArgs, checkEdit, EDIT_AT, editArgs, editorText, parseTools, pauseKey, pauseLabel, refusal, stageKey, toggleStage,
   type Breakpoints, type EditTarget,
 } from "../model/debug";
 import type { StageNo } from "../model/stages";
@@ -31,24 +31,34 @@ export class DebugPanel {
   private readonly editor = h("div", { class: "dsh-debug-editor" });
   private readonly editorLabel = h("label", { class: "dsh-debug-editor-label" });
   private readonly area = h("textarea", { class: "dsh-debug-json", spellcheck: "false", rows: 8 });
+  private readonly editHint = h("div", { class: "dsh-debug-hint" }, "Ctrl+Enter applies (checked first) · Escape discards");
   private readonly editError = h("div", { class: "dsh-debug-error", role: "alert" });
   private readonly status = h("div", { class: "dsh-debug-status", "aria-live": "polite" });
   private shown: string | null = null;
+  /** The action button that had focus when the bar hid (Step/Continue): the next pause gets it back. */
+  private refocus: string | null = null;
   private pause: PauseState | null = null;
   private busy = false;
+  /** The editor's text as it opened, and the action already warned about an unapplied edit. */
+  private prefill = "";
+  private warned: "step" | "continue" | null = null;
 
   constructor(private readonly deps: DebugDeps, readonly: boolean) {
     const id = `dsh-debug-json-${Math.random().toString(36).slice(2, 8)}`;
     this.area.id = id;
     this.editorLabel.setAttribute("for", id);
+    this.editHint.id = `${id}-hint`;
+    this.editError.id = `${id}-error`;
+    this.area.setAttribute("aria-describedby", `${this.editHint.id} ${this.editError.id}`);
     const step = this.button("Step", "dsh-debug-step", "run to the next stage, whatever it is", () => this.act("step"));
     const cont = this.button("Continue", "dsh-debug-continue", "run to the next breakpoint", () => this.act("continue"));
     const cancel = this.button("Cancel", "dsh-debug-cancel", "cancel the turn (every tool call still gets a result)", () => this.cancelTurn());
-    this.editBtn.addEventListener("click", () => this.openEditor(this.editor.hidden));
+    this.editBtn.addEventListener("click", () => this.openEditor(this.editor.hidden, true));
     const apply = this.button("Apply edit", "dsh-debug-apply", "check the JSON and send it to the paused run", () => this.apply());
-    const discard = this.button("Discard", "dsh-debug-discard", "close the editor without sending", () => this.openEditor(false));
-    this.area.addEventListener("input", () => { this.editError.hidden = true; });
-    this.editor.append(this.editorLabel, this.area, this.editError, h("div", { class: "dsh-debug-editor-actions" }, apply, discard));
+    const discard = this.button("Discard", "dsh-debug-discard", "close the editor without sending", () => this.openEditor(false, true));
+    this.area.addEventListener("input", () => { this.editError.hidden = true; this.area.removeAttribute("aria-invalid"); this.warned = null; });
+    this.editor.addEventListener("keydown", (e) => this.editorKey(e));
+    this.editor.append(this.editorLabel, this.area, this.editHint, this.editError, h("div", { class: "dsh-debug-editor-actions" }, apply, discard));
     this.bar.append(h("span", { class: "dsh-debug-icon", "aria-hidden": "true" }), this.label, step, cont, cancel, this.editBtn);
     this.tools.addEventListener("change", () => { this.bp = { stages: this.bp.stages, tools: parseTools(this.tools.value) }; void this.send(); });
     const filter = h("label", { class: "dsh-debug-filter" }, "Pause only for tools ", this.tools);
@@ -104,28 +114,64 @@ export class DebugPanel {
     const key = paused ? pauseKey(paused) : null;
     if (key === this.shown) return;
     this.shown = key;
+    const focused = this.focusedAction();
+    if (focused) this.refocus = focused;
     this.setStatus(""); // what was said was about the previous pause
     this.bar.hidden = !paused;
     this.busy = false;
-    this.openEditor(false);
+    this.openEditor(false, false);
     if (!paused) return;
     this.label.textContent = pauseLabel(paused);
     const target = paused.editable as EditTarget | null;
     this.editBtn.disabled = !target;
     this.editBtn.title = target ? `edit ${EDIT_AT[target].label}` : "nothing is editable here: edits apply at 02–03 (arguments), 04 (result), 06 (request)";
+    // keyboard flow: the Step/Continue that was pressed has focus again at the next pause
+    const again = this.refocus && typeof document !== "undefined" && (!document.activeElement || document.activeElement === document.body)
+      ? this.bar.querySelector<HTMLButtonElement>(`.${this.refocus}`) : null;
+    this.refocus = null;
+    again?.focus();
   }
 
-  private openEditor(open: boolean): void {
+  /** The class of the bar's action button that has keyboard focus now, if any. */
+  private focusedAction(): string | null {
+    const a = typeof document !== "undefined" ? document.activeElement : null;
+    if (!(a instanceof HTMLElement) || !this.bar.contains(a)) return null;
+    return ["dsh-debug-step", "dsh-debug-continue"].find((c) => a.classList.contains(c)) ?? null;
+  }
+
+  /** Open (focus into the text) or close the editor; closing with `refocus` (or while the editor
+   *  has focus) puts focus back on the Edit button. */
+  private openEditor(open: boolean, refocus: boolean): void {
     const p = this.pause;
     const target = p?.editable as EditTarget | null | undefined;
+    const wasOpen = !this.editor.hidden;
+    const hadFocus = typeof document !== "undefined" && this.editor.contains(document.activeElement);
     if (open && p && target) {
       this.editorLabel.textContent = `Edit ${EDIT_AT[target].label} at stage ${p.stage}`;
-      this.area.value = editorText(p) ?? "";
+      this.area.value = this.prefill = editorText(p) ?? "";
+      this.warned = null;
+      this.area.rows = Math.min(22, Math.max(6, this.area.value.split("\n").length + 1)); // a request: room to read
+      this.area.removeAttribute("aria-invalid");
       this.editError.hidden = true;
       this.editor.hidden = false;
       this.area.focus();
-    } else this.editor.hidden = true;
+    } else {
+      this.editor.hidden = true;
+      if (wasOpen && (refocus || hadFocus) && !this.bar.hidden) this.editBtn.focus();
+    }
     this.editBtn.setAttribute("aria-expanded", String(!this.editor.hidden));
+  }
+
+  private editorKey(e: KeyboardEvent): void {
+    e.stopPropagation(); // the notebook's shortcuts (Escape, Ctrl+Enter run cell) stay out of the editor
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); void this.apply(); }
+    else if (e.key === "Escape") { e.preventDefault(); this.openEditor(false, true); }
+  }
+
+  private showRefusal(text: string): void {
+    this.editError.textContent = text;
+    this.editError.hidden = false;
+    this.area.setAttribute("aria-invalid", "true");
   }
 
   private async apply(): Promise<void> {
@@ -134,26 +180,26 @@ export class DebugPanel {
     const target = p?.editable as EditTarget | null | undefined;
     if (!p || !sid || !target) return;
     const checked = checkEdit(target, this.area.value);
-    if (!checked.ok) {
-      this.editError.textContent = `Not sent — ${checked.error}`;
-      this.editError.hidden = false;
-      this.area.setAttribute("aria-invalid", "true");
-      return;
-    }
+    if (!checked.ok) return this.showRefusal(refusal(checked));
     this.area.removeAttribute("aria-invalid");
     try {
       const st = await this.deps.debug(editArgs(sid, p, checked.value));
-      this.openEditor(false);
+      this.openEditor(false, true);
       this.setStatus(`edited: debug/edit #${st.editSeq ?? "?"} — Step or Continue goes on with it`);
     } catch (e) {
-      this.editError.textContent = `The host refused the edit — ${errText(e)}`;
-      this.editError.hidden = false;
+      this.showRefusal(`Not applied — the host refused the edit: ${errText(e)}`);
     }
   }
 
   private async act(action: "step" | "continue"): Promise<void> {
     const sid = this.deps.sessionId();
     if (!sid || this.busy) return;
+    if (!this.editor.hidden && this.area.value !== this.prefill && this.warned !== action) {
+      this.warned = action; // a changed, unapplied edit would be lost: say so once, the same press again goes on
+      const name = action === "step" ? "Step" : "Continue";
+      this.setStatus(`The edit in the editor is not applied: Apply edit (Ctrl+Enter) first, or press ${name} again to go on without it.`, true);
+      return;
+    }
     this.busy = true;
     this.setStatus(action === "step" ? "stepping to the next stage…" : "continuing to the next breakpoint…");
     try { await this.deps.debug({ sessionId: sid, action }); }
