@@ -193,6 +193,11 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     for (let ms = from; ms <= to; ms += step) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
     replace(axis, ...ticks);
   }
+  // a narrowed or widened pane: "fit" fits the new width (the scale is recomputed, lanes kept)
+  let lastWidth = 0;
+  if (typeof ResizeObserver === "function") new ResizeObserver(() => {
+    if (last && scroll.clientWidth && scroll.clientWidth !== lastWidth) { lastWidth = scroll.clientWidth; draw(); }
+  }).observe(scroll);
   let tickFrame = 0;
   scroll.addEventListener("scroll", () => {
     if (tickFrame) return;
