@@ -44,6 +44,8 @@ export function createDiagramFrame(): DiagramFrame {
     more.hidden = !overflow || body.scrollLeft + body.clientWidth >= body.scrollWidth - 1;
     less.hidden = !overflow || body.scrollLeft <= 1;
     el.dataset.overflow = String(overflow);
+    // the fades cover the whole stage row and its return arc, down to the scrollbar (0 px when overlay)
+    more.style.bottom = less.style.bottom = `${Math.max(0, body.offsetHeight - body.clientHeight)}px`;
     const cur = body.querySelector<HTMLElement>('.dsh-stage[aria-current="step"]');
     const stage = cur?.dataset.stage ?? null;
     if (cur && stage !== lastStage && overflow) {
