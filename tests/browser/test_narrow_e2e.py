@@ -93,16 +93,17 @@ def set_theme(page: Any, theme: str) -> None:
     page.wait_for_timeout(500)
 
 
-def widget(page: Any, cell: int, width: int) -> Any:
+def widget(page: Any, cell: int, width: int | None) -> Any:
     """The widget of a cell, brought into the DOM (the notebook detaches cells out of view) and
-    scrolled to, its container set to ``width`` px."""
+    scrolled to, its container set to ``width`` px (None: as wide as the notebook makes it)."""
     page.evaluate("""(k) => { const nb = window.jupyterapp.shell.currentWidget.content;
       nb.widgets.forEach((w, i) => { w.node.dataset.narrowCell = String(i); }); nb.scrollToItem(k, 'start'); }""", cell)
     root = page.locator(CELL.format(cell)).first
     root.wait_for(timeout=20_000)
-    root.evaluate("(r, w) => { r.parentElement.style.width = r.parentElement.style.maxWidth = w + 'px'; }", width)
-    wait_until(lambda: root.evaluate("(r, w) => Math.abs(r.getBoundingClientRect().width - w) < 1", width),
-               timeout=5, what=f"the widget at {width}px")
+    root.evaluate("(r, w) => { r.parentElement.style.width = r.parentElement.style.maxWidth = w ? w + 'px' : ''; }", width)
+    if width:
+        wait_until(lambda: root.evaluate("(r, w) => Math.abs(r.getBoundingClientRect().width - w) < 1", width),
+                   timeout=5, what=f"the widget at {width}px")
     page.wait_for_timeout(250)  # the pane class (ResizeObserver) and the waterfall's fit settle
     root.scroll_into_view_if_needed()
     return root
@@ -177,5 +178,16 @@ def test_widgets_at_520_and_900_px_in_both_themes(lab: Lab, page: Any) -> None:
             check(page, CMP, f"compare {width}px {tag}")
             shot(page, f"narrow-{width}-{tag}-compare", CELL.format(CMP))
     set_theme(page, "JupyterLab Light")
-    print("header heights:", {k: round(v["header_h"]) for k, v in seen.items()})
+    # the projector: 1024×768 with the file browser open — the notebook, not the test, sets the width
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")
+    page.wait_for_selector(".jp-FileBrowser", state="visible", timeout=10_000)
+    for cell, what in ((LOOP, "loop"), (INSP, "inspector")):
+        root = widget(page, cell, None)
+        width = root.evaluate("r => r.getBoundingClientRect().width")
+        assert 450 < width < 800 and root.get_attribute("data-pane") in ("narrow", "medium"), (what, width)
+        check(page, cell, f"{what} in a 1024×768 window ({width:.0f}px)")
+        shot(page, f"narrow-1024x768-{what}")  # the window, as the projector shows it
+        seen[f"{what} 1024x768"] = {"header_h": root.locator(".dsh-header").evaluate("e => e.getBoundingClientRect().height"), "width": width}
+    print("header heights / widths:", {k: {n: round(x) for n, x in v.items()} for k, v in seen.items()})
     assert not page.page_errors, page.page_errors
