@@ -178,6 +178,26 @@ def test_widgets_at_520_and_900_px_in_both_themes(lab: Lab, page: Any) -> None:
             check(page, CMP, f"compare {width}px {tag}")
             shot(page, f"narrow-{width}-{tag}-compare", CELL.format(CMP))
     set_theme(page, "JupyterLab Light")
+    # a pane so narrow the detail tabs cannot all show: one row that scrolls, by keyboard too,
+    # the selected tab scrolled into view
+    insp = widget(page, INSP, 360)
+    strip = insp.locator(".dsh-detail [role=tablist]")
+    insp.locator('.dsh-tab[data-detail="event"]').click()
+    row = strip.evaluate(f"(t) => ({TABS_JS})(t.parentElement)[0]")
+    assert not row["fits"] and row["scrolls"] and len(row["tops"]) == 1 and row["selectedInView"], row
+    assert strip.get_attribute("data-clipped") == "end"  # the cut edge fades: there is more to the right
+    insp.locator('.dsh-tab[data-detail="event"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("() => document.activeElement.dataset.detail") == "diff"
+    page.keyboard.press("Enter")
+    wait_until(lambda: insp.locator('.dsh-detail [role=tab][aria-selected="true"]').get_attribute("data-detail") == "diff",
+               timeout=5, what="the Request diff tab selected by keyboard")
+    row = strip.evaluate(f"(t) => ({TABS_JS})(t.parentElement)[0]")
+    assert row["selectedInView"] and strip.evaluate("t => t.scrollLeft") > 0, row
+    assert "start" in (strip.get_attribute("data-clipped") or "")
+    assert page.evaluate("() => document.activeElement.dataset.detail") == "diff"  # focus kept across the render
+    shot(page, "narrow-360-inspector-tabs", f"{CELL.format(INSP)} .dsh-detail")
     # the projector: 1024×768 with the file browser open — the notebook, not the test, sets the width
     page.set_viewport_size({"width": 1024, "height": 768})
     page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")

@@ -67,12 +67,22 @@ export function observePane(root: HTMLElement): () => void {
   return () => ro.disconnect();
 }
 
-/** Scroll the tab row so its selected tab is fully visible (the row's own scrollLeft only). */
+/** Scroll the tab row so its selected tab is fully visible (the row's own scrollLeft only), and
+ *  mark the edges where tabs are cut (data-clipped="start end"; the CSS fades them as a cue). */
 export function keepTabInView(tablist: HTMLElement): void {
+  tablist.onscroll = () => markClipped(tablist);
   const tab = tablist.querySelector<HTMLElement>('[role="tab"][aria-selected="true"]');
-  if (!tab || tablist.scrollWidth <= tablist.clientWidth + 1) return;
-  const row = tablist.getBoundingClientRect();
-  const r = tab.getBoundingClientRect();
-  if (r.left < row.left) tablist.scrollLeft -= row.left - r.left + 8;
-  else if (r.right > row.right) tablist.scrollLeft += r.right - row.right + 8;
+  if (tab && tablist.scrollWidth > tablist.clientWidth + 1) {
+    const row = tablist.getBoundingClientRect();
+    const r = tab.getBoundingClientRect();
+    if (r.left < row.left) tablist.scrollLeft -= row.left - r.left + 32;
+    else if (r.right > row.right) tablist.scrollLeft += r.right - row.right + 32;
+  }
+  markClipped(tablist);
+}
+
+function markClipped(t: HTMLElement): void {
+  const over = t.scrollWidth > t.clientWidth + 1;
+  const edges = over ? [t.scrollLeft > 1 ? "start" : "", t.scrollLeft + t.clientWidth < t.scrollWidth - 1 ? "end" : ""].filter(Boolean).join(" ") : "";
+  if ((t.dataset.clipped ?? "") !== edges) t.dataset.clipped = edges;
 }
