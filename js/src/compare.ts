@@ -3,6 +3,7 @@
 import { compareStatus, diffLineKind, type CompareData, type CompareSide } from "./model/compare";
 import type { WidgetModel } from "./transport";
 import { h, replace } from "./ui/dom";
+import { observePane } from "./ui/narrow";
 
 function sideCell(side: CompareSide | null, name: string): HTMLElement {
   if (!side) return h("td", { class: "dsh-cmp-cell dsh-cmp-none" }, `${name} has no such step`);
@@ -65,5 +66,6 @@ export function renderCompare(model: WidgetModel, el: HTMLElement): () => void {
   };
   draw();
   model.on("change:data", draw);
-  return () => { model.off("change:data", draw); root.remove(); };
+  const unPane = observePane(root);
+  return () => { model.off("change:data", draw); unPane(); root.remove(); };
 }

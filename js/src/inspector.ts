@@ -20,6 +20,7 @@ import { Pricing, type PricingTable } from "./model/pricing";
 import { TrajectoryFold } from "./model/trajectory";
 import { approvalSeqs, durationsBySeq } from "./model/waterfall";
 import { createWaterfall } from "./ui/waterfall";
+import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 
 const ROW = 26;
 type Detail = "event" | "messages" | "diff";
@@ -65,6 +66,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const glossary = createGlossary();
   root.append(header, glossary.panel, errorEl, toolbar, wf.el, h("div", { class: "dsh-split" }, list.el, side));
   const unKeys = isolateKeys(root);
+  const unPane = observePane(root);
   const unTabs = roving(side, ".dsh-tab", "horizontal");
   const panelId = uid("dsh-detail");
   const unList = listKeys(list.el, () => rows, () => selected, (seq) => select(seq, true));
@@ -156,7 +158,9 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     body.id = panelId;
     body.setAttribute("role", "tabpanel");
     body.setAttribute("aria-labelledby", `${panelId}-${detail}`);
-    replace(side, h("div", { class: "dsh-tabs", role: "tablist", "aria-label": "event details" }, ...tabs), body);
+    const tablist = h("div", { class: "dsh-tabs", role: "tablist", "aria-label": "event details" }, ...tabs);
+    replace(side, tablist, body);
+    keepTabInView(tablist);
   }
 
   function renderDiff(events: readonly SessionEvent[], ev: SessionEvent): HTMLElement {
@@ -203,7 +207,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     drawWf();
     replace(header,
       h("span", { class: "dsh-title" }, "Session inspector"),
-      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
+      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
       glossary.button);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
@@ -228,6 +232,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   return () => {
     render.cancel();
     unKeys();
+    unPane();
     press.dispose();
     unTabs();
     unList();

@@ -30,6 +30,7 @@ import { DebugPanel, keepToggleFocus } from "./ui/debug-bar";
 import { Pricing, type PricingTable } from "./model/pricing";
 import { TrajectoryFold } from "./model/trajectory";
 import { elapsedMs, renderTotals } from "./ui/totals";
+import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
 
@@ -100,6 +101,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const glossary = createGlossary();
   root.append(head, glossary.panel, errorEl, frame.el, debug.el, explain, predictPanel.el, controls, tabs, viewEl);
   const unKeys = isolateKeys(root);
+  const unPane = observePane(root);
   const unTabs = roving(tabs, ".dsh-tab", "horizontal");
   if (!readonly) root.append(prompt.el);
 
@@ -203,7 +205,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const hdr = s.fold.header;
     replace(header,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
-      h("span", { class: "dsh-sub" }, `${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`),
+      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
       totalsEl, glossary.button);
     drawTotals();
@@ -257,6 +259,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       b.addEventListener("click", () => { view = v; render.schedule(); });
       return b;
     }));
+    keepTabInView(tabs);
 
     viewEl.setAttribute("aria-labelledby", `${viewId}-${view}`);
     if (view === "history") {
@@ -315,6 +318,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   return () => {
     if (liveTimer !== null) clearTimeout(liveTimer);
     unKeys();
+    unPane();
     press.dispose();
     unTabs();
     frame.dispose();

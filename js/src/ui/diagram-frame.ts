@@ -30,6 +30,10 @@ export function withReturnArc(row: HTMLElement, stage: number): HTMLElement {
   return h("div", { class: "dsh-loopdraw", role: "group", "aria-label": "the tool feedback loop: stages 01 to 06, then back to 01" }, row, arc);
 }
 
+/** How far the current stage is kept from the scroller's edges: the "more" fades are 76–116 px
+ *  wide (widget.css), and a card under a fade is not in view. */
+const CUE_CLEAR = 96;
+
 export interface DiagramFrame { el: HTMLElement; body: HTMLElement; update(): void; dispose(): void }
 
 export function createDiagramFrame(): DiagramFrame {
@@ -38,21 +42,27 @@ export function createDiagramFrame(): DiagramFrame {
   const less = h("button", { class: "dsh-more dsh-more-left", type: "button", tabindex: -1, title: "scroll to the earlier stages", hidden: true }, "← more");
   const el = h("div", { class: "dsh-diagram-frame" }, h("div", { class: "dsh-diagram-port" }, body, less, more), renderLegend());
   let lastStage: string | null = null;
+  let lastWidth = 0;
 
   const update = () => {
     const overflow = body.scrollWidth > body.clientWidth + 1;
     more.hidden = !overflow || body.scrollLeft + body.clientWidth >= body.scrollWidth - 1;
     less.hidden = !overflow || body.scrollLeft <= 1;
     el.dataset.overflow = String(overflow);
+    // the fades cover the whole stage row and its return arc, down to the scrollbar (0 px when overlay)
+    more.style.bottom = less.style.bottom = `${Math.max(0, body.offsetHeight - body.clientHeight)}px`;
     const cur = body.querySelector<HTMLElement>('.dsh-stage[aria-current="step"]');
     const stage = cur?.dataset.stage ?? null;
-    if (cur && stage !== lastStage && overflow) {
+    // a new stage, or a narrowed / widened pane: the current stage is brought clear of the fades
+    if (cur && (stage !== lastStage || body.clientWidth !== lastWidth) && overflow) {
       const left = cur.offsetLeft; // the scroller is the stages' offsetParent (position: relative)
       const right = left + cur.offsetWidth;
-      if (left < body.scrollLeft) body.scrollLeft = Math.max(0, left - 24);
-      else if (right > body.scrollLeft + body.clientWidth) body.scrollLeft = right - body.clientWidth + 24;
+      const cue = CUE_CLEAR; // clear of the "more" fades, not only inside the scroller
+      if (left < body.scrollLeft + cue) body.scrollLeft = Math.max(0, left - cue);
+      else if (right > body.scrollLeft + body.clientWidth - cue) body.scrollLeft = right - body.clientWidth + cue;
     }
     lastStage = stage;
+    lastWidth = body.clientWidth;
   };
   const page = (dir: 1 | -1) => { body.scrollBy?.({ left: dir * Math.max(120, body.clientWidth * 0.7), behavior: "smooth" }); };
   more.addEventListener("click", () => page(1));

@@ -7,6 +7,7 @@ import type { RuntimePhase as ToolPhase, ToolRuntimeState } from "../model/runti
 import { onActivate } from "./a11y";
 import { withReturnArc } from "./diagram-frame";
 import { fmtMs, h } from "./dom";
+import { softBreaks } from "./narrow";
 
 export type ViewName = "history" | "payloads" | "roles";
 const STAGE_LINK: Record<StageNo, ViewName> = { 1: "history", 2: "payloads", 3: "roles", 4: "payloads", 5: "history", 6: "payloads" };
@@ -72,7 +73,7 @@ export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElemen
     },
       h("div", { class: "dsh-stage-no" }, `0${s.no}`),
       h("div", { class: "dsh-stage-title" }, s.title),
-      h("div", { class: "dsh-stage-value" }, value(s.no, d)),
+      h("div", { class: "dsh-stage-value", title: value(s.no, d) }, softBreaks(value(s.no, d))),
       h("div", { class: "dsh-stage-roles" }, ...roles.map((r) => h("span", { class: `dsh-dot dsh-role-${r}`, title: r }))),
       link,
       d.breakToggle ? d.breakToggle(s.no) : null,

@@ -190,9 +190,15 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     const from = Math.max(0, Math.floor((scroll.scrollLeft - view) / scale / step) * step);
     const to = Math.min(span, (scroll.scrollLeft + 2 * view) / scale);
     const ticks: HTMLElement[] = [];
-    for (let ms = from; ms <= to; ms += step) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
+    // no tick whose label would be cut at the canvas's end
+    for (let ms = from; ms <= to; ms += step) if (ms === 0 || (span - ms) * scale >= 48) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
     replace(axis, ...ticks);
   }
+  // a narrowed or widened pane: "fit" fits the new width (the scale is recomputed, lanes kept)
+  let lastWidth = 0;
+  if (typeof ResizeObserver === "function") new ResizeObserver(() => {
+    if (last && scroll.clientWidth && scroll.clientWidth !== lastWidth) { lastWidth = scroll.clientWidth; draw(); }
+  }).observe(scroll);
   let tickFrame = 0;
   scroll.addEventListener("scroll", () => {
     if (tickFrame) return;
