@@ -48,6 +48,9 @@ def parse_stages(text: str | None) -> list[str]:
             raise UserError(f"--break {text!r}: {part!r} is not a stage; the stages are 01..06 (or all)",
                             code="BAD_FLAG")
         out.append(stage)
+    if not out:  # "--break ," / "--break ' '": no stage named, not "no breakpoints"
+        raise UserError(f"--break {text!r} names no stage; the stages are 01..06 (e.g. --break 03,06, or all)",
+                        code="BAD_FLAG")
     return sorted(set(out))
 
 

@@ -139,6 +139,10 @@ class DshMagics(CommandsMixin, Magics):
             return getattr(self, f"cmd_{args.command}")(args)
         except DshError as exc:
             raise DshMagicError(exc) from None
+        except KeyboardInterrupt:  # an Interrupt before a turn was followed (a blocking wait has its own)
+            raise DshMagicError(RunCancelled(
+                "interrupted: this %dsh line stopped before it finished; no prompt was sent and the kernel is fine",
+                code="INTERRUPTED")) from None
 
     # --- configuration and the host -------------------------------------------------------------
 
@@ -251,17 +255,20 @@ class DshMagics(CommandsMixin, Magics):
             self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
         mode = "steer" if args.steer else "queue"
         cell = current_cell(self.shell)
-        debugging = self._set_breakpoints(args, session_id)
-        if args.bg:
+        debugging = False
+        try:
+            debugging = self._set_breakpoints(args, session_id)
             run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, cell=cell,
-                          clear_breakpoints=debugging).start()
+                          sink=None if args.bg else self._sink(), clear_breakpoints=debugging and args.bg).start()
+        except KeyboardInterrupt:
+            return self._interrupted_sending(session_id, args.breakpoints is not None)
+        if args.bg:
             self.current_session = session_id
             self.remember(session_id)
             self.runs[session_id] = run
             if not args.no_widget:
                 self.display_widget(session_id)
             return run
-        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, sink=self._sink(), cell=cell).start()
         self.current_session = session_id
         self.remember(session_id)
         self.runs[session_id] = run
@@ -271,7 +278,7 @@ class DshMagics(CommandsMixin, Magics):
         finally:
             self.waiting = False
             if debugging:  # the breakpoints were this prompt's
-                self.link.debug(session_id, "break", stages=[])
+                self._clear_breakpoints(session_id)
         self.last = result
         if run.interrupted:
             raise RunCancelled(f"interrupted: turn {result.turn} ended {result.reason.kind}; "
@@ -279,6 +286,23 @@ class DshMagics(CommandsMixin, Magics):
         if result.reason.kind == "error" and result.reason.error is not None:
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
+
+    def _interrupted_sending(self, session_id: str, debugging: bool) -> None:
+        """An Interrupt while the prompt was being sent: no cell follows the turn, so no breakpoint
+        of this prompt may hold it (nobody would answer); say what may still run."""
+        if debugging:
+            self._clear_breakpoints(session_id)
+        raise RunCancelled(f"interrupted while sending the prompt to {session_id}; if it arrived, its turn runs "
+                           "on unwatched (%dsh stop cancels it, %dsh show follows it)", code="INTERRUPTED")
+
+    def _clear_breakpoints(self, session_id: str) -> None:
+        try:
+            self.link.debug(session_id, "break", stages=[])
+        except KeyboardInterrupt:  # a second Interrupt: the breakpoints still go (best effort)
+            self.link.debug(session_id, "break", stages=[])
+        except HostError as exc:
+            if exc.code != "UNKNOWN_SESSION":
+                raise
 
     def _set_breakpoints(self, args: MagicArgs, session_id: str) -> bool:
         """``--break STAGES [--break-tools NAMES]``: the agent debugger for this prompt."""

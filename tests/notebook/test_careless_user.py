@@ -1,0 +1,167 @@
+"""The debugger, fork and compare of the notebook used the way a careless (or hostile) learner
+would, in a real kernel (jupyter_client, stdin answered like a front end, the kernel's interrupt):
+each ends in one coded line — no traceback — with the kernel alive, the session log valid and
+complete, no model request the learner did not mean, and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_notebook.session.persistence import load_log
+from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
+from tests.support.kernel_messages import iopub_until_idle, shell_reply
+
+from .conftest import fake_flags
+
+pytestmark = pytest.mark.kernel
+
+
+def _cell(kc: Any, code: str) -> tuple[dict[str, Any], str, list[str]]:
+    """Run ``code``; its reply, what the learner saw (text) and the error output's traceback lines."""
+    msg_id = kc.execute(code, allow_stdin=False)
+    reply = shell_reply(kc, msg_id)
+    shown, traceback = [], []
+    for m in iopub_until_idle(kc, msg_id):
+        content = m["content"]
+        if m["msg_type"] == "stream":
+            shown.append(content["text"])
+        elif m["msg_type"] in ("execute_result", "display_data"):
+            shown.append(str(content["data"].get("text/plain", "")))
+        elif m["msg_type"] == "error":
+            traceback += content["traceback"]
+    return reply, "".join(shown) + "\n".join(traceback), traceback
+
+
+def _one_coded_line(kc: Any, code: str, error_code: str) -> str:
+    reply, shown, traceback = _cell(kc, code)
+    assert reply["content"]["status"] == "error", shown
+    assert len(traceback) == 1 and f"dsh [{error_code}]" in traceback[0], traceback  # one line, no dump
+    return traceback[0]
+
+
+def _alive(kc: Any) -> None:
+    reply, shown, _ = _cell(kc, "print(6 * 7)")
+    assert reply["content"]["status"] == "ok" and "42" in shown
+
+
+def _children(km: Any) -> str:
+    """The processes the kernel started that still run (tool commands, their shells)."""
+    pid = km.provisioner.process.pid
+    return subprocess.run(["ps", "--ppid", str(pid), "-o", "pid=,args="], capture_output=True, text=True).stdout.strip()
+
+
+def _session_log(home: Path, kc: Any) -> Any:
+    _, shown, _ = _cell(kc, "print(get_ipython().magics_manager.registry['DshMagics'].current_session)")
+    return load_log(home / "sessions" / f"{shown.strip()}.jsonl")
+
+
+def test_subcommand_lines_naming_sessions_are_never_sent_as_prompts(
+        kernel: tuple[Any, Any], fake_server: FakeOpenAIServer) -> None:
+    km, kc = kernel
+    fake_server.enqueue(text_reply("first"))
+    reply, _, _ = _cell(kc, f"r = %dsh {fake_flags(fake_server)} hello\nsid = r.session_id")
+    assert reply["content"]["status"] == "ok"
+    sent = len(fake_server.requests)
+    # before: each of these went to the model as a prompt ("compare s_…", "fork s_… s_… --at 2")
+    for line, needs in [("%dsh compare {sid}", "usage: %dsh compare A B"),
+                        ("%dsh compare s_0123456789ab", "got only s_0123456789ab"),
+                        ("%dsh compare {sid} {sid} {sid}", "takes 2 session ids, not 3"),
+                        ("%dsh fork {sid} {sid} --at 2", "takes one session id, not 2"),
+                        ("%dsh fork the first turn --at 2", "usage: %dsh fork [ID] --at SEQ"),
+                        ("%dsh show {sid} {sid}", "takes one session id"),
+                        ("%dsh stop {sid}", "%dsh --session ID stop"),
+                        (f"%dsh {fake_flags(fake_server)} --break , hello", "names no stage")]:
+        assert needs in _one_coded_line(kc, line, "BAD_FLAG"), line
+    assert len(fake_server.requests) == sent  # nothing reached the model
+    # a nonexistent id, the same id twice, --at past the end: coded, and the right thing for a valid pair
+    assert "no session 's_0123456789ab'" in _one_coded_line(kc, "%dsh compare {sid} s_0123456789ab", "LOG_NOT_FOUND")
+    assert "is not a seq of" in _one_coded_line(kc, "%dsh fork {sid} --at 99999", "BAD_FORK_POINT")
+    reply, shown, _ = _cell(kc, "%dsh compare {sid} {sid}")
+    assert reply["content"]["status"] == "ok" and "no divergence" in shown
+    # a sentence that happens to start with the word is still a prompt
+    fake_server.enqueue(text_reply("compared"))
+    reply, shown, _ = _cell(kc, "%dsh compare both of the approaches")
+    assert reply["content"]["status"] == "ok" and "compared" in shown and len(fake_server.requests) == sent + 1
+    _alive(kc)
+
+
+def test_interrupt_at_the_debug_prompt_cancels_and_keeps_the_log_whole(
+        kernel: tuple[Any, Any], fake_server: FakeOpenAIServer, isolated_dsh_home: Path) -> None:
+    km, kc = kernel
+    fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo paused-output"}')]))
+    msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} --break 03 go", allow_stdin=True)
+    prompts = []
+    for answer in ("", "x", "e", "{not json", "e", "[1, 2]", "e", ""):  # junk at the prompt and in the editor
+        request = kc.get_stdin_msg(timeout=60)
+        prompts.append(request["content"]["prompt"])
+        kc.input(answer)
+    assert kc.get_stdin_msg(timeout=60)["content"]["prompt"].startswith("debug [c/s/p/e/q]")
+    km.interrupt_kernel()  # Ctrl-C while the cell waits on the debugger's stdin prompt
+    reply = shell_reply(kc, msg_id)
+    messages = iopub_until_idle(kc, msg_id)
+    shown = json.dumps([m["content"] for m in messages])
+    [error] = [m["content"] for m in messages if m["msg_type"] == "error"]
+    assert reply["content"]["status"] == "error" and len(error["traceback"]) == 1
+    assert "dsh [INTERRUPTED]" in error["traceback"][0] and "ready for the next prompt" in error["traceback"][0]
+    assert prompts.count("new arguments (JSON, on one line; empty keeps it)> ") == 3
+    assert "[BAD_EDIT] arguments are not JSON" in shown and "must be a JSON object" in shown
+    assert "c continue" in shown  # "" and "x" showed the help line
+    log = _session_log(isolated_dsh_home, kc)  # valid (load_log), every call answered, the turn ended
+    calls = [e for e in log.events if e.type == "tool/call"]
+    results = [e for e in log.events if e.type == "tool/result"]
+    assert [c.call_id for c in calls] == [r.message.tool_call_id for r in results] == ["c1"]
+    assert not [e for e in log.events if e.type == "debug/edit"]  # no junk edit was applied
+    assert log.events[-1].type == "turn/end" and log.events[-1].reason.kind == "aborted"
+    assert len(fake_server.requests) == 1 and _children(km) == ""
+    fake_server.enqueue(text_reply("after the interrupt"))  # the breakpoints went with the prompt
+    reply, shown, _ = _cell(kc, "%dsh still there?")
+    assert reply["content"]["status"] == "ok" and "after the interrupt" in shown and "paused" not in shown
+
+
+def test_interrupt_before_the_prompt_is_sent_is_one_line(
+        kernel: tuple[Any, Any], fake_server: FakeOpenAIServer) -> None:
+    km, kc = kernel
+    slow = ("import time\nclass Slow:\n    def __str__(self):\n        print('formatting', flush=True)\n"
+            "        time.sleep(60)\n        return 'slow'\nslow = Slow()")
+    assert _cell(kc, slow)[0]["content"]["status"] == "ok"
+    msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} --break 04 summarise {{slow}}")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the interrupt lands while the line is being prepared
+        msg = kc.get_iopub_msg(timeout=60)
+        if msg["parent_header"].get("msg_id") == msg_id and "formatting" in str(msg["content"].get("text", "")):
+            break
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id)
+    errors = [m["content"] for m in iopub_until_idle(kc, msg_id) if m["msg_type"] == "error"]
+    # before: a KeyboardInterrupt traceback through the magic's internals
+    assert reply["content"]["status"] == "error" and len(errors) == 1 and len(errors[0]["traceback"]) == 1
+    assert "dsh [INTERRUPTED]" in errors[0]["traceback"][0] and "no prompt was sent" in errors[0]["traceback"][0]
+    assert fake_server.requests == []
+    _alive(kc)
+
+
+def test_widgets_of_a_wrong_target_say_what_is_wrong(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    km, kc = kernel
+    not_a_log = tmp_path / "notes.jsonl"
+    not_a_log.write_text("hello\n")
+    assert _cell(kc, "from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector")[0]["content"]["status"] == "ok"
+    # before: a widget that rendered blank in text ("the widget renders in JupyterLab …") for each
+    for expr, code in [(f"SessionInspector({str(tmp_path / 'gone.jsonl')!r})", "LOG_NOT_FOUND"),
+                       (f"SessionInspector({str(not_a_log)!r})", "LOG_HEADER"),
+                       (f"SessionInspector({str(tmp_path)!r})", "LOG_NOT_FOUND"),
+                       ("SessionInspector('s_0123456789ab')", "UNKNOWN_SESSION"),
+                       ("LoopWidget('s_0123456789ab')", "UNKNOWN_SESSION"),
+                       ("LoopWidget(model='nope:x')", "UNKNOWN_PROVIDER"),
+                       ("LoopWidget(approve='maybe')", "BAD_FLAG"),
+                       (f"LoopWidget(cwd={str(tmp_path / 'nowhere')!r})", "BAD_FLAG")]:
+        reply, shown, _ = _cell(kc, f"w = {expr}\nprint(w.error)\nw")
+        assert reply["content"]["status"] == "ok", shown
+        assert shown.count(f"{code}: ") == 2, (expr, shown)  # the error box's text, and the widget's repr
+    assert "not int 7" in _one_coded_line(kc, "SessionInspector(7)", "BAD_ARGUMENT")
+    _alive(kc)
