@@ -172,6 +172,10 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
             args.command = "help"
         elif not args.text.strip():
             raise UserError("empty prompt; usage: %dsh [FLAGS] PROMPT (see %dsh --help)", code="EMPTY_PROMPT")
+        for flag in ("stats", "inspect"):  # a typo of `show --stats …` must not become a prompt
+            if getattr(args, flag):
+                raise UserError(f"--{flag} goes with show: %dsh show --{flag} [ID]; to send the line as a prompt "
+                                f"drop --{flag}", code="BAD_FLAG")
     return args
 
 

@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from .turn import TurnRun
 
 
+def _is_log_path(target: str) -> bool:
+    """``%dsh show PATH``: a log file named by its path (an id is ``s_…``, never a path)."""
+    from pathlib import Path
+
+    return target.endswith(".jsonl") or "/" in target or target.startswith("~") or Path(target).is_file()
+
+
 class CommandsMixin:
     """Mixed into :class:`~.magics.DshMagics` (which provides the attributes declared here)."""
 
@@ -80,6 +87,8 @@ class CommandsMixin:
 
     def cmd_show(self, args: MagicArgs) -> Any:
         session_id = self._session_or_current(args, "%dsh show")
+        if args.target and _is_log_path(args.target):  # a saved log by its path, as `show --stats PATH`
+            return self._show_log(args, args.target)
         try:
             self.link.info(session_id)
         except DshError as exc:
@@ -97,6 +106,18 @@ class CommandsMixin:
                 return widget
         model = self.link.read(session_id)
         return EventListing(session_id, model.events)
+
+    def _show_log(self, args: MagicArgs, path: str) -> Any:
+        from ..session.inspect import resolve_target
+        from ..session.persistence import load_log
+
+        loaded = load_log(resolve_target(path))
+        if args.stats:
+            from ..session.stats import session_stats
+
+            return StatsView(loaded.id, session_stats(loaded.events))
+        widget = None if args.no_widget else self.make_widget(str(loaded.path), inspect=args.inspect)
+        return widget if widget is not None else EventListing(loaded.id, loaded.events)
 
     def cmd_fork(self, args: MagicArgs) -> None:
         from ..session.fork import fork_log

@@ -248,6 +248,7 @@ class DshMagics(CommandsMixin, Magics):
         namespaces = [ns for ns in (local_ns, self.shell.user_ns if self.shell else None) if ns is not None]
         text = args.text if args.no_interpolate else interpolate(args.text, namespaces)
         self._announce_model(args)
+        self._break_flags(args)
         known = set(self.sessions)
         session_id = self.target_session(args)
         options = self.session_options(args)
@@ -304,14 +305,23 @@ class DshMagics(CommandsMixin, Magics):
             if exc.code != "UNKNOWN_SESSION":
                 raise
 
-    def _set_breakpoints(self, args: MagicArgs, session_id: str) -> bool:
-        """``--break STAGES [--break-tools NAMES]``: the agent debugger for this prompt."""
+    @staticmethod
+    def _break_flags(args: MagicArgs) -> tuple[list[str], list[str] | None]:
+        """``--break STAGES [--break-tools NAMES]``, checked before any session is created."""
         stages = parse_stages(args.breakpoints)
         if args.break_tools and not stages:
             raise UserError("--break-tools needs --break STAGES (e.g. --break 03 --break-tools bash)", code="BAD_FLAG")
+        tools = (args.break_tools or "").replace(",", " ").split() or None
+        if args.break_tools is not None and tools is None:  # "--break-tools ," must not mean every tool
+            raise UserError(f"--break-tools {args.break_tools!r} names no tool (e.g. --break-tools bash,edit)",
+                            code="BAD_FLAG")
+        return stages, tools
+
+    def _set_breakpoints(self, args: MagicArgs, session_id: str) -> bool:
+        """The agent debugger for this prompt (``--break``); whether breakpoints were set."""
+        stages, tools = self._break_flags(args)
         if not stages:
             return False
-        tools = (args.break_tools or "").replace(",", " ").split() or None
         self.link.debug(session_id, "break", stages=stages, tools=tools)
         return True
 

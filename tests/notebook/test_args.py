@@ -154,3 +154,10 @@ def test_a_break_flag_that_names_no_stage_is_a_bad_flag() -> None:
         with pytest.raises(UserError, match="names no stage"):
             parse_stages(text)
     assert parse_stages("3,03") == ["03"] and parse_stages("ALL") == ["01", "02", "03", "04", "05", "06"]
+
+
+def test_show_only_flags_on_a_prompt_are_a_bad_flag_not_a_prompt() -> None:
+    for line in ("--stats hello there", "--inspect what happened?"):
+        with pytest.raises(UserError, match="goes with show"):
+            parse_line(line)
+    assert parse_line("show --stats").stats and parse_line("--no-widget hello").text == "hello"

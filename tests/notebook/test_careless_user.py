@@ -76,9 +76,12 @@ def test_subcommand_lines_naming_sessions_are_never_sent_as_prompts(
                         ("%dsh fork the first turn --at 2", "usage: %dsh fork [ID] --at SEQ"),
                         ("%dsh show {sid} {sid}", "takes one session id"),
                         ("%dsh stop {sid}", "%dsh --session ID stop"),
-                        (f"%dsh {fake_flags(fake_server)} --break , hello", "names no stage")]:
+                        (f"%dsh {fake_flags(fake_server)} --new --break , hello", "names no stage"),
+                        (f"%dsh {fake_flags(fake_server)} --new --break 03 --break-tools , hi", "names no tool"),
+                        ("%dsh --stats how did it go?", "--stats goes with show")]:
         assert needs in _one_coded_line(kc, line, "BAD_FLAG"), line
     assert len(fake_server.requests) == sent  # nothing reached the model
+    assert _cell(kc, "%dsh sessions")[1].count("s_") == 1  # and no --new session was made for a bad flag
     # a nonexistent id, the same id twice, --at past the end: coded, and the right thing for a valid pair
     assert "no session 's_0123456789ab'" in _one_coded_line(kc, "%dsh compare {sid} s_0123456789ab", "LOG_NOT_FOUND")
     assert "is not a seq of" in _one_coded_line(kc, "%dsh fork {sid} --at 99999", "BAD_FORK_POINT")
@@ -164,4 +167,25 @@ def test_widgets_of_a_wrong_target_say_what_is_wrong(kernel: tuple[Any, Any], tm
         assert reply["content"]["status"] == "ok", shown
         assert shown.count(f"{code}: ") == 2, (expr, shown)  # the error box's text, and the widget's repr
     assert "not int 7" in _one_coded_line(kc, "SessionInspector(7)", "BAD_ARGUMENT")
+    _alive(kc)
+
+
+def test_show_takes_a_log_path_as_the_cli_does(kernel: tuple[Any, Any], fake_server: FakeOpenAIServer,
+                                               isolated_dsh_home: Path, tmp_path: Path) -> None:
+    km, kc = kernel
+    fake_server.enqueue(text_reply("saved"))
+    assert _cell(kc, f"r = %dsh {fake_flags(fake_server)} hello")[0]["content"]["status"] == "ok"
+    _, sid, _ = _cell(kc, "print(r.session_id)")
+    path = isolated_dsh_home / "sessions" / f"{sid.strip()}.jsonl"
+    # before: UNKNOWN_SESSION "no session '/…/s_….jsonl'" — only an id was understood
+    reply, shown, _ = _cell(kc, f"%dsh show --stats {path}")
+    assert reply["content"]["status"] == "ok" and f"session {sid.strip()}" in shown and "requests" in shown
+    reply, shown, _ = _cell(kc, f"%dsh show --no-widget {path}")
+    assert reply["content"]["status"] == "ok" and "turn/end" in shown and "turn 1 completed" in shown
+    reply, shown, _ = _cell(kc, f"%dsh show --inspect {path}")
+    assert reply["content"]["status"] == "ok" and "<SessionInspector of " in shown and str(path) in shown
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("not a log\n")
+    assert "line 1 is not a JSON header" in _one_coded_line(kc, f"%dsh show --stats {junk}", "LOG_HEADER")
+    assert "no session log at" in _one_coded_line(kc, f"%dsh show {tmp_path / 'gone.jsonl'}", "LOG_NOT_FOUND")
     _alive(kc)
