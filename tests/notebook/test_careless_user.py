@@ -189,3 +189,21 @@ def test_show_takes_a_log_path_as_the_cli_does(kernel: tuple[Any, Any], fake_ser
     assert "line 1 is not a JSON header" in _one_coded_line(kc, f"%dsh show --stats {junk}", "LOG_HEADER")
     assert "no session log at" in _one_coded_line(kc, f"%dsh show {tmp_path / 'gone.jsonl'}", "LOG_NOT_FOUND")
     _alive(kc)
+
+
+def test_fork_and_compare_find_sessions_under_the_magics_home(kernel: tuple[Any, Any], fake_server: FakeOpenAIServer,
+                                                              isolated_dsh_home: Path, tmp_path: Path) -> None:
+    km, kc = kernel
+    other = tmp_path / "other-home"
+    assert _cell(kc, f"%config DshMagics.home = {str(other)!r}")[0]["content"]["status"] == "ok"
+    fake_server.enqueue(text_reply("at home"))
+    assert _cell(kc, f"r = %dsh {fake_flags(fake_server)} hello\nsid = r.session_id")[0]["content"]["status"] == "ok"
+    # before: LOG_NOT_FOUND, looked for the id under DSH_HOME instead of the host's DshMagics.home
+    reply, shown, _ = _cell(kc, "%dsh fork {sid} --at 9")
+    assert reply["content"]["status"] == "ok" and f"log: {other / 'sessions'}" in shown, shown
+    reply, shown, _ = _cell(kc, "%dsh compare {sid} {sid}")
+    assert reply["content"]["status"] == "ok" and "no divergence" in shown
+    fake_server.enqueue(text_reply("on the fork"))
+    reply, shown, _ = _cell(kc, "%dsh go on")  # the fork is the current session, and the host finds it
+    assert reply["content"]["status"] == "ok" and "on the fork" in shown
+    assert not (isolated_dsh_home / "sessions").exists() or not list((isolated_dsh_home / "sessions").iterdir())
