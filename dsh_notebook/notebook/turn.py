@@ -21,10 +21,11 @@ from __future__ import annotations
 import asyncio
 import builtins
 import concurrent.futures
+import functools
 import threading
 import uuid
-from collections.abc import Generator
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import Any, TypeVar
 
 from ..client.dsh_client import DshClient
 from ..client.follow import FollowHandle
@@ -39,6 +40,25 @@ from .render import Sink, TurnView
 from .result import TurnResult, turn_result
 
 _TICK = 0.1
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _one_line(method: F) -> F:
+    """The handle's debugger calls (``.step()``, ``.edit()`` …) fail as one coded line in a cell,
+    not a traceback through the client (the error stays the same ``HostError``, same code)."""
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except DshError as exc:
+            line = f"\x1b[31mdsh [{exc.code}]\x1b[0m {exc.message}"
+            exc._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]  # IPython shows only this
+            raise exc from None
+
+    return call  # type: ignore[return-value]
 
 
 class TurnRun:
@@ -255,6 +275,7 @@ class TurnRun:
         with self.model_lock():
             return dict(self.model.paused) if self.model.paused else None  # type: ignore[return-value]
 
+    @_one_line
     def wait_paused(self, timeout: float = 60.0) -> PauseState:
         """Block until the run is paused (or raise ``TIMEOUT`` / the turn's end as ``NOT_PAUSED``)."""
         assert self.handle is not None
@@ -277,12 +298,15 @@ class TurnRun:
         self.console.handled(pause)  # answered from Python: wait() must not serve it again
         return shown  # type: ignore[return-value]
 
+    @_one_line
     def step(self) -> Any:
         return self.client.debug(self.session_id, "step")
 
+    @_one_line
     def continue_(self) -> Any:
         return self.client.debug(self.session_id, "continue")
 
+    @_one_line
     def edit(self, target: str, value: Any, call_id: str | None = None) -> Any:
         return self.client.debug(self.session_id, "edit", target=target, value=value, call_id=call_id)
 

@@ -207,3 +207,26 @@ def test_fork_and_compare_find_sessions_under_the_magics_home(kernel: tuple[Any,
     reply, shown, _ = _cell(kc, "%dsh go on")  # the fork is the current session, and the host finds it
     assert reply["content"]["status"] == "ok" and "on the fork" in shown
     assert not (isolated_dsh_home / "sessions").exists() or not list((isolated_dsh_home / "sessions").iterdir())
+
+
+def test_the_background_handles_debugger_calls_fail_as_one_coded_line(
+        kernel: tuple[Any, Any], fake_server: FakeOpenAIServer, isolated_dsh_home: Path) -> None:
+    km, kc = kernel
+    fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo bg"}')]), text_reply("done"))
+    assert _cell(kc, f"h = %dsh {fake_flags(fake_server)} --bg --no-widget --break 03 go")[0]["content"]["status"] == "ok"
+    _, shown, _ = _cell(kc, "print(h.wait_paused(60)['stage'])")
+    assert shown.strip() == "03"
+    # before: each a HostError traceback through dsh_client.py, remote.py and concurrent/futures
+    assert "editable target is 'arguments'" in _one_coded_line(kc, "h.edit('result', 'x')", "BAD_EDIT")
+    assert "'arguments', 'result' or 'request'" in _one_coded_line(kc, "h.edit('bogus', 'x')", "BAD_ARGS")
+    assert "not JSON" in _one_coded_line(kc, "h.edit('arguments', '{bad')", "BAD_EDIT")
+    reply, shown, _ = _cell(kc, "h.continue_()\nprint(h.wait(60).summary())")
+    assert reply["content"]["status"] == "ok" and shown.startswith("completed")
+    assert "not paused" in _one_coded_line(kc, "h.step()", "NOT_PAUSED")
+    assert "without pausing again" in _one_coded_line(kc, "h.wait_paused(5)", "NOT_PAUSED")
+    _, caught, _ = _cell(kc, "from dsh_notebook.errors import HostError\ntry:\n    h.step()\n"
+                             "except HostError as e:\n    print('caught', e.code)")
+    assert "caught NOT_PAUSED" in caught  # still the HostError a program catches
+    log = _session_log(isolated_dsh_home, kc)
+    assert not [e for e in log.events if e.type == "debug/edit"] and log.events[-1].type == "turn/end"
+    assert [m["content"] for m in fake_server.requests[1].messages if m.get("role") == "tool"] == ["bg\n[exit code: 0]"]
