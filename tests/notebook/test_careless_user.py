@@ -230,3 +230,22 @@ def test_the_background_handles_debugger_calls_fail_as_one_coded_line(
     log = _session_log(isolated_dsh_home, kc)
     assert not [e for e in log.events if e.type == "debug/edit"] and log.events[-1].type == "turn/end"
     assert [m["content"] for m in fake_server.requests[1].messages if m.get("role") == "tool"] == ["bg\n[exit code: 0]"]
+
+
+def test_an_approval_after_an_edit_asks_about_the_edited_command(
+        kernel: tuple[Any, Any], fake_server: FakeOpenAIServer) -> None:
+    km, kc = kernel
+    fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo harmless"}')]), text_reply("fin"))
+    msg_id = kc.execute(f"%dsh {fake_flags(fake_server, approve='ask')} --break 03 go", allow_stdin=True)
+    prompts = []
+    for answer in ("e", '{"command": "echo edited-at-03"}', "c", "y"):
+        request = kc.get_stdin_msg(timeout=60)
+        prompts.append(request["content"]["prompt"])
+        kc.input(answer)
+    assert shell_reply(kc, msg_id)["content"]["status"] == "ok"
+    shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)], ensure_ascii=False)
+    # before: "dsh: allow bash echo harmless?" — the learner approved one command and another ran
+    assert prompts[3].startswith("dsh: allow bash echo edited-at-03?"), prompts
+    assert "→ bash echo edited-at-03  [✓ exit 0" in shown  # the cell shows the call as it ran
+    [tool] = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]
+    assert tool["content"] == "edited-at-03\n[exit code: 0]"
