@@ -34,12 +34,13 @@ from ..client.state import PauseState
 from ..errors import DshError, HostError, RunCancelled
 from .approvals import Asker, StdinApprovals
 from .cells import CellRefJson
-from .debug_console import DebugConsole
+from .debug_console import DebugConsole, describe_pause
 from .mainthread import MainThreadRunner
 from .render import Sink, TurnView
 from .result import TurnResult, turn_result
 
 _TICK = 0.1
+_AWAIT_TICK = 0.25
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -184,11 +185,36 @@ class TurnRun:
         self._future.add_done_callback(done)
 
         remove = self.runner.add_waker(wake) if self.runner else None
+        told: set[int] = set()
         try:
-            return await waiter
+            while not waiter.done():  # a timer on the loop: it wakes, so a kernel Interrupt lands
+                await asyncio.wait({waiter}, timeout=_AWAIT_TICK)
+                self._tell_pause(told)
+            return waiter.result()
+        except asyncio.CancelledError as exc:  # the kernel's Interrupt cancels the awaiting cell
+            line = (f"\x1b[31mdsh [INTERRUPTED]\x1b[0m stopped waiting; the run goes on in {self.session_id}"
+                    f"{self._pause_hint()} (h.cancel() or %dsh stop ends it)")
+            exc._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]  # still a CancelledError
+            raise
         finally:
             if remove:
                 remove()
+
+    def _pause_hint(self) -> str:
+        pause = self.paused if self.handle is not None else None
+        return f", paused at stage {pause['stage']}: h.continue_() / h.step() go on" if pause else ""
+
+    def _tell_pause(self, told: set[int]) -> None:
+        """``await h`` on a run held at a breakpoint: nothing answers it while the cell awaits (the
+        widget's messages wait for the cell too), so say so once per pause, and what to do."""
+        with self.model_lock():
+            pause = self.model.paused
+            if pause is None or id(pause) in told:
+                return
+            told.add(id(pause))
+            line = describe_pause(pause)
+        print(f"{line} — nothing answers it while this cell awaits: interrupt the kernel, then "
+              "h.continue_(), h.step() or h.edit(…) (or the widget)", flush=True)
 
     def _drain(self) -> None:
         if self.runner is not None:
@@ -200,6 +226,7 @@ class TurnRun:
 
     # --- the blocking wait (main thread) --------------------------------------------------------
 
+    @_one_line
     def wait(self, timeout: float | None = None, *, ask: Asker | None = None, grace: float = 60.0) -> TurnResult:
         """Block until the turn ends, rendering, serving main-thread work and approvals.
 

@@ -249,3 +249,22 @@ def test_an_approval_after_an_edit_asks_about_the_edited_command(
     assert "→ bash echo edited-at-03  [✓ exit 0" in shown  # the cell shows the call as it ran
     [tool] = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]
     assert tool["content"] == "edited-at-03\n[exit code: 0]"
+
+
+def test_interrupting_await_of_a_paused_background_run(kernel: tuple[Any, Any], fake_server: FakeOpenAIServer) -> None:
+    km, kc = kernel
+    fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo awaited"}')]), text_reply("done"))
+    assert _cell(kc, f"h = %dsh {fake_flags(fake_server)} --bg --no-widget --break 03 go")[0]["content"]["status"] == "ok"
+    msg_id = kc.execute("r = await h")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the awaiting cell says the run is held and nothing answers it
+        msg = kc.get_iopub_msg(timeout=60)
+        if msg["parent_header"].get("msg_id") == msg_id and "nothing answers it" in str(msg["content"].get("text", "")):
+            break
+    km.interrupt_kernel()  # before: the Interrupt never landed (an idle loop), the kernel hung on the await
+    reply = shell_reply(kc, msg_id, timeout=30)
+    errors = [m["content"] for m in iopub_until_idle(kc, msg_id) if m["msg_type"] == "error"]
+    assert reply["content"]["status"] == "error" and len(errors[0]["traceback"]) == 1
+    assert "dsh [INTERRUPTED]" in errors[0]["traceback"][0] and "paused at stage 03" in errors[0]["traceback"][0]
+    reply, shown, _ = _cell(kc, "h.continue_()\nr = await h\nprint(r.summary())")
+    assert reply["content"]["status"] == "ok" and shown.strip().startswith("completed")
