@@ -89,7 +89,7 @@ def test_subcommand_lines_naming_sessions_are_never_sent_as_prompts(
     assert reply["content"]["status"] == "ok" and "no divergence" in shown
     # a sentence that happens to start with the word is still a prompt
     fake_server.enqueue(text_reply("compared"))
-    reply, shown, _ = _cell(kc, "%dsh compare both of the approaches")
+    reply, shown, _ = _cell(kc, "r = %dsh compare both of the approaches\nprint(r.text)")
     assert reply["content"]["status"] == "ok" and "compared" in shown and len(fake_server.requests) == sent + 1
     _alive(kc)
 
@@ -123,7 +123,7 @@ def test_interrupt_at_the_debug_prompt_cancels_and_keeps_the_log_whole(
     assert log.events[-1].type == "turn/end" and log.events[-1].reason.kind == "aborted"
     assert len(fake_server.requests) == 1 and _children(km) == ""
     fake_server.enqueue(text_reply("after the interrupt"))  # the breakpoints went with the prompt
-    reply, shown, _ = _cell(kc, "%dsh still there?")
+    reply, shown, _ = _cell(kc, "r = %dsh still there?\nprint(r.text)")
     assert reply["content"]["status"] == "ok" and "after the interrupt" in shown and "paused" not in shown
 
 
@@ -204,7 +204,7 @@ def test_fork_and_compare_find_sessions_under_the_magics_home(kernel: tuple[Any,
     reply, shown, _ = _cell(kc, "%dsh compare {sid} {sid}")
     assert reply["content"]["status"] == "ok" and "no divergence" in shown
     fake_server.enqueue(text_reply("on the fork"))
-    reply, shown, _ = _cell(kc, "%dsh go on")  # the fork is the current session, and the host finds it
+    reply, shown, _ = _cell(kc, "r = %dsh go on\nprint(r.text)")  # the fork is current, and the host finds it
     assert reply["content"]["status"] == "ok" and "on the fork" in shown
     assert not (isolated_dsh_home / "sessions").exists() or not list((isolated_dsh_home / "sessions").iterdir())
 
@@ -268,3 +268,29 @@ def test_interrupting_await_of_a_paused_background_run(kernel: tuple[Any, Any], 
     assert "dsh [INTERRUPTED]" in errors[0]["traceback"][0] and "paused at stage 03" in errors[0]["traceback"][0]
     reply, shown, _ = _cell(kc, "h.continue_()\nr = await h\nprint(r.summary())")
     assert reply["content"]["status"] == "ok" and shown.strip().startswith("completed")
+
+
+@pytest.mark.parametrize("stage", ["01", "02", "04", "05", "06"])
+def test_interrupt_while_paused_at_any_stage_leaves_a_whole_log(
+        stage: str, kernel: tuple[Any, Any], fake_server: FakeOpenAIServer, isolated_dsh_home: Path) -> None:
+    from dsh_notebook.session.lenient import inspect_log
+
+    km, kc = kernel
+    if stage in ("01", "02", "04"):  # 05 and 06 hold the first request: no reply is asked for
+        fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo stage"}')]))
+    msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} --break {stage} go", allow_stdin=True)
+    request = kc.get_stdin_msg(timeout=60)
+    assert request["content"]["prompt"].startswith("debug [c/s/p/e/q]")
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id)
+    shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)], ensure_ascii=False)
+    assert reply["content"]["status"] == "error" and "dsh [INTERRUPTED]" in shown and "Traceback" not in shown
+    assert f"paused at stage {stage}" in shown
+    _, sid, _ = _cell(kc, "print(get_ipython().magics_manager.registry['DshMagics'].current_session)")
+    seen = inspect_log(isolated_dsh_home / "sessions" / f"{sid.strip()}.jsonl")
+    assert seen.strict and seen.closers == [] and seen.warnings == [] and seen.repairs == []  # nothing to mend
+    assert seen.events[-1].type == "turn/end" and seen.events[-1].reason.kind == "aborted"
+    assert _children(km) == "" and len(fake_server.requests) == (1 if stage in ("01", "02", "04") else 0)
+    fake_server.enqueue(text_reply("next"))
+    reply, shown, _ = _cell(kc, "r = %dsh and now?\nprint(r.reason.kind, r.text)")
+    assert reply["content"]["status"] == "ok" and "completed next" in shown
