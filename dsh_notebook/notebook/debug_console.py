@@ -147,7 +147,9 @@ class DebugConsole:
         payload = pause.get("payload") or {}
         current = {"arguments": payload.get("arguments"), "result": payload.get("result"),
                    "request": payload.get("messages")}.get(target)  # type: ignore[union-attr]
-        say(f"current {target}: {brief(current, 2000)}")
+        shown = brief(current, 2000)
+        cut = " (shortened: p prints it whole, to copy)" if shown.endswith("…") else ""
+        say(f"current {target}{cut}: {shown}")
         hint = "plain text, or a JSON string" if target == "result" else "JSON, on one line"
         raw = ask(f"new {target} ({hint}; empty keeps it)> ")
         if not raw.strip():

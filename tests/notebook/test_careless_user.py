@@ -294,3 +294,22 @@ def test_interrupt_while_paused_at_any_stage_leaves_a_whole_log(
     fake_server.enqueue(text_reply("next"))
     reply, shown, _ = _cell(kc, "r = %dsh and now?\nprint(r.reason.kind, r.text)")
     assert reply["content"]["status"] == "ok" and "completed next" in shown
+
+
+def test_editing_the_request_at_06_with_junk_changes_nothing(kernel: tuple[Any, Any], fake_server: FakeOpenAIServer,
+                                                            isolated_dsh_home: Path) -> None:
+    km, kc = kernel
+    fake_server.enqueue(text_reply("answered"))
+    assert _cell(kc, "big = 'long ' * 600")[0]["content"]["status"] == "ok"
+    msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} --break 06 hi {{big}}", allow_stdin=True)
+    for answer in ("e", "{", "e", '{"a": 1}', "e", "[]", "e", "", "c"):
+        assert kc.get_stdin_msg(timeout=60)["msg_type"] == "input_request"
+        kc.input(answer)
+    assert shell_reply(kc, msg_id)["content"]["status"] == "ok"
+    shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)], ensure_ascii=False)
+    assert "not JSON" in shown and shown.count("[BAD_EDIT] request messages must be a non-empty list") == 2
+    assert "current request (shortened: p prints it whole, to copy)" in shown  # the cut copy is not the value
+    log = _session_log(isolated_dsh_home, kc)
+    assert not [e for e in log.events if e.type == "debug/edit"]
+    [sent] = fake_server.requests
+    assert "hi long long" in json.dumps(sent.messages)  # the request went as frozen
