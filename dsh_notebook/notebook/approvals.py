@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ..client.model import ClientSessionModel
 from ..tools.rules import grant_for
+from .debug_console import edited_arguments
 from .render import format_arguments
 
 Asker = Callable[[str], str]
@@ -58,7 +59,10 @@ class StdinApprovals:
                 if a["callId"] in self._asked:
                     continue
                 tool = self.model.tools.get(a["callId"])
-                todo.append((a["callId"], a["name"], (tool["arguments"] if tool else None) or ""))
+                arguments = (tool["arguments"] if tool else None) or ""
+                if tool is not None:  # edited at a breakpoint: ask about what will run
+                    arguments = edited_arguments(self.model, a["callId"], tool["callSeq"], None) or arguments
+                todo.append((a["callId"], a["name"], arguments))
             self._asked.update(cid for cid, _, _ in todo)
         return todo
 

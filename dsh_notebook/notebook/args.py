@@ -172,6 +172,10 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
             args.command = "help"
         elif not args.text.strip():
             raise UserError("empty prompt; usage: %dsh [FLAGS] PROMPT (see %dsh --help)", code="EMPTY_PROMPT")
+        for flag in ("stats", "inspect"):  # a typo of `show --stats …` must not become a prompt
+            if getattr(args, flag):
+                raise UserError(f"--{flag} goes with show: %dsh show --{flag} [ID]; to send the line as a prompt "
+                                f"drop --{flag}", code="BAD_FLAG")
     return args
 
 
@@ -181,6 +185,24 @@ SUBCOMMAND_SHAPES: dict[str, tuple[int, tuple[str, ...]]] = {
     "resume": (1, ()), "show": (1, ()), "fork": (1, ("--at",)), "compare": (2, ()),
     "doctor": (0, ()), "compact": (1, ()), "policy": (1, ()),
 }
+
+
+SUBCOMMAND_USAGE = {
+    "stop": "%dsh stop (the current session's turn) or %dsh --session ID stop", "sessions": "%dsh sessions [--search TEXT]",
+    "config": "%dsh config", "help": "%dsh help", "doctor": "%dsh doctor", "resume": "%dsh resume [ID]",
+    "show": "%dsh show [--inspect|--stats] [ID]", "fork": "%dsh fork [ID] --at SEQ", "compare": "%dsh compare A B",
+    "compact": "%dsh compact [ID]", "policy": "%dsh policy [ID]",
+}
+_TARGET = re.compile(r"^(s_[0-9A-Za-z_-]+|\{[A-Za-z_][\w.]*\}|\S+\.jsonl)$")
+
+
+def _looks_like_target(word: str) -> bool:
+    """A session id (``s_…``), a log path (``….jsonl``) or a ``{variable}`` holding one."""
+    return bool(_TARGET.match(word))
+
+
+def _takes(limit: int) -> str:
+    return "no session id" if limit == 0 else "one session id" if limit == 1 else f"{limit} session ids"
 
 
 def _detect_subcommand(args: MagicArgs, rest: str) -> None:
@@ -218,12 +240,20 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
         else:
             positional.append(word)
         k += 1
+    # words that can only mean sessions (ids, logs, {variables}) or the subcommand's own option:
+    # the line is a subcommand typed wrong, never a prompt sent to the model
+    meant = bool(options) or (bool(positional) and all(map(_looks_like_target, positional)))
     if len(positional) > limit:
+        if meant:
+            raise UserError(f"%dsh {head} takes {_takes(limit)}, not {len(positional)}: {' '.join(positional)}; "
+                            f"usage: {SUBCOMMAND_USAGE[head]}", code="BAD_FLAG")
         return  # a prompt that happens to start with the word ("show me the code")
     if head == "compare" and len(positional) != 2:
-        if positional:
+        if positional and not meant:
             return  # "compare both" is a prompt
-        raise UserError("usage: %dsh compare A B (two session ids; list them with %dsh sessions)", code="BAD_FLAG")
+        given = f"; got only {positional[0]}" if positional else ""
+        raise UserError(f"usage: %dsh compare A B (two session ids or log paths; list them with %dsh sessions){given}",
+                        code="BAD_FLAG")
     if head == "fork" and "at" not in options:
         raise UserError("usage: %dsh fork [ID] --at SEQ (the last event of ID to keep)", code="BAD_FLAG")
     for flag in flags:

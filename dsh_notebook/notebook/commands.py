@@ -9,6 +9,7 @@ a rich repr (:mod:`.views`), or prints one line.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import redact_url
@@ -20,6 +21,11 @@ from .views import ConfigView, EventListing, McpView, SearchResults, SessionTabl
 if TYPE_CHECKING:
     from ..config import Settings
     from .turn import TurnRun
+
+
+def _is_log_path(target: str) -> bool:
+    """``%dsh show PATH``: a log file named by its path (an id is ``s_…``, never a path)."""
+    return target.endswith(".jsonl") or "/" in target or target.startswith("~") or Path(target).is_file()
 
 
 class CommandsMixin:
@@ -60,8 +66,6 @@ class CommandsMixin:
     def cmd_resume(self, args: MagicArgs) -> None:
         target = args.target
         if target is None:  # this notebook's session, recorded before a restart (notebook/records.py)
-            from pathlib import Path
-
             from .records import notebook_key, recorded_session
 
             target = recorded_session(Path(self.link.host.settings.home))
@@ -80,6 +84,8 @@ class CommandsMixin:
 
     def cmd_show(self, args: MagicArgs) -> Any:
         session_id = self._session_or_current(args, "%dsh show")
+        if args.target and _is_log_path(args.target):  # a saved log by its path, as `show --stats PATH`
+            return self._show_log(args, args.target)
         try:
             self.link.info(session_id)
         except DshError as exc:
@@ -98,16 +104,43 @@ class CommandsMixin:
         model = self.link.read(session_id)
         return EventListing(session_id, model.events)
 
+    def _sessions_dir(self) -> Path:
+        """Where this kernel's host keeps its logs (``DshMagics.home`` may differ from ``DSH_HOME``)."""
+        return Path(self.link.host.settings.sessions_dir)
+
+    def log_path(self, target: str) -> Path:
+        """The log of ``target``: a path to a log file, or a session id of this kernel's host."""
+        from ..errors import LogFormatError
+
+        path = Path(target).expanduser()
+        if path.is_file() or _is_log_path(target):
+            return path  # load_log says LOG_NOT_FOUND / LOG_HEADER … for a wrong one
+        by_id = self._sessions_dir() / f"{target}.jsonl"
+        if not by_id.is_file():
+            raise LogFormatError(f"no session {target!r} (looked for {by_id}); %dsh sessions lists them",
+                                 code="LOG_NOT_FOUND")
+        return by_id
+
+    def _show_log(self, args: MagicArgs, path: str) -> Any:
+        from ..session.persistence import load_log
+
+        loaded = load_log(self.log_path(path))
+        if args.stats:
+            from ..session.stats import session_stats
+
+            return StatsView(loaded.id, session_stats(loaded.events))
+        widget = None if args.no_widget else self.make_widget(str(loaded.path), inspect=args.inspect)
+        return widget if widget is not None else EventListing(loaded.id, loaded.events)
+
     def cmd_fork(self, args: MagicArgs) -> None:
         from ..session.fork import fork_log
-        from ..session.inspect import resolve_target
 
         origin = self._session_or_current(args, "%dsh fork")
         try:
             at = int(args.options["at"])
         except ValueError:
             raise UserError(f"--at {args.options['at']!r} is not a seq (a whole number)", code="BAD_FORK_POINT") from None
-        result = fork_log(resolve_target(origin), at, self.settings().sessions_dir)
+        result = fork_log(self.log_path(origin), at, self._sessions_dir())
         self.current_session = result.session_id
         closed = f"; {result.closers} closer(s) ended what was open there" if result.closers else ""
         print(f"dsh: forked {result.origin_id} at seq {result.at}{closed}; it is now the current session")
@@ -115,11 +148,10 @@ class CommandsMixin:
 
     def cmd_compare(self, args: MagicArgs) -> Any:
         from ..session.compare import compare_events
-        from ..session.inspect import resolve_target
         from ..session.persistence import load_log
         from .compare_view import ComparisonView
 
-        a, b = (load_log(resolve_target(t)) for t in args.targets)
+        a, b = (load_log(self.log_path(t)) for t in args.targets)
         if not args.no_widget and getattr(getattr(self, "shell", None), "kernel", None) is not None:
             try:
                 from .compare_widget import CompareWidget

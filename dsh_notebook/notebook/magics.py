@@ -139,6 +139,10 @@ class DshMagics(CommandsMixin, Magics):
             return getattr(self, f"cmd_{args.command}")(args)
         except DshError as exc:
             raise DshMagicError(exc) from None
+        except KeyboardInterrupt:  # an Interrupt before a turn was followed (a blocking wait has its own)
+            raise DshMagicError(RunCancelled(
+                "interrupted: this %dsh line stopped before it finished; no prompt was sent and the kernel is fine",
+                code="INTERRUPTED")) from None
 
     # --- configuration and the host -------------------------------------------------------------
 
@@ -244,6 +248,7 @@ class DshMagics(CommandsMixin, Magics):
         namespaces = [ns for ns in (local_ns, self.shell.user_ns if self.shell else None) if ns is not None]
         text = args.text if args.no_interpolate else interpolate(args.text, namespaces)
         self._announce_model(args)
+        self._break_flags(args)
         known = set(self.sessions)
         session_id = self.target_session(args)
         options = self.session_options(args)
@@ -251,17 +256,20 @@ class DshMagics(CommandsMixin, Magics):
             self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
         mode = "steer" if args.steer else "queue"
         cell = current_cell(self.shell)
-        debugging = self._set_breakpoints(args, session_id)
-        if args.bg:
+        debugging = False
+        try:
+            debugging = self._set_breakpoints(args, session_id)
             run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, cell=cell,
-                          clear_breakpoints=debugging).start()
+                          sink=None if args.bg else self._sink(), clear_breakpoints=debugging and args.bg).start()
+        except KeyboardInterrupt:
+            return self._interrupted_sending(session_id, args.breakpoints is not None)
+        if args.bg:
             self.current_session = session_id
             self.remember(session_id)
             self.runs[session_id] = run
             if not args.no_widget:
                 self.display_widget(session_id)
             return run
-        run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, sink=self._sink(), cell=cell).start()
         self.current_session = session_id
         self.remember(session_id)
         self.runs[session_id] = run
@@ -271,7 +279,7 @@ class DshMagics(CommandsMixin, Magics):
         finally:
             self.waiting = False
             if debugging:  # the breakpoints were this prompt's
-                self.link.debug(session_id, "break", stages=[])
+                self._clear_breakpoints(session_id)
         self.last = result
         if run.interrupted:
             raise RunCancelled(f"interrupted: turn {result.turn} ended {result.reason.kind}; "
@@ -280,14 +288,40 @@ class DshMagics(CommandsMixin, Magics):
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
 
-    def _set_breakpoints(self, args: MagicArgs, session_id: str) -> bool:
-        """``--break STAGES [--break-tools NAMES]``: the agent debugger for this prompt."""
+    def _interrupted_sending(self, session_id: str, debugging: bool) -> None:
+        """An Interrupt while the prompt was being sent: no cell follows the turn, so no breakpoint
+        of this prompt may hold it (nobody would answer); say what may still run."""
+        if debugging:
+            self._clear_breakpoints(session_id)
+        raise RunCancelled(f"interrupted while sending the prompt to {session_id}; if it arrived, its turn runs "
+                           "on unwatched (%dsh stop cancels it, %dsh show follows it)", code="INTERRUPTED")
+
+    def _clear_breakpoints(self, session_id: str) -> None:
+        try:
+            self.link.debug(session_id, "break", stages=[])
+        except KeyboardInterrupt:  # a second Interrupt: the breakpoints still go (best effort)
+            self.link.debug(session_id, "break", stages=[])
+        except HostError as exc:
+            if exc.code != "UNKNOWN_SESSION":
+                raise
+
+    @staticmethod
+    def _break_flags(args: MagicArgs) -> tuple[list[str], list[str] | None]:
+        """``--break STAGES [--break-tools NAMES]``, checked before any session is created."""
         stages = parse_stages(args.breakpoints)
         if args.break_tools and not stages:
             raise UserError("--break-tools needs --break STAGES (e.g. --break 03 --break-tools bash)", code="BAD_FLAG")
+        tools = (args.break_tools or "").replace(",", " ").split() or None
+        if args.break_tools is not None and tools is None:  # "--break-tools ," must not mean every tool
+            raise UserError(f"--break-tools {args.break_tools!r} names no tool (e.g. --break-tools bash,edit)",
+                            code="BAD_FLAG")
+        return stages, tools
+
+    def _set_breakpoints(self, args: MagicArgs, session_id: str) -> bool:
+        """The agent debugger for this prompt (``--break``); whether breakpoints were set."""
+        stages, tools = self._break_flags(args)
         if not stages:
             return False
-        tools = (args.break_tools or "").replace(",", " ").split() or None
         self.link.debug(session_id, "break", stages=stages, tools=tools)
         return True
 

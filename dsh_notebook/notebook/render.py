@@ -30,6 +30,7 @@ from ..wire.events import (
     ToolResult,
     TurnEnd,
 )
+from .debug_console import edited_arguments
 from .nsdiff import short_form
 
 __all__ = ["NoteSeg", "Segment", "Sink", "TextSeg", "ToolSeg", "TurnView", "format_arguments", "summarize_result"]
@@ -151,7 +152,8 @@ class TurnView:
 
 
 def tool_segment(tool: ToolState, model: ClientSessionModel) -> ToolSeg:
-    seg = ToolSeg(tool["callId"], tool["name"], tool["arguments"] or "")
+    edited = edited_arguments(model, tool["callId"], tool["callSeq"], tool["resultSeq"])
+    seg = ToolSeg(tool["callId"], tool["name"], edited or tool["arguments"] or "")
     if tool["phases"]:
         last = tool["phases"][-1]
         seg.phase, seg.status = last["phase"], last["status"]

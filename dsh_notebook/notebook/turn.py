@@ -21,10 +21,11 @@ from __future__ import annotations
 import asyncio
 import builtins
 import concurrent.futures
+import functools
 import threading
 import uuid
-from collections.abc import Generator
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import Any, TypeVar
 
 from ..client.dsh_client import DshClient
 from ..client.follow import FollowHandle
@@ -33,12 +34,32 @@ from ..client.state import PauseState
 from ..errors import DshError, HostError, RunCancelled
 from .approvals import Asker, StdinApprovals
 from .cells import CellRefJson
-from .debug_console import DebugConsole
+from .debug_console import DebugConsole, describe_pause
 from .mainthread import MainThreadRunner
 from .render import Sink, TurnView
 from .result import TurnResult, turn_result
 
 _TICK = 0.1
+_AWAIT_TICK = 0.25
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _one_line(method: F) -> F:
+    """The handle's debugger calls (``.step()``, ``.edit()`` …) fail as one coded line in a cell,
+    not a traceback through the client (the error stays the same ``HostError``, same code)."""
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except DshError as exc:
+            line = f"\x1b[31mdsh [{exc.code}]\x1b[0m {exc.message}"
+            exc._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]  # IPython shows only this
+            raise exc from None
+
+    return call  # type: ignore[return-value]
 
 
 class TurnRun:
@@ -164,11 +185,36 @@ class TurnRun:
         self._future.add_done_callback(done)
 
         remove = self.runner.add_waker(wake) if self.runner else None
+        told: set[int] = set()
         try:
-            return await waiter
+            while not waiter.done():  # a timer on the loop: it wakes, so a kernel Interrupt lands
+                await asyncio.wait({waiter}, timeout=_AWAIT_TICK)
+                self._tell_pause(told)
+            return waiter.result()
+        except asyncio.CancelledError as exc:  # the kernel's Interrupt cancels the awaiting cell
+            line = (f"\x1b[31mdsh [INTERRUPTED]\x1b[0m stopped waiting; the run goes on in {self.session_id}"
+                    f"{self._pause_hint()} (h.cancel() or %dsh stop ends it)")
+            exc._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]  # still a CancelledError
+            raise
         finally:
             if remove:
                 remove()
+
+    def _pause_hint(self) -> str:
+        pause = self.paused if self.handle is not None else None
+        return f", paused at stage {pause['stage']}: h.continue_() / h.step() go on" if pause else ""
+
+    def _tell_pause(self, told: set[int]) -> None:
+        """``await h`` on a run held at a breakpoint: nothing answers it while the cell awaits (the
+        widget's messages wait for the cell too), so say so once per pause, and what to do."""
+        with self.model_lock():
+            pause = self.model.paused
+            if pause is None or id(pause) in told:
+                return
+            told.add(id(pause))
+            line = describe_pause(pause)
+        print(f"{line} — nothing answers it while this cell awaits: interrupt the kernel, then "
+              "h.continue_(), h.step() or h.edit(…) (or the widget)", flush=True)
 
     def _drain(self) -> None:
         if self.runner is not None:
@@ -180,6 +226,7 @@ class TurnRun:
 
     # --- the blocking wait (main thread) --------------------------------------------------------
 
+    @_one_line
     def wait(self, timeout: float | None = None, *, ask: Asker | None = None, grace: float = 60.0) -> TurnResult:
         """Block until the turn ends, rendering, serving main-thread work and approvals.
 
@@ -255,6 +302,7 @@ class TurnRun:
         with self.model_lock():
             return dict(self.model.paused) if self.model.paused else None  # type: ignore[return-value]
 
+    @_one_line
     def wait_paused(self, timeout: float = 60.0) -> PauseState:
         """Block until the run is paused (or raise ``TIMEOUT`` / the turn's end as ``NOT_PAUSED``)."""
         assert self.handle is not None
@@ -277,12 +325,15 @@ class TurnRun:
         self.console.handled(pause)  # answered from Python: wait() must not serve it again
         return shown  # type: ignore[return-value]
 
+    @_one_line
     def step(self) -> Any:
         return self.client.debug(self.session_id, "step")
 
+    @_one_line
     def continue_(self) -> Any:
         return self.client.debug(self.session_id, "continue")
 
+    @_one_line
     def edit(self, target: str, value: Any, call_id: str | None = None) -> Any:
         return self.client.debug(self.session_id, "edit", target=target, value=value, call_id=call_id)
 

@@ -13,7 +13,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
     ("sessions --search TEXT", "sessions and events (seq, type, snippet) whose prompts, answers or tool text match"),
     ("resume [ID]", "reopen a saved session (crash repair applied) and make it the current one; without ID, this notebook's last session; --model=replay:ORIGIN replays a fork"),
-    ("show [ID]", "the loop widget of a session (default: current); --inspect for the inspector; --stats for its time, tokens and cost"),
+    ("show [ID|PATH]", "the loop widget of a session (default: current) or of a saved log by its path; --inspect for the inspector; --stats for its time, tokens and cost"),
     ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
     ("mcp [list]", "MCP servers of $DSH_HOME/mcp.json: status (not started / running / failed) and tools"),
     ("mcp start [NAME]", "start the MCP servers now (else the first prompt starts them); restart NAME"),

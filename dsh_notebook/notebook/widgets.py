@@ -28,6 +28,7 @@ from pydantic import JsonValue
 from ..errors import DshError, HostError
 from ..models.price_table import pricing_table
 from .comm_transport import Connect, HostConnection, WidgetBridge
+from .widget_checks import check_create_args, check_session, target_text
 
 if TYPE_CHECKING:
     from ..host.saved import SavedLog
@@ -58,7 +59,14 @@ def _css() -> Path | str:
 
 
 def _looks_like_path(value: str) -> bool:
-    return value.endswith(".jsonl") or os.sep in value or (not _SESSION_ID.match(value) and Path(value).exists())
+    return (value.endswith(".jsonl") or os.sep in value or value.startswith("~") or value in ("", ".")
+            or (not _SESSION_ID.match(value) and Path(value).exists()))
+
+
+def _running_host() -> Any:
+    from ..host.host import Host
+
+    return Host.current()
 
 
 class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
@@ -76,7 +84,10 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         """Cheap and readable where no widget can render (text output, headless runs)."""
-        target = self.session_id or (str(self.log_path) if getattr(self, "log_path", None) else "a new session")
+        path = getattr(self, "log_path", None)
+        target = str(path) if path is not None else self.session_id or "a new session"
+        if self.error and not self.error.startswith("note:"):  # the error box's line, not a blank widget
+            return f"<{type(self).__name__} of {target}: {self.error}>"
         return (f"<{type(self).__name__} of {target}: the widget renders in JupyterLab, Notebook 7 "
                 "or VS Code; `%dsh show --no-widget` prints the events as text>")
 
@@ -95,6 +106,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
         else:
             self.session_id = session_id or ""
             connect = self._host_connect
+            if self.session_id:
+                self.error = check_session(self._host or _running_host(), self.session_id)
         self.bridge = WidgetBridge(self._send_batch, connect, interval=interval, send_buffers=self._send_buffered)
         self.on_msg(self._on_custom)
 
@@ -225,6 +238,8 @@ class LoopWidget(_SessionWidget):
                  base_url: str | None = None, host: Any = None, interval: float = 0.05) -> None:
         create = {k: v for k, v in {"model": model, "approve": approve, "cwd": cwd, "baseUrl": base_url}.items() if v}
         super().__init__(session_id, path=path, host=host, interval=interval, kind="loop", create_args=create)
+        if not self.session_id and not self.readonly:
+            self.error = check_create_args(model, approve, cwd, base_url)
 
 
 class SessionInspector(_SessionWidget):
@@ -234,7 +249,7 @@ class SessionInspector(_SessionWidget):
 
     def __init__(self, session_id_or_path: str | os.PathLike[str], *, host: Any = None,
                  interval: float = 0.05) -> None:
-        value = os.fspath(session_id_or_path)
+        value = target_text(session_id_or_path, "SessionInspector")
         path = value if _looks_like_path(value) else None
         super().__init__(None if path else value, path=path, host=host, interval=interval, kind="inspector")
 

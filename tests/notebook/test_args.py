@@ -133,3 +133,31 @@ def test_fork_and_compare_lines_are_subcommands_with_their_own_options() -> None
     assert parse_line("compare a.py with b.py please").command == "prompt"
     assert parse_line("-- compare a b").command == "prompt"
     assert "fork [ID] --at SEQ" in help_text() and "compare A B" in help_text()
+
+
+def test_subcommand_words_that_name_sessions_are_a_usage_error_not_a_prompt() -> None:
+    for line, needs in [("compare s_0123456789ab", "got only s_0123456789ab"), ("compare {a}", "got only {a}"),
+                        ("compare x.jsonl", "got only x.jsonl"), ("compare s_a s_b s_c", "takes 2 session ids, not 3"),
+                        ("fork s_a s_b --at 2", "takes one session id, not 2"), ("fork the first turn --at 2", "fork [ID] --at SEQ"),
+                        ("show s_a s_b", "takes one session id"), ("stop s_abc", "%dsh --session ID stop")]:
+        with pytest.raises(UserError, match="BAD_FLAG") as caught:
+            parse_line(line)
+        assert needs in str(caught.value), line
+    for prompt in ("compare a b c", "show me the code", "stop it", "fork the repository and clean it up"):
+        assert parse_line(prompt).command == "prompt", prompt
+
+
+def test_a_break_flag_that_names_no_stage_is_a_bad_flag() -> None:
+    from dsh_notebook.notebook.debug_console import parse_stages
+
+    for text in (",", " , ", ",,"):
+        with pytest.raises(UserError, match="names no stage"):
+            parse_stages(text)
+    assert parse_stages("3,03") == ["03"] and parse_stages("ALL") == ["01", "02", "03", "04", "05", "06"]
+
+
+def test_show_only_flags_on_a_prompt_are_a_bad_flag_not_a_prompt() -> None:
+    for line in ("--stats hello there", "--inspect what happened?"):
+        with pytest.raises(UserError, match="goes with show"):
+            parse_line(line)
+    assert parse_line("show --stats").stats and parse_line("--no-widget hello").text == "hello"

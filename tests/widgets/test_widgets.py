@@ -211,9 +211,9 @@ def test_repr_is_cheap_text_naming_the_session_or_log(tmp_path) -> None:  # type
 
     missing = tmp_path / "s_missing.jsonl"
     inspector = SessionInspector(str(missing))
-    text = repr(inspector)
-    assert text.startswith("<SessionInspector of s_missing") and "%dsh show" in text
-    assert repr(LoopWidget()).startswith("<LoopWidget of a new session")
+    text = repr(inspector)  # a widget that cannot show anything says why, in its text form too
+    assert text.startswith(f"<SessionInspector of {missing}: LOG_NOT_FOUND") and "no session log at" in text
+    assert repr(LoopWidget()).startswith("<LoopWidget of a new session") and "%dsh show" in repr(LoopWidget())
 
 
 def test_without_a_host_every_envelope_gets_a_coded_wire_error() -> None:
