@@ -47,6 +47,7 @@ a ``ValidationError`` instead of folding half. ``events`` holds typed events; ``
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,6 +59,7 @@ from ..wire.events import (
     ApprovalDecided,
     AssistantAttempt,
     AssistantMessageEvent,
+    DebugEdit,
     InboxSpliced,
     ToolCall,
     ToolResult,
@@ -223,6 +225,10 @@ class ClientSessionModel(ModelViews):
         elif isinstance(e, ToolCall):
             tool = self.tools.setdefault(e.call_id, new_tool(e.call_id, e.name))
             tool["name"], tool["arguments"], tool["callSeq"] = e.name, e.arguments, seq
+        elif isinstance(e, DebugEdit) and e.target == "arguments" and e.call_id in self.tools:
+            # the debugger changed what the call runs with (02–03): approvals and views show that
+            after = e.after
+            self.tools[e.call_id]["arguments"] = after if isinstance(after, str) else json.dumps(after, separators=(",", ":"))
         elif isinstance(e, ToolResult):
             call_id = e.message.tool_call_id
             tool = self.tools.setdefault(call_id, new_tool(call_id, e.error.name if e.error else "?"))

@@ -280,6 +280,12 @@ export class ClientSessionModel implements FoldState {
         t.name = ev.name; t.arguments = ev.arguments; t.callSeq = seq;
         return;
       }
+      case "debug/edit": {
+        // the debugger changed what the call runs with (02–03): approvals and views show that
+        const t = ev.target === "arguments" && ev.callId ? this.tools[ev.callId] : undefined;
+        if (t) t.arguments = typeof ev.after === "string" ? ev.after : JSON.stringify(ev.after);
+        return;
+      }
       case "tool/result": {
         const callId = String(ev.message.toolCallId);
         const t = (this.tools[callId] ??= newTool(callId, ev.error?.name || "?"));

@@ -3,6 +3,7 @@ real runs the two are compared item by item in ``test_parity.py``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -161,3 +162,21 @@ def test_items_are_parsed_into_wire_types_before_they_fold() -> None:
     with pytest.raises(ValidationError):  # a tool-runtime frame without its time
         m.apply({"type": "tool-runtime", "frame": {"callId": "c1", "name": "read", "phase": "prepare", "status": "start"}})
     assert m.state() == before  # nothing half-folded
+
+
+def test_an_arguments_edit_in_the_debugger_is_what_the_fold_and_its_approval_show() -> None:
+    """A real run (fixture ``debug-arguments``): paused at 03, the bash call's arguments are edited;
+    from the ``debug/edit`` on, the fold's call — what the approval banner and the cell show — holds
+    the edited command, and the approval asked afterwards is about that command."""
+    from tests.client.parity import replay
+    from tests.fixtures.record_streams import EDITED_COMMAND, OUT, load
+
+    states = [state for _, state in replay(load(OUT / "debug-arguments.jsonl"))]
+    edited = json.dumps({"command": EDITED_COMMAND}, ensure_ascii=False)
+    at_edit = next(i for i, st in enumerate(states) if any(e["type"] == "debug/edit" for e in st["events"]))
+    before, after = states[at_edit - 1]["tools"]["c1"], states[at_edit]["tools"]["c1"]
+    assert json.loads(before["arguments"]) == {"command": "node test/run.mjs"}
+    assert json.loads(after["arguments"]) == {"command": EDITED_COMMAND}
+    asked = [st for st in states[at_edit:] if "c1" in st["approvals"]]
+    assert asked and all(json.loads(st["tools"]["c1"]["arguments"])["command"] == EDITED_COMMAND for st in asked)
+    assert json.loads(states[-1]["tools"]["c1"]["arguments"]) == json.loads(edited)
