@@ -90,6 +90,7 @@ class ToolBatch:
         self.slots: list[ToolOutcome | None] = [None] * n
         self.dispatched = [False] * n  # the body started (cancellation → CANCELLED)
         self.edits: list[tuple[int, ...]] = [()] * n  # debug/edit seqs each result cites
+        self.ran: list[ToolOutcome | None] = [None] * n  # finished, then cancelled while paused at 04
         self.finished: list[int | None] = [None] * n  # epoch ms each call's task finished
         self.running: dict[asyncio.Task[ToolOutcome], int] = {}
         self.exclusive_running = False
@@ -170,10 +171,14 @@ class ToolBatch:
         seq = self.call_seqs[i]
         payload = {"callId": call.id, "name": call.name, "seq": seq, "result": outcome.text,
                    "isError": outcome.is_error, "code": outcome.code}
-        pause = await self.checkpoints.checkpoint(
-            "04", payload=payload, tools=(call.name,), call_id=call.id, seq=seq, name=call.name,
-            value=outcome.text, cite=(seq,) if seq is not None else (),
-        )
+        try:
+            pause = await self.checkpoints.checkpoint(
+                "04", payload=payload, tools=(call.name,), call_id=call.id, seq=seq, name=call.name,
+                value=outcome.text, cite=(seq,) if seq is not None else (),
+            )
+        except asyncio.CancelledError:  # the tool did run: its real output is the result, not CANCELLED
+            self.ran[i] = outcome
+            raise
         if pause is None or not pause.edits:
             return outcome
         self.edits[i] = (*self.edits[i], *pause.edits)
@@ -189,7 +194,8 @@ class ToolBatch:
             i = self.running.pop(task)
             self.finished[i] = finished
             if task.cancelled():
-                self.slots[i] = self.runtime.aborted(self.calls[i], started=self.dispatched[i])
+                ran = self.ran[i]
+                self.slots[i] = ran if ran is not None else self.runtime.aborted(self.calls[i], started=self.dispatched[i])
             else:
                 exc = task.exception()
                 self.slots[i] = (
