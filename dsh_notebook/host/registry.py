@@ -35,7 +35,7 @@ from ..config import (
 from ..context import HarnessContext
 from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
-from ..models.routing import resolve_adapter
+from ..models.routing import LOCAL_PROVIDERS, resolve_adapter
 from ..observe import attach as attach_observers
 from ..session.session import Session
 from ..session.store import SessionStore
@@ -51,6 +51,11 @@ log = logging.getLogger(__name__)
 AdapterFactory = Callable[[Settings, str, "str | None"], ModelAdapter]
 Resolution = Literal["live", "resumed", "created"]
 _ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+def is_local(model: str) -> bool:
+    """``replay:…`` / ``script:…``: a model whose id does not depend on a logged endpoint."""
+    return model.split(":", 1)[0] in LOCAL_PROVIDERS
 
 
 def refuse_self_replay(session_id: str, model: str | None, path: Path) -> None:
@@ -172,8 +177,16 @@ class AgentRegistry:
             try:
                 self.resumes_started += 1
                 refuse_self_replay(session_id, model, self.store.path_for(session_id))
-                session = await asyncio.to_thread(self.store.resume, session_id)
                 given = model is not None
+                # a local model (replay:, script:) is built before the log is touched: a bad one
+                # leaves the log as it was (not even the resume's session/end-seed is written)
+                early = self.adapter_factory(self.settings, model, base_url) if model and is_local(model) else None
+                try:
+                    session = await asyncio.to_thread(self.store.resume, session_id)
+                except BaseException:
+                    if early is not None:
+                        await early.aclose()
+                    raise
                 try:
                     logged_model = model_from_log(session)
                     if model is not None:  # `qwen2.5:7b` with a base URL (given or logged) is one name
@@ -183,9 +196,11 @@ class AgentRegistry:
                     model = model or logged_model or self.settings.model
                     # a model the caller names is built now, as create does: a bad one (replay of a
                     # missing log, no key …) is refused before a prompt is logged, not as the turn's error
-                    adapter = self.adapter_factory(self.settings, model, base_url) if given else None
+                    adapter = early or (self.adapter_factory(self.settings, model, base_url) if given else None)
                 except BaseException:
                     await asyncio.to_thread(self.store.close, session_id)  # release the writer lock
+                    if early is not None:
+                        await early.aclose()
                     raise
                 live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed",
                                    options, adapter)
