@@ -27,7 +27,13 @@ from dsh_notebook.wire.events import (
     TurnStart,
     UserMessageEvent,
 )
-from dsh_notebook.wire.messages import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
+from dsh_notebook.wire.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolCallBlock,
+    tool_text,
+    user_text,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
