@@ -144,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             return export_main(args)
         if args.command == "export-html":
             from .observe.export_html import export_main as export_html_main
+            from .session.inspect import refuse_overwriting_a_log
+
+            refuse_overwriting_a_log(args.output)
 
             return export_html_main(args)
         if args.command == "doctor":

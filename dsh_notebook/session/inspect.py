@@ -42,7 +42,7 @@ from ..wire.events import (
 from .lenient import inspect_log
 from .store import SessionStore
 
-__all__ = ["describe_event", "resolve_target", "sessions_main", "show_main"]
+__all__ = ["describe_event", "refuse_overwriting_a_log", "resolve_target", "sessions_main", "show_main"]
 
 
 def resolve_target(target: str) -> Path:
@@ -74,6 +74,23 @@ def resolve_target(target: str) -> Path:
         f"no session {target!r} (looked for {by_id}); `python -m dsh_notebook sessions` lists them",
         code="LOG_NOT_FOUND",
     )
+
+
+def refuse_overwriting_a_log(output: str) -> None:
+    """An output file (``export-html -o``) that is a session log is ``OUTPUT_IS_A_LOG``: writing
+    the page there would replace the session's only record."""
+    path = Path(output).expanduser()
+    if not path.is_file():
+        return
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(4096)
+        header = json.loads(first)
+    except (OSError, ValueError):
+        return
+    if isinstance(header, dict) and header.get("type") == "session":
+        raise LogFormatError(f"{path} is a session log ({header.get('id')!r}); it is never overwritten: "
+                             "name another file for the page, e.g. -o session.html", code="OUTPUT_IS_A_LOG")
 
 
 def _short(text: str, n: int = 72) -> str:

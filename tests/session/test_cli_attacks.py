@@ -175,3 +175,12 @@ def test_compare_of_huge_logs_is_exact_and_finishes(tmp_path: Path) -> None:
     assert (d["what"], d["turn"], d["step"], d["b"]["seq"]) == ("request", 590, 2, odd.seq)
     assert any("something else" in line for line in d["diff"])
     assert sum(s["same"] for s in json.loads(flat.stdout)["steps"]) == 2 * 589 + 1  # chained == flat up to there
+
+
+def test_export_html_never_writes_its_page_over_a_session_log(origin: tuple[Path, str, Path]) -> None:
+    home, sid, path = origin
+    before = path.read_bytes()
+    for output in (str(path), sid + ".jsonl"):  # the log itself, by path and relative to the store
+        done = cli(home, "export-html", sid, "-o", output, cwd=path.parent)
+        refused(done, "OUTPUT_IS_A_LOG")  # was: the page replaced the session's only record
+    assert path.read_bytes() == before and load_log(path).id == sid
