@@ -278,6 +278,10 @@ class AgentRegistry:
             max_time=max_time,
             approval_policy=policy,
         )
+        async def durable() -> None:
+            await asyncio.to_thread(self.store.flush, sid)
+
+        approvals.durable = durable  # an approval wait flushes the log (off the loop), as a debugger pause does
         live = LiveSession(
             session, agent, hub, approvals, model, approve, how,
             str(self.store.path_for(sid)), admitted_request_ids(session),

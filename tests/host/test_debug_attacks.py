@@ -108,3 +108,30 @@ def test_debug_of_a_saved_session_that_is_not_live_says_how_to_go_on(tmp_path: P
         assert refused(srv, "session/debug", sessionId=sid, action="continue")["code"] == "NOT_PAUSED"
     finally:
         srv.close()
+
+
+def test_while_an_approval_waits_its_ask_is_on_disk_and_fork_at_it_works(tmp_path: Path) -> None:
+    """Before, the log held only what preceded the step (the ask was flushed after the answer):
+    ``fork --at <the approval/asked seq the follow showed>`` said "not a seq" during the wait."""
+    from dsh_notebook.demo import copy_demo_workspace
+    from dsh_notebook.wire.events import ApprovalAsked
+
+    home = tmp_path / "home"
+    ws = copy_demo_workspace(tmp_path / "ws")  # not the demo copy: bash asks
+    srv = Stdio(home)
+    try:
+        sid = srv.call("session/create", cwd=str(ws))["sessionId"]
+        srv.send({"type": "open", "streamId": "f1", "endpoint": "session/follow", "payload": {"args": {"sessionId": sid}}})
+        srv.call("session/prompt", request={"sessionId": sid, "requestId": "r1", "mode": "queue",
+                                            "content": "run the tests; if they fail fix src/math.ts; tell me the result"})
+        asked = srv.until(lambda m: m.get("type") == "item" and (m["value"].get("event") or {}).get("type") == "approval/asked")
+        seq = asked["value"]["event"]["seq"]
+        forked = cli(home, "fork", sid, "--at", str(seq))
+        assert forked.returncode == 0, forked.stderr
+        fork_events = load_log(Path(forked.stdout.strip().split(" log: ")[1])).events
+        assert isinstance(fork_events[seq], ApprovalAsked) and isinstance(fork_events[-1], SessionForked)
+        shown = cli(home, "show", sid)
+        assert f"{seq:>6}" in shown.stdout and "approval/asked" in shown.stdout, shown.stdout
+        srv.call("session/cancel", sessionId=sid)
+    finally:
+        srv.close()
