@@ -57,6 +57,8 @@ def resolve_target(target: str) -> Path:
     by_id = sessions / f"{target}.jsonl"
     if looks_like_id and by_id.is_file():
         return by_id
+    if looks_like_id and not path.exists() and (by_id.exists() or by_id.is_symlink()):
+        path = by_id  # in the store, but not a regular file: say what it is (below)
     if path.exists() or path.is_symlink():
         kind = "a directory" if path.is_dir() else "a FIFO" if path.is_fifo() else "not a regular file"
         raise LogFormatError(f"{path} is {kind}, not a session log (a .jsonl file or a session id)",

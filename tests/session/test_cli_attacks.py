@@ -184,3 +184,19 @@ def test_export_html_never_writes_its_page_over_a_session_log(origin: tuple[Path
         done = cli(home, "export-html", sid, "-o", output, cwd=path.parent)
         refused(done, "OUTPUT_IS_A_LOG")  # was: the page replaced the session's only record
     assert path.read_bytes() == before and load_log(path).id == sid
+
+
+def test_junk_in_the_store_does_not_hang_or_break_listing_and_search(origin: tuple[Path, str, Path]) -> None:
+    home, sid, path = origin
+    store = path.parent
+    (store / "s_bin00000000.jsonl").write_bytes(bytes(range(256)) * 4)
+    (store / "s_dir00000000.jsonl").mkdir()
+    os.mkfifo(store / "s_fifo0000000.jsonl")  # opening it for reading would block for ever
+    (store / "s_empty000000.jsonl").write_bytes(b"")
+    listed = cli(home, "sessions", timeout=60)
+    assert listed.returncode == 0 and sid in listed.stdout, listed.stderr
+    found = cli(home, "sessions", "--search", "README", timeout=60)  # was: SEARCH_INDEX (a directory) or a hang (a FIFO)
+    assert found.returncode == 0 and found.stdout.startswith(sid), found.stderr
+    fifo = cli(home, "show", "s_fifo0000000", timeout=60)
+    refused(fifo, "LOG_NOT_FOUND")
+    assert "is a FIFO" in fifo.stderr
