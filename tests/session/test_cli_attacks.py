@@ -200,3 +200,11 @@ def test_junk_in_the_store_does_not_hang_or_break_listing_and_search(origin: tup
     fifo = cli(home, "show", "s_fifo0000000", timeout=60)
     refused(fifo, "LOG_NOT_FOUND")
     assert "is a FIFO" in fifo.stderr
+
+
+def test_an_empty_prompt_is_refused_before_a_session_is_made(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for prompt in ("", "   ", "\n\t"):
+        done = cli(home, "run", prompt, timeout=60)
+        assert done.returncode == 2 and "[EMPTY_CONTENT]" in done.stderr, done.stderr
+    assert list(home.glob("sessions/*.jsonl")) == []  # was: one empty session per refused prompt
