@@ -94,7 +94,7 @@ def test_bad_flags_are_coded_errors(origin: tuple[Path, str, Path]) -> None:
         refused(cli(home, "fork", sid, "--at", at), "BAD_FORK_POINT")
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory", "fifo", "binary", "itself", "itself-by-path"])
+@pytest.mark.parametrize("kind", ["missing", "directory", "fifo", "binary", "itself", "itself-by-path", "no-responses"])
 def test_a_bad_replay_model_is_refused_before_the_prompt_is_logged(origin: tuple[Path, str, Path], kind: str) -> None:
     home, sid, path = origin
     tmp = path.parent.parent
@@ -105,6 +105,8 @@ def test_a_bad_replay_model_is_refused_before_the_prompt_is_logged(origin: tuple
     if not (tmp / "afifo").exists():
         os.mkfifo(tmp / "afifo")
     (tmp / "binary.jsonl").write_bytes(bytes(range(256)) * 8)
+    silent = cli(home, "fork", sid, "--at", "0")  # a session that never got a model response
+    assert silent.returncode == 0, silent.stderr
     target, code = {
         "missing": ("s_nope00000000", "LOG_NOT_FOUND"),
         "directory": (str(tmp / "adir"), "LOG_NOT_FOUND"),
@@ -112,6 +114,7 @@ def test_a_bad_replay_model_is_refused_before_the_prompt_is_logged(origin: tuple
         "binary": (str(tmp / "binary.jsonl"), "LOG_CORRUPT"),  # was: a traceback, error UNKNOWN
         "itself": (fork_id, "BAD_MODEL"),
         "itself-by-path": (fork_log, "BAD_MODEL"),
+        "no-responses": (silent.stdout.split()[1], "REPLAY_DIVERGED"),  # was: the prompt logged, then the turn failed
     }[kind]
     before = Path(fork_log).read_bytes()
     done = cli(home, "run", "--session", fork_id, "--model", f"replay:{target}", "hi", timeout=60)
