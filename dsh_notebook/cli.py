@@ -16,12 +16,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import NoReturn
 
 from .errors import DshError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the product's coded errors: a bad flag or value is ``[BAD_ARGS] …``, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: [BAD_ARGS] {self.prog}: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m dsh_notebook", description=__doc__)
+    parser = _Parser(prog="python -m dsh_notebook", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run one prompt to the end of its turn")
@@ -135,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             return export_main(args)
         if args.command == "export-html":
             from .observe.export_html import export_main as export_html_main
+            from .session.inspect import refuse_overwriting_a_log
+
+            refuse_overwriting_a_log(args.output)
 
             return export_html_main(args)
         if args.command == "doctor":

@@ -153,7 +153,8 @@ class Debugger:
                 pause.how = "cancel"
                 raise
             finally:
-                self.paused = None
+                if self.paused is pause:
+                    self.paused = None
                 self._emit(ResumedItem(stage=stage, how=pause.how))
             return pause
 
@@ -163,7 +164,8 @@ class Debugger:
         pause.how = how
         self.stepping = how == "step"
         pause.resumed.set()
-        return pause
+        self.paused = None  # released now: a second continue, or an edit, is NOT_PAUSED, and the
+        return pause  # answer to this one says the run goes on (not "paused" at the stage it left)
 
     def edit(self, target: str, value: Any, *, call_id: str | None = None, by: str = "client") -> DebugEdit:
         """Validate and log one edit of the paused stage's value; the loop uses it on resume."""

@@ -7,17 +7,26 @@ stdin in the magic, a button in the widget, a line on ``serve --stdio`` — call
 ``session/approve {sessionId, callId, decision, scope?}`` (``scope: "session"``: allow for the
 rest of the session). Cancelling the run cancels the wait (the
 runtime records ``cancelled``). Lives on the host loop; not thread-safe by itself.
+
+A wait is a durability point (as a debugger pause is): ``durable`` (the log's flush, off the
+loop) runs once the request is parked, so the ``approval/asked`` a client sees in its follow —
+and everything before it — is in the file while the person decides: ``show`` and ``fork --at``
+of that seq work during the wait. A failed flush is logged, not raised (the loop's next flush
+reports it as the turn's).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..errors import HostError
 from ..tools.base import ApprovalDecision, ApprovalRequest, Approver
 from ..wire.follow import PendingApproval
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -38,6 +47,7 @@ class PendingApprovals(Approver):
         self._by: dict[str, str] = {}  # call id → the client that answered
         self._session_scope: set[str] = set()  # call ids allowed "for the rest of the session"
         self.closed = False  # no client can answer any more: every ask is ``cancelled``
+        self.durable: Callable[[], Awaitable[None]] | None = None  # flushes the log (set by the registry)
 
     async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         if self.closed:
@@ -46,10 +56,21 @@ class PendingApprovals(Approver):
         self._waiting[request.call_id] = _Waiting(request, future)
         self._changed()
         try:
+            await self._flush()
             return await future
         finally:
             self._waiting.pop(request.call_id, None)
             self._changed()
+
+    async def _flush(self) -> None:
+        if self.durable is None:
+            return
+        try:
+            await self.durable()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("flushing the log at an approval wait failed: %s", exc)
 
     def answered_by(self, call_id: str) -> str:
         """The caller that answered ``call_id`` (``host`` when the host itself cancelled it)."""

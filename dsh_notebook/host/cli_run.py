@@ -23,6 +23,7 @@ from typing import TextIO, cast
 
 from ..client.dsh_client import DshClient
 from ..config import parse_max_steps, parse_max_time, settings_from_env
+from ..errors import UserError
 from ..notebook.render import TurnView
 from ..notebook.sinks import TerminalSink
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
@@ -45,6 +46,9 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     steps, seconds = getattr(args, "max_steps", None), getattr(args, "max_time", None)
     parse_max_steps(steps, "--max-steps")  # a coded error naming the flag, before anything starts
     parse_max_time(seconds, "--max-time")
+    prompt = " ".join(args.prompt)
+    if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
+        raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
     options = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None)}
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
@@ -74,7 +78,7 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
             approvals()
 
         handle.wait_snapshot()
-        client.prompt(" ".join(args.prompt), session_id, request_id=request_id)
+        client.prompt(prompt, session_id, request_id=request_id)
         try:
             outcome = handle.wait_turn_end(request_id, idle=idle)
         except KeyboardInterrupt:

@@ -183,8 +183,9 @@ class SessionController:
     def _live(self, session_id: str) -> LiveSession:
         live = self.registry.live.get(session_id)
         if live is None:
-            self.registry.check_id(session_id)
-            raise HostError(f"session {session_id!r} is not live", code="UNKNOWN_SESSION")
+            self._check_saved(session_id)  # no such session at all: say so
+            raise HostError(f"session {session_id!r} is saved but not running here: resume it (session/resume, or "
+                            "session/debug break, which resumes it) first", code="UNKNOWN_SESSION")
         return live
 
 

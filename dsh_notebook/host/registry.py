@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import JsonValue
@@ -34,7 +35,7 @@ from ..config import (
 from ..context import HarnessContext
 from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
-from ..models.routing import resolve_adapter
+from ..models.routing import LOCAL_PROVIDERS, resolve_adapter
 from ..observe import attach as attach_observers
 from ..session.session import Session
 from ..session.store import SessionStore
@@ -50,6 +51,22 @@ log = logging.getLogger(__name__)
 AdapterFactory = Callable[[Settings, str, "str | None"], ModelAdapter]
 Resolution = Literal["live", "resumed", "created"]
 _ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+def is_local(model: str) -> bool:
+    """``replay:…`` / ``script:…``: a model whose id does not depend on a logged endpoint."""
+    return model.split(":", 1)[0] in LOCAL_PROVIDERS
+
+
+def refuse_self_replay(session_id: str, model: str | None, path: Path) -> None:
+    """``replay:<this session>`` would answer a session with its own (growing) log: ``BAD_MODEL``."""
+    if model is None or not model.startswith("replay:"):
+        return
+    name = model.removeprefix("replay:")
+    target = Path(name).expanduser()
+    if name == session_id or (target.exists() and target.resolve() == path.resolve()):
+        raise UserError(f"session {session_id} cannot replay itself: replay the session it was forked from "
+                        f"(--model replay:ORIGIN_ID), or give it a model", code="BAD_MODEL")
 
 
 def default_adapter_factory(settings: Settings, model_id: str, base_url: str | None) -> ModelAdapter:
@@ -159,15 +176,34 @@ class AgentRegistry:
             self._resuming[session_id] = pending
             try:
                 self.resumes_started += 1
-                session = await asyncio.to_thread(self.store.resume, session_id)
-                logged_model = model_from_log(session)
-                if model is not None:  # `qwen2.5:7b` with a base URL (given or logged) is one name
-                    model = normalize_model_id(model, base_url or self.settings.base_url or endpoint_from_log(session))
-                if base_url is None and (model is None or (logged_model is not None and parse_model_id(model) == parse_model_id(logged_model))):
-                    base_url = self._logged_endpoint(session)  # keep talking to the same endpoint
-                model = model or logged_model or self.settings.model
+                refuse_self_replay(session_id, model, self.store.path_for(session_id))
+                given = model is not None
+                # a local model (replay:, script:) is built before the log is touched: a bad one
+                # leaves the log as it was (not even the resume's session/end-seed is written)
+                early = self.adapter_factory(self.settings, model, base_url) if model and is_local(model) else None
+                try:
+                    session = await asyncio.to_thread(self.store.resume, session_id)
+                except BaseException:
+                    if early is not None:
+                        await early.aclose()
+                    raise
+                try:
+                    logged_model = model_from_log(session)
+                    if model is not None:  # `qwen2.5:7b` with a base URL (given or logged) is one name
+                        model = normalize_model_id(model, base_url or self.settings.base_url or endpoint_from_log(session))
+                    if base_url is None and (model is None or (logged_model is not None and parse_model_id(model) == parse_model_id(logged_model))):
+                        base_url = self._logged_endpoint(session)  # keep talking to the same endpoint
+                    model = model or logged_model or self.settings.model
+                    # a model the caller names is built now, as create does: a bad one (replay of a
+                    # missing log, no key …) is refused before a prompt is logged, not as the turn's error
+                    adapter = early or (self.adapter_factory(self.settings, model, base_url) if given else None)
+                except BaseException:
+                    await asyncio.to_thread(self.store.close, session_id)  # release the writer lock
+                    if early is not None:
+                        await early.aclose()
+                    raise
                 live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed",
-                                   options)
+                                   options, adapter)
                 live.warnings = self.store.warnings.pop(session_id, [])
                 pending.set_result(live)
             except BaseException as exc:
@@ -242,6 +278,10 @@ class AgentRegistry:
             max_time=max_time,
             approval_policy=policy,
         )
+        async def durable() -> None:
+            await asyncio.to_thread(self.store.flush, sid)
+
+        approvals.durable = durable  # an approval wait flushes the log (off the loop), as a debugger pause does
         live = LiveSession(
             session, agent, hub, approvals, model, approve, how,
             str(self.store.path_for(sid)), admitted_request_ids(session),

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import LogFormatError, ModelError, UserError
+from ..session.logfile import read_regular
 from ..wire.events import AnyEvent, AssistantMessageEvent, EventAdapter, StreamRun, Usage
 from ..wire.messages import AssistantMessage, TextBlock, ToolCallBlock
 from .base import (
@@ -46,10 +47,17 @@ def _items(source: str | Path | Iterable[Any]) -> list[Any]:
     """The lines of a log file (parsed JSON) or the items of an event list."""
     if isinstance(source, str | Path):
         path = Path(source)
+        if not path.exists():
+            raise UserError(f"replay log not found: {path}", code="LOG_NOT_FOUND")
+        data = read_regular(path)  # a directory or a FIFO is refused, never opened blocking
+        if data is None:
+            raise UserError(f"cannot replay {path}: not a readable regular file (a directory or a FIFO?)",
+                            code="LOG_NOT_FOUND")
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            raise UserError(f"replay log not found: {path}", code="LOG_NOT_FOUND") from None
+            lines = data.decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            raise LogFormatError(f"cannot replay {path}: not a session log (not UTF-8 text)",
+                                 code="LOG_CORRUPT") from None
         items: list[Any] = []
         for n, line in enumerate(lines):
             if not line.strip():

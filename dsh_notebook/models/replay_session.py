@@ -84,6 +84,9 @@ class SessionReplayModel(ModelAdapter):
         self.events: list[AnyEvent] = load_events(source)
         self.origin_id = origin_id or (Path(source).stem if isinstance(source, str | Path) else "the origin")
         self.points = [p for p in request_points(self.events) if p.response_seq is not None]
+        if not self.points:  # refused when the model is built (before a prompt is logged), not per request
+            raise ModelError(f"{self.origin_id} has no answered requests to replay (it never got a model "
+                             "response): replay a session that did, or give a model", code="REPLAY_DIVERGED")
         # the model ids the origin's history names (its system prompt and runtime contexts)
         self.model_ids = sorted({p.model_id for p in self.points})
         self._answers: dict[str, AssistantMessageEvent] = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +173,8 @@ class SearchIndex:
         try:
             st = log.stat()
         except OSError:
+            return 0
+        if not stat.S_ISREG(st.st_mode):  # a directory or a FIFO named *.jsonl: never opened (a FIFO blocks)
             return 0
         row = self.db.execute("SELECT session_id, path, size, mtime_ns, offset FROM logs WHERE session_id=?",
                               (sid,)).fetchone()

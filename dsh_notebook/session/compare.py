@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..wire.events import AnyEvent
+from ..wire.events import AnyEvent, AssistantMessageEvent
+from .request_index import RequestIndex, RequestRef
 from .requests import RequestPoint, canonical, masked, model_view, request_points
 
 __all__ = ["Divergence", "StepPair", "compare_events", "compare_main", "render_comparison", "steps_of"]
@@ -91,10 +92,10 @@ def _request_divergence(
 
 
 def _response_divergence(
-    a: RequestPoint, b: RequestPoint, ea: Sequence[AnyEvent], eb: Sequence[AnyEvent], names: tuple[str, str],
+    a: RequestRef, b: RequestRef, ea: Sequence[AnyEvent], eb: Sequence[AnyEvent], names: tuple[str, str],
     mask: Sequence[str],
 ) -> Divergence | None:
-    ra, rb = a.response(ea), b.response(eb)
+    ra, rb = _response(a, ea), _response(b, eb)
     ca = canonical(ra.message) if ra is not None else None
     cb = canonical(rb.message) if rb is not None else None
     if ca is not None and cb is not None and _lines([ca], mask) == _lines([cb], mask):
@@ -108,12 +109,29 @@ def _response_divergence(
     return Divergence("response", a.turn, a.step, a.seq, b.seq, a.response_seq, b.response_seq, None, diff)
 
 
+def _response(ref: RequestRef, events: Sequence[AnyEvent]) -> AssistantMessageEvent | None:
+    event = events[ref.response_seq] if ref.response_seq is not None else None
+    return event if isinstance(event, AssistantMessageEvent) else None
+
+
+def _last_per_step(refs: Sequence[RequestRef]) -> list[RequestRef]:
+    last: dict[tuple[int, int], RequestRef] = {}
+    for ref in refs:
+        last[(ref.turn, ref.step)] = ref
+    return list(last.values())
+
+
 def compare_events(
     a: Sequence[AnyEvent], b: Sequence[AnyEvent], names: tuple[str, str] = ("A", "B")
 ) -> tuple[list[StepPair], Divergence | None]:
-    """The aligned steps of ``a`` and ``b`` up to and including the first divergence."""
-    sa, sb = steps_of(a), steps_of(b)
-    mask = sorted({p.model_id for p in (*sa, *sb)})  # each session's own model id is no difference
+    """The aligned steps of ``a`` and ``b`` up to and including the first divergence.
+
+    Linear in the logs' size: requests are compared by fingerprint (:mod:`.request_index`) and
+    only a pair whose fingerprints differ is materialised and compared message by message."""
+    ia, ib = RequestIndex(a), RequestIndex(b)
+    sa, sb = _last_per_step(ia.refs), _last_per_step(ib.refs)
+    mask = sorted(ia.model_ids | ib.model_ids)  # each session's own model id is no difference
+    fa, fb = ia.fingerprints(mask), ib.fingerprints(mask)
     pairs: list[StepPair] = []
     for k in range(max(len(sa), len(sb))):
         pa = sa[k] if k < len(sa) else None
@@ -131,7 +149,9 @@ def compare_events(
                 "missing", here.turn, here.step, a_seq, b_seq, a_seq, b_seq, None,
                 [f"{lacking} has no request at turn {here.turn} step {here.step}"],
             )
-        found = _request_divergence(pa, pb, names, mask) or _response_divergence(pa, pb, a, b, names, mask)
+        same = fa[pa.seq].same_messages(fb[pb.seq])
+        found = (None if same else _request_divergence(ia.point(pa), ib.point(pb), names, mask)) \
+            or _response_divergence(pa, pb, a, b, names, mask)
         pairs.append(StepPair(pa.turn, pa.step, pa.seq, pb.seq, found is None))
         if found is not None:
             return pairs, found

@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import LogFormatError, UserError
 from ..wire.events import SessionForked
 from .closers import close_interrupted_turn
+from .logfile import writer_of
 from .persistence import SessionLog, ensure_private_dir, load_log
 from .session import Session, now_ms
 from .store import new_session_id
@@ -44,8 +45,11 @@ def fork_log(
     if last < 0:
         raise UserError(f"{loaded.path}: the session has no events to fork", code="BAD_FORK_POINT")
     if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= last:
+        writer = writer_of(loaded.path) if isinstance(at, int) and at > last else None
+        live = (f"; process {writer} is writing it now and has not flushed later events yet — fork again "
+                "when it pauses or ends") if writer else ""
         raise UserError(
-            f"--at {at!r} is not a seq of {loaded.id} (its events are 0..{last})",
+            f"--at {at!r} is not a seq of {loaded.id} (its events on disk are 0..{last}){live}",
             code="BAD_FORK_POINT",
         )
     new_id = session_id or new_session_id()

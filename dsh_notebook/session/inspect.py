@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 import time
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -41,23 +42,57 @@ from ..wire.events import (
 from .lenient import inspect_log
 from .store import SessionStore
 
-__all__ = ["describe_event", "resolve_target", "sessions_main", "show_main"]
+__all__ = ["describe_event", "refuse_overwriting_a_log", "resolve_target", "sessions_main", "show_main"]
 
 
 def resolve_target(target: str) -> Path:
-    """A path to a log, or a session id under ``$DSH_HOME/sessions``."""
+    """A path to a log, or a session id (or a unique prefix of one, 4+ characters) under
+    ``$DSH_HOME/sessions``. A directory, a FIFO or a device is refused without being opened;
+    a prefix that several sessions share is ``AMBIGUOUS_SESSION`` naming them."""
     path = Path(target).expanduser()
     if path.is_file():
         return path
-    if "/" in target or target.endswith(".jsonl"):
+    looks_like_id = bool(target) and "/" not in target and not target.endswith(".jsonl")
+    sessions = settings_from_env().sessions_dir
+    by_id = sessions / f"{target}.jsonl"
+    if looks_like_id and by_id.is_file():
+        return by_id
+    if looks_like_id and not path.exists() and (by_id.exists() or by_id.is_symlink()):
+        path = by_id  # in the store, but not a regular file: say what it is (below)
+    if path.exists() or path.is_symlink():
+        kind = "a directory" if path.is_dir() else "a FIFO" if path.is_fifo() else "not a regular file"
+        raise LogFormatError(f"{path} is {kind}, not a session log (a .jsonl file or a session id)",
+                             code="LOG_NOT_FOUND")
+    if not looks_like_id:
         raise LogFormatError(f"no session log at {path}", code="LOG_NOT_FOUND")
-    by_id = settings_from_env().sessions_dir / f"{target}.jsonl"
-    if not by_id.is_file():
-        raise LogFormatError(
-            f"no session {target!r} (looked for {by_id}); `python -m dsh_notebook sessions` lists them",
-            code="LOG_NOT_FOUND",
-        )
-    return by_id
+    matches = sorted(p for p in sessions.glob(f"{glob_escape(target)}*.jsonl") if p.is_file()) if sessions.is_dir() else []
+    if len(matches) == 1 and len(target) >= 4:
+        return matches[0]
+    if len(matches) > 1:
+        names = ", ".join(p.stem for p in matches[:5]) + (f" and {len(matches) - 5} more" if len(matches) > 5 else "")
+        raise LogFormatError(f"{target!r} is the start of {len(matches)} sessions ({names}); give more of the id",
+                             code="AMBIGUOUS_SESSION")
+    raise LogFormatError(
+        f"no session {target!r} (looked for {by_id}); `python -m dsh_notebook sessions` lists them",
+        code="LOG_NOT_FOUND",
+    )
+
+
+def refuse_overwriting_a_log(output: str) -> None:
+    """An output file (``export-html -o``) that is a session log is ``OUTPUT_IS_A_LOG``: writing
+    the page there would replace the session's only record."""
+    path = Path(output).expanduser()
+    if not path.is_file():
+        return
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(4096)
+        header = json.loads(first)
+    except (OSError, ValueError):
+        return
+    if isinstance(header, dict) and header.get("type") == "session":
+        raise LogFormatError(f"{path} is a session log ({header.get('id')!r}); it is never overwritten: "
+                             "name another file for the page, e.g. -o session.html", code="OUTPUT_IS_A_LOG")
 
 
 def _short(text: str, n: int = 72) -> str:
