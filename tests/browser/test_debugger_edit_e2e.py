@@ -76,7 +76,10 @@ def editor_seen(page: Any, loop: Any) -> dict[str, Any]:
     return {"name": name, **c}
 
 
-def assert_refusal(page: Any, loop: Any, starts: str, theme_shot: str | None = None) -> str:
+def assert_refusal(page: Any, loop: Any, starts: str, theme_shot: str | None = None,
+                   focused: str | None = None) -> str:
+    """The refusal as a person meets it; ``focused``: where focus stays (checked before the theme
+    switch of ``theme_shot``, a step of the test that JupyterLab may move focus on, then put back)."""
     err = loop.locator(".dsh-debug-error")
     err.wait_for(state="visible", timeout=10_000)
     text = err.text_content() or ""
@@ -86,6 +89,8 @@ def assert_refusal(page: Any, loop: Any, starts: str, theme_shot: str | None = N
     assert err.get_attribute("id") in (loop.locator(".dsh-debug-json").get_attribute("aria-describedby") or "").split()
     c = contrast(page, ".dsh-loop .dsh-debug-error")
     assert c["ratio"] >= 4.5 and c["fontSize"] >= 12, ("light", c)
+    if focused:
+        assert loop.locator(focused).evaluate(FOCUSED), f"focus stays on {focused} after the refusal"
     if theme_shot:
         shot(page, f"{theme_shot}-light", ".dsh-loop")
         set_theme(page, "JupyterLab Dark")
@@ -94,6 +99,8 @@ def assert_refusal(page: Any, loop: Any, starts: str, theme_shot: str | None = N
             assert c["ratio"] >= 4.5, (sel, "dark", c)
         shot(page, f"{theme_shot}-dark", ".dsh-loop")
         set_theme(page, "JupyterLab Light")
+        if focused:
+            loop.locator(focused).focus()
     return text
 
 
@@ -117,8 +124,9 @@ def test_edit_the_arguments_at_03_and_the_tool_reads_the_other_file(lab: Lab, pa
     # invalid JSON, then valid JSON that is not an object: each refused with a code, nothing sent
     area.fill('{"file_path": "src/math.ts"')
     page.keyboard.press("Control+Enter")
-    assert_refusal(page, loop, "Not sent — BAD_JSON: not valid JSON", theme_shot="debugger-edit-args-invalid")
-    assert area.evaluate(FOCUSED)  # the person goes on typing where they were
+    # the person goes on typing where they were
+    assert_refusal(page, loop, "Not sent — BAD_JSON: not valid JSON", theme_shot="debugger-edit-args-invalid",
+                   focused=".dsh-debug-json")
     ring = area.evaluate("(e) => parseFloat(getComputedStyle(e).outlineWidth)")
     assert ring >= 2, f"the focus ring stays visible on an invalid editor ({ring}px)"
     area.fill('["src/math.ts"]')
@@ -225,7 +233,8 @@ def test_edit_the_request_at_06_reaches_the_model_and_a_broken_pairing_is_refuse
     area.fill(json.dumps(messages[:-1], indent=2))
     loop.locator(".dsh-debug-apply").focus()
     page.keyboard.press("Enter")
-    text = assert_refusal(page, loop, "Not applied — the host refused the edit: BAD_EDIT:", theme_shot="debugger-edit-request-unpaired")
+    text = assert_refusal(page, loop, "Not applied — the host refused the edit: BAD_EDIT:",
+                          theme_shot="debugger-edit-request-unpaired", focused=".dsh-debug-apply")
     assert "do not pair tool calls and results — call 'c1' at message 3: no tool message answered this call" in text, text
     assert loop.locator(".dsh-debug-editor").is_visible()  # the text stays to be fixed
     assert [e for e in log_events(lab, sid) if e["type"] == "debug/edit"] == []
