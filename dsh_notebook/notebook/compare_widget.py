@@ -1,7 +1,7 @@
 """``%dsh compare A B`` as a widget: two sessions side by side, aligned by turn and step.
 
 :func:`comparison_data` lays out every step of both sessions (the last request attempt of each
-turn and step, :func:`~dsh_notebook.session.compare.steps_of`) in one table: per side the request
+turn and step, :func:`~dsh_notebook.session.request_index.step_summaries`, linear in the logs) in one table: per side the request
 seq, how many messages it carried, the last of them (what was new) and the model's answer. The
 first divergence (:func:`~dsh_notebook.session.compare.compare_events`) marks its row and
 carries the message diff of the two requests there; the front end (``js/src/compare.ts``)
@@ -18,9 +18,9 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ..session.compare import Divergence, StepPair, compare_events, steps_of
-from ..session.requests import RequestPoint
-from ..wire.events import AnyEvent
+from ..session.compare import Divergence, StepPair, compare_events
+from ..session.request_index import StepSummary, step_summaries
+from ..wire.events import AnyEvent, AssistantMessageEvent
 from ..wire.messages import AnyMessage, AssistantMessage, ToolMessage
 from .compare_view import ComparisonView
 from .widgets import _css, _esm
@@ -47,17 +47,18 @@ def _summary(message: AnyMessage | None) -> str:
     return _short(f"{message.role}: {text}")
 
 
-def _side(point: RequestPoint | None, events: Sequence[AnyEvent]) -> dict[str, Any] | None:
-    if point is None:
+def _side(step: StepSummary | None, events: Sequence[AnyEvent]) -> dict[str, Any] | None:
+    if step is None:
         return None
-    response = point.response(events)
+    ref = step.ref
+    answer = events[ref.response_seq] if ref.response_seq is not None else None
     return {
-        "seq": point.seq,
-        "model": point.model_id,
-        "messages": len(point.messages),
-        "last": _summary(point.messages[-1] if point.messages else None),
-        "responseSeq": point.response_seq,
-        "response": _summary(response.message) if response is not None else "(no answer)",
+        "seq": ref.seq,
+        "model": ref.model_id,
+        "messages": step.messages,
+        "last": _summary(step.last),
+        "responseSeq": ref.response_seq,
+        "response": _summary(answer.message) if isinstance(answer, AssistantMessageEvent) else "(no answer)",
     }
 
 
@@ -66,8 +67,7 @@ def comparison_data(a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[Any
     """What the compare widget draws (JSON): both sessions, every aligned step, the divergence
     (``compared``: what :func:`compare_events` gave for ``a`` and ``b``, when the caller has it)."""
     pairs, divergence = compared if compared is not None else compare_events(a, b)
-    sa = {(p.turn, p.step): p for p in steps_of(a)}
-    sb = {(p.turn, p.step): p for p in steps_of(b)}
+    sa, sb = step_summaries(a), step_summaries(b)  # linear: no request's messages materialised
     first = (divergence.turn, divergence.step) if divergence is not None else None
     rows = []
     for key in sorted(set(sa) | set(sb)):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ..errors import SessionError
 from ..wire.events import AnyEvent, AssistantMessageEvent, RequestFrozen
+from ..wire.messages import AnyMessage
 from .requests import (
     RequestPoint,
     _is_snapshot,
@@ -36,7 +37,7 @@ from .requests import (
 )
 from .session import _derive
 
-__all__ = ["Fingerprint", "RequestIndex", "RequestRef"]
+__all__ = ["Fingerprint", "RequestIndex", "RequestRef", "StepSummary", "step_summaries"]
 
 _PRIME = (1 << 127) - 1
 _BASE = 0x9E3779B97F4A7C15F39CC0605CEDC835 % _PRIME
@@ -149,3 +150,41 @@ def _refs(events: Sequence[AnyEvent]) -> list[RequestRef]:
 def _ref(frozen: RequestFrozen, response_seq: int | None) -> RequestRef:
     return RequestRef(frozen.seq, frozen.turn, frozen.step, frozen.attempt, f"{frozen.provider}:{frozen.model}",
                       response_seq)
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """The last request attempt of one (turn, step): how many messages it carried and the last one."""
+
+    ref: RequestRef
+    messages: int
+    last: AnyMessage | None
+
+
+def step_summaries(events: Sequence[AnyEvent]) -> dict[tuple[int, int], StepSummary]:
+    """Per (turn, step), its last request attempt with its message count and last message, in one
+    pass: a request continues the count and the last message of the request it extends, so nothing
+    is materialised per request (what the compare widget shows for each aligned step). The messages
+    are the log's derived messages, as sent (a log whose requests needed pairing repair may count a
+    synthetic result fewer than :func:`~.requests.request_points` does)."""
+    derived: dict[int, AnyMessage | None] = {}
+    tails: dict[int, tuple[int, AnyMessage | None]] = {}
+    out: dict[tuple[int, int], StepSummary] = {}
+    for ref in _refs(events):
+        frozen = events[ref.seq]
+        assert isinstance(frozen, RequestFrozen)
+        base = frozen.base_request_seq
+        if base is not None and base not in tails:
+            raise SessionError(f"request/frozen {ref.seq} has a bad baseRequestSeq", code="BAD_BASE_REQUEST")
+        count, last = tails[base] if base is not None else (0, None)
+        for s in frozen.message_seqs:
+            if s not in derived:
+                if not 0 <= s < len(events):
+                    raise SessionError(f"messageSeqs names seq {s}, outside the log", code="BAD_MESSAGE_SEQS")
+                derived[s] = _derive(events[s])
+            message = derived[s]
+            if message is not None:
+                count, last = count + 1, message
+        tails[ref.seq] = (count, last)
+        out[(ref.turn, ref.step)] = StepSummary(ref, count, last)
+    return out
