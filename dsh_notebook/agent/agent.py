@@ -129,7 +129,7 @@ class Agent:
         self.runtime_context = RuntimeContextProjection(session)
         self.system_prompt = SystemPromptProjection(session)
         self.requests = RequestBuilder(session)  # the agent flushes, off the loop (_durable)
-        self.debugger = Debugger(session, emit=self._emit, durable=self._durable)
+        self.debugger = Debugger(session, emit=self._emit, durable=lambda: self.flush_quietly("a debugger pause"))
         self._batch_tools: tuple[str, ...] = ()  # the tools of the last batch (debugger 05/06)
         self.last_assembly: PromptAssembly | None = None
         self.status: AgentStatus = "idle"
@@ -575,6 +575,16 @@ class Agent:
         task = asyncio.ensure_future(asyncio.to_thread(self.flush))
         task.add_done_callback(_retrieve)  # a cancel left it running: its error is still seen here
         await asyncio.shield(task)
+
+    async def flush_quietly(self, where: str) -> None:
+        """A durability point that must not fail what waits on it (a debugger pause, an approval
+        wait): a failed flush is logged, and the loop's next flush reports it as the turn's error."""
+        try:
+            await self._durable()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("flushing the log at %s failed: %s", where, exc)
 
     def __repr__(self) -> str:
         return f"<Agent {self.session.id} {self.model} {self.status} turn={self.current_turn}>"

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -45,7 +44,6 @@ __all__ = ["EDITABLE", "STAGES", "Debugger", "Pause"]
 STAGES: tuple[DebugStage, ...] = ("01", "02", "03", "04", "05", "06")
 EDITABLE: dict[DebugStage, EditTarget] = {"02": "arguments", "03": "arguments", "04": "result", "06": "request"}
 _MESSAGES: TypeAdapter[list[AnyMessage]] = TypeAdapter(list[AnyMessage])
-log = logging.getLogger(__name__)
 
 
 def _bad(message: str) -> HostError:
@@ -83,7 +81,7 @@ class Debugger:
                  durable: Callable[[], Awaitable[None]] | None = None) -> None:
         self.session = session
         self.emit = emit
-        self.durable = durable  # flushes the log off the loop (Agent._durable)
+        self.durable = durable  # flushes the log off the loop, a failure logged (Agent.flush_quietly)
         self._flushes: set[asyncio.Task[None]] = set()
         self.stages: frozenset[DebugStage] = frozenset()
         self.tools: frozenset[str] | None = None
@@ -197,16 +195,8 @@ class Debugger:
         task.add_done_callback(self._flushes.discard)
 
     async def _flush(self) -> None:
-        """Make the log durable; a failure is logged, not raised: the pause goes on and the next
-        flush of the loop (before the model request, at the turn end) reports it as the turn's."""
-        if self.durable is None:
-            return
-        try:
+        if self.durable is not None:
             await self.durable()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.warning("flushing the log at a debugger pause failed: %s", exc)
 
     def _require_paused(self) -> Pause:
         if self.paused is None:

@@ -18,15 +18,12 @@ reports it as the turn's).
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..errors import HostError
 from ..tools.base import ApprovalDecision, ApprovalRequest, Approver
 from ..wire.follow import PendingApproval
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -63,14 +60,8 @@ class PendingApprovals(Approver):
             self._changed()
 
     async def _flush(self) -> None:
-        if self.durable is None:
-            return
-        try:
+        if self.durable is not None:
             await self.durable()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.warning("flushing the log at an approval wait failed: %s", exc)
 
     def answered_by(self, call_id: str) -> str:
         """The caller that answered ``call_id`` (``host`` when the host itself cancelled it)."""

@@ -278,10 +278,8 @@ class AgentRegistry:
             max_time=max_time,
             approval_policy=policy,
         )
-        async def durable() -> None:
-            await asyncio.to_thread(self.store.flush, sid)
-
-        approvals.durable = durable  # an approval wait flushes the log (off the loop), as a debugger pause does
+        # an approval wait flushes the log (off the loop, a failure logged), as a debugger pause does
+        approvals.durable = lambda: agent.flush_quietly("an approval wait")
         live = LiveSession(
             session, agent, hub, approvals, model, approve, how,
             str(self.store.path_for(sid)), admitted_request_ids(session),
