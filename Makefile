@@ -37,7 +37,7 @@ demo: setup kernel
 	$(VENV)/bin/jupyter lab notebooks/01-tool-feedback-loop.ipynb
 
 demo-headless: setup kernel
-	$(PY) -m dsh_notebook.notebook.walkthrough notebooks notebooks/executed
+	$(PY) -m dsh_notebook.kernel.walkthrough notebooks notebooks/executed
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || test -x /usr/bin/chromium || \

@@ -154,9 +154,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return doctor_main(args)
         if args.command == "show":
+            from .models.chat_format import to_openai_messages
             from .session.inspect import show_main
 
-            return show_main(args)
+            return show_main(args, to_openai_messages)
         if args.command == "sessions":
             from .session.inspect import sessions_main
 
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return compare_main(args)
         if args.command == "run":
-            from .host.cli_run import run_main
+            from .cli_run import run_main
 
             return run_main(args)
         if args.command == "mcp":
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return install_main(args)
         if args.command == "compact":
-            from .host.cli_run import compact_main
+            from .cli_run import compact_main
 
             return compact_main(args)
         if args.command == "policy":

@@ -13,7 +13,7 @@ PKG = ROOT / "dsh_notebook"
 CORE = ("session", "agent", "tools", "models", "wire")
 UI = ("IPython", "ipywidgets", "anywidget")
 LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo")
-TOP_MODULES = ("cli", "config", "context", "doctor", "errors", "glossary", "redaction", "scope", "teach")
+TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "redaction", "teach")
 
 
 def modules() -> list[Path]:

@@ -14,16 +14,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import HostError
 from ..wire.events import TurnEndReason
 from .connection import Subscription
 from .model import ClientSessionModel
+from .remote import Remote
 from .state import Json
 
-if TYPE_CHECKING:
-    from .dsh_client import DshClient
+
+class HasRemote(Protocol):
+    """What a follow needs of its client (a :class:`~.dsh_client.DshClient`): the typed remote."""
+
+    @property
+    def remote(self) -> Remote: ...
 
 FrameCallback = Callable[[Json, ClientSessionModel], None]
 """``on_frame(item, model)``: the follow item as received (JSON), after the model folded it."""
@@ -68,7 +73,7 @@ class FollowHandle:
     """A live follow of one session: its folded model, waits, and ``close()``."""
 
     def __init__(
-        self, client: DshClient, session_id: str, cursor: int | None, on_frame: FrameCallback | None,
+        self, client: HasRemote, session_id: str, cursor: int | None, on_frame: FrameCallback | None,
         on_close: Callable[[FollowHandle], None] | None = None, model: ClientSessionModel | None = None,
     ):
         self.client, self.session_id, self.on_frame, self._on_close = client, session_id, on_frame, on_close

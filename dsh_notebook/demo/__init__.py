@@ -7,9 +7,11 @@ bug is fixed — without ever touching the packaged originals.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 from ..errors import UserError
 
@@ -38,4 +40,14 @@ def copy_demo_workspace(dest: str | Path | None = None) -> Path:
     return target.resolve()
 
 
-__all__ = ["WORKSPACE", "copy_demo_workspace"]
+def is_demo_copy(cwd: str) -> bool:
+    """A workspace made by ``copy_demo_workspace()`` (``…/dsh-demo-*/demo``)."""
+    return os.path.basename(os.path.dirname(os.path.normpath(cwd))).startswith("dsh-demo-")
+
+
+def default_approve(cwd: str) -> Literal["auto", "ask"]:
+    """``auto`` in a copy of the demo workspace, ``ask`` anywhere else."""
+    return "auto" if is_demo_copy(cwd) else "ask"
+
+
+__all__ = ["WORKSPACE", "copy_demo_workspace", "default_approve", "is_demo_copy"]

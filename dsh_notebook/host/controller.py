@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 
 from ..config import normalize_model_id, parse_model_id
+from ..demo import is_demo_copy
 from ..errors import HostError, UserError
 from ..session.session import Session
 from ..wire.endpoints import (
@@ -38,7 +39,7 @@ from ..wire.endpoints import (
 from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
-from .registry import AgentRegistry, LiveSession, is_demo_copy
+from .registry import AgentRegistry, LiveSession
 from .saved import ReadOnlyController, store_reader
 
 

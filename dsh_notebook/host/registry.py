@@ -14,7 +14,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from ..config import (
     redact_url,
 )
 from ..context import HarnessContext
+from ..demo import default_approve
 from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
 from ..models.routing import LOCAL_PROVIDERS, resolve_adapter
@@ -348,13 +348,3 @@ class AgentRegistry:
             hub.end_all()
             hub.detach()
         self.control.end_all()
-
-
-def default_approve(cwd: str) -> ApprovalMode:
-    """``auto`` in a copy of the demo workspace, ``ask`` anywhere else."""
-    return "auto" if is_demo_copy(cwd) else "ask"
-
-
-def is_demo_copy(cwd: str) -> bool:
-    """A workspace made by ``copy_demo_workspace()`` (``…/dsh-demo-*/demo``)."""
-    return os.path.basename(os.path.dirname(os.path.normpath(cwd))).startswith("dsh-demo-")

@@ -12,54 +12,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import DshError, HostError
-from ..session.persistence import load_log
+from ..session.saved import SavedLog, read_saved
 from ..wire.endpoints import FollowArgs, SessionInfo, SessionRef
-from ..wire.events import RequestFrozen
-from ..wire.log import SessionHeader
 from .follow import ColdLog, SessionHub
 from .gateway import GatewayInvocation, StreamSink
-from .registry import default_approve
-
-
-@dataclass(frozen=True)
-class SavedLog:
-    """A log read for read-only serving: its header, stored lines and the model it last used."""
-
-    session_id: str
-    header: SessionHeader
-    lines: list[str]
-    model: str | None
-    path: str | None = None
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def cold(self) -> ColdLog:
-        return ColdLog(self.header, self.lines)
-
-    def info(self, default_model: str) -> SessionInfo:
-        cwd = self.header.cwd
-        return SessionInfo(
-            session_id=self.session_id, cwd=cwd, model=self.model or default_model,
-            approve=default_approve(cwd), status="idle", live=False, last_seq=len(self.lines) - 1,
-            log_path=self.path,
-        )  # fmt: skip
-
-
-def read_saved(path: str | Path) -> SavedLog:
-    """Read a log for read-only serving (blocking: call it off the host loop)."""
-    try:
-        loaded = load_log(path)
-    except DshError as exc:
-        raise HostError(f"cannot read the saved session: {exc.message}", code=exc.code) from None
-    header = loaded.header
-    model = next((f"{e.provider}:{e.model}" for e in reversed(loaded.events) if isinstance(e, RequestFrozen)), None)
-    return SavedLog(header.id, header, list(loaded.lines), model, str(loaded.path), tuple(loaded.warnings))
-
 
 Reader = Callable[[str], Awaitable[SavedLog]]
 """Session id → its saved log (raises a coded error when there is none)."""
@@ -95,7 +55,7 @@ class ReadOnlyController:
         saved = await self.read(args.session_id)
         hub = self.hub_for(args.session_id)
         inv.note("follow", "snapshot from the saved log")
-        return hub.open(sink, args.cursor, cold=saved.cold)
+        return hub.open(sink, args.cursor, cold=ColdLog(saved.header, saved.lines))
 
     async def _refuse(self, *_: Any) -> Any:
         raise HostError("this is a saved log, served read-only; resume the session to run it", code="READ_ONLY")

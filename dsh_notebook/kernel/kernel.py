@@ -8,7 +8,7 @@ widget with ``--bg``, interrupt, stdin approvals, ``{name}``, the ``TurnResult``
 Executions that are silent or keep no history (front ends' own introspection) run as Python.
 
 ``complete_request`` answers ``%dsh`` flags, subcommands and values and ``{variables}``
-(:mod:`.complete`); ``inspect_request`` (Shift+Tab, ``?``) on a ``{name}`` describes the variable
+(:mod:`dsh_notebook.notebook.complete`); ``inspect_request`` (Shift+Tab, ``?``) on a ``{name}`` describes the variable
 without running its code, on ``%dsh`` shows the magic's help, in ``%%python`` cells and ``%``
 lines it is IPython's.
 """
@@ -23,11 +23,11 @@ from ipykernel.ipkernel import IPythonKernel
 from pydantic import JsonValue
 
 from .. import __version__
+from ..notebook.cell_kinds import CellRewriter, split_cell
+from ..notebook.complete import complete
 from ..notebook.inspection import describe
 from ..notebook.usage import help_text
 from . import DISPLAY_NAME
-from .cells import CellRewriter, split_cell
-from .complete import complete
 
 _BRACED = re.compile(r"\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
 

@@ -7,7 +7,7 @@ trajectory.ts``, the same fold as :func:`dsh_notebook.session.stats.session_stat
 browser cannot know is the catalog: this sends it once, as JSON — the built-in table with the
 prices file (``DSH_PRICES_FILE``) laid over it, and ``DSH_CONTEXT_WINDOW`` — and
 ``js/src/model/pricing.ts`` looks models up by the same rules as
-:class:`~dsh_notebook.models.catalog.Catalog`.
+:class:`~dsh_notebook.session.catalog.Catalog`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pydantic import JsonValue
 
 from ..errors import DshError
-from .catalog import PRICES_AS_OF, default_catalog, env_context_window
+from ..session.catalog import PRICES_AS_OF, default_catalog, env_context_window
 
 
 def pricing_table(used: Iterable[tuple[str, str]] | None = None) -> dict[str, JsonValue]:

@@ -1,6 +1,6 @@
 """Tab completion of ``%dsh`` lines and ``%%dsh`` cells in any IPython (a Python kernel too).
 
-An IPython *context matcher* over the same logic as the agent kernel (:mod:`dsh_notebook.kernel.
+An IPython *context matcher* over the same logic as the agent kernel (:mod:`dsh_notebook.notebook.
 complete`): on a ``%dsh`` line it offers flags, subcommands and flag values (``--approve``,
 ``--model``, ``--session``, ``resume``/``show`` ids), and ``{variables}`` in the prompt text; in a
 ``%%dsh`` cell's body, ``{variables}``. Anywhere else it stays silent and IPython's completers answer.
@@ -16,7 +16,7 @@ def install_completer(shell: Any, sessions: Callable[[], Iterable[str]]) -> Call
     """Register the matcher on ``shell``; returns its remover."""
     from IPython.core.completer import SimpleCompletion, context_matcher
 
-    from ..kernel.complete import complete
+    from .complete import complete
 
     @context_matcher()  # type: ignore[misc]
     def dsh_matcher(context: Any) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from traitlets import Bool, Enum, Float, Int, Unicode, observe
 
 from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
 from ..errors import DshError, HostError, RunCancelled, UserError
-from .args import MagicArgs, interpolate, parse_line
+from .args import DshMagicError, MagicArgs, interpolate, parse_line
 from .cells import CellLog, current_cell
 from .commands import CommandsMixin
 from .completion import install_completer
@@ -54,17 +54,6 @@ NOTEBOOK_SECTION = (
     "outputs, `inspect_var` describes a variable without running code, and `notebook_insert` "
     "proposes a new cell below the current one (on approval)."
 )
-
-
-class DshMagicError(Exception):
-    """A ``DshError`` from the magic, shown by IPython as one line instead of a traceback."""
-
-    def __init__(self, error: DshError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31mdsh [{self.error.code}]\x1b[0m {self.error.message}"]
 
 
 @magics_class

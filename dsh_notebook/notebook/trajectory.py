@@ -1,6 +1,6 @@
 """The kernel-wide trajectory settings of ``%dsh``: ``--context-window N`` and
 ``DshMagics.prices_file``. Both are the documented environment variables of
-:mod:`dsh_notebook.models.catalog` (``DSH_CONTEXT_WINDOW``, ``DSH_PRICES_FILE``), set for the
+:mod:`dsh_notebook.session.catalog` (``DSH_CONTEXT_WINDOW``, ``DSH_PRICES_FILE``), set for the
 kernel's process, where its host reads them for every later request and figure."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ..errors import UserError
-from ..models.catalog import CONTEXT_WINDOW_ENV, PRICES_FILE_ENV, load_catalog
+from ..session.catalog import CONTEXT_WINDOW_ENV, PRICES_FILE_ENV, load_catalog
 
 
 def apply_context_window(raw: str | None) -> int | None:
@@ -36,8 +36,8 @@ def set_prices_file(path: str | None) -> None:
 
 def trajectory_config() -> dict[str, str]:
     """The ``%dsh config`` rows for prices, the context window and the trace export."""
-    from ..models.catalog import PRICES_AS_OF
     from ..observe.otel import describe
+    from ..session.catalog import PRICES_AS_OF
 
     prices = os.environ.get(PRICES_FILE_ENV, "").strip()
     window = os.environ.get(CONTEXT_WINDOW_ENV, "").strip()

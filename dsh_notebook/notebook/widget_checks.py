@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DshError, UserError
+from .args import DshMagicError
 
 __all__ = ["check_create_args", "check_session", "coded", "target_text"]
 
@@ -35,8 +36,6 @@ def target_text(value: Any, what: str) -> str:
         return value
     if isinstance(value, os.PathLike):
         return os.fspath(value)  # type: ignore[return-value]
-    from .magics import DshMagicError
-
     raise DshMagicError(UserError(f"{what}(…) takes a session id (s_…) or the path of a .jsonl log, "
                                   f"not {type(value).__name__} {value!r}", code="BAD_ARGUMENT"))
 

@@ -31,7 +31,7 @@ from .comm_transport import Connect, HostConnection, WidgetBridge
 from .widget_checks import check_create_args, check_session, target_text
 
 if TYPE_CHECKING:
-    from ..host.saved import SavedLog
+    from ..session.saved import SavedLog
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 _SESSION_ID = re.compile(r"^s_[0-9a-zA-Z_-]+$")
@@ -167,7 +167,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     # -- sources ----------------------------------------------------------------------------
     def _saved_log(self, path: Path) -> Connect:
-        from ..host.saved import read_saved
+        from ..session.saved import read_saved
 
         self.log_path = path
         saved: SavedLog | DshError

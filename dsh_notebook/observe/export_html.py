@@ -90,8 +90,8 @@ def embedded_events(header: SessionHeader, events: Sequence[Any], model: str | N
 
 def load(target: str) -> Embedded:
     """A session id (under ``$DSH_HOME/sessions``) or a log path → what the page embeds."""
-    from ..host.saved import read_saved
     from ..session.inspect import resolve_target
+    from ..session.saved import read_saved
 
     saved = read_saved(resolve_target(target))
     return embedded(saved.header, saved.lines, dump(saved.info("script:auto")))

@@ -3,7 +3,7 @@
 The shapes it records — events and messages — are the wire's (:mod:`dsh_notebook.wire`).
 """
 
-from .persistence import LoadedLog, SessionLog, load_log
+from .persistence import LoadedLog, load_log
 from .repair import (
     PairingRepairer,
     Repair,
@@ -13,6 +13,7 @@ from .repair import (
 )
 from .session import MessageHistory, Session, now_ms
 from .store import SessionStore, SessionSummary
+from .writer import SessionLog
 
 __all__ = [
     "LoadedLog",

@@ -20,9 +20,10 @@ from ..errors import LogFormatError, UserError
 from ..wire.events import SessionForked
 from .closers import close_interrupted_turn
 from .logfile import writer_of
-from .persistence import SessionLog, ensure_private_dir, load_log
+from .persistence import ensure_private_dir, load_log
 from .session import Session, now_ms
 from .store import new_session_id
+from .writer import SessionLog
 
 __all__ = ["ForkResult", "fork_log", "fork_main"]
 

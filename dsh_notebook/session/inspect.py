@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
@@ -168,16 +169,16 @@ def describe_event(ev: AnyEvent, mark: str = " ") -> str:
     return f"{mark}{ev.seq:>6}  {t}  {ev.type:<20} {_fields(ev)}{src}".rstrip()
 
 
-def show_main(args: argparse.Namespace) -> int:
+def show_main(args: argparse.Namespace, chat_format: Callable[[Any], Any] | None = None) -> int:
+    """``show``; with ``--messages``, ``chat_format`` turns the next request's messages into the
+    provider's chat format (the CLI passes the models' converter: the session sits below models)."""
     path = resolve_target(args.target)
     report = inspect_log(path)
     for w in report.warnings:
         print(f"warning: {w}", file=sys.stderr)
     out = sys.stdout
-    if getattr(args, "messages", False):
-        from ..models.chat_format import to_openai_messages
-
-        json.dump(to_openai_messages(report.next_messages), out, ensure_ascii=False, indent=2)
+    if getattr(args, "messages", False) and chat_format is not None:
+        json.dump(chat_format(report.next_messages), out, ensure_ascii=False, indent=2)
         out.write("\n")
         for r in report.repairs:
             print(f"repair: {r.kind} {r.call_id!r} at message {r.index}: {r.detail}", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 **One writer per session.** :func:`open_locked` opens the log for appending and takes an
 exclusive, non-blocking ``flock`` on it, held for as long as the descriptor is open (the
-:class:`~.persistence.SessionLog`'s life). A second writer — another process, another kernel, or a
+:class:`~.writer.SessionLog`'s life). A second writer — another process, another kernel, or a
 second descriptor in this process — gets ``SESSION_BUSY`` before it has written a byte. Readers
 (``show``, ``sessions``, following a saved log) never lock, so they work while a run holds it.
 

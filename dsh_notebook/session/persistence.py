@@ -30,7 +30,7 @@ from ..wire.log import LOG_VERSION, SessionHeader
 from .logfile import ensure_private_dir, read_regular
 from .session import Session, collector_paused
 
-__all__ = ["LOG_VERSION", "LoadedLog", "SessionLog", "ensure_private_dir", "header_for", "load_log", "parse_header",
+__all__ = ["LOG_VERSION", "LoadedLog", "ensure_private_dir", "header_for", "load_log", "parse_header",
            "read_regular"]
 
 CHUNK_BYTES = 1 << 20  # validate ~1 MB of lines at a time
@@ -219,5 +219,3 @@ def _locate_corrupt(path: Path) -> None:
                 line=n + 2,
             ) from None
 
-
-from .writer import SessionLog  # noqa: E402  (the writer half; re-exported where it always was)

@@ -9,7 +9,7 @@ Every figure is derived from facts the log already holds — nothing here is sto
   ``firstContentMs`` the same for the first text or tool-call delta; ``durationMs`` = end − sent. Tokens are the
   provider's: ``inputTokens`` is the whole prompt (cached input included, as providers count it),
   ``cachedInputTokens`` the cache hits, ``outputTokens`` includes ``reasoningTokens``;
-  ``costUsd`` from :mod:`dsh_notebook.models.catalog` (``None`` for an unknown model, never a
+  ``costUsd`` from :mod:`dsh_notebook.session.catalog` (``None`` for an unknown model, never a
   guess); ``contextUsed`` = prompt tokens / the context window (``None`` when unknown): the
   caller's override (``show --stats --context-window N``), else the one the request recorded
   (``request/frozen.contextWindow``), else the catalog's.
@@ -27,7 +27,6 @@ import gc
 from collections.abc import Iterable
 from typing import Any
 
-from ..models.catalog import Catalog, Price, context_window, default_catalog
 from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
@@ -43,6 +42,7 @@ from ..wire.events import (
     TurnStart,
     Usage,
 )
+from .catalog import Catalog, Price, context_window, default_catalog
 from .stats_model import (
     RequestStats,
     SessionStats,

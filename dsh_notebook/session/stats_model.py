@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
-from ..models.catalog import PRICES_AS_OF
+from .catalog import PRICES_AS_OF
 
 
 class _Out(BaseModel):

@@ -1,6 +1,6 @@
 """``SessionStore``: the open sessions of a process, and the saved ones under ``<home>/sessions``.
 
-Keeping sessions open is the store's job; writing them is :class:`.persistence.SessionLog`'s.
+Keeping sessions open is the store's job; writing them is :class:`.writer.SessionLog`'s.
 
 Resume order (``resume(id)``): load the log → :meth:`Session.restore` with ``mark_seed=False``
 (every event re-checked as on a live append) → :func:`close_interrupted_turn` → ``session/end-seed``
@@ -26,8 +26,9 @@ from pydantic import JsonValue
 from ..errors import LogFormatError, LogWriteError, SessionError
 from .closers import close_interrupted_turn
 from .logfile import open_locked, writer_of
-from .persistence import LoadedLog, SessionLog, ensure_private_dir, load_log, read_regular
+from .persistence import LoadedLog, ensure_private_dir, load_log, read_regular
 from .session import Session
+from .writer import SessionLog
 
 __all__ = ["SessionStore", "SessionSummary", "new_session_id", "summarize_log"]
 

@@ -220,7 +220,7 @@ class RequestFrozen(EventBase):
     repairs: tuple[RepairNote, ...] = ()
     context_window: int | None = None
     """The context window override in effect (``--context-window`` / ``DSH_CONTEXT_WINDOW``), if
-    any; without it the window is the model's, from :mod:`dsh_notebook.models.catalog`."""
+    any; without it the window is the model's, from :mod:`dsh_notebook.session.catalog`."""
     base_request_seq: int | None = None
     """When set, ``messageSeqs`` extends the resolved ``messageSeqs`` of that earlier
     ``request/frozen`` (only the seqs added since it); see ``agent.request.resolve_message_seqs``."""

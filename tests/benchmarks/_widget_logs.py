@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dsh_notebook.session.persistence import SessionLog
+from dsh_notebook.session.writer import SessionLog
 from dsh_notebook.session.session import Session
 from dsh_notebook.wire.events import (
     ApprovalAsked,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.kernel.cells import CellRewriter, rewrite, split_cell
-from dsh_notebook.kernel.complete import complete
+from dsh_notebook.notebook.cell_kinds import CellRewriter, rewrite, split_cell
+from dsh_notebook.notebook.complete import complete
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.errors import UserError
-from dsh_notebook.models import catalog
+from dsh_notebook.session import catalog
 from dsh_notebook.wire.events import Usage
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.session.persistence import SessionLog, load_log
+from dsh_notebook.session.persistence import load_log
+from dsh_notebook.session.writer import SessionLog
 from dsh_notebook.session.session import Session
 from dsh_notebook.wire.events import (
     AssistantMessageEvent,

@@ -12,7 +12,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from dsh_notebook.notebook.walkthrough import execute_notebook, notebooks_in
+from dsh_notebook.kernel.walkthrough import execute_notebook, notebooks_in
 
 pytestmark = pytest.mark.kernel
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from ..notebook.args import FLAGS
-from .cells import split_cell
+from .args import FLAGS
+from .cell_kinds import split_cell
 
 SUBCOMMANDS = ("stop", "sessions", "resume", "show", "config")
 MODEL_IDS = ("script:auto", "deepseek:deepseek-chat", "deepseek:deepseek-reasoner", "openai:gpt-4o-mini", "openai:gpt-4o")

@@ -21,13 +21,13 @@ import sys
 import uuid
 from typing import TextIO, cast
 
-from ..client.dsh_client import DshClient
-from ..config import parse_max_steps, parse_max_time, settings_from_env
-from ..errors import UserError
-from ..notebook.render import TurnView
-from ..notebook.sinks import TerminalSink
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
-from .host import Host
+from .client.dsh_client import DshClient
+from .config import parse_max_steps, parse_max_time, settings_from_env
+from .errors import UserError
+from .host.host import Host
+from .notebook.render import TurnView
+from .notebook.sinks import TerminalSink
 
 
 def run_main(args: argparse.Namespace) -> int:

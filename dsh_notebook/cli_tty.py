@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..client.follow import FollowHandle
-from ..wire.events import ToolCall
+from .client.follow import FollowHandle
+from .wire.events import ToolCall
 
 __all__ = ["NO_TTY", "PrintableStream", "TtyApprovals", "printable", "terminate_as_interrupt"]
 

@@ -1,6 +1,6 @@
 """Execute the walkthrough notebooks headless and write the executed copies.
 
-``python -m dsh_notebook.notebook.walkthrough notebooks notebooks/executed`` runs every
+``python -m dsh_notebook.kernel.walkthrough notebooks notebooks/executed`` runs every
 ``NN-*.ipynb`` in order on a real kernel (nbclient) with the embedded default model and an
 isolated ``DSH_HOME`` unless one is set. Any cell error fails the run (exit 1) and names the cell.
 Each notebook runs on the kernel its metadata names: ``python3``, or ``dsh`` (the agent kernel,
@@ -22,8 +22,8 @@ def ensure_agent_kernel() -> str:
     (``JUPYTER_PATH``, inherited by the kernels started from here). Returns its directory."""
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
-    from ..kernel import KERNEL_NAME
-    from ..kernel.install import install_kernel
+    from . import KERNEL_NAME
+    from .install import install_kernel
 
     try:
         return str(KernelSpecManager().get_kernel_spec(KERNEL_NAME).resource_dir)
