@@ -60,11 +60,11 @@ lint: setup
 # running on the main thread for as long as the browser lives, which async tests must not inherit.
 test: setup chromium
 	cd js && npm test --silent
-	$(PY) -m pytest -q -m "not browser"
+	$(PY) -m pytest -q -m "not browser" -n 2 --dist loadgroup
 	$(PY) -m pytest -q -m browser tests/browser
 
 test-fast: setup
-	$(PY) -m pytest -q -m "not kernel and not browser"
+	$(PY) -m pytest -q -m "not kernel and not browser" -n 2 --dist loadgroup
 
 bench: setup
 	$(PY) -m pip install -q pydantic-ai-slim openai-agents

@@ -17,3 +17,16 @@ def isolated_dsh_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     for name in _KEY_VARS:
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Parallel runs (``-n 2 --dist loadgroup``, the Makefile's ``test``): the tests of a file that
+    share a module-scoped fixture (an executed notebook, a recorded run, a stdio host) go to one
+    worker, so the fixture is built once, as in a serial run. A test may also name its own group
+    with ``@pytest.mark.xdist_group("name")``."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d.scope == "module" for chain in defs for d in chain) and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))

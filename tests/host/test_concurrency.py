@@ -39,25 +39,28 @@ def test_many_concurrent_sessions_on_one_host(host: Host) -> None:
 
 
 def test_calls_from_another_event_loop_never_block_it(host: Host, client: DshClient) -> None:
+    """The host answers only after the caller's loop has run code while all 20 calls were pending:
+    a call that blocked its loop would hold the host (and this test) until the gate's timeout."""
     sid = client.create_session().session_id
     conn = Connection(InProcessTransport(host, caller="async"))
+    entered, gate, held = threading.Event(), threading.Event(), []
 
-    async def main() -> list[object]:
-        ticks = 0
+    def hold_the_host() -> None:  # runs on the host loop: nothing is answered until the gate opens
+        entered.set()
+        held.append(gate.wait(60))
 
-        async def ticker() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0)
+    host.call_soon(hold_the_host)
+    assert entered.wait(30)
 
-        task = asyncio.get_running_loop().create_task(ticker())
-        results = await asyncio.gather(*(conn.acall("session/info", {"sessionId": sid}) for _ in range(20)))
-        task.cancel()
-        assert ticks > 0  # the caller's loop kept running while waiting
-        return list(results)
+    async def main() -> tuple[list[object], bool]:
+        calls = asyncio.gather(*(conn.acall("session/info", {"sessionId": sid}) for _ in range(20)))
+        await asyncio.sleep(0)  # the calls are sent; the caller's loop runs on while they wait
+        pending = not calls.done()
+        gate.set()
+        return list(await calls), pending
 
-    results = asyncio.run(main())  # a plain script's own loop, not the host's
+    results, pending = asyncio.run(main())  # a plain script's own loop, not the host's
+    assert held == [True] and pending  # the caller's loop opened the gate while every call waited
     assert all(r["sessionId"] == sid for r in results)  # type: ignore[index]
     conn.close()
 

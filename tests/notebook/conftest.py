@@ -36,6 +36,15 @@ def magics_of(ip: Any) -> Any:
     return ip.magics_manager.registry["DshMagics"]
 
 
+def settled_log(ip: Any, session_id: str) -> str:
+    """The session's log path once its agent is idle. A cell returns when the client sees
+    ``turn/end``; the agent flushes it after that and goes idle only then (``Agent.wait_idle``)."""
+    host = magics_of(ip).link.host
+    live = host.registry.live[session_id]
+    host.run(live.agent.wait_idle(), timeout=60)
+    return str(live.log_path)
+
+
 @pytest.fixture
 def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
     """The loopback server; its key is DSH_API_KEY for this test (the host reads it at start)."""

@@ -17,7 +17,7 @@ from dsh_notebook.wire.events import ApprovalDecided, ContextCompacted, ToolResu
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.support.log_checks import assert_valid_log
 
-from .conftest import fake_flags, magics_of
+from .conftest import fake_flags, magics_of, settled_log
 
 
 def _bash(cid: str, command: str) -> Any:
@@ -36,7 +36,7 @@ def test_max_steps_on_the_magic_ends_the_turn_with_reason_budget(shell: Any, fak
     info = magics_of(shell).link.info(result.session_id)
     assert info.max_steps is None
     assert shell.run_cell("%dsh config").result.items["turn budget"].startswith("no step limit · no time limit")
-    assert_valid_log(info.log_path)
+    assert_valid_log(settled_log(shell, result.session_id))
 
 
 def test_a_allows_the_command_prefix_for_the_rest_of_the_session(shell: Any, fake_server: FakeOpenAIServer,
@@ -97,7 +97,7 @@ def test_percent_dsh_compact_summarises_the_older_turns(shell: Any, fake_server:
     contents = [m.get("content") for m in fake_server.requests[-1].messages]
     assert not any(c == "question one" for c in contents)  # turn 1 is summarised
     assert "question two" in contents and any("The user asked two questions." in (c or "") for c in contents)
-    events = assert_valid_log(magics_of(shell).link.info(first.session_id).log_path)
+    events = assert_valid_log(settled_log(shell, first.session_id))
     assert [e.trigger for e in events if isinstance(e, ContextCompacted)] == ["manual"]
 
 
