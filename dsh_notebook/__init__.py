@@ -1,6 +1,10 @@
 """dsh_notebook: an LLM agent harness inside a Jupyter kernel.
 
-``%load_ext dsh_notebook`` registers ``%dsh`` / ``%%dsh``. Heavy modules load lazily.
+``%load_ext dsh_notebook`` registers ``%dsh`` / ``%%dsh``. What users import is listed in
+``__all__`` — the magics' loader, the client and its host, the widgets, the policy hook, the coded
+errors, the demo workspace — and loads on first use: ``import dsh_notebook`` imports nothing else
+(no IPython, no widgets), so the core can be used without them. Fakes for tests are in
+:mod:`dsh_notebook.testing`.
 """
 
 from __future__ import annotations
@@ -8,6 +12,61 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
+
+_ERRORS = ("DshError", "UserError", "SessionError", "ProvenanceError", "LogFormatError", "LogWriteError",
+           "ModelError", "ToolError", "HostError", "RunCancelled")
+
+__all__ = [
+    "load_ipython_extension", "unload_ipython_extension",  # %load_ext dsh_notebook
+    "DshClient", "Host",  # the client, and the in-process host it talks to
+    "LoopWidget", "SessionInspector", "CompareWidget",  # the widgets
+    "policy", "unpolicy", "PolicyCall",  # the approval policy hook
+    "copy_demo_workspace",  # the demo workspace
+    *_ERRORS,  # the coded errors
+]  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """The lazily loaded names of ``__all__`` (each module is imported on first use)."""
+    value = _load(name)
+    globals()[name] = value
+    return value
+
+
+def _load(name: str) -> Any:
+    if name in _ERRORS:
+        from . import errors
+
+        return getattr(errors, name)
+    if name == "DshClient":
+        from .client.dsh_client import DshClient
+
+        return DshClient
+    if name == "Host":
+        from .host.host import Host
+
+        return Host
+    if name in ("LoopWidget", "SessionInspector"):
+        from .notebook import widgets
+
+        return getattr(widgets, name)
+    if name == "CompareWidget":
+        from .notebook.compare_widget import CompareWidget
+
+        return CompareWidget
+    if name == "PolicyCall":
+        from .tools.rules import PolicyCall
+
+        return PolicyCall
+    if name == "copy_demo_workspace":
+        from .demo import copy_demo_workspace
+
+        return copy_demo_workspace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -25,9 +25,10 @@ from typing import Any
 from pydantic import JsonValue
 
 from .redaction import redact, register_secret
+from .wire.codes import ERROR_CODES, ErrorCode
 
 __all__ = [
-    "DshError", "HostError", "LogFormatError", "ModelError", "ProvenanceError", "RunCancelled",
+    "ERROR_CODES", "DshError", "ErrorCode", "HostError", "LogFormatError", "ModelError", "ProvenanceError", "RunCancelled",
     "SessionError", "ToolError", "UserError", "redact", "register_secret",
 ]
 

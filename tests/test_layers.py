@@ -35,6 +35,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("__init__",),  # the public face: lazy re-exports of the client, the widgets, the policy hook
     ("kernel",),  # the agent kernel (ipykernel) over the magics; the walkthrough runner
     ("cli", "cli_run", "cli_tty", "__main__", "teach"),  # commands; ``run`` on a terminal
+    ("testing",),  # fakes for tests (models, a loopback OpenAI server, log builders): nothing imports it
 )
 
 # Upward imports that stay for now: only inside agent/ (rewritten by another change).

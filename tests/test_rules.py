@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
 CORE = ("session", "agent", "tools", "models", "wire")
 UI = ("IPython", "ipywidgets", "anywidget")
-LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo")
+LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing")
 TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "redaction", "teach")
 
 

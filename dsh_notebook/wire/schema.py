@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue, RootModel
 from pydantic.json_schema import models_json_schema
 
+from .codes import ErrorCode as _ErrorCode
 from .control import ControlItem
 from .endpoints import ENDPOINTS
 from .envelopes import ClientMessage as _ClientMessage
@@ -39,6 +40,10 @@ class ClientMessage(RootModel[_ClientMessage]):
 
 class ServerMessage(RootModel[_ServerMessage]):
     """One message from the host: server-response, or a stream's item / error / end frame."""
+
+
+class ErrorCode(RootModel[_ErrorCode]):
+    """Every error code the package raises (the closed set; ``code`` fields stay strings)."""
 
 
 class FollowStreamItem(RootModel[FollowItem]):
@@ -82,7 +87,8 @@ def _endpoints() -> dict[str, JsonValue]:
 
 def wire_schema() -> dict[str, JsonValue]:
     """The whole wire as one JSON Schema document."""
-    roots: list[type[BaseModel]] = [LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem]
+    roots: list[type[BaseModel]] = [LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem,
+                                    ErrorCode]
     for args, result in ENDPOINTS.values():
         roots += [m for m in (args, result) if not isinstance(m, str) and m not in roots]
     _, doc = models_json_schema([(m, "validation") for m in roots], ref_template="#/$defs/{model}")

@@ -1,97 +1,26 @@
-"""Boundary fakes for the agent tests: a chunk-script model adapter and a few test tools.
-
-``ChunkModel`` is a model adapter (the boundary the agent talks to): each call pops the next
-scripted step — a list of chunks, an exception, or a ``Gate`` that blocks mid-stream until the
-test opens it — and records the request it got. Nothing inside the agent is mocked.
+"""Boundary fakes for the agent tests: the chunk-script model adapter of
+:mod:`dsh_notebook.testing` (``ChunkModel``: each call pops the next scripted step — a list of
+chunks, an exception, or a ``Gate`` that blocks mid-stream until the test opens it — and records
+the request it got) and a few test tools. Nothing inside the agent is mocked.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from dsh_notebook.agent.agent import Agent
-from dsh_notebook.models.base import (
-    BlockEnd,
-    BlockStart,
-    Finish,
-    FinishReason,
-    ModelAdapter,
-    ModelRequest,
-    StreamChunk,
-    TextDelta,
-    ToolCallDelta,
-    UsageChunk,
-)
 from dsh_notebook.session.session import Session
+from dsh_notebook.testing.models import Gate, ScriptModel, call_chunks, text_chunks
 from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
 from dsh_notebook.tools.registry import ToolRegistry
-from dsh_notebook.wire.events import Usage
-from dsh_notebook.wire.messages import TextBlock, ToolCallBlock
 
-
-def text(t: str, *, finish: FinishReason = "stop", pieces: int = 2) -> list[StreamChunk]:
-    step = max(1, len(t) // pieces)
-    parts = [t[i : i + step] for i in range(0, len(t), step)] or [""]
-    return [BlockStart(0, "text"), *(TextDelta(0, p) for p in parts), BlockEnd(0, TextBlock(text=t)),
-            UsageChunk(Usage(input_tokens=10, output_tokens=len(t))), Finish(finish)]
-
-
-def calls(*cs: tuple[str, str, str], say: str = "", finish: FinishReason = "tool-calls") -> list[StreamChunk]:
-    out: list[StreamChunk] = []
-    i = 0
-    if say:
-        out += [BlockStart(0, "text"), TextDelta(0, say), BlockEnd(0, TextBlock(text=say))]
-        i = 1
-    for k, (cid, name, args) in enumerate(cs, start=i):
-        out += [BlockStart(k, "tool-call", id=cid, name=name), ToolCallDelta(k, cid, args, name=name),
-                BlockEnd(k, ToolCallBlock(id=cid, name=name, arguments=args))]
-    return [*out, Finish(finish)]
-
-
-@dataclass
-class Gate:
-    """Stream ``before`` chunks, then wait until ``opened`` (the test cancels meanwhile)."""
-
-    before: list[StreamChunk]
-    after: list[StreamChunk] = field(default_factory=list)
-    reached: asyncio.Event = field(default_factory=asyncio.Event)
-    opened: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-Step = list[StreamChunk] | BaseException | Gate
-
-
-class ChunkModel(ModelAdapter):
-    provider = "fake"
-
-    def __init__(self, *steps: Step) -> None:
-        self.steps: list[Step] = list(steps)
-        self.requests: list[ModelRequest] = []
-        self.on_request: Callable[[ModelRequest], None] | None = None
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        self.requests.append(request)
-        if self.on_request is not None:
-            self.on_request(request)
-        step = self.steps.pop(0) if self.steps else text("(no more steps)")
-        if isinstance(step, BaseException):
-            raise step
-        if isinstance(step, Gate):
-            for c in step.before:
-                yield c
-            step.reached.set()
-            await step.opened.wait()
-            for c in step.after:
-                yield c
-            return
-        for c in step:
-            await asyncio.sleep(0)
-            yield c
+ChunkModel = ScriptModel  # the agent tests' names for them
+text = text_chunks
+calls = call_chunks
+__all__ = ["ChunkModel", "Gate", "calls", "echo_tool", "make_agent", "reload", "sleep_tool", "text", "types"]
 
 
 class EchoArgs(BaseModel):

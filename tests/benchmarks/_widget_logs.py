@@ -3,11 +3,11 @@ through the real Session (every rule checked) and written by SessionLog."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from dsh_notebook.session.writer import SessionLog
 from dsh_notebook.session.session import Session
+from dsh_notebook.session.writer import SessionLog
+from dsh_notebook.testing.logs import LogBuilder
 from dsh_notebook.wire.events import (
     ApprovalAsked,
     ApprovalDecided,
@@ -39,40 +39,11 @@ def write_log(path: Path, n_events: int, chained: bool = False) -> Path:
     ``chained``: every request extends the previous one (``baseRequestSeq``, as the agent's
     RequestBuilder freezes them) instead of the first step of each turn listing the whole history
     (which makes the log grow with the square of its length: 100k events would be 800 MB)."""
-    s = Session(path.stem, cwd="/workspace/demo")
-    log = SessionLog(s, path)
-    turn = 0
-    prev: tuple[int, int] | None = None  # (last request seq, last answer seq)
-    while len(s) < n_events - 12:
-        turn += 1
-        s.append(TurnStart(turn=turn))
-        s.append(StepStart(turn=turn, step=1))
-        u = s.append(UserMessageEvent(turn=turn, message=user_text(f"turn {turn}: read file_{turn}.txt")))
-        if chained and prev is not None:
-            first = s.append(RequestFrozen(turn=turn, step=1, attempt=1, provider="script", model="bench",
-                                           message_seqs=(prev[1], u.seq), base_request_seq=prev[0]))
-        else:
-            first = s.append(RequestFrozen(turn=turn, step=1, attempt=1, provider="script", model="bench",
-                                           message_seqs=tuple(s.derive_messages().seqs)))
-        cid = f"c{turn}"
-        a = s.append(AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(content=(
-            TextBlock(text="Reading it."), ToolCallBlock(id=cid, name="read", arguments=json.dumps({"file_path": f"file_{turn}.txt"}))))))
-        c = s.append(ToolCall(turn=turn, step=1, call_id=cid, name="read", arguments=json.dumps({"file_path": f"file_{turn}.txt"})))
-        r = s.append(ToolResult(turn=turn, step=1, message=tool_text(cid, f"line {turn}\n" * 20), source_event_seqs=(c.seq,)))
-        s.append(StepEnd(turn=turn, step=1))
-        s.append(StepStart(turn=turn, step=2))
-        second = s.append(RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
-                               message_seqs=(a.seq, r.seq), base_request_seq=first.seq)
-                 if "base_request_seq" in RequestFrozen.model_fields else
-                 RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="bench",
-                               message_seqs=tuple(s.derive_messages().seqs)))
-        answer = s.append(AssistantMessageEvent(turn=turn, step=2, message=AssistantMessage(content=(TextBlock(text=f"File {turn} has 20 lines."),))))
-        s.append(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
-        prev = (second.seq, answer.seq)
-    while len(s) < n_events:
-        s.append(StepStart(turn=turn, step=len(s)))
-    log.flush()
-    log.close()
+    with LogBuilder(path.stem, cwd="/workspace/demo", path=path) as b:
+        while len(b.session) < n_events - 12:
+            b.file_turn(lines=20, model="bench", chained=chained, step2_chained=True, end_step2=False)
+        while len(b.session) < n_events:
+            b.append(StepStart(turn=b.turn, step=len(b.session)))
     return path
 
 

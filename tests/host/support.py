@@ -29,11 +29,11 @@ from dsh_notebook.models.base import (
     ModelRequest,
     StreamChunk,
     TextDelta,
-    ToolCallDelta,
 )
 from dsh_notebook.models.routing import resolve_adapter
 from dsh_notebook.models.scripted import ScriptedModel
-from dsh_notebook.wire.messages import TextBlock, ToolCallBlock, ToolMessage, UserMessage
+from dsh_notebook.testing.models import FunctionModel, call_chunks, text_chunks
+from dsh_notebook.wire.messages import TextBlock, ToolMessage, UserMessage
 
 KNOWN_CODES = {
     "BAD_ENVELOPE", "UNKNOWN_METHOD", "BAD_ARGS", "UNKNOWN_SESSION", "EMPTY_CONTENT",
@@ -64,28 +64,18 @@ class HoldModel(ModelAdapter):
         yield Finish("stop")
 
 
-class ToolModel(ModelAdapter):
-    provider = "tools"
+def ToolModel(calls: Sequence[tuple[str, dict[str, Any]]]) -> FunctionModel:  # noqa: N802 (a model's name)
+    """The first request of a turn answers with ``calls`` (ids ``t1``…), the next one with a text
+    quoting what the tool results said."""
 
-    def __init__(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        self.calls = list(calls)
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    def reply(request: ModelRequest) -> list[StreamChunk]:
         last_user = max(i for i, m in enumerate(request.messages) if isinstance(m, UserMessage) and m.source.kind == "user")
         results = [m for m in request.messages[last_user:] if isinstance(m, ToolMessage)]
         if results:
-            text = "results: " + " | ".join(m.text.strip()[:40] for m in results)
-            yield BlockStart(0, "text")
-            yield TextDelta(0, text)
-            yield BlockEnd(0, TextBlock(text=text))
-            yield Finish("stop")
-            return
-        for i, (name, args) in enumerate(self.calls):
-            cid, raw = f"t{i + 1}", json.dumps(args)
-            yield BlockStart(i, "tool-call", id=cid, name=name)
-            yield ToolCallDelta(i, cid, raw, name=name)
-            yield BlockEnd(i, ToolCallBlock(id=cid, name=name, arguments=raw))
-        yield Finish("tool-calls")
+            return text_chunks("results: " + " | ".join(m.text.strip()[:40] for m in results), pieces=1, usage=False)
+        return call_chunks(*((f"t{i + 1}", name, json.dumps(args)) for i, (name, args) in enumerate(calls)))
+
+    return FunctionModel(reply, provider="tools")
 
 
 class Models:

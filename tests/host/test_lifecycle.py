@@ -3,47 +3,22 @@ a saved session is described and followed by the read-only controller with every
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from dsh_notebook.config import Settings
-from dsh_notebook.models.base import (
-    BlockEnd,
-    BlockStart,
-    Finish,
-    ModelAdapter,
-    ModelRequest,
-    StreamChunk,
-    TextDelta,
-)
+from dsh_notebook.models.base import ModelAdapter
+from dsh_notebook.testing.models import FunctionModel
 from dsh_notebook.wire.endpoints import SessionInfo
-from dsh_notebook.wire.messages import TextBlock
 from tests.host.support import RawConn, make_host
 
-
-class Counted(ModelAdapter):
-    """A model that says one word; records that it was built and whether it was closed."""
-
-    provider = "counted"
-    built: list[Counted] = []
-
-    def __init__(self) -> None:
-        self.closed = False
-        Counted.built.append(self)
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        yield BlockStart(0, "text")
-        yield TextDelta(0, "ok")
-        yield BlockEnd(0, TextBlock(text="ok"))
-        yield Finish("stop")
-
-    async def aclose(self) -> None:
-        self.closed = True
+built: list[FunctionModel] = []
 
 
 def counted_factory(settings: Settings, model_id: str, base_url: str | None) -> ModelAdapter:
-    return Counted()
+    """A model that says one word; ``built`` records each one (its ``closed`` says if it was closed)."""
+    built.append(FunctionModel(lambda _request: "ok", provider="counted"))
+    return built[-1]
 
 
 def _run_one_turn(conn: RawConn, cwd: Path) -> str:
@@ -58,15 +33,15 @@ def _run_one_turn(conn: RawConn, cwd: Path) -> str:
 
 
 def test_the_adapter_create_builds_is_the_one_the_agent_uses_and_it_is_closed(tmp_path: Path) -> None:
-    Counted.built.clear()
+    built.clear()
     host = make_host(tmp_path / "home")
     host.registry.adapter_factory = counted_factory
     try:
         _run_one_turn(RawConn(host), tmp_path)
-        assert len(Counted.built) == 1 and not Counted.built[0].closed
+        assert len(built) == 1 and not built[0].closed
     finally:
         host.shutdown()
-    assert Counted.built[0].closed
+    assert built[0].closed
 
 
 def test_a_saved_session_is_served_read_only_with_every_info_field(tmp_path: Path) -> None:

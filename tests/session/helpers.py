@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import sys
@@ -12,31 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from dsh_notebook.session import Session
-from dsh_notebook.wire.events import (
-    AssistantMessageEvent,
-    StepEnd,
-    StepStart,
-    ToolCall,
-    ToolResult,
-    TurnEnd,
-    TurnEndReason,
-    TurnStart,
-    UserMessageEvent,
-)
+from dsh_notebook.testing.logs import LogBuilder, ticking_clock
 from dsh_notebook.wire.messages import (
     AssistantMessage,
     TextBlock,
     ToolCallBlock,
-    tool_text,
-    user_text,
 )
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def ticking_clock(start: int = 1_700_000_000_000) -> Any:
-    counter = itertools.count(start)
-    return lambda: next(counter)
 
 
 def new_session(session_id: str = "s_test") -> Session:
@@ -59,26 +41,7 @@ def tool_turn(
     end: bool = True,
 ) -> None:
     """A turn: prompt, one step whose assistant message calls tools (logged and answered)."""
-    session.append(TurnStart(turn=turn))
-    session.append(UserMessageEvent(turn=turn, message=user_text(prompt)))
-    session.append(StepStart(turn=turn, step=1))
-    session.append(AssistantMessageEvent(turn=turn, step=1, message=assistant(*call_ids)))
-    if answer:
-        for cid in call_ids:
-            call = session.append(
-                ToolCall(turn=turn, step=1, call_id=cid, name="read", arguments="{}")
-            )
-            session.append(
-                ToolResult(
-                    turn=turn,
-                    step=1,
-                    message=tool_text(cid, f"result of {cid}"),
-                    source_event_seqs=(call.seq,),
-                )
-            )
-    if end:
-        session.append(StepEnd(turn=turn, step=1))
-        session.append(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
+    LogBuilder(session=session).tool_turn(call_ids, prompt=prompt, answer=answer, end=end, turn=turn)
 
 
 class RawLog:

@@ -14,26 +14,9 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.session.persistence import load_log
-from dsh_notebook.session.writer import SessionLog
-from dsh_notebook.session.session import Session
+from dsh_notebook.testing.logs import LogBuilder
 from dsh_notebook.wire.events import (
-    AssistantMessageEvent,
-    RequestFrozen,
-    StepEnd,
-    StepStart,
-    ToolCall,
     ToolResult,
-    TurnEnd,
-    TurnEndReason,
-    TurnStart,
-    UserMessageEvent,
-)
-from dsh_notebook.wire.messages import (
-    AssistantMessage,
-    TextBlock,
-    ToolCallBlock,
-    tool_text,
-    user_text,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -129,34 +112,9 @@ def _log(path: Path, turns: int, *, chained: bool, odd_turn: int | None = None) 
     """``turns`` turns of prompt → request → tool call → result → request → answer, written by the
     real Session and SessionLog; ``chained``: requests extend the previous one (``baseRequestSeq``),
     else each lists its whole history; ``odd_turn``: that turn's tool result says something else."""
-    s = Session(path.stem, cwd="/workspace/demo")
-    log = SessionLog(s, path)
-    prev: tuple[int, int] | None = None
-    for turn in range(1, turns + 1):
-        s.append(TurnStart(turn=turn))
-        s.append(StepStart(turn=turn, step=1))
-        u = s.append(UserMessageEvent(turn=turn, message=user_text(f"turn {turn}: read file_{turn}.txt")))
-        seqs = (prev[1], u.seq) if chained and prev else tuple(s.derive_messages().seqs)
-        first = s.append(RequestFrozen(turn=turn, step=1, attempt=1, provider="script", model="x", message_seqs=seqs,
-                                       base_request_seq=prev[0] if chained and prev else None))
-        cid, args = f"c{turn}", json.dumps({"file_path": f"file_{turn}.txt"})
-        a = s.append(AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(
-            content=(TextBlock(text="Reading it."), ToolCallBlock(id=cid, name="read", arguments=args)))))
-        c = s.append(ToolCall(turn=turn, step=1, call_id=cid, name="read", arguments=args))
-        text = "something else" if turn == odd_turn else f"line {turn}\n" * 5
-        r = s.append(ToolResult(turn=turn, step=1, message=tool_text(cid, text), source_event_seqs=(c.seq,)))
-        s.append(StepEnd(turn=turn, step=1))
-        s.append(StepStart(turn=turn, step=2))
-        seqs = (a.seq, r.seq) if chained else tuple(s.derive_messages().seqs)
-        second = s.append(RequestFrozen(turn=turn, step=2, attempt=1, provider="script", model="x",
-                                        message_seqs=seqs, base_request_seq=first.seq if chained else None))
-        answer = s.append(AssistantMessageEvent(turn=turn, step=2, message=AssistantMessage(
-            content=(TextBlock(text=f"File {turn} has 5 lines."),))))
-        s.append(StepEnd(turn=turn, step=2))
-        s.append(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
-        prev = (second.seq, answer.seq)
-    log.flush()
-    log.close()
+    with LogBuilder(path.stem, cwd="/workspace/demo", path=path) as b:
+        for turn in range(1, turns + 1):
+            b.file_turn(chained=chained, result="something else" if turn == odd_turn else None)
     return path
 
 

@@ -1,0 +1,145 @@
+"""Model adapters for tests, at the model boundary (``ModelAdapter``): nothing inside the agent is
+faked.
+
+- :class:`ScriptModel` answers each request with the next scripted reply — a list of chunks, an
+  exception to raise, or a :class:`Gate` that stops mid-stream until the test opens it;
+- :class:`FunctionModel` answers each request with what a function of the request returns (a text,
+  a list of chunks, or an exception), for replies that depend on what the model was sent.
+
+Both record the requests they got (``.requests``). :func:`text_chunks` and :func:`call_chunks`
+build the chunk lists of a text answer and of tool calls::
+
+    model = ScriptModel(call_chunks(("c1", "read", '{"file_path": "a.txt"}')), text_chunks("done"))
+    agent = Agent(session, adapter_for=lambda _id: model, model="fake:m1")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..models.base import (
+    BlockEnd,
+    BlockStart,
+    Finish,
+    FinishReason,
+    ModelRequest,
+    StreamChunk,
+    TextDelta,
+    ToolCallDelta,
+    UsageChunk,
+)
+from ..wire.events import Usage
+from ..wire.messages import TextBlock, ToolCallBlock
+
+Call = tuple[str, str, str]
+"""``(call_id, tool_name, arguments_json)``."""
+
+
+def text_chunks(text: str, *, finish: FinishReason = "stop", pieces: int = 2, usage: bool = True) -> list[StreamChunk]:
+    """A text answer in about ``pieces`` deltas; ``usage``: 10 input tokens, one output token a
+    character (a fixed, countable figure)."""
+    step = max(1, len(text) // max(1, pieces))
+    parts = [text[i : i + step] for i in range(0, len(text), step)] or [""]
+    out: list[StreamChunk] = [BlockStart(0, "text"), *(TextDelta(0, p) for p in parts), BlockEnd(0, TextBlock(text=text))]
+    if usage:
+        out.append(UsageChunk(Usage(input_tokens=10, output_tokens=len(text))))
+    return [*out, Finish(finish)]
+
+
+def call_chunks(*calls: Call, say: str = "", finish: FinishReason = "tool-calls") -> list[StreamChunk]:
+    """Tool calls (each in one delta), after an optional text ``say``."""
+    out: list[StreamChunk] = []
+    first = 0
+    if say:
+        out += [BlockStart(0, "text"), TextDelta(0, say), BlockEnd(0, TextBlock(text=say))]
+        first = 1
+    for k, (cid, name, args) in enumerate(calls, start=first):
+        out += [BlockStart(k, "tool-call", id=cid, name=name), ToolCallDelta(k, cid, args, name=name),
+                BlockEnd(k, ToolCallBlock(id=cid, name=name, arguments=args))]
+    return [*out, Finish(finish)]
+
+
+@dataclass
+class Gate:
+    """Stream ``before``, set ``reached``, wait until ``opened`` is set, then stream ``after`` (a test
+    acts mid-stream: cancels, steers, pauses)."""
+
+    before: list[StreamChunk]
+    after: list[StreamChunk] = field(default_factory=list)
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+    opened: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+Reply = Sequence[StreamChunk] | BaseException | Gate
+
+
+async def _play(reply: Reply | str) -> AsyncIterator[StreamChunk]:
+    if isinstance(reply, str):
+        reply = text_chunks(reply)
+    if isinstance(reply, BaseException):
+        raise reply
+    if isinstance(reply, Gate):
+        for c in reply.before:
+            yield c
+        reply.reached.set()
+        await reply.opened.wait()
+        for c in reply.after:
+            yield c
+        return
+    for c in reply:
+        await asyncio.sleep(0)  # a real stream yields to the loop between chunks
+        yield c
+
+
+class ScriptModel:
+    """Each request pops the next reply; past the script it answers ``(no more steps)``."""
+
+    base_url: str | None = None
+
+    def __init__(self, *replies: Reply, provider: str = "fake") -> None:
+        self.provider = provider
+        self.steps: list[Reply] = list(replies)
+        self.requests: list[ModelRequest] = []
+        self.on_request: Callable[[ModelRequest], None] | None = None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        self.requests.append(request)
+        if self.on_request is not None:
+            self.on_request(request)
+        async for c in _play(self.steps.pop(0) if self.steps else text_chunks("(no more steps)")):
+            yield c
+
+    async def aclose(self) -> None:
+        return None
+
+
+Answer = Reply | str
+
+
+class FunctionModel:
+    """Answers each request with ``fn(request)`` (sync or async): a text, chunks or an exception."""
+
+    base_url: str | None = None
+
+    def __init__(self, fn: Callable[[ModelRequest], Answer | Awaitable[Answer]], *, provider: str = "fake") -> None:
+        self.fn = fn
+        self.provider = provider
+        self.requests: list[ModelRequest] = []
+        self.closed = False
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        self.requests.append(request)
+        answer = self.fn(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        async for c in _play(answer):
+            yield c
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+__all__ = ["Call", "FunctionModel", "Gate", "Reply", "ScriptModel", "call_chunks", "text_chunks"]
