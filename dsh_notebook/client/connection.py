@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import threading
 from collections import deque
@@ -26,7 +25,19 @@ from typing import Any, Protocol
 from pydantic import JsonValue
 
 from ..errors import HostError
-from ..wire.envelopes import Args
+from ..wire.base import dump, to_json
+from ..wire.envelopes import (
+    Args,
+    ArgsPayload,
+    ClientRequest,
+    ReadItem,
+    ReadOk,
+    ReadResponse,
+    StreamCancel,
+    StreamError,
+    StreamOpen,
+    read_server_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +83,7 @@ class Subscription:
 
     def close(self) -> None:
         if not self.ended.is_set():
-            self.conn._send({"type": "cancel", "streamId": self.stream_id})
+            self.conn._send(StreamCancel(stream_id=self.stream_id))
 
     def _finish(self, error: HostError | None) -> None:
         self.error = error
@@ -109,8 +120,8 @@ class Connection:
             raise HostError("the connection is closed", code="CLOSED")
         with self._lock:
             rpc_id = f"rpc_{next(self._rpc_ids)}"
-            envelope: dict[str, JsonValue] = {"type": "client-request", "rpcId": rpc_id, "method": endpoint, "payload": {"args": args}}
-            exchange = TurnCall(rpc_id, envelope)
+            envelope = ClientRequest(rpc_id=rpc_id, method=endpoint, payload=ArgsPayload(args=args))
+            exchange = TurnCall(rpc_id, dump(envelope))
             self._pending[rpc_id] = exchange
             self.exchanges.append(exchange)
         self._send(envelope)
@@ -144,49 +155,45 @@ class Connection:
             stream_id = f"st_{next(self._stream_ids)}"
             sub = Subscription(self, stream_id, endpoint, on_item, on_error, on_end)
             self._streams[stream_id] = sub
-        self._send({"type": "open", "streamId": stream_id, "endpoint": endpoint, "payload": {"args": args}})
+        self._send(StreamOpen(stream_id=stream_id, endpoint=endpoint, payload=ArgsPayload(args=args)))
         return sub
 
     # -- plumbing -------------------------------------------------------------------------------
-    def _send(self, message: dict[str, JsonValue]) -> None:
-        self.transport.send(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+    def _send(self, message: ClientRequest | StreamOpen | StreamCancel) -> None:
+        self.transport.send(to_json(message))
 
     def _on_message(self, text: str) -> None:
         self._delivery_thread = threading.get_ident()
         try:
-            msg = json.loads(text)
-            kind = msg.get("type")
+            msg = read_server_message(text)
         except Exception:
             log.warning("unreadable message from host: %.200s", text)
             return
-        if kind == "server-response":
+        if isinstance(msg, ReadResponse):
             with self._lock:
-                exchange = self._pending.pop(msg.get("rpcId") or "", None)
+                exchange = self._pending.pop(msg.rpc_id or "", None)
+            response = dump(msg)
             if exchange is None:
-                self.unpaired.append(msg)
+                self.unpaired.append(response)
                 return
-            exchange.response = msg
-            result = msg.get("result") or {}
-            if result.get("ok"):
-                exchange.future.set_result(result.get("value"))
+            exchange.response = response
+            if isinstance(msg.result, ReadOk):
+                exchange.future.set_result(msg.result.value)
             else:
-                err = result.get("error") or {}
-                exchange.future.set_exception(HostError(str(err.get("message", "")), code=str(err.get("code", "INTERNAL"))))
+                exchange.future.set_exception(HostError(msg.result.error.message, code=msg.result.error.code))
             return
-        sub = self._streams.get(msg.get("streamId") or "")
+        sub = self._streams.get(msg.stream_id)
         if sub is None:
             return
-        if kind == "item":
+        if isinstance(msg, ReadItem):
             try:
-                sub.on_item(msg.get("value"))
+                sub.on_item(msg.value)
             except Exception:
                 log.exception("stream callback failed on %s", sub.stream_id)
-        elif kind in ("end", "error"):
-            with self._lock:
-                self._streams.pop(sub.stream_id, None)
-            err = msg.get("error") or {}
-            error = HostError(str(err.get("message", "")), code=str(err.get("code", "INTERNAL"))) if kind == "error" else None
-            sub._finish(error)
+            return
+        with self._lock:
+            self._streams.pop(sub.stream_id, None)
+        sub._finish(HostError(msg.error.message, code=msg.error.code) if isinstance(msg, StreamError) else None)
 
     def close(self) -> None:
         """Close every stream and fail every pending call with ``CLOSED``; close the transport."""

@@ -81,7 +81,7 @@ class FollowHandle:
             cursor = model.cursor if model.cursor >= 0 else None
         self.model = model or ClientSessionModel(session_id, cursor=-1 if cursor is None else cursor)
         self.cond = threading.Condition()
-        self.snapshot_seen = False
+        self._snapshots_before = self.model.snapshots
         self.subscription: Subscription = client.remote.session.follow.open(
             self._on_item, on_error=self._on_done, on_end=self._on_done, session_id=session_id, cursor=cursor
         )
@@ -89,7 +89,6 @@ class FollowHandle:
     def _on_item(self, frame: Json) -> None:
         with self.cond:
             self.model.apply(frame)
-            self.snapshot_seen = self.snapshot_seen or frame.get("type") == "snapshot"
             self.cond.notify_all()
         if self.on_frame is not None:
             self.on_frame(frame, self.model)
@@ -125,6 +124,11 @@ class FollowHandle:
 
     def wait_snapshot(self, timeout: float | None = 30.0) -> None:
         self.wait(lambda _m: self.snapshot_seen, timeout=timeout)
+
+    @property
+    def snapshot_seen(self) -> bool:
+        """Whether this follow's snapshot has been folded (a reused model counts only new ones)."""
+        return self.model.snapshots > self._snapshots_before
 
     def wait_turn_end(
         self, request_id: str | None = None, *, timeout: float | None = None,

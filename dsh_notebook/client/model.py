@@ -102,6 +102,7 @@ class ClientSessionModel(ModelViews):
     def __init__(self, session_id: str | None = None, *, cursor: int = -1) -> None:
         self.session_id = session_id
         self.frames = 0
+        self.snapshots = 0  # snapshots folded (a follow waits for the one its stream opens with)
         self.revision = 0  # bumped by every fold: views compare it to skip work
         self.reset(cursor)
 
@@ -183,6 +184,7 @@ class ClientSessionModel(ModelViews):
             self.status = typed.status
 
     def _snapshot(self, item: Snapshot) -> None:
+        self.snapshots += 1
         if self.session_id is not None and item.session_id != self.session_id:
             self.reset()
         self.session_id, self.header = item.session_id, dump(item.header)

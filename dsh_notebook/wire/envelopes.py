@@ -132,6 +132,35 @@ ClientMessageAdapter: TypeAdapter[Any] = TypeAdapter(ClientMessage)
 ServerMessageAdapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
 
+# -- what a client reads: the envelope typed, the value left as JSON for the one who consumes it --
+class ReadOk(Frozen):
+    ok: Literal[True] = True
+    value: JsonValue = None  # the endpoint's result: the Remote validates it against its model
+
+
+class ReadResponse(Nullable):
+    __nullable__: ClassVar[tuple[str, ...]] = ("rpc_id",)
+    type: Literal["server-response"] = "server-response"
+    rpc_id: WireId | None
+    result: Annotated[ReadOk | ResultError, Field(discriminator="ok")]
+
+
+class ReadItem(Frozen):
+    type: Literal["item"] = "item"
+    stream_id: WireId
+    value: JsonValue  # a FollowItem / ControlItem: the client model folds (and types) it
+
+
+ReadMessage = Annotated[ReadResponse | ReadItem | StreamError | StreamEnded, Field(discriminator="type")]
+"""A :data:`ServerMessage` as a client reads it (one parse; values typed where they are used)."""
+ReadMessageAdapter: TypeAdapter[Any] = TypeAdapter(ReadMessage)
+
+
+def read_server_message(text: str | bytes) -> ReadResponse | ReadItem | StreamError | StreamEnded:
+    """Parse one host message (raises ``pydantic.ValidationError`` on a malformed one)."""
+    return ReadMessageAdapter.validate_json(text)  # type: ignore[no-any-return]
+
+
 def item_json(stream_id: str, value: ItemValue) -> str:
     """One ``item`` frame as JSON text; the value is serialised once, or spliced if encoded."""
     body = value.json if isinstance(value, Encoded) else to_json(value)
