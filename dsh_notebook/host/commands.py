@@ -13,12 +13,10 @@ finished; the answer arrives by ``session/follow``. Every decision is noted on t
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import JsonValue
 
 from ..errors import HostError
-from ..wire.endpoints import Accepted, PromptCommand
+from ..wire.endpoints import Accepted, PromptCommand, TextPart
 from ..wire.messages import MessageSource, TextBlock, UserMessage
 from .gateway import GatewayInvocation
 from .registry import AgentRegistry, content_digest
@@ -26,21 +24,18 @@ from .registry import AgentRegistry, content_digest
 MAX_REQUEST_ID = 200
 
 
-def validate_content(content: str | tuple[dict[str, JsonValue], ...]) -> tuple[TextBlock, ...]:
+def validate_content(content: str | tuple[TextPart | dict[str, JsonValue], ...]) -> tuple[TextBlock, ...]:
     """Text blocks from a command's content, or a coded error."""
-    parts: tuple[Any, ...] = ({"type": "text", "text": content},) if isinstance(content, str) else content
+    parts = (TextPart(text=content),) if isinstance(content, str) else content
     blocks: list[TextBlock] = []
     for i, part in enumerate(parts):
-        kind = part.get("type")
-        if kind != "text":
-            raise HostError(
-                f"content[{i}] has type {str(kind)[:40]!r}; only text content is supported",
-                code="UNSUPPORTED_CONTENT",
-            )
-        text = part.get("text")
-        if not isinstance(text, str) or set(part) - {"type", "text"}:
+        if isinstance(part, TextPart):
+            blocks.append(TextBlock(text=part.text))
+        elif part.get("type") == "text":  # a text part TextPart refused: no text, or more than text
             raise HostError(f"content[{i}] must be {{type: 'text', text: string}}", code="BAD_ARGS")
-        blocks.append(TextBlock(text=text))
+        else:
+            raise HostError(f"content[{i}] has type {str(part.get('type'))[:40]!r}; only text content is supported",
+                            code="UNSUPPORTED_CONTENT")
     if not any(b.text.strip() for b in blocks):
         raise HostError("the prompt is empty: give some text", code="EMPTY_CONTENT")
     return tuple(b for b in blocks if b.text)

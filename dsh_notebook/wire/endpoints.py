@@ -7,9 +7,9 @@ none: their items are :data:`~dsh_notebook.wire.follow.FollowItem` /
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import JsonValue
+from pydantic import Field, JsonValue
 
 from .base import Frozen
 from .control import AgentStatus, QueueItem
@@ -42,13 +42,25 @@ class CreateArgs(SessionOptions):
     base_url: str | None = None
 
 
+class TextPart(Frozen):
+    """A text part of a prompt's content (the one kind a prompt carries today)."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+ContentPart = Annotated[TextPart | dict[str, JsonValue], Field(union_mode="left_to_right")]
+"""A text part, else the part as sent (admission refuses it with ``UNSUPPORTED_CONTENT`` or
+``BAD_ARGS``: only text content is supported)."""
+
+
 class PromptCommand(Frozen):
     """The Prompt command (seed 001 object 6): which session, which submission, how, what."""
 
     session_id: str
     request_id: str
     mode: Mode = "queue"
-    content: str | tuple[dict[str, JsonValue], ...]
+    content: str | tuple[ContentPart, ...]
     cell: CellRef | None = None  # the notebook cell that sent it (recorded on the user message)
 
 

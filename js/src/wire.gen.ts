@@ -411,7 +411,7 @@ export interface PromptCommand {
   sessionId: string;
   requestId: string;
   mode?: "queue" | "steer";
-  content: string | ({ [k: string]: JsonValue })[];
+  content: string | ((TextPart | { [k: string]: JsonValue })[]);
   cell?: CellRef | null;
 }
 
@@ -728,6 +728,12 @@ export interface TextBlock {
 export interface TextDeltaChunk {
   type: "text-delta";
   index: number;
+  text: string;
+}
+
+/** A text part of a prompt's content (the one kind a prompt carries today). */
+export interface TextPart {
+  type: "text";
   text: string;
 }
 

@@ -64,6 +64,8 @@ class Serve:
         self.proc.stdin.close()
         code = self.proc.wait(timeout=60)
         self._reader.join(timeout=10)  # every line written is now in ``raw``
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
         return code
 
 
