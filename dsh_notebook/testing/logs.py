@@ -22,19 +22,7 @@ from typing import Any
 
 from ..session.session import Session
 from ..session.writer import SessionLog
-from ..wire.events import (
-    AnyEvent,
-    AssistantMessageEvent,
-    RequestFrozen,
-    StepEnd,
-    StepStart,
-    ToolCall,
-    ToolResult,
-    TurnEnd,
-    TurnEndReason,
-    TurnStart,
-    UserMessageEvent,
-)
+from ..wire import events as ev
 from ..wire.messages import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
 
 
@@ -62,7 +50,7 @@ class LogBuilder:
         self.turn = 0
         self._prev: tuple[int, int] | None = None  # (last request seq, last answer seq)
 
-    def append(self, event: AnyEvent) -> AnyEvent:
+    def append(self, event: ev.AnyEvent) -> ev.AnyEvent:
         return self.session.append(event)
 
     def file_turn(self, *, lines: int = 5, provider: str = "script", model: str = "x", chained: bool = False,
@@ -74,32 +62,32 @@ class LogBuilder:
         same): the second request extends the first. ``result``: the tool's text (else L lines)."""
         s = self.session
         turn = self.turn = self.turn + 1 if turn is None else turn
-        s.append(TurnStart(turn=turn))
-        s.append(StepStart(turn=turn, step=1))
-        u = s.append(UserMessageEvent(turn=turn, message=user_text(f"turn {turn}: read file_{turn}.txt")))
+        s.append(ev.TurnStart(turn=turn))
+        s.append(ev.StepStart(turn=turn, step=1))
+        u = s.append(ev.UserMessageEvent(turn=turn, message=user_text(f"turn {turn}: read file_{turn}.txt")))
         prev = self._prev if chained else None
-        first = s.append(RequestFrozen(
+        first = s.append(ev.RequestFrozen(
             turn=turn, step=1, attempt=1, provider=provider, model=model,
             message_seqs=(prev[1], u.seq) if prev else tuple(s.derive_messages().seqs),
             base_request_seq=prev[0] if prev else None))  # fmt: skip
         cid, args = f"c{turn}", json.dumps({"file_path": f"file_{turn}.txt"})
-        a = s.append(AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(
+        a = s.append(ev.AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(
             content=(TextBlock(text="Reading it."), ToolCallBlock(id=cid, name="read", arguments=args)))))
-        c = s.append(ToolCall(turn=turn, step=1, call_id=cid, name="read", arguments=args))
+        c = s.append(ev.ToolCall(turn=turn, step=1, call_id=cid, name="read", arguments=args))
         text = result if result is not None else f"line {turn}\n" * lines
-        r = s.append(ToolResult(turn=turn, step=1, message=tool_text(cid, text), source_event_seqs=(c.seq,)))
-        s.append(StepEnd(turn=turn, step=1))
-        s.append(StepStart(turn=turn, step=2))
+        r = s.append(ev.ToolResult(turn=turn, step=1, message=tool_text(cid, text), source_event_seqs=(c.seq,)))
+        s.append(ev.StepEnd(turn=turn, step=1))
+        s.append(ev.StepStart(turn=turn, step=2))
         extend = chained if step2_chained is None else step2_chained
-        second = s.append(RequestFrozen(
+        second = s.append(ev.RequestFrozen(
             turn=turn, step=2, attempt=1, provider=provider, model=model,
             message_seqs=(a.seq, r.seq) if extend else tuple(s.derive_messages().seqs),
             base_request_seq=first.seq if extend else None))  # fmt: skip
-        answer = s.append(AssistantMessageEvent(turn=turn, step=2, message=AssistantMessage(
+        answer = s.append(ev.AssistantMessageEvent(turn=turn, step=2, message=AssistantMessage(
             content=(TextBlock(text=f"File {turn} has {lines} lines."),))))
         if end_step2:
-            s.append(StepEnd(turn=turn, step=2))
-        s.append(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
+            s.append(ev.StepEnd(turn=turn, step=2))
+        s.append(ev.TurnEnd(turn=turn, reason=ev.TurnEndReason(kind="completed")))
         self._prev = (second.seq, answer.seq)
 
     def tool_turn(self, call_ids: Sequence[str] = ("c1",), *, prompt: str = "do it", name: str = "read",
@@ -108,19 +96,19 @@ class LogBuilder:
         ``answer``, answered ``result of <id>``); with ``end``, the step's and the turn's end."""
         s = self.session
         turn = self.turn = self.turn + 1 if turn is None else turn
-        s.append(TurnStart(turn=turn))
-        s.append(UserMessageEvent(turn=turn, message=user_text(prompt)))
-        s.append(StepStart(turn=turn, step=1))
+        s.append(ev.TurnStart(turn=turn))
+        s.append(ev.UserMessageEvent(turn=turn, message=user_text(prompt)))
+        s.append(ev.StepStart(turn=turn, step=1))
         blocks = tuple(ToolCallBlock(id=c, name=name, arguments='{"file_path":"a.txt"}') for c in call_ids)
-        s.append(AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(content=blocks)))
+        s.append(ev.AssistantMessageEvent(turn=turn, step=1, message=AssistantMessage(content=blocks)))
         if answer:
             for cid in call_ids:
-                call = s.append(ToolCall(turn=turn, step=1, call_id=cid, name=name, arguments="{}"))
-                s.append(ToolResult(turn=turn, step=1, message=tool_text(cid, f"result of {cid}"),
+                call = s.append(ev.ToolCall(turn=turn, step=1, call_id=cid, name=name, arguments="{}"))
+                s.append(ev.ToolResult(turn=turn, step=1, message=tool_text(cid, f"result of {cid}"),
                                     source_event_seqs=(call.seq,)))
         if end:
-            s.append(StepEnd(turn=turn, step=1))
-            s.append(TurnEnd(turn=turn, reason=TurnEndReason(kind="completed")))
+            s.append(ev.StepEnd(turn=turn, step=1))
+            s.append(ev.TurnEnd(turn=turn, reason=ev.TurnEndReason(kind="completed")))
 
     def close(self) -> Path | None:
         """Write what is queued and close the log (a no-op without ``path``)."""

@@ -1,9 +1,4 @@
 """Moved to :mod:`dsh_notebook.testing.openai_checks` (the fakes users and tests share); this name stays
 for the tests that import it from here."""
 
-from dsh_notebook.testing.openai_checks import (  # noqa: F401
-    check_messages,
-    check_request,
-    check_tools,
-    validate_chat_request,
-)
+from dsh_notebook.testing.openai_checks import *  # noqa: F403
