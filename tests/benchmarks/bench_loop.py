@@ -106,8 +106,8 @@ def measure_ours(steps: int, history: int, reps: int, warmup: int) -> dict:
         TextDelta,
         ToolCallDelta,
     )
-    from dsh_notebook.session.writer import SessionLog
     from dsh_notebook.session.session import Session
+    from dsh_notebook.session.writer import SessionLog
     from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
     from dsh_notebook.tools.registry import ToolRegistry
     from dsh_notebook.wire.messages import TextBlock, ToolCallBlock

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.cli_run import run_main
 from dsh_notebook.client.connection import Connection
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.client.remote import Remote
 from dsh_notebook.client.transport import InProcessTransport
 from dsh_notebook.errors import HostError
-from dsh_notebook.cli_run import run_main
 from dsh_notebook.host.contract import DESCRIPTORS
 from dsh_notebook.host.host import Host
 from dsh_notebook.wire.events import ApprovalDecided

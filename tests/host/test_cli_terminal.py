@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.cli_tty import printable
+from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.session import load_log
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply

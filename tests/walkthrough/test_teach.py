@@ -11,8 +11,8 @@ from dsh_notebook import teach
 from dsh_notebook.agent.agent import Agent
 from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.models.scripted import ScriptedModel
-from dsh_notebook.session.writer import SessionLog
 from dsh_notebook.session.session import Session
+from dsh_notebook.session.writer import SessionLog
 from dsh_notebook.tools.registry import ToolRegistry, builtin_tools
 from dsh_notebook.wire.events import AnyEvent, ToolCall, ToolResult
 from dsh_notebook.wire.messages import AssistantMessage, ToolCallBlock, tool_text, user_text
