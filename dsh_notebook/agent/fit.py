@@ -28,7 +28,8 @@ from ..session.history import MessageHistory
 from ..session.session import Session
 from ..wire.events import AssistantMessageEvent, ContextCompacted, ToolSchema
 from ..wire.messages import AnyMessage
-from .compaction import estimate_tokens
+from .compaction import estimate_tokens, plan_compaction
+from .compactor import MIN_SAVING
 from .config import AgentConfig
 from .hooks import PreStep
 from .request import DerivedRequest, ModelRoute
@@ -133,7 +134,13 @@ async def fit_request(
 
 
 async def _compact(run: TurnRun, route: ModelRoute, decision: PreStep) -> bool:
-    agent = run.agent
+    """Compact first, when there is enough to summarise to be worth a request."""
+    agent, window = run.agent, run.window.tokens if run.window is not None else None
+    plan = plan_compaction(agent.session, run.turn)
+    if plan is None or not window or estimate_tokens(plan.messages) < MIN_SAVING * window:
+        return False
+    if not any(m.role == "assistant" for m in plan.messages):
+        return False  # only the turn's own input: summarising it would lose the task, not save room
     try:
         done = await agent.compactor.compact(route, turn=run.turn, trigger="threshold", tools=decision.assembly.tools)
     except ModelError as exc:
@@ -153,6 +160,7 @@ def _cut(run: TurnRun, route: ModelRoute, decision: PreStep, derived: DerivedReq
     """Cut the largest tool result when that alone makes the request fit ``budget``; else
     ``CONTEXT_OVERFLOW`` naming the largest message."""
     session, history = run.agent.session, derived.history
+    estimate = max(estimate, estimate_tokens(history, decision.assembly.tools))  # one measure for the cut
     index, size = largest_message(history)
     seq = history.seq_of(index) if index is not None else None
     excess = estimate - budget
