@@ -71,8 +71,11 @@ async def resolve_window(config: AgentConfig, route: ModelRoute, asked: dict[str
 
 
 def output_limit(config: AgentConfig, window: int | None) -> int:
-    if config.max_tokens:
-        return config.max_tokens
+    """The configured limit (``max_tokens``, or a ``max_tokens`` request option), else a share of
+    the window."""
+    given = config.max_tokens or config.request_options.get("max_tokens")
+    if isinstance(given, int) and not isinstance(given, bool) and given > 0:
+        return given
     return DEFAULT_MAX_TOKENS if not window else max(1, min(DEFAULT_MAX_TOKENS, window // 4))
 
 
