@@ -5,16 +5,17 @@ boundary; the agent, its session and its tools are real."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from dsh_notebook.agent.agent import Agent
 from dsh_notebook.agent.config import AgentConfig
 from dsh_notebook.agent.trim import CUT_MARKER
-from dsh_notebook.models.base import BlockStart, Finish, TextDelta, ToolCallDelta
+from dsh_notebook.models.base import BlockStart, Finish, StreamChunk, TextDelta, ToolCallDelta
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
 from dsh_notebook.session.session import Session
 from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
 from dsh_notebook.tools.registry import ToolRegistry
-from dsh_notebook.wire.events import RequestFrozen, ToolCall, ToolResult, TurnEnd
+from dsh_notebook.wire.events import AssistantMessageEvent, RequestFrozen, ToolCall, ToolResult, TurnEnd
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 
 from .fakes import ChunkModel, EchoArgs, calls, echo_tool, make_agent, text
@@ -75,13 +76,13 @@ async def test_the_output_limit_is_never_more_than_what_is_left_of_the_window() 
 
 async def test_a_response_cut_by_the_limit_keeps_its_text_and_answers_the_cut_call() -> None:
     log: list[str] = []
-    cut = [BlockStart(0, "text"), TextDelta(0, "Let me look"), BlockStart(1, "tool-call", id="c1", name="echo"),
+    cut: list[StreamChunk] = [BlockStart(0, "text"), TextDelta(0, "Let me look"), BlockStart(1, "tool-call", id="c1", name="echo"),
            ToolCallDelta(1, "c1", '{"text": "abc', name="echo"), Finish("max-tokens")]
     agent = make_agent(ChunkModel(cut), echo_tool(log))
     await run(agent)
     (end,) = ends(agent)
     assert end.reason.kind == "max-tokens"
-    message = next(e.message for e in agent.session.events if type(e).__name__ == "AssistantMessageEvent")
+    message = next(e.message for e in agent.session.events if isinstance(e, AssistantMessageEvent))
     assert message.text == "Let me look" and [c.arguments for c in message.tool_calls] == ["{}"]
     (result,) = [e for e in agent.session.events if isinstance(e, ToolResult)]
     assert result.error is not None and result.error.code == "TRUNCATED_CALL" and '{"text": "abc' in result.message.text
@@ -142,7 +143,7 @@ async def test_a_user_message_that_alone_cannot_fit_ends_the_turn_with_context_o
 
 
 # -- item 6: the no-progress guard ---------------------------------------------------------------------
-def _denied_agent(model: ChunkModel, **kw: object) -> tuple[Agent, list[str]]:
+def _denied_agent(model: ChunkModel, **kw: Any) -> tuple[Agent, list[str]]:
     log: list[str] = []
     tool = dataclasses.replace(echo_tool(log), approval="ask")
     return make_agent(model, tool, policy_mode="deny", **kw), log
