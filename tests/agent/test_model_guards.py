@@ -15,7 +15,13 @@ from dsh_notebook.models.openai_compat import OpenAICompatAdapter
 from dsh_notebook.session.session import Session
 from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
 from dsh_notebook.tools.registry import ToolRegistry
-from dsh_notebook.wire.events import AssistantMessageEvent, RequestFrozen, ToolCall, ToolResult, TurnEnd
+from dsh_notebook.wire.events import (
+    AssistantMessageEvent,
+    RequestFrozen,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+)
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 
 from .fakes import ChunkModel, EchoArgs, calls, echo_tool, make_agent, text
