@@ -19,6 +19,7 @@ lock and swaps it in.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -46,6 +47,7 @@ _KEY_SHAPES = (
 )
 
 
+@functools.lru_cache(maxsize=4096)  # read for every variable at every redact(): names repeat
 def is_secret_name(name: str) -> bool:
     """True for an environment variable name that may hold a credential.
 

@@ -10,6 +10,7 @@ from typing import Any
 
 _EXPORTS = {
     "Agent": ".agent",
+    "AgentConfig": ".config",
     "Inbox": ".inbox",
     "Pending": ".inbox",
     "PreStep": ".hooks",

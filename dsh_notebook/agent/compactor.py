@@ -39,15 +39,17 @@ MIN_SAVING = 0.1  # of the window: proactive compaction below this is not worth 
 class Compactor:
     """Decides and performs the compactions of one session."""
 
-    def __init__(self, session: Session, *, threshold: float = 0.8, window_override: int | None = None) -> None:
+    def __init__(self, session: Session, *, threshold: float = 0.8) -> None:
         self.session = session
         self.threshold = threshold
-        self.window_override = window_override
+        self.window_tokens: int | None = None  # the resolved window (agent.fit), else the catalog's
         self.last: ContextCompacted | None = None
 
     def window(self, prepared: ModelRoute) -> int | None:
         """The context window of the step's model (``None``: unknown, no proactive compaction)."""
-        return context_window(prepared.provider, prepared.model, self.window_override)
+        if self.window_tokens is not None:
+            return self.window_tokens
+        return context_window(prepared.provider, prepared.model)
 
     def estimate(self, pending: Sequence[AnyMessage] = (), tools: Sequence[ToolSchema] = ()) -> int:
         """The estimated tokens of the next request: the history, ``pending`` messages, tools."""

@@ -170,8 +170,12 @@ class RequestBuilder:
         turn: int,
         step: int,
         attempt: int = 1,
+        max_tokens: int | None = None,
+        window: Any = None,
     ) -> ModelRequest:
-        """Stage 06: log ``request/frozen`` for ``derived`` (flush when the builder flushes)."""
+        """Stage 06: log ``request/frozen`` for ``derived`` (flush when the builder flushes).
+        ``max_tokens``: the request's output limit (into its ``config``); ``window``: the
+        resolved :class:`~.fit.Window` recorded with the request."""
         history, repaired = derived.history, derived.repaired
         base: int | None = None
         seqs: list[int] | None = None
@@ -190,7 +194,9 @@ class RequestBuilder:
                 model=prepared.model,
                 message_seqs=tuple(seqs),
                 repairs=tuple(r.note() for r in repaired.changes),
-                context_window=self.context_window_override(),
+                context_window=window.tokens if window is not None and window.tokens else self.context_window_override(),
+                window_source=window.source if window is not None else None,
+                max_tokens=max_tokens,
                 base_request_seq=base,
             )
         )
@@ -200,7 +206,7 @@ class RequestBuilder:
             model=prepared.model,
             messages=repaired.messages,
             tools=tools,
-            config=dict(prepared.config),
+            config=dict(prepared.config) if max_tokens is None else {**prepared.config, "max_tokens": max_tokens},
             session_id=self.session.id,
             turn=turn,
             step=step,

@@ -3,7 +3,7 @@
 :class:`StreamAttempt` is fed every :data:`~dsh_notebook.models.base.StreamChunk` of one request
 attempt. It assembles blocks (the first ``block-end`` of an index wins and later deltas for it
 are ignored; delta-only streams are tolerated; a missing ``finish`` means ``stop``; on
-``max-tokens`` tool-call blocks are dropped), packs consecutive deltas of one block into timed
+``max-tokens`` a cut tool call keeps its place, ``{}`` for arguments that are not JSON), packs consecutive deltas of one block into timed
 :class:`~dsh_notebook.wire.events.StreamRun` records (``assistant/message.stream``), and
 emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.live`): ``start``, one ``chunk`` per chunk, ``end``.
 :func:`run_attempt` drives one attempt through it and commits the outcome to the Session.
@@ -12,6 +12,7 @@ emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.live`):
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -206,12 +207,22 @@ class StreamAttempt:
         )
 
     def message(self, provider: str, model: str) -> AssistantMessage:
-        """The settled assistant message (tool calls dropped on ``max-tokens``)."""
+        """The settled assistant message. On ``max-tokens`` a tool call that was cut keeps its
+        place (the agent answers it ``TRUNCATED_CALL``) with ``{}`` for arguments that are not
+        valid JSON (:meth:`raw_arguments` has what arrived)."""
         self.flush_text()
         blocks = [_clean(b) for i in sorted(self.blocks) if (b := self.blocks[i].build()) is not None]
         if self.finish_reason == "max-tokens":
-            blocks = [b for b in blocks if not isinstance(b, ToolCallBlock)]
+            blocks = [_whole(b) if isinstance(b, ToolCallBlock) else b for b in blocks]
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
+
+    def raw_arguments(self, call_id: str) -> str:
+        """The arguments of call ``call_id`` as they arrived (cut ones included)."""
+        for block in self.blocks.values():
+            if block.id == call_id:
+                built = block.build()
+                return built.arguments if isinstance(built, ToolCallBlock) else "".join(block.parts)
+        return ""
 
     def interrupted_message(self, provider: str, model: str) -> AssistantMessage | None:
         """The visible prefix of a cut attempt (text and reasoning), or ``None`` without visible text."""
@@ -223,6 +234,15 @@ class StreamAttempt:
         if not any(isinstance(b, TextBlock) for b in blocks):
             return None
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
+
+
+def _whole(block: ToolCallBlock) -> ToolCallBlock:
+    """A cut call's arguments as JSON a provider accepts back (``{}`` when they are not)."""
+    try:
+        json.loads(block.arguments or "{}")
+        return block
+    except (ValueError, RecursionError):
+        return block.model_copy(update={"arguments": "{}"})
 
 
 def _clean(block: AssistantBlock) -> AssistantBlock:

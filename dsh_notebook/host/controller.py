@@ -206,8 +206,8 @@ def info_of(live: LiveSession) -> SessionInfo:
         log_path=live.log_path,
         queue=tuple(agent.inbox.items()),
         pending_approvals=tuple(live.approvals.pending()),
-        max_steps=agent.max_steps,
-        max_time=agent.max_time,
+        max_steps=agent.config.max_steps,
+        max_time=agent.config.max_time,
         rules=policy.rules.source if policy is not None and policy.rules is not None else None,
         grants=tuple(policy.grants) if policy is not None else (),
     )

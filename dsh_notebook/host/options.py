@@ -39,8 +39,9 @@ def apply_options(agent: Agent, options: SessionOptions | None) -> None:
     if options is None:
         return
     rules = load_rules(options.rules) if options.rules else None  # fail before changing anything
-    steps = parse_max_steps(options.max_steps, "maxSteps") if options.max_steps is not None else agent.max_steps
-    time = parse_max_time(options.max_time, "maxTime") if options.max_time is not None else agent.max_time
-    agent.max_steps, agent.max_time = steps, time
+    config = agent.config  # read at each turn's start: the change applies from the next turn
+    steps = parse_max_steps(options.max_steps, "maxSteps") if options.max_steps is not None else config.max_steps
+    time = parse_max_time(options.max_time, "maxTime") if options.max_time is not None else config.max_time
+    config.max_steps, config.max_time = steps, time
     if rules is not None and agent.approval_policy is not None:
         agent.approval_policy.rules = rules

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import JsonValue
 
 from ..agent.agent import Agent
+from ..agent.config import AgentConfig
 from ..config import (
     MASK,
     PROVIDER_BASE_URL,
@@ -267,15 +268,13 @@ class AgentRegistry:
 
         agent = Agent(
             session,
+            AgentConfig(model=model, max_steps=max_steps, max_time=max_time),
             adapter_for=adapter_for,
-            model=model,
             approver=approver,
             policy_mode=approve,
             context=self.context,
             frames=hub.on_frame,
             flush=lambda: self.store.flush(sid),
-            max_steps=max_steps,
-            max_time=max_time,
             approval_policy=policy,
         )
         # an approval wait flushes the log (off the loop, a failure logged), as a debugger pause does

@@ -167,3 +167,8 @@ class ModelAdapter(Protocol):
     async def aclose(self) -> None:
         """Release what the adapter holds (an HTTP client's connections); in-process: nothing."""
         return None
+
+    async def server_window(self) -> int | None:
+        """The model's context window as its server reports it (asked once per model by the
+        agent), or ``None`` when the server cannot tell (then the catalog decides)."""
+        return None

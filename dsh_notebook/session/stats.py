@@ -126,6 +126,7 @@ def _add(acc: Acc, reqs: Iterable[Acc], tools: Iterable[Acc]) -> None:
         priced.append(r["cost_usd"])
         if r.get("context_window"):
             acc["context_window"], acc["context_used"] = r["context_window"], r.get("context_used")
+            acc["window_source"] = r.get("window_source")
     acc.update(requests=n, input_tokens=tokens_in, cached_input_tokens=cached, output_tokens=tokens_out,
                reasoning_tokens=reasoning,
                cost_usd=sum(c for c in priced if c is not None) if priced and None not in priced else None)
@@ -163,7 +164,8 @@ def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) ->
                 windows[key] = context_window(ev.provider, ev.model, key[2])
             open_req = {"seq": ev.seq, "turn": ev.turn, "step": ev.step, "attempt": ev.attempt,
                         "provider": ev.provider, "model": ev.model, "sent_time": ev.time,
-                        "context_window": windows[key]}
+                        "context_window": windows[key], "window_source": "flag" if override else ev.window_source,
+                        "max_tokens": ev.max_tokens}
             requests.append(open_req)
         elif isinstance(ev, AssistantMessageEvent | AssistantAttempt):
             if open_req is not None:

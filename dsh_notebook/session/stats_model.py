@@ -42,6 +42,8 @@ class RequestStats(_Out):
     cost_usd: float | None = None
     context_window: int | None = None
     context_used: float | None = None
+    window_source: str | None = None  # where the window came from: flag | server | catalog
+    max_tokens: int | None = None  # the output limit the request was sent with
 
 
 class ToolStats(_Out):
@@ -83,6 +85,7 @@ class Totals(_Out):
     approval_wait_ms: int = 0
     context_window: int | None = None
     context_used: float | None = None
+    window_source: str | None = None
     prices_as_of: str = PRICES_AS_OF
 
 

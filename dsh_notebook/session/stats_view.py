@@ -56,6 +56,8 @@ def summary_line(t: Totals) -> str:
     parts += [tokens, fmt_cost(t.cost_usd)]
     if t.context_used is not None:
         parts.append(f"context {fmt_fraction(t.context_used)}")
+    if t.context_window and t.window_source:
+        parts.append(f"window {fmt_tokens(t.context_window)} ({t.window_source})")
     return " · ".join(parts)
 
 

@@ -31,6 +31,7 @@ ERROR_CODES = (
     "CANCELLED",
     "ABORTED_BEFORE_DISPATCH",
     "OUTSIDE_WORKSPACE",
+    "TRUNCATED_CALL",
 )
 """The pipeline's own codes; a tool may raise ``ToolError`` with a more specific one."""
 
@@ -42,6 +43,7 @@ ERROR_NAMES = {
     "TIMED_OUT": "TimeoutError",
     "CANCELLED": "AbortError",
     "ABORTED_BEFORE_DISPATCH": "AbortError",
+    "TRUNCATED_CALL": "TruncatedCallError",
 }
 
 CANCELLED_TEXT = "Error: tool call cancelled while it was running (it may have had partial effects)"

@@ -37,6 +37,8 @@ from .runtime import ToolRuntime
 DEFERRED_FORM = "deferred-context"
 ArgumentsEdited = Callable[[str, str, tuple[int, ...]], None]
 """``(call id, edited raw arguments, debug/edit seqs)``: called when an edit changed a call."""
+Review = Callable[[ToolCallBlock, ToolOutcome], ToolOutcome]
+"""Called with each call and its outcome just before its ``tool/result`` is committed."""
 
 
 class StagePause(Protocol):
@@ -79,8 +81,10 @@ class ToolBatch:
         max_parallel: int = 10,
         checkpoints: Checkpoints | None = None,
         on_arguments_edited: ArgumentsEdited | None = None,
+        review: Review | None = None,
     ) -> None:
         self.session, self.calls, self.runtime = session, list(calls), runtime
+        self.review = review  # sees (and may reword) each outcome just before it is committed
         self.turn, self.step = turn, step
         self.checkpoints = checkpoints if checkpoints is not None and checkpoints.active else None
         self.on_arguments_edited = on_arguments_edited
@@ -213,6 +217,8 @@ class ToolBatch:
             outcome = self.slots[i]
             seq = self.call_seqs[i]
             assert outcome is not None and seq is not None
+            if self.review is not None:
+                outcome = self.review(self.calls[i], outcome)
             done_at = self.finished[i]
             event = self.session.append(
                 ToolResult(
@@ -291,10 +297,11 @@ async def execute_tool_calls(
     max_parallel: int = 10,
     checkpoints: Checkpoints | None = None,
     on_arguments_edited: ArgumentsEdited | None = None,
+    review: Review | None = None,
 ) -> BatchOutcome:
     """Run one assistant message's tool calls; see the module docstring for the rules."""
     batch = ToolBatch(session, calls, turn=turn, step=step, runtime=runtime, max_parallel=max_parallel,
-                      checkpoints=checkpoints, on_arguments_edited=on_arguments_edited)
+                      checkpoints=checkpoints, on_arguments_edited=on_arguments_edited, review=review)
     return await batch.run()
 
 

@@ -59,9 +59,9 @@ class ErrorInfo(Frozen):
 
 
 class TurnEndReason(Frozen):
-    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted", "budget"]
+    kind: Literal["completed", "aborted", "blocked", "error", "max-tokens", "interrupted", "budget", "stuck"]
     cause: str | None = None  # aborted: user | shutdown | interrupt ; blocked: the hook's reason ;
-    # budget: which budget ran out — max-steps | max-time
+    # budget: which budget ran out — max-steps | max-time ; stuck: the repeated call (name)
     error: ErrorInfo | None = None
     limit: int | float | None = None  # budget: the limit reached (steps, or seconds)
 
@@ -219,8 +219,12 @@ class RequestFrozen(EventBase):
     message_seqs: tuple[int, ...]
     repairs: tuple[RepairNote, ...] = ()
     context_window: int | None = None
-    """The context window override in effect (``--context-window`` / ``DSH_CONTEXT_WINDOW``), if
-    any; without it the window is the model's, from :mod:`dsh_notebook.session.catalog`."""
+    """The context window in effect, when known: given by flag (``--context-window`` /
+    ``DSH_CONTEXT_WINDOW``), told by the server, or the catalog's (``windowSource``). Logs
+    before ``windowSource`` existed carry only an override here (else the catalog's applies)."""
+    window_source: Literal["flag", "server", "catalog"] | None = None
+    max_tokens: int | None = None
+    """The output limit this request was sent with (``config.max_tokens`` of the request)."""
     base_request_seq: int | None = None
     """When set, ``messageSeqs`` extends the resolved ``messageSeqs`` of that earlier
     ``request/frozen`` (only the seqs added since it); see ``agent.request.resolve_message_seqs``."""

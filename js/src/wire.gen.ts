@@ -469,6 +469,8 @@ export interface RequestFrozen {
   messageSeqs: number[];
   repairs?: RepairNote[];
   contextWindow?: number | null;
+  windowSource?: ("flag" | "server" | "catalog") | null;
+  maxTokens?: number | null;
   baseRequestSeq?: number | null;
 }
 
@@ -827,7 +829,7 @@ export interface TurnEnd {
 }
 
 export interface TurnEndReason {
-  kind: "completed" | "aborted" | "blocked" | "error" | "max-tokens" | "interrupted" | "budget";
+  kind: "completed" | "aborted" | "blocked" | "error" | "max-tokens" | "interrupted" | "budget" | "stuck";
   cause?: string | null;
   error?: ErrorInfo | null;
   limit?: number | null;

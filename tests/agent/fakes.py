@@ -7,11 +7,13 @@ the request it got) and a few test tools. Nothing inside the agent is mocked.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 from pydantic import BaseModel
 
 from dsh_notebook.agent.agent import Agent
+from dsh_notebook.agent.config import AgentConfig
 from dsh_notebook.session.session import Session
 from dsh_notebook.testing.models import Gate, ScriptModel, call_chunks, text_chunks
 from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
@@ -55,8 +57,9 @@ def sleep_tool(started: asyncio.Event | None = None) -> Tool:
 def make_agent(model: Any, *tools: Tool, session: Session | None = None, cwd: str = "/tmp",
                **kw: Any) -> Agent:
     session = session or Session("s_test", cwd=cwd)
-    kw.setdefault("retry_base_ms", 1)
-    return Agent(session, adapter_for=lambda _m: model, model="fake:m1", tools=ToolRegistry(tools), **kw)
+    names = {f.name for f in dataclasses.fields(AgentConfig)}
+    config = AgentConfig(model="fake:m1", retry_base_ms=1, **{k: kw.pop(k) for k in list(kw) if k in names})
+    return Agent(session, config, adapter_for=lambda _m: model, tools=ToolRegistry(tools), **kw)
 
 
 def types(session: Session) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from dsh_notebook.agent.agent import Agent
+from dsh_notebook.agent.config import AgentConfig
 from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
 from dsh_notebook.session.session import Session
@@ -17,8 +18,8 @@ from .fakes import sleep_tool
 
 def make(adapter: OpenAICompatAdapter, cwd: str, registry: ToolRegistry) -> Agent:
     session = Session("s_http", cwd=cwd)
-    return Agent(session, adapter_for=lambda _m: adapter, model="openai:fake-model", tools=registry,
-                 retry_base_ms=1)
+    return Agent(session, AgentConfig(model="openai:fake-model", retry_base_ms=1), adapter_for=lambda _m: adapter,
+                 tools=registry)
 
 
 async def test_full_loop_with_retry_parallel_calls_and_quirks(fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 from dsh_notebook.agent.agent import Agent
+from dsh_notebook.agent.config import AgentConfig
 from dsh_notebook.session.store import SessionStore
 from dsh_notebook.tools.registry import ToolRegistry
 from dsh_notebook.wire.events import RequestHeader, ToolResult, TurnEnd, UserMessageEvent
@@ -17,8 +18,8 @@ from .fakes import ChunkModel, calls, sleep_tool, text
 
 def agent_for(store: SessionStore, session_id: str, model: ChunkModel, *tools) -> Agent:
     session = store.get(session_id) or store.resume(session_id)
-    return Agent(session, adapter_for=lambda _m: model, model="fake:m1", tools=ToolRegistry(tools),
-                 flush=lambda: store.flush(session_id), retry_base_ms=1)
+    return Agent(session, AgentConfig(model="fake:m1", retry_base_ms=1), adapter_for=lambda _m: model,
+                 tools=ToolRegistry(tools), flush=lambda: store.flush(session_id))
 
 
 async def test_resume_keeps_pending_input_context_and_logs_header_resume(tmp_path: Path) -> None:

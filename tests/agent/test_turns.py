@@ -88,7 +88,7 @@ async def test_unexpected_exception_ends_error_unknown_and_turn_end_is_written()
     assert "boom" in end.reason.error.message
 
 
-async def test_max_tokens_drops_tool_calls_and_is_sticky() -> None:
+async def test_max_tokens_answers_the_cut_call_without_running_it_and_is_sticky() -> None:
     log: list[str] = []
     model = ChunkModel(calls(("c1", "echo", '{"text":"x"}'), say="partial", finish="max-tokens"), text("after steer"))
     agent = make_agent(model, echo_tool(log))
@@ -101,8 +101,11 @@ async def test_max_tokens_drops_tool_calls_and_is_sticky() -> None:
     agent.followup("go")
     await agent.wait_idle()
     first = next(e for e in agent.session.events if isinstance(e, AssistantMessageEvent))
-    assert first.message.tool_calls == () and first.message.text == "partial"
-    assert log == [] and "tool/call" not in types(agent.session)
+    assert [c.id for c in first.message.tool_calls] == ["c1"] and first.message.text == "partial"
+    assert log == []  # the cut call was not run ...
+    result = next(e for e in agent.session.events if isinstance(e, ToolResult))
+    assert result.error is not None and result.error.code == "TRUNCATED_CALL"  # ... but answered
+    assert result.message.tool_call_id == "c1" and result.message.is_error
     (end,) = ends(agent.session)
     assert end.reason.kind == "max-tokens"  # step 2 completed, but max-tokens stays
     assert sum(isinstance(e, StepStart) for e in agent.session.events) == 2

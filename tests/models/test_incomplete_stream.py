@@ -5,6 +5,7 @@ answer. Real SDK, real sockets; the loopback server ends the HTTP body properly,
 from __future__ import annotations
 
 from dsh_notebook.agent.agent import Agent
+from dsh_notebook.agent.config import AgentConfig
 from dsh_notebook.models.accumulator import StreamCutError
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
 from dsh_notebook.session.session import Session
@@ -40,8 +41,8 @@ async def test_done_without_a_finish_reason_or_a_finish_reason_without_done_is_c
 async def test_the_agent_retries_an_incomplete_stream_then_gives_a_coded_error(
         fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:
     fake_openai.enqueue(incomplete(), text_reply("The answer is 42."))
-    agent = Agent(Session("s_inc", cwd="/tmp"), adapter_for=lambda _m: adapter, model="openai:fake-model",
-                  tools=ToolRegistry(builtin_tools()), retry_base_ms=1, max_retries=1)
+    agent = Agent(Session("s_inc", cwd="/tmp"), AgentConfig(model="openai:fake-model", retry_base_ms=1, max_retries=1),
+                  adapter_for=lambda _m: adapter, tools=ToolRegistry(builtin_tools()))
     agent.followup("what is the answer?")
     await agent.wait_idle()
     s = agent.session

@@ -14,6 +14,7 @@ export interface RequestStats {
   firstByteMs: Ms; ttftMs: Ms; firstContentMs: Ms; streamMs: Ms; durationMs: Ms;
   inputTokens: number | null; cachedInputTokens: number | null; outputTokens: number | null; reasoningTokens: number | null;
   costUsd: number | null; contextWindow: number | null; contextUsed: number | null;
+  windowSource: string | null; maxTokens: number | null;
 }
 export interface ToolStats {
   callId: string; name: string; seq: number; turn: number; step: number; startTime: number; endTime: Ms;
@@ -24,7 +25,8 @@ export interface StepStats { step: number; seq: number; startTime: number; endTi
 export interface Totals {
   turns: number; requests: number; toolCalls: number; inputTokens: number; cachedInputTokens: number;
   outputTokens: number; reasoningTokens: number; costUsd: number | null; durationMs: number;
-  approvalWaitMs: number; contextWindow: number | null; contextUsed: number | null; pricesAsOf: string;
+  approvalWaitMs: number; contextWindow: number | null; contextUsed: number | null; windowSource: string | null;
+  pricesAsOf: string;
 }
 export interface TurnStats extends Totals {
   turn: number; seq: number; startTime: number; endSeq: number | null; endTime: Ms; reason: string | null; steps: StepStats[];
@@ -73,6 +75,7 @@ export class TrajectoryFold {
           firstContentTime: null, endTime: null, firstByteMs: null, ttftMs: null, firstContentMs: null, streamMs: null,
           durationMs: null, inputTokens: null, cachedInputTokens: null, outputTokens: null, reasoningTokens: null,
           costUsd: null, contextWindow: window, contextUsed: null,
+          windowSource: this.override ? "flag" : ev.windowSource ?? null, maxTokens: ev.maxTokens ?? null,
         };
         this.requests.push(this.openReq);
         return;
@@ -158,20 +161,20 @@ export class TrajectoryFold {
   /** Token, cost and approval totals of `reqs` / `tools` (stats.py `_add`). */
   totalsOf(reqs: readonly RequestStats[], tools: readonly ToolStats[]): Omit<Totals, "turns" | "durationMs"> {
     let n = 0, tin = 0, cached = 0, tout = 0, reasoning = 0, unpriced = false, cost = 0, priced = 0;
-    let contextWindow: number | null = null, contextUsed: number | null = null;
+    let contextWindow: number | null = null, contextUsed: number | null = null, windowSource: string | null = null;
     for (const r of reqs) {
       n += 1;
       if (r.inputTokens === null) continue;
       tin += r.inputTokens; cached += r.cachedInputTokens ?? 0; tout += r.outputTokens ?? 0; reasoning += r.reasoningTokens || 0;
       priced += 1;
       if (r.costUsd === null) unpriced = true; else cost += r.costUsd;
-      if (r.contextWindow) { contextWindow = r.contextWindow; contextUsed = r.contextUsed; }
+      if (r.contextWindow) { contextWindow = r.contextWindow; contextUsed = r.contextUsed; windowSource = r.windowSource; }
     }
     let waits = 0;
     for (const t of tools) waits += t.approvalWaitMs || 0;
     return { requests: n, inputTokens: tin, cachedInputTokens: cached, outputTokens: tout, reasoningTokens: reasoning,
       costUsd: priced && !unpriced ? cost : null, approvalWaitMs: waits, toolCalls: tools.length,
-      contextWindow, contextUsed, pricesAsOf: this.pricing.table.asOf };
+      contextWindow, contextUsed, windowSource, pricesAsOf: this.pricing.table.asOf };
   }
 
   /** Everything, shaped as `show --stats --json`. */

@@ -25,7 +25,7 @@ export function renderTotals(t: Totals, elapsed: number): HTMLElement {
   const level = pct === null ? "" : pct >= 90 ? "dsh-ctx-full" : pct >= 70 ? "dsh-ctx-high" : "";
   const ctx = pct === null || t.contextWindow === null
     ? h("span", { class: "dsh-ctx dsh-ctx-na", title: "the model's context window is not known (--context-window N)" }, "context n/a")
-    : h("span", { class: `dsh-ctx ${level}`, title: `the last request's prompt: ${fmtTokens(Math.round(used! * t.contextWindow))} of ${fmtTokens(t.contextWindow)} tokens` },
+    : h("span", { class: `dsh-ctx ${level}`, title: `the last request's prompt: ${fmtTokens(Math.round(used! * t.contextWindow))} of ${fmtTokens(t.contextWindow)} tokens${t.windowSource ? ` (window from the ${t.windowSource})` : ""}` },
       h("span", { class: "dsh-ctx-bar", role: "meter", "aria-label": "context window fill", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct.toFixed(1) },
         h("span", { class: "dsh-ctx-fill", style: `width: ${Math.min(100, pct).toFixed(2)}%` })),
       h("span", { class: "dsh-ctx-text" }, `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)} context`));

@@ -1,0 +1,88 @@
+"""The agent debugger on the driver's hook points: stages 05 (derived), 06 (frozen), 01 (settled).
+
+Stages 02–04 belong to the tool batch (:mod:`dsh_notebook.tools.scheduler`, ``checkpoints``).
+An edit of the request at 06 changes what is sent, and the answer cites the edit; an edit of a
+call's arguments (02/03) replaces the assistant message in the surface by a copy with the edited
+arguments, citing what it shadows and the edits (:func:`arguments_edited`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from ..models.base import ModelRequest
+from ..session.session import Session
+from ..tools.scheduler import ArgumentsEdited, ToolBatch
+from ..wire.events import AssistantMessageEvent, ReplaceOp
+from ..wire.messages import ToolCallBlock
+from .request import DerivedRequest
+from .steps import TurnHook
+
+if TYPE_CHECKING:
+    from .turn import TurnRun
+
+
+def wire(model: Any) -> Any:
+    return model.model_dump(mode="json", exclude_none=True)
+
+
+class DebuggerHook(TurnHook):
+    """Pauses the run where the person set breakpoints (only while the debugger is active)."""
+
+    async def derived(self, run: TurnRun, derived: DerivedRequest) -> None:
+        agent = run.agent
+        dbg, tools = agent.debugger, agent.batch_tools
+        if dbg.wants("05", tools):
+            history = derived.history
+            await dbg.checkpoint("05", tools=tools, payload={
+                "messageSeqs": list(history.seqs), "messages": [wire(m) for m in history]})
+
+    async def frozen(self, run: TurnRun, request: ModelRequest) -> tuple[ModelRequest, tuple[int, ...]]:
+        agent = run.agent
+        dbg, tools, frozen = agent.debugger, agent.batch_tools, agent.requests.last_frozen
+        if not dbg.wants("06", tools) or frozen is None:
+            return request, ()
+        pause = await dbg.checkpoint(
+            "06", tools=tools, seq=frozen.seq, value=list(request.messages), cite=(frozen.seq,),
+            payload={"seq": frozen.seq, "provider": request.provider, "model": request.model,
+                     "messages": [wire(m) for m in request.messages], "tools": [t.name for t in request.tools]},
+        )
+        if pause is None or not pause.edits:
+            return request, ()
+        return dataclasses.replace(request, messages=tuple(pause.value)), tuple(pause.edits)
+
+    async def settled(self, run: TurnRun, event: AssistantMessageEvent) -> None:
+        """Stage 01. A cancel while paused here still answers every call of the message."""
+        agent = run.agent
+        if not agent.debugger.active:
+            return
+        try:
+            await agent.debugger.checkpoint("01", tools=agent.batch_tools, seq=event.seq, payload=wire(event))
+        except asyncio.CancelledError:
+            if event.message.tool_calls:
+                await ToolBatch(agent.session, event.message.tool_calls, turn=run.turn, step=run.step,
+                                runtime=agent.tool_runtime()).abort()
+            raise
+
+
+def arguments_edited(session: Session, event: AssistantMessageEvent) -> ArgumentsEdited:
+    """The model sees an edited call: the assistant message is replaced in the surface by a
+    copy with the edited arguments, citing what it shadows and the edits."""
+    node: list[AssistantMessageEvent] = [event]  # the surface node that shows this message now
+
+    def replace_call(call_id: str, arguments: str, edits: tuple[int, ...]) -> None:
+        current = node[0]
+        message = current.message
+        blocks = tuple(b.model_copy(update={"arguments": arguments})
+                       if isinstance(b, ToolCallBlock) and b.id == call_id else b for b in message.content)
+        node[0] = session.append(AssistantMessageEvent(
+            turn=event.turn, step=event.step, message=message.model_copy(update={"content": blocks}),
+            surface_op=ReplaceOp(start_seq=current.seq, end_seq=current.seq),
+            source_event_seqs=(current.seq, *edits)))
+
+    return replace_call
+
+
+__all__ = ["DebuggerHook", "arguments_edited", "wire"]

@@ -1,0 +1,139 @@
+"""The Agent's driver task: one asyncio task per busy spell that runs turns while there is work.
+
+:class:`AgentDriver` is the part of :class:`~.agent.Agent` that owns the tasks: ``_wake``
+starts the driver (or asks a running one to look again), each turn runs as its own task
+(:func:`.turn.run_turn`) so that :meth:`cancel` can stop exactly the running turn, and the log is
+made durable off the loop (:meth:`durable`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+from ..wire.control import AgentStatus
+from .turn import run_turn
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+log = logging.getLogger(__name__)
+
+
+class AgentDriver:
+    """The driver half of the Agent (host-loop thread only)."""
+
+    status: AgentStatus
+    flush: Any
+    inbox: Any
+
+    def init_driver(self) -> None:
+        self.status = "idle"
+        self.current_turn: int | None = None
+        self.current_step: int | None = None
+        self.cancel_cause: str | None = None
+        self._driver: asyncio.Task[None] | None = None
+        self._turn_task: asyncio.Task[None] | None = None
+        self._wake_requested = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def set_status(self, status: AgentStatus) -> None:
+        raise NotImplementedError
+
+    def _wake(self) -> None:
+        if self._driver is not None and not self._driver.done():
+            self._wake_requested = True
+            return
+        loop = asyncio.get_running_loop()
+        self._idle.clear()
+        self.set_status("running")
+        self._driver = loop.create_task(self._drive(), name=f"dsh-agent:{self._agent().session.id}")
+
+    def _agent(self) -> Agent:
+        return self  # type: ignore[return-value]
+
+    async def _drive(self) -> None:
+        try:
+            first = True
+            while first or self.more_work():
+                first, self._wake_requested = False, False
+                task = asyncio.get_running_loop().create_task(run_turn(self._agent()))
+                self._turn_task = task
+                try:
+                    await asyncio.wait({task})
+                except asyncio.CancelledError:
+                    task.cancel()
+                    await asyncio.wait({task})
+                    raise
+        finally:
+            self._turn_task = None
+            self.current_turn = self.current_step = None
+            self.set_status("idle")
+            self._idle.set()
+
+    def more_work(self) -> bool:
+        """Whether the driver starts another turn when this one ends."""
+        return bool(self.inbox.next_turn or (self._wake_requested and self.inbox.next_step))
+
+    async def cancel(self, cause: str = "user", *, keep_inbox: bool = False) -> bool:
+        """Abort the running turn (every call answered; ``turn/end`` aborted). ``False`` if idle."""
+        if not keep_inbox:
+            self.inbox.clear()
+        task = self._turn_task
+        if task is None or task.done():
+            return False
+        if self.cancel_cause is None:
+            self.cancel_cause = cause  # the first cause wins
+        task.cancel()
+        await asyncio.wait({task})
+        return True
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    async def stop_driver(self) -> None:
+        """Cancel any running turn (cause ``shutdown``) and the driver itself."""
+        await self.cancel("shutdown", keep_inbox=True)
+        if self._driver is not None and not self._driver.done():
+            self._driver.cancel()
+            await asyncio.wait({self._driver})
+
+    async def wait_turn_over(self) -> None:
+        """Wait until no turn runs; ``TURN_RUNNING`` while one is still at work."""
+        task = self._turn_task
+        if task is not None and not task.done():
+            if self.current_turn is not None:
+                raise UserError("a turn is running; compact after it ends (or stop it first)", code="TURN_RUNNING")
+            await asyncio.wait({task})  # its turn/end is committed; only the last flush is left
+        await self.wait_idle()  # a turn that just ended: its driver is finishing
+
+    async def durable(self) -> None:
+        """Flush the log (write + fsync) on a worker thread: the host loop never waits on disk.
+
+        A cancel while it runs does not stop the write; the flush finishes on its thread."""
+        if self.flush is None:
+            return
+        task = asyncio.ensure_future(asyncio.to_thread(self.flush))
+        task.add_done_callback(_retrieve)  # a cancel left it running: its error is still seen here
+        await asyncio.shield(task)
+
+    async def flush_quietly(self, where: str) -> None:
+        """A durability point that must not fail what waits on it (a debugger pause, an approval
+        wait): a failed flush is logged, and the loop's next flush reports it as the turn's error."""
+        try:
+            await self.durable()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("flushing the log at %s failed: %s", where, exc)
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("a flush whose turn was cancelled failed: %s", task.exception())
+
+
+__all__ = ["AgentDriver"]

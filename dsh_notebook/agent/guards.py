@@ -1,0 +1,106 @@
+"""The turn's limits as driver hooks: the budgets and the no-progress guard.
+
+- :class:`Budgets` — ``max_steps`` (model requests per turn, checked before a further step
+  starts: a model that calls tools forever is stopped after exactly ``max_steps`` requests, its
+  last batch answered) and ``max_time`` (seconds per turn: when it runs out the turn is cancelled
+  like an abort — running tools stopped, every call answered — and ends ``budget{max-time}``).
+- :class:`StuckGuard` — the same tool call (name + arguments) answered with the same denial or
+  error ``max_repeats`` times in a row: that result tells the model plainly that repeating it
+  will not help; once more and the turn ends ``stuck`` after the batch (every call answered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from typing import TYPE_CHECKING
+
+from ..tools.outcome import ToolOutcome
+from ..tools.scheduler import BatchOutcome
+from ..wire.events import TurnEndReason
+from ..wire.messages import ToolCallBlock, tool_text
+from .steps import End, TurnHook
+
+if TYPE_CHECKING:
+    from .turn import TurnRun
+
+TIME_UP = "budget:max-time"  # the cancel cause of a turn whose time budget ran out
+_NOT_REPEATS = frozenset({"CANCELLED", "ABORTED_BEFORE_DISPATCH"})
+REPEAT_NOTE = ("\n\n[dsh] This is the same call with the same arguments, answered with the same error "
+               "{count} times in a row. Repeating it will not help: do something different, or answer "
+               "without it. One more identical call ends the turn.")
+
+
+class Budgets(TurnHook):
+    """``max_steps`` before each step, ``max_time`` as a timer over the whole turn."""
+
+    def __init__(self) -> None:
+        self.timer: asyncio.TimerHandle | None = None
+
+    def turn_started(self, run: TurnRun) -> None:
+        task, max_time, agent = asyncio.current_task(), run.config.max_time, run.agent
+        if max_time is None or task is None:
+            return
+
+        def time_up() -> None:
+            if agent.cancel_cause is None and not task.done():
+                agent.cancel_cause = TIME_UP
+                task.cancel()
+
+        self.timer = asyncio.get_running_loop().call_later(max_time, time_up)
+
+    def turn_ending(self, run: TurnRun) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def cancelled(self, run: TurnRun) -> TurnEndReason | None:
+        if run.agent.cancel_cause == TIME_UP:
+            return TurnEndReason(kind="budget", cause="max-time", limit=run.config.max_time)
+        return None
+
+    def before_step(self, run: TurnRun) -> End | None:
+        limit = run.config.max_steps
+        if limit is not None and run.step >= limit:
+            return End(TurnEndReason(kind="budget", cause="max-steps", limit=limit))
+        return None
+
+
+class StuckGuard(TurnHook):
+    """Counts identical failed calls in a row (``AgentConfig.max_repeats``; 0: off)."""
+
+    def __init__(self) -> None:
+        self.last: tuple[str, ...] | None = None
+        self.count = 0
+        self.stuck: str | None = None
+
+    def review(self, run: TurnRun, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
+        limit = run.config.max_repeats
+        if limit <= 0:
+            return outcome
+        if not outcome.is_error or outcome.code in _NOT_REPEATS:
+            self.last, self.count = None, 0
+            return outcome
+        key = (call.name, _canonical(call.arguments), outcome.code or "", outcome.text)
+        self.count = self.count + 1 if key == self.last else 1
+        self.last = key
+        if self.count > limit:
+            self.stuck = call.name
+        if self.count < limit:
+            return outcome
+        note = REPEAT_NOTE.format(count=self.count)
+        return dataclasses.replace(outcome, message=tool_text(call.id, outcome.text + note, is_error=True))
+
+    def after_tools(self, run: TurnRun, batch: BatchOutcome) -> TurnEndReason | None:
+        name, self.stuck = self.stuck, None
+        return None if name is None else TurnEndReason(kind="stuck", cause=name, limit=run.config.max_repeats)
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True)
+    except (ValueError, RecursionError):
+        return arguments.strip()
+
+
+__all__ = ["TIME_UP", "Budgets", "StuckGuard"]

@@ -1,0 +1,80 @@
+"""What tools an agent offers and how its batches run: the offered schemas (``AgentConfig.tools``
+filters them: ``None`` every tool, ``()`` none) and the cached :class:`ToolRuntime`.
+
+A call to a tool that was not offered this turn is answered ``UNKNOWN_TOOL`` (the runtime's
+registry holds only the offered tools), never run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..tools.registry import ToolRegistry
+from ..tools.runtime import ToolRuntime
+from ..wire.events import ToolSchema
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+
+class Toolset:
+    """The tools of one agent: its registry, the Scope's tools, the turn's filter, the runtime."""
+
+    def __init__(self, agent: Agent, registry: ToolRegistry,
+                 runtime_factory: Callable[[Agent], ToolRuntime] | None = None) -> None:
+        self.agent = agent
+        self.registry = registry
+        self.runtime_factory = runtime_factory
+        self.offered: tuple[str, ...] | None = None  # the running turn's filter (AgentConfig.tools)
+        self._cache: tuple[tuple[Any, ...], ToolRuntime] | None = None
+        self._schemas: tuple[tuple[Any, ...], tuple[ToolSchema, ...]] | None = None
+
+    def schemas(self, names: tuple[str, ...] | None = None) -> tuple[ToolSchema, ...]:
+        """The schemas offered to the model (``names``: the filter, ``None`` for all)."""
+        every = self.registry.schemas()
+        if names is None:
+            return every
+        key = (id(every), names)
+        if self._schemas is None or self._schemas[0] != key:
+            self._schemas = (key, tuple(s for s in every if s.name in names))
+        return self._schemas[1]
+
+    def effective(self) -> ToolRegistry:
+        """The agent's registry plus the tools its Scope contributes (scope wins by name), less
+        the tools this turn does not offer."""
+        scoped = self.agent.scope.tools()
+        merged = self.registry
+        if scoped:
+            merged = ToolRegistry(self.registry)
+            for tool in scoped:
+                merged.register(tool, replace=True)
+        if self.offered is None:
+            return merged
+        return ToolRegistry(t for t in merged if t.name in self.offered)
+
+    def runtime(self) -> ToolRuntime:
+        """The ToolRuntime for a batch; rebuilt only when the tools, scope or policy changed."""
+        agent = self.agent
+        key = (agent.context.version, id(self.registry.schemas()), agent.policy_mode, id(agent.approver),
+               id(agent.frames), id(agent.approval_policy), self.offered)
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        runtime = self._new_runtime()
+        policy = agent.approval_policy
+        if policy is not None and policy.pre_execute not in runtime.pre_execute:
+            runtime.pre_execute.insert(0, policy.pre_execute)
+        runtime = agent.tool_hooks.install(runtime)
+        self._cache = (key, runtime)
+        return runtime
+
+    def _new_runtime(self) -> ToolRuntime:
+        agent = self.agent
+        if self.runtime_factory is not None:
+            return self.runtime_factory(agent)
+        return ToolRuntime(self.effective(), workspace=agent.session.cwd or os.getcwd(), approver=agent.approver,
+                           session=agent.session, frames=agent.frames, policy_mode=agent.policy_mode)
+
+
+__all__ = ["Toolset"]

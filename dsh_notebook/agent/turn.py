@@ -1,0 +1,195 @@
+"""The one driver of a turn: ``turn/start`` … the step values (:mod:`.steps`) … ``turn/end``.
+
+:func:`run_turn` opens the turn, reads a snapshot of ``agent.config`` (changes apply from the
+next turn), builds the turn's hooks and walks the step values with :func:`drive` until an
+:class:`~.steps.End`; ``turn/end{reason}`` is always written (:func:`end_turn`). The turn ends by
+*data*: the last step had no tool calls (or a tool concluded the turn) **and** the next-step
+inbox is still empty after ``agent/turn-stopping``. A ``max-tokens`` end is sticky: a step the
+``agent/turn-stopping`` listeners forced after it does not turn it into ``completed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LogWriteError, ModelError, SessionError, UserError
+from ..tools.outcome import ToolOutcome
+from ..tools.scheduler import execute_tool_calls
+from ..wire.events import StepEnd, StepStart, TurnEnd, TurnEndReason, TurnStart
+from ..wire.messages import ToolCallBlock
+from .config import AgentConfig
+from .debug_hook import arguments_edited
+from .fit import Window
+from .hooks import COMPLETED, MAX_TOKENS, PreStep, TurnStopping, error_info
+from .model_step import model_step
+from .prompt import PromptEnv, collect_assembly
+from .steps import End, ModelStep, NextStep, Node, StepDone, ToolStep, TurnHook, first
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TurnRun:
+    """The state of one running turn (what the step handlers and the hooks share)."""
+
+    agent: Agent
+    turn: int
+    config: AgentConfig
+    hooks: tuple[TurnHook, ...]
+    step: int = 0
+    last: TurnEndReason | None = None  # the previous step's reason
+    step_open: bool = False
+    window: Window | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def review(self, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
+        for hook in self.hooks:
+            outcome = hook.review(self, call, outcome)
+        return outcome
+
+    def close_step(self) -> None:
+        if self.step_open:
+            self.step_open = False
+            self.agent.session.append(StepEnd(turn=self.turn, step=self.step))
+
+
+async def run_turn(agent: Agent) -> None:
+    """One turn of ``agent`` (the body of its turn task)."""
+    agent.last_turn += 1
+    turn = agent.last_turn
+    agent.cancel_cause = None
+    agent.current_turn, agent.current_step = turn, 0
+    agent.session.append(TurnStart(turn=turn))
+    run = TurnRun(agent, turn, agent.config.snapshot(), agent.turn_hooks())
+    reason: TurnEndReason | None = None
+    for hook in run.hooks:
+        hook.turn_started(run)
+    try:
+        reason = await drive(run, NextStep("next-turn"))
+    except asyncio.CancelledError:
+        reason = first(h.cancelled(run) for h in run.hooks) or TurnEndReason(
+            kind="aborted", cause=agent.cancel_cause or "cancelled")
+    except Exception as exc:
+        if not isinstance(exc, ModelError | UserError | LogWriteError):
+            log.exception("turn %s failed", turn)
+        reason = TurnEndReason(kind="error", error=error_info(exc))
+    finally:
+        for hook in run.hooks:
+            hook.turn_ending(run)
+        await end_turn(agent, turn, reason)
+
+
+async def drive(run: TurnRun, node: Node) -> TurnEndReason:
+    """Run step values until an ``End``; a step left open by an exception is closed."""
+    try:
+        while not isinstance(node, End):
+            node = await _HANDLERS[type(node)](run, node)
+    finally:
+        run.close_step()
+    return node.reason
+
+
+async def next_step(run: TurnRun, node: NextStep) -> Node:
+    stop = first(h.before_step(run) for h in run.hooks)
+    if stop is not None:
+        return stop  # type: ignore[no-any-return]
+    decision = await pre_step(run, node.target, run.step + 1)
+    if decision.kind == "reject":
+        return End(TurnEndReason(kind="blocked", cause=decision.reason or "rejected by agent/pre-step"))
+    if run.step == 0 and not decision.messages:
+        return End(COMPLETED)  # a turn with no step
+    agent = run.agent
+    run.step += 1
+    agent.current_step = run.step
+    agent.session.append(StepStart(turn=run.turn, step=run.step))
+    run.step_open = True
+    agent.set_status("running")
+    return ModelStep(decision)
+
+
+async def tool_step(run: TurnRun, node: ToolStep) -> Node:
+    agent, event = run.agent, node.event
+    batch = await execute_tool_calls(
+        agent.session, event.message.tool_calls, turn=run.turn, step=run.step, runtime=agent.tool_runtime(),
+        max_parallel=run.config.max_parallel, checkpoints=agent.debugger,
+        on_arguments_edited=arguments_edited(agent.session, event), review=run.review,
+    )
+    for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
+        agent.inbox.inject(message)
+    stop = first(h.after_tools(run, batch) for h in run.hooks)
+    return StepDone(stop or (COMPLETED if batch.concluded else None))
+
+
+async def step_done(run: TurnRun, node: StepDone) -> Node:
+    run.close_step()
+    reason = MAX_TOKENS if run.last is not None and run.last.kind == "max-tokens" else node.reason
+    run.last = reason
+    agent = run.agent
+    if reason is not None:
+        if not agent.inbox.next_step:
+            await agent.scope.waterfall("agent/turn-stopping", TurnStopping(run.turn, run.step, reason, agent))
+        if not agent.inbox.next_step:
+            return End(reason)
+    return NextStep("next-step")
+
+
+async def pre_step(run: TurnRun, target: Any, step: int) -> PreStep:
+    """Claim the input, assemble the prompt, project the runtime context, ``agent/pre-step``."""
+    agent = run.agent
+    claimed = agent.inbox.claim(target, run.turn)
+    provider, _, name = run.config.model.partition(":")
+    env = PromptEnv(provider=provider, model=name, cwd=agent.session.cwd, session_id=agent.session.id)
+    await agent.scope.waterfall("agent/prepare-tools", agent)  # lazy tool providers (MCP) start here
+    assembly = collect_assembly(agent.scope, env, tools=agent.tool_schemas(run.config.tools))
+    agent.last_assembly = assembly
+    snapshot = agent.runtime_context.project(assembly.rendered_contexts())
+    messages = (*claimed, snapshot) if snapshot is not None else tuple(claimed)
+    decision = PreStep(run.turn, step, messages, assembly, tuple(claimed), snapshot)
+    out = await agent.scope.waterfall("agent/pre-step", decision)
+    return out if isinstance(out, PreStep) else decision
+
+
+async def end_turn(agent: Agent, turn: int, reason: TurnEndReason | None) -> None:
+    """Flush, commit ``turn/end``, flush again. A turn whose facts cannot be made durable did
+    not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a cancel
+    meanwhile is re-raised once ``turn/end`` is committed."""
+    cancelled = False
+    try:
+        await agent.durable()
+    except SessionError as exc:  # DISK_FULL, LOG_WRITE_FAILED, LOG_CLOSED
+        if reason is None or reason.kind != "error":
+            reason = TurnEndReason(kind="error", error=error_info(exc))
+    except asyncio.CancelledError:
+        cancelled = True
+    except Exception as exc:
+        log.exception("flush before the end of turn %s failed", turn)
+        reason = TurnEndReason(kind="error", error=error_info(exc))
+    agent.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
+    if not agent.more_work():  # the turn is over: say so now, not after the last fsync
+        agent.current_turn = agent.current_step = None
+        agent.set_status("idle")
+    try:
+        await agent.durable()
+    except SessionError as exc:
+        log.warning("the end of turn %s is not durable yet: %s", turn, exc)
+    except asyncio.CancelledError:
+        cancelled = True
+    except Exception:
+        log.exception("flush at the end of turn %s failed", turn)
+    agent.cancel_cause = None
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+_HANDLERS: dict[type, Callable[[TurnRun, Any], Awaitable[Node]]] = {
+    NextStep: next_step, ModelStep: model_step, ToolStep: tool_step, StepDone: step_done,
+}
+
+__all__ = ["TurnRun", "drive", "end_turn", "run_turn"]

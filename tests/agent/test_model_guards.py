@@ -1,0 +1,199 @@
+"""Issue 20, agent side: bounded output, the window and its source, never an oversized request,
+the no-progress guard, tool choice per turn. Scripted models and the loopback server at the
+boundary; the agent, its session and its tools are real."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from dsh_notebook.agent.agent import Agent
+from dsh_notebook.agent.config import AgentConfig
+from dsh_notebook.agent.trim import CUT_MARKER
+from dsh_notebook.models.base import BlockStart, Finish, StreamChunk, TextDelta, ToolCallDelta
+from dsh_notebook.models.openai_compat import OpenAICompatAdapter
+from dsh_notebook.session.session import Session
+from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
+from dsh_notebook.tools.registry import ToolRegistry
+from dsh_notebook.wire.events import (
+    AssistantMessageEvent,
+    RequestFrozen,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+)
+from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
+
+from .fakes import ChunkModel, EchoArgs, calls, echo_tool, make_agent, text
+
+
+def ends(agent: Agent) -> list[TurnEnd]:
+    return [e for e in agent.session.events if isinstance(e, TurnEnd)]
+
+
+def frozen(agent: Agent) -> list[RequestFrozen]:
+    return [e for e in agent.session.events if isinstance(e, RequestFrozen)]
+
+
+def all_answered(agent: Agent) -> bool:
+    events = agent.session.events
+    n_calls = sum(isinstance(e, ToolCall) for e in events)
+    n_results = sum(isinstance(e, ToolResult) and e.surface_op is None for e in events)
+    return not agent.session.open_tool_calls() and n_calls == n_results
+
+
+class WindowModel(ChunkModel):
+    """A scripted model whose server tells its window (counts how often it is asked)."""
+
+    def __init__(self, window: int | None, *steps: object) -> None:
+        super().__init__(*steps)  # type: ignore[arg-type]
+        self.window, self.asked = window, 0
+
+    async def server_window(self) -> int | None:
+        self.asked += 1
+        return self.window
+
+
+async def run(agent: Agent, prompt: str = "go") -> None:
+    agent.followup(prompt)
+    await agent.wait_idle()
+
+
+# -- item 1: bounded output -----------------------------------------------------------------------
+async def test_every_request_carries_an_output_limit() -> None:
+    model = ChunkModel(text("a"), text("b"), text("c"))
+    agent = make_agent(model)
+    await run(agent)  # window unknown: the default bound
+    agent.config.context_window = 4000
+    await run(agent)  # a quarter of the window
+    agent.config.max_tokens = 50
+    await run(agent)  # the configured value
+    assert [r.config["max_tokens"] for r in model.requests] == [8192, 1000, 50]
+    assert [f.max_tokens for f in frozen(agent)] == [8192, 1000, 50]
+
+
+async def test_the_output_limit_is_never_more_than_what_is_left_of_the_window() -> None:
+    model = ChunkModel(text("ok"))
+    agent = make_agent(model, context_window=2000, max_tokens=1500)
+    await run(agent, "x" * 3200)  # about 800 tokens of prompt
+    (request,) = model.requests
+    assert 256 <= request.config["max_tokens"] <= 1200
+
+
+async def test_a_response_cut_by_the_limit_keeps_its_text_and_answers_the_cut_call() -> None:
+    log: list[str] = []
+    cut: list[StreamChunk] = [BlockStart(0, "text"), TextDelta(0, "Let me look"), BlockStart(1, "tool-call", id="c1", name="echo"),
+           ToolCallDelta(1, "c1", '{"text": "abc', name="echo"), Finish("max-tokens")]
+    agent = make_agent(ChunkModel(cut), echo_tool(log))
+    await run(agent)
+    (end,) = ends(agent)
+    assert end.reason.kind == "max-tokens"
+    message = next(e.message for e in agent.session.events if isinstance(e, AssistantMessageEvent))
+    assert message.text == "Let me look" and [c.arguments for c in message.tool_calls] == ["{}"]
+    (result,) = [e for e in agent.session.events if isinstance(e, ToolResult)]
+    assert result.error is not None and result.error.code == "TRUNCATED_CALL" and '{"text": "abc' in result.message.text
+    assert log == [] and all_answered(agent)
+
+
+# -- item 3: the window and where it came from ------------------------------------------------------
+async def test_the_window_comes_from_the_flag_then_the_server_then_the_catalog() -> None:
+    server = WindowModel(3000, text("a"), text("b"), text("c"))
+    agent = Agent(Session("s_w", cwd="/tmp"), AgentConfig(model="openai:gpt-4o"), adapter_for=lambda _m: server)
+    await run(agent)
+    await run(agent)
+    agent.config.context_window = 5000
+    await run(agent)
+    assert [(f.context_window, f.window_source) for f in frozen(agent)] == [
+        (3000, "server"), (3000, "server"), (5000, "flag")]
+    assert server.asked == 1  # once per model
+    silent = WindowModel(None, text("a"))
+    other = Agent(Session("s_c", cwd="/tmp"), AgentConfig(model="openai:gpt-4o"), adapter_for=lambda _m: silent)
+    await run(other)
+    assert [(f.context_window, f.window_source) for f in frozen(other)] == [(128_000, "catalog")]
+    assert agent.describe()["windowSource"] == "flag"
+
+
+# -- item 4: never send what cannot fit --------------------------------------------------------------
+def _big_tool(size: int) -> Tool:
+    async def run_tool(args: EchoArgs, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput("line of output\n" * (size // 15))
+
+    return Tool("dump", "Print a lot.", EchoArgs, run_tool, concurrency_safe=True)
+
+
+async def test_an_oversized_tool_result_is_cut_with_a_marker_before_the_server_sees_it(
+    fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter
+) -> None:
+    fake_openai.max_request_chars = 9000  # the server refuses anything longer
+    fake_openai.enqueue(tool_call_reply([("d1", "dump", "{}")]), text_reply("It printed lines."))
+    agent = Agent(Session("s_fit", cwd="/tmp"), AgentConfig(model="openai:fake-model", context_window=1500),
+                  adapter_for=lambda _m: adapter, tools=ToolRegistry([_big_tool(30_000)]))
+    await run(agent, "print a lot")
+    (end,) = ends(agent)
+    assert end.reason.kind == "completed", end.reason
+    assert [r.status for r in fake_openai.requests] == [200, 200]  # nothing was refused
+    tool_msg = next(m for m in fake_openai.requests[-1].messages if m["role"] == "tool")
+    assert CUT_MARKER.split("{count}")[1].strip()[:40] in tool_msg["content"]
+    cut = [e for e in agent.session.events if isinstance(e, ToolResult) and e.surface_op is not None]
+    assert len(cut) == 1 and all_answered(agent)
+
+
+async def test_a_user_message_that_alone_cannot_fit_ends_the_turn_with_context_overflow() -> None:
+    model = ChunkModel(text("never"))
+    agent = make_agent(model, context_window=1000)
+    await run(agent, "y" * 20_000)
+    (end,) = ends(agent)
+    assert end.reason.kind == "error" and end.reason.error is not None
+    assert end.reason.error.code == "CONTEXT_OVERFLOW" and "the user message at seq" in end.reason.error.message
+    assert model.requests == []  # never a request the server must refuse
+
+
+# -- item 6: the no-progress guard ---------------------------------------------------------------------
+def _denied_agent(model: ChunkModel, **kw: Any) -> tuple[Agent, list[str]]:
+    log: list[str] = []
+    tool = dataclasses.replace(echo_tool(log), approval="ask")
+    return make_agent(model, tool, policy_mode="deny", **kw), log
+
+
+async def test_a_call_denied_again_and_again_is_told_it_will_not_help_then_ends_stuck() -> None:
+    model = ChunkModel(*[calls((f"c{i}", "echo", '{"text": "hi"}')) for i in range(5)])
+    agent, log = _denied_agent(model)
+    await run(agent)
+    results = [e for e in agent.session.events if isinstance(e, ToolResult)]
+    assert [r.error.code for r in results if r.error] == ["DENIED"] * 3 and log == []
+    assert "will not help" not in results[0].message.text
+    assert "Repeating it will not help" in results[1].message.text
+    (end,) = ends(agent)
+    assert end.reason.kind == "stuck" and end.reason.cause == "echo"
+    assert len(model.requests) == 3 and all_answered(agent)
+
+
+async def test_the_guard_is_off_with_max_repeats_zero_and_resets_on_a_different_answer() -> None:
+    model = ChunkModel(*[calls((f"c{i}", "echo", '{"text": "hi"}')) for i in range(4)], text("giving up"))
+    agent, _ = _denied_agent(model, max_repeats=0)
+    await run(agent)
+    assert ends(agent)[0].reason.kind == "completed" and len(model.requests) == 5
+    varied = ChunkModel(*[calls((f"v{i}", "echo", f'{{"text": "{i % 2}"}}')) for i in range(4)], text("done"))
+    agent2, _ = _denied_agent(varied)
+    await run(agent2)
+    assert ends(agent2)[0].reason.kind == "completed"  # never the same call twice in a row
+
+
+# -- item 7: tool choice per turn ----------------------------------------------------------------------
+async def test_no_tools_offers_none_and_a_call_anyway_is_not_run() -> None:
+    log: list[str] = []
+    model = ChunkModel(calls(("c1", "echo", '{"text": "x"}')), text("plain answer"))
+    agent = make_agent(model, echo_tool(log), tools=())
+    await run(agent)
+    assert [r.tools for r in model.requests] == [(), ()]
+    (result,) = [e for e in agent.session.events if isinstance(e, ToolResult)]
+    assert result.error is not None and result.error.code == "UNKNOWN_TOOL" and log == []
+
+
+async def test_a_tools_list_offers_only_those_tools() -> None:
+    model = ChunkModel(text("a"), text("b"))
+    agent = make_agent(model, echo_tool(), _big_tool(10), tools=("dump",))
+    await run(agent)
+    agent.config.tools = None
+    await run(agent)
+    assert [sorted(t.name for t in r.tools) for r in model.requests] == [["dump"], ["dump", "echo"]]
