@@ -28,11 +28,22 @@ class SessionOptions(Frozen):
     """Per-session settings that may change while the session is live (unset: keep / default).
 
     ``maxSteps`` / ``maxTime``: the turn budgets (``0``: unbounded; default ``DSH_MAX_STEPS`` /
-    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``)."""
+    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``).
+    Issue 20: ``maxTokens`` the output limit of every request (default ``DSH_MAX_TOKENS``, else
+    derived from the window); ``options`` request options merged into the session's (a ``null``
+    value removes one); ``tools`` the tools offered (``all``, ``none`` or a comma list);
+    ``maxRepeats`` identical failed tool calls tolerated (``0``: no guard); ``firstByteTimeout`` /
+    ``idleTimeout`` seconds to the first chunk / between chunks of a model response."""
 
     max_steps: int | None = None
     max_time: float | None = None
     rules: str | None = None
+    max_tokens: int | None = None
+    options: dict[str, JsonValue] | None = None
+    tools: str | None = None
+    max_repeats: int | None = None
+    first_byte_timeout: float | None = None
+    idle_timeout: float | None = None
 
 
 class CreateArgs(SessionOptions):
