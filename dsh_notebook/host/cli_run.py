@@ -24,6 +24,7 @@ from typing import TextIO, cast
 from ..client.dsh_client import DshClient
 from ..config import parse_max_steps, parse_max_time, settings_from_env
 from ..errors import UserError
+from ..models.request_options import request_flags
 from ..notebook.render import TurnView
 from ..notebook.sinks import TerminalSink
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
@@ -46,10 +47,11 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     steps, seconds = getattr(args, "max_steps", None), getattr(args, "max_time", None)
     parse_max_steps(steps, "--max-steps")  # a coded error naming the flag, before anything starts
     parse_max_time(seconds, "--max-time")
+    flags = request_flags(args)
     prompt = " ".join(args.prompt)
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
-    options = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None)}
+    options = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None), **flags}
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
     quiet = getattr(args, "quiet", False)

@@ -38,6 +38,7 @@ from ..wire.endpoints import (
 from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
+from .options import request_info
 from .registry import AgentRegistry, LiveSession, is_demo_copy
 from .saved import ReadOnlyController, store_reader
 
@@ -209,6 +210,7 @@ def info_of(live: LiveSession) -> SessionInfo:
         max_time=agent.max_time,
         rules=policy.rules.source if policy is not None and policy.rules is not None else None,
         grants=tuple(policy.grants) if policy is not None else (),
+        request=request_info(agent),
     )
 
 

@@ -226,6 +226,8 @@ class LocalAdapter(OpenAICompatAdapter):
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         params = super().build_params(request)
+        if "max_tokens" not in params and "max_completion_tokens" not in params:
+            params["max_tokens"] = self.server.ctx // 4  # llama.cpp would otherwise fill the context
         if request.tools and self.server.schema_tools:
             return schema_params(params, request.tools)
         return params

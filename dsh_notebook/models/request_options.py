@@ -104,3 +104,23 @@ def parse_tools(raw: str | Iterable[str] | None, name: str = "--tools") -> tuple
 def tools_text(tools: tuple[str, ...] | None) -> str:
     """The wire / display form of a tool choice: ``all``, ``none`` or ``a,b``."""
     return "all" if tools is None else "none" if not tools else ",".join(tools)
+
+
+def request_flags(args: Any) -> dict[str, object]:
+    """``--max-tokens``, ``--option``, ``--tools``, ``--max-repeats``, ``--first-byte-timeout``,
+    ``--idle-timeout`` checked (a coded error naming the flag) → ``SessionOptions`` fields."""
+    from ..config import parse_max_repeats, parse_max_tokens, parse_timeout
+
+    out: dict[str, object] = {}
+    if getattr(args, "max_tokens", None) is not None:
+        out["max_tokens"] = parse_max_tokens(args.max_tokens, "--max-tokens")
+    if getattr(args, "option", None):
+        out["options"] = parse_options(args.option, "--option")
+    if getattr(args, "tools", None) is not None:
+        out["tools"] = tools_text(parse_tools(args.tools, "--tools"))
+    if getattr(args, "max_repeats", None) is not None:
+        out["max_repeats"] = parse_max_repeats(args.max_repeats, "--max-repeats")
+    for flag in ("first_byte_timeout", "idle_timeout"):
+        if getattr(args, flag, None) is not None:
+            out[flag] = parse_timeout(getattr(args, flag), "--" + flag.replace("_", "-"))
+    return out

@@ -29,10 +29,10 @@ from urllib.parse import urlparse
 
 from ..config import (
     PROVIDER_BASE_URL,
-    model_timeouts,
     PROVIDER_KEY_ENV,
     Settings,
     check_base_url,
+    model_timeouts,
     normalize_model_id,
     parse_model_id,
 )

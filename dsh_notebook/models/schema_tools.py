@@ -33,6 +33,9 @@ _GUIDE = (
 )
 
 
+_EXAMPLE = [{"role": "user", "content": "Say hi."}, {"role": "assistant", "content": '{"content": "Hi there!"}'}]
+
+
 def answer_schema(tools: Sequence[ToolSchema]) -> dict[str, Any]:
     """The JSON schema of one answer: a call of one of ``tools`` or a text answer."""
     shapes: list[dict[str, Any]] = [
@@ -95,6 +98,7 @@ def schema_params(params: dict[str, Any], tools: Sequence[ToolSchema]) -> dict[s
         messages[0] = {"role": "system", "content": f"{_text(messages[0].get('content'))}\n\n{guide['content']}"}
     else:
         messages.insert(0, guide)
+    messages[1:1] = _EXAMPLE  # one worked example: a plain question gets a plain answer
     out["messages"] = messages
     out["response_format"] = {"type": "json_schema",
                               "json_schema": {"name": "answer", "schema": answer_schema(tools)}}

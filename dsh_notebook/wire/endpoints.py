@@ -190,6 +190,24 @@ class Compacted(Frozen):
     tokens_after: int | None = None
 
 
+WindowSource = Literal["flag", "server", "catalog"]
+
+
+class RequestInfo(Frozen):
+    """What a live session's requests carry (issue 20): the output limit (``None``: derived from
+    the window), the request options, the tools offered (``all`` / ``none`` / a comma list), the
+    no-progress guard, the model timeouts, and the context window with where it came from."""
+
+    max_tokens: int | None = None
+    options: dict[str, JsonValue] = {}
+    tools: str = "all"
+    max_repeats: int | None = None
+    first_byte_timeout: float | None = None
+    idle_timeout: float | None = None
+    context_window: int | None = None
+    window_source: WindowSource | None = None
+
+
 class SessionInfo(Frozen):
     session_id: str
     cwd: str
@@ -207,6 +225,7 @@ class SessionInfo(Frozen):
     max_time: float | None = None
     rules: str | None = None  # the approval rules file's name, if any
     grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
+    request: RequestInfo | None = None  # live sessions: what their requests carry
 
 
 UnaryResult = (
