@@ -13,9 +13,9 @@ from __future__ import annotations
 import email.utils
 import re
 import time
+from typing import Any
 
 import httpx2
-import openai
 
 from ..errors import ModelError
 
@@ -30,7 +30,7 @@ _OVERFLOW = re.compile(
 )
 
 
-def _detail(exc: openai.APIStatusError) -> str:
+def _detail(exc: Any) -> str:
     body = exc.body
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         return str(body["message"])[:1000]
@@ -63,7 +63,7 @@ def is_overflow(status: int | None, code: str, detail: str) -> bool:
     return status in (None, 400, 413, 422, 500) and bool(_OVERFLOW.search(detail))
 
 
-def map_status_error(exc: openai.APIStatusError, *, model: str, base_url: str | None,
+def map_status_error(exc: Any, *, model: str, base_url: str | None,
                      key_env: str = "DSH_API_KEY") -> ModelError:
     """An HTTP error from the provider → a coded ``ModelError`` (never quoting the key)."""
     status = exc.status_code
