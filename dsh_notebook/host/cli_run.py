@@ -29,6 +29,7 @@ from ..notebook.render import TurnView
 from ..notebook.sinks import TerminalSink
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
 from .host import Host
+from .waiting import WaitingTicker
 
 
 def run_main(args: argparse.Namespace) -> int:
@@ -74,8 +75,12 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
         sid = session_id
         approvals = TtyApprovals(handle, lambda call_id, decision: client.approve(sid, call_id, decision), sys.stderr)
 
+        ticker = WaitingTicker(sys.stderr) if not quiet else None
+
         def idle() -> None:  # the cell view of the notebook, on stderr, then any approval to ask
             with handle.cond:
+                if ticker is not None:
+                    ticker.tick(handle.model.attempt)  # "waiting for the model · 42 s" before the first chunk
                 view.render(handle.model)
             approvals()
 
