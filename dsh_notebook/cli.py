@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "the turn ends stuck (default 2; 0: no guard)")
     run.add_argument("--first-byte-timeout", metavar="SECONDS",
                      help="seconds a model request waits for the server's first chunk (default DSH_FIRST_BYTE_TIMEOUT, "
-                          "else 600 for a loopback server, else DSH_TIMEOUT or 120); fails MODEL_TIMEOUT")
+                          "else DSH_TIMEOUT, else 600 for a loopback server, else 120); fails MODEL_TIMEOUT")
     run.add_argument("--idle-timeout", metavar="SECONDS",
                      help="seconds between two chunks of a reply still arriving (default DSH_IDLE_TIMEOUT, else "
                           "DSH_TIMEOUT or 120); fails MODEL_TIMEOUT, never retried once something arrived")

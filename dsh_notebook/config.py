@@ -3,8 +3,8 @@
 ``DSH_MODEL`` (default ``script:auto``), ``DSH_BASE_URL``, ``DSH_API_KEY`` (else the provider's
 usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default ``~/.dsh``;
 session logs under ``$DSH_HOME/sessions/``), the model timeouts ``DSH_FIRST_BYTE_TIMEOUT`` (seconds
-a request waits for the server's first chunk; default 600 for a loopback server, which may spend
-minutes on CPU prompt processing, else ``DSH_TIMEOUT``) and ``DSH_IDLE_TIMEOUT`` (seconds between two
+a request waits for the server's first chunk; default ``DSH_TIMEOUT`` when set, else 600 for a
+loopback server, which may spend minutes on CPU prompt processing, else 120) and ``DSH_IDLE_TIMEOUT`` (seconds between two
 chunks; default ``DSH_TIMEOUT``, else 120) — either fails ``MODEL_TIMEOUT``, and there is no total
 timeout on a response still arriving —, ``DSH_MAX_TOKENS`` (the output limit of every request;
 default: derived from the window), ``DSH_MCP_TIMEOUT``
@@ -155,6 +155,7 @@ class Settings:
     max_tokens: int | None = None  # the output limit of every request (None: derived from the window)
     first_byte_timeout: float | None = None  # seconds to the first chunk (None: by the base URL)
     idle_timeout: float | None = None  # seconds between chunks (None: ``timeout``)
+    explicit_timeout: bool = False  # DSH_TIMEOUT was set: it is also the loopback first-byte default
 
     @property
     def sessions_dir(self) -> Path:
@@ -214,6 +215,7 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         home=home,
         explicit_model=bool(env.get("DSH_MODEL")),
         timeout=_timeout(env.get("DSH_TIMEOUT")),
+        explicit_timeout=bool((env.get("DSH_TIMEOUT") or "").strip()),
         mcp_trust_readonly=(env.get("DSH_MCP_TRUST_READONLY") or "").strip().lower() in ("1", "true", "yes", "on"),
         mcp_timeout=_timeout(env.get("DSH_MCP_TIMEOUT"), DEFAULT_MCP_TIMEOUT_S, "DSH_MCP_TIMEOUT"),
         max_steps=parse_max_steps(env.get("DSH_MAX_STEPS"), "DSH_MAX_STEPS", DEFAULT_MAX_STEPS),
@@ -237,7 +239,8 @@ def model_timeouts(settings: Settings, base_url: str | None) -> tuple[float, flo
     idle = settings.idle_timeout or settings.timeout
     first = settings.first_byte_timeout
     if first is None:
-        first = max(LOOPBACK_FIRST_BYTE_TIMEOUT_S, settings.timeout) if is_loopback(base_url) else settings.timeout
+        loopback = is_loopback(base_url) and not settings.explicit_timeout
+        first = LOOPBACK_FIRST_BYTE_TIMEOUT_S if loopback else settings.timeout
     return first, idle
 
 
