@@ -38,7 +38,7 @@ from ..wire.endpoints import (
 from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
-from .options import request_info
+from .options import request_info, window_known
 from .registry import AgentRegistry, LiveSession, is_demo_copy
 from .saved import ReadOnlyController, store_reader
 
@@ -156,6 +156,7 @@ class SessionController:
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)
         if live is not None:
+            await window_known(live.agent)  # a window probe under way answers first (bounded)
             return info_of(live)
         self._check_saved(args.session_id)
         return await self.saved.info(args, inv)

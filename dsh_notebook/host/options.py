@@ -14,6 +14,8 @@ hands the plan to the agent.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,6 +27,7 @@ from ..config import (
     parse_max_steps,
     parse_max_time,
     parse_max_tokens,
+    parse_model_id,
     parse_timeout,
 )
 from ..errors import DshError
@@ -162,11 +165,38 @@ def apply_timeouts(agent: Any, options: SessionOptions, adapters: Sequence[Any] 
             adapter.idle_timeout = options.idle_timeout
 
 
+_first_adapter: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_probing: weakref.WeakKeyDictionary[Any, asyncio.Task[Any]] = weakref.WeakKeyDictionary()
+
+
+def watch_window(agent: Any, adapter: Any | None) -> None:
+    """Ask ``adapter``'s server for its window now, in the background (host loop), so that
+    ``session/info`` (``%dsh config``) knows it before the first request. Never fails."""
+    if adapter is None or not hasattr(adapter, "server_window") or not getattr(adapter, "probe_window", False):
+        return
+    _first_adapter[agent] = adapter
+
+    async def probe() -> None:
+        try:
+            await adapter.server_window()
+        except Exception:  # a server that is not up yet: the first request will say why
+            pass
+
+    _probing[agent] = asyncio.get_running_loop().create_task(probe())
+
+
+async def window_known(agent: Any, timeout: float = 5.0) -> None:
+    """Wait (at most ``timeout`` s) for the window probe :func:`watch_window` started."""
+    task = _probing.get(agent)
+    if task is not None and not task.done():
+        await asyncio.wait({task}, timeout=timeout)
+
+
 def request_info(agent: Any) -> RequestInfo:
     """What ``session/info`` says about the requests: limits, options, tools, window and source."""
     plan = plan_of(agent)
     model = getattr(agent, "model", None) or getattr(agent.config, "model", None)
-    adapter = getattr(agent, "_adapters", {}).get(model)
+    adapter = getattr(agent, "_adapters", {}).get(model) or _first_adapter.get(agent)
     window, source = window_of(agent, adapter)
     return RequestInfo(
         max_tokens=plan.max_tokens, options=plan.request_options, tools=tools_text(plan.tools),
@@ -194,6 +224,9 @@ def window_of(agent: Any, adapter: Any | None) -> tuple[int | None, WindowSource
     known = adapter.known_window() if adapter is not None and hasattr(adapter, "known_window") else None
     if known:
         return known, "server"
-    provider, _, model = str(agent.model if hasattr(agent, "model") else cfg.model).partition(":")
-    window = context_window(provider, model) if model else None
+    try:
+        provider, model = parse_model_id(str(agent.model if hasattr(agent, "model") else cfg.model))
+        window = context_window(provider, model)
+    except DshError:
+        window = None
     return (window, "catalog") if window else (None, None)

@@ -54,6 +54,7 @@ from .options import (
     initial_rules,
     session_policy,
     session_settings,
+    watch_window,
 )
 
 log = logging.getLogger(__name__)
@@ -291,6 +292,7 @@ class AgentRegistry:
         apply_plan(agent, initial_plan(settings, options))  # output limit, request options, tools
         if options is not None and adapter is not None:
             apply_timeouts(agent, options, [adapter])
+        watch_window(agent, adapter)  # the server's context window, known before the first request
         # an approval wait flushes the log (off the loop, a failure logged), as a debugger pause does
         approvals.durable = lambda: agent.flush_quietly("an approval wait")
         live = LiveSession(
