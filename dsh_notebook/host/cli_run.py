@@ -19,7 +19,7 @@ import argparse
 import signal
 import sys
 import uuid
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from ..client.dsh_client import DshClient
 from ..config import parse_max_steps, parse_max_time, settings_from_env
@@ -52,7 +52,7 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     prompt = " ".join(args.prompt)
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
-    options = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None), **flags}
+    options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None), **flags}
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
     quiet = getattr(args, "quiet", False)

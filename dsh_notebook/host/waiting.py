@@ -30,8 +30,7 @@ class WaitingTicker:
         self._line = False
 
     def tick(self, attempt: Any | None) -> None:
-        waiting = attempt is not None and attempt["chunks"] == 0 and attempt.get("outcome") is None
-        if not waiting:
+        if attempt is None or attempt["chunks"] != 0 or attempt.get("outcome") is not None:
             self._clear()
             self._attempt = None
             return

@@ -106,12 +106,12 @@ def tools_text(tools: tuple[str, ...] | None) -> str:
     return "all" if tools is None else "none" if not tools else ",".join(tools)
 
 
-def request_flags(args: Any) -> dict[str, object]:
+def request_flags(args: Any) -> dict[str, Any]:
     """``--max-tokens``, ``--option``, ``--tools``, ``--max-repeats``, ``--first-byte-timeout``,
     ``--idle-timeout`` checked (a coded error naming the flag) → ``SessionOptions`` fields."""
     from ..config import parse_max_repeats, parse_max_tokens, parse_timeout
 
-    out: dict[str, object] = {}
+    out: dict[str, Any] = {}
     if getattr(args, "max_tokens", None) is not None:
         out["max_tokens"] = parse_max_tokens(args.max_tokens, "--max-tokens")
     if getattr(args, "option", None):
