@@ -41,6 +41,8 @@ class RequestStats(_Out):
     reasoning_tokens: int | None = None
     cost_usd: float | None = None
     context_window: int | None = None
+    max_tokens: int | None = None  # the output limit sent (request/header config)
+    options: dict[str, JsonValue] = {}  # the other request options sent (temperature, seed …)
     context_used: float | None = None
 
 

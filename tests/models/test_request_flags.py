@@ -36,6 +36,10 @@ def test_max_tokens_and_options_reach_every_request_and_the_log(tmp_path: Path) 
     header = [e for e in assert_valid_log(log) if isinstance(e, RequestHeader)][-1]
     assert {k: header.config[k] for k in ("max_tokens", "temperature", "seed", "top_k")} == {
         "max_tokens": 64, "temperature": 0.2, "seed": 7, "top_k": 40}
+    stats = run_cli("show", "--stats", str(log), home=tmp_path / "home")
+    assert 'sent from 1.1.1: max_tokens=64 temperature=0.2 seed=7 top_k=40 reasoning_effort="low"' in stats.stdout
+    as_json = json.loads(run_cli("show", "--stats", "--json", str(log), home=tmp_path / "home").stdout)
+    assert as_json["requests"][0]["maxTokens"] == 64 and as_json["requests"][0]["options"]["seed"] == 7
 
 
 @pytest.mark.parametrize(("flag", "value", "says"), [
