@@ -105,3 +105,33 @@ def test_an_oversized_prompt_never_reaches_the_server_oversized(tmp_path: Path) 
     end = [e for e in events if isinstance(e, TurnEnd)][-1]
     server_refusals = refused + ([end] if end.reason.error is not None and end.reason.error.status == 400 else [])
     assert not server_refusals  # cut or ended CONTEXT_OVERFLOW by the harness, never refused by the server
+
+
+def test_the_server_dies_with_a_parent_that_is_killed(tmp_path: Path) -> None:
+    """SIGKILL of the process that started the server (no atexit, no close): the server's stdin
+    pipe closes and it ends by itself."""
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import asyncio, sys\n"
+        "from dsh_notebook.config import settings_from_env\n"
+        "from dsh_notebook.models.routing import resolve_adapter\n"
+        "model = resolve_adapter(settings_from_env(), 'local:smollm2')\n"
+        "asyncio.run(model.server.ensure_started())\n"
+        "print(model.server.proc.pid, flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **THREADS}
+    parent = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env)
+    try:
+        assert parent.stdout is not None
+        worker = psutil.Process(int(parent.stdout.readline()))
+        assert worker.is_running()
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    gone, alive = psutil.wait_procs([worker], timeout=60)
+    assert not alive, "the llama.cpp server outlived its parent"
