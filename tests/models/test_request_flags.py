@@ -91,3 +91,24 @@ def test_the_magic_takes_the_same_flags_and_repeats_option() -> None:
     assert (args.first_byte_timeout, args.idle_timeout) == ("900", "60")
     assert args.text == "what is 2+2?"
     assert json.loads(args.option[1].partition("=")[2]) == ["x"]
+
+
+def test_a_request_that_received_nothing_is_retried_and_one_cut_by_the_idle_timeout_is_not(tmp_path: Path) -> None:
+    workspace = copy_demo_workspace(tmp_path / "ws")
+    flags = ("--approve", "deny", "--first-byte-timeout", "0.5", "--idle-timeout", "0.5", "--cwd", str(workspace))
+    with FakeOpenAIServer() as server:
+        server.enqueue(text_reply("too late", head_delay=5.0), text_reply("on time"))
+        slow_start = run_cli("run", "--model", "fake-model", "--base-url", server.base_url, *flags, "hi",
+                             home=tmp_path / "home")
+        retried = len(server.requests)
+        server.enqueue(text_reply("half of an answer", pieces=4, stall_after=2))
+        stalled = run_cli("run", "--model", "fake-model", "--base-url", server.base_url, *flags, "hi",
+                          home=tmp_path / "home")
+        cut = len(server.requests) - retried
+    assert slow_start.returncode == 0 and "on time" in slow_start.stdout, slow_start.stderr
+    assert retried == 2  # nothing had arrived: asked again
+    assert "MODEL_TIMEOUT" in slow_start.stderr and "first-byte timeout" in slow_start.stderr
+    assert stalled.returncode == 1 and cut == 1  # something had arrived: never thrown away and asked again
+    assert "MODEL_TIMEOUT" in stalled.stderr and "idle timeout" in stalled.stderr
+    _sid, log = session_of(stalled.stdout)
+    assert_valid_log(log)
