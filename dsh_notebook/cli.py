@@ -51,6 +51,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-time", type=float, metavar="SECONDS",
                      help="seconds per turn before it ends with reason budget (default DSH_MAX_TIME, else none)")
     run.add_argument("--rules", metavar="FILE", help="approval rules, a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE)")
+    run.add_argument("--max-tokens", metavar="N",
+                     help="output limit of every model request (default DSH_MAX_TOKENS, else derived from the window); "
+                          "a reply cut by it ends the turn with reason max-tokens")
+    run.add_argument("--option", action="append", metavar="KEY=VALUE", default=None,
+                     help="a request option sent with every request, the value as JSON else a string "
+                          "(repeatable: --option temperature=0.2 --option seed=7; any provider extra, e.g. top_k=40)")
+    run.add_argument("--tools", metavar="NAMES",
+                     help="the tools offered to the model: a comma list (read,grep), none (a plain chat turn) or all (default)")
+    run.add_argument("--max-repeats", metavar="N",
+                     help="the same failed tool call (same denial or error) tolerated this many times in a row before "
+                          "the turn ends stuck (default 2; 0: no guard)")
+    run.add_argument("--first-byte-timeout", metavar="SECONDS",
+                     help="seconds a model request waits for the server's first chunk (default DSH_FIRST_BYTE_TIMEOUT, "
+                          "else DSH_TIMEOUT, else 600 for a loopback server, else 120); fails MODEL_TIMEOUT")
+    run.add_argument("--idle-timeout", metavar="SECONDS",
+                     help="seconds between two chunks of a reply still arriving (default DSH_IDLE_TIMEOUT, else "
+                          "DSH_TIMEOUT or 120); fails MODEL_TIMEOUT, never retried once something arrived")
 
     show = sub.add_parser("show", help="print a session's events or its next request's messages")
     show.add_argument("target", help="session id or path to a .jsonl log")

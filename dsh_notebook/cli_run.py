@@ -19,13 +19,15 @@ import argparse
 import signal
 import sys
 import uuid
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
 from .client.dsh_client import DshClient
 from .config import parse_max_steps, parse_max_time, settings_from_env
 from .errors import UserError
 from .host.host import Host
+from .host.waiting import WaitingTicker
+from .models.request_options import request_flags
 from .notebook.render import TurnView
 from .notebook.sinks import TerminalSink
 
@@ -46,10 +48,11 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     steps, seconds = getattr(args, "max_steps", None), getattr(args, "max_time", None)
     parse_max_steps(steps, "--max-steps")  # a coded error naming the flag, before anything starts
     parse_max_time(seconds, "--max-time")
+    flags = request_flags(args)
     prompt = " ".join(args.prompt)
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
-    options = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None)}
+    options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None), **flags}
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
     quiet = getattr(args, "quiet", False)
@@ -72,8 +75,12 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
         sid = session_id
         approvals = TtyApprovals(handle, lambda call_id, decision: client.approve(sid, call_id, decision), sys.stderr)
 
+        ticker = WaitingTicker(sys.stderr) if not quiet else None
+
         def idle() -> None:  # the cell view of the notebook, on stderr, then any approval to ask
             with handle.cond:
+                if ticker is not None:
+                    ticker.tick(handle.model.attempt)  # "waiting for the model · 42 s" before the first chunk
                 view.render(handle.model)
             approvals()
 

@@ -2,8 +2,12 @@
 
 ``DSH_MODEL`` (default ``script:auto``), ``DSH_BASE_URL``, ``DSH_API_KEY`` (else the provider's
 usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default ``~/.dsh``;
-session logs under ``$DSH_HOME/sessions/``), ``DSH_TIMEOUT`` (seconds a model request waits for
-the server's next bytes before the attempt fails ``CONNECTION``; default 120), ``DSH_MCP_TIMEOUT``
+session logs under ``$DSH_HOME/sessions/``), the model timeouts ``DSH_FIRST_BYTE_TIMEOUT`` (seconds
+a request waits for the server's first chunk; default ``DSH_TIMEOUT`` when set, else 600 for a
+loopback server, which may spend minutes on CPU prompt processing, else 120) and ``DSH_IDLE_TIMEOUT`` (seconds between two
+chunks; default ``DSH_TIMEOUT``, else 120) — either fails ``MODEL_TIMEOUT``, and there is no total
+timeout on a response still arriving —, ``DSH_MAX_TOKENS`` (the output limit of every request;
+default: derived from the window), ``DSH_MCP_TIMEOUT``
 (seconds per MCP tool call, default 60), ``DSH_MCP_TRUST_READONLY=1`` (MCP tools annotated
 read-only run without asking), the turn budgets
 ``DSH_MAX_STEPS`` (model requests per turn, default 50; 0: unbounded) and ``DSH_MAX_TIME``
@@ -25,6 +29,7 @@ from .errors import register_secret as _register
 
 DEFAULT_MODEL = "script:auto"
 DEFAULT_TIMEOUT_S = 120.0
+LOOPBACK_FIRST_BYTE_TIMEOUT_S = 600.0  # CPU prompt processing on a local server can take minutes
 DEFAULT_MCP_TIMEOUT_S = 60.0
 DEFAULT_MAX_STEPS = 50
 DEFAULT_COMPACT_THRESHOLD = 0.8
@@ -102,7 +107,7 @@ def check_base_url(url: str) -> str:
                         "http://localhost:11434/v1", code="BAD_BASE_URL")
     register_url_secrets(url)
     return url.strip()
-KNOWN_PROVIDERS = frozenset({"openai", "deepseek", "script", "replay"})
+KNOWN_PROVIDERS = frozenset({"openai", "deepseek", "script", "replay", "local"})
 """The prefixes a model id may start with; with a base URL anything else is part of the name."""
 
 
@@ -147,6 +152,10 @@ class Settings:
     max_time: float | None = None  # turn budget: seconds per turn (None: unbounded)
     policy_file: str | None = None  # approval rules (a JSON list of {tool, pattern, action})
     compact_threshold: float = DEFAULT_COMPACT_THRESHOLD  # compact above this share of the window
+    max_tokens: int | None = None  # the output limit of every request (None: derived from the window)
+    first_byte_timeout: float | None = None  # seconds to the first chunk (None: by the base URL)
+    idle_timeout: float | None = None  # seconds between chunks (None: ``timeout``)
+    explicit_timeout: bool = False  # DSH_TIMEOUT was set: it is also the loopback first-byte default
 
     @property
     def sessions_dir(self) -> Path:
@@ -206,13 +215,72 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         home=home,
         explicit_model=bool(env.get("DSH_MODEL")),
         timeout=_timeout(env.get("DSH_TIMEOUT")),
+        explicit_timeout=bool((env.get("DSH_TIMEOUT") or "").strip()),
         mcp_trust_readonly=(env.get("DSH_MCP_TRUST_READONLY") or "").strip().lower() in ("1", "true", "yes", "on"),
         mcp_timeout=_timeout(env.get("DSH_MCP_TIMEOUT"), DEFAULT_MCP_TIMEOUT_S, "DSH_MCP_TIMEOUT"),
         max_steps=parse_max_steps(env.get("DSH_MAX_STEPS"), "DSH_MAX_STEPS", DEFAULT_MAX_STEPS),
         max_time=parse_max_time(env.get("DSH_MAX_TIME"), "DSH_MAX_TIME"),
         policy_file=env.get("DSH_POLICY_FILE") or None,
         compact_threshold=_threshold(env.get("DSH_COMPACT_THRESHOLD")),
+        max_tokens=parse_max_tokens(env.get("DSH_MAX_TOKENS"), "DSH_MAX_TOKENS"),
+        first_byte_timeout=parse_timeout(env.get("DSH_FIRST_BYTE_TIMEOUT"), "DSH_FIRST_BYTE_TIMEOUT"),
+        idle_timeout=parse_timeout(env.get("DSH_IDLE_TIMEOUT"), "DSH_IDLE_TIMEOUT"),
     )
+
+
+def is_loopback(url: str | None) -> bool:
+    """Whether ``url`` points at this machine (``localhost``, ``127.x``, ``::1``)."""
+    host = (urlsplit(url).hostname or "").lower() if url else ""
+    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or host.endswith(".localhost")
+
+
+def model_timeouts(settings: Settings, base_url: str | None) -> tuple[float, float]:
+    """(first-byte, idle) timeouts in seconds for requests to ``base_url`` under ``settings``."""
+    idle = settings.idle_timeout or settings.timeout
+    first = settings.first_byte_timeout
+    if first is None:
+        loopback = is_loopback(base_url) and not settings.explicit_timeout
+        first = LOOPBACK_FIRST_BYTE_TIMEOUT_S if loopback else settings.timeout
+    return first, idle
+
+
+def parse_max_tokens(raw: str | int | None, name: str = "--max-tokens") -> int | None:
+    """An output limit in tokens: a positive integer; unset or blank: ``None`` (the default)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        value = 0
+    if value <= 0:
+        raise UserError(f"{name} must be a positive number of tokens, not {raw!r}", code="BAD_CONFIG")
+    return value
+
+
+def parse_max_repeats(raw: str | int | None, name: str = "--max-repeats") -> int | None:
+    """How many identical failed tool calls in a row are tolerated (``0``: the guard is off)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        value = -1
+    if value < 0:
+        raise UserError(f"{name} must be a whole number of repeats (0: no guard), not {raw!r}", code="BAD_CONFIG")
+    return value
+
+
+def parse_timeout(raw: str | float | None, name: str) -> float | None:
+    """A positive number of seconds; unset or blank: ``None`` (the default)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise UserError(f"{name} must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
+    return value
 
 
 def parse_max_steps(raw: str | int | None, name: str = "--max-steps", default: int | None = None) -> int | None:

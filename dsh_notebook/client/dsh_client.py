@@ -60,22 +60,23 @@ class DshClient:
     def create_session(
         self, *, cwd: str | None = None, model: str | None = None, approve: str | None = None,
         base_url: str | None = None, max_steps: int | None = None, max_time: float | None = None,
-        rules: str | None = None,
+        rules: str | None = None, **request: Any,
     ) -> SessionCreated:
-        """``max_steps`` / ``max_time`` (turn budgets, 0: unbounded) and ``rules`` (an approval
-        rules file) are :class:`~dsh_notebook.host.contract.SessionOptions`."""
+        """``max_steps`` / ``max_time`` (turn budgets, 0: unbounded), ``rules`` (an approval
+        rules file) and ``request`` (``max_tokens``, ``options``, ``tools``, ``max_repeats``,
+        ``first_byte_timeout``, ``idle_timeout``) are :class:`~dsh_notebook.host.contract.SessionOptions`."""
         created: SessionCreated = self.remote.session.create(
             cwd=cwd, model=model, approve=approve, base_url=base_url, max_steps=max_steps, max_time=max_time,
-            rules=rules,
+            rules=rules, **request,
         )
         return created
 
     def resume(self, session_id: str, *, model: str | None = None, approve: str | None = None,
                base_url: str | None = None, max_steps: int | None = None, max_time: float | None = None,
-               rules: str | None = None) -> Resumed:
+               rules: str | None = None, **request: Any) -> Resumed:
         resumed: Resumed = self.remote.session.resume(
             session_id=session_id, model=model, approve=approve, base_url=base_url, max_steps=max_steps,
-            max_time=max_time, rules=rules,
+            max_time=max_time, rules=rules, **request,
         )
         return resumed
 

@@ -39,6 +39,7 @@ from ..wire.endpoints import (
 from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
+from .options import request_info, window_known
 from .registry import AgentRegistry, LiveSession
 from .saved import ReadOnlyController, store_reader
 
@@ -156,6 +157,7 @@ class SessionController:
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)
         if live is not None:
+            await window_known(live.agent)  # a window probe under way answers first (bounded)
             return info_of(live)
         self._check_saved(args.session_id)
         return await self.saved.info(args, inv)
@@ -210,6 +212,7 @@ def info_of(live: LiveSession) -> SessionInfo:
         max_time=agent.config.max_time,
         rules=policy.rules.source if policy is not None and policy.rules is not None else None,
         grants=tuple(policy.grants) if policy is not None else (),
+        request=request_info(agent),
     )
 
 

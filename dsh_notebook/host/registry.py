@@ -46,7 +46,17 @@ from ..wire.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessag
 from .approvals import PendingApprovals
 from .control import ControlHub
 from .follow import SessionHub
-from .options import apply_options, initial_budgets, initial_rules, session_policy
+from .options import (
+    apply_options,
+    apply_plan,
+    apply_timeouts,
+    initial_budgets,
+    initial_plan,
+    initial_rules,
+    session_policy,
+    session_settings,
+    watch_window,
+)
 
 log = logging.getLogger(__name__)
 AdapterFactory = Callable[[Settings, str, "str | None"], ModelAdapter]
@@ -235,7 +245,8 @@ class AgentRegistry:
         self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None,
         options: SessionOptions | None = None,
     ) -> LiveSession:
-        adapter = self.adapter_factory(self.settings, model, base_url)  # fail early: NO_API_KEY, BAD_MODEL…
+        # fail early: BAD_CONFIG, NO_API_KEY, BAD_MODEL…
+        adapter = self.adapter_factory(session_settings(self.settings, options), model, base_url)
         try:
             initial_budgets(self.settings, options)  # … BAD_CONFIG, BAD_RULES
             initial_rules(self.settings, options)
@@ -259,7 +270,7 @@ class AgentRegistry:
         hub = self.hubs.setdefault(sid, SessionHub(sid))
         approvals = PendingApprovals()
         approver: Approver = AutoApprover() if approve == "auto" else DenyApprover() if approve == "deny" else approvals
-        settings = self.settings
+        settings = session_settings(self.settings, options)
 
         prebuilt = {model: adapter} if adapter is not None else {}
 
@@ -277,6 +288,10 @@ class AgentRegistry:
             flush=lambda: self.store.flush(sid),
             approval_policy=policy,
         )
+        apply_plan(agent, initial_plan(settings, options))  # output limit, request options, tools
+        if options is not None and adapter is not None:
+            apply_timeouts(agent, options, [adapter])
+        watch_window(agent, adapter)  # the server's context window, known before the first request
         # an approval wait flushes the log (off the loop, a failure logged), as a debugger pause does
         approvals.durable = lambda: agent.flush_quietly("an approval wait")
         live = LiveSession(

@@ -23,8 +23,7 @@ SDK exception is never chained (its text may quote the key) and every message is
 
 from __future__ import annotations
 
-import email.utils
-import re
+import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -33,13 +32,22 @@ import httpx2
 import openai
 from openai._streaming import ServerSentEvent, SSEDecoder  # only to see [DONE] (see _Client)
 
-from ..config import PROVIDER_KEY_ENV, redact_url, register_url_secrets
+from ..config import (
+    DEFAULT_TIMEOUT_S,
+    PROVIDER_BASE_URL,
+    PROVIDER_KEY_ENV,
+    redact_url,
+    register_url_secrets,
+)
 from ..errors import ModelError, register_secret
 from ..wire.events import ToolSchema
 from ..wire.messages import AnyMessage
 from .accumulator import ChunkAccumulator
 from .base import ModelAdapter, ModelRequest, StreamChunk, mark_first_byte
 from .chat_format import to_openai_messages
+from .openai_errors import is_overflow, map_status_error, retry_after_ms
+from .server_window import cached_window
+from .server_window import server_window as probe_server_window
 
 # Request options passed as SDK arguments; any other config key goes to ``extra_body``.
 _SDK_OPTIONS = frozenset({
@@ -48,11 +56,6 @@ _SDK_OPTIONS = frozenset({
     "parallel_tool_calls", "response_format", "user", "logit_bias",
 })
 CONNECT_TIMEOUT_S = 10.0
-_OVERFLOW = re.compile(
-    r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long|"
-    r"input is too long|reduce the length",
-    re.IGNORECASE,
-)
 
 
 class _DoneWatchingDecoder(SSEDecoder):
@@ -92,6 +95,10 @@ class OpenAICompatAdapter(ModelAdapter):
         send_reasoning: bool = False,
         timeout: float | None = None,
         key_env: str | None = None,
+        model: str | None = None,
+        first_byte_timeout: float | None = None,
+        idle_timeout: float | None = None,
+        probe_window: bool | None = None,
     ) -> None:
         register_secret(api_key)
         register_url_secrets(base_url)
@@ -99,9 +106,17 @@ class OpenAICompatAdapter(ModelAdapter):
         self.base_url = redact_url(base_url)  # what is logged (request/header) and quoted in errors
         self.send_reasoning = send_reasoning
         self.key_env = key_env or PROVIDER_KEY_ENV.get(provider, "DSH_API_KEY")
-        options: dict[str, Any] = {}
-        if timeout is not None:  # between bytes; connecting gives up sooner (the SDK's default is 5 s)
-            options["timeout"] = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S))
+        self.model = model  # the served model's name (for the server's window)
+        self.idle_timeout = idle_timeout or timeout or DEFAULT_TIMEOUT_S
+        self.first_byte_timeout = first_byte_timeout or timeout or DEFAULT_TIMEOUT_S
+        own = {_host(u) for u in PROVIDER_BASE_URL.values()}
+        self.probe_window = (_host(base_url) not in own) if probe_window is None else probe_window
+        self._probe_url = base_url
+        # no read timeout in the HTTP client: the first-byte and idle timers of ``stream`` decide
+        # (a response still arriving is never cut); connecting gives up sooner
+        connect = min(self.idle_timeout, CONNECT_TIMEOUT_S)
+        options: dict[str, Any] = {"timeout": httpx2.Timeout(None, connect=connect, write=self.idle_timeout,
+                                                             pool=self.idle_timeout)}
         self._client = _Client(
             base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client, **options
         )
@@ -110,6 +125,17 @@ class OpenAICompatAdapter(ModelAdapter):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+    async def server_window(self) -> int | None:
+        """The context window the server reports for this model (asked once, cached; ``None``
+        when it does not say, or for the providers' own endpoints)."""
+        if not self.probe_window:
+            return None
+        return await probe_server_window(self._probe_url, self.model)
+
+    def known_window(self) -> int | None:
+        """The server's window if it was asked before (never asks)."""
+        return cached_window(self._probe_url, self.model) if self.probe_window else None
 
     # --- request mapping ------------------------------------------------------------------------
 
@@ -163,16 +189,33 @@ class OpenAICompatAdapter(ModelAdapter):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         params = self.build_params(request)
         acc = ChunkAccumulator()
+        started = time.monotonic()
         try:
-            response = await self._client.chat.completions.create(**params)
+            async with asyncio.timeout(self.first_byte_timeout):
+                response = await self._client.chat.completions.create(**params)
+        except TimeoutError:
+            raise self.timeout_error("first-byte", self.first_byte_timeout, acc) from None
         except openai.APIStatusError as exc:
             raise map_status_error(exc, model=request.model, base_url=self.base_url,
                                    key_env=self.key_env) from None
         except openai.APIConnectionError as exc:
             raise self._connection_error(exc) from None
         mark_first_byte()  # the response head has arrived
+        chunks = response.__aiter__()
         try:
-            async for raw in response:
+            while True:
+                if acc.chunks_seen:
+                    which, limit, left = "idle", self.idle_timeout, self.idle_timeout
+                else:  # the response head may come at once; the first chunk after the prompt's processing
+                    which, limit = "first-byte", self.first_byte_timeout
+                    left = max(0.0, limit - (time.monotonic() - started))
+                try:
+                    async with asyncio.timeout(left):
+                        raw = await chunks.__anext__()
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise self.timeout_error(which, limit, acc) from None
                 for chunk in acc.feed(raw):
                     yield chunk
         except openai.APIConnectionError as exc:
@@ -181,8 +224,12 @@ class OpenAICompatAdapter(ModelAdapter):
                 f"{acc.chunks_seen} chunks ({_cause(exc)})"
             ) from None
         except openai.APIError as exc:  # an {"error": ...} event inside the stream
-            raise acc.cut_error(f"the provider sent an error mid-stream: {exc.message}",
-                                code="SERVER_ERROR") from None
+            overflow = is_overflow(None, str(getattr(exc, "type", "") or ""), exc.message)
+            cut = acc.cut_error(f"the provider sent an error mid-stream: {exc.message}",
+                                code="CONTEXT_OVERFLOW" if overflow else "SERVER_ERROR")
+            if overflow:
+                cut.retryable = False  # compacted and retried once by the agent, never the generic retry
+            raise cut from None
         except ValueError as exc:  # malformed JSON in a data: line
             raise acc.cut_error(f"the provider sent malformed stream data: {exc}",
                                 code="SERVER_ERROR") from None
@@ -191,10 +238,32 @@ class OpenAICompatAdapter(ModelAdapter):
         for chunk in acc.finish(done=saw_done(response)):
             yield chunk
 
+    def timeout_error(self, which: str, seconds: float, acc: ChunkAccumulator) -> ModelError:
+        """``MODEL_TIMEOUT``: the server was slow. Retryable only when nothing was received."""
+        flag = "--first-byte-timeout" if which == "first-byte" else "--idle-timeout"
+        if acc.chunks_seen == 0:
+            return ModelError(
+                f"the model server at {self.base_url} sent nothing for {seconds:g} s ({which} timeout; "
+                f"raise it with {flag})", code="MODEL_TIMEOUT", retryable=True)
+        cut = acc.cut_error(
+            f"the model server at {self.base_url} sent nothing for {seconds:g} s after {acc.chunks_seen} "
+            f"chunks ({which} timeout; raise it with {flag})", code="MODEL_TIMEOUT")
+        cut.retryable = False  # something arrived: never thrown away and asked again
+        return cut
+
     def _connection_error(self, exc: openai.APIConnectionError) -> ModelError:
         what = "timed out" if isinstance(exc, openai.APITimeoutError) else "failed"
         return ModelError(f"the connection to {self.base_url} {what} ({_cause(exc)})",
                           code="CONNECTION", retryable=True)
+
+
+def _host(url: str | None) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return (urlsplit(url).hostname or "").lower() if url else ""
+    except ValueError:
+        return ""
 
 
 def _cause(exc: BaseException) -> str:
@@ -203,56 +272,4 @@ def _cause(exc: BaseException) -> str:
         return str(exc)
     return f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
 
-
-def _detail(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return str(body["message"])[:1000]
-    if isinstance(body, str) and body:
-        return body[:1000]
-    return exc.message[:1000]
-
-
-def retry_after_ms(headers: httpx2.Headers | dict[str, str]) -> int | None:
-    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date) in milliseconds."""
-    value = headers.get("retry-after-ms")
-    try:
-        if value is not None:
-            return max(0, int(float(value)))
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        return max(0, int(float(value) * 1000))
-    except ValueError:
-        parsed = email.utils.parsedate_tz(value or "")
-        if parsed is None:
-            return None
-        return max(0, int((email.utils.mktime_tz(parsed) - time.time()) * 1000))
-
-
-def map_status_error(exc: openai.APIStatusError, *, model: str, base_url: str | None,
-                     key_env: str = "DSH_API_KEY") -> ModelError:
-    """An HTTP error from the provider → a coded ``ModelError`` (never quoting the key)."""
-    status = exc.status_code
-    detail = _detail(exc)
-    code = (exc.code or "").lower()
-    where = f"(HTTP {status}): {detail}"
-    if status in (401, 403):
-        hint = key_env if key_env == "DSH_API_KEY" else f"{key_env} (or DSH_API_KEY)"
-        return ModelError(f"the provider refused the API key {where}. Set {hint} "
-                          "to a valid key.", code="AUTH", status=status)
-    if status == 404 or code == "model_not_found":
-        return ModelError(f"model {model!r} is not available at {base_url} {where}. Check the model "
-                          "name and the base URL.", code="UNKNOWN_MODEL", status=status)
-    if status in (400, 413, 422) and (code == "context_length_exceeded" or _OVERFLOW.search(detail)):
-        return ModelError(f"the conversation no longer fits the model's context window {where}",
-                          code="CONTEXT_OVERFLOW", status=status)
-    if status == 429:
-        quota = code == "insufficient_quota"
-        return ModelError(f"the provider is rate limiting requests {where}", code="RATE_LIMITED",
-                          retryable=not quota, status=status,
-                          retry_after_ms=retry_after_ms(exc.response.headers))
-    if status >= 500 or status == 408:
-        return ModelError(f"the provider failed {where}", code="SERVER_ERROR", retryable=True,
-                          status=status, retry_after_ms=retry_after_ms(exc.response.headers))
-    return ModelError(f"the provider refused the request {where}", code="BAD_REQUEST", status=status)
+__all__ = ["OpenAICompatAdapter", "is_overflow", "map_status_error", "retry_after_ms", "saw_done"]

@@ -5,6 +5,8 @@
 - ``replay:<session id>`` (a saved session under ``$DSH_HOME/sessions``) →
   :class:`~dsh_notebook.models.replay_session.SessionReplayModel`: the origin's response to each
   request with the same messages, until a request diverges (``REPLAY_DIVERGED``);
+- ``local:<path>.gguf`` / ``local:smollm2`` → llama.cpp's own server started on a loopback port
+  (:mod:`~dsh_notebook.models.local_server`, extra ``[local]``), spoken to by the OpenAI adapter;
 - ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL — where the whole id is the
   model name unless it starts with a known provider prefix (``qwen2.5:7b`` stays ``qwen2.5:7b``,
   :func:`~dsh_notebook.config.normalize_model_id`) (``--base-url`` /
@@ -30,6 +32,7 @@ from ..config import (
     PROVIDER_KEY_ENV,
     Settings,
     check_base_url,
+    model_timeouts,
     normalize_model_id,
     parse_model_id,
 )
@@ -37,7 +40,7 @@ from ..errors import UserError, register_secret
 from .base import ModelAdapter
 
 PLACEHOLDER_KEY = "not-needed"
-LOCAL_PROVIDERS = frozenset({"script", "replay"})
+LOCAL_PROVIDERS = frozenset({"script", "replay", "local"})
 
 
 def _host(url: str | None) -> str:
@@ -85,6 +88,10 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
             f"replay log not found: {path} (nor a saved session {name!r} in {settings.sessions_dir})",
             code="LOG_NOT_FOUND",
         )
+    if provider == "local":
+        from .local_server import local_adapter
+
+        return local_adapter(settings, name)
     custom = base_url or settings.base_url
     if custom is not None:
         custom = check_base_url(custom)
@@ -108,6 +115,8 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
             )
     from .openai_compat import OpenAICompatAdapter
 
+    first_byte, idle = model_timeouts(settings, url)
     return OpenAICompatAdapter(
-        provider, url, key, send_reasoning=is_deepseek(provider, url), key_env=env, timeout=settings.timeout
+        provider, url, key, send_reasoning=is_deepseek(provider, url), key_env=env, timeout=settings.timeout,
+        model=name, first_byte_timeout=first_byte, idle_timeout=idle,
     )

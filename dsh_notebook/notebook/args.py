@@ -61,6 +61,12 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--max-steps", "max_steps", "N", "model requests per turn before it ends with reason budget (default DSH_MAX_STEPS / DshMagics.max_steps, else 50; 0: no limit); applies to the session from now on"),
     FlagSpec("--max-time", "max_time", "SECONDS", "seconds per turn before it ends with reason budget (default DSH_MAX_TIME / DshMagics.max_time, else none); applies to the session from now on"),
     FlagSpec("--rules", "rules", "FILE", "approval rules for the session: a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE / DshMagics.policy_file)"),
+    FlagSpec("--max-tokens", "max_tokens", "N", "output limit of every model request (default DSH_MAX_TOKENS / DshMagics.max_tokens, else derived from the window); a reply cut by it ends the turn max-tokens; applies to the session from now on"),
+    FlagSpec("--option", "option", "KEY=VALUE", "a request option sent with every request, the value as JSON else a string (repeatable: --option temperature=0.2 --option seed=7; KEY=null removes one; default DshMagics.options)"),
+    FlagSpec("--tools", "tools", "NAMES", "the tools offered to the model: a comma list (read,grep), none (a plain chat turn) or all (default DshMagics.tools)"),
+    FlagSpec("--max-repeats", "max_repeats", "N", "the same failed tool call tolerated this many times in a row before the turn ends stuck (default 2; 0: no guard)"),
+    FlagSpec("--first-byte-timeout", "first_byte_timeout", "SECONDS", "seconds a model request waits for the first chunk (default DSH_FIRST_BYTE_TIMEOUT, else 600 for a loopback server, else 120)"),
+    FlagSpec("--idle-timeout", "idle_timeout", "SECONDS", "seconds between two chunks of a reply (default DSH_IDLE_TIMEOUT, else 120)"),
     FlagSpec("--break", "breakpoints", "STAGES", "the agent debugger: pause the run at these stages of the loop (01–06, e.g. 03,06, or all); the cell asks c/s/p/e/q like pdb; with --bg the handle has .wait_paused(), .step(), .continue_(), .edit()"),
     FlagSpec("--break-tools", "break_tools", "NAMES", "with --break: pause only for calls of these tools (comma-separated, e.g. bash,edit)"),
     FlagSpec("--help", "help", None, "show this help"),
@@ -92,6 +98,12 @@ class MagicArgs:
     max_steps: str | None = None
     max_time: str | None = None
     rules: str | None = None
+    max_tokens: str | None = None
+    option: list[str] = field(default_factory=list)  # --option KEY=VALUE, repeatable
+    tools: str | None = None
+    max_repeats: str | None = None
+    first_byte_timeout: str | None = None
+    idle_timeout: str | None = None
     command: str = "prompt"  # "prompt", "help", "mcp", or one of SUBCOMMAND_SHAPES
     target: str | None = None
     targets: list[str] = field(default_factory=list)  # every positional word of a subcommand
@@ -143,7 +155,11 @@ def _set_flag(args: MagicArgs, spec: FlagSpec, value: str | None) -> None:
             raise UserError(f"{spec.name} needs a value ({spec.metavar})", code="BAD_FLAG")
         if spec.choices and value not in spec.choices:
             raise UserError(f"{spec.name} must be one of {', '.join(spec.choices)}, not {value!r}", code="BAD_FLAG")
-        setattr(args, spec.dest, value)
+        current = getattr(args, spec.dest)
+        if isinstance(current, list):  # a repeatable flag
+            current.append(value)
+        else:
+            setattr(args, spec.dest, value)
     args.given.add(spec.dest)
 
 

@@ -9,6 +9,7 @@ a rich repr (:mod:`.views`), or prints one line.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -185,6 +186,7 @@ class CommandsMixin:
             steps = f"{live.max_steps} steps" if live.max_steps is not None else "no step limit"
             seconds = f"{live.max_time}s" if live.max_time is not None else "no time limit"
             items["turn budget"] = f"{steps} · {seconds} (--max-steps / --max-time)"
+            items.update(request_items(live.request))
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
@@ -274,3 +276,19 @@ class CommandsMixin:
         from IPython.display import display
 
         display(widget)
+
+
+def request_items(request: Any) -> dict[str, str]:
+    """``%dsh config``'s lines about what a live session's requests carry (issue 20)."""
+    if request is None:
+        return {}
+    window = (f"{request.context_window} tokens (from the {request.window_source})" if request.context_window
+              else "unknown (give --context-window N)")
+    limit = f"{request.max_tokens} tokens" if request.max_tokens else "derived from the window"
+    options = ", ".join(f"{k}={json.dumps(v)}" for k, v in request.options.items()) or "none"
+    timeouts = "default"
+    if request.first_byte_timeout is not None:
+        timeouts = f"first byte {request.first_byte_timeout:g} s · idle {request.idle_timeout:g} s"
+    return {"context window": window, "output limit": f"{limit} (--max-tokens)",
+            "request options": f"{options} (--option KEY=VALUE)", "tools offered": f"{request.tools} (--tools)",
+            "model timeouts": f"{timeouts} (--first-byte-timeout / --idle-timeout)"}

@@ -28,10 +28,11 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
-from traitlets import Bool, Enum, Float, Int, Unicode, observe
+from traitlets import Bool, Dict, Enum, Float, Int, Unicode, observe
 
 from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
 from ..errors import DshError, HostError, RunCancelled, UserError
+from ..models.request_options import parse_options, parse_tools, request_flags, tools_text
 from .args import DshMagicError, MagicArgs, interpolate, parse_line
 from .cells import CellLog, current_cell
 from .commands import CommandsMixin
@@ -89,6 +90,13 @@ class DshMagics(CommandsMixin, Magics):
                      help="turn budget for new sessions: seconds per turn (default DSH_MAX_TIME, else none; 0: none)").tag(config=True)
     policy_file = Unicode(None, allow_none=True,
                           help="approval rules file for new sessions (default DSH_POLICY_FILE)").tag(config=True)
+
+    max_tokens = Int(None, allow_none=True,
+                     help="output limit of every request for new sessions (default DSH_MAX_TOKENS, else derived from the window)").tag(config=True)
+    options = Dict(default_value={}, help="request options for new sessions, e.g. {'temperature': 0.2, 'seed': 7} "
+                                          "(known OpenAI parameters as such, any other key in the request body)").tag(config=True)
+    tools = Unicode(None, allow_none=True,
+                    help="the tools offered to the model in new sessions: a comma list, none or all (default)").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)
@@ -213,6 +221,11 @@ class DshMagics(CommandsMixin, Magics):
         options.setdefault("max_steps", self.max_steps)
         options.setdefault("max_time", self.max_time)
         options.setdefault("rules", self.policy_file)
+        options.setdefault("max_tokens", self.max_tokens)
+        if self.options:
+            options["options"] = {**parse_options(dict(self.options), "DshMagics.options"), **options.get("options", {})}
+        if self.tools is not None:
+            options.setdefault("tools", tools_text(parse_tools(self.tools, "DshMagics.tools")))
         created = self.link.create_session(cwd=cwd, model=args.model or self.model,
                                            approve=args.approve or self.approve, base_url=base_url, **options)
         self.sessions[created.session_id] = (created, base_url)
@@ -221,7 +234,8 @@ class DshMagics(CommandsMixin, Magics):
         return str(created.session_id)
 
     def session_options(self, args: MagicArgs) -> dict[str, Any]:
-        """The ``--max-steps`` / ``--max-time`` / ``--rules`` given on this line (checked)."""
+        """The ``--max-steps`` / ``--max-time`` / ``--rules`` and the request flags (``--max-tokens``,
+        ``--option``, ``--tools``, ``--max-repeats``, the timeouts) given on this line (checked)."""
         out: dict[str, Any] = {}
         if args.max_steps is not None:
             out["max_steps"] = parse_max_steps(args.max_steps, "--max-steps") or 0
@@ -229,7 +243,7 @@ class DshMagics(CommandsMixin, Magics):
             out["max_time"] = parse_max_time(args.max_time, "--max-time") or 0
         if args.rules is not None:
             out["rules"] = str(Path(args.rules).expanduser().resolve())
-        return out
+        return {**out, **request_flags(args)}
 
     # --- prompts --------------------------------------------------------------------------------
 

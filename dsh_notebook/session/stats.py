@@ -34,6 +34,7 @@ from ..wire.events import (
     AssistantAttempt,
     AssistantMessageEvent,
     RequestFrozen,
+    RequestHeader,
     StepEnd,
     StepStart,
     ToolCall,
@@ -157,15 +158,19 @@ def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) ->
     by_id: dict[str, Acc] = {}
     asked: dict[str, int] = {}
     turn: Acc | None = None
+    sent: dict[str, Any] = {}  # the last request/header's config: what every request carries
     for ev in events:
-        if isinstance(ev, RequestFrozen):
+        if isinstance(ev, RequestHeader):
+            sent = {k: v for k, v in ev.config.items() if k not in ("provider", "model")}
+        elif isinstance(ev, RequestFrozen):
             key = (ev.provider, ev.model, override or ev.context_window)
             if key not in windows:
                 windows[key] = context_window(ev.provider, ev.model, key[2])
             open_req = {"seq": ev.seq, "turn": ev.turn, "step": ev.step, "attempt": ev.attempt,
                         "provider": ev.provider, "model": ev.model, "sent_time": ev.time,
                         "context_window": windows[key], "window_source": "flag" if override else ev.window_source,
-                        "max_tokens": ev.max_tokens}
+                        "max_tokens": ev.max_tokens if ev.max_tokens is not None else sent.get("max_tokens"),
+                        "options": {k: v for k, v in sent.items() if k != "max_tokens"}}
             requests.append(open_req)
         elif isinstance(ev, AssistantMessageEvent | AssistantAttempt):
             if open_req is not None:

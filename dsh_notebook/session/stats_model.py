@@ -41,9 +41,10 @@ class RequestStats(_Out):
     reasoning_tokens: int | None = None
     cost_usd: float | None = None
     context_window: int | None = None
+    max_tokens: int | None = None  # the output limit sent (request/header config)
+    options: dict[str, JsonValue] = {}  # the other request options sent (temperature, seed …)
     context_used: float | None = None
     window_source: str | None = None  # where the window came from: flag | server | catalog
-    max_tokens: int | None = None  # the output limit the request was sent with
 
 
 class ToolStats(_Out):

@@ -83,12 +83,27 @@ def format_stats(stats: SessionStats) -> str:
               fmt_cost(t.cost_usd).replace("cost n/a", "n/a"), fmt_fraction(t.context_used)] for t in stats.turns]
     lines = _table("requests", ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED",
                                 "OUT", "COST", "CONTEXT"], reqs, {0, 4, 5, 6, 7, 8, 9, 10, 11})
+    lines += sent_lines(stats)
     lines += ["", *_table("tools", ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "RESULT"],
                           tools, {0, 4, 5})]
     lines += ["", *_table("turns", ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST",
                                     "CONTEXT"], turns, {0, 2, 3, 4, 5, 6, 7, 8, 9})]
     lines += ["", f"total: {summary_line(stats.totals)}  (prices as of {stats.totals.prices_as_of})"]
     return "\n".join(lines) + "\n"
+
+
+def sent_lines(stats: SessionStats) -> list[str]:
+    """What the requests carried, one line per change: ``sent from 1.1.1: max_tokens=64 temperature=0.2``."""
+    out: list[str] = []
+    last: tuple[int | None, str] | None = None
+    for r in stats.requests:
+        options = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in r.options.items())
+        now = (r.max_tokens, options)
+        if now != last and (r.max_tokens is not None or options):
+            limit = f"max_tokens={r.max_tokens}" if r.max_tokens is not None else "no max_tokens"
+            out.append(f"  sent from {r.turn}.{r.step}.{r.attempt}: {limit}" + (f" {options}" if options else ""))
+        last = now
+    return out
 
 
 def stats_main(args: argparse.Namespace) -> int:

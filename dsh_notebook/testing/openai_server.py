@@ -58,6 +58,8 @@ __all__ = [
 
 DEFAULT_KEY = "sk-fake-test-0123456789abcdef"
 PATHS = ("/v1/chat/completions", "/chat/completions")
+# what dsh asks a server for its context window (models/server_window.py): answered 404, not recorded as requests
+PROBES = {("GET", "/props"), ("GET", "/v1/models"), ("GET", "/models"), ("GET", "/api/v0/models"), ("POST", "/api/show")}
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
             503: "Service Unavailable"}
@@ -87,6 +89,7 @@ class FakeOpenAIServer:
     validate: bool = True
     max_request_chars: int | None = None  # longer ``messages`` (as JSON): 400 context_length_exceeded
     requests: list[RecordedRequest] = field(default_factory=list)
+    probes: list[RecordedRequest] = field(default_factory=list)  # context-window probes (answered 404)
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -201,8 +204,8 @@ class FakeOpenAIServer:
         except ValueError:
             body = raw.decode("utf-8", "replace")
         rec = RecordedRequest(method, path, headers, body)
-        with self._lock:
-            self.requests.append(rec)
+        with self._lock:  # a window probe (GET /props …) is not a model request: kept apart
+            (self.probes if (method, path) in PROBES else self.requests).append(rec)
         reply = self._check(rec)
         if reply is None:
             reply = self._next_reply() or error_reply(500, "fake server: no scripted reply left")

@@ -28,11 +28,22 @@ class SessionOptions(Frozen):
     """Per-session settings that may change while the session is live (unset: keep / default).
 
     ``maxSteps`` / ``maxTime``: the turn budgets (``0``: unbounded; default ``DSH_MAX_STEPS`` /
-    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``)."""
+    ``DSH_MAX_TIME``); ``rules``: a JSON approval-rules file (default ``DSH_POLICY_FILE``).
+    Issue 20: ``maxTokens`` the output limit of every request (default ``DSH_MAX_TOKENS``, else
+    derived from the window); ``options`` request options merged into the session's (a ``null``
+    value removes one); ``tools`` the tools offered (``all``, ``none`` or a comma list);
+    ``maxRepeats`` identical failed tool calls tolerated (``0``: no guard); ``firstByteTimeout`` /
+    ``idleTimeout`` seconds to the first chunk / between chunks of a model response."""
 
     max_steps: int | None = None
     max_time: float | None = None
     rules: str | None = None
+    max_tokens: int | None = None
+    options: dict[str, JsonValue] | None = None
+    tools: str | None = None
+    max_repeats: int | None = None
+    first_byte_timeout: float | None = None
+    idle_timeout: float | None = None
 
 
 class CreateArgs(SessionOptions):
@@ -191,6 +202,24 @@ class Compacted(Frozen):
     tokens_after: int | None = None
 
 
+WindowSource = Literal["flag", "server", "catalog"]
+
+
+class RequestInfo(Frozen):
+    """What a live session's requests carry (issue 20): the output limit (``None``: derived from
+    the window), the request options, the tools offered (``all`` / ``none`` / a comma list), the
+    no-progress guard, the model timeouts, and the context window with where it came from."""
+
+    max_tokens: int | None = None
+    options: dict[str, JsonValue] = {}
+    tools: str = "all"
+    max_repeats: int | None = None
+    first_byte_timeout: float | None = None
+    idle_timeout: float | None = None
+    context_window: int | None = None
+    window_source: WindowSource | None = None
+
+
 class SessionInfo(Frozen):
     session_id: str
     cwd: str
@@ -208,6 +237,7 @@ class SessionInfo(Frozen):
     max_time: float | None = None
     rules: str | None = None  # the approval rules file's name, if any
     grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
+    request: RequestInfo | None = None  # live sessions: what their requests carry
 
 
 UnaryResult = (

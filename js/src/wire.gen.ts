@@ -216,6 +216,12 @@ export interface CreateArgs {
   maxSteps?: number | null;
   maxTime?: number | null;
   rules?: string | null;
+  maxTokens?: number | null;
+  options?: { [k: string]: JsonValue } | null;
+  tools?: string | null;
+  maxRepeats?: number | null;
+  firstByteTimeout?: number | null;
+  idleTimeout?: number | null;
   cwd?: string | null;
   model?: string | null;
   approve?: ("auto" | "ask" | "deny") | null;
@@ -485,6 +491,22 @@ export interface RequestHeader {
   endpoint?: string | null;
 }
 
+/**
+ * What a live session's requests carry (issue 20): the output limit (``None``: derived from
+ * the window), the request options, the tools offered (``all`` / ``none`` / a comma list), the
+ * no-progress guard, the model timeouts, and the context window with where it came from.
+ */
+export interface RequestInfo {
+  maxTokens?: number | null;
+  options?: { [k: string]: JsonValue };
+  tools?: string;
+  maxRepeats?: number | null;
+  firstByteTimeout?: number | null;
+  idleTimeout?: number | null;
+  contextWindow?: number | null;
+  windowSource?: ("flag" | "server" | "catalog") | null;
+}
+
 export interface ResultError {
   ok: false;
   error: WireError;
@@ -503,6 +525,12 @@ export interface ResumeArgs {
   maxSteps?: number | null;
   maxTime?: number | null;
   rules?: string | null;
+  maxTokens?: number | null;
+  options?: { [k: string]: JsonValue } | null;
+  tools?: string | null;
+  maxRepeats?: number | null;
+  firstByteTimeout?: number | null;
+  idleTimeout?: number | null;
   sessionId: string;
   model?: string | null;
   approve?: ("auto" | "ask" | "deny") | null;
@@ -602,6 +630,7 @@ export interface SessionInfo {
   maxTime?: number | null;
   rules?: string | null;
   grants?: Grant[];
+  request?: RequestInfo | null;
 }
 
 export interface SessionList {

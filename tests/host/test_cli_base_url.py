@@ -66,7 +66,7 @@ def test_run_against_a_server_that_never_answers_ends_with_a_coded_timeout(tmp_p
         done = _run_cli("--model", "fake-model", "--base-url", f"http://127.0.0.1:{port}/v1", "--cwd",
                         str(tmp_path), "hello", home=home, extra_env={"DSH_TIMEOUT": "0.2"})
     assert done.returncode == 1, done.stderr
-    assert "error [CONNECTION]" in done.stderr and "timed out" in done.stderr
+    assert "error [MODEL_TIMEOUT]" in done.stderr and "sent nothing for 0.2 s (first-byte timeout" in done.stderr
     assert "Traceback" not in done.stderr
     assert (FakeOpenAIServer.api_key or "") not in done.stdout + done.stderr
     session_id = done.stdout.strip().splitlines()[-1].split()[1]

@@ -98,7 +98,7 @@ async def test_connection_refused_is_a_retryable_connection_error() -> None:
     assert err.code == "CONNECTION" and err.retryable and err.status is None
 
 
-async def test_a_server_that_never_answers_times_out_as_connection_error() -> None:
+async def test_a_server_that_never_answers_is_a_retryable_first_byte_timeout() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen(8)  # accepts the TCP handshake, never reads or answers
@@ -106,15 +106,19 @@ async def test_a_server_that_never_answers_times_out_as_connection_error() -> No
                                     "sk-test-1234567890", timeout=0.3)
         err = await failure(model)
         await model.aclose()
-    assert err.code == "CONNECTION" and err.retryable and "timed out" in err.message
+    # nothing arrived: the server was slow (which timeout, after how long), retried as nothing was lost
+    assert err.code == "MODEL_TIMEOUT" and err.retryable and "first-byte timeout" in err.message
+    assert "sent nothing for 0.3 s" in err.message
 
 
-async def test_stall_mid_stream_is_a_retryable_cut_with_the_partial_text(fake_openai: FakeOpenAIServer) -> None:
+async def test_stall_mid_stream_is_an_idle_timeout_never_retried_with_the_partial_text(
+        fake_openai: FakeOpenAIServer) -> None:
     model = OpenAICompatAdapter("openai", fake_openai.base_url, fake_openai.api_key or "", timeout=0.3)
     fake_openai.enqueue(text_reply("partial answer", pieces=2, stall_after=2))
     err = await failure(model)
     await model.aclose()
-    assert isinstance(err, StreamCutError) and err.code == "STREAM_CUT" and err.retryable
+    assert isinstance(err, StreamCutError) and err.code == "MODEL_TIMEOUT" and not err.retryable
+    assert "idle timeout" in err.message and "--idle-timeout" in err.message
     assert err.partial_blocks == (TextBlock(text="partial"),)
 
 

@@ -52,20 +52,33 @@ def test_a_provider_key_is_never_sent_to_another_base_url(monkeypatch: pytest.Mo
     assert isinstance(adapter, OpenAICompatAdapter) and adapter.base_url == "http://127.0.0.1:8000/v1"
 
 
-def test_routed_requests_have_a_bounded_timeout_set_by_dsh_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the SDK's own default waits 600 s for each silent read: a hung server held a turn for ~40 min
-    adapter = resolve_adapter(settings_from_env(), "qwen2.5", base_url="http://127.0.0.1:8000/v1")
-    assert isinstance(adapter, OpenAICompatAdapter)
-    assert adapter._client.timeout.read == 120.0 and adapter._client.timeout.connect == 10.0
+def test_routed_requests_have_first_byte_and_idle_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the SDK's own default waits 600 s for each silent read: a hung server held a turn for ~40 min;
+    # a local server may take minutes to process a prompt on CPU: loopback waits longer for its first byte
+    for var in ("DSH_TIMEOUT", "DSH_FIRST_BYTE_TIMEOUT", "DSH_IDLE_TIMEOUT"):
+        monkeypatch.delenv(var, raising=False)
+    local = resolve_adapter(settings_from_env(), "qwen2.5", base_url="http://127.0.0.1:8000/v1")
+    remote = resolve_adapter(settings_from_env(), "qwen2.5", base_url="https://models.example.com/v1")
+    assert isinstance(local, OpenAICompatAdapter) and isinstance(remote, OpenAICompatAdapter)
+    assert (local.first_byte_timeout, local.idle_timeout) == (600.0, 120.0)
+    assert (remote.first_byte_timeout, remote.idle_timeout) == (120.0, 120.0)
+    assert local._client.timeout.read is None and local._client.timeout.connect == 10.0  # our timers decide
     monkeypatch.setenv("DSH_TIMEOUT", "2.5")
+    adapter = resolve_adapter(settings_from_env(), "qwen2.5", base_url="https://models.example.com/v1")
+    assert isinstance(adapter, OpenAICompatAdapter)
+    assert (adapter.first_byte_timeout, adapter.idle_timeout) == (2.5, 2.5) and adapter._client.timeout.connect == 2.5
+    monkeypatch.setenv("DSH_FIRST_BYTE_TIMEOUT", "900")
+    monkeypatch.setenv("DSH_IDLE_TIMEOUT", "30")
     adapter = resolve_adapter(settings_from_env(), "qwen2.5", base_url="http://127.0.0.1:8000/v1")
     assert isinstance(adapter, OpenAICompatAdapter)
-    assert adapter._client.timeout.read == 2.5 and adapter._client.timeout.connect == 2.5
-    for bad in ("abc", "0", "-1", "nan", "inf"):
-        monkeypatch.setenv("DSH_TIMEOUT", bad)
-        with pytest.raises(UserError) as info:
-            settings_from_env()
-        assert info.value.code == "BAD_CONFIG" and "DSH_TIMEOUT" in info.value.message
+    assert (adapter.first_byte_timeout, adapter.idle_timeout) == (900.0, 30.0)
+    for var in ("DSH_TIMEOUT", "DSH_FIRST_BYTE_TIMEOUT", "DSH_IDLE_TIMEOUT"):
+        for bad in ("abc", "0", "-1", "nan", "inf"):
+            monkeypatch.setenv(var, bad)
+            with pytest.raises(UserError) as info:
+                settings_from_env()
+            assert info.value.code == "BAD_CONFIG" and var in info.value.message
+        monkeypatch.delenv(var)
 
 
 def test_an_unknown_provider_without_base_url_is_a_clear_user_error() -> None:

@@ -1,0 +1,141 @@
+"""Tool calls from schema-constrained output, for models whose chat template has no tool calling.
+
+A small local model (SmolLM2-135M) gets no usable ``tool_calls`` from llama.cpp's own templates,
+but writes valid JSON under a JSON-schema grammar every time. So, when tools are offered, the
+request carries no ``tools``; instead:
+
+- a system message lists the tools (name, description, parameters) and the answer's two shapes;
+- ``response_format`` is a JSON schema: one of ``{"name": <const>, "arguments": <the tool's
+  parameters>}`` per tool, or ``{"content": <string>}`` for a text answer;
+- the history is written in the same terms: an assistant tool call becomes its JSON, a tool
+  result a user message ``Result of NAME (call ID): …`` (such templates know no ``tool`` role).
+
+:class:`SchemaAnswer` turns the streamed JSON back into ordinary chunks: a tool call
+(``BlockStart`` / ``ToolCallDelta`` / ``BlockEnd`` + ``Finish("tool-calls")``) or a text answer.
+A cut answer (``max-tokens``) or one that is not the JSON asked for is kept as text.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from ..wire.events import ToolSchema
+from ..wire.messages import TextBlock, ToolCallBlock
+from .base import BlockEnd, BlockStart, Finish, FinishReason, StreamChunk, TextDelta, ToolCallDelta
+
+_GUIDE = (
+    "You can call one of these tools. Answer with JSON only: either "
+    '{{"name": TOOL, "arguments": {{...}}}} to call a tool, or {{"content": "your answer"}} to answer '
+    "in words. Call a tool only when it is needed.\nTools:\n{tools}"
+)
+
+
+_EXAMPLE = [{"role": "user", "content": "Say hi."}, {"role": "assistant", "content": '{"content": "Hi there!"}'}]
+
+
+def answer_schema(tools: Sequence[ToolSchema]) -> dict[str, Any]:
+    """The JSON schema of one answer: a call of one of ``tools`` or a text answer."""
+    shapes: list[dict[str, Any]] = [
+        {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"],
+         "additionalProperties": False}
+    ]
+    for tool in tools:
+        params = tool.parameters if isinstance(tool.parameters, dict) and tool.parameters else {"type": "object"}
+        shapes.append({"type": "object", "properties": {"name": {"const": tool.name}, "arguments": params},
+                       "required": ["name", "arguments"], "additionalProperties": False})
+    return {"oneOf": shapes}
+
+
+def guide_message(tools: Sequence[ToolSchema]) -> dict[str, Any]:
+    lines = [f"- {t.name}: {t.description.splitlines()[0] if t.description else ''} "
+             f"arguments: {json.dumps(t.parameters, separators=(',', ':'))}" for t in tools]
+    return {"role": "system", "content": _GUIDE.format(tools="\n".join(lines))}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def rewrite_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI messages with ``tool_calls`` / ``tool`` roles → plain roles, calls as their JSON."""
+    names: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        role = msg.get("role")
+        if role == "assistant" and msg.get("tool_calls"):
+            parts = [_text(msg.get("content"))] if _text(msg.get("content")) else []
+            for call in msg["tool_calls"]:
+                fn = call.get("function") or {}
+                names[str(call.get("id"))] = str(fn.get("name"))
+                try:
+                    arguments = json.loads(fn.get("arguments") or "{}")
+                except ValueError:
+                    arguments = fn.get("arguments")
+                parts.append(json.dumps({"name": fn.get("name"), "arguments": arguments}))
+            out.append({"role": "assistant", "content": "\n".join(parts)})
+        elif role == "tool":
+            call_id = str(msg.get("tool_call_id"))
+            out.append({"role": "user", "content": f"Result of {names.get(call_id, 'the tool')} (call {call_id}):\n"
+                                                   f"{_text(msg.get('content'))}"})
+        else:
+            out.append({k: v for k, v in msg.items() if k in ("role", "content", "name")})
+    return out
+
+
+def schema_params(params: dict[str, Any], tools: Sequence[ToolSchema]) -> dict[str, Any]:
+    """``chat.completions.create`` arguments for schema-constrained tool calling."""
+    out = {k: v for k, v in params.items() if k not in ("tools", "tool_choice", "parallel_tool_calls")}
+    messages = rewrite_messages(list(params["messages"]))
+    guide = guide_message(tools)
+    if messages and messages[0].get("role") == "system":
+        messages[0] = {"role": "system", "content": f"{_text(messages[0].get('content'))}\n\n{guide['content']}"}
+    else:
+        messages.insert(0, guide)
+    messages[1:1] = _EXAMPLE  # one worked example: a plain question gets a plain answer
+    out["messages"] = messages
+    out["response_format"] = {"type": "json_schema",
+                              "json_schema": {"name": "answer", "schema": answer_schema(tools)}}
+    return out
+
+
+class SchemaAnswer:
+    """Collects a schema-constrained answer's text and turns it into ordinary chunks at the end."""
+
+    def __init__(self, tool_names: Sequence[str]) -> None:
+        self.names = frozenset(tool_names)
+        self.parts: list[str] = []
+
+    def feed(self, chunk: StreamChunk) -> list[StreamChunk]:
+        """Keep text; pass usage through; hold everything else until :meth:`finish`."""
+        if isinstance(chunk, TextDelta):
+            self.parts.append(chunk.text)
+            return []
+        if isinstance(chunk, (BlockStart, BlockEnd, Finish)):
+            return []
+        return [chunk]
+
+    def finish(self, reason: FinishReason) -> list[StreamChunk]:
+        raw = "".join(self.parts)
+        try:
+            value = json.loads(raw) if reason != "max-tokens" else None
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and value.get("name") in self.names and isinstance(value.get("arguments"), dict):
+            call_id = f"call_{uuid.uuid4().hex[:12]}"
+            name, arguments = str(value["name"]), json.dumps(value["arguments"])
+            return [BlockStart(0, "tool-call", id=call_id, name=name),
+                    ToolCallDelta(0, call_id, arguments, name=name),
+                    BlockEnd(0, ToolCallBlock(id=call_id, name=name, arguments=arguments)),
+                    Finish("tool-calls")]
+        text = value["content"] if isinstance(value, dict) and isinstance(value.get("content"), str) else raw
+        out: list[StreamChunk] = []
+        if text:
+            out += [BlockStart(0, "text"), TextDelta(0, text), BlockEnd(0, TextBlock(text=text))]
+        return [*out, Finish("max-tokens" if reason == "max-tokens" else "stop")]
