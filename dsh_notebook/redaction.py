@@ -15,15 +15,24 @@ values do not shred ordinary text) with ``***``, then the shapes of keys that ne
 compiled alternation held in an immutable snapshot: :func:`redact` reads one attribute and never
 iterates a container another thread may be changing; registering builds a new snapshot under a
 lock and swaps it in.
+
+Every pattern runs on RE2 (``google-re2``): linear time whatever the text — a 10 MB answer of
+letters, digits, ``:`` and ``@`` costs ten times a 1 MB one (issue 21 finding 3; see
+``tests/benchmarks/bench_redaction.py``). :class:`StreamRedactor` masks text that arrives in
+pieces with the same result however it was cut, holding back at most a bounded window.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 MIN_SECRET_LEN = 8
 MASK = "***"
@@ -31,19 +40,25 @@ MASK = "***"
 _NAME_PARTS = re.compile(r"[^A-Za-z0-9]+")
 _SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE")
 _SECRET_PARTS = frozenset({"PASS", "AUTH", "OAUTH", "COOKIE"})
-_URL_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)(?P<pw>[^/\s@]+)(?=@)")
-_QUERY_SECRET = re.compile(
-    r"(?P<head>[?&](?:access_token|token|api[_-]?key|key|secret|password|auth|sig|signature)=)"
-    r"(?P<pw>[^&#\s\"']{4,})",
-    re.IGNORECASE,
+_URL_USERINFO = re2.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)([^/\s@]+)@")
+_WS = "\t\n\f\r "  # RE2's \s: the only characters a stream is cut after
+_WS_RUN = re.compile(r"[\t\n\f\r ]")
+_SHAPES = re2.compile(
+    r"(?P<url>[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+(?P<at>@)"
+    r"|(?P<query>[?&](?i:access_token|token|api[_-]?key|key|secret|password|auth|sig|signature)=)[^&#\s\"']{4,}"
+    r"|sk-[A-Za-z0-9_\-]{8,}"
+    r"|(?P<bearer>(?i:bearer)\s{1,16})[A-Za-z0-9_\-\.=+/]{8,}"
+    r"|(?P<apikey>(?i:api[_-]?key)[\"'=:\s]{1,16})[A-Za-z0-9_\-\.]{8,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bAKIA[0-9A-Z]{16}\b"
 )
-_KEY_SHAPES = (
-    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=+/]{8,}"),
-    re.compile(r"(?i)(api[_-]?key[\"'=:\s]+)[A-Za-z0-9_\-\.]{8,}"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-)
+# a cut after whitespace is unsafe when a shape that spans whitespace may have begun before it
+_OPEN_SHAPE = re2.compile(r"(?i:bearer|api[_-]?key[\"'=:]*)\s*$")
+
+
+def _shape_mask(m: Any) -> str:
+    head = m.group("url") or m.group("query") or m.group("bearer") or m.group("apikey") or ""
+    return head + MASK + (m.group("at") or "")
 
 
 def is_secret_name(name: str) -> bool:
@@ -63,7 +78,7 @@ def is_secret_name(name: str) -> bool:
 def url_password(value: str) -> str | None:
     """The password of a URL with userinfo (``scheme://user:pw@host``), else ``None``."""
     match = _URL_USERINFO.search(value)
-    return match.group("pw") if match else None
+    return match.group(2) if match else None
 
 
 def env_secrets(environ: Mapping[str, str]) -> set[str]:
@@ -85,9 +100,9 @@ def env_secrets(environ: Mapping[str, str]) -> set[str]:
 @dataclass(frozen=True)
 class _Snapshot:
     values: frozenset[str]
-    pattern: re.Pattern[str] | None
-    prefixes: frozenset[str] = frozenset()  # every proper prefix of a value (for streams)
+    pattern: re2._Regexp | None
     longest: int = 0
+    spaced: tuple[str, ...] = ()  # the values holding whitespace (a stream may not cut inside them)
 
 
 class Redactor:
@@ -110,9 +125,9 @@ class Redactor:
         with self._lock:
             merged = self._snap.values | fresh
             ordered = sorted(merged, key=len, reverse=True)  # longest first: no partial leftovers
-            pattern = re.compile("|".join(re.escape(v) for v in ordered))
-            prefixes = frozenset(v[:i] for v in merged for i in range(1, len(v)))
-            self._snap = _Snapshot(frozenset(merged), pattern, prefixes, len(ordered[0]))
+            pattern = re2.compile("|".join(re2.escape(v) for v in ordered))
+            spaced = tuple(v for v in ordered if any(c in _WS for c in v))
+            self._snap = _Snapshot(frozenset(merged), pattern, len(ordered[0]), spaced)
 
     def refresh_from_env(self, environ: Mapping[str, str] | None = None) -> None:
         """Learn the secrets of ``environ`` (default ``os.environ``); cheap when nothing changed."""
@@ -137,11 +152,7 @@ class Redactor:
         snap = self._snap  # one read: a concurrent add swaps the snapshot, never mutates it
         if snap.pattern is not None:
             text = snap.pattern.sub(MASK, text)
-        text = _URL_USERINFO.sub(lambda m: m.group("head") + MASK, text)
-        text = _QUERY_SECRET.sub(lambda m: m.group("head") + MASK, text)
-        for pattern in _KEY_SHAPES:
-            text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + MASK, text)
-        return text
+        return _SHAPES.sub(_shape_mask, text)
 
 
 REDACTOR = Redactor()
@@ -163,32 +174,110 @@ def redact_known(text: str) -> str:
     return REDACTOR.redact(text)
 
 
-class StreamRedactor:
-    """Masks known secrets in text that arrives in pieces (model deltas).
+def _redact_json(value: Any, redact_text: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [_redact_json(v, redact_text) for v in value]
+    if isinstance(value, dict):
+        return {redact_text(k): _redact_json(v, redact_text) for k, v in value.items()}
+    return value
 
-    A secret split across two deltas is caught by holding back the end of the text seen so far
-    when — and only as far as — it is the beginning of a known secret: :meth:`feed` returns what
-    is safe to show now, :meth:`flush` the rest at the end of the block. Ordinary text is never
-    delayed.
+
+def redact_json_text(text: str, *, known_only: bool = False) -> str:
+    """Tool-call arguments (a JSON text) with secrets masked INSIDE its strings, so the result is
+    still the same JSON shape (re-dumped only when something was masked). Text that is not JSON,
+    or too deep to walk, is redacted as plain text."""
+    redact_text = redact_known if known_only else redact
+    if not text:
+        return text
+    if redact_text(text) == text:
+        return text  # nothing to mask anywhere: keep the model's exact bytes
+    try:
+        data = json.loads(text)
+        clean = _redact_json(data, redact_text)
+        return json.dumps(clean, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return redact_text(text)
+
+
+class StreamRedactor:
+    """Masks secrets in text that arrives in pieces (model deltas), with the same result however
+    the text was cut.
+
+    The text is emitted up to a *safe cut*: a point right after whitespace where no secret can
+    span (not after ``Bearer``/``api_key:``, not inside a known value that holds whitespace), each
+    piece redacted whole. What follows the last safe cut — the word being written, at most
+    :attr:`window` characters — waits for the next delta; :meth:`flush` releases it at the end of
+    the block. Past :attr:`window` characters without a safe cut the text is cut at the window
+    (a point fixed by the text itself), so memory stays bounded and the output deterministic.
     """
+
+    window = 16384
 
     def __init__(self, redactor: Redactor = REDACTOR) -> None:
         self.redactor = redactor
         self.pending = ""
+        self._checked = 0  # cut candidates before this index of `pending` are decided
+        self._last = 0  # the latest cut point (safe or forced) in `pending`
+        self._forced: list[int] = []  # forced cut points in `pending` (always split there)
+        if redactor is REDACTOR:
+            redactor.refresh_from_env()  # secrets known only by their variable's name, too
+
+    @staticmethod
+    def _safe(buf: str, p: int, spaced: tuple[str, ...], final: bool) -> bool | None:
+        """Is a cut at ``p`` (``buf[p-1]`` is whitespace) safe? ``None``: not known yet."""
+        tail = buf[max(0, p - 48) : p].rstrip(_WS).rstrip("\"'=:").lower()
+        if tail.endswith(("bearer", "key")) and _OPEN_SHAPE.search(buf[max(0, p - 48) : p]):
+            return False
+        for v in spaced:
+            if p + len(v) - 1 > len(buf) and not final:
+                return None
+            if buf.find(v, max(0, p - len(v)), p + len(v) - 1) >= 0:
+                return False
+        return True
+
+    def _advance(self, buf: str, final: bool) -> int:
+        """Decide the cut candidates of ``buf`` from ``_checked`` on; the index to emit up to."""
+        spaced, window = self.redactor._snap.spaced, self.window
+        emit_to, last, stopped = 0, self._last, False
+        for m in _WS_RUN.finditer(buf, self._checked):
+            p = m.end()
+            while p > last + window:
+                last += window
+                self._forced.append(last)
+                emit_to = last
+            verdict = self._safe(buf, p, spaced, final)
+            if verdict is None:
+                self._checked, stopped = m.start(), True
+                break
+            if verdict:
+                last = emit_to = p
+        if not stopped:
+            self._checked = len(buf)
+            while len(buf) >= last + window:
+                last += window
+                self._forced.append(last)
+                emit_to = last
+        self._last = last
+        return len(buf) if final else emit_to
+
+    def _emit(self, buf: str, upto: int) -> str:
+        cuts = [c for c in self._forced if c < upto]
+        pieces = [buf[a:b] for a, b in zip([0, *cuts], [*cuts, upto], strict=True)]
+        self._forced = [c - upto for c in self._forced if c >= upto]
+        self._checked, self._last = max(0, self._checked - upto), max(0, self._last - upto)
+        return "".join(self.redactor.redact(piece) for piece in pieces)
 
     def feed(self, text: str) -> str:
-        snap = self.redactor._snap
-        if snap.pattern is None:
-            return self.flush() + self.redactor.redact(text) if self.pending else self.redactor.redact(text)
-        buf = self.redactor.redact(self.pending + text)  # complete secrets are masked here
-        cut = len(buf)
-        for k in range(min(snap.longest - 1, len(buf)), 0, -1):
-            if buf[-k:] in snap.prefixes:  # the tail may be the start of a secret: wait
-                cut = len(buf) - k
-                break
-        self.pending = buf[cut:]
-        return buf[:cut]
+        buf = self.pending + text
+        upto = self._advance(buf, final=False)
+        out = self._emit(buf, upto) if upto else ""
+        self.pending = buf[upto:]
+        return out
 
     def flush(self) -> str:
-        out, self.pending = self.pending, ""
-        return self.redactor.redact(out)
+        buf = self.pending
+        out = self._emit(buf, self._advance(buf, final=True)) if buf else ""
+        self.pending, self._checked, self._last, self._forced = "", 0, 0, []
+        return out
