@@ -28,7 +28,8 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,6 +200,28 @@ def redact_json_text(text: str, *, known_only: bool = False) -> str:
         return json.dumps(clean, ensure_ascii=False)
     except (ValueError, RecursionError):
         return redact_text(text)
+
+
+@contextmanager
+def secrets_hidden(environ: MutableMapping[str, str] | None = None) -> Iterator[dict[str, str]]:
+    """While the block runs, ``environ`` (default ``os.environ``) has no secret-named variable and
+    no URL with a password; they are learnt by :data:`REDACTOR` first and restored after.
+
+    For code that runs inside this process (the notebook's ``python`` tool): ``os.environ`` and
+    the environment of what it starts no longer hold the keys. It cannot hide what the process
+    holds elsewhere (``/proc/self/environ`` keeps the environment the process started with, the
+    host's configured key lives in memory) — a guard against the casual read, not a sandbox."""
+    env = os.environ if environ is None else environ
+    REDACTOR.refresh_from_env(env)
+    hidden: dict[str, str] = {}
+    for name in list(env):
+        value = env.get(name)
+        if value is not None and (is_secret_name(name) or url_password(value)):
+            hidden[name] = env.pop(name)
+    try:
+        yield hidden
+    finally:
+        env.update(hidden)
 
 
 class StreamRedactor:
