@@ -16,7 +16,8 @@ compiled alternation held in an immutable snapshot: :func:`redact` reads one att
 iterates a container another thread may be changing; registering builds a new snapshot under a
 lock and swaps it in.
 
-Every pattern runs on RE2 (``google-re2``): linear time whatever the text — a 10 MB answer of
+Every pattern runs in linear time whatever the text (literal alternations, key shapes that
+match or fail within a bounded distance, URL userinfo scanned by hand) — a 10 MB answer of
 letters, digits, ``:`` and ``@`` costs ten times a 1 MB one (issue 21 finding 3; see
 ``tests/benchmarks/bench_redaction.py``). :class:`StreamRedactor` masks text that arrives in
 pieces with the same result however it was cut, holding back at most a bounded window.
@@ -33,33 +34,96 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import re2  # type: ignore[import-untyped]
-
 MIN_SECRET_LEN = 8
 MASK = "***"
 
 _NAME_PARTS = re.compile(r"[^A-Za-z0-9]+")
 _SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE")
 _SECRET_PARTS = frozenset({"PASS", "AUTH", "OAUTH", "COOKIE"})
-_URL_USERINFO = re2.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)([^/\s@]+)@")
-_WS = "\t\n\f\r "  # RE2's \s: the only characters a stream is cut after
+_WS = "\t\n\f\r "  # the only characters a stream is cut after
 _WS_RUN = re.compile(r"[\t\n\f\r ]")
-_SHAPES = re2.compile(
-    r"(?P<url>[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+(?P<at>@)"
-    r"|(?P<query>[?&](?i:access_token|token|api[_-]?key|key|secret|password|auth|sig|signature)=)[^&#\s\"']{4,}"
-    r"|sk-[A-Za-z0-9_\-]{8,}"
-    r"|(?P<bearer>(?i:bearer)\s{1,16})[A-Za-z0-9_\-\.=+/]{8,}"
-    r"|(?P<apikey>(?i:api[_-]?key)[\"'=:\s]{1,16})[A-Za-z0-9_\-\.]{8,}"
-    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
+# Key shapes, one pass each: every pattern starts at a fixed literal and matches or fails within a
+# bounded distance, so Python's engine stays linear (RE2 is linear too but pays ~30 µs per match in
+# its Python binding: a page of keys took seconds); the case-insensitive ones run only when their
+# word occurs. URL userinfo, whose scheme run backtracked quadratically, is found by hand
+# (:func:`_url_spans`). `\b` before gh_/AKIA is checked in the callback (a leading `\b` would cost
+# the engine its fast literal scan).
+_HEADED = (  # (word that must occur, lower-cased; pattern whose group 1 is kept)
+    ("=", re.compile(r"([?&](?i:access_token|token|api[_-]?key|key|secret|password|auth|sig|signature)=)"
+                     r"[^&#\s\"']{4,}")),
+    ("bearer", re.compile(r"((?i:bearer)\s{1,16})[A-Za-z0-9_\-\.=+/]{8,}")),
+    ("api", re.compile(r"((?i:api[_-]?key)[\"'=:\s]{1,16})[A-Za-z0-9_\-\.]{8,}")),
 )
+_BARE = (
+    ("sk-", re.compile(r"sk-[A-Za-z0-9_\-]{8,}")),
+    ("gh", re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}")),
+    ("AKIA", re.compile(r"AKIA[0-9A-Z]{16}(?![0-9A-Za-z_])")),
+)
+_WORD = re.compile(r"\w")
 # a cut after whitespace is unsafe when a shape that spans whitespace may have begun before it
-_OPEN_SHAPE = re2.compile(r"(?i:bearer|api[_-]?key[\"'=:]*)\s*$")
+_OPEN_SHAPE = re.compile(r"(?i:bearer\s*|api[_-]?key[\"'=:\s]*)\Z")
+_SCHEME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-"
+_LETTER = re.compile(r"[A-Za-z]")
+_USER = re.compile(r"[^/\s:@]*")
+_PASSWORD = re.compile(r"[^/\s@]+")
 
 
-def _shape_mask(m: Any) -> str:
-    head = m.group("url") or m.group("query") or m.group("bearer") or m.group("apikey") or ""
-    return head + MASK + (m.group("at") or "")
+def _headed_mask(m: re.Match[str]) -> str:
+    return m.group(1) + MASK
+
+
+def _bare_mask(m: re.Match[str]) -> str:
+    start = m.start()
+    if m.group()[0] in "gA" and start > 0 and _WORD.match(m.string, start - 1):
+        return m.group()  # not at a word boundary: `xghp_…`, `XAKIA…`
+    return MASK
+
+
+def _mask_shapes(text: str) -> str:
+    lower = text.lower()
+    for word, pattern in _HEADED:
+        if word in lower:
+            text = pattern.sub(_headed_mask, text)
+    for word, pattern in _BARE:
+        if word in text:
+            text = pattern.sub(_bare_mask, text)
+    return text
+
+
+def _url_spans(text: str) -> list[tuple[int, int]]:
+    r"""The ``(start, end)`` of the password of every ``scheme://user:PASSWORD@`` in ``text``:
+    what ``[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@`` finds, in one linear pass (each
+    scheme run is read once: it cannot hold the ``:`` or ``/`` that ends the previous match)."""
+    out: list[tuple[int, int]] = []
+    i, floor = text.find("://"), 0
+    while i >= 0:
+        run_start = floor + len(text[floor:i].rstrip(_SCHEME_CHARS)) if i > floor else i
+        has_letter = _LETTER.search(text, run_start, i) is not None
+        next_i = text.find("://", i + 3)
+        if has_letter:
+            user = _USER.match(text, i + 3)
+            colon = user.end() if user else i + 3
+            if colon < len(text) and text[colon] == ":":
+                pw = _PASSWORD.match(text, colon + 1)
+                if pw and pw.end() < len(text) and text[pw.end()] == "@":
+                    out.append((colon + 1, pw.end()))
+                    floor = pw.end() + 1
+                    i = text.find("://", floor)
+                    continue
+        floor = i + 3
+        i = next_i
+    return out
+
+
+def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    parts, last = [], 0
+    for a, b in spans:
+        parts += [text[last:a], MASK]
+        last = b
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def is_secret_name(name: str) -> bool:
@@ -78,8 +142,8 @@ def is_secret_name(name: str) -> bool:
 
 def url_password(value: str) -> str | None:
     """The password of a URL with userinfo (``scheme://user:pw@host``), else ``None``."""
-    match = _URL_USERINFO.search(value)
-    return match.group(2) if match else None
+    spans = _url_spans(value)
+    return value[spans[0][0] : spans[0][1]] if spans else None
 
 
 def env_secrets(environ: Mapping[str, str]) -> set[str]:
@@ -101,7 +165,7 @@ def env_secrets(environ: Mapping[str, str]) -> set[str]:
 @dataclass(frozen=True)
 class _Snapshot:
     values: frozenset[str]
-    pattern: re2._Regexp | None
+    pattern: re.Pattern[str] | None
     longest: int = 0
     spaced: tuple[str, ...] = ()  # the values holding whitespace (a stream may not cut inside them)
 
@@ -126,7 +190,7 @@ class Redactor:
         with self._lock:
             merged = self._snap.values | fresh
             ordered = sorted(merged, key=len, reverse=True)  # longest first: no partial leftovers
-            pattern = re2.compile("|".join(re2.escape(v) for v in ordered))
+            pattern = re.compile("|".join(re.escape(v) for v in ordered))  # literals: linear
             spaced = tuple(v for v in ordered if any(c in _WS for c in v))
             self._snap = _Snapshot(frozenset(merged), pattern, len(ordered[0]), spaced)
 
@@ -153,7 +217,9 @@ class Redactor:
         snap = self._snap  # one read: a concurrent add swaps the snapshot, never mutates it
         if snap.pattern is not None:
             text = snap.pattern.sub(MASK, text)
-        return _SHAPES.sub(_shape_mask, text)
+        if "://" in text:
+            text = _mask_spans(text, _url_spans(text))
+        return _mask_shapes(text)
 
 
 REDACTOR = Redactor()
@@ -250,8 +316,7 @@ class StreamRedactor:
     @staticmethod
     def _safe(buf: str, p: int, spaced: tuple[str, ...], final: bool) -> bool | None:
         """Is a cut at ``p`` (``buf[p-1]`` is whitespace) safe? ``None``: not known yet."""
-        tail = buf[max(0, p - 48) : p].rstrip(_WS).rstrip("\"'=:").lower()
-        if tail.endswith(("bearer", "key")) and _OPEN_SHAPE.search(buf[max(0, p - 48) : p]):
+        if _OPEN_SHAPE.search(buf, max(0, p - 48), p):
             return False
         for v in spaced:
             if p + len(v) - 1 > len(buf) and not final:
@@ -260,8 +325,27 @@ class StreamRedactor:
                 return False
         return True
 
+    def _backward(self, buf: str) -> int:
+        """The last safe cut of ``buf`` after ``_checked`` (0: none yet), read from the end — when
+        less than a window follows the latest cut, no forced cut can fall in ``buf``."""
+        spaced, k, undecided = self.redactor._snap.spaced, len(buf), None
+        while True:
+            k = max(buf.rfind(c, self._checked, k) for c in _WS)
+            if k < 0:
+                break
+            verdict = self._safe(buf, k + 1, spaced, False)
+            if verdict is None:
+                undecided = k
+            elif verdict:
+                self._last = self._checked = k + 1
+                return k + 1
+        self._checked = undecided if undecided is not None else len(buf)
+        return 0
+
     def _advance(self, buf: str, final: bool) -> int:
         """Decide the cut candidates of ``buf`` from ``_checked`` on; the index to emit up to."""
+        if not final and len(buf) - self._last < self.window:
+            return self._backward(buf)
         spaced, window = self.redactor._snap.spaced, self.window
         emit_to, last, stopped = 0, self._last, False
         for m in _WS_RUN.finditer(buf, self._checked):
