@@ -85,7 +85,7 @@ class StdinApprovals:
             after: Callable[[str], None] = lambda _c: None) -> int:
         """Ask every new approval with ``ask(prompt)``; ``answer(call_id, decision, scope)`` each:
         ``y``/``yes`` allow, ``a``/``always`` allow for the rest of the session (scope
-        ``session``: this tool — for bash this command prefix), anything else denies.
+        ``session``: this tool — for bash a read-only name or the exact command), anything else denies.
 
         ``KeyboardInterrupt`` propagates (the wait then cancels the turn); any other failure of
         ``ask`` (no stdin in this front end) denies. ``after(call_id)`` follows each answer typed
