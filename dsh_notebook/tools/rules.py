@@ -30,6 +30,7 @@ what decided: ``policy:fn``, ``rules.json#2 bash "rm *"``, ``session bash "git s
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import json
 import threading
@@ -272,6 +273,8 @@ class ApprovalPolicy:
         """A ToolRuntime ``pre_execute`` hook: the policy's verdict, or ``None`` to keep the tool's."""
         if verdict.decision == "deny":
             return None  # a disabled tool stays disabled
+        if inv.name == "bash":  # parse off the host loop (cached for the evaluation below)
+            await asyncio.to_thread(parse_line, call_subject(inv.name, inv.arguments))
         hit = self.evaluate(inv.call_id, inv.name, inv.arguments)
         if hit is None:
             return None
