@@ -247,8 +247,27 @@ def _redact_json(value: Any, redact_text: Any) -> Any:
     if isinstance(value, list):
         return [_redact_json(v, redact_text) for v in value]
     if isinstance(value, dict):
-        return {redact_text(k): _redact_json(v, redact_text) for k, v in value.items()}
+        return {redact_text(k): (_nested_arguments(v, redact_text) if k == "arguments" and isinstance(v, str)
+                                 else _redact_json(v, redact_text)) for k, v in value.items()}
     return value
+
+
+def _nested_arguments(text: str, redact_text: Any) -> str:
+    """A tool call's ``arguments`` (JSON inside a JSON string) stay valid JSON."""
+    try:
+        return json.dumps(_redact_json(json.loads(text), redact_text), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return str(redact_text(text))
+
+
+def redact_data(value: Any) -> Any:
+    """A JSON-able value (an event, a list of messages) with secrets masked in every string —
+    a tool call's ``arguments`` inside their own JSON. For showing logs written before the
+    arguments were masked at the source."""
+    try:
+        return _redact_json(value, redact)
+    except RecursionError:
+        return value
 
 
 def redact_json_text(text: str, *, known_only: bool = False) -> str:

@@ -118,3 +118,28 @@ def test_the_python_tool_does_not_see_secret_named_variables(monkeypatch: object
         assert redact(f"x {NAMED} y") == f"x {MASK} y"
     finally:
         del os.environ["MY_SERVICE_TOKEN"]
+
+
+def test_show_masks_keys_in_the_arguments_of_a_log_written_before_they_were_masked(tmp_path: Path) -> None:
+    """A log from an older version holds a key in a tool call's arguments: `show`, `show --json`
+    and `show --messages` print it masked (the arguments still JSON)."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    with FakeOpenAIServer() as server:
+        server.enqueue(tool_call_reply([("c1", "bash", json.dumps({"command": "echo PLACEHOLDER1"}))]),
+                       text_reply("ok"))
+        done = _run(home, ws, server, "run", "--approve", "auto", "--model", "fake-model", "--base-url",
+                    server.base_url, "--cwd", str(ws), "go")
+        assert done.returncode == 0, done.stderr
+        _sid, log = session_of(done.stdout)
+        log.write_text(log.read_text().replace("PLACEHOLDER1", ARG_KEY))  # as an older version wrote it
+        shown = {flag: _run(home, ws, server, "show", *([flag] if flag else []), str(log))
+                 for flag in ("--json", "--messages", "")}
+    assert ARG_KEY in log.read_text()
+    for flag, out in shown.items():
+        assert out.returncode == 0, (flag, out.stderr)
+        assert ARG_KEY not in out.stdout + out.stderr, flag
+        assert "echo ***" in out.stdout or "echo \\u002a" in out.stdout or flag == "", (flag, out.stdout[:500])
+    messages = json.loads(shown["--messages"].stdout)
+    calls = [c for m in messages for c in m.get("tool_calls") or []]
+    assert json.loads(calls[0]["function"]["arguments"]) == {"command": "echo ***"}
