@@ -329,6 +329,7 @@ class StreamRedactor:
         self._checked = 0  # cut candidates before this index of `pending` are decided
         self._last = 0  # the latest cut point (safe or forced) in `pending`
         self._forced: list[int] = []  # forced cut points in `pending` (always split there)
+        self._before = ""  # the end of the text already emitted (a cut's safety may look back)
         if redactor is REDACTOR:
             redactor.refresh_from_env()  # secrets known only by their variable's name, too
 
@@ -348,11 +349,12 @@ class StreamRedactor:
         """The last safe cut of ``buf`` after ``_checked`` (0: none yet), read from the end — when
         less than a window follows the latest cut, no forced cut can fall in ``buf``."""
         spaced, k, undecided = self.redactor._snap.spaced, len(buf), None
+        ctx, off = self._before + buf, len(self._before)
         while True:
             k = max(buf.rfind(c, self._checked, k) for c in _WS)
             if k < 0:
                 break
-            verdict = self._safe(buf, k + 1, spaced, False)
+            verdict = self._safe(ctx, off + k + 1, spaced, False)
             if verdict is None:
                 undecided = k
             elif verdict:
@@ -366,6 +368,7 @@ class StreamRedactor:
         if not final and len(buf) - self._last < self.window:
             return self._backward(buf)
         spaced, window = self.redactor._snap.spaced, self.window
+        ctx, off = self._before + buf, len(self._before)
         emit_to, last, stopped = 0, self._last, False
         for m in _WS_RUN.finditer(buf, self._checked):
             p = m.end()
@@ -373,7 +376,7 @@ class StreamRedactor:
                 last += window
                 self._forced.append(last)
                 emit_to = last
-            verdict = self._safe(buf, p, spaced, final)
+            verdict = self._safe(ctx, off + p, spaced, final)
             if verdict is None:
                 self._checked, stopped = m.start(), True
                 break
@@ -391,7 +394,9 @@ class StreamRedactor:
     def _emit(self, buf: str, upto: int) -> str:
         cuts = [c for c in self._forced if c < upto]
         pieces = [buf[a:b] for a, b in zip([0, *cuts], [*cuts, upto], strict=True)]
-        self._forced = [c - upto for c in self._forced if c >= upto]
+        self._forced = [c - upto for c in self._forced if c > upto]
+        keep = 48 + max((len(v) for v in self.redactor._snap.spaced), default=0)
+        self._before = (self._before + buf[:upto])[-keep:]
         self._checked, self._last = max(0, self._checked - upto), max(0, self._last - upto)
         return "".join(self.redactor.redact(piece) for piece in pieces)
 
@@ -405,5 +410,5 @@ class StreamRedactor:
     def flush(self) -> str:
         buf = self.pending
         out = self._emit(buf, self._advance(buf, final=True)) if buf else ""
-        self.pending, self._checked, self._last, self._forced = "", 0, 0, []
+        self.pending, self._checked, self._last, self._forced, self._before = "", 0, 0, [], ""
         return out
