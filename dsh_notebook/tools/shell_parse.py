@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import bashlex  # type: ignore[import-untyped]
@@ -242,7 +243,7 @@ def _resolve(words: list[Word], line: ParsedLine, depth: int) -> list[tuple[str,
         if base == "find":
             _find_exec(words[i + 1 :], line, depth, out)
         spec = WRAPPERS.get(base)
-        if spec is None or depth >= MAX_DEPTH:
+        if spec is None:
             out.insert(0, (base, *(w.text for w in words[i + 1 :])))
             return out
         nxt = _skip_options(spec, words, i + 1)
@@ -250,14 +251,26 @@ def _resolve(words: list[Word], line: ParsedLine, depth: int) -> list[tuple[str,
             line.why(f"an option of `{base}` the parser cannot follow")
             out.insert(0, (base, *(w.text for w in words[i + 1 :])))
             return out
+        if spec.assignments and _runs_code(w.text for w in words[i + 1 : nxt]):
+            line.why("a variable that makes a program run code (BASH_ENV, LD_PRELOAD …)")
         if nxt >= len(words):  # `env` alone, `nice` alone: the wrapper is the program
             out.insert(0, (base, *(w.text for w in words[i + 1 :])))
             return out
-        i, depth = nxt, depth + 1
+        i = nxt  # wrappers are followed in a loop (no depth limit to slip past)
     return out
 
 
+_CODE_VARS = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "PROMPT_COMMAND"})
+
+
+def _runs_code(assignments: Iterable[str]) -> bool:
+    return any(a.split("=", 1)[0] in _CODE_VARS for a in assignments if "=" in a)
+
+
 def _find_exec(args: list[Word], line: ParsedLine, depth: int, out: list[tuple[str, ...]]) -> None:
+    if depth >= MAX_DEPTH and any(a.text.startswith(("-exec", "-ok")) for a in args):
+        line.why("`find -exec` nested too deep to follow")
+        return
     k = 0
     while k < len(args):
         if args[k].text in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -308,6 +321,8 @@ def _simple(node: object, src: str, line: ParsedLine, depth: int) -> None:
             assignments.append(unquote(src[start:end]).text)
         elif part.kind in ("word", "assignment"):
             words.append(unquote(src[start:end]))
+    if _runs_code(assignments):
+        line.why("a variable that makes a program run code (BASH_ENV, LD_PRELOAD …)")
     if not words:
         return
     resolved = _resolve(words, line, depth)

@@ -30,6 +30,7 @@ TOUCH_VARIANTS = [
     "env -i PATH=/usr/bin:/bin touch {m}", '"touch" {m}', "echo `echo hi`; touch {m}", "echo a || touch {m}",
     "echo hello" + " " * 400 + "; touch {m}", "if true; then touch {m}; fi", "for i in 1; do touch {m}; done",
     "echo | sh -c 'touch {m}'", "setsid touch {m}", "command -p touch {m}", "xargs -n1 touch < /dev/null; touch {m}",
+    "env env env env env env touch {m}", "nice nice nice nice nice touch {m}", "builtin command exec touch {m}",
 ]  # fmt: skip
 DENY_TOUCH = RuleSet([Rule(tool="bash", pattern="touch *", action="deny")], "rules.json")
 
@@ -45,7 +46,8 @@ def test_a_deny_rule_leaves_other_commands_alone(command: str) -> None:
 
 
 @pytest.mark.parametrize("command", ["echo $(date)", "eval ls", "source x.sh", ". x.sh", "f() { ls; }", "$CMD x",
-                                     "case x in a) ls;; esac", "sh script.sh", "env -S 'ls'"])
+                                     "case x in a) ls;; esac", "sh script.sh", "env -S 'ls'",
+                                     "BASH_ENV=x.sh bash -c true", "env LD_PRELOAD=x.so ls", "ls\n" * 600])
 def test_what_the_parser_cannot_resolve_matches_deny_and_never_allow(command: str) -> None:
     rules = RuleSet([Rule(tool="bash", pattern="rm *", action="deny")])
     assert rules.match("bash", command) is not None
