@@ -141,7 +141,7 @@ def _tar_safe(args: list[str]) -> bool:
             if set(letters) & set("cxruAdIFM") or a is first and not letters:
                 return False
             mode_ok = mode_ok or "t" in letters
-    return mode_ok and not any(":" in a for a in args[1:2])  # a remote archive host:file
+    return mode_ok and not any(":" in a for a in args)  # a remote archive `host:file` runs rsh
 
 
 def name_grant_safe(cmd: SimpleCommand) -> str | None:

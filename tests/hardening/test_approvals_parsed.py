@@ -84,7 +84,7 @@ GRANT_CASES = [
     ("sed -n 1p f", "sed -n 's/a/touch x/e' f", False), ("sed -n 1p f", "sed -n 'b/;e touch x;/x/p' f", False),
     ("tar tf a.tar", "tar tvf b.tar", True), ("tar tf a.tar", "tar tf a.tar --checkpoint=1 --checkpoint-action=exec='touch x'", False),
     ("tar tf a.tar", "tar --to-command='touch x' -xf a.tar", False), ("tar tf a.tar", "tar xf a.tar", False),
-    ("tar tf a.tar", "tar -I 'touch x' -tf a.tar", False), ("tar tf a.tar", "tar -tf a.tar --use-compress=x", False),
+    ("tar tf a.tar", "tar -I 'touch x' -tf a.tar", False), ("tar tf a.tar", "tar -t -f host:a.tar", False), ("tar tf a.tar", "tar -tf a.tar --use-compress=x", False),
     ("env", "env touch x", False), ("env", "env FOO=1 touch x", False), ("xargs echo", "xargs touch", False),
     ("timeout 5 ls", "timeout 5 touch x", False), ("nice ls", "nice touch x", False),
     ("git log", "git log --oneline", True), ("git log", "git log --output=x", False), ("git log", "git log --out=x", False),
