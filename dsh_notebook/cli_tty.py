@@ -15,7 +15,6 @@ and SIGTERM / SIGHUP handled like Ctrl-C.
 
 from __future__ import annotations
 
-import json
 import re
 import signal
 import sys
@@ -24,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from .client.follow import FollowHandle
+from .tools.visible import approval_text
 from .wire.events import ToolCall
 
 __all__ = ["NO_TTY", "PrintableStream", "TtyApprovals", "printable", "terminate_as_interrupt"]
@@ -87,22 +87,6 @@ class _Terminal:
             self.stream.close()
 
 
-def _brief(arguments: str, width: int = 200) -> str:
-    """``{"command": "ls"}`` → ``ls``; several keys → ``k=v, …``; one line, truncated."""
-    try:
-        data = json.loads(arguments) if arguments else {}
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and len(data) == 1:
-        text = str(next(iter(data.values())))
-    elif isinstance(data, dict):
-        text = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items())
-    else:
-        text = arguments
-    text = " ⏎ ".join(text.splitlines())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 class TtyApprovals:
     """Asks each approval the followed session waits for, once; answers with ``session/approve``."""
 
@@ -132,7 +116,7 @@ class TtyApprovals:
     def _arguments(self, call_id: str) -> str:
         for event in reversed(self.handle.model.events):
             if isinstance(event, ToolCall) and event.call_id == call_id:
-                return _brief(event.arguments)
+                return approval_text(event.name, event.arguments)
         return ""
 
     def close(self) -> None:

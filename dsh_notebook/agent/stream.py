@@ -36,7 +36,7 @@ from ..models.base import (
     reset_first_byte,
     wire_chunk,
 )
-from ..redaction import StreamRedactor, redact_known
+from ..redaction import StreamRedactor, redact, redact_json_text
 from ..session.session import Session, now_ms
 from ..wire.events import (
     AssistantAttempt,
@@ -105,6 +105,7 @@ class StreamAttempt:
         self._runs: list[_Run] = []
         self._run: _Run | None = None
         self._redactors: dict[int, StreamRedactor] = {}  # text/reasoning index → held-back tail
+        self._arg_redactors: dict[int, StreamRedactor] = {}  # tool-call index → held-back tail
 
     # -- transient frames (trusted internal data: built without re-validation) ----------------
     def _send(self, frame: StreamStart | StreamChunkFrame | StreamEnd) -> None:
@@ -133,8 +134,13 @@ class StreamAttempt:
         secrets are masked (a tail that may be the start of one waits for the next delta)."""
         if isinstance(chunk, TextDelta | ReasoningDelta):
             chunk = replace(chunk, text=self._redactors.setdefault(chunk.index, StreamRedactor()).feed(chunk.text))
+        elif isinstance(chunk, ToolCallDelta) and chunk.arguments_delta:  # shown live: masked too
+            chunk = replace(chunk, arguments_delta=self._arg_redactors.setdefault(
+                chunk.index, StreamRedactor()).feed(chunk.arguments_delta))
         elif isinstance(chunk, BlockEnd | Finish):
             self.flush_text()
+            if isinstance(chunk, BlockEnd):
+                chunk = replace(chunk, block=_clean(chunk.block))  # the settled block is shown too
         self._feed(chunk)
 
     def flush_text(self) -> None:
@@ -144,6 +150,10 @@ class StreamAttempt:
                 kind = self.blocks[index].kind if index in self.blocks else "text"
                 tail = redactor.flush()
                 self._feed(ReasoningDelta(index, tail) if kind == "reasoning" else TextDelta(index, tail))
+        for index, redactor in list(self._arg_redactors.items()):
+            if redactor.pending:
+                block = self.blocks.get(index)
+                self._feed(ToolCallDelta(index, (block.id if block else None) or "", redactor.flush()))
 
     def _feed(self, chunk: StreamChunk) -> None:
         t = self.clock()
@@ -246,11 +256,16 @@ def _whole(block: ToolCallBlock) -> ToolCallBlock:
 
 
 def _clean(block: AssistantBlock) -> AssistantBlock:
-    """A settled text block with secrets split across chunks masked too."""
+    """A settled block with every secret masked: text and reasoning as a whole, a tool call's
+    arguments inside their JSON strings (issue 21: they are logged, shown, indexed and run)."""
     if isinstance(block, TextBlock | ReasoningBlock):
-        clean = redact_known(block.text)
+        clean = redact(block.text)
         if clean != block.text:
             return block.model_copy(update={"text": clean})
+    elif isinstance(block, ToolCallBlock):
+        args = redact_json_text(block.arguments)
+        if args != block.arguments:
+            return block.model_copy(update={"arguments": args})
     return block
 
 

@@ -104,7 +104,8 @@ class DshClient:
         return bool(self.remote.session.cancel(session_id=session_id).cancelled)
 
     def approve(self, session_id: str, call_id: str, decision: str, scope: str = "call") -> Decided:
-        """``scope="session"``: allow this tool (bash: this command prefix) for the rest of the session."""
+        """``scope="session"``: allow this tool (bash: a read-only command name or this exact
+        command) for the rest of the session."""
         decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision,
                                                        scope=scope)
         return decided

@@ -77,8 +77,8 @@ class PendingApprovals(Approver):
     def answer(self, call_id: str, decision: ApprovalDecision, *, by: str = "client",
                scope: str = "call") -> None:
         """Resolve the wait of ``call_id``; ``UNKNOWN_APPROVAL`` when nothing waits for it.
-        ``scope="session"`` with ``allow``: allow this tool (bash: this command prefix) for the
-        rest of the session — the runtime logs the grant and the session's policy honours it."""
+        ``scope="session"`` with ``allow``: allow this tool (bash: a read-only command name or
+        this exact command) for the rest of the session — the runtime logs the grant and the session's policy honours it."""
         waiting = self._waiting.get(call_id)
         if waiting is None or waiting.future.done():
             raise HostError(f"no approval is pending for call {call_id!r}", code="UNKNOWN_APPROVAL")

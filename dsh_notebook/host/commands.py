@@ -16,6 +16,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from ..errors import HostError
+from ..redaction import redact
 from ..wire.endpoints import Accepted, PromptCommand, TextPart
 from ..wire.messages import MessageSource, TextBlock, UserMessage
 from .gateway import GatewayInvocation
@@ -75,7 +76,7 @@ class SessionCommandHandler:
             decision.update(decision="duplicate", queued=False)
         else:
             message = UserMessage(
-                content=blocks,
+                content=_redacted(blocks),  # issue 21: a key typed in a prompt is never logged or sent
                 source=MessageSource(kind="user", request_id=rid, rpc_id=inv.rpc_id, cell=command.cell),
             )
             if command.mode == "steer":
@@ -90,3 +91,13 @@ class SessionCommandHandler:
         self.decisions.append(decision)
         del self.decisions[:-200]
         return Accepted(accepted=True)
+
+
+
+def _redacted(blocks: tuple[TextBlock, ...]) -> tuple[TextBlock, ...]:
+    """The prompt's text blocks with every known secret and key shape masked."""
+    out = []
+    for block in blocks:
+        clean = redact(block.text)
+        out.append(block.model_copy(update={"text": clean}) if clean != block.text else block)
+    return tuple(out)

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from ..client.model import ClientSessionModel
 from ..tools.rules import grant_for
+from ..tools.visible import approval_text, visible
 from .debug_console import edited_arguments
-from .render import format_arguments
 
 Asker = Callable[[str], str]
 NO_STDIN = "no stdin to ask on; denied (use --approve auto, or --bg and the widget)"
@@ -30,10 +30,24 @@ def parse_answer(reply: str) -> tuple[str, str]:
     return ("allow" if word in ("y", "yes") else "deny"), "call"
 
 
-def allow_always_label(name: str, arguments: str) -> str:
-    """What ``a`` would allow: ``bash "git status *"`` or the whole tool."""
+def allow_always_label(name: str, arguments: str) -> str | None:
+    """What ``a`` would allow: ``bash "git status *"``, ``bash this exact command``, or the whole
+    tool; ``None`` when no grant could match (an unresolved bash line): then ``a`` is not offered."""
     grant = grant_for(name, arguments)
-    return f'{name} "{grant.pattern}"' if grant.pattern != "*" else f"every {name} call"
+    if grant is None:
+        return None
+    if grant.pattern == "*":
+        return f"every {name} call"
+    if name == "bash" and not grant.pattern.endswith(" *"):
+        return "this exact bash command"
+    return f'{name} "{visible(grant.pattern)}"'
+
+
+def prompt_text(name: str, arguments: str) -> str:
+    """The stdin question: the whole call (:func:`~dsh_notebook.tools.visible.approval_text`)."""
+    label = allow_always_label(name, arguments)
+    choices = f"[y/N/a: {label} for this session]" if label else "[y/N]"
+    return f"dsh: allow {visible(name)} {approval_text(name, arguments)}? {choices} "
 
 
 class StdinApprovals:
@@ -71,7 +85,7 @@ class StdinApprovals:
             after: Callable[[str], None] = lambda _c: None) -> int:
         """Ask every new approval with ``ask(prompt)``; ``answer(call_id, decision, scope)`` each:
         ``y``/``yes`` allow, ``a``/``always`` allow for the rest of the session (scope
-        ``session``: this tool — for bash this command prefix), anything else denies.
+        ``session``: this tool — for bash a read-only name or the exact command), anything else denies.
 
         ``KeyboardInterrupt`` propagates (the wait then cancels the turn); any other failure of
         ``ask`` (no stdin in this front end) denies. ``after(call_id)`` follows each answer typed
@@ -81,8 +95,7 @@ class StdinApprovals:
         for call_id, name, arguments in todo:
             before()
             try:
-                reply = ask(f"dsh: allow {name} {format_arguments(arguments, width=200)}? "
-                            f"[y/N/a: {allow_always_label(name, arguments)} for this session] ")
+                reply = ask(prompt_text(name, arguments))
             except KeyboardInterrupt:
                 raise
             except Exception:

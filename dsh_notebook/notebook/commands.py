@@ -236,7 +236,7 @@ class CommandsMixin:
             items["max steps"] = str(steps) if steps is not None else "no limit"
             items["max time"] = f"{seconds}s" if seconds is not None else "no limit"
             items["rules"] = info.rules or "(none: DSH_POLICY_FILE / --rules FILE)"
-            items["granted for the session"] = ", ".join(f'{g.tool} "{g.pattern}"' for g in info.grants) or "(none)"
+            items["granted for the session"] = ", ".join(_grant_text(g) for g in info.grants) or "(none)"
         names = [getattr(fn, "__qualname__", repr(fn)) for fn in registered_policies()]
         items["policy callables"] = ", ".join(names) or "(none: register with dsh_notebook.policy(fn))"
         return ConfigView(items)
@@ -292,3 +292,10 @@ def request_items(request: Any) -> dict[str, str]:
     return {"context window": window, "output limit": f"{limit} (--max-tokens)",
             "request options": f"{options} (--option KEY=VALUE)", "tools offered": f"{request.tools} (--tools)",
             "model timeouts": f"{timeouts} (--first-byte-timeout / --idle-timeout)"}
+def _grant_text(grant: Any) -> str:
+    """``bash "git status *"``; an exact bash grant as its whole command, made visible."""
+    from ..tools.grants import glob_literal
+    from ..tools.visible import visible
+
+    exact = glob_literal(grant.pattern) if grant.tool == "bash" else None
+    return f'{grant.tool} "{visible(exact if exact is not None else grant.pattern)}"'

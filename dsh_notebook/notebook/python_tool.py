@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, Field, JsonValue
 
+from ..redaction import secrets_hidden
 from ..tools.base import Tool, ToolContext, ToolOutput
 from . import nsdiff
 from .mainthread import MainThreadRunner
@@ -78,7 +79,7 @@ def run_python(code: str, namespace: MutableMapping[str, Any]) -> PythonRun:
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = tree.body.pop().value  # type: ignore[attr-defined]
     ns: Any = namespace
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), secrets_hidden():  # issue 21
         try:
             exec(compile(tree, "<dsh-python>", "exec"), ns)
             if last is not None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..config import settings_from_env
 from ..errors import LogFormatError
+from ..redaction import redact, redact_data
 from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
@@ -178,21 +179,21 @@ def show_main(args: argparse.Namespace, chat_format: Callable[[Any], Any] | None
         print(f"warning: {w}", file=sys.stderr)
     out = sys.stdout
     if getattr(args, "messages", False) and chat_format is not None:
-        json.dump(chat_format(report.next_messages), out, ensure_ascii=False, indent=2)
+        json.dump(redact_data(chat_format(report.next_messages)), out, ensure_ascii=False, indent=2)
         out.write("\n")
         for r in report.repairs:
             print(f"repair: {r.kind} {r.call_id!r} at message {r.index}: {r.detail}", file=sys.stderr)
         return 0
     if getattr(args, "json", False):
-        for line in report.lines:
-            out.write(line + "\n")
+        for line in report.lines:  # older logs may hold keys in tool-call arguments: masked here
+            out.write((line if redact(line) == line else _redacted_line(line)) + "\n")
         return 0
     h = report.header
     created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h.created_at / 1000))
     count = report.events[-1].seq + 1 if report.events else 0  # "N events": the last seq + 1, as everywhere
     out.write(f"session {h.id}  cwd={h.cwd or '-'}  created {created}  {count} events  {path}\n")
     for ev in report.events:
-        out.write(describe_event(ev) + "\n")
+        out.write(redact(describe_event(ev)) + "\n")
     if report.closers:
         out.write("crash repair on resume would append:\n")
         for ev in report.closers:
@@ -216,3 +217,10 @@ def sessions_main(args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.last_activity_ms / 1000))
         print(_fmt_row([s.id, s.status, s.turns, when, s.event_count, s.title], widths))
     return 0
+
+
+def _redacted_line(line: str) -> str:
+    try:
+        return json.dumps(redact_data(json.loads(line)), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return redact(line)

@@ -13,22 +13,26 @@ Before a call runs, its tool's default (``allow`` for read / glob / grep, ``ask`
    command for ``bash``, the code for ``python``, the path for file tools (``file_path``, or
    ``path`` / ``pattern`` for grep / glob), the raw arguments otherwise. First match wins;
 3. **grants** — "allow for the rest of the session" answers (``a`` at the stdin prompt, the
-   widget's button), read from the session log's ``approval/decided.grant``: for ``bash`` the
-   command prefix (its first word, and the second for tools with subcommands such as ``git``), for
-   other tools the whole tool.
+   widget's button), read from the session log's ``approval/decided.grant``: for ``bash`` an exact
+   command or a read-only command name (see :mod:`.grants`), for other tools the whole tool.
 
-An *allow* (rule or grant) never matches a bash command holding shell control characters
-(``; & | ` $ ( ) < >`` or a newline): ``git status; rm -rf ~`` is not ``git status *`` — it is
-asked as usual. ``deny`` and ``ask`` rules match any command. Decisions made without asking are
-logged as ``approval/decided`` with ``by`` (``policy`` / ``rule`` / ``session``) and ``rule``
-(the label of what decided: ``policy:fn``, ``rules.json#2 bash "rm *"``, ``session bash "git *"``).
+Bash commands are matched **parsed** (:mod:`.shell_parse`): a rule's ``pattern`` is a glob on the
+whole line and on each simple command of it, normalised (quotes removed, spaces collapsed) both as
+written (``sudo touch x``) and as resolved through wrappers and paths (``touch x``). A ``deny`` or
+``ask`` rule matches when the whole line or ANY simple command matches — or when the line cannot
+be fully resolved (substitutions, ``eval``, functions, parse failures). An ``allow`` rule matches
+only a resolved line without output redirection to a file whose EVERY simple command, as written
+and without ``VAR=`` assignments, matches (a pattern without wildcards: the whole line exactly):
+``git status; rm -rf ~`` is not ``git status *``. Decisions made without asking are logged as
+``approval/decided`` with ``by`` (``policy`` / ``rule`` / ``session``) and ``rule`` (the label of
+what decided: ``policy:fn``, ``rules.json#2 bash "rm *"``, ``session bash "git status *"``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import json
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,14 +43,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import UserError
 from ..wire.events import ApprovalDecided, Grant
+from .grants import bash_grant_covering, bash_grant_for, glob_literal
 from .outcome import PolicyVerdict, ToolInvocation
+from .shell_parse import parse_line
 
 Action = Literal["allow", "deny", "ask"]
-SHELL_META = re.compile(r"[;&|`$()<>\n\r]")
-SUBCOMMAND_TOOLS = frozenset({
-    "git", "npm", "npx", "pnpm", "yarn", "pip", "pip3", "uv", "cargo", "go", "docker", "kubectl",
-    "make", "poetry", "conda", "brew", "apt", "apt-get", "systemctl", "dotnet", "gh",
-})  # fmt: skip
 _SUBJECT_KEYS = {"bash": "command", "python": "code", "read": "file_path", "write": "file_path",
                  "edit": "file_path", "glob": "pattern"}
 
@@ -87,15 +88,37 @@ def call_subject(name: str, arguments: str) -> str:
     return value if isinstance(value, str) else arguments
 
 
+def _glob(pattern: str, text: str) -> bool:
+    # `git status *` also covers the bare prefix `git status`
+    return fnmatch.fnmatchcase(text, pattern) or (pattern.endswith(" *") and text == pattern[:-2])
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def bash_matches(pattern: str, command: str, *, allow: bool) -> bool:
+    """Does a rule's ``pattern`` match a bash ``command`` (see the module docstring)?"""
+    line = parse_line(command)
+    if not allow:
+        if line.unresolved or _glob(pattern, command) or _glob(pattern, _collapse(command)):
+            return True
+        return any(_glob(pattern, " ".join(form)) for cmd in line.commands
+                   for form in (cmd.literal, *cmd.resolved))
+    if line.unresolved or line.writes or not line.commands:
+        return False
+    exact = glob_literal(pattern)
+    if exact is not None:
+        return exact == command.strip()
+    return all(not cmd.assignments and _glob(pattern, " ".join(cmd.literal)) for cmd in line.commands)
+
+
 def _matches(tool_glob: str, pattern: str, name: str, subject: str, *, allow: bool) -> bool:
     if not fnmatch.fnmatchcase(name, tool_glob):
         return False
-    if allow and name == "bash" and SHELL_META.search(subject):
-        return False
-    if fnmatch.fnmatchcase(subject, pattern):
-        return True
-    # `git status *` also covers the bare prefix `git status`
-    return pattern.endswith(" *") and subject.strip() == pattern[:-2]
+    if name == "bash":
+        return bash_matches(pattern, subject, allow=allow)
+    return _glob(pattern, subject)
 
 
 class RuleSet:
@@ -141,15 +164,12 @@ def load_rules(path: str | Path) -> RuleSet:
     return RuleSet(rules, file.name)
 
 
-def grant_for(name: str, arguments: str) -> Grant:
-    """The grant an "allow for this session" answer gives: the bash command prefix, else the tool."""
+def grant_for(name: str, arguments: str) -> Grant | None:
+    """The grant an "allow for this session" answer gives: for bash an exact command or a read-only
+    name (:func:`.grants.bash_grant_for`; ``None`` when none could match), else the whole tool."""
     if name != "bash":
         return Grant(tool=name, pattern="*")
-    words = call_subject(name, arguments).split()
-    if not words:
-        return Grant(tool=name, pattern="*")
-    prefix = words[:2] if words[0] in SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-") else words[:1]
-    return Grant(tool=name, pattern=" ".join(prefix) + " *")
+    return bash_grant_for(call_subject(name, arguments))
 
 
 def grant_label(grant: Grant) -> str:
@@ -238,7 +258,13 @@ class ApprovalPolicy:
             hit = self.rules.match(name, subject)
             if hit is not None:
                 return hit[0], "rule", hit[1]
-        for grant in self.grants:
+        grants = self.grants
+        if name == "bash":
+            hit_grant = bash_grant_covering(grants, subject)
+            if hit_grant is not None:
+                return "allow", "session", grant_label(hit_grant)
+            return None
+        for grant in grants:
             if _matches(grant.tool, grant.pattern, name, subject, allow=True):
                 return "allow", "session", grant_label(grant)
         return None
@@ -247,6 +273,8 @@ class ApprovalPolicy:
         """A ToolRuntime ``pre_execute`` hook: the policy's verdict, or ``None`` to keep the tool's."""
         if verdict.decision == "deny":
             return None  # a disabled tool stays disabled
+        if inv.name == "bash":  # parse off the host loop (cached for the evaluation below)
+            await asyncio.to_thread(parse_line, call_subject(inv.name, inv.arguments))
         hit = self.evaluate(inv.call_id, inv.name, inv.arguments)
         if hit is None:
             return None
@@ -256,6 +284,6 @@ class ApprovalPolicy:
 
 
 __all__ = [
-    "ApprovalPolicy", "PolicyCall", "Rule", "RuleSet", "call_subject", "grant_for", "grant_label",
+    "ApprovalPolicy", "PolicyCall", "Rule", "RuleSet", "bash_matches", "call_subject", "grant_for", "grant_label",
     "load_rules", "register_policy", "registered_policies", "unregister_policy",
 ]  # fmt: skip

@@ -27,7 +27,7 @@ export class Remote {
   cancel(sessionId: string): Promise<unknown> {
     return this.connection.call("session/cancel", { sessionId });
   }
-  /** `scope: "session"` with allow: this tool (bash: this command prefix) for the rest of the session. */
+  /** `scope: "session"` with allow: this tool (bash: a read-only command name or this exact command) for the rest of the session. */
   approve(sessionId: string, callId: string, decision: "allow" | "deny", scope: "call" | "session" = "call"): Promise<unknown> {
     const args = scope === "session" ? { sessionId, callId, decision, scope } : { sessionId, callId, decision };
     return this.connection.call("session/approve", args);

@@ -30,6 +30,10 @@ describe("approval detail", () => {
     expect(approvalDetail("write", '{"file_path": "a.txt", "content": "x\\ny"}')).toEqual({ kind: "write", path: "a.txt", lines: [{ op: "+", text: "x" }, { op: "+", text: "y" }] });
     expect(approvalDetail("python", '{"code": "print(1)"}')).toEqual({ kind: "code", code: "print(1)" });
     expect(approvalDetail("bash", "not json")).toEqual({ kind: "args", text: "not json" });
+    // issue 21: the whole command, space runs collapsed, invisible characters escaped
+    const hidden = `echo hello${" ".repeat(400)}; touch MARKER \u202e\x1b[2K\t`;
+    expect(approvalDetail("bash", JSON.stringify({ command: hidden }))).toEqual({ kind: "command", command: "echo hello ; touch MARKER \\u202e\\x1b[2K\\t" });
+    expect(approvalDetail("python", JSON.stringify({ code: "a = 1\n\tb = '\u200b'" }))).toEqual({ kind: "code", code: "a = 1\n\tb = '\\u200b'" });
     expect(lineDiff("a\nb", "a\nb")).toEqual([{ op: " ", text: "a" }, { op: " ", text: "b" }]);
     expect(waitingKey([{ callId: "c1", name: "bash", reason: null, arguments: "{}" }])).not.toBe(waitingKey([]));
   });

@@ -65,10 +65,11 @@ def test_a_bad_rules_file_is_a_coded_error(tmp_path: Path, content: str, where: 
         load_rules(tmp_path / "missing.json")
 
 
-def test_a_grant_is_the_command_prefix_for_bash_and_the_whole_tool_otherwise() -> None:
+def test_a_grant_is_a_read_only_name_or_the_exact_command_for_bash_and_the_whole_tool_otherwise() -> None:
     assert grant_for("bash", json.dumps({"command": "git status --short"})).pattern == "git status *"
-    assert grant_for("bash", json.dumps({"command": "pytest -x tests"})).pattern == "pytest *"
-    assert grant_for("bash", json.dumps({"command": "git --no-pager log"})).pattern == "git *"
+    # issue 21: a name only for read-only commands, else the exact command
+    assert grant_for("bash", json.dumps({"command": "pytest -x tests"})).pattern == "pytest -x tests"
+    assert grant_for("bash", json.dumps({"command": "git --no-pager log"})).pattern == "git --no-pager log"
     assert grant_for("write", json.dumps({"file_path": "a.txt", "content": ""})).pattern == "*"
     rules = RuleSet([Rule(tool="bash", pattern="git status *", action="allow")])
     policy = ApprovalPolicy((), rules, callables=list)

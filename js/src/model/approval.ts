@@ -39,18 +39,42 @@ export function lineDiff(oldText: string, newText: string, context = 2): DiffLin
   return out;
 }
 
+// Characters a person cannot see (controls, format and bidi characters, non-ASCII spaces) become
+// escapes, as in dsh_notebook/tools/visible.py: the banner shows what will run, nothing hidden.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/gu;
+const NAMED: Record<string, string> = { "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+
+function escapeChar(c: string): string {
+  if (c === " ") return c;
+  if (NAMED[c]) return NAMED[c];
+  const code = c.codePointAt(0) ?? 0;
+  if (code <= 0xff) return `\\x${code.toString(16).padStart(2, "0")}`;
+  return code <= 0xffff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\U${code.toString(16).padStart(8, "0")}`;
+}
+
+/** One line, space runs collapsed, every invisible character escaped (a bash command). */
+export function visible(text: string): string {
+  return text.replace(/ {2,}/g, " ").replace(HIDDEN, escapeChar);
+}
+
+/** Lines kept (code, file content), every other invisible character escaped. */
+export function visibleLines(text: string): string {
+  return text.split("\n").map((line) => line.replace(HIDDEN, (c) => (c === "\t" ? c : escapeChar(c)))).join("\n");
+}
+
 export function approvalDetail(name: string, args: string): ApprovalDetail {
   const a = parse(args);
-  if (!a) return { kind: "args", text: args };
-  if (name === "bash" && typeof a.command === "string") return { kind: "command", command: a.command };
+  if (!a) return { kind: "args", text: visibleLines(args) };
+  if (name === "bash" && typeof a.command === "string") return { kind: "command", command: visible(a.command) };
   if (name === "edit" && (typeof a.old_string === "string" || typeof a.new_string === "string")) {
-    return { kind: "edit", path: str(a.file_path), lines: lineDiff(str(a.old_string), str(a.new_string)), replaceAll: a.replace_all === true };
+    const lines = lineDiff(visibleLines(str(a.old_string)), visibleLines(str(a.new_string)));
+    return { kind: "edit", path: visible(str(a.file_path)), lines, replaceAll: a.replace_all === true };
   }
   if (name === "write" && typeof a.content === "string") {
-    return { kind: "write", path: str(a.file_path), lines: a.content.split("\n").map((text) => ({ op: "+" as const, text })) };
+    return { kind: "write", path: visible(str(a.file_path)), lines: visibleLines(a.content).split("\n").map((text) => ({ op: "+" as const, text })) };
   }
-  if (name === "python" && typeof a.code === "string") return { kind: "code", code: a.code };
-  return { kind: "args", text: JSON.stringify(a, null, 2) };
+  if (name === "python" && typeof a.code === "string") return { kind: "code", code: visibleLines(a.code) };
+  return { kind: "args", text: visibleLines(JSON.stringify(a, null, 2)) };
 }
 
 /** A stable key of what is waiting: the banner is rebuilt only when it changes (so a click is

@@ -35,7 +35,7 @@ function itemEl(w: WaitingApproval, decide: Decide): HTMLElement {
     h("div", { class: "dsh-approval-buttons" },
       btn("dsh-allow", "Allow", "allow this call", () => decide(w.callId, "allow", "call")),
       btn("dsh-deny", "Deny", "deny this call", () => decide(w.callId, "deny", "call")),
-      btn("dsh-allow-session", "Allow for this session", "allow this tool (for bash: this command prefix) for the rest of the session",
+      btn("dsh-allow-session", "Allow for this session", "allow this tool (for bash: a read-only command name, else this exact command) for the rest of the session",
         () => decide(w.callId, "allow", "session"))));
 }
 
