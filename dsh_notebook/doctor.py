@@ -1,7 +1,9 @@
 """``python -m dsh_notebook doctor`` / ``%dsh doctor``: which protections are active here.
 
-One line per protection, measured on this machine (bwrap really started, not only found on
-PATH): the bash sandbox, its PID namespace, file system, network and environment; process
+One line per protection, measured on this machine: a probe sandbox (the bwrap command line a
+``bash`` call in this folder gets) reports its uid, capabilities, whether ``mount``, ``umount``
+and a remount of ``/`` fail, whether host processes are visible, whether each hidden path is
+empty and ``$DSH_HOME`` unwritable; a missing protection is shown as ``MISSING: …``. Then process
 cleanup; secret redaction; the grep engine; the file tools' refusals; session locking; the
 modes of ``$DSH_HOME``. Nothing here changes anything; the exit code is always 0.
 """
@@ -19,6 +21,7 @@ from .config import settings_from_env
 from .errors import DshError
 from .redaction import REDACTOR, is_secret_name
 from .tools import confine
+from .tools.sandbox_probe import probe
 
 
 def _mode(path: Path) -> str:
@@ -68,6 +71,49 @@ def _grep_engine() -> str:
     return f"RE2 (google-re2 {ver}): linear time, own deadline, off the host loop"
 
 
+def _missing(ok: bool, good: str, bad: str) -> str:
+    return good if ok else f"MISSING: {bad}"
+
+
+def _sandbox_rows(bw: confine.Bubblewrap) -> list[tuple[str, str]]:
+    """The bash sandbox, measured by a probe sandbox in this folder (:mod:`.tools.sandbox_probe`)."""
+    m = probe(bw, Path.cwd())
+    rows = [("sandbox", f"bubblewrap {bw.version} ({bw.path})")]
+    if m.refused:
+        rows.append(("workspace", f"REFUSED here (WORKSPACE_UNSAFE): {m.refused}; measured in a scratch folder"))
+    elif m.home_workspace:
+        rows.append(("workspace", "this folder is $HOME: its top level and every dotfile read-only, its "
+                                  "folders writable (but ~/bin), credential stores hidden"))
+    if m.error:
+        return [*rows, ("probe", f"MISSING: {m.error}")]
+    host_uid = os.geteuid()
+    uid_note = "(the host runs as root: mapped to an unprivileged uid)" if host_uid == 0 and m.uid else (
+        "(ROOT inside: no user namespace here; capabilities are dropped)" if m.uid == 0 else "")
+    rows += [
+        ("sandbox uid", f"{m.uid} inside, {host_uid} on the host {uid_note}".rstrip()),
+        ("capabilities", _missing(not m.capabilities, "none (CapEff 0, also bwrap's PID 1)",
+                                  f"CapEff {m.capeff} (PID 1 {m.init_capeff}): commands keep capabilities")),
+        ("mount, umount", _missing(not (m.mount or m.umount), "refused inside (measured)",
+                                   "mount or umount -l /tmp works inside: hidden paths can be uncovered")),
+        ("remount /", _missing(not m.remount, "read-only, remount refused (measured)",
+                               "mount -o remount,rw / works inside: the host is writable")),
+        ("PID namespace", _missing(not m.host_pid_visible,
+                                   f"on: {m.procs} processes visible inside, none of the host (no ptrace "
+                                   "of host processes, no /proc/*/environ)",
+                                   "the host's processes are visible inside")),
+        ("file system", _missing(not m.readable, f"read-only but for the workspace; {m.hidden_dirs} dirs and "
+                                 f"{m.hidden_files} files hidden (/tmp, $DSH_HOME, credential stores, ~/.config, "
+                                 "Jupyter runtime, ~/.ipython), each measured empty",
+                                 "readable inside: " + ", ".join(m.readable[:8]))),
+        ("$DSH_HOME", _missing(not m.home_writable, "hidden and not writable from the sandbox (measured)",
+                               "a file written inside the sandbox appeared in $DSH_HOME")),
+        ("network", f"on ({confine.NETWORK_VAR}=0 or --no-network turns it off)" if confine.network_enabled()
+         else f"off ({confine.NETWORK_VAR}=0 or --no-network)"),
+        ("process cleanup", "PID namespace + --die-with-parent; marker scan when a call ends"),
+    ]
+    return rows
+
+
 def protections() -> list[tuple[str, str]]:
     """``(name, state)`` for every protection, as measured now."""
     bw = confine.bubblewrap()
@@ -82,16 +128,7 @@ def protections() -> list[tuple[str, str]]:
         sessions = home / "sessions"
     rows: list[tuple[str, str]] = []
     if bw is not None:
-        dirs, files = confine.hidden_paths(Path.cwd())
-        rows += [
-            ("sandbox", f"bubblewrap {bw.version} ({bw.path})"),
-            ("PID namespace", "on: commands see only their own processes (no host /proc/*/environ)"),
-            ("file system", f"read-only but for the workspace; {len(dirs)} dirs and {len(files)} files hidden "
-                            "(/tmp, $DSH_HOME, credential stores)"),
-            ("network", f"on ({confine.NETWORK_VAR}=0 or --no-network turns it off)" if confine.network_enabled()
-             else f"off ({confine.NETWORK_VAR}=0 or --no-network)"),
-            ("process cleanup", "PID namespace + --die-with-parent; marker scan when a call ends"),
-        ]
+        rows += _sandbox_rows(bw)
     else:
         rows += [
             ("sandbox", f"none: {confine.no_sandbox_reason()}" + (

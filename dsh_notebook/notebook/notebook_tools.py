@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, JsonValue
 from ..errors import redact
 from ..tools.base import Tool, ToolContext, ToolOutput
 from .cells import CellLog, notebook_path, read_ipynb
-from .inspection import describe
+from .inspection import _has_static, describe, static_attr
 from .mainthread import MainThreadRunner
 
 MAX_SOURCE = 1500
@@ -107,15 +107,14 @@ def read_file_cells(last: int | None) -> ToolOutput:
 
 def lookup(namespace: dict[str, Any], dotted: str) -> Any:
     """``df`` or ``obj.attr``: attributes are read statically (no properties of user classes run)."""
-    import inspect
-
     head, *attrs = dotted.strip().split(".")
     if head not in namespace:
         raise KeyError(head)
     value = namespace[head]
     for attr in attrs:
-        static = inspect.getattr_static(value, attr)
-        if isinstance(static, property | staticmethod | classmethod) or hasattr(type(static), "__get__"):
+        static = static_attr(value, attr)  # never a (meta)class's __getattribute__
+        kind = type(static)
+        if issubclass(kind, property | staticmethod | classmethod) or _has_static(kind, "__get__"):
             from .inspection import _trusted
 
             if not _trusted(value):

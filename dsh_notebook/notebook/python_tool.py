@@ -5,7 +5,10 @@ The code runs **on the kernel's main thread** (through a :class:`MainThreadRunne
 behind. The model gets back what was printed (stdout and stderr), the ``repr`` of the last
 expression (as in a cell), and on failure the traceback text, then one ``[namespace]`` line: the
 names the call added, rebound and deleted (:mod:`.nsdiff`; the full diff is the result's ``meta``).
-Its policy is ``ask``: it is subject to approval unless the session runs with ``--approve auto``.
+Processes the code starts (``subprocess``, ``setsid``, ``nohup``, ``fork``) are killed when the
+call ends (:class:`~..tools.watchdog.CallProcesses`), and the result says how many; long-lived
+ones belong in a notebook cell. Its policy is ``ask``: it is subject to approval unless the
+session runs with ``--approve auto``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from ..redaction import secrets_hidden
 from ..tools.base import Tool, ToolContext, ToolOutput
+from ..tools.watchdog import CallProcesses
 from . import nsdiff
 from .mainthread import MainThreadRunner
 
@@ -111,17 +115,21 @@ def make_python_tool(
         if main is None:
             return ToolOutput("the python tool needs a notebook main thread", is_error=True, code="NO_MAIN_THREAD")
         ctx.progress("waiting for the notebook's main thread")
-        def call() -> tuple[PythonRun, nsdiff.NamespaceDiff]:
+        def call() -> tuple[PythonRun, nsdiff.NamespaceDiff, int]:
             ns = namespace()
             before = nsdiff.snapshot(ns)
-            run = run_python(args.code, ns)
-            return run, nsdiff.diff(before, nsdiff.snapshot(ns))
+            with CallProcesses() as procs:  # what the code starts ends with the call
+                run = run_python(args.code, ns)
+            return run, nsdiff.diff(before, nsdiff.snapshot(ns)), procs.stopped
 
         try:
-            run, changes = await main.call(call)
+            run, changes, stopped = await main.call(call)
         except Exception as exc:
             return ToolOutput(f"python did not run: {exc}", is_error=True, code=getattr(exc, "code", "TOOL_RAISED"))
         text = f"{run.to_text()}\n[namespace] {nsdiff.short_form(changes)}"
+        if stopped:
+            text += (f"\n[processes] {stopped} process{'es' if stopped != 1 else ''} the code started "
+                     "were stopped at the end of the call (start long-lived ones in a notebook cell)")
         return ToolOutput(text, is_error=run.error is not None,
                           code="PYTHON_ERROR" if run.error else None, meta={"namespace": cast(JsonValue, changes)})
 

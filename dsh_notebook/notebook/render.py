@@ -18,6 +18,7 @@ from typing import Protocol
 from ..client.model import ClientSessionModel
 from ..client.state import ToolState
 from ..client.summary import summarize_result, tool_outcome
+from ..tools.arguments import display_arguments
 from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
@@ -91,10 +92,9 @@ class Sink(Protocol):
 
 def format_arguments(arguments: str, *, width: int = 100) -> str:
     """``{"command": "ls"}`` → ``ls``; several keys → ``k=v, …``; truncated, one line."""
-    try:
-        data = json.loads(arguments) if arguments else {}
-    except ValueError:
-        data = None
+    data = display_arguments(arguments)  # None when too big, too deep or not JSON
+    if data is None:
+        arguments = arguments[: width * 2]
     if isinstance(data, dict) and len(data) == 1:
         text = str(next(iter(data.values())))
     elif isinstance(data, dict):

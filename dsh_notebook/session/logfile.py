@@ -48,14 +48,25 @@ def lock_holder(fd: int) -> int | None:
 
 
 def open_locked(path: Path, *, create: bool) -> int:
-    """Open ``path`` for appending (0600) with the session's writer lock, or ``SESSION_BUSY``."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    """Open ``path`` for appending (0600) with the session's writer lock, or ``SESSION_BUSY``.
+
+    A symbolic link (``O_NOFOLLOW``), a FIFO, a device or a file with several hard links is
+    refused with ``LOG_NOT_REGULAR``: the log is never written (nor its mode changed) elsewhere."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_CREAT if create else 0)
     try:
         fd = os.open(path, flags, 0o600)
     except FileNotFoundError:
         raise SessionError(f"no session log at {path}", code="LOG_NOT_FOUND") from None
     except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
+            raise _not_regular(path, "a symbolic link" if exc.errno != errno.ENXIO else "a FIFO") from None
         raise write_error(exc, path, doing="open") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        raise _not_regular(path, "not a regular file" if not stat.S_ISREG(st.st_mode) else
+                           f"a file with {st.st_nlink} hard links")
+    os.set_blocking(fd, True)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -72,6 +83,12 @@ def open_locked(path: Path, *, create: bool) -> int:
     except OSError:
         pass
     return fd
+
+
+def _not_regular(path: Path, what: str) -> SessionError:
+    return SessionError(f"the session log {path} is {what}; a session log must be a plain file of its "
+                        "own under $DSH_HOME/sessions, so it is not opened (nothing was written). "
+                        "Move that entry away and start or resume the session again", code="LOG_NOT_REGULAR")
 
 
 def writer_of(path: Path) -> int | None:

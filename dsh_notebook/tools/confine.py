@@ -3,8 +3,11 @@
 With ``bwrap`` (Linux, Debian's ``bubblewrap``) a command runs in its **own PID namespace**
 (no view of the host's processes or their ``/proc/*/environ``), with ``--die-with-parent`` (when
 the host dies, so does the sandbox, and with its PID 1 every process in it, detached ones
-included), the whole file system **read-only**, ``/root``, ``$HOME``, ``$DSH_HOME`` and ``/tmp``
-hidden behind empty tmpfs mounts, only the **workspace writable**, and the network shared unless
+included), **no capabilities** (``--cap-drop ALL``; as root also uid/gid 1000 in a user
+namespace: ``mount``, ``umount``, a remount of ``/`` fail), the whole file system **read-only**,
+only the **workspace writable**, and ``/tmp``, ``$DSH_HOME``, the credential stores, ``~/.config``,
+IPython's and Jupyter's runtime folders hidden **after** the workspace bind
+(:mod:`.sandbox_mounts`, also for a workspace of exactly ``$HOME``). The network is shared unless
 :func:`configure` / ``DSH_SANDBOX_NETWORK=0`` turns it off. bwrap itself is started with the
 same minimal environment as the command (bwrap's PID 1 keeps the environment bwrap got, readable
 as ``/proc/1/environ`` inside), never the host's.
@@ -30,12 +33,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..redaction import is_secret_name, url_password
+from .sandbox_mounts import mount_plan
 from .watchdog import MARKER_VAR, WATCHDOG, kill_marked, marked_pids
 
 __all__ = [
     "MARKER_VAR", "WATCHDOG", "Bubblewrap", "allowed_env", "bubblewrap", "bwrap_argv", "configure",
     "confined_command",
-    "hidden_paths", "kill_marked", "marked_pids", "network_enabled", "no_sandbox_reason", "warn_once",
+    "hidden_paths", "identity_args", "kill_marked", "marked_pids", "network_enabled", "no_sandbox_reason", "warn_once",
 ]
 ENV_ALLOW = frozenset({
     "PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "COLORTERM",
@@ -45,6 +49,7 @@ ENV_FORCED = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 EXTRA_ENV_VAR = "DSH_SANDBOX_ENV"  # comma-separated extra variable names to pass through
 NETWORK_VAR = "DSH_SANDBOX_NETWORK"
 DISABLE_VAR = "DSH_SANDBOX"  # "0"/"off": never use bwrap (the fallback, said once)
+SANDBOX_UID = 1000  # the uid/gid commands get inside the sandbox when the host runs as root
 REAPER = str(Path(__file__).resolve().with_name("reaper.py"))
 _network_override: bool | None = None
 _warned = threading.Event()
@@ -93,6 +98,7 @@ def allowed_env(base: Mapping[str, str] | None = None, *, home: str | None = Non
 class Bubblewrap:
     path: str
     version: str
+    userns: bool = False  # bwrap can make a user namespace here (used to drop root's uid)
 
 
 @lru_cache(maxsize=1)
@@ -109,7 +115,16 @@ def _probe(path: str) -> Bubblewrap | None:
         return None
     if ok.returncode != 0:
         return None
-    return Bubblewrap(path, (ver.stdout.strip() or "bubblewrap").split()[-1])
+    try:
+        userns = subprocess.run(
+            [path, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+             "--cap-drop", "ALL", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+             "--dev", "/dev", "--clearenv", "/bin/true"],
+            capture_output=True, timeout=10, env={},
+        ).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        userns = False
+    return Bubblewrap(path, (ver.stdout.strip() or "bubblewrap").split()[-1], userns)
 
 
 def bubblewrap() -> Bubblewrap | None:
@@ -146,47 +161,37 @@ def no_sandbox_reason() -> str:
     return "bwrap cannot create namespaces here"
 
 
-CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".claude", ".dsh",
-                   ".config/gcloud", ".config/gh", ".config/op", ".password-store")
-CREDENTIAL_FILES = (".netrc", ".npmrc", ".pypirc", ".git-credentials", ".config/git/credentials",
-                    ".bash_history", ".python_history")
-
-
 def hidden_paths(workspace: Path) -> tuple[list[str], list[str]]:
-    """(directories covered by an empty tmpfs, files covered by ``/dev/null``) in the sandbox:
-    ``/tmp``, ``$DSH_HOME``, and the credential stores of ``$HOME`` and ``/root``. Toolchains
-    under ``$HOME`` (pyenv, nvm, cargo) stay readable. The workspace is bound after them, so a
-    workspace inside a hidden directory stays visible."""
-    homes = {os.path.realpath(os.path.expanduser("~")), "/root"}
-    dirs = ["/tmp", os.environ.get("DSH_HOME") or os.path.expanduser("~/.dsh")]
-    files: list[str] = []
-    for home in sorted(homes):
-        dirs += [os.path.join(home, d) for d in CREDENTIAL_DIRS]
-        files += [os.path.join(home, f) for f in CREDENTIAL_FILES]
-    real_dirs: list[str] = []
-    for raw in dirs:
-        real = os.path.realpath(raw)
-        if real != "/" and real not in real_dirs and os.path.isdir(real):
-            real_dirs.append(real)
-    real_files = sorted({os.path.realpath(f) for f in files if os.path.isfile(f)})
-    return real_dirs, real_files
+    """(directories covered by an empty tmpfs, files covered by ``/dev/null``) in the sandbox
+    for ``workspace`` (:mod:`.sandbox_mounts`). Raises ``WORKSPACE_UNSAFE`` where nothing could
+    stay hidden."""
+    plan = mount_plan(workspace)
+    return plan.hidden_dirs, plan.hidden_files
+
+
+def identity_args(bw: Bubblewrap, euid: int | None = None) -> list[str]:
+    """No capabilities inside, ever; as root also an unprivileged uid/gid in a user namespace
+    (where the kernel allows one), so ``mount``, ``umount`` and a remount of ``/`` fail."""
+    args = ["--cap-drop", "ALL"]
+    if (os.geteuid() if euid is None else euid) == 0 and bw.userns:
+        args = ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), *args]
+    return args
 
 
 def bwrap_argv(bw: Bubblewrap, workspace: Path, env: Mapping[str, str], argv: list[str],
-               *, network: bool) -> list[str]:
-    """The bwrap command line that runs ``argv`` confined to ``workspace``."""
+               *, network: bool, euid: int | None = None) -> list[str]:
+    """The bwrap command line that runs ``argv`` confined to ``workspace``: hidden folders that
+    hold the workspace are mounted before its bind, everything else to hide after it. ``euid``:
+    the user who will start bwrap (default this process's)."""
+    plan = mount_plan(workspace, euid)
     cmd = [bw.path, "--unshare-all"]
     if network:
         cmd.append("--share-net")
+    cmd += identity_args(bw, euid)
     cmd += ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc"]
-    dirs, files = hidden_paths(workspace)
-    for hidden in dirs:
-        cmd += ["--tmpfs", hidden]
-    for hidden in files:
-        cmd += ["--ro-bind", "/dev/null", hidden]
+            "--proc", "/proc", *plan.before]
     ws = str(workspace)
-    cmd += ["--bind", ws, ws, "--chdir", ws, "--clearenv"]
+    cmd += ["--bind", ws, ws, *plan.after, "--chdir", ws, "--clearenv"]
     for name, value in env.items():
         cmd += ["--setenv", name, value]
     return [*cmd, "--", *argv]

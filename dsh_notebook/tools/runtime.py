@@ -22,7 +22,6 @@ the text); ``result`` done|error (detail = the error code).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ from ..session.session import Session, now_ms
 from ..wire.follow import FrameSink, ToolRuntimeItem
 from ..wire.live import Phase, RuntimeStatus, ToolRuntimeFrame
 from ..wire.messages import ToolCallBlock
+from .arguments import parse_arguments
 from .base import ApprovalMode, Approver, ToolContext, ToolOutput
 from .outcome import (
     Dispatch,
@@ -125,13 +125,9 @@ class ToolRuntime:
             )
         raw = call.arguments
         try:
-            obj = json.loads(raw) if raw.strip() else {}
-        except (ValueError, RecursionError) as exc:
-            return error_outcome(
-                call.id,
-                f"the arguments for {call.name} are not valid JSON ({exc}): {cap_middle(raw, 300)}",
-                "INVALID_JSON",
-            )
+            obj = parse_arguments(raw, call.name)
+        except ToolError as exc:
+            return error_outcome(call.id, exc.message, exc.code)
         if not isinstance(obj, dict):
             return error_outcome(
                 call.id,

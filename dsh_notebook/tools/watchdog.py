@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -58,6 +59,88 @@ def kill_marked(marker: str, rounds: int = 20) -> int:
                 os.kill(pid, signal.SIGKILL)
                 killed += 1
     return killed
+
+
+def descendants(root: int) -> set[int]:
+    """Every live process below ``root`` in the process tree (``/proc/*/stat`` parent links)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return set()
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _marker_of(pid: int) -> str | None:
+    """The :data:`MARKER_VAR` value in ``pid``'s environment, if any."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            for item in fh.read().split(b"\0"):
+                if item.startswith(MARKER_VAR.encode() + b"="):
+                    return item.split(b"=", 1)[1].decode(errors="replace")
+    except OSError:
+        pass
+    return None
+
+
+class CallProcesses:
+    """Processes an in-process call (the notebook's ``python`` tool) starts end with the call.
+
+    While the ``with`` block runs, ``os.environ`` carries a fresh :data:`MARKER_VAR` (inherited by
+    every ``subprocess``, ``setsid`` and ``nohup`` child) and the watchdog knows it (the kernel's
+    death ends them too). On exit, every process carrying the marker and every new descendant of
+    this process (``fork`` without ``exec`` included) is killed; :attr:`stopped` counts them."""
+
+    def __init__(self) -> None:
+        self.marker = secrets.token_hex(8)
+        self.stopped = 0
+        self._before: set[int] = set()
+        self._previous: str | None = None
+
+    def __enter__(self) -> CallProcesses:
+        with contextlib.suppress(Exception):
+            WATCHDOG.register(self.marker)  # may start the watchdog child: before the snapshot
+        self._before = descendants(os.getpid())
+        self._previous = os.environ.get(MARKER_VAR)
+        os.environ[MARKER_VAR] = self.marker
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is None:
+            os.environ.pop(MARKER_VAR, None)
+        else:
+            os.environ[MARKER_VAR] = self._previous
+        pids: set[int] = set()
+        for _ in range(20):  # a fork may race a scan
+            new = {p for p in descendants(os.getpid()) - self._before if _marker_of(p) in (None, self.marker)}
+            new |= set(marked_pids(self.marker))  # another tool call's processes (own marker) are not ours
+            if not new:
+                break
+            for pid in new:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            pids |= new
+            for pid in new:  # our own children: reap them (no zombie left in the kernel)
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, 0)
+        self.stopped = len(pids)
+        with contextlib.suppress(Exception):
+            WATCHDOG.unregister(self.marker)
 
 
 class Watchdog:

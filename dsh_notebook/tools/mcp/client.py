@@ -25,6 +25,7 @@ from pydantic import JsonValue
 
 from ...errors import ToolError, redact
 from .config import ServerSpec, ServerState
+from .transport import Listing, quiet_sdk_logs
 from .transport import closed as _closed
 from .transport import list_tools as _list_tools
 from .transport import progress_fn as _progress_fn
@@ -65,6 +66,8 @@ class McpServer:
         self._stderr: Any = None
         self._background: set[asyncio.Task[None]] = set()
         self.on_tools_changed: Callable[[McpServer], None] | None = None
+        self.warnings: list[str] = []  # tools left out, junk on stdout: one line each, per start
+        self._junk_said = False
 
     @property
     def name(self) -> str:
@@ -102,13 +105,38 @@ class McpServer:
         except Exception as exc:
             raise ToolError(f"MCP server {self.name!r} failed to start: {self.reason or exc}", code="MCP_START_FAILED") from None
 
+    def _warn(self, line: str) -> None:
+        self.warnings.append(line)
+        log.warning("dsh: MCP server %r: %s", self.name, line)
+
+    def _on_junk(self, exc: Exception) -> None:
+        """A stdout line that is not JSON-RPC: ignored, said once per start (no SDK traceback)."""
+        if self._junk_said:
+            return
+        self._junk_said = True
+        shown = str(exc).split("input_value=", 1)[-1].split(", input_type", 1)[0][:80]
+        self._warn(f"printed a line on stdout that is not JSON-RPC (ignored; a server must log to "
+                   f"stderr): {redact(shown)}")
+
+    def _take(self, listing: Listing) -> list[Any]:
+        for line in listing.skipped[:20]:
+            self._warn(f"tool {line}; it is left out, the server's other tools are kept")
+        if len(listing.skipped) > 20:
+            self._warn(f"{len(listing.skipped) - 20} more tools with broken schemas left out")
+        if listing.capped:
+            self._warn(f"offers more than {len(listing.tools)} tools ({listing.offered}+ listed); only the "
+                       f"first {len(listing.tools)} are used — give the model fewer tools, or split the server")
+        return listing.tools
+
     async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         mcp = _sdk()
+        quiet_sdk_logs()
+        self.warnings, self._junk_said = [], False
         try:
-            async with self._transport() as (read, write), _relay(read) as (relayed, gone):
+            async with self._transport() as (read, write), _relay(read, self._on_junk) as (relayed, gone):
                 async with mcp.ClientSession(relayed, write, message_handler=self._on_message) as session:
                     await session.initialize()
-                    self.tools = await _list_tools(session)
+                    self.tools = self._take(await _list_tools(session))
                     self._session, self.status = session, "running"
                     ready.set_result(None)
                     waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(gone.wait())]
@@ -144,7 +172,7 @@ class McpServer:
 
     async def _relist(self, session: Any) -> None:
         try:
-            self.tools = await _list_tools(session)
+            self.tools = self._take(await _list_tools(session))
         except Exception as exc:
             log.info("MCP server %s: re-listing tools failed: %s", self.name, exc)
             return
@@ -258,4 +286,5 @@ class McpServer:
     def describe(self) -> ServerState:
         status = f"failed: {self.reason}" if self.status == "failed" else self.status
         return {"name": self.name, "transport": self.spec.transport, "target": self.spec.describe(),
-                "status": status, "tools": [t.name for t in self.tools], "starts": self.starts}
+                "status": status, "tools": [t.name for t in self.tools], "starts": self.starts,
+                "warnings": list(self.warnings)}

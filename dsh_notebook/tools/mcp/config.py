@@ -71,11 +71,13 @@ class ServerState(TypedDict):
     status: str
     tools: list[str]
     starts: int
+    warnings: NotRequired[list[str]]
 
 
 class ToolName(TypedDict):
     name: str  # as the model sees it
     tool: str  # as the server calls it
+    approval: NotRequired[str]  # "allow" (read-only and trusted) or "ask"
 
 
 class ServerListing(TypedDict):
@@ -88,6 +90,8 @@ class ServerListing(TypedDict):
     tools: list[ToolName]
     starts: int
     code: NotRequired[str]
+    warnings: NotRequired[list[str]]
+    trustReadOnly: NotRequired[bool]  # this server's read-only tools run without asking
 
 
 class McpListing(TypedDict):

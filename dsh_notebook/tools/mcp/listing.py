@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,15 @@ def format_listing(desc: McpListing) -> str:
     for server in desc["servers"]:
         tools = server["tools"]
         count = f" · {len(tools)} tool{'s' if len(tools) != 1 else ''}" if tools else ""
-        lines.append(f"  {server['name']}  [{server['transport']}] {server['target']}  — {server['status']}{count}")
+        own = "  · trustReadOnly (its read-only tools run without asking)" if server.get("trustReadOnly") \
+            and not desc.get("trustReadOnly") else ""
+        lines.append(f"  {server['name']}  [{server['transport']}] {server['target']}  — {server['status']}{count}{own}")
+        for warning in server.get("warnings", []):
+            lines.append(f"    warning: {warning}")
         for tool in tools:
             alias = "" if tool["name"] == f"{server['name']}__{tool['tool']}" else f"  (server's name: {tool['tool']})"
-            lines.append(f"      {tool['name']}{alias}")
+            runs = "  (runs without asking)" if tool.get("approval") == "allow" else ""
+            lines.append(f"      {tool['name']}{alias}{runs}")
     return "\n".join(lines)
 
 
@@ -168,6 +174,7 @@ def cli_main(args: argparse.Namespace) -> int:
             raise McpConfigError(f"mcp list takes --json and --no-start, not {' '.join(unknown)!r}; {USAGE}")
         args.json = args.json or "--json" in args.rest
         args.no_start = args.no_start or "--no-start" in args.rest
+    logging.getLogger("dsh_notebook.tools.mcp.client").setLevel(logging.ERROR)  # warnings: in the listing
     desc = asyncio.run(probe(settings, start=not args.no_start))
     if args.json:
         json.dump(desc, sys.stdout, indent=2)

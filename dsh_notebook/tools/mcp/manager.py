@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 RETRY_AFTER_S = 60.0
+MAX_MCP_TOOLS = 200  # over every server: more would flood each request (and providers refuse)
 
 
 class McpManager:
@@ -135,8 +136,13 @@ class McpManager:
         async def call(tool: str, arguments: dict[str, JsonValue], ctx: ToolContext) -> ToolOutput:
             return await self.call(server.name, tool, arguments, ctx)
 
+        others = sum(len(d) for name, d in self._tools.items() if name != server.name)
+        offered = server.tools[: max(0, MAX_MCP_TOOLS - others)]
+        if len(offered) < len(server.tools):
+            server._warn(f"only {len(offered)} of its {len(server.tools)} tools are offered to the model: "
+                         f"at most {MAX_MCP_TOOLS} MCP tools in all")
         disposers = []
-        for remote in server.tools:
+        for remote in offered:
             tool = make_tool(name=names[remote.name], server=server.name, remote=remote, call=call,
                              trust_read_only=trust, timeout_s=timeout)
             disposers.append(self.context.tool(tool))
@@ -165,9 +171,14 @@ class McpManager:
         """Servers with status and tools (model-facing names), bad entries, the file's problem."""
         servers: list[ServerListing] = []
         for name in sorted(self.servers):
-            state = self.servers[name].describe()
+            server = self.servers[name]
+            state = server.describe()
             names = tool_names(name, self.prefixes[name], state["tools"])
-            entry: ServerListing = {**state, "tools": [{"name": names[t], "tool": t} for t in state["tools"]]}
+            trust = self.trust_read_only or server.spec.trust_read_only
+            read_only = {t.name for t in server.tools if t.annotations is not None and t.annotations.read_only_hint}
+            entry: ServerListing = {**state, "trustReadOnly": trust, "tools": [
+                {"name": names[t], "tool": t, "approval": "allow" if trust and t in read_only else "ask"}
+                for t in state["tools"]]}
             if self.servers[name].spec.disabled:
                 entry["status"] = "disabled"
             servers.append(entry)
