@@ -42,6 +42,7 @@ from .notebook_tools import make_notebook_tools
 from .python_tool import make_python_tool
 from .records import record_session
 from .result import TurnResult
+from .frontend import choose_output
 from .sinks import DisplaySink, TerminalSink
 from .trajectory import apply_context_window, set_prices_file
 from .turn import TurnRun
@@ -79,7 +80,9 @@ class DshMagics(CommandsMixin, Magics):
     mcp_trust_readonly = Bool(None, allow_none=True,
                               help="MCP tools annotated readOnlyHint run without asking (DSH_MCP_TRUST_READONLY)").tag(config=True)
     output = Enum(("auto", "display", "stream"), "auto",
-                  help="display: a Markdown output updated in place; stream: text on stdout").tag(config=True)
+                  help="auto: by client (stream in jupyter console and terminal IPython, display in JupyterLab, "
+                       "Notebook 7 and nbclient); display: a Markdown output updated in place; stream: text on "
+                       "stdout").tag(config=True)
     prices_file = Unicode(None, allow_none=True,
                           help="a JSON price/context-window file over the built-in catalog (sets DSH_PRICES_FILE)").tag(config=True)
 
@@ -339,9 +342,7 @@ class DshMagics(CommandsMixin, Magics):
             print(f"dsh: could not record the notebook's session ({exc.strerror}); %dsh resume needs the ID")
 
     def _sink(self) -> DisplaySink | TerminalSink:
-        mode = self.output
-        if mode == "auto":
-            mode = "display" if getattr(self.shell, "kernel", None) is not None else "stream"
+        mode, _why = choose_output(self.shell, self.output)  # the client's kind (frontend.py)
         return DisplaySink() if mode == "display" else TerminalSink()
 
     def close(self) -> None:
