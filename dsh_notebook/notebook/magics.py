@@ -37,12 +37,12 @@ from .cells import CellLog, current_cell
 from .commands import CommandsMixin
 from .completion import install_completer
 from .debug_console import parse_stages
+from .frontend import choose_output
 from .mainthread import MainThreadRunner
 from .notebook_tools import make_notebook_tools
 from .python_tool import make_python_tool
 from .records import record_session
 from .result import TurnResult
-from .frontend import choose_output
 from .sinks import DisplaySink, TerminalSink
 from .trajectory import apply_context_window, set_prices_file
 from .turn import TurnRun
