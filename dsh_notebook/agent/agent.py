@@ -343,6 +343,7 @@ class Agent:
             log.exception("flush before the end of turn %s failed", turn)
             reason = TurnEndReason(kind="error", error=error_info(exc))
         self.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
+        self.debugger.stepping = False  # a step from the turn's last stage ends with it: no pause leaks
         if not self._more_work():  # the turn is over: say so now, not after the last fsync
             self.current_turn = self.current_step = None
             self._set_status("idle")

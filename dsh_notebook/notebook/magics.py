@@ -258,6 +258,8 @@ class DshMagics(CommandsMixin, Magics):
         if options and session_id in known | ({args.session} if args.session else set()):
             self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
         mode = "steer" if args.steer else "queue"
+        if session_id in self.runs:  # an earlier --bg --break run's breakpoints are gone first
+            self.runs[session_id].settle(replacing=args.breakpoints is not None)
         cell = current_cell(self.shell)
         debugging = False
         try:
