@@ -301,12 +301,15 @@ class TurnRun:
             self.view.sink.tick()
         if ask is not None:
             self._ask_approvals(ask)
-            self.console.serve(ask, self._say, before=self._flush_view)
+            self.console.serve(ask, self._say, before=self._before_pause)
 
-    def _flush_view(self) -> None:
+    def _before_pause(self, pause: PauseState) -> None:
+        """The cell shows the turn up to the pause; what the debugger says comes after it, and the
+        rest of the turn (the paused call's line with it) in a new display below — in order, with or
+        without stdin (a live display would otherwise grow above the notices)."""
         self._render()
         if self.view is not None and self.view.sink is not None:
-            self.view.sink.flush()
+            self.view.sink.split(pause.get("callId"))
 
     def _say(self, text: str) -> None:
         print(text, flush=True)

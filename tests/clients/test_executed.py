@@ -73,3 +73,25 @@ def test_papermill_saves_tool_lines_and_answer_as_text(client_env: dict[str, str
                           env=client_env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     check_turn(nbformat.read(dst, as_version=4).cells[-1])
+
+
+def test_without_stdin_pause_notices_are_saved_in_order_with_the_turns_text(
+        client_env: dict[str, str], tmp_path: Path) -> None:
+    src = tmp_path / "debug.ipynb"
+    cells = [new_code_cell("%load_ext dsh_notebook"), new_code_cell(f"%dsh --break 03 {FIX}")]
+    nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": SPECS["python3"]}), src)
+    done = subprocess.run([str(BIN / "jupyter-nbconvert"), "--to", "notebook", "--execute", str(src),
+                           "--output", "debug-out.ipynb", "--ExecutePreprocessor.timeout=180"],
+                          env=client_env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    cell = nbformat.read(tmp_path / "debug-out.ipynb", as_version=4).cells[-1]
+    flat = "\n".join(o["text"] if o["output_type"] == "stream" else str(o.get("data", {}).get("text/plain", ""))
+                     for o in cell.outputs)
+    order = ["I'll run the tests first.", "paused at stage 03", "no stdin to answer the debugger on",
+             "exit 1 · 2 of 6 tests failed", "Let me look at src/math.ts", "paused at stage 03",
+             "✓ src/math.ts: 20 lines", "Result: the tests pass now"]
+    at = 0
+    for part in order:
+        found = flat.find(part, at)
+        assert found >= 0, f"{part!r} not in order after {at}:\n{flat}"
+        at = found + len(part)
