@@ -144,6 +144,11 @@ class CommandsMixin:
         self.current_session = result.session_id
         closed = f"; {result.closers} closer(s) ended what was open there" if result.closers else ""
         print(f"dsh: forked {result.origin_id} at seq {result.at}{closed}; it is now the current session")
+        from ..session.fork_workspace import workspace_note
+        from ..session.persistence import load_log
+
+        loaded = load_log(self.log_path(origin))
+        print(f"dsh: {workspace_note(loaded.events, result.at, loaded.header.cwd)}")
         print(f"session: {result.session_id} log: {result.path}")
 
     def cmd_compare(self, args: MagicArgs) -> Any:
