@@ -139,6 +139,7 @@ class DshMagics(CommandsMixin, Magics):
                 args.target = interpolate(args.target, namespaces) if args.target else args.target
                 args.targets = [interpolate(t, namespaces) for t in args.targets]
                 args.options = {k: interpolate(v, namespaces) for k, v in args.options.items()}
+                args.model = interpolate(args.model, namespaces) if args.model else args.model  # replay:{origin}
             return getattr(self, f"cmd_{args.command}")(args)
         except DshError as exc:
             raise DshMagicError(exc) from None
