@@ -350,7 +350,7 @@ class TurnRun:
     def step(self, timeout: float = 60.0) -> Any:
         """Go on to the next stage, whatever it is (it pauses there). Waits for the pause it needs
         first (after ``step()`` the next call acts on the next stage's pause); returns the debug
-        state, or the turn's :class:`TurnResult` when the turn ended without pausing again."""
+        state, or ``NOT_PAUSED`` (a coded line) when the turn ended without pausing again."""
         return self._resume("step", timeout)
 
     @_one_line
@@ -371,7 +371,8 @@ class TurnRun:
     def _resume(self, action: str, timeout: float) -> Any:
         pause = self._pause_to_act_on(timeout)
         if pause is None:
-            return self._future.result()
+            raise HostError(f"the run is not paused: the turn ended ({self._ended()}) without pausing again; "
+                            f"nothing to {action} (h.result has it)", code="NOT_PAUSED")
         with self.model_lock():
             self._consumed.append(pause)  # the next step/continue/edit waits for a newer pause
         self.console.handled(pause)

@@ -30,8 +30,8 @@ def test_edit_step_continue_in_one_cell_then_a_new_break_run_pauses_only_where_a
     assert [(e.stage, e.after) for e in edits] == [("04", MARK)]
     [tool] = [e for e in result.events if isinstance(e, ToolResult)]
     assert tool.message.text == MARK  # the model saw the edited result
-    again = shell.run_cell("h.continue_()").result  # after the end: the turn's result, not an error
-    assert isinstance(again, TurnResult) and again is result
+    again = shell.run_cell("h.continue_()").error_in_exec  # after the end: a clear coded line
+    assert again is not None and again.code == "NOT_PAUSED" and "the turn ended (completed)" in again.message
     capsys.readouterr()
 
     nxt = shell.run_cell("%dsh --break 03,06 read README.md and summarise")  # no stdin: noticed, continued
