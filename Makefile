@@ -34,8 +34,10 @@ types: $(STAMP)
 kernel: $(STAMP)
 	$(PY) -m dsh_notebook install-kernel --sys-prefix
 
+# JupyterLab on notebook 01 (--allow-root as root); the URL with its token is printed last, and a
+# browser opened only where there is one. DEMO_FLAGS: --port N, --ip ADDR, --no-browser. Ctrl-C stops it.
 demo: setup kernel
-	$(VENV)/bin/jupyter lab notebooks/01-tool-feedback-loop.ipynb
+	$(PY) -m dsh_notebook.demo.launch notebooks/01-tool-feedback-loop.ipynb $(DEMO_FLAGS)
 
 demo-headless: setup kernel
 	$(PY) -m dsh_notebook.kernel.walkthrough notebooks notebooks/executed

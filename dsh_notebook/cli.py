@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .errors import DshError
 
@@ -24,16 +24,42 @@ from .errors import DshError
 class _Parser(argparse.ArgumentParser):
     """argparse with the product's coded errors: a bad flag or value is ``[BAD_ARGS] …``, exit 2."""
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        self._given = list(sys.argv[1:] if args is None else args)  # what error() may name
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
+        if message.startswith("the following arguments are required"):  # `run --bogus`: name the flag
+            unknown = self._unknown_flags()
+            message = f"unrecognized arguments: {' '.join(unknown)}" if unknown else message
         self.print_usage(sys.stderr)
         self.exit(2, f"error: [BAD_ARGS] {self.prog}: {message}\n")
+
+    def _unknown_flags(self) -> list[str]:
+        known = list(self._option_string_actions)
+        unknown = []
+        for token in getattr(self, "_given", []):
+            if token == "--":
+                break
+            name = token.split("=", 1)[0]
+            if not name.startswith("-") or name == "-" or name.lstrip("-").replace(".", "").isdigit():
+                continue
+            if name not in known and not (name.startswith("--") and any(k.startswith(name) for k in known)):
+                unknown.append(token)
+        return unknown
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m dsh_notebook", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run one prompt to the end of its turn")
+    run = sub.add_parser(
+        "run", help="run one prompt to the end of its turn",
+        description="Run one prompt to the end of its turn. The streamed text and tool lines go to stderr "
+                    "(unless --quiet or --json); the final answer, then 'session: <id> log: <path>', to "
+                    "stdout. At a terminal (stdout and stderr both TTYs) the answer is shown once, by the "
+                    "stream; piped or redirected, stdout always carries it. Exit 0 when the turn "
+                    "completed, 1 otherwise, 2 on a bad flag, 130 on Ctrl-C.")
     run.add_argument("prompt", nargs="+", help="the prompt text")
     run.add_argument("--model", help="provider:model, e.g. script:auto, deepseek:deepseek-chat")
     run.add_argument("--base-url", help="an OpenAI-compatible endpoint")
@@ -42,7 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--approve", choices=["auto", "ask", "deny"], default=None,
                      help="approval for bash/write/edit: ask on the terminal (default outside the demo "
                           "workspace; without a terminal, denied), auto (default on the demo copy), deny")
-    run.add_argument("--quiet", action="store_true", help="print only the final answer")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress on stderr: only the final answer and the session line on stdout")
+    run.add_argument("--json", action="store_true",
+                     help="print one JSON object on stdout (sessionId, logPath, turn, completed, reason, "
+                          "answer) and no progress")
     run.add_argument("--context-window", type=_window, metavar="N", help="context window in tokens (default: the model's)")
     run.add_argument("--no-network", action="store_true",
                      help="no network for sandboxed tool commands (same as DSH_SANDBOX_NETWORK=0)")

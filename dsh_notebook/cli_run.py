@@ -4,7 +4,10 @@ Create (or resume with ``--session``) a session, open ``session/follow``, submit
 (``session/prompt`` → ``{"accepted": true}``), follow to the end of the turn that ran it, then
 print the final answer and ``session: <id> log: <path>`` on stdout. Progress (streamed text,
 tool phases: the notebook's :class:`~dsh_notebook.notebook.render.TurnView` on a stream sink, read
-from the follow's client model) goes to stderr unless ``--quiet``. Exit codes: 0 the turn
+from the follow's client model) goes to stderr unless ``--quiet``. At a terminal (stdout and stderr
+both TTYs) the streamed answer is not printed a second time on stdout; piped or redirected, stdout
+always carries it. ``--json`` prints one object instead (``sessionId``, ``logPath``, ``turn``,
+``completed``, ``reason``, ``answer``) and no progress. Exit codes: 0 the turn
 completed; 1 it ended otherwise (the reason is printed on stderr, e.g. ``budget: max-steps 5
 reached``); 130 interrupted, 143 on SIGTERM (129 SIGHUP): the run is cancelled first, so the turn
 ends ``aborted`` with every call answered and the log flushed. ``--approve ask`` (the default
@@ -16,6 +19,7 @@ in-process transport: the CLI is just another client of the Host.
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import uuid
@@ -23,6 +27,7 @@ from typing import Any, TextIO, cast
 
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
 from .client.dsh_client import DshClient
+from .client.follow import TurnOutcome
 from .config import parse_max_steps, parse_max_time, settings_from_env
 from .errors import UserError
 from .host.host import Host
@@ -55,7 +60,7 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None), **flags}
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
-    quiet = getattr(args, "quiet", False)
+    quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
     session_id: str | None = args.session
     request_id = f"req_{uuid.uuid4().hex[:12]}"
     view = TurnView(request_id, None if quiet else TerminalSink(cast(TextIO, PrintableStream(sys.stderr))))
@@ -104,9 +109,33 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     finally:
         client.close()
         host.shutdown()
-    if outcome.final_answer:
-        print(printable(outcome.final_answer))
-    print(f"session: {session_id} log: {log_path}")
+    return _report(args, outcome, session_id, log_path, streamed=view.sink is not None)
+
+
+def answer_on_stdout(streamed: bool) -> bool:
+    """Whether stdout carries the final answer: always unless a person already read it — stdout a
+    terminal and the stream shown on a terminal stderr (it would be printed twice)."""
+    return not (streamed and _tty(sys.stdout) and _tty(sys.stderr))
+
+
+def _tty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
+
+
+def _report(args: argparse.Namespace, outcome: TurnOutcome, session_id: str, log_path: str | None, *,
+            streamed: bool) -> int:
+    """The end of ``run``: the answer (once), the session line, the reason when it did not complete."""
+    if getattr(args, "json", False):  # one JSON object on stdout, nothing else there
+        print(json.dumps({"sessionId": session_id, "logPath": log_path, "turn": outcome.turn,
+                          "completed": outcome.completed, "reason": outcome.reason,
+                          "answer": outcome.final_answer}, ensure_ascii=False))
+    else:
+        if outcome.final_answer and answer_on_stdout(streamed):
+            print(printable(outcome.final_answer))
+        print(f"session: {session_id} log: {log_path}")
     if outcome.completed:
         return 0
     print(f"the turn did not complete: {printable(outcome.describe_reason())}", file=sys.stderr)

@@ -172,6 +172,7 @@ async def end_turn(agent: Agent, turn: int, reason: TurnEndReason | None) -> Non
         log.exception("flush before the end of turn %s failed", turn)
         reason = TurnEndReason(kind="error", error=error_info(exc))
     agent.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
+    agent.debugger.stepping = False  # a step from the turn's last stage ends with it: no pause leaks
     if not agent.more_work():  # the turn is over: say so now, not after the last fsync
         agent.current_turn = agent.current_step = None
         agent.set_status("idle")

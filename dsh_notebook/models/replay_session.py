@@ -67,11 +67,26 @@ def describe_divergence(
     index = view[k][0] if k < len(view) else len(request.messages)  # the index in this request
     where = f"message {index}" + (f" (origin seq {seq})" if seq is not None and seq >= 0 else "")
     a, b = _snippets(theirs[k] if k < len(theirs) else None, mine[k] if k < len(mine) else None)
+    what = _what_differs(request.messages[index] if index < len(request.messages) else None)
     return (
         f"this request diverges from {origin_id}: closest is its request/frozen {best.seq} "
-        f"(turn {best.turn} step {best.step}); they agree on {k} message(s) and differ at {where}: "
+        f"(turn {best.turn} step {best.step}); they agree on {k} message(s) and differ at {where}{what}: "
         f"origin has {a} — this request has {b}"
     )
+
+
+def _what_differs(message: Any) -> str:
+    """What kind of message differs, and what that usually means for a replay."""
+    role = getattr(message, "role", None)
+    if role == "tool":
+        return (f", the result of tool call {getattr(message, 'tool_call_id', '?')} (the tool saw other files: "
+                "replay needs the workspace as it was when the origin ran)")
+    source = getattr(message, "source", None)
+    if role == "user" and getattr(source, "kind", None) == "plugin":
+        return ", the runtime context (working directory, date or model differ from the origin's)"
+    if role == "user":
+        return ", the person's prompt"
+    return ""
 
 
 class SessionReplayModel(ModelAdapter):

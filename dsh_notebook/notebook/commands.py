@@ -143,8 +143,14 @@ class CommandsMixin:
             raise UserError(f"--at {args.options['at']!r} is not a seq (a whole number)", code="BAD_FORK_POINT") from None
         result = fork_log(self.log_path(origin), at, self._sessions_dir())
         self.current_session = result.session_id
+        self.remember(result.session_id)  # the notebook's current session: `%dsh resume` finds it
         closed = f"; {result.closers} closer(s) ended what was open there" if result.closers else ""
         print(f"dsh: forked {result.origin_id} at seq {result.at}{closed}; it is now the current session")
+        from ..session.fork_workspace import workspace_note
+        from ..session.persistence import load_log
+
+        loaded = load_log(self.log_path(origin))
+        print(f"dsh: {workspace_note(loaded.events, result.at, loaded.header.cwd)}")
         print(f"session: {result.session_id} log: {result.path}")
 
     def cmd_compare(self, args: MagicArgs) -> Any:

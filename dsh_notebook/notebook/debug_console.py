@@ -105,12 +105,13 @@ class DebugConsole:
             self._seen = id(pause)
 
     def serve(self, ask: Callable[[str], str], say: Callable[[str], None], *,
-              before: Callable[[], None] = lambda: None) -> bool:
-        """Handle a new pause, if there is one; returns whether one was handled."""
+              before: Callable[[PauseState], None] = lambda _p: None) -> bool:
+        """Handle a new pause, if there is one; returns whether one was handled. ``before(pause)``
+        runs first (the cell shows what led here, and continues below what is said)."""
         pause = self._pending()
         if pause is None:
             return False
-        before()
+        before(pause)
         say(describe_pause(pause))
         say("  " + brief(pause.get("payload")))
         while True:

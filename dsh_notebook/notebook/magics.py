@@ -38,6 +38,7 @@ from .cells import CellLog, current_cell
 from .commands import CommandsMixin
 from .completion import install_completer
 from .debug_console import parse_stages
+from .frontend import choose_output
 from .mainthread import MainThreadRunner
 from .notebook_tools import make_notebook_tools
 from .python_tool import make_python_tool
@@ -69,7 +70,9 @@ class DshMagics(CommandsMixin, Magics):
     mcp_trust_readonly = Bool(None, allow_none=True,
                               help="MCP tools annotated readOnlyHint run without asking (DSH_MCP_TRUST_READONLY)").tag(config=True)
     output = Enum(("auto", "display", "stream"), "auto",
-                  help="display: a Markdown output updated in place; stream: text on stdout").tag(config=True)
+                  help="auto: by client (stream in jupyter console and terminal IPython, display in JupyterLab, "
+                       "Notebook 7 and nbclient); display: a Markdown output updated in place; stream: text on "
+                       "stdout").tag(config=True)
     prices_file = Unicode(None, allow_none=True,
                           help="a JSON price/context-window file over the built-in catalog (sets DSH_PRICES_FILE)").tag(config=True)
 
@@ -133,6 +136,7 @@ class DshMagics(CommandsMixin, Magics):
                 args.target = interpolate(args.target, namespaces) if args.target else args.target
                 args.targets = [interpolate(t, namespaces) for t in args.targets]
                 args.options = {k: interpolate(v, namespaces) for k, v in args.options.items()}
+                args.model = interpolate(args.model, namespaces) if args.model else args.model  # replay:{origin}
             return getattr(self, f"cmd_{args.command}")(args)
         except DshError as exc:
             raise DshMagicError(exc) from None
@@ -258,6 +262,8 @@ class DshMagics(CommandsMixin, Magics):
         if options and session_id in known | ({args.session} if args.session else set()):
             self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
         mode = "steer" if args.steer else "queue"
+        if session_id in self.runs:  # an earlier --bg --break run's breakpoints are gone first
+            self.runs[session_id].settle(replacing=args.breakpoints is not None)
         cell = current_cell(self.shell)
         debugging = False
         try:
@@ -342,9 +348,7 @@ class DshMagics(CommandsMixin, Magics):
             print(f"dsh: could not record the notebook's session ({exc.strerror}); %dsh resume needs the ID")
 
     def _sink(self) -> DisplaySink | TerminalSink:
-        mode = self.output
-        if mode == "auto":
-            mode = "display" if getattr(self.shell, "kernel", None) is not None else "stream"
+        mode, _why = choose_output(self.shell, self.output)  # the client's kind (frontend.py)
         return DisplaySink() if mode == "display" else TerminalSink()
 
     def close(self) -> None:

@@ -122,7 +122,12 @@ class TurnResult:
         return f"<TurnResult {self.summary()} · {len(self.text)} chars>"
 
     def __str__(self) -> str:
-        return self.text
+        """The final text. A turn that did not complete (cancelled, an error, a budget) says so
+        after what text it has; one with no text says how it ended instead of an empty line."""
+        if self.ok and self.text.strip():
+            return self.text
+        note = f"({'no final text: ' if not self.text.strip() else ''}{self.summary()})"
+        return f"{self.text.rstrip()}\n{note}" if self.text.strip() else note
 
     def _repr_markdown_(self) -> str:
         mark = "✓" if self.ok else "⚠"

@@ -191,9 +191,13 @@ class TerminalSink:
 
     def _tool(self, seg: ToolSeg) -> None:
         shown = self._tools.setdefault(seg.call_id, set())
+        start = tool_start_plain(seg)
         if "start" not in shown:
             shown.add("start")
-            self._line(tool_start_plain(seg))
+            self._line(start)
+        elif start not in shown:  # its arguments were edited at a breakpoint: the call as it runs
+            self._line(f"{start}  (edited)")
+        shown.add(start)
         state = "done" if seg.done else seg.status if seg.phase == "approval" and seg.status in ("waiting", "deny") else None
         if state is not None and state not in shown:
             shown.add(state)

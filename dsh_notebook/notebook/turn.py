@@ -76,6 +76,9 @@ class TurnRun:
         self.view = TurnView(self.request_id, sink) if sink is not None else None
         self.interrupted = False
         self.handle: FollowHandle | None = None
+        self._consumed: list[Any] = []  # pauses this handle stepped / continued from (kept: identity)
+        self._clearing: threading.Thread | None = None
+        self._settling = threading.Lock()
         self._future: concurrent.futures.Future[TurnResult] = concurrent.futures.Future()
         self._woken = False
 
@@ -116,9 +119,23 @@ class TurnRun:
         if result is not None and not self._future.done():
             self._future.set_result(result)
             self._close()
-            if self.clear_breakpoints:  # not on this (the delivery) thread: it answers the call
-                threading.Thread(target=self._clear_breakpoints, daemon=True).start()
+            with self._settling:
+                if self.clear_breakpoints:  # not on this (the delivery) thread: it answers the call
+                    self._clearing = threading.Thread(target=self._clear_breakpoints, daemon=True)
+                    self._clearing.start()
         self._wake()
+
+    def settle(self, replacing: bool, timeout: float = 10.0) -> None:
+        """Before the next prompt to this session: this run's own breakpoints (``--bg --break``,
+        cleared when its turn ends) must not remove the next prompt's. If that prompt sets its own
+        (``replacing``: they replace the set, and end with it) a clearing not yet begun is called
+        off; one under way is waited for."""
+        with self._settling:
+            if replacing and self._clearing is None:
+                self.clear_breakpoints = False
+            clearing = self._clearing
+        if clearing is not None:
+            clearing.join(timeout)
 
     def _clear_breakpoints(self) -> None:
         try:
@@ -284,12 +301,15 @@ class TurnRun:
             self.view.sink.tick()
         if ask is not None:
             self._ask_approvals(ask)
-            self.console.serve(ask, self._say, before=self._flush_view)
+            self.console.serve(ask, self._say, before=self._before_pause)
 
-    def _flush_view(self) -> None:
+    def _before_pause(self, pause: PauseState) -> None:
+        """The cell shows the turn up to the pause; what the debugger says comes after it, and the
+        rest of the turn (the paused call's line with it) in a new display below — in order, with or
+        without stdin (a live display would otherwise grow above the notices)."""
         self._render()
         if self.view is not None and self.view.sink is not None:
-            self.view.sink.flush()
+            self.view.sink.split(pause.get("callId"))
 
     def _say(self, text: str) -> None:
         print(text, flush=True)
@@ -309,7 +329,8 @@ class TurnRun:
         seen = self._last_pause
 
         def new_pause(m: ClientSessionModel) -> bool:
-            return (m.paused is not None and id(m.paused) != seen) or self._future.done()
+            return (m.paused is not None and id(m.paused) != seen
+                    and not any(m.paused is p for p in self._consumed)) or self._future.done()
 
         try:
             self.handle.wait(new_pause, timeout=timeout)
@@ -318,7 +339,7 @@ class TurnRun:
                 raise
         with self.model_lock():
             pause = self.model.paused
-            if pause is None or id(pause) == seen:
+            if pause is None or id(pause) == seen or any(pause is p for p in self._consumed):
                 raise HostError("the turn ended without pausing again", code="NOT_PAUSED")
             self._last_pause = id(pause)
             shown = dict(pause)
@@ -326,16 +347,57 @@ class TurnRun:
         return shown  # type: ignore[return-value]
 
     @_one_line
-    def step(self) -> Any:
-        return self.client.debug(self.session_id, "step")
+    def step(self, timeout: float = 60.0) -> Any:
+        """Go on to the next stage, whatever it is (it pauses there). Waits for the pause it needs
+        first (after ``step()`` the next call acts on the next stage's pause); returns the debug
+        state, or ``NOT_PAUSED`` (a coded line) when the turn ended without pausing again."""
+        return self._resume("step", timeout)
 
     @_one_line
-    def continue_(self) -> Any:
-        return self.client.debug(self.session_id, "continue")
+    def continue_(self, timeout: float = 60.0) -> Any:
+        """Go on to the next breakpoint (or the turn's end); waits for a pause like :meth:`step`."""
+        return self._resume("continue", timeout)
 
     @_one_line
-    def edit(self, target: str, value: Any, call_id: str | None = None) -> Any:
+    def edit(self, target: str, value: Any, call_id: str | None = None, timeout: float = 60.0) -> Any:
+        """Change the paused stage's value (waits for a pause not yet stepped or continued from);
+        ``NOT_PAUSED`` when the turn ended without one."""
+        pause = self._pause_to_act_on(timeout)
+        if pause is None:
+            raise HostError(f"the turn ended ({self._ended()}) without pausing again: nothing to edit",
+                            code="NOT_PAUSED")
         return self.client.debug(self.session_id, "edit", target=target, value=value, call_id=call_id)
+
+    def _resume(self, action: str, timeout: float) -> Any:
+        pause = self._pause_to_act_on(timeout)
+        if pause is None:
+            raise HostError(f"the run is not paused: the turn ended ({self._ended()}) without pausing again; "
+                            f"nothing to {action} (h.result has it)", code="NOT_PAUSED")
+        with self.model_lock():
+            self._consumed.append(pause)  # the next step/continue/edit waits for a newer pause
+        self.console.handled(pause)
+        return self.client.debug(self.session_id, action)
+
+    def _pause_to_act_on(self, timeout: float) -> Any:
+        """The pause (the model's own object) a debugger call applies to — the current one unless
+        this handle already stepped or continued from it, else the next — or None once the turn
+        ended first. ``TIMEOUT`` after ``timeout`` seconds of a run that neither pauses nor ends."""
+        assert self.handle is not None
+
+        def fresh(m: ClientSessionModel) -> Any:
+            return m.paused is not None and not any(m.paused is p for p in self._consumed)
+
+        try:
+            self.handle.wait(lambda m: fresh(m) or self._future.done(), timeout=timeout)
+        except HostError as exc:
+            if exc.code != "STREAM_ENDED":
+                raise
+        with self.model_lock():
+            return self.model.paused if fresh(self.model) and not self._future.done() else None
+
+    def _ended(self) -> str:
+        result = self.result
+        return result.reason.kind if result is not None else "ended"
 
     def _render(self) -> None:
         """Show this turn's segments if the model changed (the model is read under its lock)."""

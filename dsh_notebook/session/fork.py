@@ -76,10 +76,14 @@ def fork_log(
 def fork_main(args: Any) -> int:
     """``python -m dsh_notebook fork ID_OR_PATH --at SEQ``: prints ``session: <id> log: <path>``."""
     from ..config import settings_from_env
+    from .fork_workspace import workspace_note
     from .inspect import resolve_target
 
-    result = fork_log(resolve_target(args.target), args.at, settings_from_env().sessions_dir)
+    origin = resolve_target(args.target)
+    result = fork_log(origin, args.at, settings_from_env().sessions_dir)
     closed = f", {result.closers} closer(s) appended" if result.closers else ""
     print(f"forked {result.origin_id} at seq {result.at}{closed}", file=sys.stderr)
+    loaded = load_log(origin)
+    print(workspace_note(loaded.events, result.at, loaded.header.cwd), file=sys.stderr)
     print(f"session: {result.session_id} log: {result.path}")
     return 0

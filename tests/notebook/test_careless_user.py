@@ -246,7 +246,7 @@ def test_an_approval_after_an_edit_asks_about_the_edited_command(
     shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)], ensure_ascii=False)
     # before: "dsh: allow bash echo harmless?" — the learner approved one command and another ran
     assert prompts[3].startswith("dsh: allow bash echo edited-at-03?"), prompts
-    assert "→ bash echo edited-at-03  [✓ exit 0" in shown  # the cell shows the call as it ran
+    assert "→ bash echo edited-at-03" in shown and "✓ exit 0" in shown  # the cell shows the call as it ran
     [tool] = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]
     assert tool["content"] == "edited-at-03\n[exit code: 0]"
 

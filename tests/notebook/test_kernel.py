@@ -150,7 +150,12 @@ def test_stdin_approval_in_a_kernel(kernel: tuple[Any, Any], fake_server: FakeOp
                                     answer: str, allowed: bool) -> None:
     km, kc = kernel
     fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo approved-run"}')]), text_reply("fin"))
-    msg_id = kc.execute(f"%dsh {fake_flags(fake_server, 'ask')} run echo", allow_stdin=True)
+    # as JupyterLab sends it (metadata.cellId): the live display (a terminal client gets the stream)
+    content = {"code": f"%dsh {fake_flags(fake_server, 'ask')} run echo", "silent": False, "store_history": True,
+               "user_expressions": {}, "allow_stdin": True, "stop_on_error": True}
+    msg = kc.session.msg("execute_request", content, metadata={"cellId": "cell-approval"})
+    kc.shell_channel.send(msg)
+    msg_id = msg["header"]["msg_id"]
     request = kc.get_stdin_msg(timeout=60)
     assert request["msg_type"] == "input_request"
     assert "allow bash echo approved-run?" in request["content"]["prompt"]
