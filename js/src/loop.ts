@@ -92,9 +92,14 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const controls = h("div", { class: "dsh-controls" });
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
   const totalsEl = h("span", { class: "dsh-totals-wrap", "aria-live": "off" });
+  /** The last request went to the offline teaching model (script:*). */
+  const offlineRun = (events: readonly { type: string }[]): boolean => {
+    for (let i = events.length - 1; i >= 0; i--) if (events[i].type === "request/frozen") return (events[i] as { provider?: string }).provider === "script";
+    return false;
+  };
   const drawTotals = () => {
     const events = traj.update(s.fold.events) && s.fold.events, t = traj.totals();
-    replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running")));
+    replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running"), offlineRun(events)));
   };
   const ticker = setInterval(() => { if (s.fold.status === "running") drawTotals(); }, 1000);
   const prompt = createPromptBox({

@@ -838,6 +838,7 @@ export interface Usage {
   outputTokens?: number;
   cacheReadTokens?: number | null;
   reasoningTokens?: number | null;
+  estimated?: boolean | null;
 }
 
 export interface UsageReport {
