@@ -130,7 +130,10 @@ export class Player {
     if (this.index >= this.steps.length - 1) { this.pause(); return; }
     const cur = this.current;
     const next = this.steps[this.index + 1];
-    const ms = first || !cur ? 0 : paceDelay(recordedDelay(cur, next, this.speed), this.readMs?.(this.index) ?? 0, this.speed);
+    // play pressed on a stage: at reading pace it stays until its text is read (the time it has
+    // been shown counts); otherwise the next stage comes at once
+    const ms = !cur ? 0 : first ? Math.max(0, Math.round((this.readMs?.(this.index) ?? 0) / this.speed - (now() - this.shownAt)))
+      : paceDelay(recordedDelay(cur, next, this.speed), this.readMs?.(this.index) ?? 0, this.speed);
     if (!first) this.lastDelay = ms;
     this.handle = this.scheduler.set(() => {
       this.handle = null;
