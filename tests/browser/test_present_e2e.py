@@ -134,7 +134,9 @@ def measure(page: Any, loop: Any, tag: str) -> dict[str, Any]:
     geo = loop.evaluate(GEOMETRY_JS)
     small = [f"{t['size']}px {t['cls']} {t['text']!r}" for t in texts if t["size"] < 18]
     dim = [f"{t['ratio']}:1 {t['cls']} {t['text']!r}" for t in texts if t["ratio"] < 4.5]
-    shot(page, f"present-{tag}", LOOP)
+    loop.evaluate("(root) => root.scrollIntoView({block: 'start'})")  # what the class sees: the window
+    page.wait_for_timeout(200)
+    shot(page, f"present-{tag}")
     print(f"{tag}: {len(texts)} texts, min size {min(t['size'] for t in texts)} px, "
           f"min contrast {min(t['ratio'] for t in texts)}:1, clipped {len(geo['clipped'])}, overlaps {len(geo['overlaps'])}")
     assert not small, (tag, small[:10])
@@ -196,7 +198,7 @@ def test_clicker_drives_the_six_stages_and_leaves_the_notebook_alone(nb01: Any) 
     print("stages driven:", seen, "notebook before/after:", before["cells"], before["active"], after["cells"], after["active"])
     assert after["cells"] == before["cells"] and after["sources"] == before["sources"]
     assert after["active"] == before["active"]
-    shot(page, "present-clicker-stage", LOOP)
+    shot(page, "present-clicker-stage")
 
 
 def _words(text: str) -> int:
@@ -240,14 +242,14 @@ def test_predict_from_01_asks_the_arguments_first_and_never_lands_on_no_stage(nb
     ask = loop.locator(".dsh-predict-ask")
     wait_until(lambda: ask.count() == 1, timeout=10, what="the first question")
     assert ask.get_attribute("data-kind") == "arguments" and stage(loop) == "1"
-    shot(page, "present-predict-arguments", LOOP)
+    shot(page, "present-predict-arguments")
     loop.locator(".dsh-predict-input").fill('{"file_path": "README.md"}')
     loop.locator(".dsh-predict-submit").click()
     reveal = loop.locator(".dsh-predict-reveal")
     wait_until(lambda: reveal.count() == 1, timeout=10, what="the reveal")
     assert reveal.get_attribute("data-match") == "true"
     assert loop.locator(".dsh-predict-score").inner_text().startswith("score: 1 / 1")
-    shot(page, "present-predict-reveal", LOOP)
+    shot(page, "present-predict-reveal")
     kinds, stages = ["arguments"], [stage(loop)]
     for _ in range(12):  # on through the stages; every question skipped; never no stage
         if loop.locator(".dsh-predict-reveal").count():
@@ -255,6 +257,8 @@ def test_predict_from_01_asks_the_arguments_first_and_never_lands_on_no_stage(nb
         elif loop.locator(".dsh-predict-ask").count():
             kinds.append(loop.locator(".dsh-predict-ask").get_attribute("data-kind") or "")
             loop.locator(".dsh-predict-skip").click()
+        elif stage(loop) == "6":
+            break  # the last reveal was continued: 06 stays shown
         else:
             loop.locator(".dsh-forward").click()
         page.wait_for_timeout(150)
@@ -264,3 +268,40 @@ def test_predict_from_01_asks_the_arguments_first_and_never_lands_on_no_stage(nb
     assert kinds[:3] == ["arguments", "sources", "messages"], kinds
     assert stages[-1] == "6"
     loop.locator(".dsh-predict-toggle").uncheck()
+
+
+CUE_JS = """(root) => {
+  const cur = root.querySelector('.dsh-stage[aria-current=step]');
+  const c = cur.getBoundingClientRect();
+  return [...root.querySelectorAll('.dsh-more')].filter(m => !m.hidden).map(m => {
+    const r = m.getBoundingClientRect();
+    return {cue: m.textContent, covered: Math.max(0, Math.min(c.right, r.right) - Math.max(c.left, r.left))};
+  }).concat([{pane: root.dataset.pane, width: root.getBoundingClientRect().width}]);
+}"""
+
+
+def test_the_more_cue_never_covers_the_current_stage_at_1024_dark(nb01: Any) -> None:
+    """Out of presenter mode the stages scroll sideways behind "more →" / "← more" fades; the
+    current stage is kept clear of them (issue 23: at 1024 px dark the cue covered stage 04)."""
+    page = nb01
+    page.set_viewport_size({"width": 1024, "height": 768})
+    loop = loop_of(page)
+    if loop.get_attribute("data-present") == "true":
+        loop.locator(".dsh-present-btn").click()
+    set_theme(page, "JupyterLab Dark")
+    try:
+        loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title").click()
+        wait_until(lambda: stage(loop) == "1", timeout=10, what="stage 01")
+        for want in ("1", "2", "3", "4", "5", "6"):
+            if want != "1":
+                page.keyboard.press("ArrowRight")
+            wait_until(lambda w=want: stage(loop) == w, timeout=10, what=f"stage {want}")
+            page.wait_for_timeout(250)  # the scroller settles
+            cues = loop.evaluate(CUE_JS)
+            print(f"stage {want}:", cues)
+            assert all(c.get("covered", 0) <= 0 for c in cues), (want, cues)
+            if want == "4":
+                loop.evaluate("(root) => root.scrollIntoView({block: 'start'})")
+                shot(page, "cue-1024-dark-stage4")
+    finally:
+        set_theme(page, "JupyterLab Light")
