@@ -98,6 +98,7 @@ def explore(prompt: str, exchanges: list[TurnCall]) -> Decision | None:
     low = prompt.lower()
     word = _search_word(prompt)
     path = _file_in(prompt)
+    args: dict[str, object]
     if word:
         tool, args = "grep", {"pattern": re.escape(word)}
     elif path:

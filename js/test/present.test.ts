@@ -2,7 +2,8 @@
 // Issue 23: pacing for a classroom, predict-then-reveal from the current stage with a score,
 // and the presenter mode of the loop widget (the synced `present` trait, hold by default).
 import { afterEach, describe, expect, it } from "vitest";
-import { paceDelay, readingMs, wordCount } from "../src/model/pacing";
+import { livePace, paceDelay, readingMs, wordCount } from "../src/model/pacing";
+import { clickerAction } from "../src/ui/clicker";
 import { Player, type Scheduler } from "../src/model/playback";
 import { PredictMode } from "../src/model/predict";
 import { explainStage } from "../src/model/explain";
@@ -57,6 +58,15 @@ describe("reading pace", () => {
       }
       expect(p.index).toBe(steps.length - 1);
     }
+  });
+
+  it("a live run at reading pace: each stage its reading time while running, a quick catch-up between turns; L is live", () => {
+    expect(livePace(9000, 1, true, 320)).toBe(9000);
+    expect(livePace(9000, 2, true, 320)).toBe(4500);
+    expect(livePace(9000, 1, false, 320)).toBe(320); // the turn ended: catch up
+    expect(livePace(100, 1, true, 320)).toBe(320);
+    expect(clickerAction({ key: "l", target: document.createElement("div") })).toBe("live");
+    expect(clickerAction({ key: "End", target: document.createElement("div") })).toBe("last");
   });
 
   it("play after the last stage starts again at the first stage, never at no stage", () => {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -94,6 +94,10 @@ def set_theme(page: Any, theme: str) -> None:
 def stage(loop: Any) -> str | None:
     cur = loop.locator(".dsh-stage[aria-current=step]")
     return cur.first.get_attribute("data-stage") if cur.count() else None
+
+
+def at_stage(loop: Any, want: str) -> Callable[[], bool]:
+    return lambda: stage(loop) == want
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +191,7 @@ def test_clicker_drives_the_six_stages_and_leaves_the_notebook_alone(nb01: Any) 
     for key, want in (("PageDown", "2"), ("ArrowRight", "3"), ("PageDown", "4"), ("ArrowRight", "5"),
                       ("PageDown", "6"), ("PageUp", "5"), ("ArrowLeft", "4"), ("Home", "1"), ("End", "6")):
         page.keyboard.press(key)
-        wait_until(lambda w=want: stage(loop) == w, timeout=10, what=f"{key} → stage {want}")
+        wait_until(at_stage(loop, want), timeout=10, what=f"{key} → stage {want}")
         seen.append(stage(loop))
         assert loop.evaluate(inside), f"focus left the widget after {key}"
     # the keys the notebook would act on in command mode never reach it
@@ -220,7 +224,7 @@ def test_dwell_per_stage_is_at_least_the_reading_time_at_1x(nb01: Any) -> None:
                timeout=150, every=0.5, what="four stage changes at 1x")
     loop.locator(".dsh-pause").click()
     log = page.evaluate("() => window.__dwell")
-    changes = []
+    changes: list[dict[str, Any]] = []
     for d in log:
         if not changes or d["at"] != changes[-1]["at"]:
             changes.append(d)
@@ -295,7 +299,7 @@ def test_the_more_cue_never_covers_the_current_stage_at_1024_dark(nb01: Any) -> 
         for want in ("1", "2", "3", "4", "5", "6"):
             if want != "1":
                 page.keyboard.press("ArrowRight")
-            wait_until(lambda w=want: stage(loop) == w, timeout=10, what=f"stage {want}")
+            wait_until(at_stage(loop, want), timeout=10, what=f"stage {want}")
             page.wait_for_timeout(250)  # the scroller settles
             cues = loop.evaluate(CUE_JS)
             print(f"stage {want}:", cues)
