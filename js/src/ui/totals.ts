@@ -3,6 +3,7 @@
 // window). Figures from model/trajectory.ts — the same as `show --stats --json` — and carried
 // exactly in data-* attributes next to the rounded text.
 import type { Totals, TrajectoryFold } from "../model/trajectory";
+import { SCRIPT_CONTEXT_WINDOW } from "../model/pricing";
 import { fmtMs, h } from "./dom";
 
 export const fmtCost = (usd: number | null): string => (usd === null ? "cost n/a" : `$${usd.toFixed(4)}`);
@@ -30,7 +31,7 @@ export function renderTotals(t: Totals, elapsed: number, offline = false): HTMLE
     : h("span", { class: `dsh-ctx ${level}`, title: `the last request's prompt: ${fmtTokens(Math.round(used! * t.contextWindow))} of ${fmtTokens(t.contextWindow)} tokens` },
       h("span", { class: "dsh-ctx-bar", role: "meter", "aria-label": "context window fill", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct.toFixed(1) },
         h("span", { class: "dsh-ctx-fill", style: `width: ${Math.min(100, pct).toFixed(2)}%` })),
-      h("span", { class: "dsh-ctx-text" }, `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)} context${offline ? " (nominal)" : ""}`));
+      h("span", { class: "dsh-ctx-text" }, `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)} context${offline && t.contextWindow === SCRIPT_CONTEXT_WINDOW ? " (nominal)" : ""}`));
   return h("span", {
     class: "dsh-totals", "data-input-tokens": t.inputTokens, "data-output-tokens": t.outputTokens,
     "data-cost-usd": t.costUsd === null ? "null" : String(t.costUsd), "data-duration-ms": t.durationMs,
