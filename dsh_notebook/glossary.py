@@ -191,7 +191,7 @@ TERMS: tuple[Term, ...] = (
     T("in this request", "ui", "The mark at 06 of the messages the frozen request carries that the previous request "
       "did not: what the model sees for the first time.", ()),
     T("estimated tokens", "ui", "Token counts the offline teaching model (script:*) estimates at about four "
-      "characters a token (≈ … (estimated)); it costs $0 — offline, and its 128k context window is nominal.",
+      "characters a token (≈ …); it costs $0 — offline, and its 128k context window is nominal.",
       ("estimated", "nominal context window", "offline")),
     T("export-html", "ui", "python -m dsh_notebook export-html ID -o FILE.html: one self-contained page that replays "
       "the loop widget and the inspector of a session with no kernel and no network."),

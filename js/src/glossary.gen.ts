@@ -565,7 +565,7 @@ export const GLOSSARY: GlossaryTerm[] = [
  {
   "term": "estimated tokens",
   "topic": "ui",
-  "definition": "Token counts the offline teaching model (script:*) estimates at about four characters a token (≈ … (estimated)); it costs $0 — offline, and its 128k context window is nominal.",
+  "definition": "Token counts the offline teaching model (script:*) estimates at about four characters a token (≈ …); it costs $0 — offline, and its 128k context window is nominal.",
   "aliases": [
    "estimated",
    "nominal context window",

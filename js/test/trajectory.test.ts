@@ -116,9 +116,11 @@ describe("the waterfall view", () => {
     expect(t.costUsd).toBe(0);
     expect(t.contextWindow).toBe(SCRIPT_CONTEXT_WINDOW);
     const el = renderTotals(t, 2650, true);
-    expect(el.textContent).toContain("≈ 17,000 in / 150 out tokens (estimated)");
+    expect(el.textContent).toContain("≈ 17,000 in / 150 out tokens");
+    expect(el.querySelector(".dsh-tot-tokens")?.getAttribute("title")).toContain("estimated");
     expect(el.textContent).toContain("$0 — offline");
-    expect(el.textContent).toContain("% of 128k context (nominal)");
+    expect(el.textContent).toContain("% of 128k context");
+    expect(el.querySelector(".dsh-ctx")?.getAttribute("title")).toContain("nominal");
     expect(renderTotals(t, 2650).textContent).toContain("$0.0000"); // without the flag: the plain figures
   });
 });

@@ -28,10 +28,11 @@ export function renderTotals(t: Totals, elapsed: number, offline = false): HTMLE
   const level = pct === null ? "" : pct >= 90 ? "dsh-ctx-full" : pct >= 70 ? "dsh-ctx-high" : "";
   const ctx = pct === null || t.contextWindow === null
     ? h("span", { class: "dsh-ctx dsh-ctx-na", title: "the model's context window is not known (--context-window N)" }, "context n/a")
-    : h("span", { class: `dsh-ctx ${level}`, title: `the last request's prompt: ${fmtTokens(Math.round(used! * t.contextWindow))} of ${fmtTokens(t.contextWindow)} tokens` },
+    : h("span", { class: `dsh-ctx ${level}`, "data-nominal": String(offline && t.contextWindow === SCRIPT_CONTEXT_WINDOW),
+      title: `the last request's prompt: ${fmtTokens(Math.round(used! * t.contextWindow))} of ${fmtTokens(t.contextWindow)} tokens${offline && t.contextWindow === SCRIPT_CONTEXT_WINDOW ? " (a nominal window: the offline teaching model has none of its own)" : ""}` },
       h("span", { class: "dsh-ctx-bar", role: "meter", "aria-label": "context window fill", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct.toFixed(1) },
         h("span", { class: "dsh-ctx-fill", style: `width: ${Math.min(100, pct).toFixed(2)}%` })),
-      h("span", { class: "dsh-ctx-text" }, `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)} context${offline && t.contextWindow === SCRIPT_CONTEXT_WINDOW ? " (nominal)" : ""}`));
+      h("span", { class: "dsh-ctx-text" }, `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)} context`));
   return h("span", {
     class: "dsh-totals", "data-input-tokens": t.inputTokens, "data-output-tokens": t.outputTokens,
     "data-cost-usd": t.costUsd === null ? "null" : String(t.costUsd), "data-duration-ms": t.durationMs,
@@ -40,7 +41,7 @@ export function renderTotals(t: Totals, elapsed: number, offline = false): HTMLE
   },
   h("span", { class: "dsh-tot-tokens", "data-estimated": String(offline),
     title: offline ? "estimated: the offline teaching model counts about four characters a token" : `${fmtTokens(t.cachedInputTokens)} cached input, ${fmtTokens(t.reasoningTokens)} reasoning` },
-    `${offline ? "≈ " : ""}${fmtTokens(t.inputTokens)} in / ${fmtTokens(t.outputTokens)} out tokens${offline ? " (estimated)" : ""}`),
+    `${offline ? "≈ " : ""}${fmtTokens(t.inputTokens)} in / ${fmtTokens(t.outputTokens)} out tokens`),
   h("span", { class: `dsh-tot-cost${t.costUsd === null ? " dsh-tot-na" : ""}`, title: offline ? "the offline teaching model runs on this machine: nothing is sent, nothing is billed" : t.costUsd === null ? "a model without a known price (never a guess)" : `list prices as of ${t.pricesAsOf}` },
     offline && t.costUsd === 0 ? "$0 — offline" : fmtCost(t.costUsd)),
   h("span", { class: "dsh-tot-time", title: "time spent in turns (the open one so far)" }, fmtMs(elapsed)),
