@@ -171,6 +171,28 @@ TERMS: tuple[Term, ...] = (
     T("predict, then reveal", "ui", "A replay mode that asks what comes next (the tool arguments, the "
       "sourceEventSeqs, the messages of the next request) before a stage is shown, then shows this run's values "
       "beside the guess.", ("predict",)),
+    T("execution mode", "request", "How the scheduler runs a step's tool calls: calls that are safe to run together "
+      "(read, grep, glob) share a small parallel pool; any other call (bash, write, edit) is a barrier.",
+      ("execution modes",)),
+    T("barrier", "request", "A tool call that runs alone: the calls before it finish first and the calls after it wait "
+      "(bash, write, edit, python — anything that may change the workspace). Results still commit in the model's "
+      "call order.", ("barriers",)),
+    T("request id (req_…)", "host", "The id the prompt box gives each prompt it sends (req_ and random letters): "
+      "the Host's reply, the user message it becomes and the status line all name it, so an answer is matched to "
+      "its prompt.", ("request id", "req_")),
+    T("presenter mode", "ui", "The widgets for a projector: text at least 18 px (A+ for more), the narration as a "
+      "large caption, the stages as a grid, each stage held until next; PageDown / ArrowRight / Space next, "
+      "PageUp / ArrowLeft back, Home / End, L live (a presenter's remote sends these keys).",
+      ("present", "clicker")),
+    T("reading pace", "ui", "Playback that keeps each stage at least as long as its narration takes to read: about "
+      "200 words a minute at 1×, shorter at 2× and 4×.", ("hold",)),
+    T("new at this stage", "ui", "The history mark of a message whose event happened at the stage shown: the "
+      "assistant message at 01, the tool message at 04.", ("new",)),
+    T("in this request", "ui", "The mark at 06 of the messages the frozen request carries that the previous request "
+      "did not: what the model sees for the first time.", ()),
+    T("estimated tokens", "ui", "Token counts the offline teaching model (script:*) estimates at about four "
+      "characters a token (≈ …); it costs $0 — offline, and its 128k context window is nominal.",
+      ("estimated", "nominal context window", "offline")),
     T("export-html", "ui", "python -m dsh_notebook export-html ID -o FILE.html: one self-contained page that replays "
       "the loop widget and the inspector of a session with no kernel and no network."),
 )

@@ -13,6 +13,8 @@ they really returned:
   (an off-by-one it can recognise), reruns the tests and reports the real result;
 - ``notebook``: a tour of the notebook tools (``notebook_read``, ``inspect_var``, ``python``,
   ``notebook_insert``; :mod:`.scripted_notebook`), when the prompt mentions the notebook;
+- ``explore``: questions about the demo workspace — its files, what a file holds, where a word
+  is used — answered from real ``glob`` / ``read`` / ``grep`` results (:mod:`.scripted_explore`);
 - ``help`` (and anything else): says it is the offline demo model and how to use a real one;
 - a context-compaction request (``dsh/compaction``) gets a summary built from its transcript:
   the user's requests, the tool calls, the assistant's last words.
@@ -50,11 +52,12 @@ from .base import (
     ToolCallDelta,
     UsageChunk,
 )
+from .scripted_explore import explore, might_explore
 from .scripted_notebook import KEYWORDS as _NOTEBOOK
 from .scripted_notebook import notebook_tour
 from .scripted_scenarios import TurnCall, fix_tests, help_reply, readme
 
-SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "help")
+SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "explore", "help")
 COMPACTION = "dsh/compaction"  # a summarisation request of context compaction (agent.compaction)
 
 
@@ -101,6 +104,8 @@ def pick_scenario(prompt: str) -> str:
         return "readme"
     if any(k in low for k in _NOTEBOOK):
         return "notebook"
+    if might_explore(prompt):
+        return "explore"
     return "help"
 
 
@@ -152,6 +157,8 @@ class ScriptedModel(ModelAdapter):
             reply = fix_tests(exchanges)
         elif scenario == "notebook":
             reply = notebook_tour(exchanges)
+        elif scenario == "explore":
+            reply = explore(prompt, exchanges) or help_reply(prompt)
         else:
             reply = help_reply(prompt)
         n = 1
@@ -185,10 +192,29 @@ class ScriptedModel(ModelAdapter):
                 if b > a
             ]
             out.append(BlockEnd(index, ToolCallBlock(id=call_id, name=reply.tool, arguments=args)))
-        seen = sum(len(b.text) for m in messages for b in m.content if isinstance(b, TextBlock))
-        out.append(UsageChunk(Usage(input_tokens=seen // 4 + 1, output_tokens=len(reply.text) // 4 + 1)))
+        out.append(UsageChunk(estimate_usage(messages, reply)))
         out.append(Finish("tool-calls" if reply.tool else "stop"))
         return out
 
 
-__all__ = ["SCENARIOS", "TurnCall", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]
+def _chars(m: AnyMessage) -> int:
+    """The characters a real model would read of message ``m``: its texts, its tool calls'
+    names and arguments."""
+    n = 0
+    for b in m.content:
+        if isinstance(b, TextBlock):
+            n += len(b.text)
+        elif isinstance(b, ToolCallBlock):
+            n += len(b.name) + len(b.arguments)
+    return n + 4  # the role and the message framing
+
+
+def estimate_usage(messages: Sequence[AnyMessage], reply: Reply) -> Usage:
+    """An honest estimate of what a real model would count for this request (about four
+    characters a token, the common rule of thumb for English text and code), marked estimated."""
+    seen = sum(_chars(m) for m in messages)
+    out = len(reply.text) + (len(reply.tool or "") + len(json.dumps(reply.args or {})) if reply.tool else 0)
+    return Usage(input_tokens=seen // 4 + 1, output_tokens=out // 4 + 1, estimated=True)
+
+
+__all__ = ["SCENARIOS", "estimate_usage", "TurnCall", "Reply", "ScriptedModel", "current_turn", "pick_scenario"]

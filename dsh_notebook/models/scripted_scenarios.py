@@ -189,9 +189,11 @@ def fix_tests(exchanges: list[TurnCall]) -> Decision:
 def help_reply(prompt: str) -> Decision:
     return (
         "I'm the offline demo model of dsh_notebook (`script:auto`): a scripted teaching model, "
-        "not a real LLM, so I can't answer that. I can run two demos on the demo workspace: "
-        "\"read README.md and summarise\" and \"run the tests; if they fail fix src/math.ts; tell me "
-        "the result\".\n\nTo use a real model: `%dsh --model deepseek:deepseek-chat ...` with "
+        "not a real LLM, so I can't answer that. On the demo workspace I can: \"read README.md and "
+        "summarise\"; \"run the tests; if they fail fix src/math.ts; tell me the result\"; \"which files "
+        "are there?\"; \"what does src/math.ts do?\"; \"where is divide used?\"; and a tour of the "
+        "notebook tools (\"what is in this notebook?\").\n\nTo use a real model: `%dsh --model local:smollm2 ...` "
+        "(a small local model, when installed), or `%dsh --model deepseek:deepseek-chat ...` with "
         "`DEEPSEEK_API_KEY` set (or `openai:<model>` with `OPENAI_API_KEY`), or any "
         "OpenAI-compatible server with `--base-url URL --model <name>` (vLLM, Ollama, llama.cpp). "
         "`%dsh config` shows the current settings.",

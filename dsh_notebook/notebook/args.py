@@ -57,6 +57,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
     FlagSpec("--stats", "stats", None, "with show: time, tokens, cost and context per request, tool call and turn"),
+    FlagSpec("--present", "present", None, "with show: the widget in presenter mode (large text for a projector, each stage held until PageDown / ArrowRight)"),
     FlagSpec("--context-window", "context_window", "N", "the context window in tokens for this kernel's requests (default: the model's, from the price catalog; sets DSH_CONTEXT_WINDOW)"),
     FlagSpec("--max-steps", "max_steps", "N", "model requests per turn before it ends with reason budget (default DSH_MAX_STEPS / DshMagics.max_steps, else 50; 0: no limit); applies to the session from now on"),
     FlagSpec("--max-time", "max_time", "SECONDS", "seconds per turn before it ends with reason budget (default DSH_MAX_TIME / DshMagics.max_time, else none); applies to the session from now on"),
@@ -90,6 +91,7 @@ class MagicArgs:
     no_interpolate: bool = False
     inspect: bool = False
     stats: bool = False
+    present: bool = False
     context_window: str | None = None
     search: str | None = None  # sessions --search TEXT
     breakpoints: str | None = None
@@ -200,7 +202,7 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
             args.command = "help"
         elif not args.text.strip():
             raise UserError("empty prompt; usage: %dsh [FLAGS] PROMPT (see %dsh --help)", code="EMPTY_PROMPT")
-        for flag in ("stats", "inspect"):  # a typo of `show --stats …` must not become a prompt
+        for flag in ("stats", "inspect", "present"):  # a typo of `show --stats …` must not become a prompt
             if getattr(args, flag):
                 raise UserError(f"--{flag} goes with show: %dsh show --{flag} [ID]; to send the line as a prompt "
                                 f"drop --{flag}", code="BAD_FLAG")
@@ -218,7 +220,7 @@ SUBCOMMAND_SHAPES: dict[str, tuple[int, tuple[str, ...]]] = {
 SUBCOMMAND_USAGE = {
     "stop": "%dsh stop (the current session's turn) or %dsh --session ID stop", "sessions": "%dsh sessions [--search TEXT]",
     "config": "%dsh config", "help": "%dsh help", "doctor": "%dsh doctor", "resume": "%dsh resume [ID]",
-    "show": "%dsh show [--inspect|--stats] [ID]", "fork": "%dsh fork [ID] --at SEQ", "compare": "%dsh compare A B",
+    "show": "%dsh show [--inspect|--stats] [--present] [ID]", "fork": "%dsh fork [ID] --at SEQ", "compare": "%dsh compare A B",
     "compact": "%dsh compact [ID]", "policy": "%dsh policy [ID]",
 }
 _TARGET = re.compile(r"^(s_[0-9A-Za-z_-]+|\{[A-Za-z_][\w.]*\}|\S+\.jsonl)$")

@@ -99,7 +99,7 @@ class CommandsMixin:
 
             return StatsView(session_id, session_stats(self.link.read(session_id).events))
         if not args.no_widget:
-            widget = self.make_widget(session_id, inspect=args.inspect)
+            widget = self.make_widget(session_id, inspect=args.inspect, present=args.present)
             if widget is not None:
                 return widget
         model = self.link.read(session_id)
@@ -130,7 +130,7 @@ class CommandsMixin:
             from ..session.stats import session_stats
 
             return StatsView(loaded.id, session_stats(loaded.events))
-        widget = None if args.no_widget else self.make_widget(str(loaded.path), inspect=args.inspect)
+        widget = None if args.no_widget else self.make_widget(str(loaded.path), inspect=args.inspect, present=args.present)
         return widget if widget is not None else EventListing(loaded.id, loaded.events)
 
     def cmd_fork(self, args: MagicArgs) -> None:
@@ -257,7 +257,7 @@ class CommandsMixin:
 
     # --- widgets --------------------------------------------------------------------------------
 
-    def make_widget(self, session_id: str, *, inspect: bool = False) -> Any | None:
+    def make_widget(self, session_id: str, *, inspect: bool = False, present: bool = False) -> Any | None:
         """The live LoopWidget (or SessionInspector); ``None`` when widgets are unavailable
         (no kernel to carry them, as in terminal IPython, or the widget module fails)."""
         if getattr(getattr(self, "shell", None), "kernel", None) is None:
@@ -268,8 +268,8 @@ class CommandsMixin:
             return None
         try:
             if inspect:
-                return widgets.SessionInspector(session_id)  # type: ignore[attr-defined]
-            return widgets.LoopWidget(session_id)  # type: ignore[attr-defined]
+                return widgets.SessionInspector(session_id, present=present)  # type: ignore[attr-defined]
+            return widgets.LoopWidget(session_id, present=present)  # type: ignore[attr-defined]
         except Exception as exc:
             print(f"dsh: widget unavailable ({type(exc).__name__}: {exc}); showing text instead")
             return None

@@ -79,6 +79,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     readonly = traitlets.Bool(False).tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     create_args = traitlets.Dict().tag(sync=True)
+    present = traitlets.Bool(False).tag(sync=True)
+    """Presenter mode: text ≥ 18 px, the stages as a grid, each stage held until "next" (the
+    header's "Present" toggle, ``%dsh show --present``, ``LoopWidget(..., present=True)``)."""
     pricing = traitlets.Dict().tag(sync=True)
     """The price table the browser folds tokens into cost and context fill with (models/price_table.py)."""
 
@@ -235,9 +238,10 @@ class LoopWidget(_SessionWidget):
 
     def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
                  model: str | None = None, approve: str | None = None, cwd: str | None = None,
-                 base_url: str | None = None, host: Any = None, interval: float = 0.05) -> None:
+                 base_url: str | None = None, host: Any = None, interval: float = 0.05, present: bool = False) -> None:
         create = {k: v for k, v in {"model": model, "approve": approve, "cwd": cwd, "baseUrl": base_url}.items() if v}
-        super().__init__(session_id, path=path, host=host, interval=interval, kind="loop", create_args=create)
+        super().__init__(session_id, path=path, host=host, interval=interval, kind="loop", create_args=create,
+                         present=bool(present))
         if not self.session_id and not self.readonly:
             self.error = check_create_args(model, approve, cwd, base_url)
 
@@ -248,10 +252,11 @@ class SessionInspector(_SessionWidget):
     (live or saved) or the path of a log file."""
 
     def __init__(self, session_id_or_path: str | os.PathLike[str], *, host: Any = None,
-                 interval: float = 0.05) -> None:
+                 interval: float = 0.05, present: bool = False) -> None:
         value = target_text(session_id_or_path, "SessionInspector")
         path = value if _looks_like_path(value) else None
-        super().__init__(None if path else value, path=path, host=host, interval=interval, kind="inspector")
+        super().__init__(None if path else value, path=path, host=host, interval=interval, kind="inspector",
+                         present=bool(present))
 
 
 __all__ = ["LoopWidget", "SessionInspector"]

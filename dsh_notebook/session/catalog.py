@@ -94,6 +94,9 @@ BUILTIN: dict[tuple[str, str], ModelInfo] = {
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")  # gpt-4o-2024-08-06, gpt-4-0613
 _FREE = Price(0.0, 0.0, 0.0, source="local")
+SCRIPT_CONTEXT_WINDOW = 128_000
+"""The offline teaching model's nominal context window (a typical model's), so its context fill
+can be shown in class; js/src/model/pricing.ts uses the same figure."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,8 @@ class Catalog:
         return info.price if info else None
 
     def context_window(self, provider: str, model: str) -> int | None:
+        if provider.lower() == "script":
+            return SCRIPT_CONTEXT_WINDOW
         info = self.lookup(provider, model)
         return info.context_window if info else None
 

@@ -73,6 +73,9 @@ class Usage(Frozen):
     output_tokens: int = 0
     cache_read_tokens: int | None = None
     reasoning_tokens: int | None = None
+    estimated: bool | None = None
+    """True when the counts are an estimate, not a provider's count (the offline teaching model
+    counts about four characters a token)."""
 
 
 class StreamRun(Frozen):

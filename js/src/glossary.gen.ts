@@ -500,6 +500,80 @@ export const GLOSSARY: GlossaryTerm[] = [
   "anchor": "predict--then-reveal"
  },
  {
+  "term": "execution mode",
+  "topic": "request",
+  "definition": "How the scheduler runs a step's tool calls: calls that are safe to run together (read, grep, glob) share a small parallel pool; any other call (bash, write, edit) is a barrier.",
+  "aliases": [
+   "execution modes"
+  ],
+  "anchor": "execution-mode"
+ },
+ {
+  "term": "barrier",
+  "topic": "request",
+  "definition": "A tool call that runs alone: the calls before it finish first and the calls after it wait (bash, write, edit, python — anything that may change the workspace). Results still commit in the model's call order.",
+  "aliases": [
+   "barriers"
+  ],
+  "anchor": "barrier"
+ },
+ {
+  "term": "request id (req_…)",
+  "topic": "host",
+  "definition": "The id the prompt box gives each prompt it sends (req_ and random letters): the Host's reply, the user message it becomes and the status line all name it, so an answer is matched to its prompt.",
+  "aliases": [
+   "request id",
+   "req_"
+  ],
+  "anchor": "request-id--req"
+ },
+ {
+  "term": "presenter mode",
+  "topic": "ui",
+  "definition": "The widgets for a projector: text at least 18 px (A+ for more), the narration as a large caption, the stages as a grid, each stage held until next; PageDown / ArrowRight / Space next, PageUp / ArrowLeft back, Home / End, L live (a presenter's remote sends these keys).",
+  "aliases": [
+   "present",
+   "clicker"
+  ],
+  "anchor": "presenter-mode"
+ },
+ {
+  "term": "reading pace",
+  "topic": "ui",
+  "definition": "Playback that keeps each stage at least as long as its narration takes to read: about 200 words a minute at 1×, shorter at 2× and 4×.",
+  "aliases": [
+   "hold"
+  ],
+  "anchor": "reading-pace"
+ },
+ {
+  "term": "new at this stage",
+  "topic": "ui",
+  "definition": "The history mark of a message whose event happened at the stage shown: the assistant message at 01, the tool message at 04.",
+  "aliases": [
+   "new"
+  ],
+  "anchor": "new-at-this-stage"
+ },
+ {
+  "term": "in this request",
+  "topic": "ui",
+  "definition": "The mark at 06 of the messages the frozen request carries that the previous request did not: what the model sees for the first time.",
+  "aliases": [],
+  "anchor": "in-this-request"
+ },
+ {
+  "term": "estimated tokens",
+  "topic": "ui",
+  "definition": "Token counts the offline teaching model (script:*) estimates at about four characters a token (≈ …); it costs $0 — offline, and its 128k context window is nominal.",
+  "aliases": [
+   "estimated",
+   "nominal context window",
+   "offline"
+  ],
+  "anchor": "estimated-tokens"
+ },
+ {
   "term": "export-html",
   "topic": "ui",
   "definition": "python -m dsh_notebook export-html ID -o FILE.html: one self-contained page that replays the loop widget and the inspector of a session with no kernel and no network.",

@@ -9,6 +9,7 @@ import { acquire, follow, release, type WidgetModel } from "./transport";
 import { stepOf, type SessionEvent } from "./types";
 import { fmtMs, fmtTime, frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
+import { createPresentControls } from "./ui/present";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
 import { createVirtualList } from "./ui/vlist";
@@ -64,6 +65,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
   const glossary = createGlossary();
+  const present = createPresentControls(root, (on) => { model.set?.("present", on); model.save_changes?.(); });
+  const onPresent = () => present.set(Boolean(model.get("present")));
+  onPresent();
+  model.on("change:present", onPresent);
   root.append(header, glossary.panel, errorEl, toolbar, wf.el, h("div", { class: "dsh-split" }, list.el, side));
   const unKeys = isolateKeys(root);
   const unPane = observePane(root);
@@ -208,7 +213,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     replace(header,
       h("span", { class: "dsh-title" }, "Session inspector"),
       h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
-      glossary.button);
+      present.el, glossary.button);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
     if (optionsFor !== events.length) {
@@ -240,6 +245,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     list.dispose();
     clearTimeout(searchTimer);
     model.off("change:error", onErr);
+    model.off("change:present", onPresent);
     release(model, s);
     root.remove();
   };

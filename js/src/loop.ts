@@ -4,6 +4,7 @@ import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
 import { liveDwell, Player } from "./model/playback";
+import { livePace, readingMs } from "./model/pacing";
 import { historyFocus } from "./model/history-focus";
 import { PredictMode } from "./model/predict";
 import { ProvenanceIndex } from "./model/provenance";
@@ -14,7 +15,7 @@ import { focusCards } from "./model/card-focus";
 import { newRequestId } from "./remote";
 import { acquire, follow, release, type Shared, type WidgetModel } from "./transport";
 import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
-import { createPlayback, createPromptBox } from "./ui/controls";
+import { createPlayback, createPromptBox, type PlaybackCallbacks } from "./ui/controls";
 import { createDiagramFrame } from "./ui/diagram-frame";
 import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
 import { frameThrottle, h, pressGuard, replace } from "./ui/dom";
@@ -31,6 +32,8 @@ import { Pricing, type PricingTable } from "./model/pricing";
 import { TrajectoryFold } from "./model/trajectory";
 import { elapsedMs, renderTotals } from "./ui/totals";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
+import { installClicker, type ClickerAction } from "./ui/clicker";
+import { createPresentControls } from "./ui/present";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
 
@@ -45,22 +48,36 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   let mode: "live" | "replay" = readonly ? "replay" : "live";
   let view: ViewName = "history";
   let showWrappers = false;
-  let pendingAnswer: { requestId: string } | null = null;
+  let pendingAnswer: { requestId: string; done?: boolean } | null = null;
   let flashSeq: number | null = null;
   let errorText = String(model.get("error") ?? "");
   let liveIndex = -1;
   let liveTimer: ReturnType<typeof setTimeout> | null = null;
   const predict = new PredictMode(); // predict, then reveal (replay only)
+  let readingPace = false; // a stage stays at least its narration's reading time (model/pacing.ts)
   const follow_ = createHistoryFollow();
   const banner = createApprovalBanner((callId, decision, scope) => {
     if (!s.sessionId) return;
     return s.remote.approve(s.sessionId, callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
   });
   const predictPanel = createPredictPanel({
-    answer: (g) => { const t = predict.answer(g, tracer.traces, s.fold.events); if (t !== null) player.seek(t); },
-    next: () => { predict.revealed = null; if (player.stepOnly) player.forward(); else player.play(); render.schedule(); },
+    answer: (g) => { const t = predict.answer(g, tracer.traces, s.fold.events); if (t !== null) player.seek(t); render.schedule(); },
+    // on from the reveal: after the last one the last stage stays (never "no stage")
+    next: () => { predict.revealed = null; if (player.stepOnly || player.index >= player.steps.length - 1) player.forward(); else player.play(); render.schedule(); },
+    judge: (right) => { predict.judge(right); render.schedule(); },
+    setVote: (on) => { predict.vote = on; render.schedule(); },
   });
   player.gate = (i) => mode === "replay" && predict.gate(player.steps, i, tracer.traces, s.fold.events);
+  /** The words a learner reads at step `i`: the stage's title and its explanation. */
+  const narration = (i: number): string => {
+    const st = player.steps[i];
+    const call = st ? tracer.traces[st.call] : undefined;
+    if (!st || !call || !st.stage) return "";
+    const ex = explainStage(call, st.stage, s.fold.events);
+    return `${STAGES[st.stage - 1].title} — ${ex.title}. ${ex.text}`;
+  };
+  const readMs = (i: number) => (readingPace ? readingMs(narration(i)) : 0);
+  player.readMs = readMs;
 
   const root = h("div", { class: "dsh-root dsh-loop" });
   el.append(root);
@@ -75,9 +92,14 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const controls = h("div", { class: "dsh-controls" });
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
   const totalsEl = h("span", { class: "dsh-totals-wrap", "aria-live": "off" });
+  /** The last request went to the offline teaching model (script:*). */
+  const offlineRun = (events: readonly { type: string }[]): boolean => {
+    for (let i = events.length - 1; i >= 0; i--) if (events[i].type === "request/frozen") return (events[i] as { provider?: string }).provider === "script";
+    return false;
+  };
   const drawTotals = () => {
     const events = traj.update(s.fold.events) && s.fold.events, t = traj.totals();
-    replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running")));
+    replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running"), offlineRun(events)));
   };
   const ticker = setInterval(() => { if (s.fold.status === "running") drawTotals(); }, 1000);
   const prompt = createPromptBox({
@@ -85,22 +107,53 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
   const toReplay = (at: number) => { if (mode === "live") { mode = "replay"; player.seek(at); return true; } return false; };
-  const playback = createPlayback({
+  const playbackCb: PlaybackCallbacks = {
     play: () => { toReplay(-1); player.play(); },
     pause: () => player.pause(),
     back: () => { toReplay(player.steps.length - 1); player.back(); },
     forward: () => { if (!toReplay(player.steps.length - 1)) player.forward(); },
     scrub: (i) => { mode = "replay"; player.pause(); player.seekCall(i); },
-    goLive: () => { mode = "live"; player.pause(); render.schedule(); },
+    goLive: () => { mode = "live"; player.pause(); liveIndex = player.steps.length - 1; render.schedule(); },
     setSpeed: (sp) => player.setSpeed(sp),
     setStepOnly: (on) => { if (on) toReplay(player.steps.length - 1); player.setStepOnly(on); },
-    setPredict: (on) => { predict.set(on); render.schedule(); },
-  });
+    setPredict: (on) => {
+      predict.set(on);
+      if (on) {
+        // the first question at or after the stage shown (a live run: from its last tool call's start)
+        if (mode === "live") { const last = player.steps[player.steps.length - 1]; toReplay(last ? player.steps.findIndex((st) => st.call === last.call) : 0); }
+        predict.start(player.steps, Math.max(0, player.index), tracer.traces, s.fold.events);
+      }
+      render.schedule();
+    },
+    setReadingPace: (on) => { readingPace = on; render.schedule(); },
+  };
+  const playback = createPlayback(playbackCb);
+  const clicker = (a: ClickerAction): boolean => {
+    if (a === "next") playbackCb.forward();
+    else if (a === "prev") playbackCb.back();
+    else if (a === "first" || a === "last") {
+      if (!player.steps.length) return false;
+      mode = "replay";
+      player.pause();
+      player.seek(a === "first" ? 0 : player.steps.length - 1);
+    } else if (readonly) return false;
+    else playbackCb.goLive();
+    render.schedule();
+    return true;
+  };
+  const present = createPresentControls(root, (on) => { model.set?.("present", on); model.save_changes?.(); presenting(on); });
+  /** Presenter mode on: hold each stage until "next" (the default), at reading pace when played. */
+  function presenting(on: boolean): void {
+    readingPace = on;
+    player.setStepOnly(on);
+    render.schedule();
+  }
   controls.append(playback.el);
   const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule() }, readonly);
   const glossary = createGlossary();
   root.append(head, glossary.panel, errorEl, frame.el, debug.el, explain, predictPanel.el, controls, tabs, viewEl);
   const unKeys = isolateKeys(root);
+  const unClicker = installClicker(root, clicker);
   const unPane = observePane(root);
   const unTabs = roving(tabs, ".dsh-tab", "horizontal");
   if (!readonly) root.append(prompt.el);
@@ -129,7 +182,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
         throw e;
       });
       if (res.accepted) s.fold.accepted(requestId);
-      prompt.setStatus(res.accepted ? `accepted ✓ (${requestId}) — the answer arrives through follow` : `not accepted (${requestId})`, res.accepted ? "ok" : "err");
+      prompt.setStatus(res.accepted ? `accepted ✓ (request ${requestId}) — the answer appears below as it arrives` : `not accepted (request ${requestId})`, res.accepted ? "ok" : "err");
       mode = "live";
       render.schedule();
     } catch (e) {
@@ -149,9 +202,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     if (liveIndex < 0 && target >= 0) liveIndex = steps.findIndex((st) => st.call === steps[target].call);
     // the run is over (idle, or its turn ended): the diagram catches up at once
     const over = s.fold.status !== "running" || s.fold.events[s.fold.events.length - 1]?.type === "turn/end";
-    if (liveIndex >= 0 && liveIndex < target && over) liveIndex = target;
+    // (at reading pace it catches up between turns a stage at a time, still visibly)
+    if (liveIndex >= 0 && liveIndex < target && over && !readingPace) liveIndex = target;
     if (liveIndex >= 0 && liveIndex < target) {
-      if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, liveDwell(target - liveIndex, player.speed));
+      const quick = liveDwell(target - liveIndex, player.speed);
+      const dwell = readingPace ? livePace(readingMs(narration(liveIndex)), player.speed, !over, quick) : quick;
+      if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, dwell);
       const st = steps[liveIndex];
       return { call: traces[st.call], stage: st.stage, seq: st.seq, catchingUp: true };
     }
@@ -207,7 +263,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
-      totalsEl, glossary.button);
+      totalsEl, present.el, glossary.button);
     drawTotals();
     // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
     banner.update(readonly ? [] : s.fold.waitingApprovals().map((w) => ({ ...w,
@@ -216,8 +272,13 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     root.dataset.stepMs = String(player.lastDelay);
     root.dataset.stepOnly = String(player.stepOnly);
     root.dataset.stepIndex = String(mode === "replay" ? player.index : player.steps.length - 1);
+    // the pace as the page measures it: when the shown step changed (performance.now()) and the
+    // reading time it is owed at this speed
+    root.dataset.stepAt = String(Math.round(player.shownAt));
+    root.dataset.readMs = String(mode === "replay" && player.index >= 0 ? Math.round(readMs(player.index) / player.speed) : 0);
+    root.dataset.readingPace = String(readingPace);
     const pv = predict.view(mode === "replay", player.index);
-    predictPanel.update(pv.question, pv.reveal);
+    predictPanel.update(pv.question, pv.reveal, predict.score(), predict.vote);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
@@ -249,7 +310,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     playback.update({
       playing: player.playing, live: mode === "live", canLive: !readonly, calls: traces,
       callIndex: call ? call.index : -1, stepIndex: stepIdx, stepCount: player.steps.length,
-      speed: player.speed, stepOnly: player.stepOnly, predict: predict.on,
+      speed: player.speed, stepOnly: player.stepOnly, predict: predict.on, readingPace,
     });
 
     replace(tabs, ...(["history", "payloads", "roles"] as ViewName[]).map((v) => {
@@ -267,7 +328,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       const focus = historyFocus(events, call, pos.stage, msgs.map((m) => m.seq));
       follow_.before(viewEl);
       replace(viewEl, renderHistory({
-        current: focus.current, fresh: focus.fresh, change: focus.change,
+        current: focus.current, fresh: focus.fresh, inRequest: focus.inRequest, change: focus.change,
         messages: msgs, showWrappers, focusCall: call?.callId,
         attempt: mode === "live" && !pos.catchingUp ? s.fold.attempt : null,
         caption: pos.stage === 6 ? `The frozen request #${call?.frozenSeq}: its messageSeqs.` : "Only user / assistant / tool messages; system prompt and runtime-context wrappers are hidden.",
@@ -291,12 +352,17 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     prompt.setRunning(s.fold.status === "running");
     const ans = answerText();
     if (ans) prompt.setAnswer(ans);
+    // the status line says what is true now: once the turn ended, no "appears below as it arrives"
+    if (pendingAnswer && !pendingAnswer.done && ans.startsWith("answer (turn")) { prompt.setStatus(`answered ✓ (request ${pendingAnswer.requestId})`, "ok"); pendingAnswer = { ...pendingAnswer, done: true }; }
   }));
 
   const unsubscribe = s.fold.subscribe(() => render.schedule());
   const unPlayer = player.onChange(() => render.schedule());
   const onError = () => { errorText = String(model.get("error") ?? ""); render.schedule(); };
   model.on("change:error", onError);
+  const onPresent = () => { const on = Boolean(model.get("present")); if (on !== present.on) { present.set(on); presenting(on); } };
+  model.on("change:present", onPresent);
+  if (model.get("present")) { present.set(true); presenting(true); }
 
   const sid = String(model.get("session_id") ?? "");
   if (sid && !s.follow) follow(s, sid, showError);
@@ -318,6 +384,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   return () => {
     if (liveTimer !== null) clearTimeout(liveTimer);
     unKeys();
+    unClicker();
+    model.off("change:present", onPresent);
     unPane();
     press.dispose();
     unTabs();

@@ -878,6 +878,7 @@ export interface Usage {
   outputTokens?: number;
   cacheReadTokens?: number | null;
   reasoningTokens?: number | null;
+  estimated?: boolean | null;
 }
 
 export interface UsageReport {

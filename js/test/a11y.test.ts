@@ -7,6 +7,7 @@ import { payloadCards } from "../src/model/cards";
 import { CallTracer } from "../src/model/stages";
 import type { FollowItem } from "../src/types";
 import { focusKeyOf, isolateKeys, keepFocus, roveIndex } from "../src/ui/a11y";
+import { clickerAction } from "../src/ui/clicker";
 import { listIndex } from "../src/ui/list-keys";
 import { FakeModel, mount, tick, waitFor } from "./fake-model";
 import { eventsOf, readmeRun } from "./helpers";
@@ -106,26 +107,66 @@ describe("pure parts", () => {
 });
 
 describe("LoopWidget keyboard and ARIA", () => {
-  it("arrows rove between stages, Space and Enter activate, focus survives the re-render", async () => {
+  it("up / down rove between stages, Enter activates; the clicker keys change the stage; focus survives the re-render", async () => {
     const el = savedLoop();
     await waitFor(() => current(el) === "1");
     const stages = () => [...el.querySelectorAll<HTMLElement>(".dsh-stage")];
     expect(stages().map((s) => s.tabIndex)).toEqual([0, -1, -1, -1, -1, -1]);
     stages()[0].focus();
-    key(stages()[0], "ArrowRight");
-    key(document.activeElement as Element, "ArrowRight");
+    key(stages()[0], "ArrowDown");
+    key(document.activeElement as Element, "ArrowDown");
     expect(document.activeElement?.getAttribute("data-stage")).toBe("3");
-    expect(current(el)).toBe("1"); // arrows move focus only
-    key(document.activeElement as Element, " ");
+    expect(current(el)).toBe("1"); // up / down move focus only
+    key(document.activeElement as Element, "Enter");
     await waitFor(() => current(el) === "3");
     // the diagram was replaced; the focus is on the new stage 03 element
     expect(document.activeElement?.getAttribute("data-stage")).toBe("3");
     expect(document.activeElement?.isConnected).toBe(true);
     expect(stages()[2].tabIndex).toBe(0);
-    key(document.activeElement as Element, "ArrowRight");
-    key(document.activeElement as Element, "Enter");
+    // a presenter's remote (issue 23): next / previous / first / last, focus kept in the widget
+    const press = (k: string) => key(document.activeElement as Element, k);
+    press("ArrowRight");
     await waitFor(() => current(el) === "4");
-    expect(document.activeElement?.getAttribute("data-stage")).toBe("4");
+    press("PageDown");
+    await waitFor(() => current(el) === "5");
+    press(" ");
+    await waitFor(() => current(el) === "6");
+    press("PageUp");
+    await waitFor(() => current(el) === "5");
+    press("ArrowLeft");
+    await waitFor(() => current(el) === "4");
+    press("Home");
+    await waitFor(() => current(el) === "1");
+    press("End");
+    await waitFor(() => current(el) === "6");
+    expect(el.contains(document.activeElement)).toBe(true);
+  });
+
+  it("the clicker keys: a key never leaves the widget; a click on plain text focuses the widget; text fields keep their keys", async () => {
+    const el = savedLoop();
+    await waitFor(() => current(el) === "1");
+    const outside: string[] = [];
+    const spy = (e: KeyboardEvent) => outside.push(e.key);
+    document.addEventListener("keydown", spy);
+    try {
+      (el.querySelector(".dsh-stage-title") as HTMLElement).click(); // a click on a card's title
+      expect(el.contains(document.activeElement)).toBe(true);
+      key(document.activeElement as Element, "PageDown");
+      await waitFor(() => current(el) === "2");
+      (el.querySelector(".dsh-explain-text") as HTMLElement).click(); // plain text: the root takes the focus
+      expect(document.activeElement === el.querySelector(".dsh-root") || el.contains(document.activeElement)).toBe(true);
+      key(document.activeElement as Element, "ArrowRight");
+      await waitFor(() => current(el) === "3");
+      expect(outside).toEqual([]);
+    } finally { document.removeEventListener("keydown", spy); }
+    expect(clickerAction({ key: "ArrowRight", target: document.createElement("textarea") })).toBeNull();
+    const range = document.createElement("input"); range.type = "range";
+    expect(clickerAction({ key: "ArrowLeft", target: range })).toBeNull();
+    expect(clickerAction({ key: " ", target: document.createElement("button") })).toBeNull();
+    expect(clickerAction({ key: "PageDown", target: document.createElement("button") })).toBe("next");
+    expect(clickerAction({ key: "ArrowRight", target: document.createElement("li") })).toBe("next");
+    expect(clickerAction({ key: "PageUp", target: null })).toBe("prev");
+    expect(clickerAction({ key: "ArrowRight", target: document.createElement("li"), ctrlKey: true })).toBeNull();
   });
 
   it("tabs carry aria-selected true/false and aria-controls; the panel is labelled by the selected tab", async () => {

@@ -50,11 +50,13 @@ describe("history follows the stage", () => {
     expect(s4).toMatchObject({ current: 17, fresh: [17] });
     const s5 = historyFocus(events, c2, 5, at(c2.deriveSeq as number));
     expect(s5.current).toBe(17);
-    expect(s5.fresh).toEqual([17]); // the tool message is what derive_messages adds for the next request
+    expect(s5.fresh).toEqual([]); // 05 adds no message: the tool message was new at 04, not here
+    expect(s5.change).toContain("#17 (committed at 04)");
     const frozen = resolveMessageSeqs(events, c2.frozenSeq as number);
     const s6 = historyFocus(events, c2, 6, frozen);
     expect(s6.current).toBe(17);
-    expect(s6.fresh).toEqual([15, 17]); // request #20 adds the assistant message and the tool message to #14
+    expect(s6.fresh).toEqual([]); // "new at this stage" only where the event happened
+    expect(s6.inRequest).toEqual([15, 17]); // request #20 adds the assistant message and the tool message to #14
     expect(s6.change).toContain("#15, #17");
     expect(historyFocus(events, undefined, 0, [])).toEqual({ current: null, fresh: [], change: "" });
   });

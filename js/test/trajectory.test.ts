@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
-import { Pricing, type PricingTable } from "../src/model/pricing";
+import { SCRIPT_CONTEXT_WINDOW, Pricing, type PricingTable } from "../src/model/pricing";
 import { TrajectoryFold } from "../src/model/trajectory";
 import { durationsBySeq, approvalSeqs, turnWaterfall } from "../src/model/waterfall";
 import { renderTotals } from "../src/ui/totals";
@@ -108,5 +108,19 @@ describe("the waterfall view", () => {
     view.update(fold, events, 6, false);
     expect(view.el.querySelector(".dsh-wf-sel")?.getAttribute("data-kind")).toBe("approval");
     view.el.remove();
+  });
+
+  it("the offline teaching model: tokens estimated, $0 — offline, the fill of its nominal window", () => {
+    const fold = new TrajectoryFold(new Pricing(TABLE)).update(turnLog("auto", "script"));
+    const t = fold.totals();
+    expect(t.costUsd).toBe(0);
+    expect(t.contextWindow).toBe(SCRIPT_CONTEXT_WINDOW);
+    const el = renderTotals(t, 2650, true);
+    expect(el.textContent).toContain("≈ 17,000 in / 150 out tokens");
+    expect(el.querySelector(".dsh-tot-tokens")?.getAttribute("title")).toContain("estimated");
+    expect(el.textContent).toContain("$0 — offline");
+    expect(el.textContent).toContain("% of 128k context");
+    expect(el.querySelector(".dsh-ctx")?.getAttribute("title")).toContain("nominal");
+    expect(renderTotals(t, 2650).textContent).toContain("$0.0000"); // without the flag: the plain figures
   });
 });

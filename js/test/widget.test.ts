@@ -155,7 +155,9 @@ describe("LoopWidget in the DOM", () => {
     (el.querySelector('.dsh-stage[data-stage="6"]') as HTMLElement).click();
     await waitFor(() => currentStage(el) === "6");
     expect(el.querySelector('.dsh-history [aria-current="true"]')?.getAttribute("data-seq")).toBe("11");
-    expect([...el.querySelectorAll(".dsh-msg-new")].map((m) => m.getAttribute("data-seq"))).toEqual(["9", "11"]);
+    // 06: nothing happened to a message here; the request carries #9 and #11, new to it
+    expect([...el.querySelectorAll(".dsh-msg-new")].map((m) => m.getAttribute("data-seq"))).toEqual([]);
+    expect([...el.querySelectorAll(".dsh-msg-inreq")].map((m) => m.getAttribute("data-seq"))).toEqual(["9", "11"]);
     expect(el.querySelector(".dsh-history-change")?.textContent).toContain("request #14");
     // predict: back to 03, then next: asked before 04 which seqs the tool/result cites
     (el.querySelector(".dsh-predict-toggle") as HTMLInputElement).click();

@@ -119,18 +119,24 @@ def test_arrows_space_enter_and_a_distinct_focus_ring(nb: Any) -> None:
     loop = nb.locator(LOOP).first
     assert loop.locator('.dsh-stage[tabindex="0"]').count() == 1  # one stop in the tab order
     loop.locator('.dsh-stage[data-stage="1"]').focus()
-    nb.keyboard.press("ArrowRight")
-    nb.keyboard.press("ArrowRight")
+    # up / down rove the focus; left / right (and PageUp / PageDown, a presenter's remote) change
+    # the stage (issue 23); Enter activates the focused stage
+    nb.keyboard.press("ArrowDown")
+    nb.keyboard.press("ArrowDown")
     focused = "() => document.activeElement && document.activeElement.dataset.stage"
-    assert nb.evaluate(focused) == "3" and stage_now(nb) == "1"  # arrows move focus, not the stage
-    nb.keyboard.press("Space")
-    wait_until(lambda: stage_now(nb) == "3", timeout=5, what="Space activated stage 03")
+    assert nb.evaluate(focused) == "3" and stage_now(nb) == "1"  # up / down move focus, not the stage
+    nb.keyboard.press("Enter")
+    wait_until(lambda: stage_now(nb) == "3", timeout=5, what="Enter activated stage 03")
     assert nb.evaluate(focused) == "3"  # focus kept across the re-render
     nb.keyboard.press("ArrowRight")
+    wait_until(lambda: stage_now(nb) == "4", timeout=5, what="ArrowRight: the next stage, 04")
+    nb.keyboard.press("ArrowLeft")
+    wait_until(lambda: stage_now(nb) == "3", timeout=5, what="ArrowLeft: the previous stage, 03")
+    nb.keyboard.press("ArrowDown")
     nb.keyboard.press("Enter")
     wait_until(lambda: stage_now(nb) == "4", timeout=5, what="Enter activated stage 04")
     assert nb.evaluate(focused) == "4"
-    nb.keyboard.press("ArrowLeft")  # focus on 03, the current stage is 04: compare their styles
+    nb.keyboard.press("ArrowUp")  # focus on 03, the current stage is 04: compare their styles
     style = """e => { const s = getComputedStyle(e); return {outline: s.outlineStyle + ' ' + s.outlineWidth + ' ' + s.outlineColor,
                       shadow: s.boxShadow, border: s.borderColor}; }"""
     ring = loop.locator('.dsh-stage[data-stage="3"]').evaluate(style)

@@ -162,12 +162,15 @@ def test_prompt_box_accepted_then_answer_and_reload_catches_up(lab: Lab, page: A
     t_send = time.time()
     page.click(".dsh-loop .dsh-send")
     status = page.locator(".dsh-loop .dsh-prompt-status")
-    wait_until(lambda: (status.text_content() or "").startswith("accepted"), timeout=20, what="accepted")
+    # accepted first; once the answer is in, the line says so (no stale "appears below as it arrives")
+    wait_until(lambda: (status.text_content() or "").startswith(("accepted", "answered")), timeout=20, what="accepted")
     t_accepted = time.time()
     answer = page.locator(".dsh-loop .dsh-prompt-answer")
     assert "turn 1 completed" not in (answer.text_content() or "")  # two returns: accepted first
     wait_until(lambda: "turn 1 completed" in (answer.text_content() or ""), timeout=60, what="answer")
     assert "demo-math" in (answer.text_content() or "")
+    wait_until(lambda: (status.text_content() or "").startswith("answered ✓"), timeout=10, what="the status line updated")
+    assert "arrives" not in (status.text_content() or "")
     assert t_accepted - t_send < 10
     page.wait_for_timeout(2500)
     runs = stage_runs(samples())

@@ -28,6 +28,7 @@ HISTORY_JS = """(root) => {
   return {box: [b.top, b.bottom], item: [r.top, r.bottom], seq: cur.dataset.seq,
           scrollTop: box.scrollTop, scrollHeight: box.scrollHeight, clientHeight: box.clientHeight,
           fresh: [...box.querySelectorAll('.dsh-msg-new')].map(e => e.dataset.seq),
+          inreq: [...box.querySelectorAll('.dsh-msg-inreq')].map(e => e.dataset.seq),
           change: (root.querySelector('.dsh-history-change') || {}).textContent || '',
           stage: (root.querySelector('.dsh-stage[data-state=current]') || {dataset: {}}).dataset.stage};
 }"""
@@ -155,7 +156,9 @@ def test_history_follows_the_stage_pacing_and_predict(lab: Lab, page: Any) -> No
                 assert h["fresh"] == [h["seq"]]
             else:
                 assert "tool" in (cur.locator(".dsh-msg-role").text_content() or "")
-                assert h["seq"] in h["fresh"], h  # the tool message: new at 04, 05 and 06
+                # one meaning per mark (issue 23): the tool message is new at 04 only; 06 marks
+                # what the request carries that the previous one did not
+                assert (h["seq"] in h["fresh"]) == (stage == 4), h
             seen[stage] = h
             tag = "light" if theme.endswith("Light") else "dark"
             if stage in (4, 6):
@@ -164,8 +167,9 @@ def test_history_follows_the_stage_pacing_and_predict(lab: Lab, page: Any) -> No
         assert seen[4]["change"].startswith("new: the tool message")
         assert seen[5]["change"].startswith("derive_messages:")
         assert seen[6]["change"].startswith("request #") and "messageSeqs" in seen[6]["change"]
-        assert len(seen[6]["fresh"]) == 2 and seen[6]["fresh"][-1] == seen[6]["seq"], seen[6]  # assistant + tool
-        for sel in (".dsh-badge-new", ".dsh-history-change", ".dsh-speed", ".dsh-toggle"):
+        assert seen[5]["fresh"] == [] and seen[6]["fresh"] == [], seen
+        assert len(seen[6]["inreq"]) == 2 and seen[6]["inreq"][-1] == seen[6]["seq"], seen[6]  # assistant + tool
+        for sel in (".dsh-badge-inreq", ".dsh-history-change", ".dsh-speed", ".dsh-toggle"):
             c = min_contrast(loop, sel)
             assert c["ratio"] >= 4.5, (theme, sel, c)
         # the current item is highlighted differently from the others (outline), in both themes

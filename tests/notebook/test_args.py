@@ -157,7 +157,15 @@ def test_a_break_flag_that_names_no_stage_is_a_bad_flag() -> None:
 
 
 def test_show_only_flags_on_a_prompt_are_a_bad_flag_not_a_prompt() -> None:
-    for line in ("--stats hello there", "--inspect what happened?"):
+    for line in ("--stats hello there", "--inspect what happened?", "--present the loop"):
         with pytest.raises(UserError, match="goes with show"):
             parse_line(line)
     assert parse_line("show --stats").stats and parse_line("--no-widget hello").text == "hello"
+
+
+def test_show_present_is_a_flag_of_show() -> None:
+    args = parse_line("show --present")
+    assert args.command == "show" and args.present and not args.inspect
+    args = parse_line("show --inspect --present s_0123456789ab")
+    assert args.present and args.inspect and args.target == "s_0123456789ab"
+    assert not parse_line("show").present

@@ -238,3 +238,16 @@ def test_without_a_host_every_envelope_gets_a_coded_wire_error() -> None:
     assert all(problems("ServerMessage", r) == [] for r in replies)
     assert {r["result"]["error"]["code"] if r["type"] == "server-response" else r["error"]["code"] for r in replies} == {"HOST_CLOSED"}
     bridge.close()
+
+
+def test_presenter_mode_is_a_synced_trait_of_both_widgets() -> None:
+    """``LoopWidget(..., present=True)`` (and ``%dsh show --present``) reach the browser as the
+    synced ``present`` trait; the header's Present toggle writes it back."""
+    from dsh_notebook.notebook.widgets import SessionInspector
+
+    w = LoopWidget("s_0123456789ab", present=True)
+    assert w.present is True and w.get_state()["present"] is True
+    assert LoopWidget("s_0123456789ab").get_state()["present"] is False
+    w.set_state({"present": False})  # the toggle in the browser
+    assert w.present is False
+    assert SessionInspector("s_0123456789ab", present=True).get_state()["present"] is True

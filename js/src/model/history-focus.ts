@@ -9,8 +9,10 @@ import type { StageNo, ToolCallTrace } from "./stages";
 export interface HistoryFocus {
   /** The seq of the item the stage speaks of (aria-current), if it is in the history. */
   current: number | null;
-  /** Seqs new at this stage (highlighted). */
+  /** Seqs of the events that happened at this stage (highlighted "new at this stage"). */
   fresh: number[];
+  /** At 06: the messages this request carries that the previous request did not ("in this request"). */
+  inRequest?: number[];
   /** A short line saying what changed at this stage. */
   change: string;
 }
@@ -35,10 +37,9 @@ export function historyFocus(events: readonly SessionEvent[], call: ToolCallTrac
   }
   const prev = previousFrozen(events, assistant ?? call.callSeq ?? 0);
   const before = new Set(prev !== undefined ? resolveMessageSeqs(events, prev) : []);
-  if (assistant !== undefined && stage === 5) before.add(assistant); // shown as new at 01 already
-  const fresh = shown.filter((s) => !before.has(s));
   if (stage === 5) {
-    return { current: result, fresh, change: `derive_messages: ${shown.length} messages; new since the last request: ${fresh.map((s) => `#${s}`).join(", ") || "none"}` };
+    return { current: result, fresh: [], change: `derive_messages: ${shown.length} messages, none new at this stage; the tool message #${call.resultSeq ?? "?"} (committed at 04) is in it` };
   }
-  return { current: result, fresh, change: `request #${call.frozenSeq ?? "?"} carries messageSeqs [${shown.join(", ")}]; new: ${fresh.map((s) => `#${s}`).join(", ") || "none"}` };
+  const inRequest = shown.filter((s) => !before.has(s));
+  return { current: result, fresh: [], inRequest, change: `request #${call.frozenSeq ?? "?"} carries messageSeqs [${shown.join(", ")}]; in this request and not in the previous one: ${inRequest.map((s) => `#${s}`).join(", ") || "none"}` };
 }

@@ -1,4 +1,5 @@
 // Playback over the stages of every tool call, with the recorded timing of the log.
+import { paceDelay } from "./pacing";
 import type { PlaybackStep } from "./stages";
 
 export interface Scheduler {
@@ -32,6 +33,8 @@ export function liveDwell(behind: number, speed: number, base = 320, min = 60): 
 /** Stop before `index` (predict-then-reveal asks first): return true to hold the player. */
 export type Gate = (index: number) => boolean;
 
+const now = (): number => (typeof performance !== "undefined" ? performance.now() : Date.now());
+
 export class Player {
   steps: PlaybackStep[] = [];
   index = -1;
@@ -42,6 +45,11 @@ export class Player {
   /** The delay of the last scheduled step (ms; shown as the widget's data-step-ms). */
   lastDelay = 0;
   gate: Gate | null = null;
+  /** Reading pace: the reading time (ms at 1×) of step `index`'s narration; a step never
+   *  advances on its own before it (model/pacing.ts). Null: the recorded timing only. */
+  readMs: ((index: number) => number) | null = null;
+  /** When the shown step last changed (the page clock, ms): the widget's data-step-at. */
+  shownAt = 0;
   private handle: unknown = null;
   private listeners = new Set<() => void>();
 
@@ -65,7 +73,9 @@ export class Player {
   }
 
   seek(index: number): void {
-    this.index = Math.max(-1, Math.min(this.steps.length - 1, index));
+    const next = Math.max(-1, Math.min(this.steps.length - 1, index));
+    if (next !== this.index) this.shownAt = now();
+    this.index = next;
     this.emit();
   }
   /** Go to a stage of a tool call (the nearest recorded step at or before it). */
@@ -99,7 +109,12 @@ export class Player {
 
   play(): void {
     if (this.playing || this.stepOnly) return;
-    if (this.index >= this.steps.length - 1) this.index = -1; // replay from the start
+    if (this.index >= this.steps.length - 1) { // replay from the start: its first stage, never none
+      this.playing = true;
+      this.seek(0);
+      this.tick(false);
+      return;
+    }
     this.playing = true;
     this.emit();
     this.tick(true);
@@ -115,7 +130,10 @@ export class Player {
     if (this.index >= this.steps.length - 1) { this.pause(); return; }
     const cur = this.current;
     const next = this.steps[this.index + 1];
-    const ms = first || !cur ? 0 : recordedDelay(cur, next, this.speed);
+    // play pressed on a stage: at reading pace it stays until its text is read (the time it has
+    // been shown counts); otherwise the next stage comes at once
+    const ms = !cur ? 0 : first ? Math.max(0, Math.round((this.readMs?.(this.index) ?? 0) / this.speed - (now() - this.shownAt)))
+      : paceDelay(recordedDelay(cur, next, this.speed), this.readMs?.(this.index) ?? 0, this.speed);
     if (!first) this.lastDelay = ms;
     this.handle = this.scheduler.set(() => {
       this.handle = null;

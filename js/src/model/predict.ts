@@ -23,9 +23,13 @@ export interface Question {
 export type Guess =
   | { kind: "arguments"; text: string }
   | { kind: "sources" | "messages"; seqs: number[] }
-  | { kind: "skipped" };
+  | { kind: "skipped" }
+  /** "Class vote, then reveal": the class votes aloud; the presenter marks the vote afterwards. */
+  | { kind: "vote" };
 export interface Mark { label: string; guess: string; real: string; match: boolean }
-export interface Reveal { question: Question; guess: Guess; match: boolean; real: string; marks: Mark[] }
+export interface Reveal { question: Question; guess: Guess; match: boolean; real: string; marks: Mark[]; judged?: boolean }
+/** The session's score: right answers out of the questions asked (skips are not asked). */
+export interface Score { right: number; asked: number }
 
 const EVENT_CHOICES = new Set(["user/message", "assistant/message", "tool/call", "approval/asked", "approval/decided", "request/frozen", "step/start"]);
 
@@ -112,7 +116,7 @@ export function reveal(q: Question, guess: Guess, traces: readonly ToolCallTrace
   if (q.kind === "arguments") {
     const real = t?.arguments ?? "";
     const r = compareArguments(guess.kind === "arguments" ? guess.text : "", real);
-    return { question: q, guess, real, ...r, match: guess.kind !== "skipped" && r.match };
+    return { question: q, guess, real, ...r, match: guess.kind !== "skipped" && guess.kind !== "vote" && r.match };
   }
   let realSeqs: number[] = [];
   if (q.kind === "sources" && t?.resultSeq !== undefined) {
@@ -120,13 +124,16 @@ export function reveal(q: Question, guess: Guess, traces: readonly ToolCallTrace
     realSeqs = [...(("sourceEventSeqs" in ev ? ev.sourceEventSeqs : null) ?? [])];
   } else if (q.kind === "messages" && t?.frozenSeq !== undefined) realSeqs = resolveMessageSeqs(events, t.frozenSeq);
   const r = compareSeqs(guess.kind === "sources" || guess.kind === "messages" ? guess.seqs : [], realSeqs, q);
-  return { question: q, guess, real: `[${realSeqs.join(", ")}]`, ...r, match: guess.kind !== "skipped" && r.match };
+  const marks = guess.kind === "vote" ? r.marks.map((m) => ({ ...m, guess: "—", match: m.real === "no" })) : r.marks;
+  return { question: q, guess, real: `[${realSeqs.join(", ")}]`, ...r, marks, match: guess.kind !== "skipped" && guess.kind !== "vote" && r.match };
 }
 
 /** The teaching mode's state: on/off, the question held before a step, the answered ones, the
  *  last reveal (shown while the player stays on the revealed step). */
 export class PredictMode {
   on = false;
+  /** "Class vote, then reveal": no input; the presenter marks the class's vote after the reveal. */
+  vote = false;
   question: Question | null = null;
   revealed: Reveal | null = null;
   private readonly answered = new Map<string, Reveal>();
@@ -134,6 +141,36 @@ export class PredictMode {
   set(on: boolean): void {
     this.on = on;
     if (!on) { this.question = null; this.revealed = null; }
+  }
+  /** Turned on at step `from`: the first question at or after it (never one behind, never by
+   *  wrapping past the end); it is shown at once, and answering it reveals its step. */
+  start(steps: readonly PlaybackStep[], from: number, traces: readonly ToolCallTrace[], events: readonly SessionEvent[]): Question | null {
+    this.revealed = null;
+    this.question = null;
+    if (!this.on) return null;
+    for (let i = Math.max(0, from); i < steps.length; i++) {
+      const q = questionFor(steps, i, traces, events);
+      if (q && !this.answered.has(q.key)) { this.question = q; break; }
+    }
+    return this.question;
+  }
+  /** The score of the session so far: matches (and votes marked right) out of the answered
+   *  questions; a skip is not counted, a vote only once it is marked. */
+  score(): Score {
+    let right = 0, asked = 0;
+    for (const r of this.answered.values()) {
+      if (r.guess.kind === "skipped" || (r.guess.kind === "vote" && !r.judged)) continue;
+      asked += 1;
+      if (r.match) right += 1;
+    }
+    return { right, asked };
+  }
+  /** Mark the class's vote on the current reveal right or wrong (once). */
+  judge(right: boolean): void {
+    const r = this.revealed;
+    if (!r || r.guess.kind !== "vote" || r.judged) return;
+    r.match = right;
+    r.judged = true;
   }
   /** The player's gate: hold before step `i` when it asks a question not answered yet. */
   gate(steps: readonly PlaybackStep[], i: number, traces: readonly ToolCallTrace[], events: readonly SessionEvent[]): boolean {

@@ -18,6 +18,8 @@ export interface PricingTable {
 export const EMPTY_PRICING: PricingTable = { asOf: "", contextWindow: null, models: {} };
 const SNAPSHOT = /-(\d{4}-\d{2}-\d{2}|\d{4})$/; // gpt-4o-2024-08-06, gpt-4-0613
 const FREE: Price = { input: 0, cachedInput: 0, output: 0 };
+/** The offline teaching model's nominal context window (SCRIPT_CONTEXT_WINDOW in models/catalog.py). */
+export const SCRIPT_CONTEXT_WINDOW = 128_000;
 
 export class Pricing {
   private readonly seen = new Map<string, ModelEntry | null>();
@@ -52,6 +54,7 @@ export class Pricing {
   contextWindow(provider: string, model: string, override: number | null): number | null {
     if (override) return override;
     if (this.table.contextWindow) return this.table.contextWindow;
+    if (provider.toLowerCase() === "script") return SCRIPT_CONTEXT_WINDOW;
     return this.lookup(provider, model)?.contextWindow ?? null;
   }
 }

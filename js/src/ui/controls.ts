@@ -14,6 +14,7 @@ export interface PlaybackInput {
   speed: number;
   stepOnly: boolean;
   predict: boolean;
+  readingPace: boolean;
 }
 export interface PlaybackCallbacks {
   play(): void;
@@ -25,6 +26,7 @@ export interface PlaybackCallbacks {
   setSpeed(speed: number): void;
   setStepOnly(on: boolean): void;
   setPredict(on: boolean): void;
+  setReadingPace(on: boolean): void;
 }
 
 /** The playback controls, built once and updated in place: a render never replaces a button
@@ -53,11 +55,12 @@ export function createPlayback(cb: PlaybackCallbacks): { el: HTMLElement; update
     box.addEventListener("change", () => fn(box.checked));
     return { box, el: h("label", { class: "dsh-toggle", title }, box, ` ${text}`) };
   };
-  const stepOnly = toggle("dsh-steponly", "step only", "no auto-advance: next / back only", cb.setStepOnly);
+  const stepOnly = toggle("dsh-steponly", "hold (next / back only)", "hold each stage until next: no auto-advance (the default in presenter mode)", cb.setStepOnly);
+  const reading = toggle("dsh-reading-pace", "reading pace", "each stage stays at least as long as its text takes to read (200 words a minute at 1×)", cb.setReadingPace);
   const predict = toggle("dsh-predict-toggle", "predict, then reveal", "before a stage is revealed, guess what comes next", cb.setPredict);
   const el = h("div", { class: "dsh-playback" }, back, play, forward, scrub, label, live,
     h("div", { class: "dsh-pacing" }, h("span", { class: "dsh-muted" }, "speed"),
-      h("div", { class: "dsh-speeds", role: "group", "aria-label": "playback speed" }, ...speeds), stepOnly.el, predict.el));
+      h("div", { class: "dsh-speeds", role: "group", "aria-label": "playback speed" }, ...speeds), reading.el, stepOnly.el, predict.el));
   return {
     el,
     update(d) {
@@ -67,7 +70,7 @@ export function createPlayback(cb: PlaybackCallbacks): { el: HTMLElement; update
       forward.disabled = d.stepIndex >= d.stepCount - 1 && !d.live;
       play.className = `dsh-btn ${d.playing ? "dsh-pause" : "dsh-play"}`;
       play.textContent = d.playing ? "▮▮ pause" : "▶ play";
-      const title = d.playing ? "pause" : d.stepOnly ? "play (off in step-only mode)" : "play";
+      const title = d.playing ? "pause" : d.stepOnly ? "play (off while holding: uncheck hold)" : "play";
       play.title = title;
       play.setAttribute("aria-label", title);
       play.disabled = !d.playing && (d.stepCount === 0 || d.stepOnly);
@@ -88,6 +91,7 @@ export function createPlayback(cb: PlaybackCallbacks): { el: HTMLElement; update
       }
       stepOnly.box.checked = d.stepOnly;
       predict.box.checked = d.predict;
+      reading.box.checked = d.readingPace;
     },
   };
 }

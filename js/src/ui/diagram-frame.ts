@@ -57,9 +57,12 @@ export function createDiagramFrame(): DiagramFrame {
     if (cur && (stage !== lastStage || body.clientWidth !== lastWidth) && overflow) {
       const left = cur.offsetLeft; // the scroller is the stages' offsetParent (position: relative)
       const right = left + cur.offsetWidth;
-      const cue = CUE_CLEAR; // clear of the "more" fades, not only inside the scroller
-      if (left < body.scrollLeft + cue) body.scrollLeft = Math.max(0, left - cue);
-      else if (right > body.scrollLeft + body.clientWidth - cue) body.scrollLeft = right - body.clientWidth + cue;
+      // clear of the "more" fades as wide as they are drawn (116 px in a medium pane, 84 px in a
+      // narrow one: issue 23 — a fixed 96 px left stage 04 under the cue at 1024 px), plus a margin
+      const fade = (b: HTMLElement) => (parseFloat(getComputedStyle(b).width) || CUE_CLEAR - 8) + 8;
+      const cueL = Math.max(CUE_CLEAR, fade(less)), cueR = Math.max(CUE_CLEAR, fade(more));
+      if (left < body.scrollLeft + cueL) body.scrollLeft = Math.max(0, left - cueL);
+      else if (right > body.scrollLeft + body.clientWidth - cueR) body.scrollLeft = right - body.clientWidth + cueR;
     }
     lastStage = stage;
     lastWidth = body.clientWidth;

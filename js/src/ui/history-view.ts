@@ -30,7 +30,7 @@ function blockEl(b: Block, focusCall?: string, streaming = false): HTMLElement {
   return longText(b.text, "dsh-text", streaming);
 }
 
-function messageEl(seq: number | null, m: Message, focusCall?: string, streaming = false, mark?: { current: boolean; fresh: boolean }): HTMLElement {
+function messageEl(seq: number | null, m: Message, focusCall?: string, streaming = false, mark?: { current: boolean; fresh: boolean; inRequest?: boolean }): HTMLElement {
   const cell = fromCell(m);
   const label = m.role === "user" && m.source?.kind === "plugin" ? `user (context: ${m.source.plugin ?? "plugin"})` : cell ? `user · ${cell}` : m.role;
   const head = h("div", { class: "dsh-msg-head" }, h("span", { class: "dsh-msg-role" }, label), seq !== null ? h("span", { class: "dsh-seq" }, `#${seq}`) : null);
@@ -41,8 +41,9 @@ function messageEl(seq: number | null, m: Message, focusCall?: string, streaming
     body.push(longText((m.content ?? []).map((b) => b.text).join(""), "dsh-text dsh-pre"));
   } else body.push(longText((m.content ?? []).map((b) => b.text).join(""), "dsh-text"));
   const focus = m.role === "tool" && m.toolCallId === focusCall;
-  if (mark?.fresh) head.append(h("span", { class: "dsh-badge dsh-badge-new" }, "new at this stage"));
-  return h("div", { class: `dsh-msg dsh-msg-${m.role} ${focus ? "dsh-focus" : ""} ${mark?.current ? "dsh-msg-current" : ""} ${mark?.fresh ? "dsh-msg-new" : ""}`,
+  if (mark?.fresh) head.append(h("span", { class: "dsh-badge dsh-badge-new", title: "this event happened at the stage shown" }, "new at this stage"));
+  if (mark?.inRequest) head.append(h("span", { class: "dsh-badge dsh-badge-inreq", title: "this request carries it; the previous request did not" }, "in this request"));
+  return h("div", { class: `dsh-msg dsh-msg-${m.role} ${focus ? "dsh-focus" : ""} ${mark?.current ? "dsh-msg-current" : ""} ${mark?.fresh ? "dsh-msg-new" : ""} ${mark?.inRequest ? "dsh-msg-inreq" : ""}`,
     "data-seq": seq ?? "", "aria-current": mark?.current ? "true" : null }, head, ...body);
 }
 
@@ -57,6 +58,8 @@ export interface HistoryInput {
   /** The item the current stage is about, and what is new at this stage (model/history-focus). */
   current?: number | null;
   fresh?: readonly number[];
+  /** At 06: the messages new in this request (a mark of their own, not "new at this stage"). */
+  inRequest?: readonly number[];
   change?: string;
 }
 
@@ -70,7 +73,8 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
   const start = Math.max(0, shown.length - MAX_SHOWN);
   if (start > 0) list.append(h("div", { class: "dsh-muted" }, `… ${start} earlier messages (open the inspector for all)`));
   const fresh = new Set(d.fresh ?? []);
-  for (const dm of shown.slice(start)) list.append(messageEl(dm.seq, dm.message, d.focusCall, false, { current: dm.seq === d.current, fresh: fresh.has(dm.seq) }));
+  const inReq = new Set(d.inRequest ?? []);
+  for (const dm of shown.slice(start)) list.append(messageEl(dm.seq, dm.message, d.focusCall, false, { current: dm.seq === d.current, fresh: fresh.has(dm.seq), inRequest: inReq.has(dm.seq) }));
   const a = d.attempt;
   if (a && a.blocks.length) {
     const blocks: Block[] = a.blocks.map((b) => (b.type === "tool-call" ? { type: "tool-call", id: b.id ?? "?", name: b.name ?? "?", arguments: b.text } : { type: b.type, text: b.text }) as Block);

@@ -1,20 +1,41 @@
 // The predict-then-reveal panel: the question before a stage (free text / JSON, or checkboxes of
 // seqs), then this run's real values beside the guess, each row marked match / mismatch.
-import type { Guess, Question, Reveal } from "../model/predict";
+import type { Guess, Question, Reveal, Score } from "../model/predict";
 import { h, replace } from "./dom";
 
 export interface PredictCallbacks {
   answer(guess: Guess): void;
   /** Continue after a reveal (play on, or step on in step-only mode). */
   next(): void;
+  /** "Class vote, then reveal": mark the class's vote right or wrong. */
+  judge(right: boolean): void;
+  /** Switch between a guess typed in and a class vote. */
+  setVote(on: boolean): void;
 }
 
-function questionEl(q: Question, cb: PredictCallbacks): HTMLElement {
+function scoreEl(score: Score): HTMLElement {
+  return h("div", { class: "dsh-predict-score", "data-right": score.right, "data-asked": score.asked },
+    `score: ${score.right} / ${score.asked} right`);
+}
+
+function voteToggle(vote: boolean, cb: PredictCallbacks): HTMLElement {
+  const box = h("input", { type: "checkbox", class: "dsh-predict-vote" }) as HTMLInputElement;
+  box.checked = vote;
+  box.addEventListener("change", () => cb.setVote(box.checked));
+  return h("label", { class: "dsh-toggle", title: "no input: the class votes aloud, then you reveal and mark the vote" }, box, " class vote, then reveal");
+}
+
+function questionEl(q: Question, cb: PredictCallbacks, vote: boolean, score: Score): HTMLElement {
   const submit = h("button", { class: "dsh-btn dsh-predict-submit", type: "button" }, "Reveal");
   const skip = h("button", { class: "dsh-btn dsh-predict-skip", type: "button" }, "Skip (just show me)");
   skip.addEventListener("click", () => cb.answer({ kind: "skipped" }));
   let input: HTMLElement;
-  if (q.kind === "arguments") {
+  if (vote) {
+    submit.addEventListener("click", () => cb.answer({ kind: "vote" }));
+    input = q.options.length
+      ? h("ol", { class: "dsh-predict-options dsh-predict-vote-options", "aria-label": "the choices to vote on" }, ...q.options.map((o) => h("li", { class: "dsh-predict-choice" }, o.label)))
+      : h("div", { class: "dsh-predict-vote-note" }, "Vote aloud or write the guesses on the board, then reveal.");
+  } else if (q.kind === "arguments") {
     const ta = h("textarea", { class: "dsh-predict-input", rows: 3, "aria-label": "your guess of the arguments", placeholder: "JSON ({…}) or free text" }) as HTMLTextAreaElement;
     submit.addEventListener("click", () => cb.answer({ kind: "arguments", text: ta.value }));
     input = ta;
@@ -26,19 +47,28 @@ function questionEl(q: Question, cb: PredictCallbacks): HTMLElement {
     submit.addEventListener("click", () => cb.answer({ kind: q.kind as "sources" | "messages", seqs: boxes.filter((b) => b.box.checked).map((b) => Number(b.box.value)) }));
     input = h("div", { class: "dsh-predict-options", role: "group", "aria-label": "your guess" }, ...boxes.map((b) => b.el));
   }
-  return h("div", { class: "dsh-predict-ask", "data-kind": q.kind },
+  return h("div", { class: "dsh-predict-ask", "data-kind": q.kind, "data-vote": String(vote) },
     h("div", { class: "dsh-predict-title" }, `Predict · ${q.name} · ${q.callId}`),
-    h("div", { class: "dsh-predict-prompt" }, q.prompt), input, h("div", { class: "dsh-predict-buttons" }, submit, skip));
+    h("div", { class: "dsh-predict-prompt" }, q.prompt), input,
+    h("div", { class: "dsh-predict-buttons" }, submit, vote ? null : skip, voteToggle(vote, cb)), scoreEl(score));
 }
 
-function revealEl(r: Reveal, cb: PredictCallbacks): HTMLElement {
+function revealEl(r: Reveal, cb: PredictCallbacks, score: Score): HTMLElement {
   const g = r.guess;
-  const guessText = g.kind === "skipped" ? "(skipped)" : g.kind === "arguments" ? g.text || "(empty)" : `[${g.seqs.join(", ")}]`;
+  const guessText = g.kind === "skipped" ? "(skipped)" : g.kind === "vote" ? "(class vote)" : g.kind === "arguments" ? g.text || "(empty)" : `[${g.seqs.join(", ")}]`;
   const next = h("button", { class: "dsh-btn dsh-predict-next", type: "button" }, "Continue ▶");
   next.addEventListener("click", () => cb.next());
   const mark = (m: boolean) => h("span", { class: `dsh-mark ${m ? "dsh-match" : "dsh-mismatch"}`, "aria-label": m ? "match" : "mismatch" }, m ? "✓" : "✗");
+  const voting = g.kind === "vote" && !r.judged;
+  const judge = (right: boolean) => {
+    const b = h("button", { class: `dsh-btn dsh-predict-judge`, type: "button", "data-right": String(right) }, right ? "the class got it ✓" : "the class missed it ✗");
+    b.addEventListener("click", () => cb.judge(right));
+    return b;
+  };
+  const title = g.kind === "vote" ? (voting ? "This run's values: was the class right?" : r.match ? "The class got it" : "The class missed it")
+    : r.match ? "Your guess matches this run" : g.kind === "skipped" ? "This run's values" : "Not quite — this run's values beside your guess";
   return h("div", { class: "dsh-predict-reveal", "data-kind": r.question.kind, "data-match": r.match ? "true" : "false" },
-    h("div", { class: "dsh-predict-title" }, mark(r.match), ` ${r.match ? "Your guess matches this run" : g.kind === "skipped" ? "This run's values" : "Not quite — this run's values beside your guess"}`),
+    h("div", { class: "dsh-predict-title" }, voting ? null : mark(r.match), ` ${title}`),
     h("table", { class: "dsh-predict-table" },
       h("thead", null, h("tr", null, h("th", null, ""), h("th", null, "your guess"), h("th", null, "this run"), h("th", null, ""))),
       h("tbody", null,
@@ -46,24 +76,24 @@ function revealEl(r: Reveal, cb: PredictCallbacks): HTMLElement {
           h("td", null, h("code", null, guessText)), h("td", null, h("code", { class: "dsh-predict-real" }, r.real)), h("td", null, mark(r.match))),
         ...r.marks.map((m) => h("tr", { class: m.match ? "dsh-predict-ok" : "dsh-predict-bad" },
           h("td", null, m.label), h("td", null, m.guess), h("td", null, m.real), h("td", null, mark(m.match)))))),
-    h("div", { class: "dsh-predict-buttons" }, next));
+    h("div", { class: "dsh-predict-buttons" }, ...(voting ? [judge(true), judge(false)] : []), next), scoreEl(score));
 }
 
 /** A persistent panel: rebuilt only when the question or the reveal changes (typing survives renders). */
-export function createPredictPanel(cb: PredictCallbacks): { el: HTMLElement; update(q: Question | null, r: Reveal | null): void } {
+export function createPredictPanel(cb: PredictCallbacks): { el: HTMLElement; update(q: Question | null, r: Reveal | null, score: Score, vote: boolean): void } {
   const el = h("div", { class: "dsh-predict", role: "region", "aria-label": "predict, then reveal", "aria-live": "polite", hidden: true });
   let key = "";
   return {
     el,
-    update(q, r) {
-      const k = q ? `q:${q.key}` : r ? `r:${r.question.key}` : "";
+    update(q, r, score, vote) {
+      const k = q ? `q:${q.key}:${vote}` : r ? `r:${r.question.key}:${r.judged ?? ""}` : "";
       if (k === key) return;
       key = k;
       el.hidden = !k;
-      if (q) replace(el, questionEl(q, cb));
-      else if (r) replace(el, revealEl(r, cb));
+      if (q) replace(el, questionEl(q, cb, vote, score));
+      else if (r) replace(el, revealEl(r, cb, score));
       else replace(el);
-      if (q) (el.querySelector("textarea, input") as HTMLElement | null)?.focus?.({ preventScroll: true });
+      if (q) (el.querySelector("textarea, input.dsh-predict-option, .dsh-predict-submit") as HTMLElement | null)?.focus?.({ preventScroll: true });
     },
   };
 }

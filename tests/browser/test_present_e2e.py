@@ -1,0 +1,311 @@
+"""Presenter mode in real JupyterLab + Chromium (issue 23): notebook 01 as shipped, at 1024×768
+(and 1920×1080, and 150 % zoom), light and dark; the "Present" toggle; every text measured
+(computed size ≥ 18 px, contrast ≥ 4.5:1) and every box measured for clipping and overlap with
+getBoundingClientRect; a presenter's remote (PageDown / ArrowRight / PageUp) driving the six
+stages after a mouse click on a stage card, with the notebook's cells and active cell untouched;
+the dwell per stage at 1× measured with the widget's own clock against its narration's reading
+time; predict, then reveal from 01 (the arguments first, never no stage).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from .a11y_audit import audit
+from .conftest import ARTIFACTS, Lab, open_notebook, run_all_cells, shot, wait_until
+from .test_walkthrough_e2e import all_ran, copy_walkthrough
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LOOP = ".dsh-loop"
+NB_JS = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+  return {cells: nb.widgets.length, active: nb.activeCellIndex, mode: nb.mode,
+          sources: nb.widgets.map(w => w.model.sharedModel.getSource())}; }"""
+
+# Clipping and overlap, measured: every visible text box inside the widget's box and inside any
+# ancestor that cuts its content (overflow hidden / clip); the widget inside the page and its
+# output area; no sideways scroller needed for the stages; stage cards and the widget's sections
+# pairwise disjoint.
+GEOMETRY_JS = """(root) => {
+  const R = root.getBoundingClientRect();
+  const out = {root: [R.left, R.right], vw: document.documentElement.clientWidth, clipped: [], overlaps: []};
+  const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && !el.closest('[hidden]') && getComputedStyle(el).visibility === 'visible'; };
+  const name = (el) => `${el.tagName.toLowerCase()}.${String(el.className).split(' ')[0]} ${(el.textContent || '').trim().slice(0, 30)}`;
+  for (const el of root.querySelectorAll('*')) {
+    const text = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+    if (!text || !visible(el)) continue;
+    const e = el.getBoundingClientRect();
+    if (e.left < R.left - 1 || e.right > R.right + 1) out.clipped.push(`outside the widget: ${name(el)}`);
+    for (let a = el.parentElement; a && a !== root; a = a.parentElement) {
+      const cs = getComputedStyle(a);
+      if (!/hidden|clip/.test(cs.overflowX)) continue;
+      const r = a.getBoundingClientRect();
+      if (e.left < r.left - 1 || e.right > r.right + 1) { out.clipped.push(`cut by ${name(a)}: ${name(el)}`); break; }
+    }
+    const own = getComputedStyle(el);
+    if (/hidden|clip/.test(own.overflowX) && el.scrollWidth > el.clientWidth + 1) out.clipped.push(`text cut: ${name(el)}`);
+  }
+  if (R.right > out.vw + 1 || R.left < -1) out.clipped.push('the widget is wider than the page');
+  const area = root.closest('.jp-OutputArea-output');
+  if (area && area.scrollWidth > area.clientWidth + 1) out.clipped.push('the output area scrolls sideways');
+  const scroller = root.querySelector('.dsh-diagram-scroll');
+  if (scroller && scroller.scrollWidth > scroller.clientWidth + 1) out.clipped.push('the stages need a sideways scroller');
+  const pairs = (els) => {
+    const rs = els.filter(visible).map(el => [el, el.getBoundingClientRect()]);
+    for (let i = 0; i < rs.length; i++) for (let j = i + 1; j < rs.length; j++) {
+      const [a, ra] = rs[i], [b, rb] = rs[j];
+      const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left), h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+      if (w > 1 && h > 1) out.overlaps.push(`${name(a)} × ${name(b)}`);
+    }
+  };
+  pairs([...root.querySelectorAll('.dsh-stage')]);
+  pairs([...root.children]);
+  pairs([...root.querySelectorAll('.dsh-header > *')]);
+  pairs([...root.querySelectorAll('.dsh-playback > *')]);
+  pairs([...root.querySelectorAll('.dsh-pacing > *')]);
+  out.stageCount = root.querySelectorAll('.dsh-stage').length;
+  return out;
+}"""
+
+# every change of the shown step, from the widget's own clock (data-step-at: performance.now()
+# when the player moved) with the reading time it owed that step (data-read-ms)
+DWELL_JS = """(root) => {
+  window.__dwell = [];
+  const note = () => window.__dwell.push({index: Number(root.dataset.stepIndex), at: Number(root.dataset.stepAt),
+    readMs: Number(root.dataset.readMs), speed: Number(root.dataset.speed),
+    text: [...root.querySelectorAll('.dsh-explain-title, .dsh-explain-text')].map(e => e.textContent).join(' ')});
+  note();
+  new MutationObserver(note).observe(root, {attributes: true, attributeFilter: ['data-step-at']});
+}"""
+
+
+def set_theme(page: Any, theme: str) -> None:
+    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
+    light = "true" if theme.endswith("Light") else "false"
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=15_000)
+    page.wait_for_timeout(400)
+
+
+def stage(loop: Any) -> str | None:
+    cur = loop.locator(".dsh-stage[aria-current=step]")
+    return cur.first.get_attribute("data-stage") if cur.count() else None
+
+
+def at_stage(loop: Any, want: str) -> Callable[[], bool]:
+    return lambda: stage(loop) == want
+
+
+@pytest.fixture(scope="module")
+def nb01(browser: Any, lab: Lab) -> Iterator[Any]:
+    """Notebook 01 as shipped, run in full at 1024×768."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    name = copy_walkthrough(lab, "01-tool-feedback-loop")
+    pg = browser.new_page(viewport={"width": 1024, "height": 768})
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.page_errors = errors
+    open_notebook(pg, lab, name)
+    run_all_cells(pg)
+    wait_until(lambda: all_ran(pg), timeout=240, what="notebook 01 ran")
+    pg.wait_for_selector(f"{LOOP} .dsh-stage", timeout=60_000)
+    yield pg
+    pg.close()
+    lab.shutdown_sessions()
+
+
+def loop_of(page: Any) -> Any:
+    loop = page.locator(LOOP).first
+    loop.scroll_into_view_if_needed()
+    return loop
+
+
+def present_on(page: Any) -> Any:
+    loop = loop_of(page)
+    if loop.get_attribute("data-present") != "true":
+        loop.locator(".dsh-present-btn").click()
+    wait_until(lambda: loop.get_attribute("data-present") == "true", timeout=10, what="presenter mode on")
+    return loop
+
+
+def measure(page: Any, loop: Any, tag: str) -> dict[str, Any]:
+    page.wait_for_timeout(300)  # one paint after the layout change
+    texts = audit(page, LOOP)
+    geo = loop.evaluate(GEOMETRY_JS)
+    small = [f"{t['size']}px {t['cls']} {t['text']!r}" for t in texts if t["size"] < 18]
+    dim = [f"{t['ratio']}:1 {t['cls']} {t['text']!r}" for t in texts if t["ratio"] < 4.5]
+    loop.evaluate("(root) => root.scrollIntoView({block: 'start'})")  # what the class sees: the window
+    page.wait_for_timeout(200)
+    shot(page, f"present-{tag}")
+    print(f"{tag}: {len(texts)} texts, min size {min(t['size'] for t in texts)} px, "
+          f"min contrast {min(t['ratio'] for t in texts)}:1, clipped {len(geo['clipped'])}, overlaps {len(geo['overlaps'])}")
+    assert not small, (tag, small[:10])
+    assert not dim, (tag, dim[:10])
+    assert not geo["clipped"], (tag, geo["clipped"][:10])
+    assert not geo["overlaps"], (tag, geo["overlaps"][:10])
+    assert geo["stageCount"] == 6
+    return geo
+
+
+def test_presenter_mode_sizes_clipping_and_overlap(nb01: Any) -> None:
+    page = nb01
+    loop = present_on(page)
+    assert loop.locator(".dsh-present-btn").get_attribute("aria-pressed") == "true"
+    assert loop.get_attribute("data-step-only") == "true"  # hold: each stage until "next"
+    loop.locator(".dsh-stage[data-stage='4'] .dsh-stage-title").click()
+    wait_until(lambda: stage(loop) == "4", timeout=10, what="stage 04")
+    cdp = page.context.new_cdp_session(page)
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        set_theme(page, theme)
+        tag = "light" if theme.endswith("Light") else "dark"
+        for width, height, scale in ((1024, 768, 1), (1920, 1080, 1), (683, 512, 1.5)):
+            # 150 % zoom of a 1024×768 window: 683×512 CSS px at 1.5 device pixels per CSS px
+            page.set_viewport_size({"width": width, "height": height})
+            cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": False})
+            assert page.evaluate("() => window.devicePixelRatio") == scale
+            loop = loop_of(page)
+            where = f"{tag}-{width}x{height}" + ("-zoom150" if scale != 1 else "")
+            measure(page, loop, where)
+            loop.locator('.dsh-tab[data-view="payloads"]').click()
+            measure(page, loop, f"{where}-payloads")
+            loop.locator('.dsh-tab[data-view="history"]').click()
+    cdp.send("Emulation.clearDeviceMetricsOverride")
+    set_theme(page, "JupyterLab Light")
+    page.set_viewport_size({"width": 1024, "height": 768})
+
+
+def test_clicker_drives_the_six_stages_and_leaves_the_notebook_alone(nb01: Any) -> None:
+    page = nb01
+    loop = present_on(page)
+    before = page.evaluate(NB_JS)
+    # a mouse click on a stage card's title (plain text, not a button)
+    loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title").click()
+    wait_until(lambda: stage(loop) == "1", timeout=10, what="stage 01")
+    inside = "(root) => root.contains(document.activeElement)"
+    assert loop.evaluate(inside), "the click left the focus outside the widget"
+    seen = [stage(loop)]
+    for key, want in (("PageDown", "2"), ("ArrowRight", "3"), ("PageDown", "4"), ("ArrowRight", "5"),
+                      ("PageDown", "6"), ("PageUp", "5"), ("ArrowLeft", "4"), ("Home", "1"), ("End", "6")):
+        page.keyboard.press(key)
+        wait_until(at_stage(loop, want), timeout=10, what=f"{key} → stage {want}")
+        seen.append(stage(loop))
+        assert loop.evaluate(inside), f"focus left the widget after {key}"
+    # the keys the notebook would act on in command mode never reach it
+    for key in ("d", "d", "a", "b", "x", "ArrowDown", "ArrowUp", "Space"):
+        page.keyboard.press(key)
+    page.wait_for_timeout(300)
+    after = page.evaluate(NB_JS)
+    print("stages driven:", seen, "notebook before/after:", before["cells"], before["active"], after["cells"], after["active"])
+    assert after["cells"] == before["cells"] and after["sources"] == before["sources"]
+    assert after["active"] == before["active"]
+    shot(page, "present-clicker-stage")
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"[\w#]+(?:[-'.:/][\w#]+)*", text))
+
+
+def test_dwell_per_stage_is_at_least_the_reading_time_at_1x(nb01: Any) -> None:
+    page = nb01
+    loop = present_on(page)
+    loop.locator('.dsh-speed[data-speed="1"]').click()
+    loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title").click()
+    wait_until(lambda: stage(loop) == "1", timeout=10, what="stage 01")
+    loop.locator(".dsh-steponly").uncheck()  # hold off: play at reading pace
+    assert loop.get_attribute("data-reading-pace") == "true"
+    loop.evaluate(DWELL_JS)
+    loop.locator(".dsh-play").click()
+    # three stages at 1× (each ≈ 8–15 s to read): enough to measure, short enough for the suite
+    wait_until(lambda: len(set(page.evaluate("() => window.__dwell.map(d => d.at)"))) >= 5,
+               timeout=150, every=0.5, what="four stage changes at 1x")
+    loop.locator(".dsh-pause").click()
+    log = page.evaluate("() => window.__dwell")
+    changes: list[dict[str, Any]] = []
+    for d in log:
+        if not changes or d["at"] != changes[-1]["at"]:
+            changes.append(d)
+    dwell = [(b["at"] - a["at"], a["readMs"], _words(a["text"]), a["index"]) for a, b in zip(changes, changes[1:], strict=False)]
+    print("dwell ms / owed ms / words:", json.dumps(dwell))
+    assert len(dwell) >= 4
+    for ms, owed, words, _ in dwell:  # the first too: play waits until the stage shown is read
+        assert owed >= 0.9 * words * 60_000 / 200, (owed, words)  # ≈ 200 words a minute
+        assert ms >= owed - 2, (ms, owed)  # never leaves before it is read
+    loop.locator(".dsh-steponly").check()
+
+
+def test_predict_from_01_asks_the_arguments_first_and_never_lands_on_no_stage(nb01: Any) -> None:
+    page = nb01
+    loop = present_on(page)
+    loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title").click()
+    wait_until(lambda: stage(loop) == "1", timeout=10, what="stage 01")
+    loop.locator(".dsh-predict-toggle").check()
+    ask = loop.locator(".dsh-predict-ask")
+    wait_until(lambda: ask.count() == 1, timeout=10, what="the first question")
+    assert ask.get_attribute("data-kind") == "arguments" and stage(loop) == "1"
+    shot(page, "present-predict-arguments")
+    loop.locator(".dsh-predict-input").fill('{"file_path": "README.md"}')
+    loop.locator(".dsh-predict-submit").click()
+    reveal = loop.locator(".dsh-predict-reveal")
+    wait_until(lambda: reveal.count() == 1, timeout=10, what="the reveal")
+    assert reveal.get_attribute("data-match") == "true"
+    assert loop.locator(".dsh-predict-score").inner_text().startswith("score: 1 / 1")
+    shot(page, "present-predict-reveal")
+    kinds, stages = ["arguments"], [stage(loop)]
+    for _ in range(12):  # on through the stages; every question skipped; never no stage
+        if loop.locator(".dsh-predict-reveal").count():
+            loop.locator(".dsh-predict-next").click()
+        elif loop.locator(".dsh-predict-ask").count():
+            kinds.append(loop.locator(".dsh-predict-ask").get_attribute("data-kind") or "")
+            loop.locator(".dsh-predict-skip").click()
+        elif stage(loop) == "6":
+            break  # the last reveal was continued: 06 stays shown
+        else:
+            loop.locator(".dsh-forward").click()
+        page.wait_for_timeout(150)
+        stages.append(stage(loop))
+        assert stages[-1] is not None, stages
+    print("predict kinds:", kinds, "stages:", stages)
+    assert kinds[:3] == ["arguments", "sources", "messages"], kinds
+    assert stages[-1] == "6"
+    loop.locator(".dsh-predict-toggle").uncheck()
+
+
+CUE_JS = """(root) => {
+  const cur = root.querySelector('.dsh-stage[aria-current=step]');
+  const c = cur.getBoundingClientRect();
+  return [...root.querySelectorAll('.dsh-more')].filter(m => !m.hidden).map(m => {
+    const r = m.getBoundingClientRect();
+    return {cue: m.textContent, covered: Math.max(0, Math.min(c.right, r.right) - Math.max(c.left, r.left))};
+  }).concat([{pane: root.dataset.pane, width: root.getBoundingClientRect().width}]);
+}"""
+
+
+def test_the_more_cue_never_covers_the_current_stage_at_1024_dark(nb01: Any) -> None:
+    """Out of presenter mode the stages scroll sideways behind "more →" / "← more" fades; the
+    current stage is kept clear of them (issue 23: at 1024 px dark the cue covered stage 04)."""
+    page = nb01
+    page.set_viewport_size({"width": 1024, "height": 768})
+    loop = loop_of(page)
+    if loop.get_attribute("data-present") == "true":
+        loop.locator(".dsh-present-btn").click()
+    set_theme(page, "JupyterLab Dark")
+    try:
+        loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title").click()
+        wait_until(lambda: stage(loop) == "1", timeout=10, what="stage 01")
+        for want in ("1", "2", "3", "4", "5", "6"):
+            if want != "1":
+                page.keyboard.press("ArrowRight")
+            wait_until(at_stage(loop, want), timeout=10, what=f"stage {want}")
+            page.wait_for_timeout(250)  # the scroller settles
+            cues = loop.evaluate(CUE_JS)
+            print(f"stage {want}:", cues)
+            assert all(c.get("covered", 0) <= 0 for c in cues), (want, cues)
+            if want == "4":
+                loop.evaluate("(root) => root.scrollIntoView({block: 'start'})")
+                shot(page, "cue-1024-dark-stage4")
+    finally:
+        set_theme(page, "JupyterLab Light")
