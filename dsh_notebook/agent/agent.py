@@ -332,6 +332,7 @@ class Agent:
         not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a cancel
         meanwhile is re-raised once ``turn/end`` is committed."""
         cancelled = False
+        await self.scope.waterfall("agent/turn-end", TurnStopping(turn, self.current_step or 0, reason or COMPLETED, self))
         try:
             await self._durable()
         except SessionError as exc:  # DISK_FULL, LOG_WRITE_FAILED, LOG_CLOSED

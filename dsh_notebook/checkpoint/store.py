@@ -1,0 +1,296 @@
+"""The checkpoint store under ``$DSH_HOME/checkpoints/`` (content addressed, incremental).
+
+- ``blobs/ab/cdef…``: file contents by sha256, written once (deduplicated), 0600;
+- ``snapshots/<id>.json``: one snapshot as a delta on its parent (a full listing every
+  :data:`FULL_EVERY` snapshots), so a turn that changed ``k`` files costs ``k`` entries;
+- ``workspaces/<key>/index.json``: the workspace's index, as git's: per path its size,
+  ``mtime_ns``, inode and mode with the hash, so an unchanged file costs one ``lstat``; a file
+  whose mtime is not clearly older than the scan that recorded it ("racy") is hashed again.
+
+Every folder is 0700, every file 0600. A listing maps a workspace-relative POSIX path to an
+:class:`Entry`: a file (mode, size, sha — or ``why`` it is not restorable), a symlink (its
+target, never followed) or a directory (mode). Blocking I/O: call it off the host loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UserError
+from ..session.logfile import ensure_private_dir
+from .ignore import Limits, limits_for
+
+FULL_EVERY = 50
+RACY_NS = 100_000_000  # mtimes within 100 ms of the scan are re-hashed next time
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "f" file | "l" symlink | "d" directory
+    mode: int = 0
+    size: int = 0
+    sha: str | None = None  # file: content hash ; symlink: None
+    target: str | None = None  # symlink target
+    why: str | None = None  # file not restorable: over-file-cap | over-total-cap | unreadable | special
+
+    def dump(self) -> list[object]:
+        return [self.kind, self.mode, self.size, self.sha, self.target, self.why]
+
+    @classmethod
+    def load(cls, raw: list[object]) -> Entry:
+        kind, mode, size, sha, target, why = raw[:6]
+        return cls(str(kind), int(mode), int(size), sha, target, why)  # type: ignore[arg-type]
+
+
+Listing = dict[str, Entry]
+
+
+@dataclass
+class Snapshot:
+    id: str
+    cwd: str
+    listing: Listing
+    files: int = 0
+    bytes: int = 0
+    new_blobs: int = 0
+    new_bytes: int = 0
+    hashed: int = 0
+
+    @property
+    def unrestorable(self) -> list[str]:
+        return sorted(p for p, e in self.listing.items() if e.kind == "f" and e.why)
+
+
+def workspace_key(cwd: str) -> str:
+    return hashlib.sha256(os.path.realpath(cwd).encode()).hexdigest()[:20]
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+class CheckpointStore:
+    """Blobs, snapshots and per-workspace indexes under ``home/checkpoints``."""
+
+    def __init__(self, home: str | Path) -> None:
+        self.root = Path(home) / "checkpoints"
+        self._lock = threading.RLock()
+        self._dirs: set[Path] = set()
+        self._listings: dict[str, Listing] = {}  # snapshot id -> full listing (small LRU)
+
+    # -- folders and blobs --------------------------------------------------------------------
+    def _dir(self, path: Path) -> Path:
+        if path not in self._dirs:
+            ensure_private_dir(path)
+            self._dirs.add(path)
+        return path
+
+    def blob_path(self, sha: str) -> Path:
+        return self.root / "blobs" / sha[:2] / sha[2:]
+
+    def put_blob(self, data: bytes) -> tuple[str, bool]:
+        sha = hashlib.sha256(data).hexdigest()
+        path = self.blob_path(sha)
+        if path.exists():
+            return sha, False
+        self._dir(path.parent)
+        _write_private(path, data)
+        return sha, True
+
+    def read_blob(self, sha: str) -> bytes | None:
+        """The blob's bytes, or ``None`` when it is missing or does not hash to ``sha`` (corrupt)."""
+        try:
+            data = self.blob_path(sha).read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == sha else None
+
+    # -- snapshots ----------------------------------------------------------------------------
+    def _snap_path(self, snap_id: str) -> Path:
+        if not snap_id or not all(c in "0123456789abcdef" for c in snap_id):
+            raise UserError(f"bad snapshot id {snap_id!r}", code="CHECKPOINT_NOT_FOUND")
+        return self.root / "snapshots" / f"{snap_id}.json"
+
+    def listing(self, snap_id: str) -> Listing:
+        """The full listing of a snapshot (its delta chain applied)."""
+        with self._lock:
+            if snap_id in self._listings:
+                return dict(self._listings[snap_id])
+            chain: list[dict[str, object]] = []
+            cur: str | None = snap_id
+            while cur is not None:
+                if cur in self._listings:
+                    break
+                try:
+                    doc = json.loads(self._snap_path(cur).read_bytes())
+                except (OSError, ValueError):
+                    raise UserError(f"checkpoint {cur} is missing or unreadable under {self.root}",
+                                    code="CHECKPOINT_NOT_FOUND") from None
+                chain.append(doc)
+                cur = doc.get("parent") if "changes" in doc else None  # type: ignore[assignment]
+            listing: Listing = dict(self._listings[cur]) if cur is not None else {}
+            for doc in reversed(chain):
+                if "files" in doc:
+                    listing = {p: Entry.load(v) for p, v in doc["files"].items()}  # type: ignore[union-attr]
+                else:
+                    for p, v in doc["changes"].items():  # type: ignore[union-attr]
+                        if v is None:
+                            listing.pop(p, None)
+                        else:
+                            listing[p] = Entry.load(v)
+            self._remember(snap_id, listing)
+            return dict(listing)
+
+    def _remember(self, snap_id: str, listing: Listing) -> None:
+        self._listings[snap_id] = listing
+        while len(self._listings) > 8:
+            self._listings.pop(next(iter(self._listings)))
+
+    def _write_snapshot(self, cwd: str, parent: str | None, depth: int, old: Listing, new: Listing) -> str:
+        if parent is None or depth >= FULL_EVERY:
+            doc: dict[str, object] = {"v": 1, "cwd": cwd, "parent": None, "depth": 0,
+                                      "files": {p: e.dump() for p, e in sorted(new.items())}}
+            depth = 0
+        else:
+            changes = {p: (new[p].dump() if p in new else None)
+                       for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)}
+            doc = {"v": 1, "cwd": cwd, "parent": parent, "depth": depth, "changes": changes}
+        body = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+        snap_id = hashlib.sha256(body).hexdigest()[:24]
+        path = self._snap_path(snap_id)
+        self._dir(path.parent)
+        if not path.exists():
+            _write_private(path, body)
+        self._remember(snap_id, dict(new))
+        return snap_id
+
+    # -- taking one ---------------------------------------------------------------------------
+    def take(self, cwd: str, limits: Limits | None = None) -> Snapshot:
+        """Snapshot the workspace ``cwd`` now (stat walk; only changed files are read)."""
+        cwd = os.path.realpath(cwd)
+        if not os.path.isdir(cwd):
+            raise UserError(f"the workspace {cwd} is not a directory", code="BAD_CWD")
+        limits = limits or limits_for(cwd)
+        with self._lock:
+            wdir = self._dir(self.root / "workspaces" / workspace_key(cwd))
+            index = _load_index(wdir / "index.json")
+            started = time.time_ns()
+            scan = _Scan(self, cwd, limits, index.get("files", {}), int(index.get("taken_ns", 0)))
+            scan.walk("", cwd)
+            parent = index.get("head")
+            old = {p: Entry.load(v) for p, v in index.get("files", {}).items()}
+            if parent is not None and old == scan.listing:
+                snap_id = parent
+                self._remember(snap_id, scan.listing)
+            else:
+                depth = int(index.get("depth", 0)) + 1
+                snap_id = self._write_snapshot(cwd, parent, depth, old, scan.listing)
+                index["depth"] = 0 if parent is None or depth >= FULL_EVERY else depth
+            if scan.changed_index or snap_id != parent:
+                index.update({"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "files": scan.raw})
+                _write_private(wdir / "index.json", json.dumps(index, separators=(",", ":")).encode())
+            return Snapshot(snap_id, cwd, scan.listing, scan.files, scan.bytes, scan.new_blobs,
+                            scan.new_bytes, scan.hashed)
+
+
+def _load_index(path: Path) -> dict:  # type: ignore[type-arg]
+    try:
+        doc = json.loads(path.read_bytes())
+        return doc if isinstance(doc, dict) and doc.get("v") == 1 else {}
+    except (OSError, ValueError):
+        return {}
+
+
+class _Scan:
+    """One sorted walk of a workspace, reusing the index's hashes where the stat is unchanged."""
+
+    def __init__(self, store: CheckpointStore, cwd: str, limits: Limits, index: dict, indexed_ns: int) -> None:  # type: ignore[type-arg]
+        self.store, self.cwd, self.limits, self.index, self.indexed_ns = store, cwd, limits, index, indexed_ns
+        self.listing: Listing = {}
+        self.raw: dict[str, list[object]] = {}
+        self.files = self.bytes = self.new_blobs = self.new_bytes = self.hashed = 0
+        self.changed_index = False
+
+    def walk(self, rel: str, path: str) -> None:
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        for de in entries:
+            sub = f"{rel}/{de.name}" if rel else de.name
+            try:
+                st = de.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if self.limits.ignored(sub, is_dir):
+                continue
+            if is_dir:
+                self._put(sub, Entry("d", stat.S_IMODE(st.st_mode)), st)
+                self.walk(sub, de.path)
+            elif stat.S_ISLNK(st.st_mode):
+                try:
+                    target = os.readlink(de.path)
+                except OSError:
+                    continue
+                self._put(sub, Entry("l", target=target), st)
+            elif stat.S_ISREG(st.st_mode):
+                self._file(sub, de.path, st)
+            else:
+                self._put(sub, Entry("f", stat.S_IMODE(st.st_mode), 0, why="special"), st)
+
+    def _put(self, rel: str, entry: Entry, st: os.stat_result) -> None:
+        self.listing[rel] = entry
+        raw = [*entry.dump(), st.st_mtime_ns, st.st_ino]
+        if self.index.get(rel) != raw:
+            self.changed_index = True
+        self.raw[rel] = raw
+
+    def _file(self, rel: str, path: str, st: os.stat_result) -> None:
+        mode, size = stat.S_IMODE(st.st_mode), st.st_size
+        self.files += 1
+        cached = self.index.get(rel)
+        if (cached and cached[0] == "f" and cached[1] == mode and cached[2] == size and cached[6] == st.st_mtime_ns
+                and cached[7] == st.st_ino and cached[3] and st.st_mtime_ns < self.indexed_ns - RACY_NS
+                and self.bytes + size <= self.limits.max_total):
+            self.bytes += size
+            self._put(rel, Entry("f", mode, size, cached[3]), st)
+            return
+        why = None
+        if size > self.limits.max_file:
+            why = "over DSH_CHECKPOINT_MAX_FILE"
+        elif self.bytes + size > self.limits.max_total:
+            why = "over DSH_CHECKPOINT_MAX_TOTAL"
+        sha = None
+        if why is None:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with os.fdopen(fd, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                why = "unreadable"
+            else:
+                self.hashed += 1
+                sha, new = self.store.put_blob(data)
+                size = len(data)
+                self.bytes += size
+                if new:
+                    self.new_blobs += 1
+                    self.new_bytes += size
+        self._put(rel, Entry("f", mode, size, sha, why=why), st)
