@@ -79,8 +79,25 @@ def unified(store: CheckpointStore, path: str, before: Entry | None, after: Entr
     return mode + (body or head)
 
 
+def renames(ch: Changes) -> dict[str, str]:
+    """Added path -> the deleted path whose content it has (one each): a rename."""
+    gone: dict[str, list[str]] = {}
+    for p, e in ch.deleted:
+        if e.sha:
+            gone.setdefault(e.sha, []).append(p)
+    out: dict[str, str] = {}
+    for p, e in ch.added:
+        if e.sha and gone.get(e.sha):
+            out[p] = gone[e.sha].pop(0)
+    return out
+
+
 def changes_diff(store: CheckpointStore, changes: Changes) -> str:
-    parts = [unified(store, p, None, e) for p, e in changes.added]
+    """The turn's changes as one unified diff (renames as git shows them: no content)."""
+    moved = renames(changes)
+    parts = [f"--- a/{moved[p]}\n+++ b/{p}\nrename from {moved[p]}\nrename to {p}\n" if p in moved
+             else unified(store, p, None, e) for p, e in changes.added]
     parts += [unified(store, p, a, b) for p, a, b in changes.modified]
-    parts += [unified(store, p, e, None) for p, e in changes.deleted]
+    gone = set(moved.values())
+    parts += [unified(store, p, e, None) for p, e in changes.deleted if p not in gone]
     return "".join(parts)

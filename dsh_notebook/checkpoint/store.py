@@ -179,6 +179,11 @@ class CheckpointStore:
         self._remember(snap_id, dict(new))
         return snap_id
 
+    def save_listing(self, cwd: str, listing: Listing) -> str:
+        """Store a listing made of known blobs (not the workspace's head) as a full snapshot."""
+        with self._lock:
+            return self._write_snapshot(os.path.realpath(cwd), None, 0, {}, listing)
+
     # -- taking one ---------------------------------------------------------------------------
     def take(self, cwd: str, limits: Limits | None = None) -> Snapshot:
         """Snapshot the workspace ``cwd`` now (stat walk; only changed files are read)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..wire.events import CheckpointChanges, CheckpointTaken, FileChange
-from .diff import MAX_LISTED, Changes, diff_listings
+from .diff import MAX_LISTED, Changes, diff_listings, renames
 from .store import CheckpointStore, Entry, Snapshot
 
 log = logging.getLogger(__name__)
@@ -41,19 +41,6 @@ def enabled(env: Any = None) -> bool:
 def change_of(path: str, entry: Entry, before: Entry | None = None, renamed_from: str | None = None) -> FileChange:
     return FileChange(path=path, size=entry.size, sha=entry.sha, link=entry.target if entry.kind == "l" else None,
                       before_size=before.size if before is not None else None, renamed_from=renamed_from)
-
-
-def renames(ch: Changes) -> dict[str, str]:
-    """Added path -> the deleted path whose content it has (one each)."""
-    gone: dict[str, list[str]] = {}
-    for p, e in ch.deleted:
-        if e.sha:
-            gone.setdefault(e.sha, []).append(p)
-    out: dict[str, str] = {}
-    for p, e in ch.added:
-        if e.sha and gone.get(e.sha):
-            out[p] = gone[e.sha].pop(0)
-    return out
 
 
 def changes_event(turn: int, start: str, end: str, ch: Changes, variables: tuple[Any, ...] = ()) -> CheckpointChanges:

@@ -402,6 +402,7 @@ class CheckpointRestored(EventBase):
     to_turn: int
     snapshot: str | None = None
     before: str | None = None
+    after: str | None = None  # the workspace just after (later conflict checks compare with it)
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
