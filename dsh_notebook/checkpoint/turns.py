@@ -21,6 +21,7 @@ from typing import Any
 from ..wire.events import CheckpointChanges, CheckpointTaken, FileChange
 from .diff import MAX_LISTED, Changes, diff_listings, renames
 from .store import CheckpointStore, Entry, Snapshot
+from .variables import keeper
 
 log = logging.getLogger(__name__)
 _STORES: dict[str, CheckpointStore] = {}
@@ -61,7 +62,7 @@ class TurnCheckpoints:
     def __init__(self, agent: Any, store: CheckpointStore) -> None:
         self.agent, self.store = agent, store
         self.start: dict[int, Snapshot] = {}
-        self.variables: Any = None  # notebook: a VariableKeeper (checkpoint/variables.py)
+        self.variables = keeper(agent.session.id)  # notebook variables the turns' python calls change
 
     @property
     def cwd(self) -> str:
@@ -97,8 +98,7 @@ class TurnCheckpoints:
         if snap is None:
             return
         self.start[decision.turn] = snap
-        if self.variables is not None:
-            self.variables.begin(decision.turn)
+        self.variables.begin(decision.turn)
         self.agent.session.append(CheckpointTaken(
             turn=decision.turn, snapshot=snap.id, cwd=snap.cwd, files=snap.files, bytes=snap.bytes,
             new_blobs=snap.new_blobs, new_bytes=snap.new_bytes, unrestorable=tuple(snap.unrestorable[:MAX_LISTED]),
@@ -112,7 +112,7 @@ class TurnCheckpoints:
         end = await self._take()
         if end is None:
             return
-        variables = tuple(self.variables.end(turn)) if self.variables is not None else ()
+        variables = tuple(self.variables.end(turn))
         ch = diff_listings(start.listing, end.listing)
         self.agent.session.append(changes_event(turn, start.id, end.id, ch, variables))
 

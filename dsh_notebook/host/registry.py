@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import JsonValue
 
 from ..agent.agent import Agent
+from ..checkpoint.turns import attach_checkpoints
 from ..config import (
     MASK,
     PROVIDER_BASE_URL,
@@ -32,7 +33,6 @@ from ..config import (
     parse_model_id,
     redact_url,
 )
-from ..checkpoint.turns import attach_checkpoints
 from ..context import HarnessContext
 from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter

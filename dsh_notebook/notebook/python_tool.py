@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, Field, JsonValue
 
+from ..checkpoint import variables
 from ..tools.base import Tool, ToolContext, ToolOutput
 from . import nsdiff
 from .mainthread import MainThreadRunner
@@ -113,8 +114,11 @@ def make_python_tool(
         def call() -> tuple[PythonRun, nsdiff.NamespaceDiff]:
             ns = namespace()
             before = nsdiff.snapshot(ns)
+            variables.before_python(ctx.session_id, ns, args.code)  # checkpoints: keep what it may rebind
             run = run_python(args.code, ns)
-            return run, nsdiff.diff(before, nsdiff.snapshot(ns))
+            changed = nsdiff.diff(before, nsdiff.snapshot(ns))
+            variables.after_python(ctx.session_id, cast(Any, changed))
+            return run, changed
 
         try:
             run, changes = await main.call(call)

@@ -179,6 +179,39 @@ class Compacted(Frozen):
     tokens_after: int | None = None
 
 
+class RewindArgs(Frozen):
+    """``session/rewind``: back to the start of ``toTurn`` (absent: the last turn — an undo).
+    ``files`` (default), ``conversation`` (a fork before the turn), ``variables`` (notebook);
+    ``paths``: these files alone (a per-file Revert); ``dryRun`` changes nothing; ``force``
+    overwrites files changed outside the agent."""
+
+    session_id: str
+    to_turn: int | None = None
+    files: bool = True
+    conversation: bool = False
+    variables: bool = False
+    paths: tuple[str, ...] | None = None
+    dry_run: bool = False
+    force: bool = False
+
+
+class Rewound(Frozen):
+    """What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``."""
+
+    session_id: str
+    to_turn: int
+    dry_run: bool = False
+    snapshot: str | None = None
+    written: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()
+    forked: str | None = None
+    forked_log: str | None = None
+    restored_seq: int | None = None
+
+
 class SessionInfo(Frozen):
     session_id: str
     cwd: str
@@ -208,6 +241,7 @@ UnaryResult = (
     | Compacted
     | DebugState
     | SessionInfo
+    | Rewound
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
 
@@ -224,6 +258,7 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/info": (SessionRef, SessionInfo),
     "session/compact": (SessionRef, Compacted),
     "session/debug": (DebugArgs, DebugState),
+    "session/rewind": (RewindArgs, Rewound),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),
 }
