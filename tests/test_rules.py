@@ -10,9 +10,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
-CORE = ("session", "agent", "tools", "models", "wire")
+CORE = ("session", "agent", "tools", "models", "wire", "checkpoint")
 UI = ("IPython", "ipywidgets", "anywidget")
-LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo")
+LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "checkpoint")
 TOP_MODULES = ("cli", "config", "context", "doctor", "errors", "glossary", "redaction", "scope", "teach")
 
 
