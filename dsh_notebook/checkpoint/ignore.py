@@ -54,10 +54,12 @@ class Limits:
     max_total: int = DEFAULT_MAX_TOTAL
     patterns: tuple[Pattern, ...] = field(default_factory=tuple)
 
-    def ignored(self, rel: str, is_dir: bool) -> bool:
-        name = rel.rsplit("/", 1)[-1]
+    def ignored(self, rel: str, is_dir: bool, name: str | None = None) -> bool:
+        name = name if name is not None else rel.rsplit("/", 1)[-1]
         if name in ALWAYS_SKIPPED:
             return True
+        if not self.patterns:
+            return False
         for p in self.patterns:
             if p.dir_only and not is_dir:
                 continue

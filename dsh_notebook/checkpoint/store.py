@@ -92,6 +92,7 @@ class CheckpointStore:
         self._lock = threading.RLock()
         self._dirs: set[Path] = set()
         self._listings: dict[str, Listing] = {}  # snapshot id -> full listing (small LRU)
+        self._indexes: dict[str, tuple[int, dict, Listing]] = {}  # type: ignore[type-arg]  # index path -> (mtime, index, listing)
 
     # -- folders and blobs --------------------------------------------------------------------
     def _dir(self, path: Path) -> Path:
@@ -193,12 +194,11 @@ class CheckpointStore:
         limits = limits or limits_for(cwd)
         with self._lock:
             wdir = self._dir(self.root / "workspaces" / workspace_key(cwd))
-            index = _load_index(wdir / "index.json")
+            index, old = self._index(wdir / "index.json")
             started = time.time_ns()
-            scan = _Scan(self, cwd, limits, index.get("files", {}), int(index.get("taken_ns", 0)))
+            scan = _Scan(self, cwd, limits, index.get("files", {}), old, int(index.get("taken_ns", 0)))
             scan.walk("", cwd)
             parent = index.get("head")
-            old = {p: Entry.load(v) for p, v in index.get("files", {}).items()}
             if parent is not None and old == scan.listing:
                 snap_id = parent
                 self._remember(snap_id, scan.listing)
@@ -206,11 +206,26 @@ class CheckpointStore:
                 depth = int(index.get("depth", 0)) + 1
                 snap_id = self._write_snapshot(cwd, parent, depth, old, scan.listing)
                 index["depth"] = 0 if parent is None or depth >= FULL_EVERY else depth
-            if scan.changed_index or snap_id != parent:
+            if scan.changed_index or scan.hashed or snap_id != parent:  # re-hashed racy files: trust them now
                 index.update({"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "files": scan.raw})
-                _write_private(wdir / "index.json", json.dumps(index, separators=(",", ":")).encode())
+                path = wdir / "index.json"
+                _write_private(path, json.dumps(index, separators=(",", ":")).encode())
+                self._indexes[str(path)] = (path.stat().st_mtime_ns, index, scan.listing)
             return Snapshot(snap_id, cwd, scan.listing, scan.files, scan.bytes, scan.new_blobs,
                             scan.new_bytes, scan.hashed)
+
+    def _index(self, path: Path) -> tuple[dict, Listing]:  # type: ignore[type-arg]
+        """The workspace's index and its listing: kept in memory while the file is the one this
+        process wrote (another process's write is read again)."""
+        try:
+            mtime = path.stat().st_mtime_ns
+        except OSError:
+            return {}, {}
+        cached = self._indexes.get(str(path))
+        if cached is not None and cached[0] == mtime:
+            return cached[1], cached[2]
+        index = _load_index(path)
+        return index, {p: Entry.load(v) for p, v in index.get("files", {}).items()}
 
 
 def _load_index(path: Path) -> dict:  # type: ignore[type-arg]
@@ -224,8 +239,10 @@ def _load_index(path: Path) -> dict:  # type: ignore[type-arg]
 class _Scan:
     """One sorted walk of a workspace, reusing the index's hashes where the stat is unchanged."""
 
-    def __init__(self, store: CheckpointStore, cwd: str, limits: Limits, index: dict, indexed_ns: int) -> None:  # type: ignore[type-arg]
+    def __init__(self, store: CheckpointStore, cwd: str, limits: Limits, index: dict, old: Listing,  # type: ignore[type-arg]
+                 indexed_ns: int) -> None:
         self.store, self.cwd, self.limits, self.index, self.indexed_ns = store, cwd, limits, index, indexed_ns
+        self.old = old
         self.listing: Listing = {}
         self.raw: dict[str, list[object]] = {}
         self.files = self.bytes = self.new_blobs = self.new_bytes = self.hashed = 0
@@ -244,10 +261,14 @@ class _Scan:
             except OSError:
                 continue
             is_dir = stat.S_ISDIR(st.st_mode)
-            if self.limits.ignored(sub, is_dir):
+            if self.limits.ignored(sub, is_dir, de.name):
                 continue
             if is_dir:
-                self._put(sub, Entry("d", stat.S_IMODE(st.st_mode)), st)
+                cached = self.index.get(sub)
+                if cached is not None and cached[0] == "d" and cached[1] == stat.S_IMODE(st.st_mode) and sub in self.old:
+                    self.listing[sub], self.raw[sub] = self.old[sub], cached  # (a folder's mtime is not tracked)
+                else:
+                    self._put(sub, Entry("d", stat.S_IMODE(st.st_mode)), st)
                 self.walk(sub, de.path)
             elif stat.S_ISLNK(st.st_mode):
                 try:
@@ -273,9 +294,9 @@ class _Scan:
         cached = self.index.get(rel)
         if (cached and cached[0] == "f" and cached[1] == mode and cached[2] == size and cached[6] == st.st_mtime_ns
                 and cached[7] == st.st_ino and cached[3] and st.st_mtime_ns < self.indexed_ns - RACY_NS
-                and self.bytes + size <= self.limits.max_total):
+                and self.bytes + size <= self.limits.max_total and rel in self.old):
             self.bytes += size
-            self._put(rel, Entry("f", mode, size, cached[3]), st)
+            self.listing[rel], self.raw[rel] = self.old[rel], cached  # unchanged: one lstat, nothing built
             return
         why = None
         if size > self.limits.max_file:
