@@ -30,6 +30,7 @@ import { DebugPanel, keepToggleFocus } from "./ui/debug-bar";
 import { Pricing, type PricingTable } from "./model/pricing";
 import { TrajectoryFold } from "./model/trajectory";
 import { elapsedMs, renderTotals } from "./ui/totals";
+import { changesBadge } from "./ui/changes";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
@@ -207,7 +208,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
-      totalsEl, glossary.button);
+      changesBadge(events), totalsEl, glossary.button);
     drawTotals();
     // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
     banner.update(readonly ? [] : s.fold.waitingApprovals().map((w) => ({ ...w,
