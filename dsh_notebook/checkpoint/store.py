@@ -22,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
 from ..session.logfile import ensure_private_dir
@@ -44,9 +45,9 @@ class Entry:
         return [self.kind, self.mode, self.size, self.sha, self.target, self.why]
 
     @classmethod
-    def load(cls, raw: list[object]) -> Entry:
+    def load(cls, raw: list[Any]) -> Entry:
         kind, mode, size, sha, target, why = raw[:6]
-        return cls(str(kind), int(mode), int(size), sha, target, why)  # type: ignore[arg-type]
+        return cls(str(kind), int(mode), int(size), sha, target, why)
 
 
 Listing = dict[str, Entry]
@@ -132,7 +133,7 @@ class CheckpointStore:
         with self._lock:
             if snap_id in self._listings:
                 return dict(self._listings[snap_id])
-            chain: list[dict[str, object]] = []
+            chain: list[dict[str, Any]] = []
             cur: str | None = snap_id
             while cur is not None:
                 if cur in self._listings:
@@ -143,13 +144,13 @@ class CheckpointStore:
                     raise UserError(f"checkpoint {cur} is missing or unreadable under {self.root}",
                                     code="CHECKPOINT_NOT_FOUND") from None
                 chain.append(doc)
-                cur = doc.get("parent") if "changes" in doc else None  # type: ignore[assignment]
+                cur = doc.get("parent") if "changes" in doc else None
             listing: Listing = dict(self._listings[cur]) if cur is not None else {}
             for doc in reversed(chain):
                 if "files" in doc:
-                    listing = {p: Entry.load(v) for p, v in doc["files"].items()}  # type: ignore[union-attr]
+                    listing = {p: Entry.load(v) for p, v in doc["files"].items()}
                 else:
-                    for p, v in doc["changes"].items():  # type: ignore[union-attr]
+                    for p, v in doc["changes"].items():
                         if v is None:
                             listing.pop(p, None)
                         else:

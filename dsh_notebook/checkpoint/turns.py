@@ -106,8 +106,8 @@ class TurnCheckpoints:
 
     async def _turn_end(self, stopping: Any) -> None:
         turn = getattr(stopping, "turn", None)
-        start = self.start.pop(turn, None) if turn is not None else None
-        if start is None:
+        start = self.start.pop(turn, None) if isinstance(turn, int) else None
+        if start is None or not isinstance(turn, int):
             return
         end = await self._take()
         if end is None:
