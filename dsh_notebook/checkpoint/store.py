@@ -6,6 +6,8 @@
 - ``workspaces/<key>/index.json``: the workspace's index, as git's: per path its size,
   ``mtime_ns``, inode and mode with the hash, so an unchanged file costs one ``lstat``; a file
   whose mtime is not clearly older than the scan that recorded it ("racy") is hashed again.
+  A checkpoint appends only the entries it changed to ``index.log``; every :data:`JOURNAL_MAX`
+  lines the index is written whole again.
 
 Every folder is 0700, every file 0600. A listing maps a workspace-relative POSIX path to an
 :class:`Entry`: a file (mode, size, sha — or ``why`` it is not restorable), a symlink (its
@@ -26,7 +28,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..session.logfile import ensure_private_dir
-from .ignore import Limits, limits_for
+from .ignore import ALWAYS_SKIPPED, Limits, limits_for
 
 FULL_EVERY = 50
 RACY_NS = 100_000_000  # mtimes within 100 ms of the scan are re-hashed next time
@@ -93,7 +95,7 @@ class CheckpointStore:
         self._lock = threading.RLock()
         self._dirs: set[Path] = set()
         self._listings: dict[str, Listing] = {}  # snapshot id -> full listing (small LRU)
-        self._indexes: dict[str, tuple[int, dict, Listing]] = {}  # type: ignore[type-arg]  # index path -> (mtime, index, listing)
+        self._indexes: dict[str, tuple[tuple[int, int], dict[str, Any], Listing]] = {}  # workspace dir -> (stamp, index, listing)
 
     # -- folders and blobs --------------------------------------------------------------------
     def _dir(self, path: Path) -> Path:
@@ -195,41 +197,93 @@ class CheckpointStore:
         limits = limits or limits_for(cwd)
         with self._lock:
             wdir = self._dir(self.root / "workspaces" / workspace_key(cwd))
-            index, old = self._index(wdir / "index.json")
+            index, old = self._index(wdir)
+            files: dict[str, Any] = index.get("files", {})
             started = time.time_ns()
-            scan = _Scan(self, cwd, limits, index.get("files", {}), old, int(index.get("taken_ns", 0)))
+            scan = _Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0)))
             scan.walk("", cwd)
             parent = index.get("head")
+            depth = int(index.get("depth", 0))
             if parent is not None and old == scan.listing:
                 snap_id = parent
                 self._remember(snap_id, scan.listing)
             else:
-                depth = int(index.get("depth", 0)) + 1
+                depth += 1
                 snap_id = self._write_snapshot(cwd, parent, depth, old, scan.listing)
-                index["depth"] = 0 if parent is None or depth >= FULL_EVERY else depth
+                depth = 0 if parent is None or depth >= FULL_EVERY else depth
             if scan.changed_index or scan.hashed or snap_id != parent:  # re-hashed racy files: trust them now
-                index.update({"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "files": scan.raw})
-                path = wdir / "index.json"
-                _write_private(path, json.dumps(index, separators=(",", ":")).encode())
-                self._indexes[str(path)] = (path.stat().st_mtime_ns, index, scan.listing)
+                meta = {"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "depth": depth}
+                changed = {p: raw for p, raw in scan.raw.items() if files.get(p) is not raw and files.get(p) != raw}
+                gone = [p for p in files if p not in scan.raw]
+                self._save_index(wdir, index, meta, scan.raw, changed, gone, scan.listing)
             return Snapshot(snap_id, cwd, scan.listing, scan.files, scan.bytes, scan.new_blobs,
                             scan.new_bytes, scan.hashed)
 
-    def _index(self, path: Path) -> tuple[dict, Listing]:  # type: ignore[type-arg]
-        """The workspace's index and its listing: kept in memory while the file is the one this
-        process wrote (another process's write is read again)."""
-        try:
-            mtime = path.stat().st_mtime_ns
-        except OSError:
-            return {}, {}
-        cached = self._indexes.get(str(path))
-        if cached is not None and cached[0] == mtime:
+    # -- the index: a base file and a journal of changed entries ------------------------------
+    def _index(self, wdir: Path) -> tuple[dict[str, Any], Listing]:
+        """The workspace's index and its listing: ``index.json`` plus the entries ``index.log``
+        changed since (a torn last line ignored). Kept in memory while both files are the ones
+        this process wrote (another process's writes are read again)."""
+        base, journal = wdir / "index.json", wdir / "index.log"
+        key = _stamp(base, journal)
+        cached = self._indexes.get(str(wdir))
+        if cached is not None and cached[0] == key:
             return cached[1], cached[2]
-        index = _load_index(path)
-        return index, {p: Entry.load(v) for p, v in index.get("files", {}).items()}
+        index = _load_json(base)
+        files = index.setdefault("files", {})
+        try:
+            lines = journal.read_bytes().splitlines()
+        except OSError:
+            lines = []
+        for line in lines:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                break  # a torn tail: the entries after it are re-hashed next time
+            files.update(rec.get("set", {}))
+            for p in rec.get("del", []):
+                files.pop(p, None)
+            index.update(rec.get("meta", {}))
+        index["journal"] = len(lines)
+        return index, {p: Entry.load(v) for p, v in files.items()}
+
+    def _save_index(self, wdir: Path, index: dict[str, Any], meta: dict[str, Any], raw: dict[str, list[Any]],
+                    changed: dict[str, list[Any]], gone: list[str], listing: Listing) -> None:
+        base, journal = wdir / "index.json", wdir / "index.log"
+        index.update(meta)
+        index["files"] = raw
+        if not base.exists() or int(index.get("journal", 0)) >= JOURNAL_MAX:
+            _write_private(base, json.dumps({**meta, "files": raw}, separators=(",", ":")).encode())
+            if journal.exists():
+                journal.unlink()
+            index["journal"] = 0
+        else:
+            line = json.dumps({"meta": meta, "set": changed, "del": gone}, separators=(",", ":")).encode() + b"\n"
+            fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+            index["journal"] = int(index.get("journal", 0)) + 1
+        self._indexes[str(wdir)] = (_stamp(base, journal), index, listing)
 
 
-def _load_index(path: Path) -> dict:  # type: ignore[type-arg]
+JOURNAL_MAX = 64  # journal lines before the index is written whole again
+
+
+def _stamp(base: Path, journal: Path) -> tuple[int, int]:
+    try:
+        b = base.stat().st_mtime_ns
+    except OSError:
+        b = -1
+    try:
+        j = journal.stat().st_size
+    except OSError:
+        j = -1
+    return b, j
+
+
+def _load_json(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(path.read_bytes())
         return doc if isinstance(doc, dict) and doc.get("v") == 1 else {}
@@ -244,6 +298,7 @@ class _Scan:
                  indexed_ns: int) -> None:
         self.store, self.cwd, self.limits, self.index, self.indexed_ns = store, cwd, limits, index, indexed_ns
         self.old = old
+        self.patterns = bool(limits.patterns)
         self.listing: Listing = {}
         self.raw: dict[str, list[object]] = {}
         self.files = self.bytes = self.new_blobs = self.new_bytes = self.hashed = 0
@@ -262,7 +317,7 @@ class _Scan:
             except OSError:
                 continue
             is_dir = stat.S_ISDIR(st.st_mode)
-            if self.limits.ignored(sub, is_dir, de.name):
+            if de.name in ALWAYS_SKIPPED or (self.patterns and self.limits.ignored(sub, is_dir, de.name)):
                 continue
             if is_dir:
                 cached = self.index.get(sub)

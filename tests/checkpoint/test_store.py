@@ -122,3 +122,22 @@ def test_delta_chain_resolves_after_many_snapshots(tmp_path: Path) -> None:
         listing = fresh.listing(snap_id)
         assert {p: fresh.read_blob(e.sha or "") for p, e in listing.items()} == {
             p: v[2] for p, v in state.items()}
+
+
+def test_the_index_journal_reads_back_as_written_and_compacts(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = CheckpointStore(tmp_path / "home")
+    for i in range(70):  # past JOURNAL_MAX: the index is written whole again once
+        (ws / f"f{i % 9}.txt").write_text(f"version {i}")
+        if i % 10 == 3:
+            (ws / f"f{i % 9}.txt").unlink()
+        last = store.take(str(ws))
+    wdir = next((store.root / "workspaces").iterdir())
+    assert (wdir / "index.json").exists() and len((wdir / "index.log").read_bytes().splitlines()) < 64
+    index, listing = CheckpointStore(tmp_path / "home")._index(wdir)
+    assert listing == last.listing and index["head"] == last.id
+    with open(wdir / "index.log", "ab") as fh:  # a torn tail (a crash mid-append) is ignored
+        fh.write(b'{"meta": {"head": "torn"')
+    index, listing = CheckpointStore(tmp_path / "home")._index(wdir)
+    assert listing == last.listing and index["head"] == last.id
