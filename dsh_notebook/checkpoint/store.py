@@ -1,8 +1,9 @@
 """The checkpoint store under ``$DSH_HOME/checkpoints/`` (content addressed, incremental).
 
 - ``blobs/ab/cdef…``: file contents by sha256, written once (deduplicated), 0600;
-- ``snapshots/<id>.json``: one snapshot as a delta on its parent (a full listing every
-  :data:`FULL_EVERY` snapshots), so a turn that changed ``k`` files costs ``k`` entries;
+- ``snapshots/<id>.json``: one snapshot as a delta on its parent (a full listing again when the
+  deltas since the last one weigh as much, or after :data:`FULL_EVERY`), so a turn that changed
+  ``k`` files costs about ``k`` entries;
 - ``workspaces/<key>/index.json``: the workspace's index, as git's: per path its size,
   ``mtime_ns``, inode and mode with the hash, so an unchanged file costs one ``lstat``; a file
   whose mtime is not clearly older than the scan that recorded it ("racy") is hashed again.
@@ -30,7 +31,8 @@ from ..errors import UserError
 from ..session.logfile import ensure_private_dir
 from .ignore import ALWAYS_SKIPPED, Limits, limits_for
 
-FULL_EVERY = 50
+FULL_EVERY = 200  # deltas at most between two full listings
+FULL_ENTRY_BYTES = 100  # about the bytes of one entry in a full listing
 RACY_NS = 100_000_000  # mtimes within 100 ms of the scan are re-hashed next time
 
 
@@ -165,15 +167,20 @@ class CheckpointStore:
         while len(self._listings) > 8:
             self._listings.pop(next(iter(self._listings)))
 
-    def _write_snapshot(self, cwd: str, parent: str | None, depth: int, old: Listing, new: Listing) -> str:
-        if parent is None or depth >= FULL_EVERY:
-            doc: dict[str, object] = {"v": 1, "cwd": cwd, "parent": None, "depth": 0,
+    def _write_snapshot(self, cwd: str, parent: str | None, chain: tuple[int, int], old: Listing,
+                        new: Listing) -> tuple[str, tuple[int, int]]:
+        """Write a snapshot: a delta on ``parent``, or a full listing when there is no parent or the
+        deltas since the last full one (``chain``: their count and bytes) reach :data:`FULL_EVERY`
+        or the size of a full listing — so the store grows by about the changes, and reading a
+        snapshot back reads at most about two full listings. Returns its id and the new chain."""
+        depth, size = chain
+        if parent is None or depth >= FULL_EVERY or size >= FULL_ENTRY_BYTES * max(len(new), 10):
+            doc: dict[str, object] = {"v": 1, "cwd": cwd, "parent": None,
                                       "files": {p: e.dump() for p, e in sorted(new.items())}}
-            depth = 0
         else:
             changes = {p: (new[p].dump() if p in new else None)
                        for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)}
-            doc = {"v": 1, "cwd": cwd, "parent": parent, "depth": depth, "changes": changes}
+            doc = {"v": 1, "cwd": cwd, "parent": parent, "changes": changes}
         body = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
         snap_id = hashlib.sha256(body).hexdigest()[:24]
         path = self._snap_path(snap_id)
@@ -181,12 +188,12 @@ class CheckpointStore:
         if not path.exists():
             _write_private(path, body)
         self._remember(snap_id, dict(new))
-        return snap_id
+        return snap_id, ((0, 0) if doc["parent"] is None else (depth + 1, size + len(body)))
 
     def save_listing(self, cwd: str, listing: Listing) -> str:
         """Store a listing made of known blobs (not the workspace's head) as a full snapshot."""
         with self._lock:
-            return self._write_snapshot(os.path.realpath(cwd), None, 0, {}, listing)
+            return self._write_snapshot(os.path.realpath(cwd), None, (0, 0), {}, listing)[0]
 
     # -- taking one ---------------------------------------------------------------------------
     def take(self, cwd: str, limits: Limits | None = None) -> Snapshot:
@@ -203,16 +210,14 @@ class CheckpointStore:
             scan = _Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0)))
             scan.walk("", cwd)
             parent = index.get("head")
-            depth = int(index.get("depth", 0))
+            chain = (int(index.get("depth", 0)), int(index.get("chain", 0)))
             if parent is not None and old == scan.listing:
                 snap_id = parent
                 self._remember(snap_id, scan.listing)
             else:
-                depth += 1
-                snap_id = self._write_snapshot(cwd, parent, depth, old, scan.listing)
-                depth = 0 if parent is None or depth >= FULL_EVERY else depth
+                snap_id, chain = self._write_snapshot(cwd, parent, chain, old, scan.listing)
             if scan.changed_index or scan.hashed or snap_id != parent:  # re-hashed racy files: trust them now
-                meta = {"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "depth": depth}
+                meta = {"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "depth": chain[0], "chain": chain[1]}
                 changed = {p: raw for p, raw in scan.raw.items() if files.get(p) is not raw and files.get(p) != raw}
                 gone = [p for p in files if p not in scan.raw]
                 self._save_index(wdir, index, meta, scan.raw, changed, gone, scan.listing)

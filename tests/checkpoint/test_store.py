@@ -114,11 +114,11 @@ def test_delta_chain_resolves_after_many_snapshots(tmp_path: Path) -> None:
     ws.mkdir()
     store = CheckpointStore(tmp_path / "home")
     ids = []
-    for i in range(60):
+    for i in range(260):
         (ws / f"f{i % 7}.txt").write_text(f"version {i}")
         ids.append((store.take(str(ws)).id, tree_state(ws)))
     fresh = CheckpointStore(tmp_path / "home")
-    for snap_id, state in ids[::9]:
+    for snap_id, state in ids[::23]:
         listing = fresh.listing(snap_id)
         assert {p: fresh.read_blob(e.sha or "") for p, e in listing.items()} == {
             p: v[2] for p, v in state.items()}
