@@ -99,7 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     ckpts.add_argument("target", help="session id or path to a .jsonl log")
     ckpts.add_argument("--diff", type=int, metavar="TURN", help="the turn's changed files as unified diffs")
     ckpts.add_argument("--json", action="store_true", help="one JSON object")
-    rewind = sub.add_parser("rewind", help="put the workspace (and/or conversation) back as at the start of a turn")
+    rewind = sub.add_parser(
+        "rewind", help="put the workspace (and/or conversation) back as at the start of a turn",
+        description="Restore the workspace byte for byte as at the start of turn N (files created since are "
+                    "removed) and/or fork the conversation before it. Exit 0: done; 1: conflicts left alone "
+                    "(files changed outside the agent; --force overwrites); 2: an error (SESSION_BUSY while a "
+                    "process runs the session, CHECKPOINT_BLOB_MISSING naming the files not restored).")
     rewind.add_argument("target", help="session id or path to a .jsonl log")
     rewind.add_argument("--to-turn", type=int, required=True, metavar="N", help="the turn whose start to go back to")
     rewind.add_argument("--files", action="store_true", help="restore the workspace's files (the default)")
