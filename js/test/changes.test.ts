@@ -1,6 +1,7 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
 import { changesBadge, renderChanges } from "../src/ui/changes";
+import { summarize } from "../src/model/summary";
 import type { CheckpointChanges, Rewound } from "../src/wire.gen";
 import type { SessionEvent } from "../src/types";
 
@@ -43,6 +44,10 @@ describe("checkpoint changes in the widgets", () => {
     expect(rows[2].querySelector(".dsh-change-status")?.textContent).toContain("changed outside the agent");
     expect(rows[3].querySelector(".dsh-change-status")?.textContent).toBe("kept");
     expect((rows[3].querySelector(".dsh-revert") as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("the inspector's row summary of a checkpoint/changes", () => {
+    expect(summarize(changes as SessionEvent)).toBe("+2 ~1 -2 files");
   });
 
   it("read-only (no host): Revert is disabled", () => {
