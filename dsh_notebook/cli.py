@@ -8,7 +8,9 @@ kernel; ``serve --stdio`` speaks the wire envelopes on stdin/stdout;
 ``mcp list|add|remove`` shows and edits the MCP servers; ``install-kernel`` installs the agent
 kernel ``dsh``; ``doctor`` prints which protections are active here;
 ``compact ID`` summarises a session's older turns; ``policy check ID_OR_PATH [--rules FILE]``
-prints the verdict of the approval rules for every tool call of a saved session; ``schema`` prints the wire's JSON Schema.
+prints the verdict of the approval rules for every tool call of a saved session; ``schema`` prints the wire's JSON Schema;
+``checkpoints ID`` lists a session's turns with their file changes; ``rewind ID --to-turn N`` puts the
+workspace (``--files``), the conversation (``--conversation``, a fork) back as at the start of turn N.
 """
 
 from __future__ import annotations
@@ -140,6 +142,25 @@ def build_parser() -> argparse.ArgumentParser:
     fork.add_argument("target", help="session id or path to a .jsonl log")
     fork.add_argument("--at", type=int, required=True, metavar="SEQ", help="the last event to keep")
 
+    ckpts = sub.add_parser("checkpoints", help="a session's turns with their checkpoints and file changes (+a ~m -d)")
+    ckpts.add_argument("target", help="session id or path to a .jsonl log")
+    ckpts.add_argument("--diff", type=int, metavar="TURN", help="the turn's changed files as unified diffs")
+    ckpts.add_argument("--json", action="store_true", help="one JSON object")
+    rewind = sub.add_parser(
+        "rewind", help="put the workspace (and/or conversation) back as at the start of a turn",
+        description="Restore the workspace byte for byte as at the start of turn N (files created since are "
+                    "removed) and/or fork the conversation before it. Exit 0: done; 1: conflicts left alone "
+                    "(files changed outside the agent; --force overwrites); 2: an error (SESSION_BUSY while a "
+                    "process runs the session, CHECKPOINT_BLOB_MISSING naming the files not restored).")
+    rewind.add_argument("target", help="session id or path to a .jsonl log")
+    rewind.add_argument("--to-turn", type=int, required=True, metavar="N", help="the turn whose start to go back to")
+    rewind.add_argument("--files", action="store_true", help="restore the workspace's files (the default)")
+    rewind.add_argument("--conversation", action="store_true",
+                        help="fork the conversation before turn N: a new session (prints session: ID log: PATH)")
+    rewind.add_argument("--variables", action="store_true", help="notebook variables (only in a live kernel: %%dsh rewind)")
+    rewind.add_argument("--dry-run", action="store_true", help="say what would change; change nothing")
+    rewind.add_argument("--force", action="store_true", help="overwrite files changed outside the agent (conflicts)")
+
     compare = sub.add_parser("compare", help="align two sessions by turn and step; first divergence")
     compare.add_argument("a", help="session id or log path")
     compare.add_argument("b", help="session id or log path")
@@ -215,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
             from .session.fork import fork_main
 
             return fork_main(args)
+        if args.command in ("checkpoints", "rewind"):
+            from .checkpoint.cli import checkpoints_main, rewind_main
+
+            return checkpoints_main(args) if args.command == "checkpoints" else rewind_main(args)
         if args.command == "compare":
             from .session.compare import compare_main
 

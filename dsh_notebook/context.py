@@ -27,7 +27,8 @@ from typing import Any, Literal
 
 from .errors import UserError
 
-HOOKS = ("agent/pre-step", "agent/turn-stopping", "tools/pre-execute", "tools/post-execute", "agent/prepare-tools")
+HOOKS = ("agent/pre-step", "agent/turn-stopping", "tools/pre-execute", "tools/post-execute", "agent/prepare-tools",
+         "agent/turn-end")
 Kind = Literal["section", "context", "tool", "variable", "hook"]
 Hook = Callable[[Any], Any]
 

@@ -24,6 +24,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     # the bundled demo workspace (and what a copy of it is allowed)
     ("wire", "errors", "redaction", "glossary", "config", "demo"),
     ("session",),  # the event log: writer, store, folds over events
+    ("checkpoint",),  # workspace snapshots per turn, rewind (reads and forks session logs)
     ("models",),  # model adapters (replay reads session logs) and the price catalog's users
     ("context", "scope"),  # the harness context's hooks and the scoped namespace
     ("tools",),  # tools, their runtime, approval rules, the sandbox, MCP

@@ -10,9 +10,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
-CORE = ("session", "agent", "tools", "models", "wire")
+CORE = ("session", "agent", "tools", "models", "wire", "checkpoint")
 UI = ("IPython", "ipywidgets", "anywidget")
-LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing")
+LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing", "checkpoint")
 TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "redaction", "teach")
 
 

@@ -161,6 +161,7 @@ async def end_turn(agent: Agent, turn: int, reason: TurnEndReason | None) -> Non
     not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a cancel
     meanwhile is re-raised once ``turn/end`` is committed."""
     cancelled = False
+    await agent.scope.waterfall("agent/turn-end", TurnStopping(turn, agent.current_step or 0, reason or COMPLETED, agent))
     try:
         await agent.durable()
     except SessionError as exc:  # DISK_FULL, LOG_WRITE_FAILED, LOG_CLOSED

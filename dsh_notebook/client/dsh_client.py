@@ -27,6 +27,7 @@ from ..wire.endpoints import (
     Decided,
     ListedSession,
     Resumed,
+    Rewound,
     SessionCreated,
     SessionInfo,
 )
@@ -87,6 +88,12 @@ class DshClient:
     def compact(self, session_id: str) -> Compacted:
         """Summarise the session's older turns into one message now (``session/compact``)."""
         done: Compacted = self.remote.session.compact(session_id=session_id)
+        return done
+
+    def rewind(self, session_id: str, to_turn: int | None = None, **args: Any) -> Rewound:
+        """``session/rewind``: files (default), ``conversation``, ``variables`` back to the start of
+        ``to_turn`` (default: the last turn); ``paths``, ``dry_run``, ``force``."""
+        done: Rewound = self.remote.session.rewind(session_id=session_id, to_turn=to_turn, **args)
         return done
 
     def debug(self, session_id: str, action: str, **args: Any) -> DebugState:

@@ -32,6 +32,8 @@ from ..wire.endpoints import (
     PromptArgs,
     ResumeArgs,
     Resumed,
+    RewindArgs,
+    Rewound,
     SessionCreated,
     SessionInfo,
     SessionList,
@@ -96,6 +98,7 @@ DESCRIPTORS: dict[str, Descriptor] = {
         _d("session/info", SessionRef, SessionInfo, "a live session's state"),
         _d("session/compact", SessionRef, Compacted, "summarise the older turns into one message now"),
         _d("session/debug", DebugArgs, DebugState, "breakpoints, step, continue, edit (the agent debugger)"),
+        _d("session/rewind", RewindArgs, Rewound, "files / conversation / variables back to the start of a turn"),
         _d("session/follow", FollowArgs, None, "snapshot + durable events + live frames"),
         _d("session/control", NoArgs, None, "host-wide queue and status frames"),
     )

@@ -31,6 +31,8 @@ from ..wire.endpoints import (
     PromptArgs,
     ResumeArgs,
     Resumed,
+    RewindArgs,
+    Rewound,
     SessionCreated,
     SessionInfo,
     SessionList,
@@ -153,6 +155,15 @@ class SessionController:
             return Compacted(session_id=live.id, compacted=False)
         return Compacted(session_id=live.id, compacted=True, summary_seq=done.summary_seq, replaced=done.replaced,
                          tokens_before=done.tokens_before, tokens_after=done.tokens_after)
+
+    async def rewind(self, args: RewindArgs, inv: GatewayInvocation) -> Rewound:
+        """Back to the start of a turn (see :mod:`dsh_notebook.checkpoint.host_rewind`);
+        ``SESSION_BUSY`` while the session runs a turn."""
+        from ..checkpoint.host_rewind import rewind_live
+
+        live, how = await self.registry.resolve(args.session_id)
+        inv.note("resolver", how)
+        return await rewind_live(self.registry, live, args, by=inv.caller)
 
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)

@@ -24,6 +24,7 @@ from pydantic import JsonValue
 
 from ..agent.agent import Agent
 from ..agent.config import AgentConfig
+from ..checkpoint.turns import attach_checkpoints
 from ..config import (
     MASK,
     PROVIDER_BASE_URL,
@@ -99,6 +100,7 @@ class LiveSession:
     request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> content_digest admitted
     undo: list[Callable[[], None]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what resuming its log dropped or deferred
+    checkpoints: Any = None  # checkpoint.turns.TurnCheckpoints (None: DSH_CHECKPOINTS=0)
 
     @property
     def id(self) -> str:
@@ -300,6 +302,8 @@ class AgentRegistry:
         )  # fmt: skip
         hub.attach(session, approvals.pending)
         live.undo.append(attach_observers(session, home=settings.home, log_path=live.log_path))
+        live.checkpoints, detach = attach_checkpoints(agent, settings.home)
+        live.undo.append(detach)
         live.undo.append(agent.on_status(lambda status: self.control.status(sid, status)))
         live.undo.append(agent.inbox.subscribe(lambda inbox: self.control.queue(sid, inbox.items())))
         self.live[sid] = live

@@ -53,11 +53,13 @@ from .base import (
     UsageChunk,
 )
 from .scripted_explore import explore, might_explore
+from .scripted_files import KEYWORDS as FILES_KEYWORDS
+from .scripted_files import change_files
 from .scripted_notebook import KEYWORDS as _NOTEBOOK
 from .scripted_notebook import notebook_tour
 from .scripted_scenarios import TurnCall, fix_tests, help_reply, readme
 
-SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "explore", "help")
+SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "explore", "files", "help")
 COMPACTION = "dsh/compaction"  # a summarisation request of context compaction (agent.compaction)
 
 
@@ -98,6 +100,8 @@ class Reply:
 
 def pick_scenario(prompt: str) -> str:
     low = prompt.lower()
+    if any(k in low for k in FILES_KEYWORDS):
+        return "files"
     if any(k in low for k in _FIX):
         return "fix-tests"
     if any(k in low for k in _README):
@@ -159,6 +163,8 @@ class ScriptedModel(ModelAdapter):
             reply = notebook_tour(exchanges)
         elif scenario == "explore":
             reply = explore(prompt, exchanges) or help_reply(prompt)
+        elif scenario == "files":
+            reply = change_files(exchanges)
         else:
             reply = help_reply(prompt)
         n = 1

@@ -214,7 +214,9 @@ SUBCOMMAND_SHAPES: dict[str, tuple[int, tuple[str, ...]]] = {
     "stop": (0, ()), "sessions": (0, ()), "config": (0, ()), "help": (0, ()),
     "resume": (1, ()), "show": (1, ()), "fork": (1, ("--at",)), "compare": (2, ()),
     "doctor": (0, ()), "compact": (1, ()), "policy": (1, ()),
+    "rewind": (1, ()), "undo": (0, ()), "changes": (1, ()),
 }
+REWIND_FLAGS = ("--files", "--conversation", "--variables", "--dry-run", "--force")
 
 
 SUBCOMMAND_USAGE = {
@@ -222,6 +224,8 @@ SUBCOMMAND_USAGE = {
     "config": "%dsh config", "help": "%dsh help", "doctor": "%dsh doctor", "resume": "%dsh resume [ID]",
     "show": "%dsh show [--inspect|--stats] [--present] [ID]", "fork": "%dsh fork [ID] --at SEQ", "compare": "%dsh compare A B",
     "compact": "%dsh compact [ID]", "policy": "%dsh policy [ID]",
+    "rewind": "%dsh rewind [N] [--files] [--conversation] [--variables] [--dry-run] [--force]",
+    "undo": "%dsh undo [--dry-run] [--force]", "changes": "%dsh changes [TURN]",
 }
 _TARGET = re.compile(r"^(s_[0-9A-Za-z_-]+|\{[A-Za-z_][\w.]*\}|\S+\.jsonl)$")
 
@@ -244,6 +248,9 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     if not words or words[0] not in SUBCOMMAND_SHAPES:
         return
     head, tail = words[0], words[1:]
+    if head in ("rewind", "undo", "changes"):
+        _checkpoint_subcommand(args, head, tail)
+        return
     if head == "sessions" and tail and tail[0].partition("=")[0] == "--search":
         first = tail[0].partition("=")[2]
         args.search = " ".join([first, *tail[1:]] if first else tail[1:]).strip()
@@ -294,6 +301,22 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
         _set_flag(args, spec, value if eq else None)
     args.command, args.target = head, (positional[0] if positional else None)
     args.targets, args.options = positional, options
+
+
+def _checkpoint_subcommand(args: MagicArgs, head: str, tail: list[str]) -> None:
+    """``rewind [N] [flags]``, ``undo [flags]``, ``changes [TURN]``: a line of other words is a prompt
+    ("undo the last refactor"); an unknown ``--flag`` or a second number is a usage error."""
+    if any(not w.startswith("--") and not w.isdigit() for w in tail):
+        return  # prose: a prompt
+    numbers = [w for w in tail if w.isdigit()]
+    flags = [w for w in tail if w.startswith("--")]
+    allowed = () if head == "changes" else REWIND_FLAGS if head == "rewind" else ("--dry-run", "--force")
+    bad = [f for f in flags if f not in allowed]
+    if bad or len(numbers) > (0 if head == "undo" else 1):
+        raise UserError(f"usage: {SUBCOMMAND_USAGE[head]}", code="BAD_FLAG")
+    args.command, args.target, args.targets = head, None, []
+    args.options = {"turn": numbers[0]} if numbers else {}
+    args.options.update({f.lstrip("-"): "1" for f in flags})
 
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")

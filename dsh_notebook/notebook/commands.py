@@ -1,5 +1,6 @@
 """The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``,
-``doctor`` (which protections are active on this machine), ``compact [ID]`` (summarise the older
+``doctor`` (which protections are active on this machine), ``rewind [N]`` / ``undo`` / ``changes [TURN]``
+(checkpoints: see :mod:`.checkpoints`), ``compact [ID]`` (summarise the older
 turns now), ``policy [ID]`` (budgets, rules, grants, registered policy callables), ``fork [ID]
 --at SEQ`` and ``compare A B``.
 
@@ -230,6 +231,21 @@ class CommandsMixin:
                   f"(#{done.summary_seq}); history ~{done.tokens_before} -> ~{done.tokens_after} tokens")
         else:
             print(f"dsh: nothing to compact in {session_id}")
+
+    def cmd_rewind(self, args: MagicArgs) -> None:
+        from .checkpoints import rewind_command
+
+        rewind_command(self, args, undo=False)
+
+    def cmd_undo(self, args: MagicArgs) -> None:
+        from .checkpoints import rewind_command
+
+        rewind_command(self, args, undo=True)
+
+    def cmd_changes(self, args: MagicArgs) -> Any:
+        from .checkpoints import changes_command
+
+        return changes_command(self, args)
 
     def cmd_policy(self, args: MagicArgs) -> ConfigView:
         from ..tools.rules import registered_policies

@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, Field, JsonValue
 
+from ..checkpoint import variables
 from ..redaction import secrets_hidden
 from ..tools.base import Tool, ToolContext, ToolOutput
 from ..tools.watchdog import CallProcesses
@@ -118,9 +119,12 @@ def make_python_tool(
         def call() -> tuple[PythonRun, nsdiff.NamespaceDiff, int]:
             ns = namespace()
             before = nsdiff.snapshot(ns)
+            variables.before_python(ctx.session_id, ns, args.code)  # checkpoints: keep what it may rebind
             with CallProcesses() as procs:  # what the code starts ends with the call
                 run = run_python(args.code, ns)
-            return run, nsdiff.diff(before, nsdiff.snapshot(ns)), procs.stopped
+            changed = nsdiff.diff(before, nsdiff.snapshot(ns))
+            variables.after_python(ctx.session_id, cast(Any, changed))
+            return run, changed, procs.stopped
 
         try:
             run, changes, stopped = await main.call(call)

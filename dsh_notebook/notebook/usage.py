@@ -24,6 +24,10 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("policy [ID]", "the approval policy of a session: budgets, rules file, session grants, callables"),
     ("fork [ID] --at SEQ", "a new session repeating events 0..SEQ of ID (default: current); it becomes current"),
     ("compare A B", "two sessions side by side by turn and step (a widget); the first divergence and its diff"),
+    ("rewind [N]", "files, variables and conversation back to the start of turn N (default: the last); "
+     "--files / --conversation / --variables for some of them, --dry-run, --force (overwrite conflicts)"),
+    ("undo", "rewind the last turn (files, variables, conversation); --dry-run, --force"),
+    ("changes [TURN]", "the files a turn (default: the last) changed, as unified diffs"),
 )
 
 EXAMPLES = """\

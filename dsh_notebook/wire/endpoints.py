@@ -218,6 +218,37 @@ class RequestInfo(Frozen):
     idle_timeout: float | None = None
     context_window: int | None = None
     window_source: WindowSource | None = None
+class RewindArgs(Frozen):
+    """``session/rewind``: back to the start of ``toTurn`` (absent: the last turn — an undo).
+    ``files`` (default), ``conversation`` (a fork before the turn), ``variables`` (notebook);
+    ``paths``: these files alone (a per-file Revert); ``dryRun`` changes nothing; ``force``
+    overwrites files changed outside the agent."""
+
+    session_id: str
+    to_turn: int | None = None
+    files: bool = True
+    conversation: bool = False
+    variables: bool = False
+    paths: tuple[str, ...] | None = None
+    dry_run: bool = False
+    force: bool = False
+
+
+class Rewound(Frozen):
+    """What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``."""
+
+    session_id: str
+    to_turn: int
+    dry_run: bool = False
+    snapshot: str | None = None
+    written: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()
+    forked: str | None = None
+    forked_log: str | None = None
+    restored_seq: int | None = None
 
 
 class SessionInfo(Frozen):
@@ -250,6 +281,7 @@ UnaryResult = (
     | Compacted
     | DebugState
     | SessionInfo
+    | Rewound
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
 
@@ -266,6 +298,7 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/info": (SessionRef, SessionInfo),
     "session/compact": (SessionRef, Compacted),
     "session/debug": (DebugArgs, DebugState),
+    "session/rewind": (RewindArgs, Rewound),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),
 }

@@ -341,6 +341,85 @@ class DebugEdit(EventBase):
     by: str
 
 
+class FileChange(Frozen):
+    """One file a turn changed: its path, its size (after the turn; before it for a deletion),
+    ``sha`` the sha256 of its content after the turn (a rewind's conflict check compares it),
+    ``beforeSize`` for a modification; ``link`` for a symlink (its target); ``renamedFrom`` on an
+    added file whose content a deleted file of the same turn had (a rename, still counted as both)."""
+
+    path: str
+    size: int = 0
+    sha: str | None = None
+    before_size: int | None = None
+    link: str | None = None
+    renamed_from: str | None = None  # an added file with the content of a deleted one (``mv``)
+
+
+class VariableKept(Frozen):
+    """A notebook variable a turn rebound, deleted or added: ``restorable`` when its value before
+    the turn was kept (pickled within the cap), else ``why`` not; ``added`` names had no value."""
+
+    name: str
+    type: str | None = None
+    change: Literal["added", "rebound", "deleted"] = "rebound"
+    restorable: bool = False
+    why: str | None = None
+
+
+class CheckpointTaken(EventBase):
+    """The workspace was snapshotted at the start of ``turn`` (content addressed under
+    ``$DSH_HOME/checkpoints``): ``files`` / ``bytes`` covered, ``newBlobs`` / ``newBytes`` stored
+    by this checkpoint (what it cost), ``unrestorable`` files over a cap or unreadable."""
+
+    type: Literal["checkpoint/taken"] = "checkpoint/taken"
+    turn: int | None = None
+    snapshot: str
+    cwd: str | None = None
+    files: int = 0
+    bytes: int = 0
+    new_blobs: int | None = None
+    new_bytes: int | None = None
+    unrestorable: tuple[str, ...] = ()
+
+
+class CheckpointChanges(EventBase):
+    """The files ``turn`` changed (by any tool): from its checkpoint ``snapshot`` to ``after`` (the
+    workspace at the turn's end). Lists hold at most 200 entries each; the counts are complete."""
+
+    type: Literal["checkpoint/changes"] = "checkpoint/changes"
+    turn: int
+    snapshot: str
+    after: str
+    added: tuple[FileChange, ...] = ()
+    modified: tuple[FileChange, ...] = ()
+    deleted: tuple[FileChange, ...] = ()
+    added_count: int | None = None
+    modified_count: int | None = None
+    deleted_count: int | None = None
+    variables: tuple[VariableKept, ...] = ()
+
+
+class CheckpointRestored(EventBase):
+    """A rewind to the start of ``toTurn`` (checkpoint ``snapshot``): ``written`` / ``removed``
+    files, ``conflicts`` left alone (changed outside the agent), ``failed`` (blob missing,
+    unsafe path), ``before`` the snapshot of the workspace just before (a rewind can be undone),
+    ``forked`` the new session of a conversation rewind, ``variables`` put back."""
+
+    type: Literal["checkpoint/restored"] = "checkpoint/restored"
+    to_turn: int
+    snapshot: str | None = None
+    before: str | None = None
+    after: str | None = None  # the workspace just after (later conflict checks compare with it)
+    written: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()
+    forked: str | None = None
+    forced: bool | None = None
+    by: str | None = None
+
+
 AnyEvent = (
     TurnStart
     | TurnEnd
@@ -362,6 +441,9 @@ AnyEvent = (
     | SessionEndSeed
     | SessionForked
     | DebugEdit
+    | CheckpointTaken
+    | CheckpointChanges
+    | CheckpointRestored
 )
 """Every session event type (for isinstance checks and annotations)."""
 

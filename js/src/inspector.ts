@@ -22,6 +22,8 @@ import { TrajectoryFold } from "./model/trajectory";
 import { approvalSeqs, durationsBySeq } from "./model/waterfall";
 import { createWaterfall } from "./ui/waterfall";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
+import { renderChanges } from "./ui/changes";
+import type { CheckpointChanges } from "./wire.gen";
 
 const ROW = 26;
 type Detail = "event" | "messages" | "diff";
@@ -152,6 +154,9 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
           h("div", null, "cites: ", ...(cites.length ? cites.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : ["—"])),
           h("div", { class: "dsh-citedby" }, ev.type === "tool/call" ? "result citing this call: " : "cited by: ",
             ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
+        ev.type === "checkpoint/changes" ? renderChanges(ev as CheckpointChanges, s.sessionId
+          ? (paths) => s.remote.rewind({ sessionId: s.sessionId as string, toTurn: (ev as CheckpointChanges).turn, paths, files: true })
+          : null) : null,
         h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true), collapseKeys: QUIET_KEYS }, OPEN_ALL)),
         toolOutputText(ev) !== undefined ? plainOutput(toolOutputText(ev) as string) : null);
     } else if (detail === "messages") {

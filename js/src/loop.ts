@@ -31,6 +31,7 @@ import { DebugPanel, keepToggleFocus } from "./ui/debug-bar";
 import { Pricing, type PricingTable } from "./model/pricing";
 import { TrajectoryFold } from "./model/trajectory";
 import { elapsedMs, renderTotals } from "./ui/totals";
+import { changesBadge } from "./ui/changes";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 import { installClicker, type ClickerAction } from "./ui/clicker";
 import { createPresentControls } from "./ui/present";
@@ -263,7 +264,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
-      totalsEl, present.el, glossary.button);
+      changesBadge(events), totalsEl, present.el, glossary.button);
     drawTotals();
     // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
     banner.update(readonly ? [] : s.fold.waitingApprovals().map((w) => ({ ...w,

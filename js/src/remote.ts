@@ -1,6 +1,6 @@
 // Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint.
 import type { Connection, StreamHandle, StreamHandlers } from "./connection";
-import type { DebugArgs, DebugState } from "./wire.gen";
+import type { DebugArgs, DebugState, RewindArgs, Rewound } from "./wire.gen";
 
 export interface PromptRequest {
   sessionId: string;
@@ -38,6 +38,10 @@ export class Remote {
   /** The agent debugger (`session/debug`): break / continue / step / edit / state. */
   debug(args: DebugArgs): Promise<DebugState> {
     return this.connection.call<DebugState>("session/debug", args as unknown as Record<string, unknown>);
+  }
+  /** Checkpoints: files / conversation / variables back to the start of a turn (`session/rewind`). */
+  rewind(args: RewindArgs): Promise<Rewound> {
+    return this.connection.call<Rewound>("session/rewind", args as unknown as Record<string, unknown>);
   }
   follow(sessionId: string, cursor: number | undefined, handlers: StreamHandlers): StreamHandle {
     const payload: Record<string, unknown> = { sessionId };

@@ -144,6 +144,72 @@ export interface CellRef {
   executionCount?: number | null;
 }
 
+/**
+ * The files ``turn`` changed (by any tool): from its checkpoint ``snapshot`` to ``after`` (the
+ * workspace at the turn's end). Lists hold at most 200 entries each; the counts are complete.
+ */
+export interface CheckpointChanges {
+  seq: number;
+  time: number;
+  type: "checkpoint/changes";
+  sourceEventSeqs?: number[] | null;
+  turn: number;
+  snapshot: string;
+  after: string;
+  added?: FileChange[];
+  modified?: FileChange[];
+  deleted?: FileChange[];
+  addedCount?: number | null;
+  modifiedCount?: number | null;
+  deletedCount?: number | null;
+  variables?: VariableKept[];
+}
+
+/**
+ * A rewind to the start of ``toTurn`` (checkpoint ``snapshot``): ``written`` / ``removed``
+ * files, ``conflicts`` left alone (changed outside the agent), ``failed`` (blob missing,
+ * unsafe path), ``before`` the snapshot of the workspace just before (a rewind can be undone),
+ * ``forked`` the new session of a conversation rewind, ``variables`` put back.
+ */
+export interface CheckpointRestored {
+  seq: number;
+  time: number;
+  type: "checkpoint/restored";
+  sourceEventSeqs?: number[] | null;
+  toTurn: number;
+  snapshot?: string | null;
+  before?: string | null;
+  after?: string | null;
+  written?: string[];
+  removed?: string[];
+  conflicts?: string[];
+  failed?: string[];
+  variables?: string[];
+  forked?: string | null;
+  forced?: boolean | null;
+  by?: string | null;
+}
+
+/**
+ * The workspace was snapshotted at the start of ``turn`` (content addressed under
+ * ``$DSH_HOME/checkpoints``): ``files`` / ``bytes`` covered, ``newBlobs`` / ``newBytes`` stored
+ * by this checkpoint (what it cost), ``unrestorable`` files over a cap or unreadable.
+ */
+export interface CheckpointTaken {
+  seq: number;
+  time: number;
+  type: "checkpoint/taken";
+  sourceEventSeqs?: number[] | null;
+  turn?: number | null;
+  snapshot: string;
+  cwd?: string | null;
+  files?: number;
+  bytes?: number;
+  newBlobs?: number | null;
+  newBytes?: number | null;
+  unrestorable?: string[];
+}
+
 /** One message from a client: client-request, open or cancel. */
 export type ClientMessage = ClientRequest | StreamOpen | StreamCancel;
 
@@ -299,7 +365,22 @@ export interface ErrorInfo {
 
 export interface EventItem {
   type: "event";
-  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit;
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
+}
+
+/**
+ * One file a turn changed: its path, its size (after the turn; before it for a deletion),
+ * ``sha`` the sha256 of its content after the turn (a rewind's conflict check compares it),
+ * ``beforeSize`` for a modification; ``link`` for a symlink (its target); ``renamedFrom`` on an
+ * added file whose content a deleted file of the same turn had (a rename, still counted as both).
+ */
+export interface FileChange {
+  path: string;
+  size?: number;
+  sha?: string | null;
+  beforeSize?: number | null;
+  link?: string | null;
+  renamedFrom?: string | null;
 }
 
 export interface FinishChunk {
@@ -369,7 +450,7 @@ export interface LlmRetry {
 }
 
 /** One line of a session log: the header line or one event. */
-export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit;
+export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
 
 /** Where a user-role message came from: a person (``user``) or a plugin (``plugin``). */
 export interface MessageSource {
@@ -514,7 +595,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound;
 }
 
 /**
@@ -553,6 +634,39 @@ export interface ResumedItem {
   type: "resumed";
   stage: "01" | "02" | "03" | "04" | "05" | "06";
   how: "continue" | "step" | "cancel";
+}
+
+/**
+ * ``session/rewind``: back to the start of ``toTurn`` (absent: the last turn — an undo).
+ * ``files`` (default), ``conversation`` (a fork before the turn), ``variables`` (notebook);
+ * ``paths``: these files alone (a per-file Revert); ``dryRun`` changes nothing; ``force``
+ * overwrites files changed outside the agent.
+ */
+export interface RewindArgs {
+  sessionId: string;
+  toTurn?: number | null;
+  files?: boolean;
+  conversation?: boolean;
+  variables?: boolean;
+  paths?: string[] | null;
+  dryRun?: boolean;
+  force?: boolean;
+}
+
+/** What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``. */
+export interface Rewound {
+  sessionId: string;
+  toTurn: number;
+  dryRun?: boolean;
+  snapshot?: string | null;
+  written?: string[];
+  removed?: string[];
+  conflicts?: string[];
+  failed?: string[];
+  variables?: string[];
+  forked?: string | null;
+  forkedLog?: string | null;
+  restoredSeq?: number | null;
 }
 
 /** The ``live`` part of a snapshot: the state the transient frames describe. */
@@ -646,7 +760,7 @@ export interface Snapshot {
   sessionId: string;
   header: SessionHeader;
   cursor: number;
-  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit)[];
+  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored)[];
   live: RunState;
 }
 
@@ -900,6 +1014,18 @@ export interface UserMessageEvent {
   surfaceOp?: ReplaceOp | null;
   turn?: number | null;
   message: UserMessage;
+}
+
+/**
+ * A notebook variable a turn rebound, deleted or added: ``restorable`` when its value before
+ * the turn was kept (pickled within the cap), else ``why`` not; ``added`` names had no value.
+ */
+export interface VariableKept {
+  name: string;
+  type?: string | null;
+  change?: "added" | "rebound" | "deleted";
+  restorable?: boolean;
+  why?: string | null;
 }
 
 /** A coded error on the wire (``errors.py`` codes). */

@@ -1,4 +1,4 @@
-"""The walkthrough notebooks (01–04 and 06 on the Python kernel, 05 on the agent kernel) execute headless on a real kernel (nbclient) without errors,
+"""The walkthrough notebooks (01–04, 06 and 07 on the Python kernel, 05 on the agent kernel) execute headless on a real kernel (nbclient) without errors,
 are committed without outputs, and show what they teach (checked on their real outputs)."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ NAMES = [
     "04-inspect-a-session.ipynb",
     "05-agent-kernel.ipynb",
     "06-debugger.ipynb",
+    "07-checkpoints.ipynb",
 ]
 _KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 
@@ -67,7 +68,7 @@ def text_of(nb: Any) -> str:
     return "\n".join(parts)
 
 
-def test_the_walkthrough_executor_finds_the_six_notebooks() -> None:
+def test_the_walkthrough_executor_finds_the_notebooks() -> None:
     assert [p.name for p in notebooks_in(NOTEBOOKS)] == NAMES
 
 
@@ -180,3 +181,16 @@ def test_06_debugs_a_live_run_forks_replays_and_compares(executed: dict[str, Any
     assert '-{"content": [{"text": "all 6 tests passed (edited in the debugger)' in out
     assert "2 of 6 tests failed" in out.split("first divergence:")[-1]  # the fork's real output, in the diff
     assert "no stdin to answer the debugger" not in out  # pauses answered from Python stay answered
+
+
+def test_07_checkpoints_and_rewind(executed: dict[str, Any]) -> None:
+    out = text_of(run(executed, "07-checkpoints.ipynb"))
+    assert "checkpoint/taken     snapshot " in out and "checkpoint/changes   +3 ~1 -2" in out
+    assert "rename from test/run.mjs" in out and "+// edited by the agent" in out
+    assert "modes: ['0o600', '0o700']" in out
+    assert "CONFLICT NOTES.md" in out and "NOTES.md kept: my own notes, written by hand" in out
+    assert "workspace now: ['NOTES.md', 'README.md', 'package.json', 'src/math.ts', 'test/run.mjs']" in out
+    assert "checkpoint/restored to turn 1" in out and "conflicts: ['NOTES.md']" in out
+    assert "checked is now: [3.5, 4.25, 5.0]" in out and "variables put back: checked" in out
+    assert "checked is back: mine: before the agent's turn" in out
+    assert "+3 ~1 -2 files (1 renamed)" in out

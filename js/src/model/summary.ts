@@ -53,6 +53,12 @@ export function summarize(ev: SessionEvent): string {
       return `${String(ev.target)} · +${(ev.inserted as unknown[] | undefined)?.length ?? 0} −${String(ev.removedCount ?? 0)}${ev.outcome ? ` ${String(ev.outcome)}` : ""}`;
     case "assistant/attempt":
       return (ev.error as { code?: string; message?: string })?.code ?? "";
+    case "checkpoint/taken":
+      return `snapshot ${ev.snapshot} · ${ev.files ?? 0} files · ${ev.newBlobs ?? 0} new blobs${ev.unrestorable?.length ? ` · ${ev.unrestorable.length} not restorable` : ""}`;
+    case "checkpoint/changes":
+      return `+${ev.addedCount ?? ev.added?.length ?? 0} ~${ev.modifiedCount ?? ev.modified?.length ?? 0} -${ev.deletedCount ?? ev.deleted?.length ?? 0} files${ev.variables?.length ? ` · variables ${ev.variables.map((v) => v.name).join(", ")}` : ""}`;
+    case "checkpoint/restored":
+      return `to turn ${ev.toTurn} · ${ev.written?.length ?? 0} restored, ${ev.removed?.length ?? 0} removed${ev.conflicts?.length ? `, ${ev.conflicts.length} conflict(s)` : ""}${ev.forked ? ` · forked ${ev.forked}` : ""}`;
     default:
       return "";
   }

@@ -1,0 +1,383 @@
+"""The checkpoint store under ``$DSH_HOME/checkpoints/`` (content addressed, incremental).
+
+- ``blobs/ab/cdef…``: file contents by sha256, written once (deduplicated), 0600;
+- ``snapshots/<id>.json``: one snapshot as a delta on its parent (a full listing again when the
+  deltas since the last one weigh as much, or after :data:`FULL_EVERY`), so a turn that changed
+  ``k`` files costs about ``k`` entries;
+- ``workspaces/<key>/index.json``: the workspace's index, as git's: per path its size,
+  ``mtime_ns``, inode and mode with the hash, so an unchanged file costs one ``lstat``; a file
+  whose mtime is not clearly older than the scan that recorded it ("racy") is hashed again.
+  A checkpoint appends only the entries it changed to ``index.log``; every :data:`JOURNAL_MAX`
+  lines the index is written whole again.
+
+Every folder is 0700, every file 0600. A listing maps a workspace-relative POSIX path to an
+:class:`Entry`: a file (mode, size, sha — or ``why`` it is not restorable), a symlink (its
+target, never followed) or a directory (mode). Blocking I/O: call it off the host loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..session.logfile import ensure_private_dir
+from .ignore import ALWAYS_SKIPPED, Limits, limits_for
+
+FULL_EVERY = 200  # deltas at most between two full listings
+FULL_ENTRY_BYTES = 100  # about the bytes of one entry in a full listing
+RACY_NS = 100_000_000  # mtimes within 100 ms of the scan are re-hashed next time
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "f" file | "l" symlink | "d" directory
+    mode: int = 0
+    size: int = 0
+    sha: str | None = None  # file: content hash ; symlink: None
+    target: str | None = None  # symlink target
+    why: str | None = None  # file not restorable: over-file-cap | over-total-cap | unreadable | special
+
+    def dump(self) -> list[object]:
+        return [self.kind, self.mode, self.size, self.sha, self.target, self.why]
+
+    @classmethod
+    def load(cls, raw: list[Any]) -> Entry:
+        kind, mode, size, sha, target, why = raw[:6]
+        return cls(str(kind), int(mode), int(size), sha, target, why)
+
+
+Listing = dict[str, Entry]
+
+
+@dataclass
+class Snapshot:
+    id: str
+    cwd: str
+    listing: Listing
+    files: int = 0
+    bytes: int = 0
+    new_blobs: int = 0
+    new_bytes: int = 0
+    hashed: int = 0
+
+    @property
+    def unrestorable(self) -> list[str]:
+        return sorted(p for p, e in self.listing.items() if e.kind == "f" and e.why)
+
+
+def workspace_key(cwd: str) -> str:
+    return hashlib.sha256(os.path.realpath(cwd).encode()).hexdigest()[:20]
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+class CheckpointStore:
+    """Blobs, snapshots and per-workspace indexes under ``home/checkpoints``."""
+
+    def __init__(self, home: str | Path) -> None:
+        self.root = Path(home) / "checkpoints"
+        self._lock = threading.RLock()
+        self._dirs: set[Path] = set()
+        self._listings: dict[str, Listing] = {}  # snapshot id -> full listing (small LRU)
+        self._indexes: dict[str, tuple[tuple[int, int], dict[str, Any], Listing]] = {}  # workspace dir -> (stamp, index, listing)
+
+    # -- folders and blobs --------------------------------------------------------------------
+    def _dir(self, path: Path) -> Path:
+        if path not in self._dirs:
+            ensure_private_dir(path)
+            self._dirs.add(path)
+        return path
+
+    def blob_path(self, sha: str) -> Path:
+        return self.root / "blobs" / sha[:2] / sha[2:]
+
+    def put_blob(self, data: bytes) -> tuple[str, bool]:
+        sha = hashlib.sha256(data).hexdigest()
+        path = self.blob_path(sha)
+        if path.exists():
+            return sha, False
+        self._dir(path.parent)
+        _write_private(path, data)
+        return sha, True
+
+    def read_blob(self, sha: str) -> bytes | None:
+        """The blob's bytes, or ``None`` when it is missing or does not hash to ``sha`` (corrupt)."""
+        try:
+            data = self.blob_path(sha).read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == sha else None
+
+    # -- snapshots ----------------------------------------------------------------------------
+    def _snap_path(self, snap_id: str) -> Path:
+        if not snap_id or not all(c in "0123456789abcdef" for c in snap_id):
+            raise UserError(f"bad snapshot id {snap_id!r}", code="CHECKPOINT_NOT_FOUND")
+        return self.root / "snapshots" / f"{snap_id}.json"
+
+    def listing(self, snap_id: str) -> Listing:
+        """The full listing of a snapshot (its delta chain applied)."""
+        with self._lock:
+            if snap_id in self._listings:
+                return dict(self._listings[snap_id])
+            chain: list[dict[str, Any]] = []
+            cur: str | None = snap_id
+            while cur is not None:
+                if cur in self._listings:
+                    break
+                try:
+                    doc = json.loads(self._snap_path(cur).read_bytes())
+                except (OSError, ValueError):
+                    raise UserError(f"checkpoint {cur} is missing or unreadable under {self.root}",
+                                    code="CHECKPOINT_NOT_FOUND") from None
+                chain.append(doc)
+                cur = doc.get("parent") if "changes" in doc else None
+            listing: Listing = dict(self._listings[cur]) if cur is not None else {}
+            for doc in reversed(chain):
+                if "files" in doc:
+                    listing = {p: Entry.load(v) for p, v in doc["files"].items()}
+                else:
+                    for p, v in doc["changes"].items():
+                        if v is None:
+                            listing.pop(p, None)
+                        else:
+                            listing[p] = Entry.load(v)
+            self._remember(snap_id, listing)
+            return dict(listing)
+
+    def _remember(self, snap_id: str, listing: Listing) -> None:
+        self._listings[snap_id] = listing
+        while len(self._listings) > 8:
+            self._listings.pop(next(iter(self._listings)))
+
+    def _write_snapshot(self, cwd: str, parent: str | None, chain: tuple[int, int], old: Listing,
+                        new: Listing) -> tuple[str, tuple[int, int]]:
+        """Write a snapshot: a delta on ``parent``, or a full listing when there is no parent or the
+        deltas since the last full one (``chain``: their count and bytes) reach :data:`FULL_EVERY`
+        or the size of a full listing — so the store grows by about the changes, and reading a
+        snapshot back reads at most about two full listings. Returns its id and the new chain."""
+        depth, size = chain
+        if parent is None or depth >= FULL_EVERY or size >= FULL_ENTRY_BYTES * max(len(new), 10):
+            doc: dict[str, object] = {"v": 1, "cwd": cwd, "parent": None,
+                                      "files": {p: e.dump() for p, e in sorted(new.items())}}
+        else:
+            changes = {p: (new[p].dump() if p in new else None)
+                       for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)}
+            doc = {"v": 1, "cwd": cwd, "parent": parent, "changes": changes}
+        body = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+        snap_id = hashlib.sha256(body).hexdigest()[:24]
+        path = self._snap_path(snap_id)
+        self._dir(path.parent)
+        if not path.exists():
+            _write_private(path, body)
+        self._remember(snap_id, dict(new))
+        return snap_id, ((0, 0) if doc["parent"] is None else (depth + 1, size + len(body)))
+
+    def save_listing(self, cwd: str, listing: Listing) -> str:
+        """Store a listing made of known blobs (not the workspace's head) as a full snapshot."""
+        with self._lock:
+            return self._write_snapshot(os.path.realpath(cwd), None, (0, 0), {}, listing)[0]
+
+    # -- taking one ---------------------------------------------------------------------------
+    def take(self, cwd: str, limits: Limits | None = None) -> Snapshot:
+        """Snapshot the workspace ``cwd`` now (stat walk; only changed files are read)."""
+        cwd = os.path.realpath(cwd)
+        if not os.path.isdir(cwd):
+            raise UserError(f"the workspace {cwd} is not a directory", code="BAD_CWD")
+        limits = limits or limits_for(cwd)
+        with self._lock:
+            wdir = self._dir(self.root / "workspaces" / workspace_key(cwd))
+            index, old = self._index(wdir)
+            files: dict[str, Any] = index.get("files", {})
+            started = time.time_ns()
+            scan = _Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0)))
+            scan.walk("", cwd)
+            parent = index.get("head")
+            chain = (int(index.get("depth", 0)), int(index.get("chain", 0)))
+            if parent is not None and old == scan.listing:
+                snap_id = parent
+                self._remember(snap_id, scan.listing)
+            else:
+                snap_id, chain = self._write_snapshot(cwd, parent, chain, old, scan.listing)
+            if scan.changed_index or scan.hashed or snap_id != parent:  # re-hashed racy files: trust them now
+                meta = {"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "depth": chain[0], "chain": chain[1]}
+                changed = {p: raw for p, raw in scan.raw.items() if files.get(p) is not raw and files.get(p) != raw}
+                gone = [p for p in files if p not in scan.raw]
+                self._save_index(wdir, index, meta, scan.raw, changed, gone, scan.listing)
+            return Snapshot(snap_id, cwd, scan.listing, scan.files, scan.bytes, scan.new_blobs,
+                            scan.new_bytes, scan.hashed)
+
+    # -- the index: a base file and a journal of changed entries ------------------------------
+    def _index(self, wdir: Path) -> tuple[dict[str, Any], Listing]:
+        """The workspace's index and its listing: ``index.json`` plus the entries ``index.log``
+        changed since (a torn last line ignored). Kept in memory while both files are the ones
+        this process wrote (another process's writes are read again)."""
+        base, journal = wdir / "index.json", wdir / "index.log"
+        key = _stamp(base, journal)
+        cached = self._indexes.get(str(wdir))
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        index = _load_json(base)
+        files = index.setdefault("files", {})
+        try:
+            lines = journal.read_bytes().splitlines()
+        except OSError:
+            lines = []
+        for line in lines:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                break  # a torn tail: the entries after it are re-hashed next time
+            files.update(rec.get("set", {}))
+            for p in rec.get("del", []):
+                files.pop(p, None)
+            index.update(rec.get("meta", {}))
+        index["journal"] = len(lines)
+        return index, {p: Entry.load(v) for p, v in files.items()}
+
+    def _save_index(self, wdir: Path, index: dict[str, Any], meta: dict[str, Any], raw: dict[str, list[Any]],
+                    changed: dict[str, list[Any]], gone: list[str], listing: Listing) -> None:
+        base, journal = wdir / "index.json", wdir / "index.log"
+        index.update(meta)
+        index["files"] = raw
+        if not base.exists() or int(index.get("journal", 0)) >= JOURNAL_MAX:
+            _write_private(base, json.dumps({**meta, "files": raw}, separators=(",", ":")).encode())
+            if journal.exists():
+                journal.unlink()
+            index["journal"] = 0
+        else:
+            line = json.dumps({"meta": meta, "set": changed, "del": gone}, separators=(",", ":")).encode() + b"\n"
+            fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+            index["journal"] = int(index.get("journal", 0)) + 1
+        self._indexes[str(wdir)] = (_stamp(base, journal), index, listing)
+
+
+JOURNAL_MAX = 64  # journal lines before the index is written whole again
+
+
+def _stamp(base: Path, journal: Path) -> tuple[int, int]:
+    try:
+        b = base.stat().st_mtime_ns
+    except OSError:
+        b = -1
+    try:
+        j = journal.stat().st_size
+    except OSError:
+        j = -1
+    return b, j
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_bytes())
+        return doc if isinstance(doc, dict) and doc.get("v") == 1 else {}
+    except (OSError, ValueError):
+        return {}
+
+
+class _Scan:
+    """One sorted walk of a workspace, reusing the index's hashes where the stat is unchanged."""
+
+    def __init__(self, store: CheckpointStore, cwd: str, limits: Limits, index: dict, old: Listing,  # type: ignore[type-arg]
+                 indexed_ns: int) -> None:
+        self.store, self.cwd, self.limits, self.index, self.indexed_ns = store, cwd, limits, index, indexed_ns
+        self.old = old
+        self.patterns = bool(limits.patterns)
+        self.listing: Listing = {}
+        self.raw: dict[str, list[object]] = {}
+        self.files = self.bytes = self.new_blobs = self.new_bytes = self.hashed = 0
+        self.changed_index = False
+
+    def walk(self, rel: str, path: str) -> None:
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        for de in entries:
+            sub = f"{rel}/{de.name}" if rel else de.name
+            try:
+                st = de.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if de.name in ALWAYS_SKIPPED or (self.patterns and self.limits.ignored(sub, is_dir, de.name)):
+                continue
+            if is_dir:
+                cached = self.index.get(sub)
+                if cached is not None and cached[0] == "d" and cached[1] == stat.S_IMODE(st.st_mode) and sub in self.old:
+                    self.listing[sub], self.raw[sub] = self.old[sub], cached  # (a folder's mtime is not tracked)
+                else:
+                    self._put(sub, Entry("d", stat.S_IMODE(st.st_mode)), st)
+                self.walk(sub, de.path)
+            elif stat.S_ISLNK(st.st_mode):
+                try:
+                    target = os.readlink(de.path)
+                except OSError:
+                    continue
+                self._put(sub, Entry("l", target=target), st)
+            elif stat.S_ISREG(st.st_mode):
+                self._file(sub, de.path, st)
+            else:
+                self._put(sub, Entry("f", stat.S_IMODE(st.st_mode), 0, why="special"), st)
+
+    def _put(self, rel: str, entry: Entry, st: os.stat_result) -> None:
+        self.listing[rel] = entry
+        raw = [*entry.dump(), st.st_mtime_ns, st.st_ino]
+        if self.index.get(rel) != raw:
+            self.changed_index = True
+        self.raw[rel] = raw
+
+    def _file(self, rel: str, path: str, st: os.stat_result) -> None:
+        mode, size = stat.S_IMODE(st.st_mode), st.st_size
+        self.files += 1
+        cached = self.index.get(rel)
+        if (cached and cached[0] == "f" and cached[1] == mode and cached[2] == size and cached[6] == st.st_mtime_ns
+                and cached[7] == st.st_ino and cached[3] and st.st_mtime_ns < self.indexed_ns - RACY_NS
+                and self.bytes + size <= self.limits.max_total and rel in self.old):
+            self.bytes += size
+            self.listing[rel], self.raw[rel] = self.old[rel], cached  # unchanged: one lstat, nothing built
+            return
+        why = None
+        if size > self.limits.max_file:
+            why = "over DSH_CHECKPOINT_MAX_FILE"
+        elif self.bytes + size > self.limits.max_total:
+            why = "over DSH_CHECKPOINT_MAX_TOTAL"
+        sha = None
+        if why is None:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with os.fdopen(fd, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                why = "unreadable"
+            else:
+                self.hashed += 1
+                sha, new = self.store.put_blob(data)
+                size = len(data)
+                self.bytes += size
+                if new:
+                    self.new_blobs += 1
+                    self.new_bytes += size
+        self._put(rel, Entry("f", mode, size, sha, why=why), st)

@@ -1,0 +1,85 @@
+"""``%dsh rewind [N]``, ``%dsh undo`` and ``%dsh changes [TURN]`` (checkpoints, issue 26).
+
+In the notebook a rewind with no ``--files`` / ``--conversation`` / ``--variables`` does all
+three: the workspace's files and the variables the turns' ``python`` calls changed go back to the
+start of turn N, and the conversation forks before it (the fork becomes the current session, so
+the agent no longer remembers the undone turns). ``%dsh undo`` is ``%dsh rewind`` of the last turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import UserError
+from .args import MagicArgs
+
+
+class DiffView:
+    """A turn's changed files as unified diffs (text; HTML with a ``<pre>``)."""
+
+    def __init__(self, title: str, text: str) -> None:
+        self.title, self.text = title, text
+
+    def __repr__(self) -> str:
+        return f"{self.title}\n{self.text}" if self.text else f"{self.title}\n(no file changes)"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<b>{html.escape(self.title)}</b><pre>{html.escape(self.text or '(no file changes)')}</pre>"
+
+
+def _turn(args: MagicArgs) -> int | None:
+    raw = args.options.get("turn")
+    return int(raw) if raw is not None else None
+
+
+def rewind_command(magics: Any, args: MagicArgs, *, undo: bool) -> None:
+    session_id = args.session or magics.current_session
+    if session_id is None:
+        raise UserError("no session yet: nothing to rewind", code="NO_SESSION")
+    opts = args.options
+    chosen = {k for k in ("files", "conversation", "variables") if k in opts}
+    every = not chosen
+    done = magics.link.remote.session.rewind(
+        session_id=session_id, to_turn=None if undo else _turn(args),
+        files=every or "files" in chosen, conversation=every or "conversation" in chosen,
+        variables=every or "variables" in chosen, dry_run="dry-run" in opts, force="force" in opts,
+    )
+    verb = "would" if done.dry_run else "did"
+    print(f"dsh: rewind of {session_id} to the start of turn {done.to_turn} ({verb}):")
+    for path in done.written:
+        print(f"  restore {path}")
+    for path in done.removed:
+        print(f"  remove  {path}")
+    for path in done.conflicts:
+        print(f"  CONFLICT {path} (changed outside the agent since its last turn; --force overwrites)")
+    for failed in done.failed:
+        print(f"  FAILED  {failed}")
+    if done.variables:
+        print(f"  variables put back: {', '.join(done.variables)}")
+    if done.forked:
+        magics.current_session = done.forked
+        magics.remember(done.forked)
+        print(f"  conversation: forked before turn {done.to_turn} as {done.forked}; it is now the current session")
+    if not (done.written or done.removed or done.conflicts or done.failed or done.variables or done.forked):
+        print("  nothing to do: the workspace is as it was")
+
+
+def changes_command(magics: Any, args: MagicArgs) -> DiffView:
+    from ..checkpoint.rewind import summary_of, timeline, turn_diff
+    from ..checkpoint.turns import store_for
+    from ..session.persistence import load_log
+
+    session_id = args.session or magics.current_session
+    if session_id is None:
+        raise UserError("no session yet: no changes to show", code="NO_SESSION")
+    loaded = load_log(magics.log_path(session_id))
+    tl = timeline(loaded.events, loaded.header.cwd)
+    done = [t for t, c in tl.turns.items() if c.changes is not None]
+    turn = _turn(args) or (max(done) if done else None)
+    if turn is None:
+        raise UserError(f"{session_id} has no turn with recorded changes yet", code="CHECKPOINT_NOT_FOUND")
+    tc = tl.turns.get(turn)
+    title = f"turn {turn} of {session_id}: {summary_of(tc.changes if tc else None)}"
+    return DiffView(title, turn_diff(store_for(magics.link.host.settings.home), tl, turn))

@@ -1,0 +1,138 @@
+"""Benchmark of checkpoints (issue 26) on a workspace of 10,000 files / 200 MB.
+
+    python tests/benchmarks/bench_checkpoint.py [--quick]
+
+1. a checkpoint with <= 10 files changed since the last one (the index makes the rest a stat walk)
+   next to ``git status`` on the same tree (git's own index, warmed the same way); target: <=
+   git status, goal < 100 ms;
+2. a rewind of 10 files (plan + restore); target <= 1 s;
+3. ``$DSH_HOME/checkpoints`` growth per turn over 100 turns that each change a few files: it
+   should be about the changed bytes (deduplicated) plus a small snapshot delta.
+``--quick``: 2,000 files / 40 MB and 20 turns.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo, run as a script
+
+from dsh_notebook.checkpoint.restore import apply_plan, plan_restore  # noqa: E402
+from dsh_notebook.checkpoint.store import RACY_NS, CheckpointStore  # noqa: E402
+
+
+def make_tree(root: Path, files: int, total: int) -> None:
+    size = total // files
+    block = os.urandom(size)
+    for i in range(files):
+        d = root / f"d{i % 100:02d}" / f"e{i % 7}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.bin").write_bytes(i.to_bytes(4, "little") + block[4:])
+    past = time.time() - 3600  # as files of a checked-out project: not modified a moment ago
+    for p in root.rglob("*.bin"):
+        os.utime(p, (past, past))
+
+
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+_ALL: list[Path] = []
+
+
+def change(root: Path, k: int, turn: int) -> int:
+    """Change ``k`` files (16 bytes each, new content) and return the bytes of the changed files."""
+    if not _ALL:
+        _ALL.extend(sorted(root.rglob("*.bin")))
+    out = 0
+    for j in range(k):
+        p = _ALL[(turn * 131 + j * 977) % len(_ALL)]
+        data = bytearray(p.read_bytes())
+        data[:16] = f"turn {turn:05d} {j:03d}".encode()[:16].ljust(16)
+        p.write_bytes(bytes(data))
+        out += len(data)
+    return out
+
+
+def timed(fn, runs: int = 5) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    files, total, turns = (2_000, 40 << 20, 20) if quick else (10_000, 200 << 20, 100)
+    with tempfile.TemporaryDirectory() as tmp:
+        ws, home = Path(tmp) / "ws", Path(tmp) / "home"
+        ws.mkdir()
+        make_tree(ws, files, total)
+        store = CheckpointStore(home)
+        t = time.perf_counter()
+        first = store.take(str(ws))
+        print(f"first checkpoint: {first.files} files, {first.bytes >> 20} MB in {time.perf_counter() - t:.2f} s")
+        time.sleep(RACY_NS / 1e9)
+        store.take(str(ws))  # the index now trusts every file (none is racy)
+        git = shutil.which("git")
+        git_s = None
+        if git:
+            env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+            for args in (["init", "-q"], ["add", "-A"], ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "x"]):
+                subprocess.run([git, *args], cwd=ws, check=True, env=env, capture_output=True)
+            change(ws, 10, 0)
+            subprocess.run([git, "status", "--porcelain"], cwd=ws, check=True, env=env, capture_output=True)  # warm
+            git_s = timed(lambda: subprocess.run([git, "status", "--porcelain"], cwd=ws, check=True, env=env,
+                                                 capture_output=True))
+        else:
+            change(ws, 10, 0)
+
+        store.take(str(ws))
+        ckpt_s = timed(lambda: store.take(str(ws)))  # unchanged since: a pure stat walk
+        runs = []
+        for k in range(5):  # 10 files changed since the last checkpoint (the writes not timed)
+            change(ws, 10, 1 + k)
+            t = time.perf_counter()
+            store.take(str(ws))
+            runs.append(time.perf_counter() - t)
+        with_changes = statistics.median(runs)
+        print(f"checkpoint, nothing changed: {ckpt_s * 1000:.0f} ms; with 10 files changed: {with_changes * 1000:.0f} ms"
+              + (f"; git status: {git_s * 1000:.0f} ms; ratio checkpoint(10 changed)/git status "
+                 f"{with_changes / git_s:.2f}" if git_s else "; git not found"))
+
+        # rewind of 10 files
+        base = store.take(str(ws))
+        change(ws, 10, 7)
+        now = store.take(str(ws))
+        t = time.perf_counter()
+        plan = plan_restore(store.listing(base.id), store.take(str(ws)).listing, now.listing)
+        out = apply_plan(store, str(ws), plan)
+        rewind_s = time.perf_counter() - t
+        print(f"rewind of {len(out.written)} files (with its stat walk): {rewind_s * 1000:.0f} ms (target <= 1000 ms)")
+
+        # growth per turn
+        root = home / "checkpoints"
+        before = du(root)
+        changed_bytes = 0
+        for turn in range(10, 10 + turns):
+            changed_bytes += change(ws, 3, turn)
+            store.take(str(ws))
+        grown = du(root) - before
+        index = du(root / "workspaces")
+        print(f"$DSH_HOME growth over {turns} turns of 3 changed files: {grown / turns / 1024:.1f} KiB/turn; "
+              f"changed bytes {changed_bytes / turns / 1024:.1f} KiB/turn; ratio {grown / max(changed_bytes, 1):.2f} "
+              f"(of which the index and its journal: {index / 1024:.0f} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""End to end: checkpoints in real JupyterLab and headless Chromium. A scripted turn changes the
+demo workspace with write, edit and bash; the loop widget's header shows its ``+a ~m -d``; in the
+inspector the turn's ``checkpoint/changes`` lists each file with Keep / Revert — Revert puts that
+file alone back (on disk), Keep leaves it. Screenshot ``checkpoints-inspector.png``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
+
+pytestmark = [pytest.mark.browser]
+
+
+def newest_workspace(home: Path) -> Path:
+    log = max((home / "sessions").glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+    return Path(json.loads(log.read_text().splitlines()[0])["cwd"])
+
+
+def test_keep_and_revert_per_file_in_the_inspector(lab: Lab, page: Any) -> None:
+    name = lab.write_notebook(
+        "checkpoints.ipynb",
+        "%load_ext dsh_notebook",
+        "r = %dsh --model script:auto --no-widget make a checkpoint demo",
+        "from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector\nLoopWidget(r.session_id)",
+        "SessionInspector(r.session_id)",
+    )
+    open_notebook(page, lab, name)
+    run_all_cells(page)
+    page.wait_for_selector(".dsh-inspector .dsh-row", timeout=120_000)
+    badge = page.locator(".dsh-loop .dsh-header .dsh-changes").first
+    wait_until(lambda: badge.count() == 1 and badge.text_content() == "+3 ~1 -2", timeout=60, what="the header's +a ~m -d")
+    insp = page.locator(".dsh-inspector").first
+    insp.locator(".dsh-f-type").select_option("checkpoint/changes")
+    insp.locator(".dsh-row").first.click()
+    review = insp.locator(".dsh-detail .dsh-changes-review")
+    wait_until(lambda: review.count() == 1, timeout=20, what="the changes review")
+    paths = [review.locator(".dsh-change-path").nth(i).text_content() for i in range(review.locator("li").count())]
+    assert paths == ["NOTES.md", "build/out.txt", "test/run.mjs → test/run-renamed.mjs", "src/math.ts", "package.json"]
+    ws = newest_workspace(lab.home)
+    edited = (ws / "src" / "math.ts").read_text()
+    assert edited.startswith("// edited by the agent\n")
+    review.locator('li[data-path="src/math.ts"] .dsh-revert').click()
+    review.locator('li[data-path="NOTES.md"] .dsh-keep').click()
+    status = review.locator('li[data-path="src/math.ts"] .dsh-change-status')
+    wait_until(lambda: status.text_content() == "reverted", timeout=30, what="the revert's answer")
+    assert review.locator('li[data-path="NOTES.md"] .dsh-change-status').text_content() == "kept"
+    assert (ws / "src" / "math.ts").read_text() == edited.removeprefix("// edited by the agent\n")
+    assert (ws / "NOTES.md").exists() and not (ws / "package.json").exists()  # the other files as the agent left them
+    shot(page, "checkpoints-inspector", ".dsh-inspector")
