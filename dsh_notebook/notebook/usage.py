@@ -56,7 +56,9 @@ EXAMPLES = """\
   def no_pushes(call): return "deny" if call.tool == "bash" and "git push" in call.subject else None
   %config DshMagics.model = "deepseek:deepseek-chat"
       also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream),
-      .max_steps, .max_time, .policy_file"""
+      .max_steps, .max_time, .policy_file
+  output auto: a live display in JupyterLab / Notebook 7 / nbclient, a text stream in
+      jupyter console and terminal IPython; DshMagics.output overrides it"""
 
 
 def help_text() -> str:
