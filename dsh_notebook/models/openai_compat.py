@@ -46,7 +46,7 @@ from .accumulator import ChunkAccumulator
 from .base import ModelAdapter, ModelRequest, StreamChunk, mark_first_byte
 from .chat_format import to_openai_messages
 from .openai_errors import is_overflow, map_status_error, retry_after_ms
-from .server_window import cached_window
+from .server_window import cached_window, probe_window
 from .server_window import server_window as probe_server_window
 
 # Request options passed as SDK arguments; any other config key goes to ``extra_body``.
@@ -112,6 +112,7 @@ class OpenAICompatAdapter(ModelAdapter):
         own = {_host(u) for u in PROVIDER_BASE_URL.values()}
         self.probe_window = (_host(base_url) not in own) if probe_window is None else probe_window
         self._probe_url = base_url
+        self._probe_key = api_key if api_key and api_key != "not-needed" else None
         # no read timeout in the HTTP client: the first-byte and idle timers of ``stream`` decide
         # (a response still arriving is never cut); connecting gives up sooner
         connect = min(self.idle_timeout, CONNECT_TIMEOUT_S)
@@ -131,7 +132,12 @@ class OpenAICompatAdapter(ModelAdapter):
         when it does not say, or for the providers' own endpoints)."""
         if not self.probe_window:
             return None
-        return await probe_server_window(self._probe_url, self.model)
+        key = self._probe_key
+
+        async def probe(url: str, model: str) -> int | None:
+            return await probe_window(url, model, api_key=key)
+
+        return await probe_server_window(self._probe_url, self.model, probe)
 
     def known_window(self) -> int | None:
         """The server's window if it was asked before (never asks)."""

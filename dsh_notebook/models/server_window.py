@@ -99,12 +99,14 @@ async def _ask(client: httpx2.AsyncClient, method: str, url: str, json: Any = No
         return None
 
 
-async def probe_window(base_url: str, model: str, *, timeout: float = PROBE_TIMEOUT_S,
+async def probe_window(base_url: str, model: str, *, timeout: float = PROBE_TIMEOUT_S, api_key: str | None = None,
                        transport: httpx2.AsyncBaseTransport | None = None) -> int | None:
-    """Ask the server at ``base_url`` for ``model``'s context window (uncached)."""
+    """Ask the server at ``base_url`` for ``model``'s context window (uncached). ``api_key``: the
+    key the chat requests use (a vLLM started with ``--api-key`` guards ``/v1/models`` too)."""
     root = server_root(base_url)
     v1 = base_url.rstrip("/")
-    async with httpx2.AsyncClient(timeout=timeout, transport=transport) as client:
+    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+    async with httpx2.AsyncClient(timeout=timeout, transport=transport, headers=headers) as client:
         props, models, lms, show = await asyncio.gather(
             _ask(client, "GET", f"{root}/props"),
             _ask(client, "GET", f"{v1}/models"),
@@ -130,7 +132,7 @@ def cached_window(base_url: str | None, model: str | None) -> int | None:
 async def server_window(base_url: str | None, model: str | None,
                         probe: Callable[[str, str], Awaitable[int | None]] = probe_window) -> int | None:
     """The window of ``model`` at ``base_url``: asked once per (endpoint, model), then cached;
-    concurrent callers share one probe."""
+    concurrent callers share one probe (``probe(base_url, model)``)."""
     if not base_url or not model:
         return None
     key = (base_url, model)

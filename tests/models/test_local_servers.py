@@ -128,6 +128,9 @@ def json_server() -> Iterator[tuple[str, dict[tuple[str, str], Any], list[str]]]
         def answer(self, method: str) -> None:
             seen.append(f"{method} {self.path}")
             body = routes.get((method, self.path))
+            required = routes.get(("AUTH", ""))  # a server guarded by a key (vLLM --api-key)
+            if required is not None and self.headers.get("authorization") != f"Bearer {required}":
+                body = None
             data = json.dumps(body).encode() if body is not None else b'{"error": "not found"}'
             self.send_response(200 if body is not None else 404)
             self.send_header("content-type", "application/json")
@@ -173,6 +176,16 @@ async def test_the_window_is_asked_once_per_model_and_cached(
     assert await model.server_window() == 4096 and await server_window(url, "cached-model") == 4096
     assert len(seen) == asked and model.known_window() == 4096
     await model.aclose()
+
+
+async def test_the_probe_carries_the_endpoints_key(
+        json_server: tuple[str, dict[tuple[str, str], Any], list[str]]) -> None:
+    url, routes, _ = json_server
+    routes.update({**ROUTES["vLLM"], ("AUTH", ""): "sk-local-0123456789"})
+    guarded = OpenAICompatAdapter("openai", url, "sk-local-0123456789", model="m")
+    assert await guarded.server_window() == 32768
+    await guarded.aclose()
+    assert await probe_window(url, "m") is None  # without the key: refused
 
 
 async def test_a_server_that_is_not_there_has_no_window_quickly() -> None:
