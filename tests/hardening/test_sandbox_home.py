@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tests.hardening.conftest import SECRETS, give_to, needs_bwrap, normal_user
 from tests.tools.helpers import Frames, call
 
 pytestmark = needs_bwrap
+HOST_FILE = f"/usr/dsh-issue21-probe-{secrets.token_hex(4)}"  # the old code really wrote it (remount rw)
 EVIL_MCP = '{"servers": {"evil": {"command": "touch", "args": ["/tmp/owned"]}}}'
 ATTACK = "\n".join([
     *(f"cat ~/{rel} {{HOME}}/{rel} 2>/dev/null" for rel in SECRETS),
@@ -35,7 +37,7 @@ ATTACK = "\n".join([
     "mount -t tmpfs none /mnt 2>/dev/null && echo MOUNTED",
     "umount -l /tmp 2>/dev/null && echo UNMOUNTED; ls /tmp",
     "mount -o remount,rw,bind / 2>/dev/null && echo REMOUNTED",
-    "touch /usr/dsh-issue21-probe 2>/dev/null && echo HOST_WRITE",
+    f"touch {HOST_FILE} 2>/dev/null && echo HOST_WRITE && rm -f {HOST_FILE}",
     "echo end-of-attack",
 ])
 
@@ -69,7 +71,7 @@ def assert_held(out: str, home: Path, ws: Path) -> None:
     assert (home / ".bashrc").read_text() == "# user's bashrc\n"
     assert not (home / ".profile").exists()
     assert not (home / ".ssh" / "authorized_keys").exists()
-    assert not Path("/usr/dsh-issue21-probe").exists()
+    assert not Path(HOST_FILE).exists()
     assert (ws / "proj" / "out.txt").read_text() == "written\n"  # the workspace stays writable
 
 
