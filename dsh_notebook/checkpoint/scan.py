@@ -26,6 +26,7 @@ class Scan:
         self.raw: dict[str, list[object]] = {}
         self.files = self.bytes = self.new_blobs = self.new_bytes = self.hashed = 0
         self.changed_index = False
+        self.touched: list[str] = []  # paths whose entry was built anew (not reused from the index)
 
     def walk(self, rel: str, path: str) -> None:
         try:
@@ -62,6 +63,7 @@ class Scan:
 
     def _put(self, rel: str, entry: Entry, st: os.stat_result) -> None:
         self.listing[rel] = entry
+        self.touched.append(rel)
         raw = [*entry.dump(), st.st_mtime_ns, st.st_ino]
         if self.index.get(rel) != raw:
             self.changed_index = True

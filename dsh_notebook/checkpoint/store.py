@@ -130,7 +130,7 @@ class CheckpointStore:
             self._listings.pop(next(iter(self._listings)))
 
     def _write_snapshot(self, cwd: str, parent: str | None, chain: tuple[int, int], old: Listing,
-                        new: Listing) -> tuple[str, tuple[int, int]]:
+                        new: Listing, touched: list[str] | None = None) -> tuple[str, tuple[int, int]]:
         """Write a snapshot: a delta on ``parent``, or a full listing when there is no parent or the
         deltas since the last full one (``chain``: their count and bytes) reach :data:`FULL_EVERY`
         or the size of a full listing — so the store grows by about the changes, and reading a
@@ -140,8 +140,9 @@ class CheckpointStore:
             doc: dict[str, object] = {"v": 1, "cwd": cwd, "parent": None,
                                       "files": {p: e.dump() for p, e in sorted(new.items())}}
         else:
-            changes = {p: (new[p].dump() if p in new else None)
-                       for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)}
+            maybe = set(touched) if touched is not None else set(new)  # a scan names what it built anew
+            maybe.update(p for p in old if p not in new)
+            changes = {p: (new[p].dump() if p in new else None) for p in sorted(maybe) if old.get(p) != new.get(p)}
             doc = {"v": 1, "cwd": cwd, "parent": parent, "changes": changes}
         body = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
         snap_id = hashlib.sha256(body).hexdigest()[:24]
@@ -177,10 +178,10 @@ class CheckpointStore:
                 snap_id = parent
                 self._remember(snap_id, scan.listing)
             else:
-                snap_id, chain = self._write_snapshot(cwd, parent, chain, old, scan.listing)
+                snap_id, chain = self._write_snapshot(cwd, parent, chain, old, scan.listing, scan.touched)
             if scan.changed_index or scan.hashed or snap_id != parent:  # re-hashed racy files: trust them now
                 meta = {"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "depth": chain[0], "chain": chain[1]}
-                changed = {p: raw for p, raw in scan.raw.items() if files.get(p) is not raw and files.get(p) != raw}
+                changed = {p: scan.raw[p] for p in scan.touched if files.get(p) != scan.raw[p]}
                 gone = [p for p in files if p not in scan.raw]
                 self._save_index(wdir, index, meta, scan.raw, changed, gone, scan.listing)
             return Snapshot(snap_id, cwd, scan.listing, scan.files, scan.bytes, scan.new_blobs,
