@@ -20,57 +20,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from ..session.logfile import ensure_private_dir
-from .ignore import ALWAYS_SKIPPED, Limits, limits_for
+from .entry import Entry, Listing, Snapshot
+from .ignore import Limits, limits_for
+from .scan import Scan
 
 FULL_EVERY = 200  # deltas at most between two full listings
 FULL_ENTRY_BYTES = 100  # about the bytes of one entry in a full listing
-RACY_NS = 100_000_000  # mtimes within 100 ms of the scan are re-hashed next time
-
-
-@dataclass(frozen=True)
-class Entry:
-    kind: str  # "f" file | "l" symlink | "d" directory
-    mode: int = 0
-    size: int = 0
-    sha: str | None = None  # file: content hash ; symlink: None
-    target: str | None = None  # symlink target
-    why: str | None = None  # file not restorable: over-file-cap | over-total-cap | unreadable | special
-
-    def dump(self) -> list[object]:
-        return [self.kind, self.mode, self.size, self.sha, self.target, self.why]
-
-    @classmethod
-    def load(cls, raw: list[Any]) -> Entry:
-        kind, mode, size, sha, target, why = raw[:6]
-        return cls(str(kind), int(mode), int(size), sha, target, why)
-
-
-Listing = dict[str, Entry]
-
-
-@dataclass
-class Snapshot:
-    id: str
-    cwd: str
-    listing: Listing
-    files: int = 0
-    bytes: int = 0
-    new_blobs: int = 0
-    new_bytes: int = 0
-    hashed: int = 0
-
-    @property
-    def unrestorable(self) -> list[str]:
-        return sorted(p for p, e in self.listing.items() if e.kind == "f" and e.why)
 
 
 def workspace_key(cwd: str) -> str:
@@ -168,7 +130,7 @@ class CheckpointStore:
             self._listings.pop(next(iter(self._listings)))
 
     def _write_snapshot(self, cwd: str, parent: str | None, chain: tuple[int, int], old: Listing,
-                        new: Listing) -> tuple[str, tuple[int, int]]:
+                        new: Listing, touched: list[str] | None = None) -> tuple[str, tuple[int, int]]:
         """Write a snapshot: a delta on ``parent``, or a full listing when there is no parent or the
         deltas since the last full one (``chain``: their count and bytes) reach :data:`FULL_EVERY`
         or the size of a full listing — so the store grows by about the changes, and reading a
@@ -178,8 +140,9 @@ class CheckpointStore:
             doc: dict[str, object] = {"v": 1, "cwd": cwd, "parent": None,
                                       "files": {p: e.dump() for p, e in sorted(new.items())}}
         else:
-            changes = {p: (new[p].dump() if p in new else None)
-                       for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)}
+            maybe = set(touched) if touched is not None else set(new)  # a scan names what it built anew
+            maybe.update(p for p in old if p not in new)
+            changes = {p: (new[p].dump() if p in new else None) for p in sorted(maybe) if old.get(p) != new.get(p)}
             doc = {"v": 1, "cwd": cwd, "parent": parent, "changes": changes}
         body = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
         snap_id = hashlib.sha256(body).hexdigest()[:24]
@@ -207,7 +170,7 @@ class CheckpointStore:
             index, old = self._index(wdir)
             files: dict[str, Any] = index.get("files", {})
             started = time.time_ns()
-            scan = _Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0)))
+            scan = Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0)))
             scan.walk("", cwd)
             parent = index.get("head")
             chain = (int(index.get("depth", 0)), int(index.get("chain", 0)))
@@ -215,10 +178,10 @@ class CheckpointStore:
                 snap_id = parent
                 self._remember(snap_id, scan.listing)
             else:
-                snap_id, chain = self._write_snapshot(cwd, parent, chain, old, scan.listing)
+                snap_id, chain = self._write_snapshot(cwd, parent, chain, old, scan.listing, scan.touched)
             if scan.changed_index or scan.hashed or snap_id != parent:  # re-hashed racy files: trust them now
                 meta = {"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "depth": chain[0], "chain": chain[1]}
-                changed = {p: raw for p, raw in scan.raw.items() if files.get(p) is not raw and files.get(p) != raw}
+                changed = {p: scan.raw[p] for p in scan.touched if files.get(p) != scan.raw[p]}
                 gone = [p for p in files if p not in scan.raw]
                 self._save_index(wdir, index, meta, scan.raw, changed, gone, scan.listing)
             return Snapshot(snap_id, cwd, scan.listing, scan.files, scan.bytes, scan.new_blobs,
@@ -294,90 +257,3 @@ def _load_json(path: Path) -> dict[str, Any]:
         return doc if isinstance(doc, dict) and doc.get("v") == 1 else {}
     except (OSError, ValueError):
         return {}
-
-
-class _Scan:
-    """One sorted walk of a workspace, reusing the index's hashes where the stat is unchanged."""
-
-    def __init__(self, store: CheckpointStore, cwd: str, limits: Limits, index: dict, old: Listing,  # type: ignore[type-arg]
-                 indexed_ns: int) -> None:
-        self.store, self.cwd, self.limits, self.index, self.indexed_ns = store, cwd, limits, index, indexed_ns
-        self.old = old
-        self.patterns = bool(limits.patterns)
-        self.listing: Listing = {}
-        self.raw: dict[str, list[object]] = {}
-        self.files = self.bytes = self.new_blobs = self.new_bytes = self.hashed = 0
-        self.changed_index = False
-
-    def walk(self, rel: str, path: str) -> None:
-        try:
-            with os.scandir(path) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            return
-        for de in entries:
-            sub = f"{rel}/{de.name}" if rel else de.name
-            try:
-                st = de.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            is_dir = stat.S_ISDIR(st.st_mode)
-            if de.name in ALWAYS_SKIPPED or (self.patterns and self.limits.ignored(sub, is_dir, de.name)):
-                continue
-            if is_dir:
-                cached = self.index.get(sub)
-                if cached is not None and cached[0] == "d" and cached[1] == stat.S_IMODE(st.st_mode) and sub in self.old:
-                    self.listing[sub], self.raw[sub] = self.old[sub], cached  # (a folder's mtime is not tracked)
-                else:
-                    self._put(sub, Entry("d", stat.S_IMODE(st.st_mode)), st)
-                self.walk(sub, de.path)
-            elif stat.S_ISLNK(st.st_mode):
-                try:
-                    target = os.readlink(de.path)
-                except OSError:
-                    continue
-                self._put(sub, Entry("l", target=target), st)
-            elif stat.S_ISREG(st.st_mode):
-                self._file(sub, de.path, st)
-            else:
-                self._put(sub, Entry("f", stat.S_IMODE(st.st_mode), 0, why="special"), st)
-
-    def _put(self, rel: str, entry: Entry, st: os.stat_result) -> None:
-        self.listing[rel] = entry
-        raw = [*entry.dump(), st.st_mtime_ns, st.st_ino]
-        if self.index.get(rel) != raw:
-            self.changed_index = True
-        self.raw[rel] = raw
-
-    def _file(self, rel: str, path: str, st: os.stat_result) -> None:
-        mode, size = stat.S_IMODE(st.st_mode), st.st_size
-        self.files += 1
-        cached = self.index.get(rel)
-        if (cached and cached[0] == "f" and cached[1] == mode and cached[2] == size and cached[6] == st.st_mtime_ns
-                and cached[7] == st.st_ino and cached[3] and st.st_mtime_ns < self.indexed_ns - RACY_NS
-                and self.bytes + size <= self.limits.max_total and rel in self.old):
-            self.bytes += size
-            self.listing[rel], self.raw[rel] = self.old[rel], cached  # unchanged: one lstat, nothing built
-            return
-        why = None
-        if size > self.limits.max_file:
-            why = "over DSH_CHECKPOINT_MAX_FILE"
-        elif self.bytes + size > self.limits.max_total:
-            why = "over DSH_CHECKPOINT_MAX_TOTAL"
-        sha = None
-        if why is None:
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                with os.fdopen(fd, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                why = "unreadable"
-            else:
-                self.hashed += 1
-                sha, new = self.store.put_blob(data)
-                size = len(data)
-                self.bytes += size
-                if new:
-                    self.new_blobs += 1
-                    self.new_bytes += size
-        self._put(rel, Entry("f", mode, size, sha, why=why), st)

@@ -24,8 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo, run as a script
 
+from dsh_notebook.checkpoint.entry import RACY_NS  # noqa: E402
 from dsh_notebook.checkpoint.restore import apply_plan, plan_restore  # noqa: E402
-from dsh_notebook.checkpoint.store import RACY_NS, CheckpointStore  # noqa: E402
+from dsh_notebook.checkpoint.store import CheckpointStore  # noqa: E402
 
 
 def make_tree(root: Path, files: int, total: int) -> None:

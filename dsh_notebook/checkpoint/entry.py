@@ -1,0 +1,46 @@
+"""What a checkpoint records: an :class:`Entry` per workspace path, a listing of them, and the
+:class:`Snapshot` one checkpoint returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+RACY_NS = 100_000_000  # mtimes within 100 ms of the scan that recorded them are re-hashed next time
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "f" file | "l" symlink | "d" directory
+    mode: int = 0
+    size: int = 0
+    sha: str | None = None  # file: content hash ; symlink: None
+    target: str | None = None  # symlink target
+    why: str | None = None  # file not restorable: over-file-cap | over-total-cap | unreadable | special
+
+    def dump(self) -> list[object]:
+        return [self.kind, self.mode, self.size, self.sha, self.target, self.why]
+
+    @classmethod
+    def load(cls, raw: list[Any]) -> Entry:
+        kind, mode, size, sha, target, why = raw[:6]
+        return cls(str(kind), int(mode), int(size), sha, target, why)
+
+
+Listing = dict[str, Entry]
+
+
+@dataclass
+class Snapshot:
+    id: str
+    cwd: str
+    listing: Listing
+    files: int = 0
+    bytes: int = 0
+    new_blobs: int = 0
+    new_bytes: int = 0
+    hashed: int = 0
+
+    @property
+    def unrestorable(self) -> list[str]:
+        return sorted(p for p, e in self.listing.items() if e.kind == "f" and e.why)
