@@ -49,6 +49,12 @@ FILE_CIRCLES: dict[frozenset[str], str] = {
     # keep runtime.py small; it names ``ToolRuntime`` only under TYPE_CHECKING, for its parameters.
     # Owned by the tools change running beside this one: a Protocol there would remove it.
     frozenset({"tools/policy.py", "tools/runtime.py"}): "the runtime's approval steps, type-only back",
+    # The Agent as a loop of steps: agent.py → driver.py → turn.py → model_step.py / fit.py / guards.py
+    # / debug_hook.py → steps.py run one way; every import back (``Agent`` in driver/turn/toolset,
+    # ``TurnRun`` in the step handlers and hooks) is under TYPE_CHECKING, for parameter types only.
+    frozenset({"agent/agent.py", "agent/debug_hook.py", "agent/driver.py", "agent/fit.py", "agent/guards.py",
+               "agent/model_step.py", "agent/steps.py", "agent/toolset.py", "agent/turn.py"}):
+        "the step handlers name the Agent and the turn's state as types only",
 }
 
 

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .entry import RACY_NS, Entry, Listing
 from .ignore import ALWAYS_SKIPPED, Limits
 
-if TYPE_CHECKING:
-    from .store import CheckpointStore
+
+class BlobSink(Protocol):
+    """Where a scan puts the contents it reads (the checkpoint store): ``(sha256, newly stored)``."""
+
+    def put_blob(self, data: bytes) -> tuple[str, bool]: ...
 
 
 class Scan:
     """One sorted walk of a workspace, reusing the index's hashes where the stat is unchanged."""
 
-    def __init__(self, store: CheckpointStore, cwd: str, limits: Limits, index: dict, old: Listing,  # type: ignore[type-arg]
+    def __init__(self, store: BlobSink, cwd: str, limits: Limits, index: dict, old: Listing,  # type: ignore[type-arg]
                  indexed_ns: int) -> None:
         self.store, self.cwd, self.limits, self.index, self.indexed_ns = store, cwd, limits, index, indexed_ns
         self.old = old
