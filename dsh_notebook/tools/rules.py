@@ -280,6 +280,10 @@ class ApprovalPolicy:
             return None
         action, by, label = hit
         reason = f"{label} says {action}"
+        if inv.name == "bash" and by == "rule" and action != "allow":
+            why = parse_line(call_subject(inv.name, inv.arguments)).unresolved
+            if why:  # matched because the line could not be fully checked: say so
+                reason += f" (the command could not be fully checked: {why})"
         return PolicyVerdict(action, reason, by, rule=label)
 
 
