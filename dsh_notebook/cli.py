@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="events as JSON lines (with --stats: one JSON object)")
     show.add_argument("--stats", action="store_true", help="timings, tokens, cost and context per request, tool, turn")
     show.add_argument("--context-window", type=_window, metavar="N", help="with --stats: the context window in tokens")
+    show.add_argument("--search", metavar="QUERY",
+                      help='only the events matching QUERY: field terms type:tool/result name:bash exit:1 (exit:!0) '
+                           'turn:3 seq:10..20 and free text ("a phrase" or words), all must match')
+    show.add_argument("--export", choices=("jsonl", "csv"),
+                      help="with --search: write the matching events as JSON lines or CSV (seq,time,turn,type,name,exit,snippet)")
 
     sessions = sub.add_parser("sessions", help="list saved sessions (or search them)")
     sessions.add_argument("--search", metavar="TEXT", help="sessions and events whose text matches")
@@ -202,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
             from .session.stats_view import stats_main
 
             return stats_main(args)
+        if args.command == "show" and (args.search is not None or args.export):
+            from .observe.query_view import show_search_main
+
+            return show_search_main(args)
         if args.command == "sessions" and args.search is not None:
             from .observe.search_view import search_main
 
