@@ -145,6 +145,8 @@ def annotate(events: Iterable[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str,
             names[str(ev.get("callId"))] = name
             if isinstance(ev.get("seq"), int):
                 by_seq[ev["seq"]] = name
+        elif str(kind).startswith("approval/") and ev.get("name"):
+            name = str(ev.get("name"))
         elif kind is not None and str(kind).startswith("tool/"):
             message = ev.get("message")
             call = ev.get("callId") or (message.get("toolCallId") if isinstance(message, dict) else None)
