@@ -202,3 +202,31 @@ def test_session_debug_break_with_when_over_stdio(tmp_path: Any) -> None:
         assert set(calls_made) > {"bash"}  # other tools ran without pausing
     finally:
         srv.close()
+
+
+def test_run_breaks_only_on_matching_calls_at_a_terminal(tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pexpect
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo), "DSH_HOME": str(tmp_path / "home"), "TERM": "dumb"}
+    bad = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--break", "03", "--break-when", "name==",
+                          "hi"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode == 2 and "BAD_BREAK_WHEN" in bad.stderr
+    assert not (tmp_path / "home" / "sessions").exists() or not list((tmp_path / "home" / "sessions").iterdir())
+    child = pexpect.spawn(sys.executable, ["-m", "dsh_notebook", "run", "--break", "03", "--break-when",
+                                           'name==bash and command~"run.mjs"', "run the tests"],
+                          env=env, encoding="utf-8", timeout=120)
+    paused = []
+    try:
+        while child.expect([r"debug \[c/s/p/e/q\]> ", pexpect.EOF]) == 0:
+            paused.append(child.before.split("⏸", 1)[1].splitlines()[0])
+            child.sendline("c")
+    finally:
+        child.close(force=True)
+    assert [p.split(" · ")[1] for p in paused] == ["bash c1", "bash c4"]  # not read c2, not edit c3
+    assert child.exitstatus == 0
