@@ -100,3 +100,11 @@ def test_stdin_transcript_after_an_edit_is_chronological(tmp_path: Path) -> None
     assert lines[call1] == "  → bash node test/run.mjs"
     assert sum("I'll run the tests first." in ln for ln in lines) == 1
     assert sum("EDITED-7f  (edited)" in ln for ln in lines) == 1
+
+
+def test_a_json_result_reads_as_one_line_not_its_brace() -> None:
+    from dsh_notebook.client.summary import tool_outcome
+
+    out = tool_outcome("inspect_var", '{\n  "name": "df",\n  "type": "DataFrame",\n  "shape": [3, 2]\n}')
+    assert out.ok and out.text == '{"name": "df", "type": "DataFrame", "shape": [3, 2]}'
+    assert tool_outcome("read", "{ not json").text == "{ not json"
