@@ -94,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-repeats", metavar="N",
                      help="the same failed tool call (same denial or error) tolerated this many times in a row before "
                           "the turn ends stuck (default 2; 0: no guard)")
+    run.add_argument("--break", dest="breakpoints", metavar="STAGES",
+                     help="the agent debugger: pause at these stages (01-06, e.g. 03,06, or all) and ask on the "
+                          "terminal c continue / s step / p print / e edit / q cancel (without a terminal: continued)")
+    run.add_argument("--break-tools", metavar="NAMES", help="with --break: only calls of these tools (bash,edit)")
+    run.add_argument("--break-when", metavar="EXPR",
+                     help="with --break: only calls this condition holds for, e.g. 'name==bash and command~\"rm \"' "
+                          "(name, args or an argument; == != ~ !~; and or not; parentheses)")
     run.add_argument("--first-byte-timeout", metavar="SECONDS",
                      help="seconds a model request waits for the server's first chunk (default DSH_FIRST_BYTE_TIMEOUT, "
                           "else DSH_TIMEOUT, else 600 for a loopback server, else 120); fails MODEL_TIMEOUT")
@@ -107,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="events as JSON lines (with --stats: one JSON object)")
     show.add_argument("--stats", action="store_true", help="timings, tokens, cost and context per request, tool, turn")
     show.add_argument("--context-window", type=_window, metavar="N", help="with --stats: the context window in tokens")
+    show.add_argument("--search", metavar="QUERY",
+                      help='only the events matching QUERY: field terms type:tool/result name:bash exit:1 (exit:!0) '
+                           'turn:3 seq:10..20 and free text ("a phrase" or words), all must match')
+    show.add_argument("--export", choices=("jsonl", "csv"),
+                      help="with --search: write the matching events as JSON lines or CSV (seq,time,turn,type,name,exit,snippet)")
 
     sessions = sub.add_parser("sessions", help="list saved sessions (or search them)")
     sessions.add_argument("--search", metavar="TEXT", help="sessions and events whose text matches")
@@ -202,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
             from .session.stats_view import stats_main
 
             return stats_main(args)
+        if args.command == "show" and (args.search is not None or args.export):
+            from .observe.query_view import show_search_main
+
+            return show_search_main(args)
         if args.command == "sessions" and args.search is not None:
             from .observe.search_view import search_main
 

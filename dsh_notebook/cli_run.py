@@ -54,6 +54,10 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     parse_max_steps(steps, "--max-steps")  # a coded error naming the flag, before anything starts
     parse_max_time(seconds, "--max-time")
     flags = request_flags(args)
+    if getattr(args, "break_when", None) is not None:
+        from .agent.breakwhen import parse_when
+
+        parse_when(args.break_when)  # BAD_BREAK_WHEN before a session (and a demo copy) is made
     prompt = " ".join(args.prompt)
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
@@ -79,6 +83,7 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
         handle = client.follow(session_id, None)
         sid = session_id
         approvals = TtyApprovals(handle, lambda call_id, decision: client.approve(sid, call_id, decision), sys.stderr)
+        debugger = _debugger(args, client, sid, handle, view)
 
         ticker = WaitingTicker(sys.stderr) if not quiet else None
 
@@ -88,6 +93,8 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
                     ticker.tick(handle.model.attempt)  # "waiting for the model · 42 s" before the first chunk
                 view.render(handle.model)
             approvals()
+            if debugger is not None:
+                debugger()
 
         handle.wait_snapshot()
         client.prompt(prompt, session_id, request_id=request_id)
@@ -110,6 +117,41 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
         client.close()
         host.shutdown()
     return _report(args, outcome, session_id, log_path, streamed=view.sink is not None)
+
+
+def _debugger(args: argparse.Namespace, client: DshClient, sid: str, handle: Any, view: TurnView) -> Any:
+    """``--break STAGES [--break-tools NAMES] [--break-when EXPR]``: the pdb-like debugger of the
+    notebook on the terminal (c/s/p/e/q); without a terminal each pause is continued."""
+    from .cli_tty import _Terminal
+    from .notebook.debug_console import DebugConsole, parse_stages
+
+    stages = parse_stages(getattr(args, "breakpoints", None))
+    tools = (getattr(args, "break_tools", None) or "").replace(",", " ").split() or None
+    when = getattr(args, "break_when", None)
+    if not stages:
+        if tools or when is not None:
+            raise UserError("--break-tools / --break-when need --break STAGES (e.g. --break 03)", code="BAD_FLAG")
+        return None
+    client.debug(sid, "break", stages=stages, tools=tools, when=when)
+    console = DebugConsole(client, sid, handle.model, handle.cond)
+    terminal: list[_Terminal] = []
+
+    def ask(question: str) -> str:
+        if not terminal:
+            terminal.append(_Terminal())
+        reply = terminal[0].ask(question)
+        if reply is None:
+            raise EOFError("no terminal")
+        return reply
+
+    def say(text: str) -> None:
+        print(printable(text), file=sys.stderr, flush=True)
+
+    def before(_pause: Any) -> None:
+        with handle.cond:
+            view.render(handle.model)
+
+    return lambda: console.serve(ask, say, before=before)
 
 
 def answer_on_stdout(streamed: bool) -> bool:

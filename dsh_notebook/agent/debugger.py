@@ -15,6 +15,9 @@ as a ``debug/edit`` event (``before``, ``after``, ``by``) citing what was paused
 then uses the edited value, and what it changes cites the edit. :meth:`resume` goes on to the
 next breakpoint (``continue``) or to the next stage whatever it is (``step``).
 
+A breakpoint may carry a condition (``when``, :mod:`.breakwhen`): then it pauses only for calls
+the condition holds for (``name==bash and command~"rm "``).
+
 With any breakpoint set the tools of a batch run one at a time, so "paused" means paused.
 
 A pause and an edit are durability points too: the log is flushed (off the loop) when the run
@@ -38,6 +41,7 @@ from ..session.session import Session
 from ..wire.events import DebugEdit, DebugStage, EditTarget
 from ..wire.follow import PausedItem, ResumedItem
 from ..wire.messages import AnyMessage
+from .breakwhen import BreakWhenError, Call, Node, calls_of, holds, parse_when
 
 __all__ = ["EDITABLE", "STAGES", "Debugger", "Pause"]
 
@@ -85,6 +89,9 @@ class Debugger:
         self._flushes: set[asyncio.Task[None]] = set()
         self.stages: frozenset[DebugStage] = frozenset()
         self.tools: frozenset[str] | None = None
+        self.when: str | None = None  # the condition's text; _when the parsed form
+        self._when: Node | None = None
+        self._arguments: dict[str, str] = {}  # call id → arguments seen at 02/03 (for 04's condition)
         self.stepping = False
         self.paused: Pause | None = None
         self._lock = asyncio.Lock()  # one pause at a time, in the order the loop reaches them
@@ -95,8 +102,10 @@ class Debugger:
         """True when a checkpoint may pause (some breakpoint set, or stepping)."""
         return bool(self.stages) or self.stepping
 
-    def set_breakpoints(self, stages: Sequence[str], tools: Sequence[str] | None = None) -> None:
-        """Replace the breakpoints (``[]`` clears them); ``tools``: only calls of these tools."""
+    def set_breakpoints(self, stages: Sequence[str], tools: Sequence[str] | None = None,
+                        when: str | None = None) -> None:
+        """Replace the breakpoints (``[]`` clears them); ``tools``: only calls of these tools;
+        ``when``: only calls this condition holds for (``BAD_BREAK_WHEN`` if it cannot be read)."""
         if isinstance(stages, str) or not all(isinstance(s, str) for s in stages):
             raise HostError("stages must be a list like [\"03\", \"06\"]", code="BAD_ARGS")
         unknown = [s for s in stages if s not in STAGES]
@@ -104,22 +113,32 @@ class Debugger:
             raise HostError(f"unknown stage(s) {unknown}: the stages are {list(STAGES)}", code="BAD_ARGS")
         if tools is not None and (isinstance(tools, str) or not all(isinstance(t, str) and t for t in tools)):
             raise HostError("tools must be a list of tool names", code="BAD_ARGS")
+        if when is not None and not stages:
+            raise BreakWhenError("a condition needs breakpoints: stages like [\"03\"] with when")
+        parsed = parse_when(when) if when is not None else None
         self.stages = frozenset(cast(Sequence[DebugStage], stages))
         self.tools = frozenset(tools) if tools else None
+        self.when, self._when = (when, parsed) if parsed is not None else (None, None)
 
-    def wants(self, stage: DebugStage, tools: Sequence[str] = ()) -> bool:
-        """Would a checkpoint at ``stage`` concerning ``tools`` pause?"""
+    def wants(self, stage: DebugStage, tools: Sequence[str] = (), calls: Sequence[Call] | None = None) -> bool:
+        """Would a checkpoint at ``stage`` concerning ``tools`` (``calls``: with their arguments) pause?"""
         if self.stepping:
             return True
         if stage not in self.stages:
             return False
-        return self.tools is None or any(t in self.tools for t in tools)
+        if self.tools is not None and not any(t in self.tools for t in tools):
+            return False
+        if self._when is None:
+            return True
+        when = self._when
+        return any(holds(when, c) for c in (calls if calls is not None else [Call(t) for t in tools]))
 
     def describe(self) -> dict[str, Any]:
         paused = self.paused
         return {
             "stages": sorted(self.stages),
             "tools": sorted(self.tools) if self.tools is not None else None,
+            "when": self.when,
             "paused": paused.item().model_dump(mode="json", exclude_none=True) if paused else None,
         }
 
@@ -138,7 +157,12 @@ class Debugger:
     ) -> Pause | None:
         """Pause here if a breakpoint or a step says so; returns the finished pause (its
         ``value`` edited, its ``edits`` the ``debug/edit`` seqs) or ``None`` if it went on."""
-        if not self.wants(stage, tools):
+        if stage in ("02", "03") and call_id is not None and isinstance(value, str):
+            self._arguments[call_id] = value
+        calls = calls_of(stage, payload, name, value, tuple(tools), self._arguments) if self._when is not None else None
+        if stage == "04" and call_id is not None:
+            self._arguments.pop(call_id, None)  # the call is done: its arguments are not needed again
+        if not self.wants(stage, tools, calls):
             return None
         async with self._lock:
             pause = Pause(stage, call_id, seq, name, payload, value, cite)

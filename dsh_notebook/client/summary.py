@@ -59,6 +59,17 @@ def _meaningful(lines: list[str]) -> list[str]:
     return [ln.strip() for ln in lines if ln.strip() and not _NOTE.match(ln.strip())]
 
 
+def _json_line(text: str) -> str | None:
+    """A pretty-printed JSON value on one line (``None`` if ``text`` is not JSON)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -93,6 +104,8 @@ def tool_outcome(name: str, text: str, *, is_error: bool = False, code: str | No
         return Outcome(True, _clip(f"{_plural(len(body), 'matching line')} · {first}", width))
     if name == "glob" and not body[0].startswith("No files"):
         return Outcome(True, _clip(f"{_plural(len(body), 'file')} · {', '.join(body[:3])}", width))
+    if body[0] in ("{", "[") and (compact := _json_line(text)) is not None:  # inspect_var: not "✓ {"
+        return Outcome(True, _clip(compact, width))
     last = body[-1] if name in ("python", "bash") else body[0]
     more = f" (+{_plural(len(body) - 1, 'line')})" if len(body) > 1 else ""
     return Outcome(True, _clip(last, width - len(more)) + more)

@@ -132,7 +132,7 @@ class SessionController:
         if args.action == "break":
             if args.stages is None:
                 raise HostError("break needs stages, e.g. [\"03\", \"06\"] ([] clears)", code="BAD_ARGS")
-            dbg.set_breakpoints(list(args.stages), list(args.tools) if args.tools is not None else None)
+            dbg.set_breakpoints(list(args.stages), list(args.tools) if args.tools is not None else None, when=args.when)
         elif args.action in ("continue", "step"):
             dbg.resume(args.action)  # type: ignore[arg-type]
         elif args.action == "edit":
@@ -142,7 +142,7 @@ class SessionController:
         paused = dbg.paused
         return DebugState(
             session_id=live.id, stages=tuple(sorted(dbg.stages)),
-            tools=tuple(sorted(dbg.tools)) if dbg.tools is not None else None,
+            tools=tuple(sorted(dbg.tools)) if dbg.tools is not None else None, when=dbg.when,
             paused=paused.item() if paused is not None else None, edit_seq=edit_seq,
         )
 

@@ -70,6 +70,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--idle-timeout", "idle_timeout", "SECONDS", "seconds between two chunks of a reply (default DSH_IDLE_TIMEOUT, else 120)"),
     FlagSpec("--break", "breakpoints", "STAGES", "the agent debugger: pause the run at these stages of the loop (01–06, e.g. 03,06, or all); the cell asks c/s/p/e/q like pdb; with --bg the handle has .wait_paused(), .step(), .continue_(), .edit()"),
     FlagSpec("--break-tools", "break_tools", "NAMES", "with --break: pause only for calls of these tools (comma-separated, e.g. bash,edit)"),
+    FlagSpec("--break-when", "break_when", "EXPR", "with --break: pause only for calls this condition holds for, e.g. 'name==bash and command~\"rm \"' (name, args or an argument; == != ~ !~; and or not, parentheses; quoted or bare values)"),
     FlagSpec("--help", "help", None, "show this help"),
 )
 _BY_NAME = {spec.name: spec for spec in FLAGS}
@@ -96,6 +97,7 @@ class MagicArgs:
     search: str | None = None  # sessions --search TEXT
     breakpoints: str | None = None
     break_tools: str | None = None
+    break_when: str | None = None
     help: bool = False
     max_steps: str | None = None
     max_time: str | None = None

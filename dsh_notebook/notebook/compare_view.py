@@ -57,7 +57,7 @@ class ComparisonView:
                "<tbody>" + "".join(rows) + "</tbody></table>"]
         d = self.divergence
         if d is None:
-            out.append(f"<div>no divergence: the sessions agree on all {len(self.pairs)} step(s)</div>")
+            out.append(f"<div>no divergence: the sessions agree on {'the one step' if len(self.pairs) == 1 else f'all {len(self.pairs)} steps'}</div>")
         else:
             out.append(f"<div role=\"status\">first divergence at turn {d.turn} step {d.step}: "
                        f"A seq {esc(str(d.a_seq))}, B seq {esc(str(d.b_seq))} ({esc(d.what)})</div>")

@@ -83,6 +83,19 @@ def brief(payload: Any, width: int = 300) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _short(target: str, value: Any) -> str:
+    """An edited value as the transcript shows it: a call's arguments as its tool line does."""
+    if target == "arguments":
+        from .render import format_arguments
+
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return format_arguments(text, width=120)
+    if target == "result" and isinstance(value, str):
+        one = " ".join(value.split())
+        return one if len(one) <= 120 else one[:119] + "…"
+    return f"{len(value)} messages" if isinstance(value, list) else brief(value, 120)
+
+
 class DebugConsole:
     """Answers the pauses of one followed session on stdin (the cell's main thread)."""
 
@@ -168,7 +181,8 @@ class DebugConsole:
         except HostError as exc:
             say(f"[{exc.code}] {exc.message}; nothing changed")
             return
-        say(f"edited: debug/edit #{state.edit_seq}; c or s goes on with it")
+        say(f"edited: {_short(target, current)} → {_short(target, value)} (debug/edit #{state.edit_seq}); "
+            "c or s goes on with it")
 
     def _call(self, action: str) -> None:
         try:

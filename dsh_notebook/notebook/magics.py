@@ -316,8 +316,15 @@ class DshMagics(CommandsMixin, Magics):
 
     @staticmethod
     def _break_flags(args: MagicArgs) -> tuple[list[str], list[str] | None]:
-        """``--break STAGES [--break-tools NAMES]``, checked before any session is created."""
+        """``--break STAGES [--break-tools NAMES] [--break-when EXPR]``, checked before any session is created."""
         stages = parse_stages(args.breakpoints)
+        if args.break_when is not None:
+            from ..agent.breakwhen import parse_when
+
+            if not stages:
+                raise UserError("--break-when needs --break STAGES (e.g. --break 03 --break-when 'name==bash')",
+                                code="BAD_FLAG")
+            parse_when(args.break_when)  # BAD_BREAK_WHEN before anything runs
         if args.break_tools and not stages:
             raise UserError("--break-tools needs --break STAGES (e.g. --break 03 --break-tools bash)", code="BAD_FLAG")
         tools = (args.break_tools or "").replace(",", " ").split() or None
@@ -331,7 +338,7 @@ class DshMagics(CommandsMixin, Magics):
         stages, tools = self._break_flags(args)
         if not stages:
             return False
-        self.link.debug(session_id, "break", stages=stages, tools=tools)
+        self.link.debug(session_id, "break", stages=stages, tools=tools, when=args.break_when)
         return True
 
     def _session_ids(self) -> list[str]:

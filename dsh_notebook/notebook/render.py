@@ -56,11 +56,18 @@ class ToolSeg:
     done: bool = False
     failed: bool = False  # the tool ran and reported a failure (a non-zero exit): ✗, not ✓
     namespace: str | None = None  # python: the names the call added / rebound / deleted
+    edited: bool = False  # its arguments were edited at a breakpoint: the line shows what runs
+    continued: bool = False  # frozen in a display above, not done there: it goes on below
 
     def args_line(self) -> str:
         return format_arguments(self.arguments)
 
     def state_line(self) -> str:
+        if self.continued and not self.done:  # a frozen line never claims a state that ended later
+            return f"{self._state()} ↓ continued below".lstrip("… ").strip() or "↓ continued below"
+        return self._state()
+
+    def _state(self) -> str:
         if self.done:
             mark = "✗" if self.error or self.failed else "✓"
             line = f"{mark} {self.error or self.result or ''}".rstrip()
@@ -153,7 +160,7 @@ class TurnView:
 
 def tool_segment(tool: ToolState, model: ClientSessionModel) -> ToolSeg:
     edited = edited_arguments(model, tool["callId"], tool["callSeq"], tool["resultSeq"])
-    seg = ToolSeg(tool["callId"], tool["name"], edited or tool["arguments"] or "")
+    seg = ToolSeg(tool["callId"], tool["name"], edited or tool["arguments"] or "", edited=edited is not None)
     if tool["phases"]:
         last = tool["phases"][-1]
         seg.phase, seg.status = last["phase"], last["status"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from dataclasses import replace
 from typing import Any, TextIO
 
 from .render import NoteSeg, Segment, TextSeg, ToolSeg
@@ -38,12 +39,13 @@ def _md_escape(text: str) -> str:
 
 def tool_markdown(seg: ToolSeg) -> str:
     state = seg.state_line()
-    return f"- **{_md_escape(seg.name)}** {_code(seg.args_line())} — {_md_escape(state)}"
+    edited = " *(edited)*" if seg.edited else ""
+    return f"- **{_md_escape(seg.name)}** {_code(seg.args_line())}{edited} — {_md_escape(state)}"
 
 
 def tool_plain(seg: ToolSeg) -> str:
     """The whole tool line (display's text/plain): call and state."""
-    return f"  → {seg.name} {seg.args_line()}  [{seg.state_line()}]"
+    return f"  → {seg.name} {seg.args_line()}{'  (edited)' if seg.edited else ''}  [{seg.state_line()}]"
 
 
 def tool_start_plain(seg: ToolSeg) -> str:
@@ -119,6 +121,11 @@ class DisplaySink:
         self.flush()
         if self._handle is None:
             return
+        shown = self._visible()
+        if any(isinstance(s, ToolSeg) and not s.done for s in shown):  # its last word: "continued below"
+            final = [replace(s, continued=True) if isinstance(s, ToolSeg) and not s.done else s for s in shown]
+            self._handle.update({"text/markdown": view_markdown(final), "text/plain": view_plain(final)}, raw=True)
+            self.updates += 1
         keep = f"tool:{call_id}" if call_id else None
         self._frozen.update(k for k in map(segment_key, self.segments) if k != keep)
         self._handle = None

@@ -8,24 +8,58 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .search import SearchIndex, SessionMatches, fts_query
+from .query import Query, marked, parse_query, search_events
+from .search import Match, SearchIndex, SessionMatches, fts_query
+
+
+def _scan_logs(home: str | Path, q: Query, limit: int) -> list[Match]:
+    """A query with field terms (``type:``, ``name:``, ``exit:``, ``turn:``, ``seq:``): every log read."""
+    from .query_view import load_events
+
+    found: list[Match] = []
+    sessions = Path(home) / "sessions"
+    for log in sorted(sessions.glob("*.jsonl")) if sessions.is_dir() else ():
+        try:
+            if not log.is_file():
+                continue
+            events = load_events(log)
+        except Exception:  # a log that cannot be read now is skipped, as by the index
+            continue
+        for h in search_events(events, q):
+            found.append(Match(log.stem, int(h.event["seq"]), str(h.event.get("type")), marked(h.snippet, h.marks)))
+            if len(found) >= limit:
+                return found
+    return found
 
 
 def search_sessions(home: str | Path, text: str, *, limit: int = 50) -> list[SessionMatches]:
-    """Refresh the index, search it: one dict per matching session with its ``matches``."""
-    from ..session.store import summarize_log
-
+    """Refresh the index, search it: one dict per matching session with its ``matches``. A query
+    with field terms (:mod:`.query`) reads the logs themselves instead of the text index."""
+    q = parse_query(text)
     try:
-        index = SearchIndex(home)
-        try:
-            index.refresh()
-            matches = index.search(text, limit=limit)
-        finally:
-            index.close()
+        if q.has_fields:
+            matches = _scan_logs(home, q, limit)
+        else:
+            matches = _search_index(home, text, limit)
     except (sqlite3.Error, OSError) as exc:
         from ..errors import UserError
 
         raise UserError(f"the search index in {home} cannot be used: {exc}", code="SEARCH_INDEX") from None
+    return _group(home, matches)
+
+
+def _search_index(home: str | Path, text: str, limit: int) -> list[Match]:
+    index = SearchIndex(home)
+    try:
+        index.refresh()
+        return index.search(text, limit=limit)
+    finally:
+        index.close()
+
+
+def _group(home: str | Path, matches: list[Match]) -> list[SessionMatches]:
+    from ..session.store import summarize_log
+
     out: dict[str, SessionMatches] = {}
     for m in matches:
         entry = out.get(m.session_id)
@@ -59,7 +93,8 @@ def search_main(args: Any) -> int:
     from ..errors import UserError
 
     text = str(args.search)
-    if not fts_query(text):
+    q = parse_query(text)
+    if not q.has_fields and not fts_query(text):
         raise UserError("--search needs at least one word to look for", code="BAD_FLAG")
     found = search_sessions(settings_from_env().home, text, limit=max(1, int(args.limit)))
     if getattr(args, "json", False):

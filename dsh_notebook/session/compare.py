@@ -167,7 +167,7 @@ def render_comparison(
         cells = [str(p.a_seq) if p.a_seq is not None else "-", str(p.b_seq) if p.b_seq is not None else "-"]
         out.append(f"{p.turn:>4} {p.step:>4}  {cells[0]:>14}  {cells[1]:>14}  {'same' if p.same else 'DIVERGES'}")
     if divergence is None:
-        out.append(f"no divergence: the sessions agree on all {len(pairs)} step(s)")
+        out.append(f"no divergence: the sessions agree on {_steps(len(pairs))}")
         return out
     d = divergence
     where = {
@@ -203,3 +203,7 @@ def compare_main(args: Any) -> int:
     for line in render_comparison(pairs, divergence, names):
         print(line)
     return 0
+
+
+def _steps(n: int) -> str:
+    return "the one step" if n == 1 else f"all {n} steps"

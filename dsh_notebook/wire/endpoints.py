@@ -111,7 +111,8 @@ class DebugArgs(Frozen):
     """``session/debug``: the agent debugger of one session.
 
     ``break`` replaces the breakpoints (``stages``; ``[]`` clears; ``tools``: only calls of
-    these tools); ``continue`` runs to the next breakpoint; ``step`` to the next stage; ``edit``
+    these tools; ``when``: only calls a condition holds for, e.g. ``name==bash and command~"rm "``,
+    see :mod:`dsh_notebook.agent.breakwhen`); ``continue`` runs to the next breakpoint; ``step`` to the next stage; ``edit``
     changes the paused stage's ``target`` (``arguments`` at 02–03, ``result`` at 04, ``request``
     at 06) to ``value``; ``state`` only reports."""
 
@@ -119,6 +120,7 @@ class DebugArgs(Frozen):
     action: Literal["break", "continue", "step", "edit", "state"]
     stages: tuple[DebugStage, ...] | None = None
     tools: tuple[str, ...] | None = None
+    when: str | None = None
     target: EditTarget | None = None
     call_id: str | None = None
     value: JsonValue = None
@@ -187,6 +189,7 @@ class DebugState(Frozen):
     session_id: str
     stages: tuple[DebugStage, ...] = ()
     tools: tuple[str, ...] | None = None
+    when: str | None = None
     paused: PausedItem | None = None
     edit_seq: int | None = None
 

@@ -24,6 +24,7 @@ import { createWaterfall } from "./ui/waterfall";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 import { renderChanges } from "./ui/changes";
 import type { CheckpointChanges } from "./wire.gen";
+import { exportRows } from "./model/query";
 
 const ROW = 26;
 type Detail = "event" | "messages" | "diff";
@@ -59,11 +60,21 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const typeSel = h("select", { class: "dsh-f-type", "aria-label": "filter by type" }) as HTMLSelectElement;
   const turnSel = h("select", { class: "dsh-f-turn", "aria-label": "filter by turn" }) as HTMLSelectElement;
   const toolSel = h("select", { class: "dsh-f-tool", "aria-label": "filter by tool" }) as HTMLSelectElement;
-  const search = h("input", { class: "dsh-f-text", type: "search", placeholder: "search payloads…" }) as HTMLInputElement;
+  const search = h("input", { class: "dsh-f-text", type: "search", placeholder: 'search: type:tool/result name:bash exit:1 turn:3 "text"',
+    title: 'all terms must match: type:T (type:tool = tool/…), name:TOOL, exit:N or exit:!N, turn:N, seq:N or seq:A..B, words or "a phrase"',
+    "aria-label": "search events" }) as HTMLInputElement;
   const jumpIn = h("input", { class: "dsh-f-seq", type: "number", min: 0, placeholder: "seq" }) as HTMLInputElement;
   const jumpBtn = h("button", { class: "dsh-btn dsh-f-go", type: "button" }, "Jump");
-  const countEl = h("span", { class: "dsh-muted dsh-f-count" });
-  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, wfBtn, countEl);
+  const countEl = h("span", { class: "dsh-muted dsh-f-count", "aria-live": "polite" });
+  const exportBtn = (format: "jsonl" | "csv") => {
+    const b = h("button", { class: `dsh-btn dsh-f-export dsh-f-export-${format}`, type: "button", "data-format": format,
+      title: `download the ${format === "csv" ? "listed rows as CSV (seq,time,turn,type,name,exit,snippet)" : "listed events as JSON lines"}` },
+      format === "csv" ? "CSV" : "JSONL");
+    b.addEventListener("click", () => exportListed(format));
+    return b;
+  };
+  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, wfBtn,
+    exportBtn("jsonl"), exportBtn("csv"), countEl);
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
   const glossary = createGlossary();
@@ -81,8 +92,33 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const refilter = () => {
     rows = filterer.apply(s.fold.events, filter);
     list.setCount(rows.length);
-    countEl.textContent = `${rows.length} of ${eventCount(s.fold.cursor)} events`;
+    countEl.textContent = filterer.error || `${rows.length} of ${eventCount(s.fold.cursor)} events`;
+    countEl.classList.toggle("dsh-f-bad", Boolean(filterer.error));
   };
+  function exportListed(format: "jsonl" | "csv"): void {
+    const events = s.fold.events;
+    const text = exportRows(rows.map((i) => ({ ev: events[i], turn: filterer.turnOf(i), tool: filterer.toolAt(i),
+      snippet: filterer.snippet(events, i)?.text ?? summarize(events[i]) })), format);
+    const name = `${s.sessionId ?? String(model.get("session_id") || "session")}-events.${format}`;
+    const mime = format === "csv" ? "text/csv" : "application/x-ndjson";
+    const href = typeof URL.createObjectURL === "function"
+      ? URL.createObjectURL(new Blob([text], { type: mime })) : `data:${mime};charset=utf-8,${encodeURIComponent(text)}`;
+    const a = h("a", { class: "dsh-f-download", href, download: name, hidden: true });
+    a.dataset.rows = String(rows.length);
+    root.append(a);
+    a.click();
+    a.remove();
+    if (href.startsWith("blob:")) setTimeout(() => URL.revokeObjectURL(href), 60_000);
+  }
+  function rowSummary(i: number): HTMLElement {
+    const snip = filterer.snippet(s.fold.events, rows[i]);
+    if (!snip) return h("span", { class: "dsh-row-sum" }, summarize(s.fold.events[rows[i]]));
+    const parts: (string | HTMLElement)[] = [];
+    let at = 0;
+    for (const [a, b] of snip.marks) { parts.push(snip.text.slice(at, a), h("mark", null, snip.text.slice(a, b))); at = b; }
+    parts.push(snip.text.slice(at));
+    return h("span", { class: "dsh-row-sum dsh-row-snip" }, ...parts);
+  }
   const onFilter = () => {
     filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value; filter.text = search.value;
     refilter();
@@ -120,7 +156,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
       h("span", { class: "dsh-row-type" }, ev.type),
       h("span", { class: "dsh-row-turn" }, filterer.turnOf(ev.seq) !== undefined ? `t${filterer.turnOf(ev.seq)}${stepOf(ev) !== undefined ? `.${stepOf(ev)}` : ""}` : ""),
       h("span", { class: "dsh-row-dur" }, durations.has(ev.seq) ? fmtMs(durations.get(ev.seq) as number) : ""),
-      h("span", { class: "dsh-row-sum" }, summarize(ev)),
+      rowSummary(i),
       h("span", { class: "dsh-row-prov" }, cites.length ? `→${cites.join(",")}` : "", by.length ? ` ←${by.join(",")}` : ""));
     row.addEventListener("click", () => select(ev.seq, false));
     return row;
@@ -138,7 +174,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     const events = s.fold.events;
     const ev = events[selected];
     if (!ev) { replace(side, h("div", { class: "dsh-muted" }, "Select an event (click a row, or jump to a seq).")); return; }
-    const tabs = (["event", "messages", "diff"] as Detail[]).map((d) => {
+    // the request diff only fits a request event; elsewhere its tab is not offered
+    const fits: Detail[] = ev.type.startsWith("request/") ? ["event", "messages", "diff"] : ["event", "messages"];
+    if (!fits.includes(detail)) detail = "event";
+    const tabs = fits.map((d) => {
       const b = h("button", { class: `dsh-tab ${d === detail ? "dsh-tab-on" : ""}`, type: "button", "data-detail": d, role: "tab",
         id: `${panelId}-${d}`, "aria-selected": String(d === detail), "aria-controls": panelId, tabindex: d === detail ? 0 : -1 },
         d === "event" ? `Event #${ev.seq}` : d === "messages" ? `Messages at #${ev.seq}` : "Request diff");

@@ -19,8 +19,8 @@ const data: CompareData = {
 
 describe("compare widget", () => {
   it("says where the sessions first diverge, in the CLI's words", () => {
-    expect(compareStatus(data)).toBe("first divergence: A seq 18, B seq 17 (turn 2 step 1: the requests differ at message 5) · 1 step(s) agree before it");
-    expect(compareStatus({ ...data, divergence: null })).toBe("no divergence: the sessions agree on all 3 step(s)");
+    expect(compareStatus(data)).toBe("first divergence: A seq 18, B seq 17 (turn 2 step 1: the requests differ at message 5) · 1 step agrees before it");
+    expect(compareStatus({ ...data, divergence: null })).toBe("no divergence: the sessions agree on all 3 steps");
     expect(["--- a", "+++ b", "@@ -1 +1 @@", "-x", "+y", " z"].map(diffLineKind)).toEqual(["head", "head", "hunk", "del", "add", "ctx"]);
   });
 

@@ -110,6 +110,8 @@ def audit_states(page: Any, tag: str) -> tuple[list[str], dict[str, float]]:
     check("inspector tool/result", INSP)
     insp.locator('.dsh-tab[data-detail="messages"]').click()
     check("inspector messages", INSP)
+    insp.locator(".dsh-f-type").select_option("request/frozen")  # the Request diff tab is a request's
+    insp.locator(".dsh-row").first.click()
     insp.locator('.dsh-tab[data-detail="diff"]').click()
     check("inspector diff", INSP)
     insp.locator(".dsh-f-type").select_option("")

@@ -182,6 +182,13 @@ def test_widgets_at_520_and_900_px_in_both_themes(lab: Lab, page: Any) -> None:
     # the selected tab scrolled into view
     insp = widget(page, INSP, 360)
     strip = insp.locator(".dsh-detail [role=tablist]")
+    # a request with a two-digit seq: its three tabs (the Request diff tab only on requests)
+    insp.locator(".dsh-f-text").fill("type:request/frozen seq:10..")
+    wait_until(lambda: insp.locator(".dsh-row").count() == insp.locator(".dsh-row.dsh-t-request-frozen").count() > 0,
+               timeout=10, what="only requests listed")
+    insp.locator(".dsh-row.dsh-t-request-frozen").first.click()
+    insp.locator('.dsh-tab[data-detail="diff"]').wait_for(timeout=5_000)
+    insp.locator(".dsh-f-text").fill("")
     insp.locator('.dsh-tab[data-detail="event"]').click()
     row = strip.evaluate(f"(t) => ({TABS_JS})(t.parentElement)[0]")
     assert not row["fits"] and row["scrolls"] and len(row["tops"]) == 1 and row["selectedInView"], row

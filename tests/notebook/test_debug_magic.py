@@ -39,7 +39,7 @@ def test_break_at_04_edit_the_result_then_continue(kernel: tuple[Any, Any], fake
     assert tool["content"] == "MARKER-e7 from the debugger"  # the model saw the edited result
     shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)])
     assert "paused at stage 04 (tool result committed)" in shown and "original-output" in shown
-    assert "edited: debug/edit #" in shown
+    assert "edited: original-output" in shown and "\\u2192 MARKER-e7 from the debugger (debug/edit #" in shown
     # the breakpoints were the prompt's: the next prompt runs through
     fake_server.enqueue(tool_call_reply([("c2", "bash", '{"command": "echo again"}')]), text_reply("done"))
     again = kc.execute(f"%dsh {fake_flags(fake_server)} once more", allow_stdin=True)

@@ -31,8 +31,8 @@ const seq = (s: number | null) => (s === null ? "-" : String(s));
 /** The one line above the table (the same words as `python -m dsh_notebook compare`). */
 export function compareStatus(data: CompareData): string {
   const d = data.divergence;
-  if (!d) return `no divergence: the sessions agree on all ${data.rows.length} step(s)`;
-  return `first divergence: A seq ${seq(d.a.seq)}, B seq ${seq(d.b.seq)} (turn ${d.turn} step ${d.step}: ${WHERE[d.what](d)}) · ${data.agreeing} step(s) agree before it`;
+  if (!d) return `no divergence: the sessions agree on ${data.rows.length === 1 ? "the one step" : `all ${data.rows.length} steps`}`;
+  return `first divergence: A seq ${seq(d.a.seq)}, B seq ${seq(d.b.seq)} (turn ${d.turn} step ${d.step}: ${WHERE[d.what](d)}) · ${data.agreeing} ${data.agreeing === 1 ? "step agrees" : "steps agree"} before it`;
 }
 
 /** A unified-diff line's kind: header, hunk, removed (A), added (B), or context. */

@@ -3,6 +3,7 @@ import { toolOutcome } from "./outcome";
 import { field, messageOf, turnOf, type SessionEvent } from "../types";
 import { fromCell } from "./cell";
 import { messageText } from "./history";
+import { emptyQuery, eventText, matchEvent, parseQuery, snippetOf, type Snippet } from "./query";
 
 function clip(s: string, n = 100): string {
   const one = s.replace(/\s+/g, " ").trim();
@@ -96,9 +97,27 @@ export class EventFilter {
 
   turnOf(i: number): number | undefined { return this.turns[i]; }
 
+  /** The last query's error (BAD_QUERY: …), or "". */
+  error = "";
+  /** The last query's free-text terms (lowercase): what rows highlight. */
+  terms: string[] = [];
+
+  toolAt(i: number): string | undefined { return this.tools[i]; }
+
+  private low(events: readonly SessionEvent[], i: number): string {
+    let hay = this.haystack[i];
+    if (hay === undefined) { hay = eventText(events[i]).toLowerCase(); this.haystack[i] = hay; }
+    return hay;
+  }
+
+  /** The rows (indices) passing the selects and the search box's query (see model/query.ts). */
   apply(events: readonly SessionEvent[], f: Filter): number[] {
     this.update(events);
-    const text = f.text.trim().toLowerCase();
+    const parsed = parseQuery(f.text);
+    this.error = parsed.ok ? "" : parsed.error;
+    if (!parsed.ok) { this.terms = []; return []; }
+    const q = emptyQuery(parsed.query) ? undefined : parsed.query;
+    this.terms = q?.texts ?? [];
     const turn = f.turn ? Number(f.turn) : undefined;
     const out: number[] = [];
     for (let i = 0; i < events.length; i++) {
@@ -106,14 +125,15 @@ export class EventFilter {
       if (f.type && ev.type !== f.type) continue;
       if (turn !== undefined && this.turns[i] !== turn) continue;
       if (f.tool && this.tools[i] !== f.tool) continue;
-      if (text) {
-        let hay = this.haystack[i];
-        if (hay === undefined) { hay = JSON.stringify(ev).toLowerCase(); this.haystack[i] = hay; }
-        if (!hay.includes(text)) continue;
-      }
+      if (q && !matchEvent(q, ev, this.turns[i], this.tools[i], () => this.low(events, i))) continue;
       out.push(i);
     }
     return out;
+  }
+
+  /** The snippet of row `i` around the current terms (undefined without free text). */
+  snippet(events: readonly SessionEvent[], i: number): Snippet | undefined {
+    return this.terms.length ? snippetOf(eventText(events[i]), this.terms) : undefined;
   }
 
   options(events: readonly SessionEvent[]): { types: string[]; turns: number[]; tools: string[] } {
