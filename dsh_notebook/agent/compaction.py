@@ -9,7 +9,7 @@ threshold (``DSH_COMPACT_THRESHOLD``, default 0.8 of the window) leaves room, an
 provider's context-length error (``CONTEXT_OVERFLOW``) compacts too.
 
 **When.** Before each step's request, when ``estimate > threshold × window`` (the window from
-:func:`dsh_notebook.models.catalog.context_window`; unknown → never proactively); when the
+:func:`dsh_notebook.session.catalog.context_window`; unknown → never proactively); when the
 provider answers ``CONTEXT_OVERFLOW`` (then the request is retried once, compacted); on demand
 (``%dsh compact``, ``python -m dsh_notebook compact ID``, endpoint ``session/compact``).
 

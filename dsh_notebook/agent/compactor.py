@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import ModelError
-from ..models.catalog import context_window
+from ..session.catalog import context_window
 from ..session.session import Session
 from ..wire.events import ContextCompacted, ToolSchema
 from ..wire.messages import AnyMessage, MessageSource, TextBlock, UserMessage

@@ -2,7 +2,7 @@
 
 - :func:`resolve_window` — ``(tokens, source)``: ``flag`` (``AgentConfig.context_window``, else
   ``DSH_CONTEXT_WINDOW``), ``server`` (the adapter's ``server_window()``, asked once per model),
-  ``catalog`` (:mod:`dsh_notebook.models.catalog`), else unknown.
+  ``catalog`` (:mod:`dsh_notebook.session.catalog`), else unknown.
 - :func:`output_limit` — ``AgentConfig.max_tokens``, else ``min(8192, window / 4)`` (8192 when
   the window is unknown); a request never gets more than what is left of the window.
 - :func:`estimate_prompt` — the last response's real prompt size (``usage``) plus an estimate
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import ModelError
-from ..models.catalog import default_catalog, env_context_window
+from ..session.catalog import default_catalog, env_context_window
 from ..session.history import MessageHistory
 from ..session.session import Session
 from ..wire.events import AssistantMessageEvent, ContextCompacted, ToolSchema

@@ -24,7 +24,7 @@ from pydantic import JsonValue
 from ..config import parse_model_id
 from ..errors import DshError
 from ..models.base import ModelAdapter, ModelRequest
-from ..models.catalog import env_context_window
+from ..session.catalog import env_context_window
 from ..session.history import MessageHistory
 from ..session.repair import PairingRepairer, RepairResult
 from ..session.requests import resolve_message_seqs

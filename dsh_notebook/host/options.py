@@ -31,8 +31,8 @@ from ..config import (
     parse_timeout,
 )
 from ..errors import DshError
-from ..models.catalog import context_window, env_context_window
 from ..models.request_options import merge_options, parse_options, parse_tools, tools_text
+from ..session.catalog import context_window, env_context_window
 from ..tools.rules import ApprovalPolicy, RuleSet, load_rules
 from ..wire.endpoints import RequestInfo, SessionOptions, WindowSource
 

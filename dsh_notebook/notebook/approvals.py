@@ -16,7 +16,7 @@ from collections.abc import Callable
 from ..client.model import ClientSessionModel
 from ..tools.rules import grant_for
 from ..tools.visible import approval_text, visible
-from .debug_console import edited_arguments
+from .render import edited_arguments
 
 Asker = Callable[[str], str]
 NO_STDIN = "no stdin to ask on; denied (use --approve auto, or --bg and the widget)"

@@ -22,7 +22,6 @@ from ..client.dsh_client import DshClient
 from ..client.model import ClientSessionModel
 from ..client.state import PauseState
 from ..errors import HostError
-from ..wire.events import DebugEdit
 
 __all__ = ["STAGE_NAMES", "DebugConsole", "parse_stages"]
 
@@ -53,21 +52,6 @@ def parse_stages(text: str | None) -> list[str]:
         raise UserError(f"--break {text!r} names no stage; the stages are 01..06 (e.g. --break 03,06, or all)",
                         code="BAD_FLAG")
     return sorted(set(out))
-
-
-def edited_arguments(model: ClientSessionModel, call_id: str, call_seq: int | None,
-                     result_seq: int | None) -> str | None:
-    """The arguments a call runs with after the debugger's edits (the last ``debug/edit`` of
-    them, between its ``tool/call`` and ``tool/result``); ``None`` when they were not edited.
-    What an approval asks about and what the cell shows must be what runs, not the model's."""
-    if call_seq is None:
-        return None
-    last = result_seq if result_seq is not None else model.cursor
-    for seq in range(last, call_seq, -1):
-        event = model.event(seq)
-        if isinstance(event, DebugEdit) and event.target == "arguments" and event.call_id == call_id:
-            return event.after if isinstance(event.after, str) else json.dumps(event.after)
-    return None
 
 
 def describe_pause(p: PauseState) -> str:

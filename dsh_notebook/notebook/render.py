@@ -26,12 +26,12 @@ from ..wire.events import (
     AssistantAttempt,
     AssistantMessageEvent,
     ContextCompacted,
+    DebugEdit,
     LlmRetry,
     ToolCall,
     ToolResult,
     TurnEnd,
 )
-from .debug_console import edited_arguments
 from .nsdiff import short_form
 
 __all__ = ["NoteSeg", "Segment", "Sink", "TextSeg", "ToolSeg", "TurnView", "format_arguments", "summarize_result"]
@@ -212,4 +212,19 @@ def _note_for(event: AnyEvent) -> str | None:
         if reason.error:
             extra += f": [{reason.error.code}] {reason.error.message}"
         return f"turn {event.turn} ended {reason.kind}{extra}"
+    return None
+
+
+def edited_arguments(model: ClientSessionModel, call_id: str, call_seq: int | None,
+                     result_seq: int | None) -> str | None:
+    """The arguments a call runs with after the debugger's edits (the last ``debug/edit`` of
+    them, between its ``tool/call`` and ``tool/result``); ``None`` when they were not edited.
+    What an approval asks about and what the cell shows must be what runs, not the model's."""
+    if call_seq is None:
+        return None
+    last = result_seq if result_seq is not None else model.cursor
+    for seq in range(last, call_seq, -1):
+        event = model.event(seq)
+        if isinstance(event, DebugEdit) and event.target == "arguments" and event.call_id == call_id:
+            return event.after if isinstance(event.after, str) else json.dumps(event.after)
     return None

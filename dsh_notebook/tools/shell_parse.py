@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import bashlex  # type: ignore[import-untyped]
 
-from .shell_wrappers import WRAPPERS, skip_options
+from .shell_wrappers import WRAPPERS, Word, skip_options
 
 MAX_DEPTH = 4  # nested `bash -c` / wrappers
 MAX_PARSE = 16384  # characters; longer lines are unresolved (bashlex is pure Python: ~1.5 ms a
@@ -40,11 +40,6 @@ EVAL_LIKE = frozenset({"eval", "source", ".", "alias", "trap", "enable", "fc"})
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "busybox", "fish", "rbash"})
 
 
-@dataclass(frozen=True)
-class Word:
-    text: str  # after quote removal (a dynamic word keeps its `$…` text)
-    dynamic: bool = False  # holds `$` or a backquote outside single quotes
-    glob: bool = False  # holds an unquoted `*`, `?`, `[` or `{`
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .shell_parse import Word
+
+@dataclass(frozen=True)
+class Word:
+    text: str  # after quote removal (a dynamic word keeps its `$…` text)
+    dynamic: bool = False  # holds `$` or a backquote outside single quotes
+    glob: bool = False  # holds an unquoted `*`, `?`, `[` or `{`
+
+
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

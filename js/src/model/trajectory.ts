@@ -15,6 +15,8 @@ export interface RequestStats {
   inputTokens: number | null; cachedInputTokens: number | null; outputTokens: number | null; reasoningTokens: number | null;
   costUsd: number | null; contextWindow: number | null; contextUsed: number | null;
   windowSource: string | null; maxTokens: number | null;
+  /** the other request options sent (temperature, seed …): the last request/header's config */
+  options: Record<string, unknown>;
 }
 export interface ToolStats {
   callId: string; name: string; seq: number; turn: number; step: number; startTime: number; endTime: Ms;
@@ -55,6 +57,7 @@ export class TrajectoryFold {
   private readonly asked = new Map<string, number>();
   private turn: OpenTurn | null = null;
   private through = -1;
+  private sent: Record<string, unknown> = {}; // the last request/header's config: what every request carries
 
   /** `override`: the caller's context window (beats the one each request recorded). */
   constructor(readonly pricing: Pricing = new Pricing(), readonly override: number | null = null) {}
@@ -67,6 +70,11 @@ export class TrajectoryFold {
 
   private fold(ev: SessionEvent): void {
     switch (ev.type) {
+      case "request/header": {
+        const config = (ev.config ?? {}) as Record<string, unknown>;
+        this.sent = Object.fromEntries(Object.entries(config).filter(([k]) => k !== "provider" && k !== "model"));
+        return;
+      }
       case "request/frozen": {
         const window = this.pricing.contextWindow(ev.provider, ev.model, this.override || ev.contextWindow || null);
         this.openReq = {
@@ -75,7 +83,9 @@ export class TrajectoryFold {
           firstContentTime: null, endTime: null, firstByteMs: null, ttftMs: null, firstContentMs: null, streamMs: null,
           durationMs: null, inputTokens: null, cachedInputTokens: null, outputTokens: null, reasoningTokens: null,
           costUsd: null, contextWindow: window, contextUsed: null,
-          windowSource: this.override ? "flag" : ev.windowSource ?? null, maxTokens: ev.maxTokens ?? null,
+          windowSource: this.override ? "flag" : ev.windowSource ?? null,
+          maxTokens: ev.maxTokens ?? (typeof this.sent.max_tokens === "number" ? this.sent.max_tokens : null),
+          options: Object.fromEntries(Object.entries(this.sent).filter(([k]) => k !== "max_tokens")),
         };
         this.requests.push(this.openReq);
         return;
