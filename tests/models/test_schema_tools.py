@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from dsh_notebook.models.base import BlockEnd, Finish, TextDelta, UsageChunk
+from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, TextDelta, UsageChunk
 from dsh_notebook.models.schema_tools import (
     SchemaAnswer,
     answer_schema,
@@ -51,8 +51,27 @@ def _answer(text: str, reason: str = "stop") -> list[object]:
     answer = SchemaAnswer(["read"])
     held = [*answer.feed(TextDelta(0, text[:5])), *answer.feed(TextDelta(0, text[5:])),
             *answer.feed(UsageChunk(Usage(input_tokens=3, output_tokens=4)))]
-    assert [type(c) for c in held] == [UsageChunk]  # text is held until the JSON is whole
-    return answer.finish(reason)  # type: ignore[arg-type]
+    if '"content"' not in text:
+        assert [type(c) for c in held] == [UsageChunk]  # a call is held until the JSON is whole
+    return [*held, *answer.finish(reason)]  # type: ignore[arg-type]
+
+
+def test_a_text_answer_streams_its_words_as_they_come_and_a_cut_one_keeps_them() -> None:
+    answer = SchemaAnswer(["read"])
+    raw = '{"content": "Caf\\u00e9 \\ud83d\\ude00 said \\"hi\\"\\nbye"}'
+    out: list[object] = []
+    for i in range(len(raw)):  # one character at a time: escapes arrive split
+        out += answer.feed(TextDelta(0, raw[i]))
+        if i == 20:
+            assert any(isinstance(c, TextDelta) for c in out)  # words before the JSON is whole
+    out += answer.finish("stop")
+    text = "".join(c.text for c in out if isinstance(c, TextDelta))
+    assert text == json.loads(raw)["content"]
+    assert [c.block for c in out if isinstance(c, BlockEnd)] == [TextBlock(text=text)]
+    assert isinstance(out[0], BlockStart) and out[-1] == Finish("stop")
+    cut = _answer('{"content": "Hello, wor', "max-tokens")
+    assert [c.block for c in cut if isinstance(c, BlockEnd)] == [TextBlock(text="Hello, wor")]
+    assert cut[-1] == Finish("max-tokens")
 
 
 def test_a_call_becomes_an_ordinary_tool_call() -> None:
