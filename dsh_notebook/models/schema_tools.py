@@ -38,12 +38,12 @@ _GUIDE = (
 _EXAMPLE = [{"role": "user", "content": "Say hi."}, {"role": "assistant", "content": '{"content": "Hi there!"}'}]
 
 
-def answer_schema(tools: Sequence[ToolSchema]) -> dict[str, Any]:
-    """The JSON schema of one answer: a call of one of ``tools`` or a text answer."""
+def answer_schema(tools: Sequence[ToolSchema], *, text: bool = True) -> dict[str, Any]:
+    """The JSON schema of one answer: a call of one of ``tools`` or (``text``) a text answer."""
     shapes: list[dict[str, Any]] = [
         {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"],
          "additionalProperties": False}
-    ]
+    ] if text else []
     for tool in tools:
         params = tool.parameters if isinstance(tool.parameters, dict) and tool.parameters else {"type": "object"}
         shapes.append({"type": "object", "properties": {"name": {"const": tool.name}, "arguments": params},
@@ -102,8 +102,11 @@ def schema_params(params: dict[str, Any], tools: Sequence[ToolSchema]) -> dict[s
         messages.insert(0, guide)
     messages[1:1] = _EXAMPLE  # one worked example: a plain question gets a plain answer
     out["messages"] = messages
-    out["response_format"] = {"type": "json_schema",
-                              "json_schema": {"name": "answer", "schema": answer_schema(tools)}}
+    choice = params.get("tool_choice")  # "required" or one named function: no text answer (the grammar says so)
+    named = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    offered = ([t for t in tools if t.name == named] or list(tools)) if named else list(tools)
+    schema = answer_schema(offered, text=choice not in ("required",) and named is None)
+    out["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
     return out
 
 

@@ -34,6 +34,19 @@ def test_the_request_asks_for_one_of_the_tools_or_a_text_answer_and_offers_no_to
     assert out["messages"][-1] == {"role": "user", "content": "hi"}
 
 
+def test_tool_choice_required_or_named_leaves_no_text_answer_in_the_grammar() -> None:
+    grep = ToolSchema(name="grep", description="Search", parameters={"type": "object"})
+    base = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    def shapes(choice: object) -> list[dict[str, object]]:
+        out = schema_params({**base, "tool_choice": choice}, (READ, grep))
+        assert "tool_choice" not in out
+        return list(out["response_format"]["json_schema"]["schema"]["oneOf"])
+    assert [s["required"] for s in shapes("auto")] == [["content"], ["name", "arguments"], ["name", "arguments"]]
+    assert [s["properties"]["name"] for s in shapes("required")] == [{"const": "read"}, {"const": "grep"}]
+    named = shapes({"type": "function", "function": {"name": "grep"}})
+    assert [s["properties"]["name"] for s in named] == [{"const": "grep"}]
+
+
 def test_the_history_speaks_the_same_json_and_knows_no_tool_role() -> None:
     messages = [
         {"role": "user", "content": "read a"},
