@@ -188,11 +188,11 @@ class SchemaAnswer:
 
     def finish(self, reason: FinishReason) -> list[StreamChunk]:
         raw = "".join(self.parts)
-        try:
-            value = json.loads(raw) if reason != "max-tokens" else None
+        try:  # whole JSON cut only in its trailing whitespace (the grammar allows it) is a whole answer
+            value = json.loads(raw)
         except ValueError:
             value = None
-        finish = Finish("max-tokens" if reason == "max-tokens" else "stop")
+        finish = Finish("max-tokens" if reason == "max-tokens" and value is None else "stop")
         if self._pos is not None:  # a text answer, streamed: its words, whole or as far as they came
             text = value["content"] if isinstance(value, dict) and isinstance(value.get("content"), str) else self._text
             rest = text[len(self._text):] if text.startswith(self._text) else ""

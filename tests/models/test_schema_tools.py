@@ -102,5 +102,7 @@ def test_a_text_answer_a_cut_answer_and_an_unknown_tool_stay_text() -> None:
     cut = _answer('{"name": "read", "argu', "max-tokens")
     assert cut[-1] == Finish("max-tokens") and not any(isinstance(c, BlockEnd) and isinstance(c.block, ToolCallBlock)
                                                        for c in cut)
+    whole = _answer('{"name": "read", "arguments": {"file_path": "a"}}\n\n  \n', "max-tokens")
+    assert whole[-1] == Finish("tool-calls")  # cut in the trailing whitespace the grammar allows: a whole call
     unknown = _answer('{"name": "rm", "arguments": {}}')
     assert unknown[-1] == Finish("stop")
