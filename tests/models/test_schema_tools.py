@@ -4,6 +4,7 @@ the request asked, the history rewritten, the answer turned back into ordinary c
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, TextDelta, UsageChunk
 from dsh_notebook.models.schema_tools import (
@@ -37,7 +38,7 @@ def test_the_request_asks_for_one_of_the_tools_or_a_text_answer_and_offers_no_to
 def test_tool_choice_required_or_named_leaves_no_text_answer_in_the_grammar() -> None:
     grep = ToolSchema(name="grep", description="Search", parameters={"type": "object"})
     base = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-    def shapes(choice: object) -> list[dict[str, object]]:
+    def shapes(choice: object) -> list[dict[str, Any]]:
         out = schema_params({**base, "tool_choice": choice}, (READ, grep))
         assert "tool_choice" not in out
         return list(out["response_format"]["json_schema"]["schema"]["oneOf"])
@@ -48,7 +49,7 @@ def test_tool_choice_required_or_named_leaves_no_text_answer_in_the_grammar() ->
 
 
 def test_the_history_speaks_the_same_json_and_knows_no_tool_role() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "read a"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"file_path": "a"}'}}]},

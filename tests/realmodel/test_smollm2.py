@@ -70,7 +70,7 @@ async def test_a_plain_question_completes_and_the_window_comes_from_the_server(
             assert isinstance(ends[0], ToolCallBlock) and ends[0].name == "read"
     finally:
         await model.aclose()
-    assert model.server.proc is None and not _workers()
+    assert model.server.proc is None and not _workers()  # type: ignore[attr-defined]
 
 
 async def test_a_rambling_answer_is_cut_by_max_tokens() -> None:
