@@ -146,7 +146,9 @@ class TurnView:
         last = end["seq"] if end is not None and end["seq"] is not None else model.cursor
         out: list[Segment] = []
         notes = list(enumerate(self.notes))
-        first = max(sub["seq"], model.start + 1)
+        # from the claim of the prompt: a compaction before its message is committed belongs to this turn
+        claimed = sub["claimSeq"] if sub["claimSeq"] is not None else sub["seq"]
+        first = max(min(sub["seq"], claimed), model.start + 1)
         for seq in range(first, last + 1):
             while notes and notes[0][1][0] < seq:
                 i, (_c, text) = notes.pop(0)

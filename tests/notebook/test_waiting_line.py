@@ -59,3 +59,27 @@ def test_appended_text_says_it_every_ten_seconds_and_without_wait_every_never() 
     now[0] = 25.0
     assert _notes(view.segments(model)) == ["waiting for the model · 20 s"]
     assert _notes(plain.segments(model)) == []
+
+
+def test_a_compaction_before_the_prompt_is_committed_is_said_in_its_turn() -> None:
+    """The agent compacts at the start of a turn, before the prompt's message is committed: ``run``
+    and the cell still say so (the turn's view starts at the prompt's claim)."""
+    text = [{"type": "text", "text": "hi"}]
+    source = {"kind": "user", "requestId": REQUEST}
+    model = ClientSessionModel("s_wait")
+    model.submit(REQUEST, "hi")
+    for event in (
+        {"type": "agent/inbox/spliced", "target": "next-turn", "start": 0, "removedCount": 0,
+         "inserted": [{"role": "user", "content": text, "source": source}]},
+        {"type": "turn/start", "turn": 1},
+        {"type": "agent/inbox/spliced", "target": "next-turn", "start": 0, "removedCount": 1, "inserted": [],
+         "outcome": "claimed"},
+        {"type": "user/message", "turn": 1, "message": {"role": "user", "content": [{"type": "text", "text": "sum"}],
+                                                        "source": {"kind": "plugin", "plugin": "dsh/compaction"}}},
+        {"type": "context/compacted", "turn": 1, "summarySeq": 3, "startSeq": 0, "endSeq": 2, "replaced": 2,
+         "trigger": "threshold", "tokensBefore": 900, "tokensAfter": 100, "provider": "local", "model": "m"},
+        {"type": "user/message", "turn": 1, "message": {"role": "user", "content": text, "source": source}},
+    ):
+        model.apply({"type": "event", "event": {"seq": model.cursor + 1, "time": 1, **event}})
+    notes = _notes(TurnView(REQUEST).segments(model))
+    assert len(notes) == 1 and "900" in notes[0] and "100" in notes[0]
