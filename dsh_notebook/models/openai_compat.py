@@ -24,6 +24,7 @@ SDK exception is never chained (its text may quote the key) and every message is
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -48,6 +49,9 @@ from .chat_format import to_openai_messages
 from .openai_errors import is_overflow, map_status_error, retry_after_ms
 from .server_window import cached_window, probe_window
 from .server_window import server_window as probe_server_window
+
+# OpenAI models that take ``max_completion_tokens`` and refuse ``max_tokens`` (o1, o3-mini, o4-mini, gpt-5…)
+_COMPLETION_TOKENS = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
 
 # Request options passed as SDK arguments; any other config key goes to ``extra_body``.
 _SDK_OPTIONS = frozenset({
@@ -163,6 +167,9 @@ class OpenAICompatAdapter(ModelAdapter):
                 extra[key] = value
         if extra:
             params["extra_body"] = extra
+        if self.provider == "openai" and "max_tokens" in params and _COMPLETION_TOKENS.match(request.model):
+            # OpenAI's reasoning models (o-series, gpt-5) refuse max_tokens: the same limit by its new name
+            params.setdefault("max_completion_tokens", params.pop("max_tokens"))
         return params
 
     def openai_messages(self, messages: Sequence[AnyMessage]) -> list[dict[str, Any]]:

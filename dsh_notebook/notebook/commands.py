@@ -197,7 +197,8 @@ class CommandsMixin:
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
-        items.update(trajectory_config())
+        for key, value in trajectory_config().items():  # a live session's window (with its source) wins
+            items.setdefault(key, value)
         from ..tools.mcp.config import load_config
 
         mcp = load_config(settings.home)

@@ -12,6 +12,8 @@ a display updated in place; in a terminal (and the ``run`` CLI) an append-only s
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -120,6 +122,22 @@ class TurnView:
     sink: Sink | None = None
     notes: list[tuple[int, str]] = field(default_factory=list)  # (cursor when added, text): local notes
     revision: int = -1
+    wait_every: int | None = None  # "waiting for the model · N s" in steps of this many seconds (None: never)
+    clock: Callable[[], float] = time.monotonic
+    _waiting: tuple[str, float] | None = field(default=None, init=False, repr=False)  # (attempt, first seen)
+    _wait_shown: int | None = field(default=None, init=False, repr=False)
+
+    def waited(self, model: ClientSessionModel) -> int | None:
+        """Whole seconds the live attempt has waited for its first chunk, in ``wait_every`` steps
+        (``None``: no attempt waiting, or not yet one step)."""
+        a = model.attempt
+        if self.wait_every is None or a is None or a["chunks"] != 0 or a["outcome"] is not None:
+            self._waiting = None
+            return None
+        if self._waiting is None or self._waiting[0] != a["attemptId"]:
+            self._waiting = (a["attemptId"], self.clock())
+        steps = int(self.clock() - self._waiting[1]) // self.wait_every
+        return steps * self.wait_every if steps else None
 
     def add_note(self, text: str, cursor: int = 1 << 62) -> None:
         """A note of this client (not a session fact), shown after the events up to ``cursor``."""
@@ -135,7 +153,9 @@ class TurnView:
         last = end["seq"] if end is not None and end["seq"] is not None else model.cursor
         out: list[Segment] = []
         notes = list(enumerate(self.notes))
-        first = max(sub["seq"], model.start + 1)
+        # from the claim of the prompt: a compaction before its message is committed belongs to this turn
+        claimed = sub["claimSeq"] if sub["claimSeq"] is not None else sub["seq"]
+        first = max(min(sub["seq"], claimed), model.start + 1)
         for seq in range(first, last + 1):
             while notes and notes[0][1][0] < seq:
                 i, (_c, text) = notes.pop(0)
@@ -146,14 +166,18 @@ class TurnView:
         if end is None and model.attempt is not None and model.attempt["outcome"] is None:
             a = model.attempt
             out.append(TextSeg(f"{a['turn']}.{a['step']}", model.live_text()))
+            waited = self.waited(model)
+            if waited is not None:  # a slow server (CPU prompt processing): the cell says it is waiting
+                out.append(NoteSeg(f"w{a['attemptId']}:{waited}", f"waiting for the model · {waited} s"))
         out.extend(NoteSeg(f"l{i}", text) for i, (_c, text) in notes)
         return [s for s in out if not (isinstance(s, TextSeg) and not s.text)]
 
     def render(self, model: ClientSessionModel) -> bool:
         """Hand the segments to the sink if the model changed since the last call."""
-        if self.sink is None or model.revision == self.revision:
+        waited = self.waited(model)
+        if self.sink is None or (model.revision == self.revision and waited == self._wait_shown):
             return False
-        self.revision = model.revision
+        self.revision, self._wait_shown = model.revision, waited
         self.sink.show(self.segments(model))
         return True
 

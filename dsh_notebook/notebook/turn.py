@@ -38,6 +38,7 @@ from .debug_console import DebugConsole, describe_pause
 from .mainthread import MainThreadRunner
 from .render import Sink, TurnView
 from .result import TurnResult, turn_result
+from .sinks import DisplaySink
 
 _TICK = 0.1
 _AWAIT_TICK = 0.25
@@ -73,7 +74,9 @@ class TurnRun:
         self.clear_breakpoints = clear_breakpoints  # --bg --break: the breakpoints end with the turn
         self.request_id = "req_" + uuid.uuid4().hex[:12]
         self.runner = runner
-        self.view = TurnView(self.request_id, sink) if sink is not None else None
+        # the ticking "waiting for the model" line: every second in place, every 10 s as appended text
+        every = 1 if isinstance(sink, DisplaySink) else 10
+        self.view = TurnView(self.request_id, sink, wait_every=every) if sink is not None else None
         self.interrupted = False
         self.handle: FollowHandle | None = None
         self._consumed: list[Any] = []  # pauses this handle stepped / continued from (kept: identity)

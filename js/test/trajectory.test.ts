@@ -81,6 +81,8 @@ describe("the trajectory fold and the waterfall model", () => {
     expect(el.textContent).toContain("cost n/a");
     expect(el.textContent).toContain("17,000 in / 150 out tokens");
     expect(el.textContent).toContain("27% of 33k context"); // 9,000 of 32,768
+    const sourced = renderTotals({ ...fold.totals(), windowSource: "server" }, 2650);
+    expect(sourced.textContent).toContain("27% of 33k context (server)"); // where the window came from, in sight
   });
 });
 

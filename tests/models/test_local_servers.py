@@ -102,6 +102,18 @@ async def test_max_tokens_and_options_reach_the_request(fake_openai: FakeOpenAIS
     assert body["top_k"] == 40  # a provider extra, in the body (extra_body)
 
 
+async def test_openai_reasoning_models_get_the_limit_as_max_completion_tokens(
+        fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter) -> None:
+    fake_openai.models = ("o3-mini", "gpt-5-mini", "fake-model")
+    for model, key in (("o3-mini", "max_completion_tokens"), ("gpt-5-mini", "max_completion_tokens"),
+                       ("fake-model", "max_tokens")):
+        fake_openai.enqueue(text_reply("ok"))
+        await collect(adapter, request(model=model, config={"max_tokens": 64}))
+        body = fake_openai.requests[-1].body
+        assert body[key] == 64
+        assert ("max_tokens" in body) == (key == "max_tokens")
+
+
 # --- the window the server reports ---------------------------------------------------------------
 
 ROUTES: dict[str, dict[tuple[str, str], Any]] = {

@@ -4,8 +4,9 @@ the request asked, the history rewritten, the answer turned back into ordinary c
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from dsh_notebook.models.base import BlockEnd, Finish, TextDelta, UsageChunk
+from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, TextDelta, UsageChunk
 from dsh_notebook.models.schema_tools import (
     SchemaAnswer,
     answer_schema,
@@ -34,8 +35,21 @@ def test_the_request_asks_for_one_of_the_tools_or_a_text_answer_and_offers_no_to
     assert out["messages"][-1] == {"role": "user", "content": "hi"}
 
 
+def test_tool_choice_required_or_named_leaves_no_text_answer_in_the_grammar() -> None:
+    grep = ToolSchema(name="grep", description="Search", parameters={"type": "object"})
+    base = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    def shapes(choice: object) -> list[dict[str, Any]]:
+        out = schema_params({**base, "tool_choice": choice}, (READ, grep))
+        assert "tool_choice" not in out
+        return list(out["response_format"]["json_schema"]["schema"]["oneOf"])
+    assert [s["required"] for s in shapes("auto")] == [["content"], ["name", "arguments"], ["name", "arguments"]]
+    assert [s["properties"]["name"] for s in shapes("required")] == [{"const": "read"}, {"const": "grep"}]
+    named = shapes({"type": "function", "function": {"name": "grep"}})
+    assert [s["properties"]["name"] for s in named] == [{"const": "grep"}]
+
+
 def test_the_history_speaks_the_same_json_and_knows_no_tool_role() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "read a"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"file_path": "a"}'}}]},
@@ -51,8 +65,27 @@ def _answer(text: str, reason: str = "stop") -> list[object]:
     answer = SchemaAnswer(["read"])
     held = [*answer.feed(TextDelta(0, text[:5])), *answer.feed(TextDelta(0, text[5:])),
             *answer.feed(UsageChunk(Usage(input_tokens=3, output_tokens=4)))]
-    assert [type(c) for c in held] == [UsageChunk]  # text is held until the JSON is whole
-    return answer.finish(reason)  # type: ignore[arg-type]
+    if '"content"' not in text:
+        assert [type(c) for c in held] == [UsageChunk]  # a call is held until the JSON is whole
+    return [*held, *answer.finish(reason)]  # type: ignore[arg-type]
+
+
+def test_a_text_answer_streams_its_words_as_they_come_and_a_cut_one_keeps_them() -> None:
+    answer = SchemaAnswer(["read"])
+    raw = '{"content": "Caf\\u00e9 \\ud83d\\ude00 said \\"hi\\"\\nbye"}'
+    out: list[object] = []
+    for i in range(len(raw)):  # one character at a time: escapes arrive split
+        out += answer.feed(TextDelta(0, raw[i]))
+        if i == 20:
+            assert any(isinstance(c, TextDelta) for c in out)  # words before the JSON is whole
+    out += answer.finish("stop")
+    text = "".join(c.text for c in out if isinstance(c, TextDelta))
+    assert text == json.loads(raw)["content"]
+    assert [c.block for c in out if isinstance(c, BlockEnd)] == [TextBlock(text=text)]
+    assert isinstance(out[0], BlockStart) and out[-1] == Finish("stop")
+    cut = _answer('{"content": "Hello, wor', "max-tokens")
+    assert [c.block for c in cut if isinstance(c, BlockEnd)] == [TextBlock(text="Hello, wor")]
+    assert cut[-1] == Finish("max-tokens")
 
 
 def test_a_call_becomes_an_ordinary_tool_call() -> None:
@@ -70,5 +103,7 @@ def test_a_text_answer_a_cut_answer_and_an_unknown_tool_stay_text() -> None:
     cut = _answer('{"name": "read", "argu', "max-tokens")
     assert cut[-1] == Finish("max-tokens") and not any(isinstance(c, BlockEnd) and isinstance(c.block, ToolCallBlock)
                                                        for c in cut)
+    whole = _answer('{"name": "read", "arguments": {"file_path": "a"}}\n\n  \n', "max-tokens")
+    assert whole[-1] == Finish("tool-calls")  # cut in the trailing whitespace the grammar allows: a whole call
     unknown = _answer('{"name": "rm", "arguments": {}}')
     assert unknown[-1] == Finish("stop")

@@ -32,7 +32,8 @@ export function renderTotals(t: Totals, elapsed: number, offline = false): HTMLE
       title: `the last request's prompt: ${fmtTokens(Math.round(used! * t.contextWindow))} of ${fmtTokens(t.contextWindow)} tokens${offline && t.contextWindow === SCRIPT_CONTEXT_WINDOW ? " (a nominal window: the offline teaching model has none of its own)" : t.windowSource ? ` (window from the ${t.windowSource})` : ""}` },
       h("span", { class: "dsh-ctx-bar", role: "meter", "aria-label": "context window fill", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct.toFixed(1) },
         h("span", { class: "dsh-ctx-fill", style: `width: ${Math.min(100, pct).toFixed(2)}%` })),
-      h("span", { class: "dsh-ctx-text" }, `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)} context`));
+      h("span", { class: "dsh-ctx-text", "data-window-source": t.windowSource ?? "" },
+        `${pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}% of ${fmtWindow(t.contextWindow)} context${t.windowSource && !(offline && t.contextWindow === SCRIPT_CONTEXT_WINDOW) ? ` (${t.windowSource})` : ""}`));
   return h("span", {
     class: "dsh-totals", "data-input-tokens": t.inputTokens, "data-output-tokens": t.outputTokens,
     "data-cost-usd": t.costUsd === null ? "null" : String(t.costUsd), "data-duration-ms": t.durationMs,
