@@ -73,11 +73,11 @@ from ..wire.follow import (
     FollowItem,
     FollowItemAdapter,
     FollowStatus,
-    PausedItem,
     ResumedItem,
     Snapshot,
     ToolRuntimeItem,
 )
+from ..wire.pause import PausedItem
 from .live import fold_chunk, fold_splice, fold_stream, fold_tool, new_attempt, text_of
 from .state import (
     FoldState,

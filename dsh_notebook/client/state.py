@@ -13,7 +13,8 @@ from typing import Literal, TypedDict
 
 from pydantic import JsonValue
 
-from ..wire.follow import PausedItem
+from ..wire.base import dump
+from ..wire.pause import PausedItem
 
 SubmissionState = Literal["pending", "accepted", "queued", "claimed", "delivered", "rejected", "canceled"]
 Json = dict[str, JsonValue]
@@ -118,7 +119,7 @@ class PauseState(TypedDict):
 
 def pause_state(item: PausedItem) -> PauseState:
     return PauseState(stage=item.stage, callId=item.call_id, seq=item.seq, name=item.name,
-                      editable=item.editable, payload=item.payload)  # type: ignore[typeddict-item]
+                      editable=item.editable, payload=dump(item.payload))
 
 
 class FoldState(TypedDict):

@@ -31,7 +31,6 @@ from ..wire.follow import (
     AttemptChunk,
     AttemptInFlight,
     FollowStatus,
-    PausedItem,
     PendingApproval,
     ResumedItem,
     RunFrame,
@@ -43,6 +42,7 @@ from ..wire.follow import (
 )
 from ..wire.live import StreamChunkFrame, StreamEnd, StreamStart, ToolRuntimeFrame
 from ..wire.log import SessionHeader
+from ..wire.pause import PausedItem
 from .gateway import StreamSink
 
 

@@ -49,7 +49,7 @@ export interface Submission {
 }
 export interface TurnEndEntry { turn: number | null; reason: unknown; seq: number | null }
 /** Where the agent debugger holds the run (a `paused` item), until `resumed`. */
-export interface PauseState { stage: string; callId: string | null; seq: number | null; name: string | null; editable: string | null; payload: Json }
+export interface PauseState { stage: string; callId: string | null; seq: number | null; name: string | null; editable: string | null; payload: PausedItem["payload"] | null }
 
 /** The whole view state, as JSON (equal to the Python fold's `state()`). */
 export interface FoldState {
@@ -73,7 +73,7 @@ export interface FoldState {
 }
 
 const pauseState = (p: PausedItem): PauseState =>
-  ({ stage: p.stage, callId: p.callId ?? null, seq: p.seq ?? null, name: p.name ?? null, editable: p.editable ?? null, payload: (p.payload ?? null) as Json });
+  ({ stage: p.stage, callId: p.callId ?? null, seq: p.seq ?? null, name: p.name ?? null, editable: p.editable ?? null, payload: p.payload });
 
 const CANCELED_REASON = { kind: "aborted", cause: "canceled before it ran" };
 
