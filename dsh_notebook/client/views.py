@@ -6,6 +6,7 @@ Mixed into :class:`~.model.ClientSessionModel`; ``js/src/fold.ts`` has the same 
 
 from __future__ import annotations
 
+from ..wire.base import tag
 from ..wire.events import AnyEvent, AssistantMessageEvent
 from .state import (
     InboxEntry,
@@ -39,7 +40,7 @@ class ModelViews:
     def live_text(self) -> str:
         """The text the live attempt has streamed so far (its text blocks)."""
         blocks = self.attempt["blocks"] if self.attempt else []
-        return "".join(b["text"] for b in blocks if b["type"] == "text")
+        return "".join(b["text"] for b in blocks if tag(b) == "text")
 
     def waiting_approvals(self) -> list[PendingApproval]:
         """Calls that wait for an approval decision now (from events and live frames)."""

@@ -43,7 +43,7 @@ def snapshot(namespace: Mapping[str, Any]) -> Snapshot:
 
 def _entry(name: str, value: Any) -> NameEntry:
     info = describe(value, brief=True)
-    entry: NameEntry = {"name": name, "type": info["type"]}
+    entry: NameEntry = {"name": name, "type": info["type"]}  # a Python type name, not wire routing
     if "shape" in info:
         entry["shape"] = info["shape"]
     elif "length" in info:
