@@ -5,7 +5,7 @@ attempt. It assembles blocks (the first ``block-end`` of an index wins and later
 are ignored; delta-only streams are tolerated; a missing ``finish`` means ``stop``; on
 ``max-tokens`` a cut tool call keeps its place, ``{}`` for arguments that are not JSON), packs consecutive deltas of one block into timed
 :class:`~dsh_notebook.wire.events.StreamRun` records (``assistant/message.stream``), and
-emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.live`): ``start``, one ``chunk`` per chunk, ``end``.
+emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.frames`): ``start``, one ``chunk`` per chunk, ``end``.
 :func:`run_attempt` drives one attempt through it and commits the outcome to the Session.
 """
 
@@ -47,7 +47,7 @@ from ..wire.events import (
     Usage,
 )
 from ..wire.follow import AssistantStreamItem, FrameSink
-from ..wire.live import Abandoned, Committed, StreamChunkFrame, StreamEnd, StreamStart
+from ..wire.frames import Abandoned, Committed, StreamChunkFrame, StreamEnd, StreamStart
 from ..wire.messages import (
     AssistantBlock,
     AssistantMessage,

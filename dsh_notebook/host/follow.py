@@ -40,7 +40,7 @@ from ..wire.follow import (
     event_item,
     snapshot_item,
 )
-from ..wire.live import StreamChunkFrame, StreamEnd, StreamStart, ToolRuntimeFrame
+from ..wire.frames import StreamChunkFrame, StreamEnd, StreamStart, ToolRuntimeFrame
 from ..wire.log import SessionHeader
 from ..wire.pause import PausedItem
 from .gateway import StreamSink

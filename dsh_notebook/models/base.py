@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import JsonValue
 
 from ..wire.events import ToolSchema, Usage
-from ..wire.live import (
+from ..wire.frames import (
     BlockEndChunk,
     BlockStartChunk,
     BlockType,

@@ -138,7 +138,7 @@ class TurnView:
                 _segments_of(event, model, out)
         if end is None and model.attempt is not None and model.attempt["outcome"] is None:
             a = model.attempt
-            out.append(TextSeg(f"{a['turn']}.{a['step']}", model.live_text()))
+            out.append(TextSeg(f"{a['turn']}.{a['step']}", model.streaming_text()))
         out.extend(NoteSeg(f"l{i}", text) for i, (_c, text) in notes)
         return [s for s in out if not (isinstance(s, TextSeg) and not s.text)]
 

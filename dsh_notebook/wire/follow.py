@@ -24,7 +24,7 @@ from pydantic import Field, TypeAdapter
 from .base import Encoded, Frozen, Nullable, to_json
 from .control import AgentStatus
 from .events import DebugStage, Event
-from .live import AssistantStreamFrame, ToolRuntimeFrame, WireChunk
+from .frames import AssistantStreamFrame, ToolRuntimeFrame, WireChunk
 from .log import SessionHeader
 from .pause import AnyPausedItem
 

@@ -8,13 +8,13 @@ import type {
   SessionEvent, SessionHeader, StreamChunk, ToolRuntimeFrame, UserMessage,
 } from "./types";
 
-export interface LiveBlock { index: number; type: "text" | "reasoning" | "tool-call"; text: string; id: string | null; name: string | null; done: boolean }
-export interface LiveAttempt {
+export interface StreamingBlock { index: number; type: "text" | "reasoning" | "tool-call"; text: string; id: string | null; name: string | null; done: boolean }
+export interface StreamingAttempt {
   attemptId: string;
   turn: number | null;
   step: number | null;
   startedAfterSeq: number | null;
-  blocks: LiveBlock[];
+  blocks: StreamingBlock[];
   chunks: number;
   /** Set when the attempt ended committed and its durable event has not arrived yet. */
   outcome: { kind: "committed"; seq: number | null } | null;
@@ -61,7 +61,7 @@ export interface FoldState {
   status: string;
   turn: number | null;
   step: number | null;
-  attempt: LiveAttempt | null;
+  attempt: StreamingAttempt | null;
   tools: Record<string, ToolState>;
   approvals: Record<string, PendingApprovalState>;
   queue: QueueItem[];
@@ -97,7 +97,7 @@ export class ClientSessionModel implements FoldState {
   status = "idle";
   turn: number | null = null;
   step: number | null = null;
-  attempt: LiveAttempt | null = null;
+  attempt: StreamingAttempt | null = null;
   tools: Record<string, ToolState> = {};
   approvals: Record<string, PendingApprovalState> = {};
   queue: QueueItem[] = [];
@@ -339,7 +339,7 @@ export class ClientSessionModel implements FoldState {
     return (this.submissions[requestId] ??= newSubmission(requestId, text));
   }
 
-  private newAttempt(f: { attemptId: string; turn?: number | null; step?: number | null; startedAfterSeq?: number | null }): LiveAttempt {
+  private newAttempt(f: { attemptId: string; turn?: number | null; step?: number | null; startedAfterSeq?: number | null }): StreamingAttempt {
     return { attemptId: String(f.attemptId), turn: f.turn ?? null, step: f.step ?? null, startedAfterSeq: f.startedAfterSeq ?? null, blocks: [], chunks: 0, outcome: null, lastChunkTime: null };
   }
 
@@ -361,10 +361,10 @@ export class ClientSessionModel implements FoldState {
     else a.outcome = { kind: "committed", seq: outcome.seq ?? null };
   }
 
-  private foldChunk(a: LiveAttempt, c: StreamChunk): void {
+  private foldChunk(a: StreamingAttempt, c: StreamChunk): void {
     a.chunks += 1;
     const idx = ("index" in c ? c.index : 0) || 0;
-    const block = (type: LiveBlock["type"]): LiveBlock => {
+    const block = (type: StreamingBlock["type"]): StreamingBlock => {
       let b = a.blocks.find((x) => x.index === idx);
       if (!b) {
         b = { index: idx, type, text: "", id: null, name: null, done: false };
