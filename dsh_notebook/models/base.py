@@ -113,6 +113,32 @@ def wire_chunk(chunk: StreamChunk) -> WireChunk:
     return FinishChunk.model_construct(reason=chunk.reason, provider_state=chunk.provider_state)
 
 
+@dataclass(slots=True)
+class BlockParts:
+    """The one block assembler: one stream index's block as its deltas arrive (the provider
+    adapter's accumulator and the agent's stream attempt both build blocks with it)."""
+
+    kind: BlockType
+    parts: list[str] = field(default_factory=list)
+    id: str | None = None  # tool-call blocks: the call id
+    name: str | None = None  # tool-call blocks: the tool name
+    index: int = 0
+    final: AssistantBlock | None = None  # the block a ``block-end`` chunk gave, which wins
+
+    def assemble(self) -> AssistantBlock:
+        """The block: the ``block-end`` one if given, else the deltas joined."""
+        if self.final is not None:
+            return self.final
+        return assemble_block(self.kind, self.parts, call_id=self.id or "", name=self.name or "")
+
+    def build(self) -> AssistantBlock | None:
+        """:meth:`assemble`, or ``None`` for a tool call that never got its id or name (it
+        cannot be answered)."""
+        if self.final is None and self.kind == "tool-call" and (self.id is None or self.name is None):
+            return None
+        return self.assemble()
+
+
 def assemble_block(kind: BlockType, parts: Sequence[str], *, call_id: str = "", name: str = "") -> AssistantBlock:
     """The block one stream index built: its deltas joined (a tool call's are its arguments)."""
     text = "".join(parts)
