@@ -49,7 +49,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..wire.base import dump
 from ..wire.control import Baseline, ControlItem, ControlItemAdapter, ControlStatus, QueueChanged
@@ -77,7 +77,7 @@ from ..wire.follow import (
     Snapshot,
     ToolRuntimeItem,
 )
-from ..wire.pause import PausedItem
+from ..wire.pause import PausedItem, PausedVariant
 from .frames import fold_chunk, fold_splice, fold_stream, fold_tool, new_attempt, text_of
 from .state import (
     FoldState,
@@ -166,7 +166,7 @@ class ClientSessionModel(ModelViews):
         elif isinstance(typed, FollowStatus):
             self.status, self.turn, self.step = typed.status, typed.turn, typed.step
         elif isinstance(typed, PausedItem):
-            self.paused = pause_state(typed)
+            self.paused = pause_state(cast(PausedVariant, typed))  # every PausedItem is a variant
         elif isinstance(typed, ResumedItem):
             self.paused = None
 

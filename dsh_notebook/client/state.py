@@ -14,7 +14,7 @@ from typing import Literal, TypedDict
 from pydantic import JsonValue
 
 from ..wire.base import dump
-from ..wire.pause import PausedItem
+from ..wire.pause import PausedVariant
 
 SubmissionState = Literal["pending", "accepted", "queued", "claimed", "delivered", "rejected", "canceled"]
 Json = dict[str, JsonValue]
@@ -117,7 +117,7 @@ class PauseState(TypedDict):
     payload: Json
 
 
-def pause_state(item: PausedItem) -> PauseState:
+def pause_state(item: PausedVariant) -> PauseState:
     return PauseState(stage=item.stage, callId=item.call_id, seq=item.seq, name=item.name,
                       editable=item.editable, payload=dump(item.payload))
 

@@ -42,7 +42,7 @@ from ..wire.follow import (
 )
 from ..wire.frames import StreamChunkFrame, StreamEnd, StreamStart, ToolRuntimeFrame
 from ..wire.log import SessionHeader
-from ..wire.pause import PausedItem
+from ..wire.pause import PausedItem, PausedVariant
 from .gateway import StreamSink
 
 
@@ -70,7 +70,7 @@ class RunStateFold:
     attempt: StreamStart | None = None
     chunks: list[AttemptChunk] = field(default_factory=list)
     tools: dict[str, ToolRuntimeFrame] = field(default_factory=dict)
-    paused: PausedItem | None = None  # the debugger's pause, while it lasts
+    paused: PausedVariant | None = None  # the debugger's pause, while it lasts
 
     def apply(self, frame: RunFrame) -> None:
         if isinstance(frame, AssistantStreamItem):

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import Field
 
@@ -115,13 +115,12 @@ class PausedRequest(PausedItem):
     payload: RequestPayload
 
 
-AnyPausedItem = Annotated[
-    PausedMessage | PausedCall | PausedResult | PausedHistory | PausedRequest,
-    Field(discriminator="stage"),
-]
+PausedVariant = PausedMessage | PausedCall | PausedResult | PausedHistory | PausedRequest
+
+AnyPausedItem = Annotated[PausedVariant, Field(discriminator="stage")]
 """A ``paused`` item, its payload's shape chosen by ``stage``."""
 
-_BY_STAGE: dict[str, type[PausedItem]] = {
+_BY_STAGE: dict[str, Any] = {
     "01": PausedMessage, "02": PausedCall, "03": PausedCall, "04": PausedResult, "05": PausedHistory,
     "06": PausedRequest,
 }
@@ -130,14 +129,14 @@ _BY_STAGE: dict[str, type[PausedItem]] = {
 def paused_item(
     stage: DebugStage, payload: PausePayload, *, call_id: str | None = None, seq: int | None = None,
     name: str | None = None, editable: EditTarget | None = None,
-) -> PausedItem:
+) -> PausedVariant:
     """The ``paused`` item of ``stage`` (a ValidationError if the payload is not that stage's)."""
-    return _BY_STAGE[stage](stage=stage, call_id=call_id, seq=seq, name=name, editable=editable,
-                            payload=payload)
+    return cast(PausedVariant, _BY_STAGE[stage](stage=stage, call_id=call_id, seq=seq, name=name, editable=editable,
+                            payload=payload))
 
 
 __all__ = [
     "AnyPausedItem", "CallPayload", "HistoryPayload", "PausePayload", "PausedCall", "PausedHistory",
-    "PausedItem", "PausedMessage", "PausedRequest", "PausedResult", "RequestPayload", "ResultPayload",
+    "PausedItem", "PausedMessage", "PausedRequest", "PausedResult", "PausedVariant", "RequestPayload", "ResultPayload",
     "paused_item",
 ]
