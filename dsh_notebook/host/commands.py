@@ -35,8 +35,9 @@ def validate_content(content: str | tuple[TextPart | dict[str, JsonValue], ...])
             blocks.append(TextBlock(text=part.text))
         elif tag(part) == "text":  # a text part TextPart refused: no text, or more than text
             raise HostError(f"content[{i}] must be {{type: 'text', text: string}}", code="BAD_ARGS")
-        else:  # (the part's "type" below only words the error: not routing)
-            raise HostError(f"content[{i}] has type {str(part.get('type'))[:40]!r}; only text content is supported",
+        else:
+            shown = str(part.get("type"))[:40]  # words the error only, not routing
+            raise HostError(f"content[{i}] has type {shown!r}; only text content is supported",
                             code="UNSUPPORTED_CONTENT")
     if not any(b.text.strip() for b in blocks):
         raise HostError("the prompt is empty: give some text", code="EMPTY_CONTENT")
