@@ -10,22 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..models.base import ModelRequest
 from ..session.session import Session
 from ..tools.scheduler import ArgumentsEdited, ToolBatch
 from ..wire.events import AssistantMessageEvent, ReplaceOp
 from ..wire.messages import ToolCallBlock
+from ..wire.pause import HistoryPayload, RequestPayload
 from .request import DerivedRequest
 from .steps import TurnHook
 
 if TYPE_CHECKING:
     from .turn import TurnRun
-
-
-def wire(model: Any) -> Any:
-    return model.model_dump(mode="json", exclude_none=True)
 
 
 class DebuggerHook(TurnHook):
@@ -36,8 +33,8 @@ class DebuggerHook(TurnHook):
         dbg, tools = agent.debugger, agent.batch_tools
         if dbg.wants("05", tools):
             history = derived.history
-            await dbg.checkpoint("05", tools=tools, payload={
-                "messageSeqs": list(history.seqs), "messages": [wire(m) for m in history]})
+            await dbg.checkpoint("05", tools=tools, payload=HistoryPayload(
+                message_seqs=tuple(history.seqs), messages=tuple(history)))
 
     async def frozen(self, run: TurnRun, request: ModelRequest) -> tuple[ModelRequest, tuple[int, ...]]:
         agent = run.agent
@@ -46,8 +43,8 @@ class DebuggerHook(TurnHook):
             return request, ()
         pause = await dbg.checkpoint(
             "06", tools=tools, seq=frozen.seq, value=list(request.messages), cite=(frozen.seq,),
-            payload={"seq": frozen.seq, "provider": request.provider, "model": request.model,
-                     "messages": [wire(m) for m in request.messages], "tools": [t.name for t in request.tools]},
+            payload=RequestPayload(seq=frozen.seq, provider=request.provider, model=request.model,
+                                   messages=tuple(request.messages), tools=tuple(t.name for t in request.tools)),
         )
         if pause is None or not pause.edits:
             return request, ()
@@ -59,7 +56,7 @@ class DebuggerHook(TurnHook):
         if not agent.debugger.active:
             return
         try:
-            await agent.debugger.checkpoint("01", tools=agent.batch_tools, seq=event.seq, payload=wire(event))
+            await agent.debugger.checkpoint("01", tools=agent.batch_tools, seq=event.seq, payload=event)
         except asyncio.CancelledError:
             if event.message.tool_calls:
                 await ToolBatch(agent.session, event.message.tool_calls, turn=run.turn, step=run.step,
@@ -85,4 +82,4 @@ def arguments_edited(session: Session, event: AssistantMessageEvent) -> Argument
     return replace_call
 
 
-__all__ = ["DebuggerHook", "arguments_edited", "wire"]
+__all__ = ["DebuggerHook", "arguments_edited"]

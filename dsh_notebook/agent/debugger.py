@@ -39,8 +39,9 @@ from ..errors import HostError
 from ..session.repair import repair_pairing
 from ..session.session import Session
 from ..wire.events import DebugEdit, DebugStage, EditTarget
-from ..wire.follow import PausedItem, ResumedItem
+from ..wire.follow import ResumedItem
 from ..wire.messages import AnyMessage
+from ..wire.pause import PausedItem, PausePayload, paused_item
 from .breakwhen import BreakWhenError, Call, Node, calls_of, holds, parse_when
 
 __all__ = ["EDITABLE", "STAGES", "Debugger", "Pause"]
@@ -62,7 +63,7 @@ class Pause:
     call_id: str | None
     seq: int | None
     name: str | None
-    payload: Any
+    payload: PausePayload
     value: Any = None  # arguments: raw JSON str · result: str · request: list of messages
     cite: tuple[int, ...] = ()
     edits: list[int] = field(default_factory=list)
@@ -74,8 +75,8 @@ class Pause:
         return EDITABLE.get(self.stage)
 
     def item(self) -> PausedItem:
-        return PausedItem(stage=self.stage, call_id=self.call_id, seq=self.seq, name=self.name,
-                          editable=self.target, payload=self.payload)
+        return paused_item(self.stage, self.payload, call_id=self.call_id, seq=self.seq, name=self.name,
+                           editable=self.target)
 
 
 class Debugger:
@@ -147,7 +148,7 @@ class Debugger:
         self,
         stage: DebugStage,
         *,
-        payload: Any,
+        payload: PausePayload,
         tools: Sequence[str] = (),
         call_id: str | None = None,
         seq: int | None = None,

@@ -5,7 +5,7 @@ attempt. It assembles blocks (the first ``block-end`` of an index wins and later
 are ignored; delta-only streams are tolerated; a missing ``finish`` means ``stop``; on
 ``max-tokens`` a cut tool call keeps its place, ``{}`` for arguments that are not JSON), packs consecutive deltas of one block into timed
 :class:`~dsh_notebook.wire.events.StreamRun` records (``assistant/message.stream``), and
-emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.live`): ``start``, one ``chunk`` per chunk, ``end``.
+emits the transient ``assistant-stream`` frames (:mod:`dsh_notebook.wire.frames`): ``start``, one ``chunk`` per chunk, ``end``.
 :func:`run_attempt` drives one attempt through it and commits the outcome to the Session.
 """
 
@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import JsonValue
 
 from ..models.base import (
     BlockEnd,
+    BlockParts,
     BlockStart,
     BlockType,
     Finish,
@@ -31,7 +32,6 @@ from ..models.base import (
     TextDelta,
     ToolCallDelta,
     UsageChunk,
-    assemble_block,
     on_first_byte,
     reset_first_byte,
     wire_chunk,
@@ -47,7 +47,7 @@ from ..wire.events import (
     Usage,
 )
 from ..wire.follow import AssistantStreamItem, FrameSink
-from ..wire.live import Abandoned, Committed, StreamChunkFrame, StreamEnd, StreamStart
+from ..wire.frames import Abandoned, Committed, StreamChunkFrame, StreamEnd, StreamStart
 from ..wire.messages import (
     AssistantBlock,
     AssistantMessage,
@@ -73,22 +73,6 @@ class _Run:
     name: str | None
 
 
-@dataclass
-class _Block:
-    kind: Literal["text", "reasoning", "tool-call"]
-    parts: list[str] = field(default_factory=list)
-    id: str | None = None
-    name: str | None = None
-    final: AssistantBlock | None = None
-
-    def build(self) -> AssistantBlock | None:
-        if self.final is not None:
-            return self.final
-        if self.kind == "tool-call" and (self.id is None or self.name is None):
-            return None  # a tool call that never got its id or name cannot be answered
-        return assemble_block(self.kind, self.parts, call_id=self.id or "", name=self.name or "")
-
-
 class StreamAttempt:
     """Assembler + compact recorder + frame emitter for one request attempt."""
 
@@ -96,7 +80,7 @@ class StreamAttempt:
         self.attempt_id = attempt_id
         self.frames = frames
         self.clock = clock
-        self.blocks: dict[int, _Block] = {}
+        self.blocks: dict[int, BlockParts] = {}
         self.usage: Usage | None = None
         self.finish: Finish | None = None
         self.provider_state: dict[str, JsonValue] | None = None
@@ -187,10 +171,10 @@ class StreamAttempt:
         elif isinstance(chunk, Finish):
             self.finish = chunk
 
-    def _block(self, index: int, kind: Literal["text", "reasoning", "tool-call"]) -> _Block:
+    def _block(self, index: int, kind: Literal["text", "reasoning", "tool-call"]) -> BlockParts:
         block = self.blocks.get(index)
         if block is None:
-            block = self.blocks[index] = _Block(kind)
+            block = self.blocks[index] = BlockParts(kind)
         return block
 
     def _record(self, kind: BlockType, index: int, part: str, t: int, id: str | None = None, name: str | None = None) -> None:

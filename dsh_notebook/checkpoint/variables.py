@@ -123,7 +123,7 @@ class VariableKeeper:
                     name = str(entry.get("name"))
                     changed.setdefault(name, how)
                     if name not in kept:
-                        kept[name] = Kept(existed=how != "added", type=str(entry.get("type") or ""),
+                        kept[name] = Kept(existed=how != "added", type=str(entry.get("type") or ""),  # a Python type name, not wire routing
                                           why=None if how == "added" else "changed by code the checkpoint could not foresee")
 
     def end(self, turn: int) -> list[VariableKept]:

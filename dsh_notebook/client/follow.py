@@ -70,7 +70,7 @@ class TurnOutcome:
 
 
 class FollowHandle:
-    """A live follow of one session: its folded model, waits, and ``close()``."""
+    """An open follow of one session: its folded model, waits, and ``close()``."""
 
     def __init__(
         self, client: HasRemote, session_id: str, cursor: int | None, on_frame: FrameCallback | None,

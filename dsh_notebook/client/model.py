@@ -28,13 +28,13 @@ Rules, per item:
   folded (not twice); ``approvals`` = ``live.approvals``.
 - ``event``: seq <= cursor → ignored; seq > cursor + 1 → ``gap``, ignored; else appended, and:
   ``user/message`` from a user → its submission ``delivered`` (seq, turn); ``assistant/message``
-  / ``assistant/attempt`` settle a live attempt; ``tool/call`` → tools[callId] (name, arguments,
+  / ``assistant/attempt`` settle a streaming attempt; ``tool/call`` → tools[callId] (name, arguments,
   callSeq); ``tool/result`` → resultSeq, isError, not waiting, approval gone;
   ``approval/asked`` / ``approval/decided`` → approvals (decided: not waiting);
   ``agent/inbox/spliced`` → inbox, and each inserted submission ``queued``, each removed one
   ``claimed`` or ``canceled`` (by ``outcome``); ``turn/start`` → turn; ``turn/end`` → turnEnds,
-  no live attempt, nothing waiting.
-- ``assistant-stream`` / ``tool-runtime``: :mod:`.live`. ``status``: status, turn, step.
+  no streaming attempt, nothing waiting.
+- ``assistant-stream`` / ``tool-runtime``: :mod:`.frames`. ``status``: status, turn, step.
 - ``paused`` → ``paused``; ``resumed`` (and ``turn/end``, and a snapshot without one) → null.
 - control ``baseline`` / ``queue`` / ``status`` of this session: queue / status replaced.
 - the client's own calls: ``submit`` (pending), ``accepted`` (pending → accepted), ``rejected``.
@@ -49,7 +49,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..wire.base import dump
 from ..wire.control import Baseline, ControlItem, ControlItemAdapter, ControlStatus, QueueChanged
@@ -73,19 +73,19 @@ from ..wire.follow import (
     FollowItem,
     FollowItemAdapter,
     FollowStatus,
-    PausedItem,
     ResumedItem,
     Snapshot,
     ToolRuntimeItem,
 )
-from .live import fold_chunk, fold_splice, fold_stream, fold_tool, new_attempt, text_of
+from ..wire.pause import PausedItem, PausedVariant
+from .frames import fold_chunk, fold_splice, fold_stream, fold_tool, new_attempt, text_of
 from .state import (
     FoldState,
     InboxEntry,
     Json,
-    LiveAttempt,
     PauseState,
     PendingApproval,
+    StreamingAttempt,
     Submission,
     ToolState,
     TurnEndEntry,
@@ -113,7 +113,7 @@ class ClientSessionModel(ModelViews):
         self.status: str = "idle"
         self.turn: int | None = None
         self.step: int | None = None
-        self.attempt: LiveAttempt | None = None
+        self.attempt: StreamingAttempt | None = None
         self.tools: dict[str, ToolState] = {}
         self.approvals: dict[str, PendingApproval] = {}
         self.queue: list[Json] = []
@@ -166,7 +166,7 @@ class ClientSessionModel(ModelViews):
         elif isinstance(typed, FollowStatus):
             self.status, self.turn, self.step = typed.status, typed.turn, typed.step
         elif isinstance(typed, PausedItem):
-            self.paused = pause_state(typed)
+            self.paused = pause_state(cast(PausedVariant, typed))  # every PausedItem is a variant
         elif isinstance(typed, ResumedItem):
             self.paused = None
 
@@ -193,18 +193,18 @@ class ClientSessionModel(ModelViews):
             self._event(event)
         if item.cursor > self.cursor:
             self.gap = True  # the snapshot skipped events this model lacks
-        live = item.live
-        self.status, self.turn, self.step = live.status, live.turn, live.step
+        run_state = item.live
+        self.status, self.turn, self.step = run_state.status, run_state.turn, run_state.step
         self.attempt = None
-        if live.assistant is not None:
-            self.attempt = attempt = new_attempt(live.assistant)
-            for entry in live.assistant.chunks:
+        if run_state.assistant is not None:
+            self.attempt = attempt = new_attempt(run_state.assistant)
+            for entry in run_state.assistant.chunks:
                 fold_chunk(attempt, entry.chunk)
                 attempt["lastChunkTime"] = entry.time
-        for frame in live.tools.values():
+        for frame in run_state.tools.values():
             fold_tool(self.tools, frame, again=True)
-        self.approvals = {a.call_id: PendingApproval(callId=a.call_id, name=a.name, reason=a.reason) for a in live.approvals}
-        self.paused = pause_state(live.paused) if live.paused is not None else None
+        self.approvals = {a.call_id: PendingApproval(callId=a.call_id, name=a.name, reason=a.reason) for a in run_state.approvals}
+        self.paused = pause_state(run_state.paused) if run_state.paused is not None else None
 
     def _event(self, e: AnyEvent) -> None:
         seq = e.seq
@@ -223,7 +223,7 @@ class ClientSessionModel(ModelViews):
                 if sub["claimSeq"] is None:
                     sub["claimSeq"] = seq
         elif isinstance(e, AssistantMessageEvent | AssistantAttempt):
-            self.attempt = None  # the durable event settles the live attempt
+            self.attempt = None  # the durable event settles the streaming attempt
         elif isinstance(e, ToolCall):
             tool = self.tools.setdefault(e.call_id, new_tool(e.call_id, e.name))
             tool["name"], tool["arguments"], tool["callSeq"] = e.name, e.arguments, seq

@@ -13,14 +13,15 @@ from typing import Literal, TypedDict
 
 from pydantic import JsonValue
 
-from ..wire.follow import PausedItem
+from ..wire.base import dump
+from ..wire.pause import PausedVariant
 
 SubmissionState = Literal["pending", "accepted", "queued", "claimed", "delivered", "rejected", "canceled"]
 Json = dict[str, JsonValue]
 """A wire object kept as received (an event, a header, a turn end reason)."""
 
 
-class LiveBlock(TypedDict):
+class StreamingBlock(TypedDict):
     """One content block of the attempt in flight, rebuilt from its stream chunks."""
 
     index: int
@@ -36,14 +37,14 @@ class AttemptOutcome(TypedDict):
     seq: int | None
 
 
-class LiveAttempt(TypedDict):
+class StreamingAttempt(TypedDict):
     """The model request streaming right now (``assistant-stream`` start → chunks → end)."""
 
     attemptId: str
     turn: int | None
     step: int | None
     startedAfterSeq: int | None
-    blocks: list[LiveBlock]
+    blocks: list[StreamingBlock]
     chunks: int
     outcome: AttemptOutcome | None  # committed, waiting for its durable event
     lastChunkTime: int | None
@@ -57,7 +58,7 @@ class ToolPhase(TypedDict):
 
 
 class ToolState(TypedDict):
-    """One tool call: its durable facts (call, result) and its live stage-03 phases."""
+    """One tool call: its durable facts (call, result) and its transient stage-03 phases."""
 
     callId: str
     name: str
@@ -116,9 +117,9 @@ class PauseState(TypedDict):
     payload: Json
 
 
-def pause_state(item: PausedItem) -> PauseState:
+def pause_state(item: PausedVariant) -> PauseState:
     return PauseState(stage=item.stage, callId=item.call_id, seq=item.seq, name=item.name,
-                      editable=item.editable, payload=item.payload)  # type: ignore[typeddict-item]
+                      editable=item.editable, payload=dump(item.payload))
 
 
 class FoldState(TypedDict):
@@ -132,7 +133,7 @@ class FoldState(TypedDict):
     status: str
     turn: int | None
     step: int | None
-    attempt: LiveAttempt | None
+    attempt: StreamingAttempt | None
     tools: dict[str, ToolState]
     approvals: dict[str, PendingApproval]
     queue: list[Json]

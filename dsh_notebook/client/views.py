@@ -6,11 +6,12 @@ Mixed into :class:`~.model.ClientSessionModel`; ``js/src/fold.ts`` has the same 
 
 from __future__ import annotations
 
+from ..wire.base import tag
 from ..wire.events import AnyEvent, AssistantMessageEvent
 from .state import (
     InboxEntry,
-    LiveAttempt,
     PendingApproval,
+    StreamingAttempt,
     Submission,
     ToolState,
     TurnEndEntry,
@@ -23,7 +24,7 @@ class ModelViews:
     start: int
     cursor: int
     events: list[AnyEvent]
-    attempt: LiveAttempt | None
+    attempt: StreamingAttempt | None
     tools: dict[str, ToolState]
     approvals: dict[str, PendingApproval]
     inbox: dict[str, list[InboxEntry]]
@@ -36,13 +37,13 @@ class ModelViews:
             return None
         return self.events[seq - self.start - 1]
 
-    def live_text(self) -> str:
-        """The text the live attempt has streamed so far (its text blocks)."""
+    def streaming_text(self) -> str:
+        """The text the streaming attempt has streamed so far (its text blocks)."""
         blocks = self.attempt["blocks"] if self.attempt else []
-        return "".join(b["text"] for b in blocks if b["type"] == "text")
+        return "".join(b["text"] for b in blocks if tag(b) == "text")
 
     def waiting_approvals(self) -> list[PendingApproval]:
-        """Calls that wait for an approval decision now (from events and live frames)."""
+        """Calls that wait for an approval decision now (from events and transient frames)."""
         out = dict(self.approvals)
         for tool in self.tools.values():
             if tool["waiting"] and tool["callId"] not in out:

@@ -17,6 +17,7 @@ from pydantic import JsonValue
 
 from ..errors import HostError
 from ..redaction import redact
+from ..wire.base import tag
 from ..wire.endpoints import Accepted, PromptCommand, TextPart
 from ..wire.messages import MessageSource, TextBlock, UserMessage
 from .gateway import GatewayInvocation
@@ -32,10 +33,11 @@ def validate_content(content: str | tuple[TextPart | dict[str, JsonValue], ...])
     for i, part in enumerate(parts):
         if isinstance(part, TextPart):
             blocks.append(TextBlock(text=part.text))
-        elif part.get("type") == "text":  # a text part TextPart refused: no text, or more than text
+        elif tag(part) == "text":  # a text part TextPart refused: no text, or more than text
             raise HostError(f"content[{i}] must be {{type: 'text', text: string}}", code="BAD_ARGS")
         else:
-            raise HostError(f"content[{i}] has type {str(part.get('type'))[:40]!r}; only text content is supported",
+            shown = str(part.get("type"))[:40]  # words the error only, not routing
+            raise HostError(f"content[{i}] has type {shown!r}; only text content is supported",
                             code="UNSUPPORTED_CONTENT")
     if not any(b.text.strip() for b in blocks):
         raise HostError("the prompt is empty: give some text", code="EMPTY_CONTENT")

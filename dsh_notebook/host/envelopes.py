@@ -109,7 +109,7 @@ def _check_payload(payload: Any, where: str, ids: dict[str, str | None]) -> None
 def parse_envelope(message: RawMessage) -> ClientRequest | StreamOpen | StreamCancel:
     """Check one client message (type, ids, method/endpoint, payload) → its typed model."""
     obj = decode(message)
-    kind = obj.get("type")
+    kind = obj.get("type")  # the envelope parser itself (host side of the wire): the tag, any JSON
     ids = {"rpc_id": _ident(obj, "rpcId"), "stream_id": _ident(obj, "streamId")}
     if not isinstance(kind, str) or kind not in _ALLOWED:
         raise EnvelopeError(f"type must be one of {sorted(_ALLOWED)}, got {str(kind)[:60]!r}", **ids)

@@ -31,7 +31,6 @@ from ..wire.follow import (
     AttemptChunk,
     AttemptInFlight,
     FollowStatus,
-    PausedItem,
     PendingApproval,
     ResumedItem,
     RunFrame,
@@ -41,8 +40,9 @@ from ..wire.follow import (
     event_item,
     snapshot_item,
 )
-from ..wire.live import StreamChunkFrame, StreamEnd, StreamStart, ToolRuntimeFrame
+from ..wire.frames import StreamChunkFrame, StreamEnd, StreamStart, ToolRuntimeFrame
 from ..wire.log import SessionHeader
+from ..wire.pause import PausedItem, PausedVariant
 from .gateway import StreamSink
 
 
@@ -70,7 +70,7 @@ class RunStateFold:
     attempt: StreamStart | None = None
     chunks: list[AttemptChunk] = field(default_factory=list)
     tools: dict[str, ToolRuntimeFrame] = field(default_factory=dict)
-    paused: PausedItem | None = None  # the debugger's pause, while it lasts
+    paused: PausedVariant | None = None  # the debugger's pause, while it lasts
 
     def apply(self, frame: RunFrame) -> None:
         if isinstance(frame, AssistantStreamItem):

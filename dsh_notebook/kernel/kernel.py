@@ -126,7 +126,7 @@ class DshKernel(IPythonKernel):
         except (KeyError, AttributeError):
             return _found(f"{{{dotted}}}: no such notebook variable (the prompt would fail with UNKNOWN_VARIABLE)")
         info = describe(value)
-        lines = [f"{{{dotted}}} — {info['type']}"]
+        lines = [f"{{{dotted}}} — {info['type']}"]  # a Python type name, not wire routing
         lines += [f"{k}: {v if isinstance(v, str) else json.dumps(v, default=str)}" for k, v in info.items() if k != "type"]
         return _found("\n".join(lines))
 

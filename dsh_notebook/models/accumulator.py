@@ -23,7 +23,6 @@ tool-call blocks are dropped (their arguments are cut), as upstream's ``BlockAss
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelError
@@ -31,6 +30,7 @@ from ..wire.events import Usage
 from ..wire.messages import AssistantBlock
 from .base import (
     BlockEnd,
+    BlockParts,
     BlockStart,
     BlockType,
     Finish,
@@ -40,7 +40,6 @@ from .base import (
     TextDelta,
     ToolCallDelta,
     UsageChunk,
-    assemble_block,
 )
 
 
@@ -109,18 +108,6 @@ class StreamCutError(ModelError):
         self.partial_blocks = partial_blocks
 
 
-@dataclass(slots=True)
-class _Block:
-    index: int
-    kind: BlockType
-    parts: list[str]
-    id: str | None = None
-    name: str | None = None
-
-    def finished(self) -> AssistantBlock:
-        return assemble_block(self.kind, self.parts, call_id=self.id or "", name=self.name or "")
-
-
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop", "eos": "stop", "content_filter": "stop", "tool_calls": "tool-calls",
     "function_call": "tool-calls", "length": "max-tokens", "max_tokens": "max-tokens",
@@ -131,13 +118,13 @@ class ChunkAccumulator:
     """Folds chat-completion chunks into normalized stream chunks. Pure: no I/O, no clock."""
 
     def __init__(self) -> None:
-        self.blocks: list[_Block] = []
+        self.blocks: list[BlockParts] = []
         self.chunks_seen = 0
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
-        self._by_id: dict[str, _Block] = {}
-        self._by_index: dict[int, _Block] = {}
-        self._last_call: _Block | None = None
+        self._by_id: dict[str, BlockParts] = {}
+        self._by_index: dict[int, BlockParts] = {}
+        self._last_call: BlockParts | None = None
 
     # --- feeding ------------------------------------------------------------------------------
 
@@ -175,13 +162,13 @@ class ChunkAccumulator:
         return out
 
     def _open(self, kind: BlockType, out: list[StreamChunk], call_id: str | None = None,
-              name: str | None = None) -> _Block:
-        block = _Block(len(self.blocks), kind, [], call_id, name)
+              name: str | None = None) -> BlockParts:
+        block = BlockParts(kind, [], call_id, name, index=len(self.blocks))
         self.blocks.append(block)
         out.append(BlockStart(block.index, kind, call_id, name))
         return block
 
-    def _run(self, kind: BlockType, out: list[StreamChunk]) -> _Block:
+    def _run(self, kind: BlockType, out: list[StreamChunk]) -> BlockParts:
         """The open text/reasoning block of ``kind`` (the last block), or a new one."""
         if self.blocks and self.blocks[-1].kind == kind:
             return self.blocks[-1]
@@ -223,7 +210,7 @@ class ChunkAccumulator:
     def partial_blocks(self) -> tuple[AssistantBlock, ...]:
         """What an interrupted stream leaves: text/reasoning blocks with non-blank content."""
         return tuple(
-            b.finished() for b in self.blocks if b.kind != "tool-call" and "".join(b.parts).strip()
+            b.assemble() for b in self.blocks if b.kind != "tool-call" and "".join(b.parts).strip()
         )
 
     def cut_error(self, message: str, *, code: str = "STREAM_CUT") -> StreamCutError:
@@ -259,7 +246,7 @@ class ChunkAccumulator:
         if reason != "max-tokens":
             reason = "tool-calls" if has_calls else "stop"
         out: list[StreamChunk] = [
-            BlockEnd(b.index, b.finished())
+            BlockEnd(b.index, b.assemble())
             for b in self.blocks
             if not (reason == "max-tokens" and b.kind == "tool-call")
         ]

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import JsonValue
 
 from ..wire.events import ToolSchema, Usage
-from ..wire.live import (
+from ..wire.frames import (
     BlockEndChunk,
     BlockStartChunk,
     BlockType,
@@ -91,22 +91,52 @@ StreamChunk = BlockStart | TextDelta | ReasoningDelta | ToolCallDelta | BlockEnd
 
 
 def wire_chunk(chunk: StreamChunk) -> WireChunk:
-    """The wire form of a chunk for ``assistant-stream`` frames (trusted data: no re-validation)."""
+    """The wire form of a chunk for ``assistant-stream`` frames.
+
+    The chunk vocabulary of the hot path stays these slotted dataclasses: measured on this
+    machine (timeit, pydantic 2), a dataclass is built in ~0.5 µs, a wire model in ~1.1–2 µs
+    validated and ~3–4 µs by ``model_construct`` (slower than validating, for models this small).
+    So the per-delta wire forms (scalar fields only) are built validated; the once-per-attempt
+    ones (block end, usage, finish: nested trusted models) without re-validation."""
     if isinstance(chunk, TextDelta):
-        return TextDeltaChunk.model_construct(index=chunk.index, text=chunk.text)
+        return TextDeltaChunk(index=chunk.index, text=chunk.text)
     if isinstance(chunk, ToolCallDelta):
-        return ToolCallDeltaChunk.model_construct(
-            index=chunk.index, id=chunk.id, arguments_delta=chunk.arguments_delta, name=chunk.name)
+        return ToolCallDeltaChunk(index=chunk.index, id=chunk.id, arguments_delta=chunk.arguments_delta, name=chunk.name)
     if isinstance(chunk, ReasoningDelta):
-        return ReasoningDeltaChunk.model_construct(index=chunk.index, text=chunk.text)
+        return ReasoningDeltaChunk(index=chunk.index, text=chunk.text)
     if isinstance(chunk, BlockStart):
-        return BlockStartChunk.model_construct(
-            index=chunk.index, block_type=chunk.block_type, id=chunk.id, name=chunk.name)
+        return BlockStartChunk(index=chunk.index, block_type=chunk.block_type, id=chunk.id, name=chunk.name)
     if isinstance(chunk, BlockEnd):
         return BlockEndChunk.model_construct(index=chunk.index, block=chunk.block)
     if isinstance(chunk, UsageChunk):
         return UsageReport.model_construct(usage=chunk.usage)
     return FinishChunk.model_construct(reason=chunk.reason, provider_state=chunk.provider_state)
+
+
+@dataclass(slots=True)
+class BlockParts:
+    """The one block assembler: one stream index's block as its deltas arrive (the provider
+    adapter's accumulator and the agent's stream attempt both build blocks with it)."""
+
+    kind: BlockType
+    parts: list[str] = field(default_factory=list)
+    id: str | None = None  # tool-call blocks: the call id
+    name: str | None = None  # tool-call blocks: the tool name
+    index: int = 0
+    final: AssistantBlock | None = None  # the block a ``block-end`` chunk gave, which wins
+
+    def assemble(self) -> AssistantBlock:
+        """The block: the ``block-end`` one if given, else the deltas joined."""
+        if self.final is not None:
+            return self.final
+        return assemble_block(self.kind, self.parts, call_id=self.id or "", name=self.name or "")
+
+    def build(self) -> AssistantBlock | None:
+        """:meth:`assemble`, or ``None`` for a tool call that never got its id or name (it
+        cannot be answered)."""
+        if self.final is None and self.kind == "tool-call" and (self.id is None or self.name is None):
+            return None
+        return self.assemble()
 
 
 def assemble_block(kind: BlockType, parts: Sequence[str], *, call_id: str = "", name: str = "") -> AssistantBlock:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from ..errors import LogFormatError, ModelError, UserError
 from ..session.logfile import read_regular
+from ..wire.base import tag
 from ..wire.events import AnyEvent, AssistantMessageEvent, EventAdapter, StreamRun, Usage
 from ..wire.messages import AssistantMessage, TextBlock, ToolCallBlock
 from .base import (
@@ -78,7 +79,7 @@ def load_events(source: str | Path | Iterable[Any]) -> list[AnyEvent]:
     out: list[AnyEvent] = []
     for item in _items(source):
         if isinstance(item, dict):
-            if item.get("type") == "session":
+            if tag(item) == "session":
                 continue  # the header line
             item = EventAdapter.validate_python(item)
         out.append(item)
@@ -90,7 +91,7 @@ def load_assistant_events(source: str | Path | Iterable[Any]) -> list[AssistantM
     out = []
     for item in _items(source):
         if isinstance(item, dict):
-            if item.get("type") != "assistant/message":
+            if tag(item) != "assistant/message":
                 continue
             item = EventAdapter.validate_python(item)
         if isinstance(item, AssistantMessageEvent):

@@ -198,10 +198,11 @@ class WidgetBridge:
 def refusal(envelope: dict[str, JsonValue], code: str, message: str) -> list[str]:
     """The coded error reply to an envelope that cannot be served (the wire's own envelopes)."""
     from ..host.envelopes import encode, response_error, stream_error
+    from ..wire.base import tag
     from ..wire.envelopes import MAX_ID, WireError
 
     error = WireError(code=code, message=message)
-    kind = envelope.get("type")
+    kind = tag(envelope)
     key = "rpcId" if kind == "client-request" else "streamId"
     ident = envelope.get(key)
     ident = ident if isinstance(ident, str) and 0 < len(ident) <= MAX_ID else None

@@ -275,7 +275,7 @@ def _instance_attributes(obj: Any) -> dict[str, str] | None:
 def short(obj: Any) -> str:
     """``DataFrame 3×2`` / ``list[4]`` / ``int``: a type with its shape or length."""
     info = describe(obj, brief=True)
-    name = info["type"].rsplit(".", 1)[-1]
+    name = info["type"].rsplit(".", 1)[-1]  # a Python type name, not wire routing
     if "shape" in info:
         return f"{name} {'×'.join(str(n) for n in info['shape'])}"
     if "length" in info:

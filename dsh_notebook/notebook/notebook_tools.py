@@ -97,7 +97,7 @@ def read_file_cells(last: int | None) -> ToolOutput:
     blocks = []
     for i, cell in numbered:
         count = cell["executionCount"]
-        head = f"#{i} {cell['type']}" + (f" [{count}]" if count is not None else "")
+        head = f"#{i} {cell['type']}" + (f" [{count}]" if count is not None else "")  # a notebook cell's type, not wire routing
         block = f"{head}\n{_trim(cell['source'], MAX_SOURCE)}"
         if cell["outputs"]:
             block += f"\n--- output ---\n{_trim(chr(10).join(cell['outputs']), MAX_OUTPUT)}"

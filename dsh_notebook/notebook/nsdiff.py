@@ -43,7 +43,7 @@ def snapshot(namespace: Mapping[str, Any]) -> Snapshot:
 
 def _entry(name: str, value: Any) -> NameEntry:
     info = describe(value, brief=True)
-    entry: NameEntry = {"name": name, "type": info["type"]}
+    entry: NameEntry = {"name": name, "type": info["type"]}  # a Python type name, not wire routing
     if "shape" in info:
         entry["shape"] = info["shape"]
     elif "length" in info:
@@ -64,7 +64,7 @@ def is_empty(changes: Mapping[str, list[Any]]) -> bool:
 
 
 def _label(entry: Mapping[str, Any]) -> str:
-    kind = str(entry.get("type", "?")).rsplit(".", 1)[-1]
+    kind = str(entry.get("type", "?")).rsplit(".", 1)[-1]  # a Python type name, not wire routing
     if entry.get("shape") is not None:
         kind += " " + "×".join(str(n) for n in entry["shape"])
     elif entry.get("length") is not None:

@@ -165,7 +165,7 @@ class TurnView:
                 _segments_of(event, model, out)
         if end is None and model.attempt is not None and model.attempt["outcome"] is None:
             a = model.attempt
-            out.append(TextSeg(f"{a['turn']}.{a['step']}", model.live_text()))
+            out.append(TextSeg(f"{a['turn']}.{a['step']}", model.streaming_text()))
             waited = self.waited(model)
             if waited is not None:  # a slow server (CPU prompt processing): the cell says it is waiting
                 out.append(NoteSeg(f"w{a['attemptId']}:{waited}", f"waiting for the model · {waited} s"))

@@ -109,7 +109,7 @@ class SearchResults(Table):
     headers = ("session", "seq", "type", "snippet")
 
     def __init__(self, query: str, found: list[SessionMatches]) -> None:
-        super().__init__([s["sessionId"], str(m["seq"]), m["type"], m["snippet"]]
+        super().__init__([s["sessionId"], str(m["seq"]), m["type"], m["snippet"]]  # a shown column, not routing
                          for s in found for m in s["matches"])
         self.query, self.found = query, found
         self.title = f"events matching {query!r}"

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import JsonValue
 
 from ..errors import UserError
-from ..wire.base import dump
+from ..wire.base import dump, tag
 from ..wire.log import SessionHeader
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -66,7 +66,7 @@ class Embedded:
         """The ``(provider, model)`` of every request the session froze."""
         events = json.loads(self.events_json)
         return {(str(e.get("provider", "")), str(e.get("model", ""))) for e in events
-                if isinstance(e, dict) and e.get("type") == "request/frozen"}
+                if isinstance(e, dict) and tag(e) == "request/frozen"}
 
     def to_json(self) -> str:
         from ..models.price_table import pricing_table  # the same table the live widgets get

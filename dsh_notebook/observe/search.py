@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from ..wire.base import tag
+
 INDEX_NAME = "search.sqlite"
 SCHEMA_VERSION = 1
 _MAX_TEXT = 200_000  # characters indexed per event
@@ -60,7 +62,7 @@ class SessionMatches(TypedDict):
 
 def event_text(ev: Mapping[str, object]) -> str | None:
     """The searchable text of one event in its wire form, or ``None`` for unsearchable types."""
-    kind = ev.get("type")
+    kind = tag(ev)
     if kind == "tool/call":
         return f"{ev.get('name', '')} {ev.get('arguments', '')}"
     if kind not in ("user/message", "assistant/message", "tool/result"):
@@ -70,9 +72,9 @@ def event_text(ev: Mapping[str, object]) -> str | None:
     content = message.get("content") if isinstance(message, dict) else None
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict):
-            if block.get("type") == "text":
+            if tag(block) == "text":
                 parts.append(str(block.get("text", "")))
-            elif block.get("type") == "tool-call":
+            elif tag(block) == "tool-call":
                 parts.append(f"{block.get('name', '')} {block.get('arguments', '')}")
     return "\n".join(p for p in parts if p) or None
 
@@ -147,7 +149,7 @@ class SearchIndex:
             last = seq
             text = event_text(ev)
             if text:
-                rows.append((session_id, seq, str(ev.get("type")), text[:_MAX_TEXT]))
+                rows.append((session_id, seq, str(tag(ev)), text[:_MAX_TEXT]))
         self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
         self.db.execute(
             "INSERT INTO logs (session_id, last_seq) VALUES (?, ?) "

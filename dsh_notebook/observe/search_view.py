@@ -81,7 +81,7 @@ def format_search(text: str, found: list[SessionMatches]) -> str:
     for s in found:
         n = len(s["matches"])
         lines.append(f"{s['sessionId']}  {n} match{'es' if n != 1 else ''}  {s['title'] or ''}".rstrip())
-        lines += [f"  {m['seq']:>6}  {m['type']:<17} {m['snippet']}" for m in s["matches"]]
+        lines += [f"  {m['seq']:>6}  {m['type']:<17} {m['snippet']}" for m in s["matches"]]  # a shown column, not routing
     return "\n".join(lines) + "\n"
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from ..config import settings_from_env
 from ..errors import LogFormatError
 from ..redaction import redact, redact_data
+from ..wire.base import tag
 from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
@@ -92,7 +93,7 @@ def refuse_overwriting_a_log(output: str) -> None:
         header = json.loads(first)
     except (OSError, ValueError):
         return
-    if isinstance(header, dict) and header.get("type") == "session":
+    if isinstance(header, dict) and tag(header) == "session":
         raise LogFormatError(f"{path} is a session log ({header.get('id')!r}); it is never overwritten: "
                              "name another file for the page, e.g. -o session.html", code="OUTPUT_IS_A_LOG")
 

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from ..errors import LogFormatError
+from ..wire.base import tag
 from ..wire.events import AnyEvent, Event, EventAdapter
 from ..wire.log import LOG_VERSION, SessionHeader
 from .logfile import ensure_private_dir, read_regular
@@ -102,7 +103,7 @@ def parse_header(raw: bytes, path: Path) -> SessionHeader:
         header = json.loads(raw)
     except ValueError:
         raise LogFormatError(f"{path}: line 1 is not a JSON header", code="LOG_HEADER") from None
-    if not isinstance(header, dict) or header.get("type") != "session":
+    if not isinstance(header, dict) or tag(header) != "session":
         raise LogFormatError(f"{path}: line 1 is not a session header", code="LOG_HEADER")
     if header.get("version") != LOG_VERSION:
         raise LogFormatError(

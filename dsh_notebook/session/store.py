@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from ..errors import LogFormatError, LogWriteError, SessionError
+from ..wire.base import tag
 from .closers import close_interrupted_turn
 from .logfile import open_locked, writer_of
 from .persistence import LoadedLog, ensure_private_dir, load_log, read_regular
@@ -87,7 +88,7 @@ def summarize_log(path: Path, *, status: str | None = None) -> SessionSummary:
         lines.pop()
     try:
         header = json.loads(lines[0]) if lines else {}
-        assert isinstance(header, dict) and header.get("type") == "session"
+        assert isinstance(header, dict) and tag(header) == "session"
     except (ValueError, AssertionError):
         return SessionSummary(path.stem, "", 0, 0, 0, str(path), "unreadable")
     body = lines[1:]

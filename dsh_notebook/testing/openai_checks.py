@@ -43,6 +43,7 @@ def check_tools(tools: Any) -> str | None:
     seen: set[str] = set()
     for n, tool in enumerate(tools):
         fn = tool.get("function") if isinstance(tool, dict) else None
+        # OpenAI request/response shapes (the provider's API, not this package's wire) throughout
         if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(fn, dict):
             return f"Invalid 'tools[{n}]': expected {{'type': 'function', 'function': {{...}}}}."
         name = fn.get("name")

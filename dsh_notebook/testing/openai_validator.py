@@ -47,7 +47,7 @@ def _check_content(i: int, content: Any, *, null_ok: bool) -> None:
         for part in content:
             if not (
                 isinstance(part, dict)
-                and part.get("type") == "text"
+                and part.get("type") == "text"  # OpenAI API shapes, not this package's wire
                 and isinstance(part.get("text"), str)
             ):
                 _fail(i, f"content part {part!r} is not a text part")
@@ -68,7 +68,7 @@ def _check_tool_calls(i: int, calls: Any, seen_ids: set[str]) -> list[str]:
         if cid in seen_ids:
             _fail(i, f"duplicate tool call id {cid!r}")
         seen_ids.add(cid)
-        if call.get("type") != "function":
+        if call.get("type") != "function":  # OpenAI API shapes, not this package's wire
             _fail(i, f"tool call {cid!r}: type must be 'function'")
         fn = call.get("function")
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:

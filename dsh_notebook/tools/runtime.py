@@ -33,7 +33,7 @@ from ..errors import ToolError
 from ..redaction import redact, redact_known
 from ..session.session import Session, now_ms
 from ..wire.follow import FrameSink, ToolRuntimeItem
-from ..wire.live import Phase, RuntimeStatus, ToolRuntimeFrame
+from ..wire.frames import Phase, RuntimeStatus, ToolRuntimeFrame
 from ..wire.messages import ToolCallBlock
 from .arguments import parse_arguments
 from .base import ApprovalMode, Approver, ToolContext, ToolOutput

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from ..session.session import Session, now_ms
 from ..wire.events import DebugStage, ToolCall, ToolResult
 from ..wire.messages import ToolCallBlock, UserMessage, plugin_text, tool_text
+from ..wire.pause import CallPayload, PausePayload, ResultPayload
 from .outcome import ToolOutcome, error_outcome
 from .runtime import ToolRuntime
 
@@ -53,7 +54,7 @@ class Checkpoints(Protocol):
     def active(self) -> bool: ...
 
     async def checkpoint(
-        self, stage: DebugStage, *, payload: Any, tools: Sequence[str] = (), call_id: str | None = None,
+        self, stage: DebugStage, *, payload: PausePayload, tools: Sequence[str] = (), call_id: str | None = None,
         seq: int | None = None, name: str | None = None, value: Any = None, cite: tuple[int, ...] = (),
     ) -> StagePause | None: ...
 
@@ -158,7 +159,7 @@ class ToolBatch:
         assert self.checkpoints is not None
         seq = self.call_seqs[i]
         for stage in ("02", "03"):
-            payload = {"callId": call.id, "name": call.name, "arguments": call.arguments, "seq": seq}
+            payload = CallPayload(call_id=call.id, name=call.name, arguments=call.arguments, seq=seq)
             pause = await self.checkpoints.checkpoint(
                 stage, payload=payload, tools=(call.name,), call_id=call.id, seq=seq, name=call.name,
                 value=call.arguments, cite=(seq,) if seq is not None else (),
@@ -173,8 +174,8 @@ class ToolBatch:
     async def _pause_after(self, i: int, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
         assert self.checkpoints is not None
         seq = self.call_seqs[i]
-        payload = {"callId": call.id, "name": call.name, "seq": seq, "result": outcome.text,
-                   "isError": outcome.is_error, "code": outcome.code}
+        payload = ResultPayload(call_id=call.id, name=call.name, seq=seq, result=outcome.text,
+                                is_error=outcome.is_error, code=outcome.code)
         try:
             pause = await self.checkpoints.checkpoint(
                 "04", payload=payload, tools=(call.name,), call_id=call.id, seq=seq, name=call.name,

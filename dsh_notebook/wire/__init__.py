@@ -2,7 +2,7 @@
 
 - :mod:`.messages`, :mod:`.events` — model-visible messages and session events (DESIGN §4);
 - :mod:`.log` — the session log's lines: :data:`LogLine` (the header or an event);
-- :mod:`.live` — transient frames of a run (assistant-stream, tool-runtime) and model chunks;
+- :mod:`.frames` — transient frames of a run (assistant-stream, tool-runtime) and model chunks;
 - :mod:`.follow`, :mod:`.control` — the items of the ``session/follow`` and ``session/control``
   streams;
 - :mod:`.endpoints` — args and results of every endpoint (the Descriptors' models);

@@ -67,6 +67,14 @@ class Nullable(Frozen):
         return data
 
 
+def tag(obj: object) -> str | None:
+    """The ``type`` tag of one raw wire object (a log line, an event, a block, an envelope) before
+    it is parsed, or ``None`` (not an object, or no string tag). The one place a ``type`` is read
+    off a dict: code outside the wire routes raw wire data through this or the wire's adapters."""
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
 def dump(model: BaseModel) -> dict[str, JsonValue]:
     """The wire form of a model as Python data (camelCase, ``None`` fields left out)."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)

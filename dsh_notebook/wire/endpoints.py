@@ -14,8 +14,9 @@ from pydantic import Field, JsonValue
 from .base import Frozen
 from .control import AgentStatus, QueueItem
 from .events import DebugStage, EditTarget, Grant
-from .follow import PausedItem, PendingApproval
+from .follow import PendingApproval
 from .messages import CellRef
+from .pause import AnyPausedItem
 
 Mode = Literal["queue", "steer"]
 ApproveMode = Literal["auto", "ask", "deny"]
@@ -190,7 +191,7 @@ class DebugState(Frozen):
     stages: tuple[DebugStage, ...] = ()
     tools: tuple[str, ...] | None = None
     when: str | None = None
-    paused: PausedItem | None = None
+    paused: AnyPausedItem | None = None
     edit_seq: int | None = None
 
 

@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, JsonValue, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from .base import Encoded, Frozen, Nullable, to_json
 from .control import AgentStatus
-from .events import DebugStage, EditTarget, Event
-from .live import AssistantStreamFrame, ToolRuntimeFrame, WireChunk
+from .events import DebugStage, Event
+from .frames import AssistantStreamFrame, ToolRuntimeFrame, WireChunk
 from .log import SessionHeader
+from .pause import AnyPausedItem
 
 
 class PendingApproval(Frozen):
@@ -53,22 +54,6 @@ class AttemptInFlight(Frozen):
     chunks: tuple[AttemptChunk, ...] = ()
 
 
-class PausedItem(Frozen):
-    """The run stopped at a stage (a breakpoint or a step) and waits for ``session/debug``.
-
-    ``payload`` is the exact thing the stage is about (the assistant message at 01, the call at
-    02–03, the tool result at 04, the derived messages at 05, the frozen request at 06);
-    ``editable`` names the ``edit`` target that applies here, if any."""
-
-    type: Literal["paused"] = "paused"
-    stage: DebugStage
-    call_id: str | None = None
-    seq: int | None = None
-    name: str | None = None
-    editable: EditTarget | None = None
-    payload: JsonValue = None
-
-
 class ResumedItem(Frozen):
     """The paused run goes on: to the next breakpoint (``continue``), the next stage (``step``),
     or it was cancelled while paused (``cancel``)."""
@@ -89,7 +74,7 @@ class RunState(Nullable):
     assistant: AttemptInFlight | None
     tools: dict[str, ToolRuntimeFrame] = Field(default_factory=dict)
     approvals: tuple[PendingApproval, ...] = ()
-    paused: PausedItem | None = None
+    paused: AnyPausedItem | None = None
 
 
 class Snapshot(Frozen):
@@ -125,7 +110,7 @@ class FollowStatus(Nullable):
 
 
 FollowItem = Annotated[
-    Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus | PausedItem | ResumedItem,
+    Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus | AnyPausedItem | ResumedItem,
     Field(discriminator="type"),
 ]
 """One item of a ``session/follow`` stream."""

@@ -8,13 +8,13 @@ import type {
   SessionEvent, SessionHeader, StreamChunk, ToolRuntimeFrame, UserMessage,
 } from "./types";
 
-export interface LiveBlock { index: number; type: "text" | "reasoning" | "tool-call"; text: string; id: string | null; name: string | null; done: boolean }
-export interface LiveAttempt {
+export interface StreamingBlock { index: number; type: "text" | "reasoning" | "tool-call"; text: string; id: string | null; name: string | null; done: boolean }
+export interface StreamingAttempt {
   attemptId: string;
   turn: number | null;
   step: number | null;
   startedAfterSeq: number | null;
-  blocks: LiveBlock[];
+  blocks: StreamingBlock[];
   chunks: number;
   /** Set when the attempt ended committed and its durable event has not arrived yet. */
   outcome: { kind: "committed"; seq: number | null } | null;
@@ -49,7 +49,7 @@ export interface Submission {
 }
 export interface TurnEndEntry { turn: number | null; reason: unknown; seq: number | null }
 /** Where the agent debugger holds the run (a `paused` item), until `resumed`. */
-export interface PauseState { stage: string; callId: string | null; seq: number | null; name: string | null; editable: string | null; payload: Json }
+export interface PauseState { stage: string; callId: string | null; seq: number | null; name: string | null; editable: string | null; payload: PausedItem["payload"] | null }
 
 /** The whole view state, as JSON (equal to the Python fold's `state()`). */
 export interface FoldState {
@@ -61,7 +61,7 @@ export interface FoldState {
   status: string;
   turn: number | null;
   step: number | null;
-  attempt: LiveAttempt | null;
+  attempt: StreamingAttempt | null;
   tools: Record<string, ToolState>;
   approvals: Record<string, PendingApprovalState>;
   queue: QueueItem[];
@@ -73,7 +73,7 @@ export interface FoldState {
 }
 
 const pauseState = (p: PausedItem): PauseState =>
-  ({ stage: p.stage, callId: p.callId ?? null, seq: p.seq ?? null, name: p.name ?? null, editable: p.editable ?? null, payload: (p.payload ?? null) as Json });
+  ({ stage: p.stage, callId: p.callId ?? null, seq: p.seq ?? null, name: p.name ?? null, editable: p.editable ?? null, payload: p.payload });
 
 const CANCELED_REASON = { kind: "aborted", cause: "canceled before it ran" };
 
@@ -97,7 +97,7 @@ export class ClientSessionModel implements FoldState {
   status = "idle";
   turn: number | null = null;
   step: number | null = null;
-  attempt: LiveAttempt | null = null;
+  attempt: StreamingAttempt | null = null;
   tools: Record<string, ToolState> = {};
   approvals: Record<string, PendingApprovalState> = {};
   queue: QueueItem[] = [];
@@ -339,7 +339,7 @@ export class ClientSessionModel implements FoldState {
     return (this.submissions[requestId] ??= newSubmission(requestId, text));
   }
 
-  private newAttempt(f: { attemptId: string; turn?: number | null; step?: number | null; startedAfterSeq?: number | null }): LiveAttempt {
+  private newAttempt(f: { attemptId: string; turn?: number | null; step?: number | null; startedAfterSeq?: number | null }): StreamingAttempt {
     return { attemptId: String(f.attemptId), turn: f.turn ?? null, step: f.step ?? null, startedAfterSeq: f.startedAfterSeq ?? null, blocks: [], chunks: 0, outcome: null, lastChunkTime: null };
   }
 
@@ -361,10 +361,10 @@ export class ClientSessionModel implements FoldState {
     else a.outcome = { kind: "committed", seq: outcome.seq ?? null };
   }
 
-  private foldChunk(a: LiveAttempt, c: StreamChunk): void {
+  private foldChunk(a: StreamingAttempt, c: StreamChunk): void {
     a.chunks += 1;
     const idx = ("index" in c ? c.index : 0) || 0;
-    const block = (type: LiveBlock["type"]): LiveBlock => {
+    const block = (type: StreamingBlock["type"]): StreamingBlock => {
       let b = a.blocks.find((x) => x.index === idx);
       if (!b) {
         b = { index: idx, type, text: "", id: null, name: null, done: false };

@@ -2,7 +2,7 @@
 // (`wire.gen.ts`, from `python -m dsh_notebook schema`; never written by hand here).
 import type {
   AssistantMessage, AttemptChunk, ClientMessage, ControlStreamItem, EventItem, FollowStreamItem,
-  ReasoningBlock, ServerMessage, StreamChunkFrame, StreamEnd, StreamStart, SystemMessage, TextBlock,
+  PausedCall, PausedHistory, PausedMessage, PausedRequest, PausedResult, ReasoningBlock, ServerMessage, StreamChunkFrame, StreamEnd, StreamStart, SystemMessage, TextBlock,
   ToolCallBlock, ToolMessage, UserMessage, WireError,
 } from "./wire.gen";
 
@@ -19,6 +19,8 @@ export type EventType = SessionEvent["type"];
 export type StreamChunk = AttemptChunk["chunk"];
 export type AssistantStreamFrame = StreamStart | StreamChunkFrame | StreamEnd;
 export type FollowItem = FollowStreamItem;
+/** The debugger's ``paused`` item, its payload's shape chosen by ``stage``. */
+export type PausedItem = PausedMessage | PausedCall | PausedResult | PausedHistory | PausedRequest;
 export type ControlItem = ControlStreamItem;
 export type ClientEnvelope = ClientMessage;
 export type ServerEnvelope = ServerMessage;

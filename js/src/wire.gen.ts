@@ -130,6 +130,14 @@ export interface BlockStartChunk {
   name?: string | null;
 }
 
+/** Stages 02–03: the call about to run (``arguments`` the raw JSON text an edit replaces). */
+export interface CallPayload {
+  callId: string;
+  name: string;
+  arguments: string;
+  seq: number | null;
+}
+
 export interface Cancelled {
   sessionId: string;
   cancelled: boolean;
@@ -345,7 +353,7 @@ export interface DebugState {
   stages?: ("01" | "02" | "03" | "04" | "05" | "06")[];
   tools?: string[] | null;
   when?: string | null;
-  paused?: PausedItem | null;
+  paused?: (PausedMessage | PausedCall | PausedResult | PausedHistory | PausedRequest) | null;
   editSeq?: number | null;
 }
 
@@ -405,7 +413,7 @@ export interface FollowStatus {
 }
 
 /** The value of an item frame on a ``session/follow`` stream. */
-export type FollowStreamItem = Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus | PausedItem | ResumedItem;
+export type FollowStreamItem = Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus | (PausedMessage | PausedCall | PausedResult | PausedHistory | PausedRequest) | ResumedItem;
 
 /**
  * An "allow for the rest of the session" answer: ``tool`` calls whose command or path
@@ -414,6 +422,12 @@ export type FollowStreamItem = Snapshot | EventItem | AssistantStreamItem | Tool
 export interface Grant {
   tool: string;
   pattern?: string;
+}
+
+/** Stage 05: the next step's messages as derived, and the surface seqs they came from. */
+export interface HistoryPayload {
+  messageSeqs: number[];
+  messages: (UserMessage | SystemMessage | AssistantMessage | ToolMessage)[];
 }
 
 export interface InboxSpliced {
@@ -467,21 +481,59 @@ export interface MessageSource {
 
 export type NoArgs = Record<string, never>;
 
-/**
- * The run stopped at a stage (a breakpoint or a step) and waits for ``session/debug``.
- *
- * ``payload`` is the exact thing the stage is about (the assistant message at 01, the call at
- * 02–03, the tool result at 04, the derived messages at 05, the frozen request at 06);
- * ``editable`` names the ``edit`` target that applies here, if any.
- */
-export interface PausedItem {
+/** Stage 02 (``tool/call`` logged) or 03 (before the tool runs). */
+export interface PausedCall {
   type: "paused";
-  stage: "01" | "02" | "03" | "04" | "05" | "06";
+  stage: "02" | "03";
   callId?: string | null;
   seq?: number | null;
   name?: string | null;
   editable?: ("arguments" | "result" | "request") | null;
-  payload?: JsonValue;
+  payload: CallPayload;
+}
+
+/** Stage 05: the next step's messages derived. */
+export interface PausedHistory {
+  type: "paused";
+  stage: "05";
+  callId?: string | null;
+  seq?: number | null;
+  name?: string | null;
+  editable?: ("arguments" | "result" | "request") | null;
+  payload: HistoryPayload;
+}
+
+/** Stage 01: the assistant message settled. */
+export interface PausedMessage {
+  type: "paused";
+  stage: "01";
+  callId?: string | null;
+  seq?: number | null;
+  name?: string | null;
+  editable?: ("arguments" | "result" | "request") | null;
+  payload: AssistantMessageEvent;
+}
+
+/** Stage 06: before the frozen request goes to ``adapter.stream()``. */
+export interface PausedRequest {
+  type: "paused";
+  stage: "06";
+  callId?: string | null;
+  seq?: number | null;
+  name?: string | null;
+  editable?: ("arguments" | "result" | "request") | null;
+  payload: RequestPayload;
+}
+
+/** Stage 04: before ``tool/result`` is committed. */
+export interface PausedResult {
+  type: "paused";
+  stage: "04";
+  callId?: string | null;
+  seq?: number | null;
+  name?: string | null;
+  editable?: ("arguments" | "result" | "request") | null;
+  payload: ResultPayload;
 }
 
 /** A tool call waiting for a client's ``session/approve``. */
@@ -591,6 +643,15 @@ export interface RequestInfo {
   windowSource?: ("flag" | "server" | "catalog") | null;
 }
 
+/** Stage 06: the frozen request before it goes to the adapter (tools by name). */
+export interface RequestPayload {
+  seq: number;
+  provider: string;
+  model: string;
+  messages: (UserMessage | SystemMessage | AssistantMessage | ToolMessage)[];
+  tools: string[];
+}
+
 export interface ResultError {
   ok: false;
   error: WireError;
@@ -599,6 +660,16 @@ export interface ResultError {
 export interface ResultOk {
   ok: true;
   value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound;
+}
+
+/** Stage 04: the tool's outcome before its ``tool/result`` is committed. */
+export interface ResultPayload {
+  callId: string;
+  name: string;
+  seq: number | null;
+  result: string;
+  isError: boolean;
+  code: string | null;
 }
 
 /**
@@ -681,7 +752,7 @@ export interface RunState {
   assistant: AttemptInFlight | null;
   tools?: { [k: string]: ToolRuntimeFrame };
   approvals?: PendingApproval[];
-  paused?: PausedItem | null;
+  paused?: (PausedMessage | PausedCall | PausedResult | PausedHistory | PausedRequest) | null;
 }
 
 /** One message from the host: server-response, or a stream's item / error / end frame. */
@@ -818,7 +889,7 @@ export interface StreamError {
 export interface StreamItem {
   type: "item";
   streamId: string;
-  value: (Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus | PausedItem | ResumedItem) | (Baseline | QueueChanged | ControlStatus);
+  value: (Snapshot | EventItem | AssistantStreamItem | ToolRuntimeItem | FollowStatus | (PausedMessage | PausedCall | PausedResult | PausedHistory | PausedRequest) | ResumedItem) | (Baseline | QueueChanged | ControlStatus);
 }
 
 export interface StreamOpen {

@@ -60,12 +60,12 @@ describe("debugger model: the pause", () => {
   });
 
   it("prefills arguments parsed and request messages as JSON", () => {
-    const args = editorText(pause({ stage: "03", editable: "arguments", payload: { arguments: '{"command":"ls"}' } }));
+    const args = editorText(pause({ stage: "03", editable: "arguments", payload: { callId: "c1", name: "bash", seq: 3, arguments: '{"command":"ls"}' } }));
     expect(JSON.parse(args as string)).toEqual({ command: "ls" });
-    const raw = editorText(pause({ stage: "02", editable: "arguments", payload: { arguments: "{not json" } }));
+    const raw = editorText(pause({ stage: "02", editable: "arguments", payload: { callId: "c1", name: "bash", seq: 3, arguments: "{not json" } }));
     expect(JSON.parse(raw as string)).toBe("{not json");
-    const msgs = [{ role: "user", content: [{ type: "text", text: "hi" }] }];
-    expect(JSON.parse(editorText(pause({ stage: "06", editable: "request", payload: { messages: msgs } })) as string)).toEqual(msgs);
+    const msgs = [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }];
+    expect(JSON.parse(editorText(pause({ stage: "06", editable: "request", payload: { seq: 4, provider: "fake", model: "m", messages: msgs, tools: [] } })) as string)).toEqual(msgs);
     expect(editorText(pause({ stage: "05" }))).toBeNull();
   });
 });

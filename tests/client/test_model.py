@@ -107,14 +107,14 @@ def test_live_frames_stream_text_and_tool_phases() -> None:
                   {"type": "tool-call-delta", "index": 2, "id": "c1", "argumentsDelta": '{"a":'},
                   {"type": "tool-call-delta", "index": 2, "id": "c1", "argumentsDelta": "1}"}):
         m.apply({"type": "assistant-stream", "frame": {"kind": "chunk", "attemptId": a, "index": 0, "time": 1, "chunk": chunk}})
-    assert m.attempt is not None and m.live_text() == "Hello" and m.attempt["chunks"] == 7
+    assert m.attempt is not None and m.streaming_text() == "Hello" and m.attempt["chunks"] == 7
     assert [(b["type"], b["text"]) for b in m.attempt["blocks"]] == [("text", "Hello"), ("reasoning", "hm"), ("tool-call", '{"a":1}')]
     assert (m.attempt["blocks"][2]["id"], m.attempt["blocks"][2]["name"]) == ("c1", "read")
     m.apply({"type": "tool-runtime", "frame": {"callId": "c1", "name": "read", "phase": "approval", "status": "waiting", "time": 5}})
     assert m.tools["c1"]["phases"] == [{"phase": "approval", "status": "waiting", "detail": None, "time": 5}]
     assert [a["callId"] for a in m.waiting_approvals()] == ["c1"]
     m.apply({"type": "assistant-stream", "frame": {"kind": "end", "attemptId": a, "outcome": {"kind": "abandoned"}}})
-    assert m.attempt is None and m.live_text() == ""
+    assert m.attempt is None and m.streaming_text() == ""
     m.apply({"type": "status", "status": "idle", "turn": None, "step": None})
     assert m.status == "idle"
 
@@ -127,7 +127,7 @@ def test_snapshot_live_part_rebuilds_an_attempt_in_flight() -> None:
     m.apply(snapshot(EVENTS[:4], status="running", turn=1, step=1, assistant=active,
                      tools={"c9": {"callId": "c9", "name": "bash", "phase": "execute", "status": "start", "time": 7}},
                      approvals=[{"callId": "c9", "name": "bash", "arguments": "{}"}]))
-    assert m.live_text() == "partial" and m.tools["c9"]["phases"][-1]["phase"] == "execute" and "c9" in m.approvals
+    assert m.streaming_text() == "partial" and m.tools["c9"]["phases"][-1]["phase"] == "execute" and "c9" in m.approvals
     m.apply(snapshot(EVENTS[:4], status="running", tools={"c9": {"callId": "c9", "name": "bash", "phase": "execute", "status": "start", "time": 7}}))
     assert len(m.tools["c9"]["phases"]) == 1  # a reconnect's snapshot does not fold the same frame twice
 

@@ -23,7 +23,7 @@ def test_cancel_mid_stream_ends_the_turn_aborted(host: Host, client: DshClient, 
     sid = client.create_session(model="fake:hold").session_id
     handle = client.follow(sid)
     rid = client.prompt("go", sid).request_id
-    handle.wait(lambda m: m.live_text() == "held ", timeout=20)  # a chunk arrived, stream open
+    handle.wait(lambda m: m.streaming_text() == "held ", timeout=20)  # a chunk arrived, stream open
     assert client.cancel(sid) is True
     outcome = handle.wait_turn_end(rid, timeout=20)
     assert outcome.reason == {"kind": "aborted", "cause": "user"}

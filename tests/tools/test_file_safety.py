@@ -164,7 +164,7 @@ def test_fifo_and_redos_answer_with_coded_errors_while_another_session_streams(
     streaming = client.create_session(model="fake:hold", cwd=str(ws)).session_id
     follow = client.follow(streaming)
     streaming_rid = client.prompt("talk", streaming).request_id
-    follow.wait(lambda m: m.live_text() == "held ", timeout=20)  # session 1 is mid-stream
+    follow.wait(lambda m: m.streaming_text() == "held ", timeout=20)  # session 1 is mid-stream
     attacked = client.create_session(model="fake:tools", cwd=str(ws), approve="deny").session_id
     outcome = client.run("touch the pipe", attacked, timeout=60)
     assert outcome.completed

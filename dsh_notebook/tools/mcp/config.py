@@ -205,7 +205,7 @@ def parse_server(name: str, raw: Any) -> ServerSpec:
         raise McpConfigError("an MCP server needs a non-empty name")
     if not isinstance(raw, dict):
         raise McpConfigError(f"MCP server {name!r}: the entry must be an object with 'command' or 'url'")
-    kind = raw.get("type")
+    kind = raw.get("type")  # an MCP config's transport ("stdio"/"http"), not wire routing
     has_cmd, has_url = "command" in raw, "url" in raw
     if has_cmd == has_url:
         raise McpConfigError(f"MCP server {name!r}: give exactly one of 'command' (stdio) or 'url' (streamable HTTP)")

@@ -1,6 +1,6 @@
 // The message-history view: user / assistant / tool (wrappers behind a toggle), with the
 // assistant's tool-call block marked as a call, not file content; live text streams in.
-import type { LiveAttempt } from "../fold";
+import type { StreamingAttempt } from "../fold";
 import { fromCell } from "../model/cell";
 import type { DerivedMessage } from "../model/history";
 import { visibleHistory } from "../model/history";
@@ -52,7 +52,7 @@ export interface HistoryInput {
   showWrappers: boolean;
   focusCall?: string;
   /** The live attempt, when following a running agent. */
-  attempt?: LiveAttempt | null;
+  attempt?: StreamingAttempt | null;
   caption: string;
   note: string;
   /** The item the current stage is about, and what is new at this stage (model/history-focus). */

@@ -1,6 +1,6 @@
-"""The parts of the client fold for live frames and the inbox (``js/src/fold.ts`` mirrors each).
+"""The parts of the client fold for the transient frames and the inbox (``js/src/fold.ts`` mirrors each).
 
-- ``assistant-stream``: ``start`` makes the live attempt; ``chunk`` folds one stream chunk into
+- ``assistant-stream``: ``start`` makes the streaming attempt; ``chunk`` folds one stream chunk into
   its blocks (``block-start`` / ``text-delta`` / ``reasoning-delta`` / ``tool-call-delta`` /
   ``block-end``) and counts it; ``end`` drops an abandoned attempt, and marks a committed one
   whose durable event has not arrived yet (``outcome``). Frames of another attempt are ignored.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..wire.events import InboxSpliced
 from ..wire.follow import AttemptInFlight
-from ..wire.live import (
+from ..wire.frames import (
     BlockEndChunk,
     BlockStartChunk,
     ReasoningDeltaChunk,
@@ -26,18 +26,18 @@ from ..wire.live import (
     WireChunk,
 )
 from ..wire.messages import AnyMessage, ToolCallBlock
-from .state import InboxEntry, LiveAttempt, LiveBlock, ToolPhase, ToolState, new_tool
+from .state import InboxEntry, StreamingAttempt, StreamingBlock, ToolPhase, ToolState, new_tool
 
 StreamFrame = StreamStart | StreamChunkFrame | StreamEnd
 
 
-def new_attempt(f: StreamStart | AttemptInFlight) -> LiveAttempt:
-    return LiveAttempt(attemptId=f.attempt_id, turn=f.turn, step=f.step, startedAfterSeq=f.started_after_seq,
+def new_attempt(f: StreamStart | AttemptInFlight) -> StreamingAttempt:
+    return StreamingAttempt(attemptId=f.attempt_id, turn=f.turn, step=f.step, startedAfterSeq=f.started_after_seq,
                        blocks=[], chunks=0, outcome=None, lastChunkTime=None)
 
 
-def fold_stream(attempt: LiveAttempt | None, f: StreamFrame, cursor: int) -> LiveAttempt | None:
-    """The live attempt after one ``assistant-stream`` frame."""
+def fold_stream(attempt: StreamingAttempt | None, f: StreamFrame, cursor: int) -> StreamingAttempt | None:
+    """The streaming attempt after one ``assistant-stream`` frame."""
     if isinstance(f, StreamStart):
         return new_attempt(f)
     if attempt is None or attempt["attemptId"] != f.attempt_id:
@@ -54,17 +54,17 @@ def fold_stream(attempt: LiveAttempt | None, f: StreamFrame, cursor: int) -> Liv
     return attempt
 
 
-def _block(attempt: LiveAttempt, index: int, kind: str) -> LiveBlock:
+def _block(attempt: StreamingAttempt, index: int, kind: str) -> StreamingBlock:
     for block in attempt["blocks"]:
         if block["index"] == index:
             return block
-    block = LiveBlock(index=index, type=kind, text="", id=None, name=None, done=False)  # type: ignore[typeddict-item]
+    block = StreamingBlock(index=index, type=kind, text="", id=None, name=None, done=False)  # type: ignore[typeddict-item]
     attempt["blocks"].append(block)
     attempt["blocks"].sort(key=lambda b: b["index"])
     return block
 
 
-def fold_chunk(attempt: LiveAttempt, c: WireChunk) -> None:
+def fold_chunk(attempt: StreamingAttempt, c: WireChunk) -> None:
     """One stream chunk into the attempt's blocks (usage and finish chunks only count)."""
     attempt["chunks"] += 1
     if isinstance(c, BlockStartChunk):
