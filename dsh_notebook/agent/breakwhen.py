@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import DshError
+from ..wire.events import AssistantMessageEvent
+from ..wire.pause import PausePayload, ResultPayload
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 64
@@ -212,18 +214,15 @@ def _eval(node: Node, call: Call) -> bool:
     return all(results) if node.op == "and" else any(results)
 
 
-def calls_of(stage: str, payload: Any, name: str | None, value: Any, tools: tuple[str, ...],
+def calls_of(stage: str, payload: PausePayload, name: str | None, value: Any, tools: tuple[str, ...],
              known: Mapping[str, str]) -> list[Call]:
     """The calls a checkpoint concerns: one call at 02–04, the message's calls at 01, the
     batch's names at 05/06 (``known``: the arguments seen per call id, for stage 04)."""
     if stage in ("02", "03") and name is not None:
         return [Call(name, value if isinstance(value, str) else None)]
     if stage == "04" and name is not None:
-        call_id = payload.get("callId") if isinstance(payload, dict) else None
+        call_id = payload.call_id if isinstance(payload, ResultPayload) else None
         return [Call(name, known.get(str(call_id)))]
-    if stage == "01" and isinstance(payload, dict):
-        message = payload.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        return [Call(str(b.get("name", "")), str(b.get("arguments", "")))
-                for b in content if isinstance(b, dict) and b.get("type") == "tool-call"] if isinstance(content, list) else []
+    if stage == "01" and isinstance(payload, AssistantMessageEvent):
+        return [Call(c.name, c.arguments) for c in payload.message.tool_calls]
     return [Call(t) for t in tools]

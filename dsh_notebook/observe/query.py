@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
+from ..wire.base import tag
 
 FIELDS = ("type", "name", "tool", "exit", "turn", "seq")
 _TOKEN = re.compile(r'(?:(\w+):)?(?:"((?:[^"\\]|\\.)*)"?|(\S+))')
@@ -97,7 +98,7 @@ def parse_query(text: str) -> Query:
 
 def event_text(ev: Mapping[str, Any]) -> str:
     """The text free-text terms are looked for in (and snippets are cut from)."""
-    kind = ev.get("type")
+    kind = tag(ev)
     if kind == "tool/call":
         return f"{ev.get('name', '')} {ev.get('arguments', '')}"
     message = ev.get("message")
@@ -106,9 +107,9 @@ def event_text(ev: Mapping[str, Any]) -> str:
         parts = []
         for block in content:
             if isinstance(block, dict):
-                if block.get("type") == "text":
+                if tag(block) == "text":
                     parts.append(str(block.get("text", "")))
-                elif block.get("type") == "tool-call":
+                elif tag(block) == "tool-call":
                     parts.append(f"{block.get('name', '')} {block.get('arguments', '')}")
         if any(parts):
             return "\n".join(p for p in parts if p)
@@ -135,7 +136,7 @@ def annotate(events: Iterable[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str,
     names: dict[str, str] = {}
     by_seq: dict[int, str] = {}
     for ev in events:
-        kind = ev.get("type")
+        kind = tag(ev)
         if kind == "turn/start" and isinstance(ev.get("turn"), int):
             turn = ev["turn"]
         own = ev.get("turn")
@@ -163,7 +164,7 @@ def exit_code(ev: Mapping[str, Any]) -> int | None:
 
 
 def matches(q: Query, ev: Mapping[str, Any], turn: int | None, name: str | None) -> bool:
-    kind = str(ev.get("type", ""))
+    kind = tag(ev) or ""
     if any(kind != t and not kind.startswith(t.rstrip("/") + "/") for t in q.types):
         return False
     if q.names and (name is None or any(name.lower() != n for n in q.names)):

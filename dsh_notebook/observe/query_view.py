@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..wire.base import tag
 from .query import Hit, marked, parse_query, search_events
 
 CSV_COLUMNS = ("seq", "time", "turn", "type", "name", "exit", "snippet")
@@ -44,7 +45,7 @@ def export_rows(hits: list[Hit], fmt: str, out: TextIO) -> None:
     w.writerow(CSV_COLUMNS)
     for h in hits:
         ev: Mapping[str, Any] = h.event
-        w.writerow([ev.get("seq"), ev.get("time", ""), "" if h.turn is None else h.turn, ev.get("type", ""),
+        w.writerow([ev.get("seq"), ev.get("time", ""), "" if h.turn is None else h.turn, tag(ev) or "",
                     h.name or "", "" if h.exit is None else h.exit, redact(h.snippet)])
 
 
@@ -60,7 +61,7 @@ def format_rows(query: str, hits: list[Hit]) -> str:
         tool = h.name or ""
         if h.exit is not None:
             tool += f" exit {h.exit}"
-        buf.write(redact(f"{h.event.get('seq'):>6}  {turn:<4} {h.event.get('type', ''):<20} {tool:<14} {marked(h.snippet, h.marks)}").rstrip() + "\n")
+        buf.write(redact(f"{h.event.get('seq'):>6}  {turn:<4} {tag(h.event) or '':<20} {tool:<14} {marked(h.snippet, h.marks)}").rstrip() + "\n")
     return buf.getvalue()
 
 

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..wire.base import tag
 from .query import Query, marked, parse_query, search_events
 from .search import Match, SearchIndex, SessionMatches, fts_query
 
@@ -26,7 +27,7 @@ def _scan_logs(home: str | Path, q: Query, limit: int) -> list[Match]:
         except Exception:  # a log that cannot be read now is skipped, as by the index
             continue
         for h in search_events(events, q):
-            found.append(Match(log.stem, int(h.event["seq"]), str(h.event.get("type")), marked(h.snippet, h.marks)))
+            found.append(Match(log.stem, int(h.event["seq"]), str(tag(h.event)), marked(h.snippet, h.marks)))
             if len(found) >= limit:
                 return found
     return found

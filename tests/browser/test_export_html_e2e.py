@@ -112,9 +112,13 @@ def test_export_html_replays_the_loop_and_the_inspector_offline(browser: Any, se
         assert insp.locator(".dsh-f-count").inner_text() == f"{events} of {events} events"
         types = insp.locator(".dsh-row-type").all_text_contents()
         assert "tool/call" in types and "tool/result" in types
-        insp.locator('.dsh-row[data-seq="11"]').click()
-        assert "tool/result" in insp.locator(".dsh-detail").inner_text()
-        assert "cites: #10" in insp.locator(".dsh-detail").inner_text() and "\"exitCode\": 1" in insp.locator(".dsh-detail").inner_text()
+        # the first tool/result (its seq depends on what the turn logged before it: checkpoints …)
+        result_row = insp.locator(".dsh-row").filter(has=page.locator(".dsh-row-type", has_text="tool/result")).first
+        call_seq = int(insp.locator(".dsh-row").filter(has=page.locator(".dsh-row-type", has_text="tool/call")).first.get_attribute("data-seq") or -1)
+        result_row.click()
+        detail = insp.locator(".dsh-detail").inner_text()
+        assert "tool/result" in detail
+        assert f"cites: #{call_seq}" in detail and "\"exitCode\": 1" in detail
         # a kernel call (approve, prompt) would be READ_ONLY: there is no prompt box to make one
         shot(page, "export-html-inspector", ".dsh-inspector")
 
