@@ -132,9 +132,11 @@ def _safe_cuts(session: Session, nodes: Sequence[int], start: int) -> list[int]:
     return cuts
 
 
-def plan_compaction(session: Session, keep_turn: int | None) -> CompactionPlan | None:
+def plan_compaction(session: Session, keep_turn: int | None, *, running: bool = False) -> CompactionPlan | None:
     """The nodes to summarise: everything before ``keep_turn``'s first node (all of it when that
-    turn has no node yet); when that leaves nothing, up to the last safe cut inside the turn."""
+    turn has no node yet); when that leaves nothing, up to the last safe cut inside the turn.
+    ``running``: ``keep_turn`` is the turn being run, so a lone earlier summary before it is not
+    "nothing to gain" — a long turn compacts again inside itself (keeping its last exchange)."""
     events = session.events
     nodes = session.surface
     start = next((i for i, s in enumerate(nodes) if not isinstance(events[s], SystemMessageEvent)), None)
@@ -144,12 +146,12 @@ def plan_compaction(session: Session, keep_turn: int | None) -> CompactionPlan |
     first = None if keep_turn is None else next(
         (i for i in range(start, len(nodes))
          if _turn_of(events[nodes[i]]) == keep_turn and not _is_summary(events[nodes[i]])), None)
+    inside = [k for k in cuts if k < len(nodes)]  # keep at least the last exchange
     if first is None:
         cut = len(nodes) if len(nodes) in cuts else (cuts[-1] if cuts else None)
-    elif first > start and first in cuts:
+    elif first > start and first in cuts and not (running and all(_is_summary(events[s]) for s in nodes[start:first])):
         cut = first
-    else:
-        inside = [k for k in cuts if k < len(nodes)]  # keep at least the last exchange
+    else:  # the kept turn is all there is (or only an earlier summary precedes it): cut inside it
         cut = inside[-1] if inside else None
     if cut is None:
         return None

@@ -65,7 +65,7 @@ class Compactor:
         before = self.estimate(pending, tools)
         if before <= self.threshold * window:
             return None
-        plan = plan_compaction(self.session, turn)
+        plan = plan_compaction(self.session, turn, running=True)
         if plan is None or estimate_tokens(plan.messages) < MIN_SAVING * window:
             return None
         try:
@@ -79,7 +79,7 @@ class Compactor:
         """Summarise the older nodes with the step's model and replace them; ``None`` when there
         is nothing to compact. Raises the summarisation request's ``ModelError``."""
         keep = turn if keep_turn is None else keep_turn
-        plan = plan_compaction(self.session, keep)
+        plan = plan_compaction(self.session, keep, running=turn is not None)
         if plan is None:
             return None
         history = self.session.derive_messages()

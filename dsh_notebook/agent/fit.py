@@ -139,7 +139,7 @@ async def fit_request(
 async def _compact(run: TurnRun, route: ModelRoute, decision: PreStep) -> bool:
     """Compact first, when there is enough to summarise to be worth a request."""
     agent, window = run.agent, run.window.tokens if run.window is not None else None
-    plan = plan_compaction(agent.session, run.turn)
+    plan = plan_compaction(agent.session, run.turn, running=True)
     if plan is None or not window or estimate_tokens(plan.messages) < MIN_SAVING * window:
         return False
     if not any(m.role == "assistant" for m in plan.messages):

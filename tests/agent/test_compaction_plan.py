@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsh_notebook.agent.compaction import estimate_tokens, plan_compaction
+from dsh_notebook.agent.compaction import commit_compaction, estimate_tokens, plan_compaction
 from dsh_notebook.session.session import Session
 from dsh_notebook.wire.events import (
     AssistantMessageEvent,
@@ -85,3 +85,20 @@ def test_a_transcript_over_its_cap_keeps_the_head_and_the_tail() -> None:
     assert capped.startswith("[user]\ngoal 0 ") and capped.endswith(whole[-100:])
     assert "characters of the conversation left out" in capped
     assert "… [" in transcript([user_text("y" * 5000)], clip=100)  # one long message is clipped
+
+
+def test_a_long_running_turn_compacts_again_inside_itself_after_its_first_summary() -> None:
+    """One long turn, compacted once (a summary now heads it): the running turn can be compacted
+    again up to its last exchange — else a tool loop fills the window and the request cannot be
+    sent (found on the real local model: CONTEXT_OVERFLOW naming the summary at step 37)."""
+    session = _session_with_turns([6])
+    first = plan_compaction(session, 1, running=True)
+    assert first is not None
+    commit_compaction(session, first, "summary of steps 1-5", turn=1, trigger="threshold", tokens_before=900,
+                      tokens_after=100, window=4096, provider="fake", model="m", usage=None)
+    for step in range(7, 13):
+        _tool_step(session, f"d{step}", 1, step)
+    again = plan_compaction(session, 1, running=True)
+    assert again is not None and any(isinstance(session.events[s], AssistantMessageEvent) for s in again.seqs)
+    # not the running turn (a manual compact keeping the last turn): the lone summary stays as it is
+    assert plan_compaction(session, 1) is None
