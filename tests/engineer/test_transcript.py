@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pexpect
-from IPython.core.interactiveshell import InteractiveShell
+from IPython.testing import globalipapp
 from IPython.utils.capture import capture_output
 
 from dsh_notebook.notebook.render import TextSeg, ToolSeg
@@ -22,7 +22,7 @@ ALLOW = r"\[y/N/a: [^\]]*\] "
 
 
 def test_a_frozen_display_says_its_unfinished_calls_continue_below() -> None:
-    InteractiveShell.instance()
+    globalipapp.get_ipython()  # the suite's one test shell (a second kind of singleton breaks the others)
     waiting = ToolSeg("c1", "bash", '{"command": "ls"}', phase="approval", status="waiting")
     with capture_output() as cap:
         sink = DisplaySink(interval=0)

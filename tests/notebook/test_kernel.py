@@ -179,7 +179,7 @@ def test_stdin_approval_in_a_kernel(kernel: tuple[Any, Any], fake_server: FakeOp
             last[did] = m["content"]["data"]["text/plain"]
     assert len(order) == 2, order
     first, second = (last[d] for d in order)
-    assert first.rstrip().endswith("[? waiting for approval]") and "fin" not in first, first
+    assert first.rstrip().endswith(("[? waiting for approval]", "[? waiting for approval ↓ continued below]")) and "fin" not in first, first
     assert "bash echo approved-run" in second and "fin" in second, second
     assert ("DENIED" in second) is (not allowed)
 

@@ -94,7 +94,7 @@ def test_context_window_flag_sets_the_kernels_window(shell: Any, fake_server: Fa
     (request,) = json.loads(done.stdout)["requests"]
     assert (request["contextWindow"], request["contextUsed"]) == (6400, 0.5)
     config = shell.run_cell("%dsh config").result
-    assert config.items["context window"] == "6400 tokens (DSH_CONTEXT_WINDOW)"
+    assert config.items["context window"] == "6400 tokens (from the flag)"  # --context-window sets DSH_CONTEXT_WINDOW: source `flag`
     assert config.items["prices"].startswith(str(priced)) and config.items["OpenTelemetry"].startswith("off")
     with pytest.raises(DshMagicError) as err:
         shell.run_line_magic("dsh", "--context-window lots hello")
