@@ -164,7 +164,7 @@ class CommandsMixin:
             try:
                 from .compare_widget import CompareWidget
 
-                return CompareWidget(a.id, a.events, b.id, b.events)
+                return CompareWidget(a.id, a.events, b.id, b.events, paths=(str(a.path), str(b.path)))
             except Exception as exc:  # never lose the comparison: the text/HTML form
                 print(f"dsh: widget unavailable ({type(exc).__name__}: {exc}); showing the table instead")
         pairs, divergence = compare_events(a.events, b.events)

@@ -8,6 +8,11 @@ carries the message diff of the two requests there; the front end (``js/src/comp
 highlights that row and scrolls it into view. :class:`CompareWidget` keeps the text and HTML
 forms of :class:`~.compare_view.ComparisonView` in its mime bundle (nbconvert, a front end
 without widgets) and ``first_divergent_seqs``.
+
+Each side of the first divergence has an "open in inspector" button: the front end sends
+``{"kind": "open-inspector", "side": "a"|"b", "seq": N}`` and the widget shows a
+:class:`~.widgets.SessionInspector` of that session, with that event selected, in the output area
+under the table (one per side: a second press selects the event in the one already open).
 """
 
 from __future__ import annotations
@@ -91,10 +96,50 @@ class CompareWidget(anywidget.AnyWidget):  # type: ignore[misc]
     kind = traitlets.Unicode("compare").tag(sync=True)
     data = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[AnyEvent]) -> None:
+    def __init__(self, a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[AnyEvent],
+                 paths: tuple[str, str] | None = None) -> None:
+        """``paths``: the two logs (an inspector opens them); without, the session ids."""
         pairs, divergence = compare_events(a, b)
         self.view = ComparisonView(a_id, b_id, pairs, divergence)
         super().__init__(data=comparison_data(a_id, a, b_id, b, (pairs, divergence)))
+        self._targets = {"a": paths[0] if paths else a_id, "b": paths[1] if paths else b_id}
+        self._lengths = {"a": len(a), "b": len(b)}
+        self.inspectors: dict[str, Any] = {}
+        self._out: Any = None
+        self.on_msg(self._on_custom)
+
+    @property
+    def output(self) -> Any:
+        """The Output widget the inspectors are shown in (below the table)."""
+        if self._out is None:
+            import ipywidgets
+
+            self._out = ipywidgets.Output()
+        return self._out
+
+    def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("kind") == "open-inspector":
+            self.open_inspector(str(content.get("side")), content.get("seq"))
+
+    def open_inspector(self, side: str, seq: Any) -> Any:
+        """Show (or focus) the inspector of ``side`` ("a"/"b") at event ``seq``; ``None`` for a
+        bad side or seq (nothing is opened)."""
+        if side not in self._targets or not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < self._lengths[side]:
+            return None
+        shown = self.inspectors.get(side)
+        if shown is not None and getattr(shown, "comm", None) is not None:
+            shown.selected_seq = -1  # a change even when the same seq is asked again
+            shown.selected_seq = seq
+            return shown
+        from IPython.display import display
+
+        from .widgets import SessionInspector
+
+        shown = SessionInspector(self._targets[side], selected_seq=seq)
+        self.inspectors[side] = shown
+        with self.output:
+            display(shown)
+        return shown
 
     @property
     def first_divergent_seqs(self) -> tuple[int | None, int | None] | None:
@@ -105,7 +150,10 @@ class CompareWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """The widget view, and the text and HTML forms for whatever cannot show widgets."""
-        shown = super()._repr_mimebundle_(**kwargs)
+        import ipywidgets
+
+        box = ipywidgets.VBox([self, self.output])  # the table, and under it the inspectors it opens
+        shown = box._repr_mimebundle_(**kwargs)
         data, meta = (dict(shown[0]), dict(shown[1])) if isinstance(shown, tuple) else (dict(shown or {}), {})
         data["text/plain"] = repr(self.view)
         data["text/html"] = self.view._repr_html_()

@@ -251,12 +251,16 @@ class SessionInspector(_SessionWidget):
     messages at any seq, request diff. ``session_id_or_path``: an id of this kernel's Host
     (live or saved) or the path of a log file."""
 
+    #: the event to select and scroll into view once it has arrived (-1: none); compare's link sets it
+    selected_seq = traitlets.Int(-1).tag(sync=True)
+
     def __init__(self, session_id_or_path: str | os.PathLike[str], *, host: Any = None,
-                 interval: float = 0.05, present: bool = False) -> None:
+                 interval: float = 0.05, present: bool = False, selected_seq: int = -1) -> None:
         value = target_text(session_id_or_path, "SessionInspector")
         path = value if _looks_like_path(value) else None
         super().__init__(None if path else value, path=path, host=host, interval=interval, kind="inspector",
                          present=bool(present))
+        self.selected_seq = int(selected_seq)
 
 
 __all__ = ["LoopWidget", "SessionInspector"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,6 +203,10 @@ def compare_main(args: Any) -> int:
         print(f"{name}: {log.id}  {log.path}")
     for line in render_comparison(pairs, divergence, names):
         print(line)
+    if divergence is not None:  # the divergent event of each side, one command away
+        for name, target, at in ((names[0], args.a, divergence.a_seq), (names[1], args.b, divergence.b_seq)):
+            if at is not None:
+                print(f"open {name} at seq {at}: python -m dsh_notebook show {shlex.quote(str(target))} --search seq:{at}")
     return 0
 
 

@@ -5,12 +5,23 @@ import type { WidgetModel } from "./transport";
 import { h, replace } from "./ui/dom";
 import { observePane } from "./ui/narrow";
 
-function sideCell(side: CompareSide | null, name: string): HTMLElement {
-  if (!side) return h("td", { class: "dsh-cmp-cell dsh-cmp-none" }, `${name} has no such step`);
+/** What an "open in inspector" button asks for: side "a" or "b", at that seq. */
+export type OpenAt = (side: "a" | "b", seq: number) => void;
+
+function openButton(side: "a" | "b", seq: number | null, onOpen: OpenAt | undefined): HTMLElement | null {
+  if (seq === null || !onOpen) return null;
+  const b = h("button", { class: `dsh-btn dsh-cmp-open-${side}`, type: "button", "data-side": side, "data-seq": seq,
+    title: `open session ${side.toUpperCase()} in an inspector with event #${seq} selected` }, `open #${seq} in inspector`);
+  b.addEventListener("click", () => onOpen(side, seq));
+  return h("div", { class: "dsh-cmp-open" }, b);
+}
+
+function sideCell(side: CompareSide | null, name: string, open: HTMLElement | null = null): HTMLElement {
+  if (!side) return h("td", { class: "dsh-cmp-cell dsh-cmp-none" }, `${name} has no such step`, open);
   return h("td", { class: "dsh-cmp-cell" },
     h("div", { class: "dsh-cmp-req" }, `request #${side.seq} · ${side.messages} messages`),
     side.last ? h("div", { class: "dsh-cmp-last", title: "the request's last message" }, side.last) : null,
-    h("div", { class: "dsh-cmp-resp", title: side.responseSeq !== null ? `assistant/message #${side.responseSeq}` : "no answer was committed" }, `→ ${side.response}`));
+    h("div", { class: "dsh-cmp-resp", title: side.responseSeq !== null ? `assistant/message #${side.responseSeq}` : "no answer was committed" }, `→ ${side.response}`), open);
 }
 
 function diffBlock(lines: string[]): HTMLElement {
@@ -18,7 +29,8 @@ function diffBlock(lines: string[]): HTMLElement {
     ...lines.map((line) => h("span", { class: `dsh-cmp-line dsh-cmp-${diffLineKind(line)}` }, `${line}\n`)));
 }
 
-export function renderCompareInto(root: HTMLElement, data: CompareData): HTMLElement | null {
+/** `onOpen`: the first divergence gets an "open in inspector" button per side (the divergent event). */
+export function renderCompareInto(root: HTMLElement, data: CompareData, onOpen?: OpenAt): HTMLElement | null {
   const d = data.divergence;
   const table = h("table", { class: "dsh-cmp-table" },
     h("thead", null, h("tr", null, h("th", { class: "dsh-cmp-key" }, "turn · step"),
@@ -28,7 +40,8 @@ export function renderCompareInto(root: HTMLElement, data: CompareData): HTMLEle
   for (const r of data.rows) {
     const tr = h("tr", { class: `dsh-cmp-row dsh-cmp-${r.state}`, "data-state": r.state, "data-turn": r.turn, "data-step": r.step, "aria-current": r.state === "first" ? "true" : null },
       h("td", { class: "dsh-cmp-key" }, `${r.turn} · ${r.step}`, r.state === "first" ? h("div", { class: "dsh-cmp-flag" }, "first divergence") : r.state === "same" ? h("div", { class: "dsh-cmp-same" }, "same") : null),
-      sideCell(r.a, "A"), sideCell(r.b, "B"));
+      sideCell(r.a, "A", r.state === "first" && d ? openButton("a", d.a.seq ?? d.a.requestSeq, onOpen) : null),
+      sideCell(r.b, "B", r.state === "first" && d ? openButton("b", d.b.seq ?? d.b.requestSeq, onOpen) : null));
     body.append(tr);
     if (r.state === "first" && d) {
       first = tr;
@@ -61,7 +74,8 @@ export function renderCompare(model: WidgetModel, el: HTMLElement): () => void {
   const root = h("div", { class: "dsh-root dsh-compare" });
   el.append(root);
   const draw = () => {
-    const first = renderCompareInto(root, (model.get("data") ?? { a: {}, b: {}, rows: [] }) as CompareData);
+    const first = renderCompareInto(root, (model.get("data") ?? { a: {}, b: {}, rows: [] }) as CompareData,
+      (side, seq) => model.send({ kind: "open-inspector", side, seq }));
     if (first && typeof requestAnimationFrame === "function") requestAnimationFrame(() => scrollToFirst(root, first));
   };
   draw();

@@ -21,6 +21,7 @@ import { Pricing, type PricingTable } from "./model/pricing";
 import { TrajectoryFold } from "./model/trajectory";
 import { approvalSeqs, durationsBySeq } from "./model/waterfall";
 import { createWaterfall } from "./ui/waterfall";
+import { sessionViews } from "./ui/timeline-stats";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 import { renderChanges } from "./ui/changes";
 import type { CheckpointChanges } from "./wire.gen";
@@ -53,6 +54,12 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     drawWf();
   });
 
+  const views = sessionViews((seq) => select(seq, true), () => drawViews());
+  const drawViews = () => views.draw(traj, s.fold.events.length, selected, s.fold.status === "running");
+  let wantSeq = Number(model.get("selected_seq") ?? -1); // an inspector opened at an event (compare's link)
+  const onWant = () => { wantSeq = Number(model.get("selected_seq") ?? -1); render.schedule(); };
+  model.on("change:selected_seq", onWant);
+
   const root = h("div", { class: "dsh-root dsh-inspector" });
   el.append(root);
   const header = h("div", { class: "dsh-header" });
@@ -73,7 +80,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     b.addEventListener("click", () => exportListed(format));
     return b;
   };
-  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, wfBtn,
+  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, wfBtn, ...views.buttons,
     exportBtn("jsonl"), exportBtn("csv"), countEl);
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
@@ -82,7 +89,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const onPresent = () => present.set(Boolean(model.get("present")));
   onPresent();
   model.on("change:present", onPresent);
-  root.append(header, glossary.panel, errorEl, toolbar, wf.el, h("div", { class: "dsh-split" }, list.el, side));
+  root.append(header, glossary.panel, errorEl, toolbar, wf.el, ...views.panes, h("div", { class: "dsh-split" }, list.el, side));
   const unKeys = isolateKeys(root);
   const unPane = observePane(root);
   const unTabs = roving(side, ".dsh-tab", "horizontal");
@@ -143,6 +150,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     if (scroll) list.scrollToIndex(i); else list.refresh();
     renderDetail();
     if (!wf.el.hidden) { drawWf(); wf.showTurnOf(seq); }
+    drawViews();
+    views.reveal(seq);
   }
 
   function renderRow(i: number): HTMLElement {
@@ -269,6 +278,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
       filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value;
       refilter();
     }
+    drawViews();
+    if (wantSeq >= 0 && events[wantSeq]) { const w = wantSeq; wantSeq = -1; select(w, true); root.dataset.openedAt = String(w); }
     if (selected < 0) renderDetail();
   });
 
@@ -290,6 +301,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     clearTimeout(searchTimer);
     model.off("change:error", onErr);
     model.off("change:present", onPresent);
+    model.off("change:selected_seq", onWant);
     release(model, s);
     root.remove();
   };
