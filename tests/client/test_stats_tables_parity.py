@@ -1,0 +1,81 @@
+"""The inspector's Stats view shows what ``show --stats`` prints: ``js/src/model/stats-tables.ts``
+over the JS trajectory fold gives, character for character, the CLI's text
+(:func:`dsh_notebook.session.stats_view.format_stats`) — through the real CLI on a log with every
+timing and pricing case, and through ``format_stats`` on every recorded real run — and its HTML
+tables hold exactly the cells of the CLI's table lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_notebook.models.price_table import pricing_table
+from dsh_notebook.session.stats import session_stats
+from dsh_notebook.session.stats_view import format_stats
+from dsh_notebook.wire.events import AnyEvent, EventAdapter, event_to_dict
+from tests.client.test_stats_parity import FIXTURES, followed_events
+from tests.fixtures.record_streams import load
+from tests.fixtures.timed_session import timed_session
+
+ROOT = Path(__file__).resolve().parents[2]
+JS = ROOT / "js"
+
+
+@pytest.fixture(scope="module")
+def js_tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    node = shutil.which("node")
+    esbuild = JS / "node_modules" / "esbuild" / "bin" / "esbuild"
+    assert node and esbuild.exists(), "the parity test needs node and js/node_modules (make setup)"
+    bundle = tmp_path_factory.mktemp("tables") / "tables.mjs"
+    subprocess.run([str(esbuild), str(JS / "test" / "parity" / "stats-tables-main.ts"), "--bundle", "--platform=node",
+                    "--format=esm", f"--outfile={bundle}", "--log-level=warning"], check=True, cwd=JS)
+    return bundle
+
+
+def run_js(bundle: Path, tmp: Path, events: list[dict[str, Any]]) -> dict[str, Any]:
+    src = tmp / "input.json"
+    src.write_text(json.dumps({"events": events, "pricing": pricing_table(), "override": None}))
+    out = subprocess.run(["node", str(bundle), str(src)], check=True, capture_output=True, text=True).stdout
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def cells_in(line: str, table: dict[str, Any], row: list[str]) -> None:
+    """The CLI's line is the row's cells, padded: every cell appears, in order."""
+    at = 0
+    for cell in row:
+        found = line.find(cell, at)
+        assert found >= 0, (cell, line)
+        at = found + len(cell)
+
+
+def test_the_stats_view_prints_what_the_cli_prints(js_tables: Path, tmp_path: Path) -> None:
+    log = tmp_path / "s_tablespar01.jsonl"
+    session = timed_session(log)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cli = subprocess.run([sys.executable, "-m", "dsh_notebook", "show", "--stats", str(log)], check=True,
+                         capture_output=True, text=True, env=env, cwd=tmp_path).stdout
+    js = run_js(js_tables, tmp_path, [event_to_dict(e) for e in session.events])
+    assert "requests" in cli and "turns" in cli and "RATE_LIMITED" in cli  # the log has what it claims
+    assert js["text"] == cli
+    lines = cli.splitlines()
+    for table in js["tables"]:
+        start = lines.index(table["title"])
+        cells_in(lines[start + 1], table, table["head"])
+        for i, row in enumerate(table["rows"]):
+            cells_in(lines[start + 2 + i], table, row)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
+def test_the_stats_view_equals_format_stats_on_recorded_runs(js_tables: Path, tmp_path: Path, fixture: Path) -> None:
+    events = followed_events(load(fixture))
+    parsed: list[AnyEvent] = [EventAdapter.validate_python(e) for e in events]
+    py = format_stats(session_stats(parsed))
+    assert run_js(js_tables, tmp_path, events)["text"] == py
