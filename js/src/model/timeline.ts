@@ -41,8 +41,8 @@ export interface SessionTimeline { span: number; groups: TimelineGroup[]; bars: 
 function requestBar(r: RequestStats, now: number): Omit<TimelineBar, "from" | "to"> & { start: number; end: number } {
   const end = r.endTime ?? Math.max(now, r.sentTime);
   return { kind: "request", seq: r.seq, turn: r.turn, start: r.sentTime, end, durationMs: end - r.sentTime, open: r.endTime === null,
-    label: `request #${r.seq} · step ${r.step}${r.attempt > 1 ? ` · try ${r.attempt}` : ""}`,
-    title: `${r.provider}:${r.model} · ${r.outcome}${r.error ? ` ${r.error}` : ""}`, outcome: r.outcome,
+    label: `request #${r.seq}${r.attempt > 1 ? ` · try ${r.attempt}` : ""}`,
+    title: `turn ${r.turn} step ${r.step} attempt ${r.attempt} · ${r.provider}:${r.model} · ${r.outcome}${r.error ? ` ${r.error}` : ""}`, outcome: r.outcome,
     inputTokens: r.inputTokens, outputTokens: r.outputTokens, costUsd: r.costUsd };
 }
 

@@ -30,7 +30,7 @@ export function createTimeline(onSelect: (seq: number) => void): TimelineView {
   let active = -1; // index into tl.bars
   let selected = -1;
   let key = "";
-  const el = h("div", { class: "dsh-timeline", tabindex: 0, role: "listbox", "aria-label": "session timeline: turns, requests and tool calls on one time axis; + and − zoom, 0 resets, arrows move between bars, Enter selects" });
+  const el = h("div", { class: "dsh-timeline", tabindex: 0, role: "group", "aria-label": "session timeline: turns, requests and tool calls on one time axis; + and − zoom, 0 resets, arrows move between bars, Enter selects" });
   const btn = (cls: string, label: string, title: string, fn: () => void) => {
     const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title }, label);
     b.addEventListener("click", fn);
@@ -43,7 +43,7 @@ export function createTimeline(onSelect: (seq: number) => void): TimelineView {
     btn("dsh-tl-reset", "Reset", "show the whole session (0)", () => { fit = true; view = { from: 0, to: tl.span }; draw(); }),
     scaleLabel, total);
   const axis = h("div", { class: "dsh-tl-axis" });
-  const rowsEl = h("div", { class: "dsh-tl-rows" });
+  const rowsEl = h("div", { class: "dsh-tl-rows", role: "list", "aria-label": "turns, requests and tool calls" });
   const body = h("div", { class: "dsh-tl-body" }, rowsEl);
   el.append(controls, h("div", { class: "dsh-tl-axisrow" }, h("div", { class: "dsh-tl-axislabel" }, "active time (idle gaps between turns cut)"), axis), body);
 
@@ -107,7 +107,7 @@ export function createTimeline(onSelect: (seq: number) => void): TimelineView {
     const text = `${fmtMs(b.durationMs)}${metrics ? ` · ${metrics}` : ""}`;
     const on = index === active;
     return h("div", { class: `dsh-tl-row dsh-tl-barrow dsh-tl-${b.kind}${on ? " dsh-tl-active" : ""}${b.seq === selected ? " dsh-tl-sel" : ""}`,
-      style: `top:${i * ROW}px`, id: `${id}-b${index}`, role: "option", "aria-selected": String(b.seq === selected),
+      style: `top:${i * ROW}px`, id: `${id}-b${index}`, role: "listitem", "aria-current": b.seq === selected ? "true" : null,
       "data-bar": index, "data-seq": b.seq, "data-kind": b.kind, "data-turn": b.turn, title: `${b.label} — ${b.title} · ${text}` },
       h("span", { class: "dsh-tl-label" }, h("span", { class: "dsh-tl-name" }, b.label), h("span", { class: "dsh-tl-metrics" }, text)),
       h("span", { class: "dsh-tl-track" }, at ? h("span", { class: `dsh-tl-bar dsh-tl-bar-${b.kind} dsh-tl-outcome-${b.outcome}${b.open ? " dsh-tl-open" : ""}`,
@@ -117,7 +117,7 @@ export function createTimeline(onSelect: (seq: number) => void): TimelineView {
   function groupRow(g: SessionTimeline["groups"][number], i: number): HTMLElement {
     const at = placeBar(view, g.from, g.to);
     const meta = `${fmtMs(g.durationMs)}${g.running ? " so far" : ""} · ${tokensText(g.inputTokens, g.outputTokens, g.costUsd) || "no requests"}`;
-    return h("div", { class: "dsh-tl-row dsh-tl-group", style: `top:${i * ROW}px`, "data-turn": g.turn, "data-seq": g.seq, title: `turn ${g.turn} · ${meta}` },
+    return h("div", { class: "dsh-tl-row dsh-tl-group", role: "listitem", style: `top:${i * ROW}px`, "data-turn": g.turn, "data-seq": g.seq, title: `turn ${g.turn} · ${meta}` },
       h("span", { class: "dsh-tl-label" }, h("span", { class: "dsh-tl-name" }, `turn ${g.turn}`), h("span", { class: "dsh-tl-metrics dsh-tl-turnmeta" }, meta)),
       h("span", { class: "dsh-tl-track" }, at ? h("span", { class: "dsh-tl-span", style: `left:${at.left.toFixed(3)}%;width:${at.width.toFixed(3)}%` }) : null));
   }
