@@ -49,7 +49,7 @@ export class StaticModel implements WidgetModel {
   }
 
   send(content: unknown): void {
-    const c = content as { kind?: string; cid?: string; envelope?: ClientEnvelope };
+    const c = content as { kind?: "envelope" | "bye"; cid?: string; envelope?: ClientEnvelope };
     if (c.kind !== "envelope" || !c.envelope) return; // "bye": nothing to close
     const items = this.answer(c.envelope);
     if (items.length) queueMicrotask(() => { for (const h of this.handlers.get("msg:custom") ?? []) h({ kind: "batch", cid: c.cid, items }); });

@@ -1,5 +1,6 @@
-// Issue 25 item 3, the client side: routing on `type` happens only on the wire's typed unions.
-// Outside js/src/wire*.ts no `.type === "..."` / `switch (x.type)` reads `type` from an untyped
+// Issue 25 item 3, the client side: routing on `type` (or a frame's `kind`) happens only on the
+// wire's typed unions. Outside js/src/wire*.ts no `.type === "..."` / `switch (x.type)` (nor the
+// same on `.kind`) reads it from an untyped
 // value (`any`, `unknown`, `Record<string, unknown>`, a plain `string` field), and no branch
 // that checked `x.type` casts `x` with `as` (the union narrows it; a cast would hide a wrong one).
 // The check runs the TypeScript compiler over js/src and asks its checker for each site's types.
@@ -34,11 +35,11 @@ function sources(dir: string): string[] {
 
 const strip = (e: ts.Expression): ts.Expression => (ts.isParenthesizedExpression(e) ? strip(e.expression) : e);
 
-/** `x.type` / `x["type"]` → `x`, else undefined. */
+/** `x.type` / `x["type"]` (or `kind`) → `x`, else undefined. */
 function typeRead(e: ts.Expression): ts.Expression | undefined {
   const s = strip(e);
-  if (ts.isPropertyAccessExpression(s) && s.name.text === "type") return s.expression;
-  if (ts.isElementAccessExpression(s) && ts.isStringLiteral(s.argumentExpression) && s.argumentExpression.text === "type") return s.expression;
+  if (ts.isPropertyAccessExpression(s) && (s.name.text === "type" || s.name.text === "kind")) return s.expression;
+  if (ts.isElementAccessExpression(s) && ts.isStringLiteral(s.argumentExpression) && (s.argumentExpression.text === "type" || s.argumentExpression.text === "kind")) return s.expression;
   return undefined;
 }
 
@@ -76,8 +77,12 @@ function guardsBefore(block: ts.Block | ts.SourceFile, n: ts.Node, sf: ts.Source
   return out;
 }
 
-/** Is `type`, read from a value of type `obj`, a string-literal union (a discriminant)? */
-function discriminant(checker: ts.TypeChecker, read: ts.Expression): boolean {
+/** Is `type` / `kind`, read from a value, a string-literal union (a discriminant)? A DOM value
+ *  (`el.dataset.kind`, `input.type`) is not the wire's: it passes. */
+function discriminant(program: ts.Program, checker: ts.TypeChecker, read: ts.Expression): boolean {
+  const sym = checker.getTypeAtLocation(typeRead(read)!).getSymbol();
+  const owner = sym && sym.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.Class) ? sym.declarations?.[0] : undefined;
+  if (owner && program.isSourceFileDefaultLibrary(owner.getSourceFile())) return true; // (not `Record`: a type literal)
   const t = checker.getTypeAtLocation(read);
   const parts = t.isUnion() ? t.types : [t];
   return parts.every((p) => (p.flags & (ts.TypeFlags.StringLiteral | ts.TypeFlags.Undefined | ts.TypeFlags.Never)) !== 0);
@@ -99,10 +104,10 @@ function findings(): string[] {
       // routing over an untyped value
       if (ts.isBinaryExpression(n) && isEq(n.operatorToken.kind)) {
         for (const [a, b] of [[n.left, n.right], [n.right, n.left]] as const) {
-          if (typeRead(a) && ts.isStringLiteralLike(strip(b)) && !discriminant(checker, strip(a))) at(n, "untyped route");
+          if (typeRead(a) && ts.isStringLiteralLike(strip(b)) && !discriminant(program, checker, strip(a))) at(n, "untyped route");
         }
       }
-      if (ts.isSwitchStatement(n) && typeRead(n.expression) && !discriminant(checker, strip(n.expression))) at(n.expression, "untyped switch");
+      if (ts.isSwitchStatement(n) && typeRead(n.expression) && !discriminant(program, checker, strip(n.expression))) at(n.expression, "untyped switch");
       // a cast after a type check
       if (ts.isAsExpression(n) || ts.isTypeAssertionExpression(n)) {
         const target = n.type.getText(sf);
