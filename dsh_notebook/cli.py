@@ -20,7 +20,8 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from .errors import DshError
+from .config import positive_int
+from .errors import DshError, UserError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -195,12 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _window(raw: str) -> int:
     try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"--context-window must be a positive number of tokens, not {raw!r}")
-    return value
+        return positive_int(raw, "--context-window", what="a positive number of tokens", code="BAD_FLAG")
+    except UserError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
 
 
 def main(argv: list[str] | None = None) -> int:

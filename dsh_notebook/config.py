@@ -244,6 +244,21 @@ def model_timeouts(settings: Settings, base_url: str | None) -> tuple[float, flo
     return first, idle
 
 
+def positive_int(raw: object, name: str, *, what: str = "a positive whole number", code: str = "BAD_CONFIG") -> int:
+    """``raw`` (an int or its text) as a positive whole number, else a coded ``UserError``:
+    "``name`` must be ``what``, not ``raw``". The one parser of the positive counts read from
+    the environment, flags and the price catalog (windows, threads)."""
+    value = 0
+    if isinstance(raw, (int, str)) and not isinstance(raw, bool):
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+    if value <= 0:
+        raise UserError(f"{name} must be {what}, not {raw!r}", code=code)
+    return value
+
+
 def parse_max_tokens(raw: str | int | None, name: str = "--max-tokens") -> int | None:
     """An output limit in tokens: a positive integer; unset or blank: ``None`` (the default)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):

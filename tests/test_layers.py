@@ -12,11 +12,10 @@ file, the line and the import.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.test_rules import PKG, modules, ownership_entries
+from tests.test_rules import PKG, imported, modules, ownership_entries
 
 # Ground first. A unit may import its own rank and the ranks below it, never a rank above.
 RANKS: tuple[tuple[str, ...], ...] = (
@@ -61,22 +60,6 @@ FILE_CIRCLES: dict[frozenset[str], str] = {
 def unit_of(rel_path: str) -> str:
     first = rel_path.split("/")[0]
     return first.removesuffix(".py")
-
-
-def imported(path: Path, package: list[str] | None = None) -> list[tuple[int, str]]:
-    """Every name ``path`` imports, anywhere in it (functions, ``TYPE_CHECKING``), as dotted names;
-    ``from pkg import x`` gives ``pkg.x`` (which :func:`resolve` turns into the module ``x`` when
-    there is one, else the package)."""
-    package = package or ["dsh_notebook", *path.relative_to(PKG).parent.parts]
-    out: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            name = ".".join([*base, node.module] if node.module else base)
-            out += [(node.lineno, f"{name}.{a.name}") for a in node.names]
-    return out
 
 
 def resolve(name: str) -> str | None:

@@ -25,7 +25,9 @@ def rel(path: Path) -> str:
 
 
 def imported(path: Path, package: list[str] | None = None) -> list[tuple[int, str]]:
-    """Every module ``path`` imports, anywhere in it, as absolute dotted names."""
+    """Every name ``path`` imports, anywhere in it (functions, ``TYPE_CHECKING``), as dotted names;
+    ``from pkg import x`` gives ``pkg.x`` (``tests/test_layers.py``'s ``resolve`` turns it into the
+    module ``x`` when there is one, else the package). The one import walker of the rule tests."""
     package = package or ["dsh_notebook", *path.relative_to(PKG).parent.parts]
     out: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -34,9 +36,7 @@ def imported(path: Path, package: list[str] | None = None) -> list[tuple[int, st
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             name = ".".join([*base, node.module] if node.module else base)
-            out.append((node.lineno, name))
-            if node.module is None:  # ``from . import x``: x is a module of that package
-                out += [(node.lineno, f"{name}.{a.name}") for a in node.names]
+            out += [(node.lineno, f"{name}.{a.name}") for a in node.names]
     return out
 
 
@@ -74,7 +74,7 @@ def test_the_rule_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("def f():\n    import IPython\n    from openai import OpenAI\n    from ..host import gateway\n")
     names = [n for _, n in imported(probe, ["dsh_notebook", "tools"])]
-    assert names == ["IPython", "openai", "dsh_notebook.host"]
+    assert names == ["IPython", "openai.OpenAI", "dsh_notebook.host.gateway"]
 
 
 # --- the ownership map ---------------------------------------------------------------------------

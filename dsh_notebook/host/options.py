@@ -31,6 +31,7 @@ from ..config import (
     parse_timeout,
 )
 from ..errors import DshError
+from ..models.base import HttpAdapter, ModelAdapter
 from ..models.request_options import merge_options, parse_options, parse_tools, tools_text
 from ..session.catalog import context_window, env_context_window
 from ..tools.rules import ApprovalPolicy, RuleSet, load_rules
@@ -132,48 +133,39 @@ def changed_plan(current: RequestPlan, options: SessionOptions) -> RequestPlan:
     )
 
 
-def plan_of(agent: Any) -> RequestPlan:
-    """The plan a live agent runs with (read back from it)."""
+def plan_of(agent: Agent) -> RequestPlan:
+    """The plan a live agent runs with (read back from its :class:`AgentConfig`)."""
     cfg = agent.config
-    if hasattr(cfg, "request_options"):  # the AgentConfig of agent/config.py
-        return RequestPlan(cfg.max_tokens, dict(cfg.request_options), cfg.tools, cfg.max_repeats)
-    options = {k: v for k, v in cfg.items() if k != "max_tokens"}
-    return RequestPlan(cfg.get("max_tokens"), options, getattr(agent, "tool_choice", None),
-                       getattr(agent, "max_repeats", None))
+    return RequestPlan(cfg.max_tokens, dict(cfg.request_options), cfg.tools, cfg.max_repeats)
 
 
-def apply_plan(agent: Any, plan: RequestPlan) -> None:
+def apply_plan(agent: Agent, plan: RequestPlan) -> None:
     """The one place the plan reaches the agent (from the next request on)."""
     cfg = agent.config
-    if hasattr(cfg, "request_options"):  # the AgentConfig of agent/config.py
-        fields: dict[str, Any] = {"request_options": dict(plan.request_options), "max_tokens": plan.max_tokens,
-                                  "tools": plan.tools}
-        if plan.max_repeats is not None:
-            fields["max_repeats"] = plan.max_repeats
-        agent.config = replace(cfg, **fields)
-        return
-    # the Agent before AgentConfig: its request config is sent with every request as is
-    agent.config = {**plan.request_options, **({"max_tokens": plan.max_tokens} if plan.max_tokens else {})}
-    agent.tool_choice, agent.max_repeats = plan.tools, plan.max_repeats
+    agent.config = replace(cfg, request_options=dict(plan.request_options), max_tokens=plan.max_tokens,
+                           tools=plan.tools,
+                           max_repeats=cfg.max_repeats if plan.max_repeats is None else plan.max_repeats)
 
 
-def apply_timeouts(agent: Any, options: SessionOptions, adapters: Sequence[Any] = ()) -> None:
+def apply_timeouts(agent: Agent, options: SessionOptions, adapters: Sequence[ModelAdapter] = ()) -> None:
     """New first-byte / idle timeouts on the adapters a live agent holds (and ``adapters``)."""
-    for adapter in [*getattr(agent, "_adapters", {}).values(), *adapters]:
-        if options.first_byte_timeout and hasattr(adapter, "first_byte_timeout"):
+    for adapter in [*agent._adapters.values(), *adapters]:
+        if not isinstance(adapter, HttpAdapter):  # an in-process model has no timeouts
+            continue
+        if options.first_byte_timeout:
             adapter.first_byte_timeout = options.first_byte_timeout
-        if options.idle_timeout and hasattr(adapter, "idle_timeout"):
+        if options.idle_timeout:
             adapter.idle_timeout = options.idle_timeout
 
 
-_first_adapter: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-_probing: weakref.WeakKeyDictionary[Any, asyncio.Task[Any]] = weakref.WeakKeyDictionary()
+_first_adapter: weakref.WeakKeyDictionary[Agent, HttpAdapter] = weakref.WeakKeyDictionary()
+_probing: weakref.WeakKeyDictionary[Agent, asyncio.Task[None]] = weakref.WeakKeyDictionary()
 
 
-def watch_window(agent: Any, adapter: Any | None) -> None:
+def watch_window(agent: Agent, adapter: ModelAdapter | None) -> None:
     """Ask ``adapter``'s server for its window now, in the background (host loop), so that
     ``session/info`` (``%dsh config``) knows it before the first request. Never fails."""
-    if adapter is None or not hasattr(adapter, "server_window") or not getattr(adapter, "probe_window", False):
+    if not isinstance(adapter, HttpAdapter) or not adapter.probe_window:
         return
     _first_adapter[agent] = adapter
 
@@ -186,35 +178,32 @@ def watch_window(agent: Any, adapter: Any | None) -> None:
     _probing[agent] = asyncio.get_running_loop().create_task(probe())
 
 
-async def window_known(agent: Any, timeout: float = 5.0) -> None:
+async def window_known(agent: Agent, timeout: float = 5.0) -> None:
     """Wait (at most ``timeout`` s) for the window probe :func:`watch_window` started."""
     task = _probing.get(agent)
     if task is not None and not task.done():
         await asyncio.wait({task}, timeout=timeout)
 
 
-def request_info(agent: Any) -> RequestInfo:
+def request_info(agent: Agent) -> RequestInfo:
     """What ``session/info`` says about the requests: limits, options, tools, window and source."""
     plan = plan_of(agent)
-    model = getattr(agent, "model", None) or getattr(agent.config, "model", None)
-    adapter = getattr(agent, "_adapters", {}).get(model) or _first_adapter.get(agent)
+    held = agent._adapters.get(agent.model)
+    adapter = _first_adapter.get(agent) if held is None else held if isinstance(held, HttpAdapter) else None
     window, source = window_of(agent, adapter)
     return RequestInfo(
         max_tokens=plan.max_tokens, options=plan.request_options, tools=tools_text(plan.tools),
         max_repeats=plan.max_repeats,
-        first_byte_timeout=getattr(adapter, "first_byte_timeout", None),
-        idle_timeout=getattr(adapter, "idle_timeout", None),
+        first_byte_timeout=adapter.first_byte_timeout if adapter is not None else None,
+        idle_timeout=adapter.idle_timeout if adapter is not None else None,
         context_window=window, window_source=source,
     )
 
 
-def window_of(agent: Any, adapter: Any | None) -> tuple[int | None, WindowSource | None]:
+def window_of(agent: Agent, adapter: HttpAdapter | None) -> tuple[int | None, WindowSource | None]:
     """The window a live agent's model has and where it came from: ``flag`` (``--context-window``
     / ``DSH_CONTEXT_WINDOW``), ``server`` (asked before: never asks here), ``catalog``."""
-    cfg = agent.config
-    flag = getattr(cfg, "context_window", None) if hasattr(cfg, "request_options") else None
-    if flag is None:
-        flag = getattr(getattr(agent, "compactor", None), "window_override", None)
+    flag = agent.config.context_window
     if flag is None:
         try:
             flag = env_context_window()
@@ -222,11 +211,11 @@ def window_of(agent: Any, adapter: Any | None) -> tuple[int | None, WindowSource
             flag = None
     if flag:
         return flag, "flag"
-    known = adapter.known_window() if adapter is not None and hasattr(adapter, "known_window") else None
+    known = adapter.known_window() if adapter is not None else None
     if known:
         return known, "server"
     try:
-        provider, model = parse_model_id(str(agent.model if hasattr(agent, "model") else cfg.model))
+        provider, model = parse_model_id(agent.model)
         window = context_window(provider, model)
     except DshError:
         window = None

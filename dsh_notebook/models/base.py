@@ -202,3 +202,19 @@ class ModelAdapter(Protocol):
         """The model's context window as its server reports it (asked once per model by the
         agent), or ``None`` when the server cannot tell (then the catalog decides)."""
         return None
+
+
+@runtime_checkable
+class HttpAdapter(Protocol):
+    """An adapter that talks to a server (the OpenAI-compatible ones): its first-byte and idle
+    timeouts (changeable on a live session), whether it asks the server for its window, and the
+    window the server reported (cached; never asks)."""
+
+    first_byte_timeout: float
+    idle_timeout: float
+    probe_window: bool
+
+    async def server_window(self) -> int | None: ...
+
+    def known_window(self) -> int | None: ...
+

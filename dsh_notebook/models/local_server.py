@@ -32,7 +32,7 @@ from typing import IO, Any
 
 import httpx2
 
-from ..config import Settings, model_timeouts
+from ..config import Settings, model_timeouts, positive_int
 from ..errors import ModelError, UserError
 from .base import ModelRequest, StreamChunk
 from .openai_compat import OpenAICompatAdapter
@@ -71,15 +71,7 @@ def _free_port() -> int:
 
 def _int_env(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise UserError(f"{name} must be a positive whole number, not {raw!r}", code="BAD_CONFIG")
-    return value
+    return positive_int(raw, name) if raw else default
 
 
 class LocalServer:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import UserError
+from ..config import positive_int
 from ..session.catalog import CONTEXT_WINDOW_ENV, PRICES_FILE_ENV, load_catalog
 
 
@@ -15,12 +15,7 @@ def apply_context_window(raw: str | None) -> int | None:
     """Validate ``--context-window N`` and make it the kernel's window (``None``: unchanged)."""
     if raw is None:
         return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise UserError(f"--context-window must be a positive number of tokens, not {raw!r}", code="BAD_FLAG")
+    value = positive_int(raw, "--context-window", what="a positive number of tokens", code="BAD_FLAG")
     os.environ[CONTEXT_WINDOW_ENV] = str(value)
     return value
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..config import positive_int
 from ..errors import UserError
 from ..wire.events import Usage
 
@@ -131,15 +132,7 @@ class Catalog:
 
 
 def _positive_int(raw: Any, where: str) -> int:
-    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
-        raise UserError(f"{where} must be a positive whole number of tokens, not {raw!r}", code="BAD_CONFIG")
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise UserError(f"{where} must be a positive whole number of tokens, not {raw!r}", code="BAD_CONFIG")
-    return value
+    return positive_int(raw, where, what="a positive whole number of tokens")
 
 
 def _money(raw: Any, where: str) -> float:

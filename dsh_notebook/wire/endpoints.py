@@ -13,7 +13,7 @@ from pydantic import Field, JsonValue
 
 from .base import Frozen
 from .control import AgentStatus, QueueItem
-from .events import DebugStage, EditTarget, Grant
+from .events import DebugStage, EditTarget, Grant, RewindOutcome
 from .follow import PendingApproval
 from .messages import CellRef
 from .pause import AnyPausedItem
@@ -238,19 +238,11 @@ class RewindArgs(Frozen):
     force: bool = False
 
 
-class Rewound(Frozen):
+class Rewound(RewindOutcome):
     """What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``."""
 
     session_id: str
-    to_turn: int
     dry_run: bool = False
-    snapshot: str | None = None
-    written: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    conflicts: tuple[str, ...] = ()
-    failed: tuple[str, ...] = ()
-    variables: tuple[str, ...] = ()
-    forked: str | None = None
     forked_log: str | None = None
     restored_seq: int | None = None
 

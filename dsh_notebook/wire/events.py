@@ -399,23 +399,29 @@ class CheckpointChanges(EventBase):
     variables: tuple[VariableKept, ...] = ()
 
 
-class CheckpointRestored(EventBase):
-    """A rewind to the start of ``toTurn`` (checkpoint ``snapshot``): ``written`` / ``removed``
-    files, ``conflicts`` left alone (changed outside the agent), ``failed`` (blob missing,
-    unsafe path), ``before`` the snapshot of the workspace just before (a rewind can be undone),
-    ``forked`` the new session of a conversation rewind, ``variables`` put back."""
+class RewindOutcome(Frozen):
+    """What a rewind to the start of ``toTurn`` (checkpoint ``snapshot``) did: ``written`` /
+    ``removed`` files, ``conflicts`` left alone (changed outside the agent), ``failed`` (blob
+    missing, unsafe path), ``variables`` put back, ``forked`` the new session of a conversation
+    rewind. Shared by the ``checkpoint/restored`` event and the ``session/rewind`` answer."""
 
-    type: Literal["checkpoint/restored"] = "checkpoint/restored"
     to_turn: int
     snapshot: str | None = None
-    before: str | None = None
-    after: str | None = None  # the workspace just after (later conflict checks compare with it)
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()
     forked: str | None = None
+
+
+class CheckpointRestored(RewindOutcome, EventBase):
+    """A rewind (see :class:`RewindOutcome`); ``before`` the snapshot of the workspace just
+    before (a rewind can be undone), ``after`` the one just after."""
+
+    type: Literal["checkpoint/restored"] = "checkpoint/restored"
+    before: str | None = None
+    after: str | None = None  # the workspace just after (later conflict checks compare with it)
     forced: bool | None = None
     by: str | None = None
 

@@ -4,7 +4,7 @@
 // (tests/client/test_parity.py) checks it on recorded real runs. Keep the two in step: same
 // field names, `null` (never a missing key) for what is not known.
 import type {
-  AssistantStreamFrame, Baseline, ControlItem, FollowItem, InboxSpliced, Json, PausedItem, RunState, QueueItem,
+  AssistantStreamFrame, ControlItem, FollowItem, InboxSpliced, Json, PausedItem, RunState, QueueItem,
   SessionEvent, SessionHeader, StreamChunk, ToolRuntimeFrame, UserMessage,
 } from "./types";
 
@@ -186,7 +186,7 @@ export class ClientSessionModel implements FoldState {
   /** Fold one control item (only what concerns this session). */
   applyControl(item: ControlItem): void {
     if (item.type === "baseline") {
-      for (const entry of (item as Baseline).sessions ?? []) {
+      for (const entry of item.sessions ?? []) {
         if (entry.sessionId === this.sessionId) { this.queue = [...(entry.queue ?? [])]; this.status = entry.status || this.status; }
       }
     } else if (item.sessionId === this.sessionId && item.type === "queue") {
@@ -206,7 +206,7 @@ export class ClientSessionModel implements FoldState {
         this.gap = false;
         for (const ev of item.events ?? []) this.addEvent(ev);
         if (item.cursor > this.cursor) this.gap = true; // the snapshot skipped events we lack
-        this.foldLive(item.live ?? ({} as RunState));
+        this.foldLive(item.live ?? {});
         return;
       }
       case "event":

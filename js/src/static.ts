@@ -4,7 +4,7 @@
 // snapshot of the embedded events, session/info from the embedded header — and every other
 // call with the coded error READ_ONLY. Nothing leaves the page.
 import type { WidgetModel } from "./transport";
-import type { SessionEvent, SessionHeader } from "./types";
+import type { ClientEnvelope, JsonValue, SessionEvent, SessionHeader } from "./types";
 
 /** What an exported page embeds (dsh_notebook/observe/export_html.py writes it). */
 export interface EmbeddedSession {
@@ -17,7 +17,13 @@ export interface EmbeddedSession {
 }
 
 type Handler = (...args: unknown[]) => void;
-interface Envelope { type: string; rpcId?: string; streamId?: string; method?: string; endpoint?: string; payload?: { args?: Record<string, unknown> } }
+
+/** The `args` of an envelope's payload (`{}` when it has none). */
+function argsOf(env: ClientEnvelope): { [k: string]: JsonValue } {
+  const payload = env.type === "cancel" ? null : env.payload;
+  const args = payload?.args;
+  return args && typeof args === "object" && !Array.isArray(args) ? args : {};
+}
 
 export const READ_ONLY_MESSAGE = "this is an exported page: it replays a saved session and runs nothing (open the session in a notebook to continue it)";
 
@@ -43,15 +49,15 @@ export class StaticModel implements WidgetModel {
   }
 
   send(content: unknown): void {
-    const c = content as { kind?: string; cid?: string; envelope?: Envelope };
+    const c = content as { kind?: "envelope" | "bye"; cid?: string; envelope?: ClientEnvelope };
     if (c.kind !== "envelope" || !c.envelope) return; // "bye": nothing to close
     const items = this.answer(c.envelope);
     if (items.length) queueMicrotask(() => { for (const h of this.handlers.get("msg:custom") ?? []) h({ kind: "batch", cid: c.cid, items }); });
   }
 
   /** The envelopes the host would send back for one client envelope. */
-  answer(env: Envelope): unknown[] {
-    const args = env.payload?.args ?? {};
+  answer(env: ClientEnvelope): unknown[] {
+    const args = argsOf(env);
     const unknownSession = args.sessionId !== undefined && args.sessionId !== this.data.sessionId;
     const error = (code: string, message: string) => ({ code, message });
     if (env.type === "open") {

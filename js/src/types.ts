@@ -26,11 +26,6 @@ export type ClientEnvelope = ClientMessage;
 export type ServerEnvelope = ServerMessage;
 export type RemoteErrorInfo = WireError;
 
-/** Read a field any event may carry (`turn`, `step`, `callId`, ...) without narrowing first. */
-export function field<K extends string>(ev: SessionEvent, key: K): unknown {
-  return (ev as unknown as Record<string, unknown>)[key];
-}
-
 /** The message a surface event carries (`user/message`, `system/message`, `assistant/message`,
  *  `tool/result`), else undefined. */
 export function messageOf(ev: SessionEvent): Message | undefined {
@@ -39,10 +34,8 @@ export function messageOf(ev: SessionEvent): Message | undefined {
 
 /** `turn` / `step` of an event that has them. */
 export function turnOf(ev: SessionEvent): number | undefined {
-  const t = field(ev, "turn");
-  return typeof t === "number" ? t : undefined;
+  return "turn" in ev && typeof ev.turn === "number" ? ev.turn : undefined;
 }
 export function stepOf(ev: SessionEvent): number | undefined {
-  const s = field(ev, "step");
-  return typeof s === "number" ? s : undefined;
+  return "step" in ev && typeof ev.step === "number" ? ev.step : undefined;
 }

@@ -174,10 +174,8 @@ export interface CheckpointChanges {
 }
 
 /**
- * A rewind to the start of ``toTurn`` (checkpoint ``snapshot``): ``written`` / ``removed``
- * files, ``conflicts`` left alone (changed outside the agent), ``failed`` (blob missing,
- * unsafe path), ``before`` the snapshot of the workspace just before (a rewind can be undone),
- * ``forked`` the new session of a conversation rewind, ``variables`` put back.
+ * A rewind (see :class:`RewindOutcome`); ``before`` the snapshot of the workspace just
+ * before (a rewind can be undone), ``after`` the one just after.
  */
 export interface CheckpointRestored {
   seq: number;
@@ -186,14 +184,14 @@ export interface CheckpointRestored {
   sourceEventSeqs?: number[] | null;
   toTurn: number;
   snapshot?: string | null;
-  before?: string | null;
-  after?: string | null;
   written?: string[];
   removed?: string[];
   conflicts?: string[];
   failed?: string[];
   variables?: string[];
   forked?: string | null;
+  before?: string | null;
+  after?: string | null;
   forced?: boolean | null;
   by?: string | null;
 }
@@ -729,9 +727,7 @@ export interface RewindArgs {
 
 /** What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``. */
 export interface Rewound {
-  sessionId: string;
   toTurn: number;
-  dryRun?: boolean;
   snapshot?: string | null;
   written?: string[];
   removed?: string[];
@@ -739,6 +735,8 @@ export interface Rewound {
   failed?: string[];
   variables?: string[];
   forked?: string | null;
+  sessionId: string;
+  dryRun?: boolean;
   forkedLog?: string | null;
   restoredSeq?: number | null;
 }

@@ -172,16 +172,21 @@ def measure_ours(steps: int, history: int, reps: int, warmup: int) -> dict:
         end = agent.session.events[-1]
         assert end.type == "turn/end" and end.reason.kind == "completed", end  # type: ignore[union-attr]
 
+    async def timed_run() -> float:
+        """One turn on a fresh agent and log, its wall time in seconds."""
+        agent, log = fresh_agent()
+        probe.reset()
+        gc.collect()
+        t0 = perf_counter()
+        await run_once(agent)
+        dt = perf_counter() - t0
+        log.close()
+        return dt
+
     async def main() -> tuple[list[float], list[float], list[float], list[float], list[float]]:
         warm, per_step, gaps, fixed, self_t = [], [], [], [], []
         for rep in range(warmup + reps):
-            agent, log = fresh_agent()
-            probe.reset()
-            gc.collect()
-            t0 = perf_counter()
-            await run_once(agent)
-            dt = perf_counter() - t0
-            log.close()
+            dt = await timed_run()
             if rep < warmup:
                 warm.append(dt / steps * 1e6)
                 continue
@@ -201,13 +206,7 @@ def measure_ours(steps: int, history: int, reps: int, warmup: int) -> dict:
             timers = Breakdown()
             undo = timers.install()
             try:
-                agent, log = fresh_agent()
-                probe.reset()
-                gc.collect()
-                t0 = perf_counter()
-                await run_once(agent)
-                total = perf_counter() - t0
-                log.close()
+                total = await timed_run()
             finally:
                 undo()
             rows.append(timers.per_step(total, steps, probe.model_self))

@@ -5,6 +5,7 @@ variables back, the conversation forked before the turn (model: the loopback ser
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import nbformat
@@ -12,22 +13,14 @@ import pytest
 from nbclient import NotebookClient
 
 from tests.checkpoint.support import tree_state
+from tests.fixtures.cells import cell_text
 from tests.notebook.conftest import fake_flags, fake_server, kernel_env  # noqa: F401 (fixtures)
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.kernel
 
 
-def text_of(cell: object) -> str:
-    parts: list[str] = []
-    for out in cell.outputs:  # type: ignore[attr-defined]
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif out.output_type in ("display_data", "execute_result"):
-            parts.append(str(out.data.get("text/plain", "")))
-        elif out.output_type == "error":
-            parts += out.traceback
-    return "\n".join(parts)
+text_of = partial(cell_text, markdown=False)
 
 
 def test_undo_puts_files_variables_and_conversation_back(kernel_env: dict[str, str],  # noqa: F811

@@ -5,7 +5,6 @@ whose stdin prompt is read at the boundary."""
 
 from __future__ import annotations
 
-import builtins
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 
 from dsh_notebook.tools.rules import ApprovalPolicy, Rule, RuleSet, grant_for
 from dsh_notebook.wire.events import ApprovalDecided
-from tests.notebook.conftest import fake_flags, fake_server, shell  # noqa: F401 (fixtures)
+from tests.notebook.conftest import answer_stdin, fake_flags, fake_server, shell  # noqa: F401 (fixtures)
 from tests.realuse.cli import run_cli, session_of
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.support.log_checks import assert_valid_log
@@ -128,14 +127,7 @@ def test_the_stdin_prompt_shows_the_whole_command_made_visible(shell: Any, fake_
     bidi = "echo \u202eoof\t\x1b[2K; touch M2"
     fake_server.enqueue(tool_call_reply([("c1", "bash", json.dumps({"command": hidden}))]),
                         tool_call_reply([("c2", "bash", json.dumps({"command": bidi}))]), text_reply("finished"))
-    asked: list[str] = []
-    answers = iter(["y", "n"])
-
-    def fake_input(prompt: str = "") -> str:  # the kernel's stdin, at the boundary
-        asked.append(prompt)
-        return next(answers)
-
-    monkeypatch.setattr(builtins, "input", fake_input)
+    asked = answer_stdin(monkeypatch, "y", "n")
     result = shell.run_cell(f"%dsh --cwd {tmp_path} {fake_flags(fake_server, 'ask')} go").result
     assert result.ok and len(asked) == 2
     assert "echo hello ; touch MARKER" in asked[0]  # what `y` ran, all of it

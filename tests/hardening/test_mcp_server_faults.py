@@ -16,7 +16,7 @@ import pytest
 
 from dsh_notebook.tools.mcp.manager import MAX_MCP_TOOLS
 from dsh_notebook.tools.mcp.transport import MAX_TOOLS_PER_SERVER
-from tests.mcptools.support import events, make_host, of_type, run_turn, write_config
+from tests.mcptools.support import events, make_host, of_type, one_turn, run_turn, write_config
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 
 STUB = Path(__file__).with_name("mcp_stub_server.py")
@@ -55,11 +55,7 @@ def test_junk_on_stdout_is_one_clear_line_and_the_server_still_answers(
     write_config(home, {"junky": stub("--junk")})
     with FakeOpenAIServer() as fake:
         fake.enqueue(tool_call_reply([("c1", "junky__echo", '{"text": "hi"}')]), text_reply("done"))
-        host = make_host(home)
-        try:
-            outcome = run_turn(host, fake, tmp_path)
-        finally:
-            host.shutdown()
+        outcome = one_turn(home, fake, tmp_path)
     result = of_type(events(outcome.log_path), "tool/result")[0]
     assert result["message"]["content"][0]["text"] == "echo: hi"
     err = capfd.readouterr().err

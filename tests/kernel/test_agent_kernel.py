@@ -13,6 +13,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.fixtures.cells import cell_text
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.support.kernel_messages import iopub_until_idle, shell_reply
 
@@ -28,16 +29,7 @@ def log_events(home: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()[1:]]
 
 
-def texts(cell: Any) -> str:
-    parts: list[str] = []
-    for out in cell.outputs:
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif out.output_type in ("display_data", "execute_result"):
-            parts += [str(out.data.get(k, "")) for k in ("text/plain", "text/markdown")]
-        elif out.output_type == "error":
-            parts += out.traceback
-    return "\n".join(parts)
+texts = cell_text
 
 
 def test_done_when_a_notebook_on_kernel_dsh_runs_prompts_python_and_sessions(

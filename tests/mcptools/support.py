@@ -116,5 +116,14 @@ def run_turn(host: Host, fake: FakeOpenAIServer, ws: Path, *, approve: str = "au
                           approve=approve, timeout=90)
 
 
+def one_turn(home: Path, fake: FakeOpenAIServer, ws: Path, *, approve: str = "auto") -> Any:
+    """A host on ``home`` for one :func:`run_turn`, shut down after it; the turn's outcome."""
+    host = make_host(home)
+    try:
+        return run_turn(host, fake, ws, approve=approve)
+    finally:
+        host.shutdown()
+
+
 def last_tool_message(request: Any) -> dict[str, Any]:
     return [m for m in request.messages if m["role"] == "tool"][-1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import nbformat
@@ -13,6 +14,7 @@ import psutil
 import pytest
 from nbclient import NotebookClient
 
+from tests.fixtures.cells import cell_text
 from tests.mcptools.support import SDK_SERVER
 from tests.notebook.conftest import fake_flags
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
@@ -20,16 +22,7 @@ from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_re
 pytestmark = pytest.mark.kernel
 
 
-def _text(cell: nbformat.NotebookNode) -> str:
-    parts = []
-    for out in cell.outputs:
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif out.output_type in ("display_data", "execute_result"):
-            parts.append(str(out.data.get("text/plain", "")))
-        elif out.output_type == "error":
-            parts += out.traceback
-    return "\n".join(parts)
+_text = partial(cell_text, markdown=False)
 
 
 def test_mcp_in_a_real_kernel_and_no_server_left_after_it(

@@ -20,6 +20,7 @@ from tests.mcptools.support import (
     last_tool_message,
     make_host,
     of_type,
+    one_turn,
     run_turn,
     sdk_stdio,
     server_processes,
@@ -65,11 +66,7 @@ def test_streamable_http_server_structured_and_image_results(tmp_path: Path, fak
             tool_call_reply([("c1", "web__add", json.dumps({"a": 2, "b": 40})), ("c2", "web__picture", "{}")]),
             text_reply("done"),
         )
-        host = make_host(home)
-        try:
-            outcome = run_turn(host, fake, tmp_path)
-        finally:
-            host.shutdown()
+        outcome = one_turn(home, fake, tmp_path)
     second = list(fake.requests)[1]
     tools = {m["tool_call_id"]: m["content"] for m in second.messages if m["role"] == "tool"}
     assert json.loads(tools["c1"]) == {"sum": 42}
@@ -83,11 +80,7 @@ def test_invalid_arguments_are_refused_by_the_servers_schema_before_the_server_r
     home = tmp_path / "home"
     write_config(home, {"t": sdk_stdio()})
     fake.enqueue(tool_call_reply([("c1", "t__add", json.dumps({"a": "two"}))]), text_reply("ok"))
-    host = make_host(home)
-    try:
-        outcome = run_turn(host, fake, tmp_path)
-    finally:
-        host.shutdown()
+    outcome = one_turn(home, fake, tmp_path)
     result = of_type(events(outcome.log_path), "tool/result")[0]
     assert result["error"]["code"] == "INVALID_ARGS"
     text = result["message"]["content"][0]["text"]

@@ -3,6 +3,7 @@ and real kernels (``jupyter_client``). Every test has its own ``DSH_HOME`` (test
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +60,20 @@ def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
 
 def fake_flags(server: FakeOpenAIServer, approve: str = "auto") -> str:
     return f"--model openai:fake-model --base-url {server.base_url} --approve {approve}"
+
+
+def answer_stdin(monkeypatch: pytest.MonkeyPatch, *answers: str) -> list[str]:
+    """The kernel's stdin (``input``, at the boundary) answers ``answers`` in order; the prompts it
+    was asked are appended to the list returned."""
+    asked: list[str] = []
+    replies = iter(answers)
+
+    def scripted_input(prompt: str = "") -> str:
+        asked.append(prompt)
+        return next(replies)
+
+    monkeypatch.setattr(builtins, "input", scripted_input)
+    return asked
 
 
 @pytest.fixture

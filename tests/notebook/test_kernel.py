@@ -13,6 +13,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.fixtures.cells import cell_text
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.support.kernel_messages import iopub_until_idle, shell_reply
 
@@ -29,16 +30,7 @@ def run_notebook(cells: list[str], cwd: Path, *, allow_errors: bool = False) -> 
     return nb
 
 
-def text_of(cell: Any) -> str:
-    parts: list[str] = []
-    for out in cell.outputs:
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif out.output_type in ("display_data", "execute_result"):
-            parts += [str(out.data.get(k, "")) for k in ("text/plain", "text/markdown")]
-        elif out.output_type == "error":
-            parts += out.traceback
-    return "\n".join(parts)
+text_of = cell_text
 
 
 def wait_for(predicate: Any, what: str, timeout: float = 60.0) -> None:

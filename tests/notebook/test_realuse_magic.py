@@ -4,7 +4,6 @@ colon — an ``InteractiveShell`` against the loopback OpenAI-compatible server.
 
 from __future__ import annotations
 
-import builtins
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from dsh_notebook.wire.events import ApprovalDecided, ContextCompacted, ToolResu
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.support.log_checks import assert_valid_log
 
-from .conftest import fake_flags, magics_of, settled_log
+from .conftest import answer_stdin, fake_flags, magics_of, settled_log
 
 
 def _bash(cid: str, command: str) -> Any:
@@ -43,14 +42,7 @@ def test_a_allows_the_command_prefix_for_the_rest_of_the_session(shell: Any, fak
                                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_server.enqueue(_bash("c1", "echo one"), _bash("c2", "echo two three"), _bash("c3", "touch nope"),
                         text_reply("finished"))
-    asked: list[str] = []
-    answers = iter(["a", "n"])
-
-    def fake_input(prompt: str = "") -> str:  # the kernel's stdin, at the boundary
-        asked.append(prompt)
-        return next(answers)
-
-    monkeypatch.setattr(builtins, "input", fake_input)
+    asked = answer_stdin(monkeypatch, "a", "n")
     result = shell.run_cell(f"%dsh --cwd {tmp_path} {fake_flags(fake_server, 'ask')} echo things").result
     assert result.ok and result.text == "finished"
     assert len(asked) == 2 and 'a: bash "echo *" for this session' in asked[0] and "touch nope" in asked[1]

@@ -1,5 +1,5 @@
 // The words beneath the diagram and in the responsibilities view, filled with real values.
-import { field, type SessionEvent } from "../types";
+import type { SessionEvent } from "../types";
 import { resolveMessageSeqs } from "./diff";
 import type { StageNo, ToolCallTrace } from "./stages";
 
@@ -29,7 +29,7 @@ function frozenSummary(events: readonly SessionEvent[], seq: number | undefined)
   if (seq === undefined) return { n: 0, where: "" };
   const ev = events[seq];
   const seqs = resolveMessageSeqs(events, seq);
-  const where = ev ? `${String(field(ev, "provider") ?? "?")}:${String(field(ev, "model") ?? "?")}` : "";
+  const where = ev?.type === "request/frozen" ? `${ev.provider || "?"}:${ev.model || "?"}` : ev ? "?:?" : "";
   return { n: seqs.length, where };
 }
 

@@ -3,7 +3,7 @@
 // match: type:tool/result (type:tool = every tool/… type), name:bash (or tool:bash), exit:1 / exit:!0,
 // turn:3, seq:40 / seq:40..60, and free text ("a phrase" or bare words, case-insensitive). A word
 // whose prefix is no field is text; a bad value (turn:x) is a BAD_QUERY error.
-import { field, messageOf, type SessionEvent } from "../types";
+import { messageOf, type SessionEvent } from "../types";
 
 export interface Query {
   types: string[]; names: string[]; exits: [boolean, number][]; turns: number[]; seqs: [number, number][]; texts: string[];
@@ -57,25 +57,25 @@ export function parseQuery(text: string): Parsed {
 
 /** The text free-text terms are looked for in, and snippets cut from. */
 export function eventText(ev: SessionEvent): string {
-  if (ev.type === "tool/call") return `${String(field(ev, "name") ?? "")} ${String(field(ev, "arguments") ?? "")}`;
+  if (ev.type === "tool/call") return `${ev.name} ${ev.arguments}`;
   const m = messageOf(ev);
   const content = m && Array.isArray(m.content) ? m.content : undefined;
   if (content) {
     const parts: string[] = [];
-    for (const b of content as { type?: string; text?: string; name?: string; arguments?: string }[]) {
-      if (b.type === "text") parts.push(String(b.text ?? ""));
-      else if (b.type === "tool-call") parts.push(`${String(b.name ?? "")} ${String(b.arguments ?? "")}`);
+    for (const b of content) {
+      if (b.type === "text") parts.push(b.text);
+      else if (b.type === "tool-call") parts.push(`${b.name} ${b.arguments}`);
     }
     const text = parts.filter(Boolean).join("\n");
     if (text) return text;
   }
-  const { seq: _s, time: _t, ...rest } = ev as unknown as Record<string, unknown>;
+  const { seq: _s, time: _t, ...rest } = ev;
   return JSON.stringify(rest);
 }
 
 export function exitCode(ev: SessionEvent): number | undefined {
-  const meta = field(ev, "meta") as { exitCode?: unknown } | undefined;
-  return typeof meta?.exitCode === "number" ? meta.exitCode : undefined;
+  const code = ev.type === "tool/result" ? ev.meta?.exitCode : undefined;
+  return typeof code === "number" ? code : undefined;
 }
 
 /** Does `ev` (of turn `turn`, about tool `tool`) match `q`? `lowText` is its eventText, lowercased. */

@@ -1,5 +1,5 @@
 // The six stages of seed 000, derived from the log (DESIGN §5) for every tool call of a session.
-import type { SessionEvent, ToolCallBlock } from "../types";
+import type { SessionEvent } from "../types";
 import { requestIncludes } from "./diff";
 
 export type StageNo = 1 | 2 | 3 | 4 | 5 | 6;
@@ -63,16 +63,15 @@ export class CallTracer {
         const op = ev.surfaceOp;
         for (const b of m.content ?? []) {
           if (b.type !== "tool-call") continue;
-          const tb = b as ToolCallBlock;
           // the debugger's copy of a message with edited arguments replaces it: the same call
-          const same = op?.op === "replace" ? this.openByCallId.get(tb.id)?.find((x) =>
+          const same = op?.op === "replace" ? this.openByCallId.get(b.id)?.find((x) =>
             x.assistantSeq !== undefined && x.assistantSeq >= op.startSeq && x.assistantSeq <= op.endSeq) : undefined;
-          if (same) { same.arguments = tb.arguments; continue; }
-          const t: ToolCallTrace = { index: this.traces.length, callId: tb.id, name: tb.name, arguments: tb.arguments, turn: ev.turn, step: ev.step, assistantSeq: ev.seq, approvalSeqs: [] };
+          if (same) { same.arguments = b.arguments; continue; }
+          const t: ToolCallTrace = { index: this.traces.length, callId: b.id, name: b.name, arguments: b.arguments, turn: ev.turn, step: ev.step, assistantSeq: ev.seq, approvalSeqs: [] };
           this.traces.push(t);
-          const list = this.openByCallId.get(tb.id) ?? [];
+          const list = this.openByCallId.get(b.id) ?? [];
           list.push(t);
-          this.openByCallId.set(tb.id, list);
+          this.openByCallId.set(b.id, list);
         }
         return;
       }

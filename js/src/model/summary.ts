@@ -1,6 +1,6 @@
 // One-line summaries and filters of events for the inspector's timeline.
 import { toolOutcome } from "./outcome";
-import { field, messageOf, turnOf, type SessionEvent } from "../types";
+import { messageOf, turnOf, type SessionEvent } from "../types";
 import { fromCell } from "./cell";
 import { messageText } from "./history";
 import { emptyQuery, eventText, matchEvent, parseQuery, snippetOf, type Snippet } from "./query";
@@ -67,7 +67,7 @@ export function summarize(ev: SessionEvent): string {
 
 /** The tool name an event concerns (for the tool filter). */
 export function toolOf(ev: SessionEvent, nameByCall: Map<string, string>): string | undefined {
-  if (ev.type === "tool/call" || ev.type.startsWith("approval/")) return String(field(ev, "name") ?? "");
+  if (ev.type === "tool/call" || ev.type === "approval/asked" || ev.type === "approval/decided") return ev.name;
   if (ev.type === "tool/result" && ev.message?.role === "tool") return nameByCall.get(ev.message.toolCallId);
   return undefined;
 }

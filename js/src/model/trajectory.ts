@@ -71,7 +71,7 @@ export class TrajectoryFold {
   private fold(ev: SessionEvent): void {
     switch (ev.type) {
       case "request/header": {
-        const config = (ev.config ?? {}) as Record<string, unknown>;
+        const config = ev.config ?? {};
         this.sent = Object.fromEntries(Object.entries(config).filter(([k]) => k !== "provider" && k !== "model"));
         return;
       }

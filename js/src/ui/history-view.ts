@@ -77,7 +77,7 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
   for (const dm of shown.slice(start)) list.append(messageEl(dm.seq, dm.message, d.focusCall, false, { current: dm.seq === d.current, fresh: fresh.has(dm.seq), inRequest: inReq.has(dm.seq) }));
   const a = d.attempt;
   if (a && a.blocks.length) {
-    const blocks: Block[] = a.blocks.map((b) => (b.type === "tool-call" ? { type: "tool-call", id: b.id ?? "?", name: b.name ?? "?", arguments: b.text } : { type: b.type, text: b.text }) as Block);
+    const blocks = a.blocks.map((b): Block => (b.type === "tool-call" ? { type: "tool-call", id: b.id ?? "?", name: b.name ?? "?", arguments: b.text } : { type: b.type, text: b.text }));
     const el = messageEl(null, { role: "assistant", content: blocks }, d.focusCall, true);
     el.classList.add("dsh-streaming");
     el.querySelector(".dsh-msg-head")?.append(h("span", { class: "dsh-badge dsh-badge-live" }, "streaming…"));
