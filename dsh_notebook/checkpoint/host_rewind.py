@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HostError, UserError
-from ..wire.endpoints import RewindArgs, Rewound
+from ..wire.endpoints import DiffArgs, RewindArgs, Rewound, TurnDiff
+from .diff import file_diffs
 from .rewind import (
     FileRewind,
     fork_conversation,
@@ -16,6 +17,7 @@ from .rewind import (
     restored_event,
     rewind_files,
     timeline,
+    turn_changes,
 )
 from .turns import store_for
 
@@ -66,3 +68,16 @@ async def rewind_live(registry: Any, live: Any, args: RewindArgs, *, by: str | N
         failed=tuple(f"{p}: {why}" for p, why in fr.failed) if fr else (),
         variables=names, forked=forked, forked_log=forked_log, restored_seq=seq,
     )
+
+
+async def diff_live(registry: Any, live: Any, args: DiffArgs) -> TurnDiff:
+    """``session/diff``: the diffs of the files turn ``args.turn`` changed (read off the host loop)."""
+    tl = timeline(live.session.events, live.session.cwd)
+    store = store_for(registry.settings.home)
+    only = set(args.paths) if args.paths is not None else None
+
+    def read() -> TurnDiff:
+        files = file_diffs(store, turn_changes(store, tl, args.turn), only)
+        return TurnDiff(session_id=live.id, turn=args.turn, files=tuple(files))
+
+    return await asyncio.to_thread(read)

@@ -1,16 +1,20 @@
-"""What a checkpoint covers: ``.git`` skipped, ``.gitignore`` and ``DSH_CHECKPOINT_IGNORE`` honoured,
-size caps per file and per workspace (``DSH_CHECKPOINT_MAX_FILE``, ``DSH_CHECKPOINT_MAX_TOTAL``).
+"""What a checkpoint covers: ``.git`` skipped, ``.gitignore`` files and ``DSH_CHECKPOINT_IGNORE``
+honoured as git does them, size caps per file and per workspace (``DSH_CHECKPOINT_MAX_FILE``,
+``DSH_CHECKPOINT_MAX_TOTAL``).
 
-Supported ``.gitignore`` syntax (the workspace root's file only): blank lines and ``#`` comments,
-``name`` (any depth), ``*.ext`` / ``?`` / ``[abc]`` globs on the base name, ``dir/`` (directories
-only), patterns with a ``/`` (anchored at the root, ``**`` any depth). Negation (``!pattern``) and
-nested ``.gitignore`` files are not supported (ignored lines; the file is then covered).
-``DSH_CHECKPOINT_IGNORE`` is a comma-separated list of the same globs.
+``.gitignore`` syntax (git's, checked against ``git check-ignore`` on real trees): a ``.gitignore``
+in any folder applies to the paths below it, a deeper one before a shallower one, and within a file
+the last matching line wins; blank lines and ``#`` comments (``\\#`` a literal ``#``), trailing
+spaces dropped unless escaped; ``!pattern`` re-includes (not below an ignored folder: an ignored
+folder is not walked); ``dir/`` matches folders only; a pattern with a ``/`` at its start or middle
+is anchored at its ``.gitignore``'s folder (``/build``), else it matches a name at any depth;
+``*`` ``?`` ``[a-z]`` ``[!a-z]`` never match ``/``; ``**/x``, ``x/**``, ``a/**/b`` span folders.
+``DSH_CHECKPOINT_IGNORE`` is a comma-separated list of the same patterns, read as git reads
+``.git/info/exclude`` (anchored at the workspace, under every ``.gitignore``).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Mapping
@@ -22,50 +26,163 @@ MB = 1024 * 1024
 DEFAULT_MAX_FILE = 10 * MB
 DEFAULT_MAX_TOTAL = 500 * MB
 ALWAYS_SKIPPED = frozenset({".git"})
+GITIGNORE = ".gitignore"
 
 
 @dataclass(frozen=True)
-class Pattern:
-    regex: re.Pattern[str]
-    anchored: bool
+class Rule:
+    """One pattern line, as a regex over the workspace-relative path (its folder's prefix included)."""
+
+    regex: str
+    negated: bool
     dir_only: bool
 
 
-def _compile(raw: str) -> Pattern | None:
-    line = raw.strip()
-    if not line or line.startswith(("#", "!")):
+def _glob(text: str) -> str:
+    """A wildmatch glob (no ``**`` here) as a regex whose wildcards never match ``/``."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n:
+            out.append(re.escape(text[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            while i + 1 < n and text[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i + 1
+            if j < n and text[j] in "!^":
+                j += 1
+            if j < n and text[j] == "]":
+                j += 1
+            while j < n and text[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape(c))
+            else:
+                body = text[i + 1:j]
+                neg = body[:1] in ("!", "^")
+                body = body[1:] if neg else body
+                body = body.replace("\\", "\\\\").replace("[", "\\[")
+                out.append(f"[^/{body}]" if neg else f"(?!/)[{body}]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def compile_rule(raw: str, base: str = "") -> Rule | None:
+    """One ``.gitignore`` line of the folder ``base`` (workspace-relative, ``""`` the root)."""
+    line = raw.rstrip("\n").rstrip("\r")
+    while line.endswith(" ") and not line.endswith("\\ "):
+        line = line[:-1]
+    if not line or line.startswith("#"):
         return None
+    negated = line.startswith("!")
+    if negated:
+        line = line[1:]
+    elif line.startswith(("\\!", "\\#")):
+        line = line[1:]
     dir_only = line.endswith("/")
     line = line.rstrip("/")
-    anchored = "/" in line
-    line = line.lstrip("/")
     if not line:
         return None
-    text = fnmatch.translate(line.replace("**/", "\0").replace("/**", "\1"))
-    text = text.replace("\0", "(?:.*/)?").replace("\1", "(?:/.*)?")
-    return Pattern(re.compile(text), anchored, dir_only)
+    anchored = "/" in line
+    line = line.lstrip("/")
+    parts = line.split("/")
+    body: list[str] = []
+    for k, part in enumerate(parts):
+        last = k == len(parts) - 1
+        if part == "**":
+            if last:
+                body.append(".+" if k else ".*")  # "x/**": everything inside x (not x)
+            else:
+                body.append("(?:.*/)?")
+            continue
+        body.append(_glob(part) + ("" if last else "/"))
+    rx = "".join(body)
+    prefix = re.escape(base + "/") if base else ""
+    if not anchored:
+        prefix += "(?:.*/)?"
+    return Rule(prefix + rx, negated, dir_only)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules that apply in one folder (lowest priority first) with combined regexes, so an
+    entry no rule matches (the usual case) costs one regex match."""
+
+    rules: tuple[Rule, ...] = ()
+    any_dir: re.Pattern[str] | None = None
+    any_file: re.Pattern[str] | None = None
+    negations: bool = False
+    compiled: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def of(cls, rules: tuple[Rule, ...]) -> Rules:
+        if not rules:
+            return EMPTY
+        key = rules
+        hit = _CACHE.get(key)
+        if hit is not None:
+            return hit
+        files = [r.regex for r in rules if not r.dir_only]
+        out = cls(rules, re.compile("(?:" + "|".join(f"(?:{r.regex})" for r in rules) + r")\Z"),
+                  re.compile("(?:" + "|".join(f"(?:{x})" for x in files) + r")\Z") if files else None,
+                  any(r.negated for r in rules), tuple(re.compile(r.regex + r"\Z") for r in rules))
+        if len(_CACHE) > 256:
+            _CACHE.clear()
+        _CACHE[key] = out
+        return out
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        """Whether the workspace-relative ``rel`` is ignored (its parents are not: they were walked)."""
+        probe = self.any_dir if is_dir else self.any_file
+        if probe is None or probe.match(rel) is None:
+            return False
+        if not self.negations:
+            return True
+        for rule, rx in zip(reversed(self.rules), reversed(self.compiled), strict=True):
+            if (is_dir or not rule.dir_only) and rx.match(rel):
+                return not rule.negated
+        return False
+
+    def below(self, base: str, text: str) -> Rules:
+        """These rules with a folder's ``.gitignore`` (its text) on top."""
+        more = tuple(r for r in (compile_rule(line, base) for line in text.splitlines()) if r is not None)
+        return Rules.of(self.rules + more) if more else self
+
+
+_CACHE: dict[tuple[Rule, ...], Rules] = {}
+EMPTY = Rules()
 
 
 @dataclass(frozen=True)
 class Limits:
-    """The caps and ignore patterns of one workspace's checkpoints."""
+    """The caps and the ``DSH_CHECKPOINT_IGNORE`` patterns of one workspace's checkpoints (the
+    ``.gitignore`` files are read by the walk, folder by folder)."""
 
     max_file: int = DEFAULT_MAX_FILE
     max_total: int = DEFAULT_MAX_TOTAL
-    patterns: tuple[Pattern, ...] = field(default_factory=tuple)
+    extra: tuple[Rule, ...] = field(default_factory=tuple)
+    gitignore: bool = True
 
-    def ignored(self, rel: str, is_dir: bool, name: str | None = None) -> bool:
-        name = name if name is not None else rel.rsplit("/", 1)[-1]
-        if name in ALWAYS_SKIPPED:
-            return True
-        if not self.patterns:
-            return False
-        for p in self.patterns:
-            if p.dir_only and not is_dir:
-                continue
-            if p.regex.match(rel if p.anchored else name):
-                return True
-        return False
+    @property
+    def rules(self) -> Rules:
+        return Rules.of(self.extra)
+
+
+def read_gitignore(folder: str) -> str:
+    try:
+        with open(os.path.join(folder, GITIGNORE), encoding="utf-8", errors="replace") as fh:
+            return fh.read(1_000_000)
+    except OSError:
+        return ""
 
 
 def _size(env: Mapping[str, str], name: str, default: int) -> int:
@@ -82,14 +199,9 @@ def _size(env: Mapping[str, str], name: str, default: int) -> int:
 
 
 def limits_for(cwd: str, env: Mapping[str, str] | None = None) -> Limits:
-    """The limits of the workspace ``cwd`` from ``env`` (default ``os.environ``) and its ``.gitignore``."""
+    """The limits of the workspace ``cwd`` from ``env`` (default ``os.environ``)."""
     env = os.environ if env is None else env
-    lines: list[str] = [p for p in env.get("DSH_CHECKPOINT_IGNORE", "").split(",") if p.strip()]
-    try:
-        with open(os.path.join(cwd, ".gitignore"), encoding="utf-8", errors="replace") as fh:
-            lines.extend(fh.read(1_000_000).splitlines())
-    except OSError:
-        pass
-    patterns = tuple(p for p in (_compile(line) for line in lines) if p is not None)
+    extra = tuple(r for r in (compile_rule(p.strip()) for p in env.get("DSH_CHECKPOINT_IGNORE", "").split(","))
+                  if r is not None)
     return Limits(_size(env, "DSH_CHECKPOINT_MAX_FILE", DEFAULT_MAX_FILE),
-                  _size(env, "DSH_CHECKPOINT_MAX_TOTAL", DEFAULT_MAX_TOTAL), patterns)
+                  _size(env, "DSH_CHECKPOINT_MAX_TOTAL", DEFAULT_MAX_TOTAL), extra)

@@ -130,7 +130,8 @@ class CheckpointStore:
             self._listings.pop(next(iter(self._listings)))
 
     def _write_snapshot(self, cwd: str, parent: str | None, chain: tuple[int, int], old: Listing,
-                        new: Listing, touched: list[str] | None = None) -> tuple[str, tuple[int, int]]:
+                        new: Listing, touched: list[str] | None = None,
+                        gone: list[str] | None = None) -> tuple[str, tuple[int, int]]:
         """Write a snapshot: a delta on ``parent``, or a full listing when there is no parent or the
         deltas since the last full one (``chain``: their count and bytes) reach :data:`FULL_EVERY`
         or the size of a full listing — so the store grows by about the changes, and reading a
@@ -141,7 +142,7 @@ class CheckpointStore:
                                       "files": {p: e.dump() for p, e in sorted(new.items())}}
         else:
             maybe = set(touched) if touched is not None else set(new)  # a scan names what it built anew
-            maybe.update(p for p in old if p not in new)
+            maybe.update(gone if gone is not None else (p for p in old if p not in new))
             changes = {p: (new[p].dump() if p in new else None) for p in sorted(maybe) if old.get(p) != new.get(p)}
             doc = {"v": 1, "cwd": cwd, "parent": parent, "changes": changes}
         body = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
@@ -170,20 +171,18 @@ class CheckpointStore:
             index, old = self._index(wdir)
             files: dict[str, Any] = index.get("files", {})
             started = time.time_ns()
-            scan = Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0)))
-            scan.walk("", cwd)
+            scan = Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0))).run()
             parent = index.get("head")
             chain = (int(index.get("depth", 0)), int(index.get("chain", 0)))
-            if parent is not None and old == scan.listing:
+            if parent is not None and not scan.changed:
                 snap_id = parent
                 self._remember(snap_id, scan.listing)
             else:
-                snap_id, chain = self._write_snapshot(cwd, parent, chain, old, scan.listing, scan.touched)
+                snap_id, chain = self._write_snapshot(cwd, parent, chain, old, scan.listing, scan.touched, scan.gone)
             if scan.changed_index or scan.hashed or snap_id != parent:  # re-hashed racy files: trust them now
                 meta = {"v": 1, "cwd": cwd, "head": snap_id, "taken_ns": started, "depth": chain[0], "chain": chain[1]}
                 changed = {p: scan.raw[p] for p in scan.touched if files.get(p) != scan.raw[p]}
-                gone = [p for p in files if p not in scan.raw]
-                self._save_index(wdir, index, meta, scan.raw, changed, gone, scan.listing)
+                self._save_index(wdir, index, meta, scan.raw, changed, scan.gone, scan.listing)
             return Snapshot(snap_id, cwd, scan.listing, scan.files, scan.bytes, scan.new_blobs,
                             scan.new_bytes, scan.hashed)
 

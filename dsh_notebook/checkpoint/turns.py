@@ -62,7 +62,7 @@ class TurnCheckpoints:
     def __init__(self, agent: Any, store: CheckpointStore) -> None:
         self.agent, self.store = agent, store
         self.start: dict[int, Snapshot] = {}
-        self.variables = keeper(agent.session.id)  # notebook variables the turns' python calls change
+        self.variables = keeper(agent.session.id, store.root / "variables")  # notebook variables the turns' python calls change
 
     @property
     def cwd(self) -> str:

@@ -7,22 +7,42 @@ recorded as not restorable with its type. After the call the namespace diff (``n
 names the AST could not foresee (``exec``, ``globals()[...]``) as not restorable. A rewind to
 the start of turn N walks the later turns back: names added since are deleted, kept values are
 put back. Plain dict work on the namespace; this module imports no IPython.
+
+The kept values of each ended turn are also written to the checkpoint store
+(``$DSH_HOME/checkpoints/variables/<session>/<turn>.json``: the pickles base64-encoded, 0600 in
+0700 folders), so ``rewind --variables`` works in a new kernel of the same session: the keeper of
+a session reads them back when it is made, and a rewind deletes the turns it undid. The namespace
+a rewind writes into is the last ``python`` call's, else the one the notebook registered
+(:func:`use_namespace`).
 """
 
 from __future__ import annotations
 
 import ast
+import base64
+import json
+import logging
 import os
 import pickle
+import re
 import threading
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..wire.events import VariableKept
 
 DEFAULT_MAX_VARIABLE = 20 * 1024 * 1024
 _MISSING = object()
+log = logging.getLogger(__name__)
+_NAMESPACE: Callable[[], MutableMapping[str, Any]] | None = None
+
+
+def use_namespace(getter: Callable[[], MutableMapping[str, Any]]) -> None:
+    """The notebook's namespace, for a rewind in a kernel where no ``python`` call ran yet."""
+    global _NAMESPACE
+    _NAMESPACE = getter
 
 
 @dataclass(frozen=True)
@@ -90,12 +110,53 @@ def keep(ns: Mapping[str, Any], name: str) -> Kept:
 class VariableKeeper:
     """The kept variables of one session's turns."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None) -> None:
         self.turns: dict[int, dict[str, Kept]] = {}
         self.changed: dict[int, dict[str, str]] = {}  # turn -> name -> added | rebound | deleted
         self.current: int | None = None
         self.namespace: MutableMapping[str, Any] | None = None
         self._lock = threading.Lock()
+        self.folder = folder  # where ended turns are kept on disk (None: memory only)
+        if folder is not None:
+            self._load(folder)
+
+    # -- on disk ------------------------------------------------------------------------------
+    def _load(self, folder: Path) -> None:
+        try:
+            names = sorted(p for p in os.listdir(folder) if re.fullmatch(r"\d+\.json", p))
+        except OSError:
+            return
+        for name in names:
+            try:
+                doc = json.loads((folder / name).read_bytes())
+                turn = int(doc["turn"])
+                self.turns[turn] = {n: Kept(bool(k[0]), base64.b64decode(k[1]) if k[1] is not None else None, k[2], k[3])
+                                    for n, k in doc["kept"].items()}
+                self.changed[turn] = {str(n): str(h) for n, h in doc["changed"].items()}
+            except (OSError, ValueError, KeyError, TypeError, IndexError):
+                log.warning("kept variables %s are unreadable: skipped", folder / name)
+
+    def _save(self, turn: int) -> None:
+        if self.folder is None:
+            return
+        from ..session.logfile import ensure_private_dir
+        from .store import _write_private
+
+        doc = {"v": 1, "turn": turn, "changed": self.changed.get(turn, {}),
+               "kept": {n: [k.existed, base64.b64encode(k.data).decode() if k.data is not None else None, k.type, k.why]
+                        for n, k in self.turns.get(turn, {}).items()}}
+        try:
+            ensure_private_dir(self.folder)
+            _write_private(self.folder / f"{turn}.json", json.dumps(doc).encode())
+        except Exception:
+            log.exception("could not keep turn %s's variables on disk", turn)
+
+    def _forget(self, turn: int) -> None:
+        if self.folder is not None:
+            try:
+                (self.folder / f"{turn}.json").unlink()
+            except OSError:
+                pass
 
     def begin(self, turn: int) -> None:
         with self._lock:
@@ -131,6 +192,8 @@ class VariableKeeper:
             if self.current == turn:
                 self.current = None
             kept, changed = self.turns.get(turn, {}), self.changed.get(turn, {})
+            if turn in self.turns:
+                self._save(turn)
             return [VariableKept(name=n, type=kept[n].type if n in kept else None, change=how,  # type: ignore[arg-type]
                                  restorable=n in kept and kept[n].restorable, why=kept[n].why if n in kept else "not kept")
                     for n, how in sorted(changed.items())]
@@ -143,7 +206,7 @@ class VariableKeeper:
     def restore(self, to_turn: int) -> list[str]:
         """Put back the names turns ``to_turn``… changed, as they were at its start."""
         with self._lock:
-            ns = self.namespace
+            ns = self.namespace if self.namespace is not None else _NAMESPACE() if _NAMESPACE is not None else None
             if ns is None:
                 return []
             done: set[str] = set()
@@ -158,16 +221,19 @@ class VariableKeeper:
                     done.add(name)
                 self.turns.pop(turn, None)
                 self.changed.pop(turn, None)
+                self._forget(turn)
             return sorted(done)
 
 
 _KEEPERS: dict[str, VariableKeeper] = {}
 
 
-def keeper(session_id: str) -> VariableKeeper:
-    """The keeper of a session in this process (created on first use)."""
+def keeper(session_id: str, root: Path | None = None) -> VariableKeeper:
+    """The keeper of a session in this process (created on first use; with ``root``, the store's
+    ``variables`` folder, its ended turns are kept on disk and read back)."""
     if session_id not in _KEEPERS:
-        _KEEPERS[session_id] = VariableKeeper()
+        safe = re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", session_id) and session_id not in (".", "..")
+        _KEEPERS[session_id] = VariableKeeper(root / session_id if root is not None and safe else None)
     return _KEEPERS[session_id]
 
 

@@ -27,6 +27,7 @@ from ..wire.endpoints import (
     DebugArgs,
     DebugState,
     Decided,
+    DiffArgs,
     FollowArgs,
     NoArgs,
     PromptArgs,
@@ -38,6 +39,7 @@ from ..wire.endpoints import (
     SessionInfo,
     SessionList,
     SessionRef,
+    TurnDiff,
 )
 
 __all__ = ["DESCRIPTORS", "Descriptor", "dump"]
@@ -99,6 +101,7 @@ DESCRIPTORS: dict[str, Descriptor] = {
         _d("session/compact", SessionRef, Compacted, "summarise the older turns into one message now"),
         _d("session/debug", DebugArgs, DebugState, "breakpoints, step, continue, edit (the agent debugger)"),
         _d("session/rewind", RewindArgs, Rewound, "files / conversation / variables back to the start of a turn"),
+        _d("session/diff", DiffArgs, TurnDiff, "the unified diffs of the files a turn changed"),
         _d("session/follow", FollowArgs, None, "snapshot + durable events + live frames"),
         _d("session/control", NoArgs, None, "host-wide queue and status frames"),
     )

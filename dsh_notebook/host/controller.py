@@ -25,6 +25,7 @@ from ..wire.endpoints import (
     DebugArgs,
     DebugState,
     Decided,
+    DiffArgs,
     FollowArgs,
     ListedSession,
     NoArgs,
@@ -37,6 +38,7 @@ from ..wire.endpoints import (
     SessionInfo,
     SessionList,
     SessionRef,
+    TurnDiff,
 )
 from .commands import SessionCommandHandler
 from .control import ControlHub
@@ -164,6 +166,14 @@ class SessionController:
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
         return await rewind_live(self.registry, live, args, by=inv.caller)
+
+    async def diff(self, args: DiffArgs, inv: GatewayInvocation) -> TurnDiff:
+        """The unified diffs of the files a turn changed (see :mod:`dsh_notebook.checkpoint.host_rewind`)."""
+        from ..checkpoint.host_rewind import diff_live
+
+        live, how = await self.registry.resolve(args.session_id)
+        inv.note("resolver", how)
+        return await diff_live(self.registry, live, args)
 
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)

@@ -110,6 +110,7 @@ def make_python_tool(
     namespace: Callable[[], MutableMapping[str, Any]], runner: MainThreadRunner | None = None
 ) -> Tool:
     """The ``python`` tool bound to a notebook namespace and a main-thread runner."""
+    variables.use_namespace(namespace)  # a rewind in a new kernel puts kept variables back here
 
     async def execute(args: PythonArgs, ctx: ToolContext) -> ToolOutput:
         main: MainThreadRunner | None = runner or ctx.main_thread

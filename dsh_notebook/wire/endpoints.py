@@ -247,6 +247,41 @@ class Rewound(RewindOutcome):
     restored_seq: int | None = None
 
 
+class DiffArgs(Frozen):
+    """``session/diff``: the unified diffs of the files turn ``turn`` changed (its start checkpoint
+    against its end one); ``paths``: these files alone (default: every file it changed)."""
+
+    session_id: str
+    turn: int
+    paths: tuple[str, ...] | None = None
+
+
+FileDiffKind = Literal["text", "binary", "too-large", "unavailable", "same"]
+
+
+class FileDiff(Frozen):
+    """One file's diff: ``kind`` ``text`` (``text`` a unified diff, ``added`` / ``removed`` its
+    ``+`` / ``-`` line counts), ``binary``, ``too-large`` (a side over the diff cap), ``unavailable``
+    (not restorable, or its blob missing), ``same`` (a rename or a mode change: content unchanged);
+    ``note`` says it in words; ``renamedFrom`` the old path of a rename."""
+
+    path: str
+    kind: FileDiffKind
+    text: str = ""
+    added: int = 0
+    removed: int = 0
+    note: str | None = None
+    renamed_from: str | None = None
+
+
+class TurnDiff(Frozen):
+    """``session/diff``'s answer: the turn's files' diffs (in the order of its changes)."""
+
+    session_id: str
+    turn: int
+    files: tuple[FileDiff, ...] = ()
+
+
 class SessionInfo(Frozen):
     session_id: str
     cwd: str
@@ -278,6 +313,7 @@ UnaryResult = (
     | DebugState
     | SessionInfo
     | Rewound
+    | TurnDiff
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
 
@@ -295,6 +331,7 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/compact": (SessionRef, Compacted),
     "session/debug": (DebugArgs, DebugState),
     "session/rewind": (RewindArgs, Rewound),
+    "session/diff": (DiffArgs, TurnDiff),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),
 }

@@ -204,6 +204,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
             ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
         ev.type === "checkpoint/changes" ? renderChanges(ev as CheckpointChanges, s.sessionId
           ? (paths) => s.remote.rewind({ sessionId: s.sessionId as string, toTurn: (ev as CheckpointChanges).turn, paths, files: true })
+          : null, s.sessionId
+          ? (paths) => s.remote.diff({ sessionId: s.sessionId as string, turn: (ev as CheckpointChanges).turn, paths })
           : null) : null,
         h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true), collapseKeys: QUIET_KEYS }, OPEN_ALL)),
         toolOutputText(ev) !== undefined ? plainOutput(toolOutputText(ev) as string) : null);

@@ -1,6 +1,6 @@
 // Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint.
 import type { Connection, StreamHandle, StreamHandlers } from "./connection";
-import type { DebugArgs, DebugState, RewindArgs, Rewound } from "./wire.gen";
+import type { DebugArgs, DebugState, DiffArgs, RewindArgs, Rewound, TurnDiff } from "./wire.gen";
 
 export interface PromptRequest {
   sessionId: string;
@@ -42,6 +42,10 @@ export class Remote {
   /** Checkpoints: files / conversation / variables back to the start of a turn (`session/rewind`). */
   rewind(args: RewindArgs): Promise<Rewound> {
     return this.connection.call<Rewound>("session/rewind", args as unknown as Record<string, unknown>);
+  }
+  /** Checkpoints: the unified diffs of the files a turn changed (`session/diff`). */
+  diff(args: DiffArgs): Promise<TurnDiff> {
+    return this.connection.call<TurnDiff>("session/diff", args as unknown as Record<string, unknown>);
   }
   follow(sessionId: string, cursor: number | undefined, handlers: StreamHandlers): StreamHandle {
     const payload: Record<string, unknown> = { sessionId };

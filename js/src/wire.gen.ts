@@ -361,6 +361,16 @@ export interface Decided {
   decision: "allow" | "deny";
 }
 
+/**
+ * ``session/diff``: the unified diffs of the files turn ``turn`` changed (its start checkpoint
+ * against its end one); ``paths``: these files alone (default: every file it changed).
+ */
+export interface DiffArgs {
+  sessionId: string;
+  turn: number;
+  paths?: string[] | null;
+}
+
 /** Every error code the package raises (the closed set; ``code`` fields stay strings). */
 export type ErrorCode = "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_MESSAGE_SEQS" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOL_NAME" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "CANCELLED" | "CHECKPOINT_NOT_FOUND" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_RAISED" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
 
@@ -389,6 +399,22 @@ export interface FileChange {
   sha?: string | null;
   beforeSize?: number | null;
   link?: string | null;
+  renamedFrom?: string | null;
+}
+
+/**
+ * One file's diff: ``kind`` ``text`` (``text`` a unified diff, ``added`` / ``removed`` its
+ * ``+`` / ``-`` line counts), ``binary``, ``too-large`` (a side over the diff cap), ``unavailable``
+ * (not restorable, or its blob missing), ``same`` (a rename or a mode change: content unchanged);
+ * ``note`` says it in words; ``renamedFrom`` the old path of a rename.
+ */
+export interface FileDiff {
+  path: string;
+  kind: "text" | "binary" | "too-large" | "unavailable" | "same";
+  text?: string;
+  added?: number;
+  removed?: number;
+  note?: string | null;
   renamedFrom?: string | null;
 }
 
@@ -657,7 +683,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound | TurnDiff;
 }
 
 /** Stage 04: the tool's outcome before its ``tool/result`` is committed. */
@@ -1032,6 +1058,13 @@ export interface ToolSchema {
   parameters: { [k: string]: JsonValue };
   server?: string | null;
   tool?: string | null;
+}
+
+/** ``session/diff``'s answer: the turn's files' diffs (in the order of its changes). */
+export interface TurnDiff {
+  sessionId: string;
+  turn: number;
+  files?: FileDiff[];
 }
 
 export interface TurnEnd {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { changesBadge, renderChanges } from "../src/ui/changes";
 import { summarize } from "../src/model/summary";
-import type { CheckpointChanges, Rewound } from "../src/wire.gen";
+import type { CheckpointChanges, Rewound, TurnDiff } from "../src/wire.gen";
 import type { SessionEvent } from "../src/types";
 
 const changes: CheckpointChanges = {
@@ -53,5 +53,46 @@ describe("checkpoint changes in the widgets", () => {
   it("read-only (no host): Revert is disabled", () => {
     const el = renderChanges(changes, null);
     expect([...el.querySelectorAll(".dsh-revert")].every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
+  });
+});
+
+describe("a file's diff in the review", () => {
+  const turnDiff = (paths: string[]): Promise<TurnDiff> => Promise.resolve({
+    sessionId: "s", turn: 2, files: paths.map((p) => p === "src/math.ts"
+      ? { path: p, kind: "text" as const, text: "--- a/src/math.ts\n+++ b/src/math.ts\n@@ -1,2 +1,2 @@\n ctx\n-old line\n+new line\n", added: 1, removed: 1 }
+      : { path: p, kind: "binary" as const, note: "after: binary, 3 bytes" }),
+  });
+
+  it("Diff expands the row with coloured +/- lines fetched once, and collapses it", async () => {
+    const asked: string[][] = [];
+    const el = renderChanges(changes, null, (paths) => { asked.push(paths); return turnDiff(paths); });
+    const row = el.querySelector('li[data-path="src/math.ts"]') as HTMLElement;
+    const toggle = row.querySelector(".dsh-diff-toggle") as HTMLButtonElement;
+    const panel = row.querySelector(".dsh-file-diff") as HTMLElement;
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    expect(panel.hidden).toBe(true);
+    expect(toggle.getAttribute("aria-controls")).toBe(panel.id);
+    toggle.click();
+    await flush();
+    expect(panel.hidden).toBe(false);
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    expect([...panel.querySelectorAll(".dsh-dl-del")].map((n) => n.textContent)).toEqual(["-old line"]);
+    expect([...panel.querySelectorAll(".dsh-dl-add")].map((n) => n.textContent)).toEqual(["+new line"]);
+    expect(panel.querySelectorAll(".dsh-dl-head")).toHaveLength(2);
+    toggle.click();
+    expect(panel.hidden).toBe(true);
+    toggle.click();
+    await flush();
+    expect(asked).toEqual([["src/math.ts"]]);
+  });
+
+  it("a binary file says so; read-only has no Diff", async () => {
+    const el = renderChanges(changes, null, turnDiff);
+    const row = el.querySelector('li[data-path="NOTES.md"]') as HTMLElement;
+    (row.querySelector(".dsh-diff-toggle") as HTMLButtonElement).click();
+    await flush();
+    expect(row.querySelector(".dsh-file-diff")?.textContent).toContain("binary file");
+    const ro = renderChanges(changes, null);
+    expect([...ro.querySelectorAll(".dsh-diff-toggle")].every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
   });
 });

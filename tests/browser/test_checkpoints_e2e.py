@@ -1,7 +1,9 @@
 """End to end: checkpoints in real JupyterLab and headless Chromium. A scripted turn changes the
 demo workspace with write, edit and bash; the loop widget's header shows its ``+a ~m -d``; in the
-inspector the turn's ``checkpoint/changes`` lists each file with Keep / Revert — Revert puts that
-file alone back (on disk), Keep leaves it. Screenshot ``checkpoints-inspector.png``."""
+inspector the turn's ``checkpoint/changes`` lists each file with Diff / Keep / Revert — Diff (by
+keyboard) shows the file's unified diff with its removed and added lines, coloured at >= 4.5:1 in
+JupyterLab Light and Dark; Revert puts that file alone back (on disk), Keep leaves it. Screenshot
+``checkpoints-inspector.png``."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from typing import Any
 import pytest
 
 from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
+from .test_debugger_e2e import CONTRAST_JS, set_theme
 
 pytestmark = [pytest.mark.browser]
+DEMO = Path(__file__).resolve().parents[2] / "dsh_notebook" / "demo" / "workspace"
 
 
 def newest_workspace(home: Path) -> Path:
@@ -44,6 +48,26 @@ def test_keep_and_revert_per_file_in_the_inspector(lab: Lab, page: Any) -> None:
     ws = newest_workspace(lab.home)
     edited = (ws / "src" / "math.ts").read_text()
     assert edited.startswith("// edited by the agent\n")
+    # the diffs: Diff reached and pressed by keyboard, the panel read line by line
+    math = review.locator('li[data-path="src/math.ts"]')
+    math.locator(".dsh-diff-toggle").focus()
+    page.keyboard.press("Enter")
+    wait_until(lambda: math.locator(".dsh-dl-add").count() >= 1, timeout=30, what="the diff of src/math.ts")
+    assert math.locator(".dsh-diff-toggle").get_attribute("aria-expanded") == "true"
+    assert math.locator(".dsh-dl-add").all_text_contents() == ["+// edited by the agent"]
+    assert math.locator(".dsh-dl-del").count() == 0
+    assert math.locator(".dsh-dl-head").all_text_contents() == ["--- a/src/math.ts", "+++ b/src/math.ts"]
+    pkg = review.locator('li[data-path="package.json"]')
+    pkg.locator(".dsh-diff-toggle").click()
+    wait_until(lambda: pkg.locator(".dsh-dl-del").count() >= 1, timeout=30, what="the diff of package.json")
+    removed = [t[1:] for t in pkg.locator(".dsh-dl-del").all_text_contents()]
+    assert removed == (DEMO / "package.json").read_text().splitlines() and pkg.locator(".dsh-dl-add").count() == 0
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        set_theme(page, theme)
+        for sel in ('li[data-path="src/math.ts"] .dsh-dl-add', 'li[data-path="package.json"] .dsh-dl-del'):
+            c = review.locator(sel).first.evaluate(CONTRAST_JS)
+            assert c["ratio"] >= 4.5 and c["fontSize"] >= 12, (theme, sel, c)
+    set_theme(page, "JupyterLab Light")
     review.locator('li[data-path="src/math.ts"] .dsh-revert').click()
     review.locator('li[data-path="NOTES.md"] .dsh-keep').click()
     status = review.locator('li[data-path="src/math.ts"] .dsh-change-status')
@@ -51,4 +75,5 @@ def test_keep_and_revert_per_file_in_the_inspector(lab: Lab, page: Any) -> None:
     assert review.locator('li[data-path="NOTES.md"] .dsh-change-status').text_content() == "kept"
     assert (ws / "src" / "math.ts").read_text() == edited.removeprefix("// edited by the agent\n")
     assert (ws / "NOTES.md").exists() and not (ws / "package.json").exists()  # the other files as the agent left them
+    assert math.locator(".dsh-dl-add").count() == 1  # the diff stays open (the turn's diff, not the disk's)
     shot(page, "checkpoints-inspector", ".dsh-inspector")

@@ -73,3 +73,25 @@ def test_rewind_while_a_turn_runs_is_session_busy(client: DshClient, tmp_path: P
     client.remote.session.cancel(session_id=created.session_id)
     client.wait_turn_end(created.session_id, receipt.request_id, timeout=60)
     assert not (ws / "NOTES.md").exists()  # the turn was cancelled before its first call ran
+
+
+def test_session_diff_gives_each_changed_files_unified_diff(client: DshClient, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    original = (ws / "src" / "math.ts").read_text()
+    out = client.run("make a checkpoint demo", model="script:auto", cwd=str(ws), approve="auto")
+    sid = out.session_id
+    every = client.remote.session.diff(session_id=sid, turn=1)
+    kinds = {d.path: (d.kind, d.renamed_from) for d in every.files}
+    assert kinds == {"NOTES.md": ("text", None), "build/out.txt": ("text", None), "src/math.ts": ("text", None),
+                     "package.json": ("text", None), "test/run-renamed.mjs": ("same", "test/run.mjs")}
+    one = client.remote.session.diff(session_id=sid, turn=1, paths=("src/math.ts",))
+    (d,) = one.files
+    assert d.text.startswith("--- a/src/math.ts\n+++ b/src/math.ts\n@@ ")
+    assert "+// edited by the agent\n" in d.text and d.added == 1 and d.removed == 0
+    assert original.splitlines()[0] in d.text  # context from the old snapshot
+    gone = client.remote.session.diff(session_id=sid, turn=1, paths=("package.json",)).files[0]
+    assert gone.text.startswith("--- a/package.json\n+++ /dev/null\n") and gone.added == 0 and gone.removed > 0
+    with pytest.raises(DshError) as err:
+        client.remote.session.diff(session_id=sid, turn=9)
+    assert err.value.code == "CHECKPOINT_NOT_FOUND"

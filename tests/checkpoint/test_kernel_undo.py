@@ -64,3 +64,38 @@ def test_undo_puts_files_variables_and_conversation_back(kernel_env: dict[str, s
     last = fake_server.requests[-1].messages
     assert not any("change everything" in json.dumps(m) for m in last)
     assert any("what happened before?" in json.dumps(m) for m in last)
+
+
+def test_variables_come_back_in_a_new_kernel_of_the_same_session(kernel_env: dict[str, str],  # noqa: F811
+                                                                 fake_server: FakeOpenAIServer, tmp_path: Path) -> None:  # noqa: F811
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fake_server.enqueue(
+        tool_call_reply([("c1", "python", json.dumps({"code": "df = 'clobbered'\ndel keep\nnew_var = [1]"}))]),
+        text_reply("done changing things"),
+    )
+    sid_file = tmp_path / "sid.txt"
+    first = [
+        "%load_ext dsh_notebook",
+        "df = {'a': [1, 2]}\nkeep = 5",
+        f"r = %dsh {fake_flags(fake_server)} --cwd {ws} change the variables",
+        f"open({str(sid_file)!r}, 'w').write(r.session_id)\nprint(df)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in first])
+    NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert "clobbered" in text_of(nb.cells[3])
+    sid = sid_file.read_text()
+    kept = list((Path(kernel_env["DSH_HOME"]) / "checkpoints" / "variables" / sid).iterdir())
+    assert [p.name for p in kept] == ["1.json"] and kept[0].stat().st_mode & 0o777 == 0o600
+    # a new kernel (the first one has ended): nothing in memory, the kept values read back from the store
+    second = [
+        "%load_ext dsh_notebook",
+        "new_var = 'made here'",
+        f"%dsh --session {sid} rewind 1 --variables",
+        "print(df, keep, 'new_var' in globals())",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in second])
+    NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert "variables put back: df, keep, new_var" in text_of(nb.cells[2])
+    assert "{'a': [1, 2]} 5 False" in text_of(nb.cells[3])
+    assert not kept[0].exists()  # the undone turn's values are gone from the store

@@ -9,7 +9,7 @@ from pathlib import Path
 from dsh_notebook.checkpoint.diff import diff_listings
 from dsh_notebook.checkpoint.ignore import limits_for
 from dsh_notebook.checkpoint.restore import apply_plan, plan_restore
-from dsh_notebook.checkpoint.store import CheckpointStore
+from dsh_notebook.checkpoint.store import CheckpointStore, Entry
 from tests.checkpoint.support import tree_state
 
 
@@ -141,3 +141,23 @@ def test_the_index_journal_reads_back_as_written_and_compacts(tmp_path: Path) ->
         fh.write(b'{"meta": {"head": "torn"')
     index, listing = CheckpointStore(tmp_path / "home")._index(wdir)
     assert listing == last.listing and index["head"] == last.id
+
+
+def test_file_diff_says_binary_too_large_and_unavailable(tmp_path: Path) -> None:
+    from dsh_notebook.checkpoint.diff import DIFF_MAX_BYTES, file_diff
+
+    store = CheckpointStore(tmp_path / "home")
+    text_a, _ = store.put_blob(b"one\ntwo\n")
+    text_b, _ = store.put_blob(b"one\nthree")
+    binary, _ = store.put_blob(b"\0\1\2")
+    big = b"x\n" * (DIFF_MAX_BYTES // 2 + 1)
+    large, _ = store.put_blob(big)
+    f = lambda sha, size=8: Entry("f", 0o644, size, sha)  # noqa: E731
+    d = file_diff(store, "a.txt", f(text_a), f(text_b))
+    assert (d.kind, d.added, d.removed) == ("text", 1, 1)
+    assert d.text.endswith("-two\n+three\n\\ No newline at end of file\n")
+    assert file_diff(store, "b.bin", f(text_a), f(binary, 3)).kind == "binary"
+    assert file_diff(store, "big.txt", f(text_a), f(large, len(big))).kind == "too-large"
+    gone = file_diff(store, "gone.txt", f("0" * 64), f(text_a))
+    assert gone.kind == "unavailable" and gone.note is not None and "missing or corrupt" in gone.note
+    assert file_diff(store, "n.txt", Entry("f", 0o600, 0, None, why="over DSH_CHECKPOINT_MAX_FILE"), f(text_a)).kind == "unavailable"

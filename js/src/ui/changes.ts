@@ -1,7 +1,8 @@
 // Checkpoints in the widgets (issue 26): the loop header's `+a ~m -d` of the last turn that changed
 // files, and the inspector's review of a `checkpoint/changes` event — each file with Keep / Revert
-// (Revert of one file is a rewind of that file alone: `session/rewind` with `paths`).
-import type { CheckpointChanges, FileChange, Rewound } from "../wire.gen";
+// (Revert of one file is a rewind of that file alone: `session/rewind` with `paths`) and a Diff
+// toggle that fetches the file's unified diff (`session/diff`, read from the checkpoint blobs).
+import type { CheckpointChanges, FileChange, FileDiff, Rewound, TurnDiff } from "../wire.gen";
 import type { SessionEvent } from "../types";
 import { h } from "./dom";
 
@@ -27,6 +28,52 @@ export function changesBadge(events: readonly SessionEvent[]): HTMLElement | nul
 }
 
 type Revert = (paths: string[]) => Promise<Rewound>;
+/** The diffs of these files of the turn (`session/diff` with `paths`). */
+export type DiffFetch = (paths: string[]) => Promise<TurnDiff>;
+
+let diffIds = 0;
+
+const LINE_CLASS: Record<string, string> = { "+": "dsh-dl-add", "-": "dsh-dl-del", "@": "dsh-dl-hunk", "\\": "dsh-dl-note" };
+
+/** One file's diff: coloured +/- lines, or why there is none (binary, too large, unavailable). */
+export function renderFileDiff(d: FileDiff | undefined): HTMLElement {
+  if (!d) return h("div", { class: "dsh-file-diff-note" }, "no diff for this file in the turn's checkpoints");
+  if (d.kind !== "text") {
+    const what = { binary: "binary file: no text diff", "too-large": "too large to show", unavailable: "no diff available", same: "content unchanged" }[d.kind] ?? d.kind;
+    return h("div", { class: `dsh-file-diff-note dsh-file-diff-${d.kind}` }, d.note ? `${what} (${d.note})` : what);
+  }
+  const lines = (d.text ?? "").replace(/\n$/, "").split("\n");
+  const pre = h("pre", { class: "dsh-file-diff-text", tabindex: 0, "aria-label": `unified diff of ${d.path}: ${d.added ?? 0} added, ${d.removed ?? 0} removed lines` });
+  lines.forEach((line, i) => {
+    const head = i < 2 && (line.startsWith("--- ") || line.startsWith("+++ "));
+    pre.append(h("span", { class: `dsh-dl ${head ? "dsh-dl-head" : LINE_CLASS[line[0] ?? ""] ?? "dsh-dl-ctx"}` }, line));
+  });
+  return h("div", { class: "dsh-file-diff-body" },
+    h("div", { class: "dsh-muted" }, `+${d.added ?? 0} −${d.removed ?? 0} lines`), pre);
+}
+
+function diffToggle(paths: string[], diff: DiffFetch | null): [HTMLElement, HTMLElement] {
+  const id = `dsh-file-diff-${++diffIds}`;
+  const panel = h("div", { class: "dsh-file-diff", id, hidden: true, role: "region", "aria-label": `diff of ${paths[0]}` });
+  const btn = h("button", { class: "dsh-btn dsh-diff-toggle", type: "button", "aria-expanded": "false", "aria-controls": id,
+    disabled: diff === null, title: diff ? `show the diff of ${paths[0]} (before the turn → after it)` : "read-only: no host to read the checkpoints" }, "Diff");
+  let loaded = false;
+  btn.addEventListener("click", () => {
+    const open = btn.getAttribute("aria-expanded") !== "true";
+    btn.setAttribute("aria-expanded", String(open));
+    panel.hidden = !open;
+    if (!open || loaded || !diff) return;
+    loaded = true;
+    panel.replaceChildren(h("div", { class: "dsh-muted" }, "reading the diff…"));
+    diff(paths.slice(0, 1)).then((res) => {
+      panel.replaceChildren(renderFileDiff((res.files ?? []).find((f) => f.path === paths[0])));
+    }).catch((e: Error) => {
+      loaded = false;
+      panel.replaceChildren(h("div", { class: "dsh-file-diff-note" }, `diff failed: ${e.message}`));
+    });
+  });
+  return [btn, panel];
+}
 
 function outcome(res: Rewound, paths: string[]): string {
   const conflicts = (res.conflicts ?? []).filter((p) => paths.includes(p));
@@ -37,8 +84,8 @@ function outcome(res: Rewound, paths: string[]): string {
   return done.length ? "reverted" : "already as before the turn";
 }
 
-/** The review of one turn's changes: a row per file with Keep / Revert. */
-export function renderChanges(ev: CheckpointChanges, revert: Revert | null): HTMLElement {
+/** The review of one turn's changes: a row per file with Diff / Keep / Revert. */
+export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff: DiffFetch | null = null): HTMLElement {
   const moved = new Set((ev.added ?? []).map((f) => f.renamedFrom).filter((p): p is string => !!p));
   const rows: [string, FileChange, string[]][] = [
     ...(ev.added ?? []).map((f): [string, FileChange, string[]] => f.renamedFrom ? ["renamed", f, [f.path, f.renamedFrom]] : ["added", f, [f.path]]),
@@ -61,9 +108,10 @@ export function renderChanges(ev: CheckpointChanges, revert: Revert | null): HTM
     });
     const label = kind === "renamed" ? `${f.renamedFrom} → ${f.path}` : f.path;
     const size = kind === "modified" && f.beforeSize !== undefined && f.beforeSize !== null ? `${f.beforeSize} → ${f.size} B` : `${f.size} B`;
+    const [toggle, panel] = diffToggle(paths, diff);
     list.append(h("li", { class: `dsh-change dsh-change-${kind}`, "data-path": f.path },
       h("span", { class: "dsh-change-kind" }, { added: "+", modified: "~", deleted: "-", renamed: ">" }[kind] ?? "?"),
-      h("span", { class: "dsh-change-path" }, label), h("span", { class: "dsh-muted" }, ` ${size} `), keep, back, status));
+      h("span", { class: "dsh-change-path" }, label), h("span", { class: "dsh-muted" }, ` ${size} `), toggle, keep, back, status, panel));
   }
   const a = count(ev.addedCount, ev.added), m = count(ev.modifiedCount, ev.modified), d = count(ev.deletedCount, ev.deleted);
   return h("div", { class: "dsh-changes-review" },
