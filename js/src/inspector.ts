@@ -23,8 +23,7 @@ import { approvalSeqs, durationsBySeq } from "./model/waterfall";
 import { createWaterfall } from "./ui/waterfall";
 import { sessionViews } from "./ui/timeline-stats";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
-import { renderChanges } from "./ui/changes";
-import type { CheckpointChanges } from "./wire.gen";
+import { reviewChanges } from "./ui/changes";
 import { exportRows } from "./model/query";
 
 const ROW = 26;
@@ -202,11 +201,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
           h("div", null, "cites: ", ...(cites.length ? cites.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : ["—"])),
           h("div", { class: "dsh-citedby" }, ev.type === "tool/call" ? "result citing this call: " : "cited by: ",
             ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
-        ev.type === "checkpoint/changes" ? renderChanges(ev as CheckpointChanges, s.sessionId
-          ? (paths) => s.remote.rewind({ sessionId: s.sessionId as string, toTurn: (ev as CheckpointChanges).turn, paths, files: true })
-          : null, s.sessionId
-          ? (paths) => s.remote.diff({ sessionId: s.sessionId as string, turn: (ev as CheckpointChanges).turn, paths })
-          : null) : null,
+        ev.type === "checkpoint/changes" ? reviewChanges(ev, s.sessionId, s.remote) : null,
         h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true), collapseKeys: QUIET_KEYS }, OPEN_ALL)),
         toolOutputText(ev) !== undefined ? plainOutput(toolOutputText(ev) as string) : null);
     } else if (detail === "messages") {

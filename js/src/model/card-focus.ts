@@ -34,8 +34,7 @@ export const OPEN_ALL = 12;
 /** The text a tool returned, as one string (tool/result's message content). */
 export function toolOutputText(ev: SessionEvent | undefined): string | undefined {
   if (!ev || ev.type !== "tool/result") return undefined;
-  const msg = (ev as { message?: { content?: { type?: string; text?: string }[] } }).message;
-  const parts = (msg?.content ?? []).filter((b) => typeof b.text === "string").map((b) => b.text as string);
+  const parts = ev.message.content.flatMap((b) => ("text" in b && typeof b.text === "string" ? [b.text] : []));
   return parts.length ? parts.join("") : undefined;
 }
 

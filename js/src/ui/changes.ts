@@ -4,6 +4,7 @@
 // toggle that fetches the file's unified diff (`session/diff`, read from the checkpoint blobs).
 import type { CheckpointChanges, FileChange, FileDiff, Rewound, TurnDiff } from "../wire.gen";
 import type { SessionEvent } from "../types";
+import type { Remote } from "../remote";
 import { h } from "./dom";
 
 const count = (n: number | null | undefined, list: FileChange[] | undefined): number => n ?? list?.length ?? 0;
@@ -12,7 +13,7 @@ const count = (n: number | null | undefined, list: FileChange[] | undefined): nu
 export function lastChanges(events: readonly SessionEvent[]): CheckpointChanges | null {
   for (let i = events.length - 1; i >= 0; i--) {
     const ev = events[i];
-    if (ev?.type === "checkpoint/changes") return ev as CheckpointChanges;
+    if (ev?.type === "checkpoint/changes") return ev;
   }
   return null;
 }
@@ -117,4 +118,11 @@ export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff
   return h("div", { class: "dsh-changes-review" },
     h("div", null, `turn ${ev.turn} changed files: +${a} ~${m} -${d}`),
     rows.length ? list : h("div", { class: "dsh-muted" }, "no file changes"));
+}
+
+/** The inspector's review of one turn's changes, wired to the host when the session is known. */
+export function reviewChanges(ev: CheckpointChanges, sessionId: string | null | undefined, remote: Remote): HTMLElement {
+  if (!sessionId) return renderChanges(ev, null, null);
+  return renderChanges(ev, (paths) => remote.rewind({ sessionId, toTurn: ev.turn, paths, files: true }),
+    (paths) => remote.diff({ sessionId, turn: ev.turn, paths }));
 }
