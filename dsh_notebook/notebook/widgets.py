@@ -100,6 +100,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.pricing = pricing_table()
         self._host = host
         self.log_path: Path | None = None
+        self._saved_count = -1  # events of the saved log (path), when read
         if path is None and session_id and _looks_like_path(str(session_id)):
             path, session_id = session_id, None
         connect: Connect
@@ -133,6 +134,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
         try:
             if self.log_path is not None:
+                if self._saved_count > FALLBACK_MAX_EVENTS:
+                    return None  # too big to copy into every output (and not read twice to learn it)
                 data = load(str(self.log_path))
             elif self.session_id:
                 from ..host.host import Host
@@ -170,12 +173,13 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     # -- sources ----------------------------------------------------------------------------
     def _saved_log(self, path: Path) -> Connect:
-        from ..session.saved import read_saved
+        from ..session.saved import read_saved_fast
 
         self.log_path = path
         saved: SavedLog | DshError
         try:
-            saved = read_saved(path)
+            saved = read_saved_fast(path)  # validated part by part as the follow sends it
+            self._saved_count = len(saved.lines)
             self.session_id = saved.session_id
             if saved.warnings:
                 self.error = f"note: {'; '.join(saved.warnings)}"
