@@ -114,6 +114,7 @@ CELL_JS = """(sel) => {
   window.__r = {};
   const obs = new MutationObserver(() => {
     const now = performance.now();
+    if (!window.__r.root && document.querySelector('.dsh-root')) window.__r.root = now;
     if (!window.__r.data && document.querySelector(sel)) { window.__r.data = now; obs.disconnect(); }
   });
   obs.observe(document.body, { subtree: true, childList: true, attributes: true });
@@ -128,7 +129,7 @@ print("DSHRSS", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
-def browser_round(page: Any, lab: Any, name: str, code: str, sel: str) -> tuple[float, float]:
+def browser_round(page: Any, lab: Any, name: str, code: str, sel: str) -> tuple[float, float, float]:
     """Time from the measured cell's run command to ``sel`` on screen (the kernel already started
     and the widget module imported by a first cell), and the kernel's peak RSS (MB) after it."""
     from tests.browser.conftest import open_notebook, wait_until
@@ -145,7 +146,7 @@ def browser_round(page: Any, lab: Any, name: str, code: str, sel: str) -> tuple[
     out = cells.nth(2).locator(".jp-OutputArea")
     text = wait_until(lambda: (lambda t: t if "DSHRSS" in t else None)(out.inner_text()), timeout=120)
     lab.shutdown_sessions()
-    return float(r["data"] - r["start"]), float(text.split("DSHRSS", 1)[1].split()[0])
+    return float(r["data"] - r["start"]), float(r.get("root", r["data"]) - r["start"]), float(text.split("DSHRSS", 1)[1].split()[0])
 
 
 def browser_path(logs: dict[int, Path], rounds: int) -> dict[int, dict[str, float]] | None:
@@ -163,16 +164,19 @@ def browser_path(logs: dict[int, Path], rounds: int) -> dict[int, dict[str, floa
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         for n, path in logs.items():
             shutil.copy(path, lab.root / path.name)
-            res: dict[str, list[float]] = {"insp": [], "loop": [], "rss": []}
+            res: dict[str, list[float]] = {"insp": [], "loop": [], "insp_root": [], "loop_root": [], "rss": []}
             for i in range(rounds):
-                t, rss = browser_round(page, lab, f"i{n}_{i}.ipynb", f"SessionInspector({path.name!r})", ".dsh-inspector .dsh-row")
+                t, root, rss = browser_round(page, lab, f"i{n}_{i}.ipynb", f"SessionInspector({path.name!r})", ".dsh-inspector .dsh-row")
                 res["insp"].append(t)
+                res["insp_root"].append(root)
                 res["rss"].append(rss)
-                t, rss = browser_round(page, lab, f"l{n}_{i}.ipynb", f"LoopWidget(path={path.name!r})",
-                                       ".dsh-loop .dsh-stage[data-state=current]")
+                t, root, rss = browser_round(page, lab, f"l{n}_{i}.ipynb", f"LoopWidget(path={path.name!r})",
+                                             ".dsh-loop .dsh-stage[data-state=current]")
                 res["loop"].append(t)
+                res["loop_root"].append(root)
                 res["rss"].append(rss)
-            out[n] = {"insp": statistics.median(res["insp"]), "loop": statistics.median(res["loop"]), "rss": max(res["rss"])}
+            out[n] = {k: statistics.median(v) for k, v in res.items()}
+            out[n]["rss"] = max(res["rss"])
         browser.close()
     return out
 
@@ -204,7 +208,8 @@ def main() -> int:
         br = browser_path(logs, a.rounds)
         if br:
             for n, r in br.items():
-                print(f"   {n:>7} events: inspector rows {r['insp']:6.0f} ms   loop stages {r['loop']:6.0f} ms   kernel peak RSS {r['rss']:5.0f} MB")
+                print(f"   {n:>7} events: inspector rows {r['insp']:6.0f} ms (root {r['insp_root']:5.0f})   loop stages {r['loop']:6.0f} ms"
+                      f" (root {r['loop_root']:5.0f})   kernel peak RSS {r['rss']:5.0f} MB")
             if len(sizes) >= 2:
                 lo, hi = br[sizes[0]], br[sizes[-1]]
                 print(f"   ratio {sizes[-1]}/{sizes[0]}: inspector {hi['insp'] / lo['insp']:.1f}x   loop {hi['loop'] / lo['loop']:.1f}x")
