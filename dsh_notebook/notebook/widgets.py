@@ -16,8 +16,11 @@ same Descriptors and Gateway (``session/info``, ``session/follow``; anything els
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,6 +178,11 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def _saved_log(self, path: Path) -> Connect:
         from ..session.saved import read_saved_fast
 
+        if self._host is None and "dsh_notebook.host.host" not in sys.modules:
+            # the host's modules (agent, tools: ~1 s) load while the browser loads and renders the
+            # view, not after the view asks for the log (only the import: no host is started here)
+            threading.Thread(target=importlib.import_module, args=("dsh_notebook.host.host",), daemon=True,
+                             name="dsh-host-import").start()
         self.log_path = path
         saved: SavedLog | DshError
         try:

@@ -50,16 +50,23 @@ async function timeTo(kind, selector) {
   const el = document.createElement("div");
   document.body.append(el);
   const model = new Model({ kind, session_id: sessionId, readonly: true, error: "", create_args: {}, present: false, pricing: {} });
+  let seen = 0;
+  // a MutationObserver (a microtask after the DOM change), not polling: later parts' timers
+  // would run before a poll and hide when the rows appeared
+  const obs = new MutationObserver(() => { if (!seen && el.querySelector(selector)) seen = performance.now(); });
+  obs.observe(el, { subtree: true, childList: true, attributes: true });
   const t0 = performance.now();
   const dispose = widget.render({ model, el });
-  while (!el.querySelector(selector)) {
+  if (!seen && el.querySelector(selector)) seen = performance.now();
+  while (!seen) {
     await new Promise((r) => setTimeout(r, 1));
     if (performance.now() - t0 > 300_000) throw new Error(`${kind}: ${selector} never appeared`);
   }
-  const t = performance.now() - t0;
+  obs.disconnect();
+  await new Promise((r) => setTimeout(r, 5 * (items.length + 1))); // let the later parts land before disposing
   dispose();
   el.remove();
-  return t;
+  return seen - t0;
 }
 
 const insp = await timeTo("inspector", ".dsh-inspector .dsh-row");

@@ -5,11 +5,13 @@ freezes them — tests/benchmarks/_widget_logs.py):
 
 1. Python: ``read_saved`` (read + check the log), the follow snapshot item the widget sends
    (its JSON bytes), their time and the kernel's peak traced memory (tracemalloc).
-2. jsdom: the real inspector and loop widget bundles rendering that snapshot (node + jsdom,
-   js/scripts/bench-scale.mjs): time to rows in the DOM and to the loop's current stage.
+2. jsdom: the real inspector and loop widget bundles rendering those snapshot parts (node +
+   jsdom, js/scripts/bench-scale.mjs; the first part at once, each later one in its own task):
+   time to rows in the DOM and to the loop's current stage.
 3. Browser: real JupyterLab + Debian chromium (headless): time from the cell's start (the run
-   command) to inspector rows visible and to the loop widget's stages visible, and the kernel's
-   resident high-water mark.
+   command; a first cell imported the widgets and started the kernel) to inspector rows visible
+   and to the loop widget's stages visible (and to the widget's root, for the split), and the
+   kernel's resident high-water mark.
 
 The ratios 100k/10k and against the figure measured last round on the 10k session (3.06 s to
 inspector rows, 1.20 s to the loop's stages) are printed. Targets (< 1 s for 100k) are reported,
@@ -197,11 +199,11 @@ def main() -> int:
                   f" ({r['bytes'] / 1e6:5.2f} MB JSON)   peak traced {r['peak_mb']:6.1f} MB   old read {r['old']:6.0f} ms")
         print("\n2. jsdom: the widget bundle folding the snapshot and rendering (time to rows / current stage)")
         js = {n: jsdom_path(p) for n, p in logs.items()}
-        for n, r in js.items():
-            if r is None:
+        for n, got in js.items():
+            if got is None:
                 print("   skipped (no node/jsdom or js/scripts/bench-scale.mjs)")
                 break
-            print(f"   {n:>7} events: inspector rows {r['insp']:6.0f} ms   loop stage {r['loop']:6.0f} ms   heap {r['heapMb']:5.0f} MB")
+            print(f"   {n:>7} events: inspector rows {got['insp']:6.0f} ms   loop stage {got['loop']:6.0f} ms   heap {got['heapMb']:5.0f} MB")
         if a.no_browser:
             return 0
         print(f"\n3. real JupyterLab + chromium: from the cell's start to rows / stages on screen (median of {a.rounds})")
