@@ -6,6 +6,12 @@ describes it from its log (every :class:`~dsh_notebook.wire.endpoints.SessionInf
 ``live: false``), ``follow`` sends the snapshot of its stored lines (``live.attached`` false) and
 stays open. Every other endpoint is refused with ``READ_ONLY`` (resume the session to run it). A
 log that cannot be read answers each call with its own coded error.
+
+A log read without validating its events (:func:`~dsh_notebook.session.saved.read_saved_fast`,
+a widget's replay) is sent in parts: a first snapshot of :data:`FIRST_PART` events, then further
+snapshots of :data:`PART` events, each validated off the loop just before it goes (the client
+folds consecutive snapshots of one session as one log, cursor by cursor). The first rows are on
+screen while the rest is still checked; a bad line ends the stream with its ``LOG_CORRUPT`` error.
 """
 
 from __future__ import annotations
@@ -18,8 +24,14 @@ from typing import Any
 from ..errors import DshError, HostError
 from ..session.saved import SavedLog, read_saved
 from ..wire.endpoints import FollowArgs, SessionInfo, SessionRef
+from ..wire.follow import Snapshot, snapshot_item
 from .follow import ColdLog, SessionHub
 from .gateway import GatewayInvocation, StreamSink
+
+FIRST_PART = 2_000
+"""Events in the first snapshot of a log sent in parts (enough for the first screens)."""
+PART = 25_000
+"""Events in each later snapshot part."""
 
 Reader = Callable[[str], Awaitable[SavedLog]]
 """Session id → its saved log (raises a coded error when there is none)."""
@@ -54,8 +66,42 @@ class ReadOnlyController:
     async def follow(self, args: FollowArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:
         saved = await self.read(args.session_id)
         hub = self.hub_for(args.session_id)
-        inv.note("follow", "snapshot from the saved log")
-        return hub.open(sink, args.cursor, cold=ColdLog(saved.header, saved.lines))
+        start = 0 if args.cursor is None else args.cursor + 1
+        count = len(saved.lines)
+        if saved.checked or count - start <= FIRST_PART or start > count:
+            await asyncio.to_thread(saved.verify, max(0, start), count)
+            inv.note("follow", "snapshot from the saved log")
+            return hub.open(sink, args.cursor, cold=ColdLog(saved.header, saved.lines))
+        first = max(0, start) + FIRST_PART
+        await asyncio.to_thread(saved.verify, max(0, start), first)
+        inv.note("follow", f"snapshot from the saved log, in parts ({count} events)")
+        # this hub serves the saved log only (never attached to a live session): its follower's
+        # cursor is not used after the snapshot, so the later parts can follow it directly
+        close = hub.open(sink, args.cursor, cold=ColdLog(saved.header, saved.lines[:first]))
+        task = asyncio.get_running_loop().create_task(self._rest(saved, first, sink, hub))
+
+        def stop() -> None:
+            task.cancel()
+            close()
+
+        return stop
+
+    async def _rest(self, saved: SavedLog, start: int, sink: StreamSink, hub: SessionHub) -> None:
+        """The later snapshot parts of a log sent in parts, each validated before it goes."""
+        count = len(saved.lines)
+        while start < count and not sink.closed:
+            stop = min(count, start + PART)
+            try:
+                await asyncio.to_thread(saved.verify, start, stop)
+            except DshError as exc:
+                sink.error(HostError(f"cannot read the saved session: {exc.message}", code=exc.code))
+                return
+            if sink.closed:
+                return
+            part = Snapshot.model_construct(session_id=saved.session_id, header=saved.header, cursor=stop - 1,
+                                            live=hub.run_state.view(False, []))
+            sink.item(snapshot_item(part, saved.lines[start:stop]))
+            start = stop
 
     async def _refuse(self, *_: Any) -> Any:
         raise HostError("this is a saved log, served read-only; resume the session to run it", code="READ_ONLY")

@@ -16,8 +16,11 @@ same Descriptors and Gateway (``session/info``, ``session/follow``; anything els
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +103,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.pricing = pricing_table()
         self._host = host
         self.log_path: Path | None = None
+        self._saved_count = -1  # events of the saved log (path), when read
         if path is None and session_id and _looks_like_path(str(session_id)):
             path, session_id = session_id, None
         connect: Connect
@@ -133,6 +137,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
         try:
             if self.log_path is not None:
+                if self._saved_count > FALLBACK_MAX_EVENTS:
+                    return None  # too big to copy into every output (and not read twice to learn it)
                 data = load(str(self.log_path))
             elif self.session_id:
                 from ..host.host import Host
@@ -170,12 +176,18 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     # -- sources ----------------------------------------------------------------------------
     def _saved_log(self, path: Path) -> Connect:
-        from ..session.saved import read_saved
+        from ..session.saved import read_saved_fast
 
+        if self._host is None and "dsh_notebook.host.host" not in sys.modules:
+            # the host's modules (agent, tools: ~1 s) load while the browser loads and renders the
+            # view, not after the view asks for the log (only the import: no host is started here)
+            threading.Thread(target=importlib.import_module, args=("dsh_notebook.host.host",), daemon=True,
+                             name="dsh-host-import").start()
         self.log_path = path
         saved: SavedLog | DshError
         try:
-            saved = read_saved(path)
+            saved = read_saved_fast(path)  # validated part by part as the follow sends it
+            self._saved_count = len(saved.lines)
             self.session_id = saved.session_id
             if saved.warnings:
                 self.error = f"note: {'; '.join(saved.warnings)}"

@@ -280,7 +280,13 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     if (selected < 0) renderDetail();
   });
 
-  const unsub = s.fold.subscribe(() => render.schedule());
+  // the first events render at once, not at the next frame: a long log's later snapshot parts
+  // can arrive before that frame, and the first rows need not wait for them to be folded
+  let shown = false;
+  const unsub = s.fold.subscribe(() => {
+    if (shown || !s.fold.events.length) render.schedule();
+    else { shown = true; render.flush(); }
+  });
   const onErr = () => { errorText = String(model.get("error") ?? ""); render.schedule(); };
   model.on("change:error", onErr);
   const sid = String(model.get("session_id") ?? "");

@@ -377,6 +377,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       tracer.update(s.fold.events);
       player.setSteps(stepsOf(tracer.traces, s.fold.events));
       if (player.index < 0) player.seek(0);
+      render.flush(); // at once: a long log's later snapshot parts need not be folded first
     });
     if (s.fold.events.length) { player.setSteps(stepsOf(tracer.update(s.fold.events), s.fold.events)); player.seek(0); }
   }

@@ -22,8 +22,12 @@ export function createVirtualList(rowHeight: number, renderRow: (index: number) 
   let raf = 0;
 
   const draw = (force: boolean) => {
-    const top = el.scrollTop;
     const view = el.clientHeight || height;
+    // never past the last row: after the count shrinks (a filter of a long list scrolled far) the
+    // translated layer alone would keep the old scroll range, and draw nothing but blank space
+    const maxTop = Math.max(0, count * rowHeight - view);
+    if (el.scrollTop > maxTop) el.scrollTop = maxTop;
+    const top = Math.min(el.scrollTop, maxTop);
     const from = Math.max(0, Math.floor(top / rowHeight) - 10);
     const to = Math.min(count, Math.ceil((top + view) / rowHeight) + 10);
     if (!force && from === first && to === last) return;
