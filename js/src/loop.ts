@@ -1,4 +1,5 @@
 // LoopWidget: the six stages of seed 000 drawn from a real session, live or replayed.
+import type { SessionEvent } from "./types";
 import { eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
@@ -94,8 +95,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
   const totalsEl = h("span", { class: "dsh-totals-wrap", "aria-live": "off" });
   /** The last request went to the offline teaching model (script:*). */
-  const offlineRun = (events: readonly { type: string }[]): boolean => {
-    for (let i = events.length - 1; i >= 0; i--) if (events[i].type === "request/frozen") return (events[i] as { provider?: string }).provider === "script";
+  const offlineRun = (events: readonly SessionEvent[]): boolean => {
+    for (let i = events.length - 1; i >= 0; i--) {
+      const ev = events[i];
+      if (ev.type === "request/frozen") return ev.provider === "script";
+    }
     return false;
   };
   const drawTotals = () => {
