@@ -285,6 +285,7 @@ class TurnRun:
                 if deadline is not None and _now() > deadline and not self._future.done():
                     raise RunCancelled(f"the turn did not end within {timeout if not self.interrupted else grace}s", code="TIMEOUT")
             self._render()
+            self.console.finish(self._say)  # a run-to asked on stdin that could not happen says so
         finally:
             if remove:
                 remove()
