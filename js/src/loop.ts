@@ -150,7 +150,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     render.schedule();
   }
   controls.append(playback.el);
-  const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule() }, readonly);
+  const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule(), calls: () => tracer.traces, turn: () => s.fold.turn }, readonly);
   const glossary = createGlossary();
   root.append(head, glossary.panel, errorEl, frame.el, debug.el, explain, predictPanel.el, controls, tabs, viewEl);
   const unKeys = isolateKeys(root);
@@ -289,6 +289,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const derived = deriveMessages(events, pos.seq);
     const messageCount = call?.frozenSeq !== undefined ? resolveMessageSeqs(events, call.frozenSeq).length : derived.length;
     debug.update(s.fold.paused);
+    debug.settle(s.fold.status);
     keepToggleFocus(diagram, () => replace(diagram, renderDiagram({
       call, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount,
       frozenCount: frozenSeqs.length, streaming: Boolean(s.fold.attempt),
