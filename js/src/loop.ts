@@ -1,5 +1,5 @@
 // LoopWidget: the six stages of seed 000 drawn from a real session, live or replayed.
-import { eventCount } from "./model/counts";
+import { countOf, eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
@@ -262,7 +262,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const hdr = s.fold.header;
     replace(header,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
-      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
+      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${countOf(eventCount(s.fold.cursor), "event")} · ${s.fold.status}`)),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
       changesBadge(events), totalsEl, present.el, glossary.button);
     drawTotals();
