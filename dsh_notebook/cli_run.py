@@ -23,6 +23,7 @@ import json
 import signal
 import sys
 import uuid
+from collections.abc import Callable
 from typing import Any, TextIO, cast
 
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
@@ -166,9 +167,17 @@ def _debugger(args: argparse.Namespace, client: DshClient, sid: str, handle: Any
         with handle.cond:
             view.render(handle.model)
 
-    serve = lambda: console.serve(ask, say, before=before)  # noqa: E731
-    serve.finish = lambda: console.finish(say)  # type: ignore[attr-defined]
-    return serve
+    return _Served(lambda: console.serve(ask, say, before=before), lambda: console.finish(say))
+
+
+class _Served:
+    """The terminal debugger: called while the turn runs (serves a pause); ``finish`` at its end."""
+
+    def __init__(self, serve: Callable[[], object], finish: Callable[[], None]) -> None:
+        self.serve, self.finish = serve, finish
+
+    def __call__(self) -> None:
+        self.serve()
 
 
 def answer_on_stdout(streamed: bool) -> bool:

@@ -363,6 +363,24 @@ class TurnRun:
         return self._resume("continue", timeout)
 
     @_one_line
+    def run_to(self, where: str, timeout: float = 60.0) -> Any:
+        """Pause once at a stage of a call (``"05 c3"``, ``"stage 5 of c3"``) and go on: waits for
+        a pause like :meth:`step` (``NOT_PAUSED`` once the turn ended); ``RUN_TO_PASSED`` if the
+        turn is already past it. Then :meth:`wait_paused` is that stage."""
+        from ..agent.runto import parse_run_to
+
+        stage, call = parse_run_to(where)
+        pause = self._pause_to_act_on(timeout)
+        if pause is None:
+            raise HostError(f"the run is not paused: the turn ended ({self._ended()}); nothing to run on",
+                            code="NOT_PAUSED")
+        state = self.client.debug(self.session_id, "run-to", stage=stage, call=call)
+        with self.model_lock():
+            self._consumed.append(pause)
+        self.console.handled(pause)
+        return state
+
+    @_one_line
     def edit(self, target: str, value: Any, call_id: str | None = None, timeout: float = 60.0) -> Any:
         """Change the paused stage's value (waits for a pause not yet stepped or continued from);
         ``NOT_PAUSED`` when the turn ended without one."""
