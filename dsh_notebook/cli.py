@@ -97,11 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
                           "the turn ends stuck (default 2; 0: no guard)")
     run.add_argument("--break", dest="breakpoints", metavar="STAGES",
                      help="the agent debugger: pause at these stages (01-06, e.g. 03,06, or all) and ask on the "
-                          "terminal c continue / s step / p print / e edit / q cancel (without a terminal: continued)")
+                          "terminal c continue / s step / r run to / p print / e edit / q cancel (without a terminal: continued)")
     run.add_argument("--break-tools", metavar="NAMES", help="with --break: only calls of these tools (bash,edit)")
     run.add_argument("--break-when", metavar="EXPR",
                      help="with --break: only calls this condition holds for, e.g. 'name==bash and command~\"rm \"' "
                           "(name, args or an argument; == != ~ !~; and or not; parentheses)")
+    run.add_argument("--run-to", metavar="'N cK'",
+                     help="the agent debugger: pause once at stage N of the turn's K-th tool call (or a call id), "
+                          "e.g. '05 c3' or 'stage 5 of c3' (with or without --break); at a pause r asks for another",)
     run.add_argument("--first-byte-timeout", metavar="SECONDS",
                      help="seconds a model request waits for the server's first chunk (default DSH_FIRST_BYTE_TIMEOUT, "
                           "else DSH_TIMEOUT, else 600 for a loopback server, else 120); fails MODEL_TIMEOUT")

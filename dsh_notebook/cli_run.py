@@ -23,6 +23,7 @@ import json
 import signal
 import sys
 import uuid
+from collections.abc import Callable
 from typing import Any, TextIO, cast
 
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
@@ -58,6 +59,10 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
         from .agent.breakwhen import parse_when
 
         parse_when(args.break_when)  # BAD_BREAK_WHEN before a session (and a demo copy) is made
+    if getattr(args, "run_to", None) is not None:
+        from .agent.runto import parse_run_to
+
+        parse_run_to(args.run_to)  # BAD_RUN_TO before a session is made
     prompt = " ".join(args.prompt)
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
@@ -110,6 +115,8 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
                 view.render(handle.model)
             if view.sink is not None:
                 view.sink.flush()
+            if debugger is not None:
+                debugger.finish()  # a run-to that could not happen says so
             approvals.close()
             handle.close()
         log_path = client.info(session_id).log_path
@@ -120,20 +127,29 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
 
 
 def _debugger(args: argparse.Namespace, client: DshClient, sid: str, handle: Any, view: TurnView) -> Any:
-    """``--break STAGES [--break-tools NAMES] [--break-when EXPR]``: the pdb-like debugger of the
-    notebook on the terminal (c/s/p/e/q); without a terminal each pause is continued."""
+    """``--break STAGES [--break-tools NAMES] [--break-when EXPR] [--run-to 'N cK']``: the pdb-like debugger of the
+    notebook on the terminal (c/s/r/p/e/q); without a terminal each pause is continued."""
     from .cli_tty import _Terminal
     from .notebook.debug_console import DebugConsole, parse_stages
 
     stages = parse_stages(getattr(args, "breakpoints", None))
     tools = (getattr(args, "break_tools", None) or "").replace(",", " ").split() or None
     when = getattr(args, "break_when", None)
+    run_to = getattr(args, "run_to", None)
     if not stages:
         if tools or when is not None:
             raise UserError("--break-tools / --break-when need --break STAGES (e.g. --break 03)", code="BAD_FLAG")
-        return None
-    client.debug(sid, "break", stages=stages, tools=tools, when=when)
+        if run_to is None:
+            return None
+    if stages:
+        client.debug(sid, "break", stages=stages, tools=tools, when=when)
     console = DebugConsole(client, sid, handle.model, handle.cond)
+    if run_to is not None:
+        from .agent.runto import parse_run_to
+
+        stage, call = parse_run_to(run_to)
+        client.debug(sid, "run-to", stage=stage, call=call)
+        console.asked(run_to)
     terminal: list[_Terminal] = []
 
     def ask(question: str) -> str:
@@ -151,7 +167,17 @@ def _debugger(args: argparse.Namespace, client: DshClient, sid: str, handle: Any
         with handle.cond:
             view.render(handle.model)
 
-    return lambda: console.serve(ask, say, before=before)
+    return _Served(lambda: console.serve(ask, say, before=before), lambda: console.finish(say))
+
+
+class _Served:
+    """The terminal debugger: called while the turn runs (serves a pause); ``finish`` at its end."""
+
+    def __init__(self, serve: Callable[[], object], finish: Callable[[], None]) -> None:
+        self.serve, self.finish = serve, finish
+
+    def __call__(self) -> None:
+        self.serve()
 
 
 def answer_on_stdout(streamed: bool) -> bool:

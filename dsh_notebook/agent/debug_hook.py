@@ -26,12 +26,21 @@ if TYPE_CHECKING:
 
 
 class DebuggerHook(TurnHook):
-    """Pauses the run where the person set breakpoints (only while the debugger is active)."""
+    """Pauses the run where the person set breakpoints (only while the debugger is active).
+
+    It also follows the turn's tool calls for "run to stage N of call cK" (:mod:`.runto`): the
+    turn's start and end, and each settled message, even while nothing is being debugged."""
+
+    def turn_started(self, run: TurnRun) -> None:
+        run.agent.debugger.turn_started()
+
+    def turn_ending(self, run: TurnRun) -> None:
+        run.agent.debugger.turn_ending()
 
     async def derived(self, run: TurnRun, derived: DerivedRequest) -> None:
         agent = run.agent
         dbg, tools = agent.debugger, agent.batch_tools
-        if dbg.wants("05", tools):
+        if dbg.active:  # the checkpoint decides (a breakpoint, a step, or the run-to target)
             history = derived.history
             await dbg.checkpoint("05", tools=tools, payload=HistoryPayload(
                 message_seqs=tuple(history.seqs), messages=tuple(history)))
@@ -39,7 +48,7 @@ class DebuggerHook(TurnHook):
     async def frozen(self, run: TurnRun, request: ModelRequest) -> tuple[ModelRequest, tuple[int, ...]]:
         agent = run.agent
         dbg, tools, frozen = agent.debugger, agent.batch_tools, agent.requests.last_frozen
-        if not dbg.wants("06", tools) or frozen is None:
+        if not dbg.active or frozen is None:
             return request, ()
         pause = await dbg.checkpoint(
             "06", tools=tools, seq=frozen.seq, value=list(request.messages), cite=(frozen.seq,),
@@ -53,6 +62,7 @@ class DebuggerHook(TurnHook):
     async def settled(self, run: TurnRun, event: AssistantMessageEvent) -> None:
         """Stage 01. A cancel while paused here still answers every call of the message."""
         agent = run.agent
+        agent.debugger.message_settled(event)
         if not agent.debugger.active:
             return
         try:

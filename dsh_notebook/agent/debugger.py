@@ -16,7 +16,8 @@ then uses the edited value, and what it changes cites the edit. :meth:`resume` g
 next breakpoint (``continue``) or to the next stage whatever it is (``step``).
 
 A breakpoint may carry a condition (``when``, :mod:`.breakwhen`): then it pauses only for calls
-the condition holds for (``name==bash and command~"rm "``).
+the condition holds for (``name==bash and command~"rm "``). :meth:`run_to` sets a one-shot
+breakpoint on one stage of one call (:mod:`.runto`: ``05`` of ``c3``) and goes on.
 
 With any breakpoint set the tools of a batch run one at a time, so "paused" means paused.
 
@@ -38,11 +39,12 @@ from pydantic import TypeAdapter, ValidationError
 from ..errors import HostError
 from ..session.repair import repair_pairing
 from ..session.session import Session
-from ..wire.events import DebugEdit, DebugStage, EditTarget
+from ..wire.events import AssistantMessageEvent, DebugEdit, DebugStage, EditTarget
 from ..wire.follow import ResumedItem
 from ..wire.messages import AnyMessage
 from ..wire.pause import PausedItem, PausePayload, paused_item
 from .breakwhen import BreakWhenError, Call, Node, calls_of, holds, parse_when
+from .runto import RunTo, RunToTarget, check_target
 
 __all__ = ["EDITABLE", "STAGES", "Debugger", "Pause"]
 
@@ -95,13 +97,14 @@ class Debugger:
         self._arguments: dict[str, str] = {}  # call id → arguments seen at 02/03 (for 04's condition)
         self.stepping = False
         self.paused: Pause | None = None
+        self.runto = RunTo()  # the one-shot "run to stage N of call cK" and the turn's calls
         self._lock = asyncio.Lock()  # one pause at a time, in the order the loop reaches them
 
     # -- breakpoints ----------------------------------------------------------------------------
     @property
     def active(self) -> bool:
         """True when a checkpoint may pause (some breakpoint set, or stepping)."""
-        return bool(self.stages) or self.stepping
+        return bool(self.stages) or self.stepping or self.runto.target is not None
 
     def set_breakpoints(self, stages: Sequence[str], tools: Sequence[str] | None = None,
                         when: str | None = None) -> None:
@@ -140,6 +143,8 @@ class Debugger:
             "stages": sorted(self.stages),
             "tools": sorted(self.tools) if self.tools is not None else None,
             "when": self.when,
+            "run_to": _target(self.runto.target),
+            "run_to_missed": self.runto.missed,
             "paused": paused.item().model_dump(mode="json", exclude_none=True) if paused else None,
         }
 
@@ -163,7 +168,11 @@ class Debugger:
         calls = calls_of(stage, payload, name, value, tuple(tools), self._arguments) if self._when is not None else None
         if stage == "04" and call_id is not None:
             self._arguments.pop(call_id, None)  # the call is done: its arguments are not needed again
-        if not self.wants(stage, tools, calls):
+        if stage == "01" and isinstance(payload, AssistantMessageEvent):
+            self.message_settled(payload)
+        ids = self.runto.track.concerned(stage, call_id)
+        self.runto.track.at(stage, ids)
+        if not self.runto.hit(stage, ids) and not self.wants(stage, tools, calls):
             return None
         async with self._lock:
             pause = Pause(stage, call_id, seq, name, payload, value, cite)
@@ -181,7 +190,26 @@ class Debugger:
                 self._emit(ResumedItem(stage=stage, how=pause.how))
             return pause
 
+    # -- the turn's calls, for run-to -------------------------------------------------------------
+    def turn_started(self) -> None:
+        self.runto.track.began()
+
+    def turn_ending(self) -> None:
+        self.runto.turn_ended()
+
+    def message_settled(self, event: AssistantMessageEvent) -> None:
+        """Stage 01 reached for the message's calls (seen even while nothing is being debugged)."""
+        self.runto.track.message(tuple(c.id for c in event.message.tool_calls))
+
     # -- the person's side ----------------------------------------------------------------------
+    def run_to(self, stage: str | None, call: str | None) -> RunToTarget:
+        """Pause once at ``stage`` of ``call`` (``cK`` or a call id) and, if paused, continue.
+        ``BAD_RUN_TO`` for a bad target, ``RUN_TO_PASSED`` if this turn is already past it."""
+        target = self.runto.set(*check_target(stage, call))
+        if self.paused is not None:
+            self.resume("continue")
+        return target
+
     def resume(self, how: Literal["continue", "step"]) -> Pause:
         pause = self._require_paused()
         pause.how = how
@@ -231,6 +259,10 @@ class Debugger:
     def _emit(self, item: Any) -> None:
         if self.emit is not None:
             self.emit(item)
+
+
+def _target(target: RunToTarget | None) -> dict[str, str] | None:
+    return {"stage": target.stage, "call": target.call} if target is not None else None
 
 
 def _wire(value: Any) -> Any:

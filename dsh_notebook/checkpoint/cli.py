@@ -55,7 +55,7 @@ def listing_lines(tl: Timeline) -> list[str]:
                   for v in ch.variables]
     for r in tl.restores:
         lines.append(f"rewound to turn {r.to_turn}: {len(r.written)} restored, {len(r.removed)} removed, "
-                     f"{len(r.conflicts)} conflict(s)" + (f", forked {r.forked}" if r.forked else ""))
+                     f"{len(r.conflicts)} conflict{'' if len(r.conflicts) == 1 else 's'}" + (f", forked {r.forked}" if r.forked else ""))
     if not lines:
         lines.append("no checkpoints in this session (DSH_CHECKPOINTS=0, or no turn yet)")
     return lines

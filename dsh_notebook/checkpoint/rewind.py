@@ -166,7 +166,7 @@ def describe(fr: FileRewind, *, dry_run: bool) -> list[str]:
     lines += [f"  FAILED  {f}: {why}" for f, why in fr.failed]
     if len(lines) == 1:
         lines.append("  nothing to do: the workspace is as it was")
-    lines.append(f"{verb}: {len(writes)} restored, {len(removes)} removed, {len(p.conflicts)} conflict(s), "
+    lines.append(f"{verb}: {len(writes)} restored, {len(removes)} removed, {len(p.conflicts)} conflict{'' if len(p.conflicts) == 1 else 's'}, "
                  f"{len(fr.failed)} failed")
     return lines
 

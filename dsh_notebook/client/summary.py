@@ -78,10 +78,12 @@ def tool_outcome(name: str, text: str, *, is_error: bool = False, code: str | No
                  meta: Mapping[str, Any] | None = None, width: int = 100) -> Outcome:
     """The outcome line of one ``tool/result``: what happened, success or not, in ``width`` chars."""
     lines = text.strip().splitlines()
+    if name == "python":  # its namespace change is shown beside the outcome (meta), not as its text
+        lines = [ln for ln in lines if not ln.startswith(("[namespace] ", "[processes] "))]
     if is_error or code:
         body = [ln for ln in _meaningful(lines) if ln != "Error:"]
         # a traceback's verdict is its last line; any other error says it first
-        said = body[-1] if body and lines[0].startswith("Traceback") else (body[0] if body else "(no message)")
+        said = body[-1] if body and body[0].startswith("Traceback") else (body[0] if body else "(no message)")
         said = said.removeprefix("Error: ")
         return Outcome(False, _clip(f"{code}: {said}" if code else said, width))
     exit_code: int | None = None
@@ -96,7 +98,7 @@ def tool_outcome(name: str, text: str, *, is_error: bool = False, code: str | No
         more = f" ({_plural(len(body), 'line')})" if len(body) > 1 else ""
         return Outcome(exit_code == 0, _clip(f"exit {exit_code} · {last}", width - len(more)) + more)
     if not body:
-        return Outcome(True, "(empty)")
+        return Outcome(True, "(no output)" if name == "python" else "(empty)")
     if name in ("read", "") and (m := _READ_TAIL.match(body[-1])):
         return Outcome(True, _clip(m.group("body"), width))
     if name == "grep" and not body[0].startswith("No matches"):
@@ -104,7 +106,7 @@ def tool_outcome(name: str, text: str, *, is_error: bool = False, code: str | No
         return Outcome(True, _clip(f"{_plural(len(body), 'matching line')} · {first}", width))
     if name == "glob" and not body[0].startswith("No files"):
         return Outcome(True, _clip(f"{_plural(len(body), 'file')} · {', '.join(body[:3])}", width))
-    if body[0] in ("{", "[") and (compact := _json_line(text)) is not None:  # inspect_var: not "✓ {"
+    if body[0] in ("{", "[") and (compact := _json_line(text) or _json_line("\n".join(body))) is not None:  # inspect_var: not "✓ {"
         return Outcome(True, _clip(compact, width))
     last = body[-1] if name in ("python", "bash") else body[0]
     more = f" (+{_plural(len(body) - 1, 'line')})" if len(body) > 1 else ""

@@ -34,6 +34,7 @@ from ..wire.endpoints import (
     Resumed,
     RewindArgs,
     Rewound,
+    RunToTarget,
     SessionCreated,
     SessionInfo,
     SessionList,
@@ -141,11 +142,15 @@ class SessionController:
             if args.target is None or "value" not in args.model_fields_set:
                 raise HostError("edit needs target and value", code="BAD_ARGS")
             edit_seq = dbg.edit(args.target, args.value, call_id=args.call_id, by=inv.caller).seq
-        paused = dbg.paused
+        elif args.action == "run-to":
+            dbg.run_to(args.stage, args.call)
+        paused, target = dbg.paused, dbg.runto.target
         return DebugState(
             session_id=live.id, stages=tuple(sorted(dbg.stages)),
             tools=tuple(sorted(dbg.tools)) if dbg.tools is not None else None, when=dbg.when,
             paused=paused.item() if paused is not None else None, edit_seq=edit_seq,
+            run_to=RunToTarget(stage=target.stage, call=target.call) if target is not None else None,
+            run_to_missed=dbg.runto.missed,
         )
 
     async def compact(self, args: SessionRef, inv: GatewayInvocation) -> Compacted:

@@ -70,7 +70,7 @@ def describe_divergence(
     what = _what_differs(request.messages[index] if index < len(request.messages) else None)
     return (
         f"this request diverges from {origin_id}: closest is its request/frozen {best.seq} "
-        f"(turn {best.turn} step {best.step}); they agree on {k} message(s) and differ at {where}{what}: "
+        f"(turn {best.turn} step {best.step}); they agree on {k} message{'' if k == 1 else 's'} and differ at {where}{what}: "
         f"origin has {a} — this request has {b}"
     )
 

@@ -90,7 +90,7 @@ def _grep_answer(word: str, output: str) -> str:
     files = sorted({h.split(":", 1)[0] for h in hits})
     shown = "; ".join(f"`{h.split(':', 2)[0]}:{h.split(':', 2)[1]}` {h.split(':', 2)[2].strip()[:60]}" for h in hits[:5])
     more = f" (and {len(hits) - 5} more)" if len(hits) > 5 else ""
-    return f"`{word}` appears {len(hits)} times in {len(files)} file(s): {shown}{more}."
+    return f"`{word}` appears {len(hits)} time{'' if len(hits) == 1 else 's'} in {len(files)} file{'' if len(files) == 1 else 's'}: {shown}{more}."
 
 
 def explore(prompt: str, exchanges: list[TurnCall]) -> Decision | None:

@@ -68,9 +68,10 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--max-repeats", "max_repeats", "N", "the same failed tool call tolerated this many times in a row before the turn ends stuck (default 2; 0: no guard)"),
     FlagSpec("--first-byte-timeout", "first_byte_timeout", "SECONDS", "seconds a model request waits for the first chunk (default DSH_FIRST_BYTE_TIMEOUT, else 600 for a loopback server, else 120)"),
     FlagSpec("--idle-timeout", "idle_timeout", "SECONDS", "seconds between two chunks of a reply (default DSH_IDLE_TIMEOUT, else 120)"),
-    FlagSpec("--break", "breakpoints", "STAGES", "the agent debugger: pause the run at these stages of the loop (01–06, e.g. 03,06, or all); the cell asks c/s/p/e/q like pdb; with --bg the handle has .wait_paused(), .step(), .continue_(), .edit()"),
+    FlagSpec("--break", "breakpoints", "STAGES", "the agent debugger: pause the run at these stages of the loop (01–06, e.g. 03,06, or all); the cell asks c/s/r/p/e/q like pdb; with --bg the handle has .wait_paused(), .step(), .continue_(), .edit()"),
     FlagSpec("--break-tools", "break_tools", "NAMES", "with --break: pause only for calls of these tools (comma-separated, e.g. bash,edit)"),
     FlagSpec("--break-when", "break_when", "EXPR", "with --break: pause only for calls this condition holds for, e.g. 'name==bash and command~\"rm \"' (name, args or an argument; == != ~ !~; and or not, parentheses; quoted or bare values)"),
+    FlagSpec("--run-to", "run_to", "'N cK'", "the agent debugger: pause once at stage N of the turn's K-th tool call (or a call id), e.g. --run-to '05 c3' or 'stage 5 of c3'; with or without --break (its breakpoints still pause on the way); at a pause r asks for another"),
     FlagSpec("--help", "help", None, "show this help"),
 )
 _BY_NAME = {spec.name: spec for spec in FLAGS}
@@ -98,6 +99,7 @@ class MagicArgs:
     breakpoints: str | None = None
     break_tools: str | None = None
     break_when: str | None = None
+    run_to: str | None = None
     help: bool = False
     max_steps: str | None = None
     max_time: str | None = None

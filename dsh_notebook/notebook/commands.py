@@ -145,7 +145,7 @@ class CommandsMixin:
         result = fork_log(self.log_path(origin), at, self._sessions_dir())
         self.current_session = result.session_id
         self.remember(result.session_id)  # the notebook's current session: `%dsh resume` finds it
-        closed = f"; {result.closers} closer(s) ended what was open there" if result.closers else ""
+        closed = f"; {result.closers} closer{'' if result.closers == 1 else 's'} ended what was open there" if result.closers else ""
         print(f"dsh: forked {result.origin_id} at seq {result.at}{closed}; it is now the current session")
         from ..session.fork_workspace import workspace_note
         from ..session.persistence import load_log

@@ -3,9 +3,11 @@
 While the cell waits, each pause of the run (the follow model's ``paused``) is shown — the stage,
 what it is about, a short form of the payload — and a prompt on the kernel's stdin takes:
 
-``c`` continue to the next breakpoint · ``s`` step to the next stage · ``p`` print the payload ·
-``e`` edit the stage's value (the call's arguments at 02–03, the tool result at 04, the request's
-messages at 06; validated by the host, logged as ``debug/edit``) · ``q`` cancel the turn.
+``c`` continue to the next breakpoint · ``s`` step to the next stage · ``r`` run to a stage of a
+call (``05 c3`` or ``stage 5 of c3``: pause exactly there, once; ``cK`` is the K-th tool call of the
+turn, or a call id) · ``p`` print the payload · ``e`` edit the stage's value (the call's arguments
+at 02–03, the tool result at 04, the request's messages at 06; validated by the host, logged as
+``debug/edit``) · ``q`` cancel the turn.
 
 A front end without stdin (nbclient, papermill) cannot answer: the pause is continued and a note
 says so, so a notebook never hangs on a breakpoint.
@@ -29,7 +31,7 @@ STAGE_NAMES = {
     "01": "model response settled", "02": "tool call registered", "03": "tool executes",
     "04": "tool result committed", "05": "message history derived", "06": "next request sent",
 }
-HELP = "debug: c continue · s step · p print the payload · e edit · q cancel the turn"
+HELP = "debug: c continue · s step · r run to a stage of a call (05 c3) · p print the payload · e edit · q cancel the turn"
 NO_STDIN = "no stdin to answer the debugger on; continued (use --bg and the handle's .step()/.edit())"
 
 
@@ -87,6 +89,7 @@ class DebugConsole:
                  lock: threading.Condition | threading.Lock) -> None:
         self.client, self.session_id, self.model, self._lock = client, session_id, model, lock
         self._seen: int | None = None
+        self._run_to: str | None = None  # the run-to this console asked for (said at the turn's end if missed)
 
     def _pending(self) -> PauseState | None:
         with self._lock:
@@ -113,7 +116,7 @@ class DebugConsole:
         say("  " + brief(pause.get("payload")))
         while True:
             try:
-                reply = ask("debug [c/s/p/e/q]> ").strip().lower()
+                reply = ask("debug [c/s/r/p/e/q]> ").strip().lower()
             except KeyboardInterrupt:
                 raise
             except Exception:
@@ -126,6 +129,8 @@ class DebugConsole:
             if reply in ("s", "step"):
                 self._call("step")
                 return True
+            if reply in ("r", "run", "run to") and self._run_to_asked(ask, say):
+                return True
             if reply in ("q", "quit"):
                 self.client.cancel(self.session_id)
                 return True
@@ -133,6 +138,8 @@ class DebugConsole:
                 say(json.dumps(pause.get("payload"), ensure_ascii=False, indent=2))
             elif reply in ("e", "edit"):
                 self._edit(pause, ask, say)
+            elif reply in ("r", "run", "run to"):
+                pass  # not set: said why, ask again
             else:
                 say(HELP)
 
@@ -167,6 +174,42 @@ class DebugConsole:
             return
         say(f"edited: {_short(target, current)} → {_short(target, value)} (debug/edit #{state.edit_seq}); "
             "c or s goes on with it")
+
+    def _run_to_asked(self, ask: Callable[[str], str], say: Callable[[str], None]) -> bool:
+        """``r``: ask where to, set the one-shot target (the run goes on); False if not set."""
+        from ..agent.runto import parse_run_to
+
+        raw = ask("run to (stage, call), e.g. 05 c3 or stage 5 of c3; empty cancels> ").strip()
+        if not raw:
+            return False
+        try:
+            stage, call = parse_run_to(raw)
+            self.client.debug(self.session_id, "run-to", stage=stage, call=call)
+        except HostError as exc:
+            say(f"[{exc.code}] {exc.message}")
+            return False
+        self._run_to = f"stage {stage} of {call}"
+        say(f"running to {self._run_to} (other breakpoints still pause on the way)")
+        return True
+
+    def asked(self, text: str) -> None:
+        """A run-to set by a flag (``--run-to``): said at the turn's end like one asked here."""
+        from ..agent.runto import parse_run_to
+
+        stage, call = parse_run_to(text)
+        self._run_to = f"stage {stage} of {call}"
+
+    def finish(self, say: Callable[[str], None]) -> None:
+        """The turn ended: say if the run-to this console asked for could not happen."""
+        if self._run_to is None:
+            return
+        asked, self._run_to = self._run_to, None
+        try:
+            state = self.client.debug(self.session_id, "state")
+        except HostError:
+            return
+        if state.run_to_missed:
+            say(f"run to {asked}: not reached — {state.run_to_missed}")
 
     def _call(self, action: str) -> None:
         try:

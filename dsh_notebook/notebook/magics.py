@@ -282,6 +282,8 @@ class DshMagics(CommandsMixin, Magics):
         self.current_session = session_id
         self.remember(session_id)
         self.runs[session_id] = run
+        if args.run_to is not None:
+            run.console.asked(args.run_to)  # said at the turn's end if it could not happen
         self.waiting = True
         try:
             result = run.wait()
@@ -325,6 +327,10 @@ class DshMagics(CommandsMixin, Magics):
                 raise UserError("--break-when needs --break STAGES (e.g. --break 03 --break-when 'name==bash')",
                                 code="BAD_FLAG")
             parse_when(args.break_when)  # BAD_BREAK_WHEN before anything runs
+        if args.run_to is not None:
+            from ..agent.runto import parse_run_to
+
+            parse_run_to(args.run_to)  # BAD_RUN_TO before anything runs
         if args.break_tools and not stages:
             raise UserError("--break-tools needs --break STAGES (e.g. --break 03 --break-tools bash)", code="BAD_FLAG")
         tools = (args.break_tools or "").replace(",", " ").split() or None
@@ -334,12 +340,16 @@ class DshMagics(CommandsMixin, Magics):
         return stages, tools
 
     def _set_breakpoints(self, args: MagicArgs, session_id: str) -> bool:
-        """The agent debugger for this prompt (``--break``); whether breakpoints were set."""
+        """The agent debugger for this prompt (``--break``, ``--run-to``); whether any was set."""
         stages, tools = self._break_flags(args)
-        if not stages:
-            return False
-        self.link.debug(session_id, "break", stages=stages, tools=tools, when=args.break_when)
-        return True
+        if stages:
+            self.link.debug(session_id, "break", stages=stages, tools=tools, when=args.break_when)
+        if args.run_to is not None:
+            from ..agent.runto import parse_run_to
+
+            stage, call = parse_run_to(args.run_to)
+            self.link.debug(session_id, "run-to", stage=stage, call=call)
+        return bool(stages) or args.run_to is not None
 
     def _session_ids(self) -> list[str]:
         try:

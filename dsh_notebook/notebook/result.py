@@ -109,7 +109,7 @@ class TurnResult:
         origin = f" · from cell [{cell.execution_count}]" if cell and cell.execution_count else ""
         return (f"{reason} · session {self.session_id} · turn {self.turn} · "
                 f"{calls} tool call{'s' if calls != 1 else ''} · {figures + ' · ' if figures else ''}"
-                f"{event_count(self.events)} events in the session{origin}")
+                f"{event_count(self.events):,} events in the session{origin}")
 
     @staticmethod
     def _outcome(name: str, res: ToolResult | None) -> str:

@@ -285,6 +285,7 @@ class TurnRun:
                 if deadline is not None and _now() > deadline and not self._future.done():
                     raise RunCancelled(f"the turn did not end within {timeout if not self.interrupted else grace}s", code="TIMEOUT")
             self._render()
+            self.console.finish(self._say)  # a run-to asked on stdin that could not happen says so
         finally:
             if remove:
                 remove()
@@ -360,6 +361,24 @@ class TurnRun:
     def continue_(self, timeout: float = 60.0) -> Any:
         """Go on to the next breakpoint (or the turn's end); waits for a pause like :meth:`step`."""
         return self._resume("continue", timeout)
+
+    @_one_line
+    def run_to(self, where: str, timeout: float = 60.0) -> Any:
+        """Pause once at a stage of a call (``"05 c3"``, ``"stage 5 of c3"``) and go on: waits for
+        a pause like :meth:`step` (``NOT_PAUSED`` once the turn ended); ``RUN_TO_PASSED`` if the
+        turn is already past it. Then :meth:`wait_paused` is that stage."""
+        from ..agent.runto import parse_run_to
+
+        stage, call = parse_run_to(where)
+        pause = self._pause_to_act_on(timeout)
+        if pause is None:
+            raise HostError(f"the run is not paused: the turn ended ({self._ended()}); nothing to run on",
+                            code="NOT_PAUSED")
+        state = self.client.debug(self.session_id, "run-to", stage=stage, call=call)
+        with self.model_lock():
+            self._consumed.append(pause)
+        self.console.handled(pause)
+        return state
 
     @_one_line
     def edit(self, target: str, value: Any, call_id: str | None = None, timeout: float = 60.0) -> Any:

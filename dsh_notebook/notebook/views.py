@@ -182,7 +182,7 @@ class EventListing(Table):
         self.events = list(events)
 
     def __repr__(self) -> str:
-        return f"session {self.session_id} ({event_count(self.events)} events)\n" + super().__repr__()
+        return f"session {self.session_id} ({event_count(self.events):,} events)\n" + super().__repr__()
 
     def _repr_html_(self) -> str:
-        return f"<b>session {html.escape(self.session_id)}</b> ({event_count(self.events)} events)" + super()._repr_html_()
+        return f"<b>session {html.escape(self.session_id)}</b> ({event_count(self.events):,} events)" + super()._repr_html_()

@@ -129,13 +129,27 @@ def export_page(data: Embedded, *, theme: Theme = "light") -> str:
     title = f"dsh session {data.session_id}"
     cwd = html.escape(data.header.cwd or "-")
     intro = (f'<p class="dsh-export-intro"><b>{html.escape(title)}</b> · workspace <code>{cwd}</code> · '
-             f"{data.count} events · exported with <code>python -m dsh_notebook export-html</code>: a replay, "
+             f"{data.count:,} events · exported with <code>python -m dsh_notebook export-html</code>: a replay, "
              "no kernel (play, or click a stage).</p>")
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{html.escape(title)}</title><style>:root{{{_THEMES[theme]}}}{_PAGE_CSS}</style></head>"
             f"<body>{intro}{page_snippet(data, theme=theme)}</body></html>\n")
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (Linux), else set and put back at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_page(target: str, output: str | os.PathLike[str], *, theme: Theme = "light") -> Path:
@@ -145,8 +159,10 @@ def write_page(target: str, output: str | os.PathLike[str], *, theme: Theme = "l
     if out.is_dir():
         raise UserError(f"cannot write {out}: it is a directory; name the .html file", code="OUTPUT_NOT_WRITABLE")
     tmp: str | None = None
-    try:  # the page holds the session's content: 0600 like the log (share it on purpose), written whole
+    try:  # written whole; a page to share (a web folder serves it): 0666 less the umask, as any
+        # new file — not mkstemp's 0600 (the session's own files stay 0600)
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(page)
         os.replace(tmp, out)

@@ -81,7 +81,7 @@ def fork_main(args: Any) -> int:
 
     origin = resolve_target(args.target)
     result = fork_log(origin, args.at, settings_from_env().sessions_dir)
-    closed = f", {result.closers} closer(s) appended" if result.closers else ""
+    closed = f", {result.closers} closer{'' if result.closers == 1 else 's'} appended" if result.closers else ""
     print(f"forked {result.origin_id} at seq {result.at}{closed}", file=sys.stderr)
     loaded = load_log(origin)
     print(workspace_note(loaded.events, result.at, loaded.header.cwd), file=sys.stderr)

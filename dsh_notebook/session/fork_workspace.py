@@ -33,6 +33,6 @@ def workspace_note(events: Sequence[Any], at: int, cwd: str) -> str:
     first_change = changing_calls(events, -1)[0][0]
     earlier = (f", or fork at seq {first_change - 1} or before (ahead of the first call that could change files)"
                if first_change <= at else "")
-    return (f"workspace: {cwd} — as it is now, not as it was at seq {at}: {len(later)} tool call(s) after it may "
+    return (f"workspace: {cwd} — as it is now, not as it was at seq {at}: {len(later)} tool call{'' if len(later) == 1 else 's'} after it may "
             f"have changed it ({named}). A replay sees today's files and stops with REPLAY_DIVERGED at the first "
             f"tool result that differs; put the files back first (git, a copy of the workspace){earlier}")

@@ -192,7 +192,7 @@ def show_main(args: argparse.Namespace, chat_format: Callable[[Any], Any] | None
     h = report.header
     created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h.created_at / 1000))
     count = report.events[-1].seq + 1 if report.events else 0  # "N events": the last seq + 1, as everywhere
-    out.write(f"session {h.id}  cwd={h.cwd or '-'}  created {created}  {count} events  {path}\n")
+    out.write(f"session {h.id}  cwd={h.cwd or '-'}  created {created}  {count:,} events  {path}\n")
     for ev in report.events:
         out.write(redact(describe_event(ev)) + "\n")
     if report.closers:

@@ -25,7 +25,7 @@ def fmt_ms(ms: int | None) -> str:
 def fmt_tokens(n: int | None) -> str:
     if n is None:
         return "-"
-    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+    return f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:,}"
 
 
 def fmt_cost(usd: float | None) -> str:

@@ -115,10 +115,15 @@ class DebugArgs(Frozen):
     these tools; ``when``: only calls a condition holds for, e.g. ``name==bash and command~"rm "``,
     see :mod:`dsh_notebook.agent.breakwhen`); ``continue`` runs to the next breakpoint; ``step`` to the next stage; ``edit``
     changes the paused stage's ``target`` (``arguments`` at 02–03, ``result`` at 04, ``request``
-    at 06) to ``value``; ``state`` only reports."""
+    at 06) to ``value``; ``run-to`` pauses once at ``stage`` of ``call`` (``cK``: the K-th tool
+    call of the turn, or a call id; see :mod:`dsh_notebook.agent.runto`) and, if paused,
+    continues — ``RUN_TO_PASSED`` if the turn is already past it, ``BAD_RUN_TO`` for a bad target;
+    ``state`` only reports."""
 
     session_id: str
-    action: Literal["break", "continue", "step", "edit", "state"]
+    action: Literal["break", "continue", "step", "edit", "run-to", "state"]
+    stage: DebugStage | None = None
+    call: str | None = None
     stages: tuple[DebugStage, ...] | None = None
     tools: tuple[str, ...] | None = None
     when: str | None = None
@@ -183,9 +188,18 @@ class Decided(Frozen):
     decision: Literal["allow", "deny"]
 
 
+class RunToTarget(Frozen):
+    """A pending "run to": the stage and the call reference as asked (``c3`` or a call id)."""
+
+    stage: DebugStage
+    call: str
+
+
 class DebugState(Frozen):
     """The debugger after a ``session/debug`` action: breakpoints, the pause (if any), and for
-    an ``edit`` the seq of the ``debug/edit`` event it logged."""
+    an ``edit`` the seq of the ``debug/edit`` event it logged. ``run_to`` is the pending run-to
+    target; ``run_to_missed`` says why the last one can no longer happen (the turn ended first,
+    or it passed while the run was not being debugged) until a new one is set."""
 
     session_id: str
     stages: tuple[DebugStage, ...] = ()
@@ -193,6 +207,8 @@ class DebugState(Frozen):
     when: str | None = None
     paused: AnyPausedItem | None = None
     edit_seq: int | None = None
+    run_to: RunToTarget | None = None
+    run_to_missed: str | None = None
 
 
 class Compacted(Frozen):

@@ -1,5 +1,6 @@
 // CompareWidget (`%dsh compare A B`): two sessions side by side, aligned by turn and step, the
 // first divergence highlighted, scrolled into view, and the message diff of the requests there.
+import { countOf } from "./model/counts";
 import { compareStatus, diffLineKind, type CompareData, type CompareSide } from "./model/compare";
 import type { WidgetModel } from "./transport";
 import { h, replace } from "./ui/dom";
@@ -19,7 +20,7 @@ function openButton(side: "a" | "b", seq: number | null, onOpen: OpenAt | undefi
 function sideCell(side: CompareSide | null, name: string, open: HTMLElement | null = null): HTMLElement {
   if (!side) return h("td", { class: "dsh-cmp-cell dsh-cmp-none" }, `${name} has no such step`, open);
   return h("td", { class: "dsh-cmp-cell" },
-    h("div", { class: "dsh-cmp-req" }, `request #${side.seq} · ${side.messages} messages`),
+    h("div", { class: "dsh-cmp-req" }, `request #${side.seq} · ${countOf(side.messages, "message")}`),
     side.last ? h("div", { class: "dsh-cmp-last", title: "the request's last message" }, side.last) : null,
     h("div", { class: "dsh-cmp-resp", title: side.responseSeq !== null ? `assistant/message #${side.responseSeq}` : "no answer was committed" }, `→ ${side.response}`), open);
 }
@@ -52,7 +53,7 @@ export function renderCompareInto(root: HTMLElement, data: CompareData, onOpen?:
   const scroller = h("div", { class: "dsh-cmp-scroll", tabindex: 0, "aria-label": "the aligned steps" }, table);
   replace(root,
     h("div", { class: "dsh-header" }, h("span", { class: "dsh-title" }, "Compare sessions"),
-      h("span", { class: "dsh-sub" }, `A ${data.a.sessionId} (${data.a.events} events) · B ${data.b.sessionId} (${data.b.events} events)`)),
+      h("span", { class: "dsh-sub" }, `A ${data.a.sessionId} (${countOf(data.a.events, "event")}) · B ${data.b.sessionId} (${countOf(data.b.events, "event")})`)),
     h("div", { class: `dsh-cmp-status${d ? " dsh-cmp-status-div" : ""}`, role: "status" }, compareStatus(data)),
     scroller);
   return first;

@@ -1,6 +1,6 @@
 // SessionInspector: the whole event log as a virtualised timeline with filters, search, jump to
 // seq, provenance both ways, the derived messages at any seq, and the diff of frozen requests.
-import { eventCount } from "./model/counts";
+import { countOf, eventCount, fmtInt } from "./model/counts";
 import { diffRequests, frozenRequests } from "./model/diff";
 import { deriveMessages } from "./model/history";
 import { ProvenanceIndex } from "./model/provenance";
@@ -98,7 +98,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const refilter = () => {
     rows = filterer.apply(s.fold.events, filter);
     list.setCount(rows.length);
-    countEl.textContent = filterer.error || `${rows.length} of ${eventCount(s.fold.cursor)} events`;
+    countEl.textContent = filterer.error || `${fmtInt(rows.length)} of ${countOf(eventCount(s.fold.cursor), "event")}`;
     countEl.classList.toggle("dsh-f-bad", Boolean(filterer.error));
   };
   function exportListed(format: "jsonl" | "csv"): void {
@@ -226,7 +226,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     const d = diffRequests(events, reqs, idx);
     const prevLink = d.from !== null ? seqButton(d.from) : "(none: the first request)";
     return h("div", { class: "dsh-diff" },
-      h("div", null, "request ", seqButton(d.to), " vs previous ", prevLink, ` — ${d.kept} messages kept, ${d.added.length} added, ${d.removed.length} removed`),
+      h("div", null, "request ", seqButton(d.to), " vs previous ", prevLink, ` — ${countOf(d.kept, "message")} kept, ${fmtInt(d.added.length)} added, ${fmtInt(d.removed.length)} removed`),
       h("ul", { class: "dsh-diff-list" },
         ...d.added.map((a) => h("li", { class: `dsh-diff-add dsh-kind-${a.kind.replace(/ /g, "-")}` }, "+ ", seqButton(a.seq), ` ${a.type} — ${a.kind}: `, h("span", { class: "dsh-muted" }, events[a.seq] ? summarize(events[a.seq]) : ""))),
         ...d.removed.map((r) => h("li", { class: "dsh-diff-del" }, "− ", seqButton(r), ` ${events[r]?.type ?? ""} (no longer in the request)`))));
@@ -262,7 +262,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     drawWf();
     replace(header,
       h("span", { class: "dsh-title" }, "Session inspector"),
-      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
+      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${countOf(eventCount(s.fold.cursor), "event")} · ${s.fold.status}`)),
       present.el, glossary.button);
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");

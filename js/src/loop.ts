@@ -1,6 +1,6 @@
 // LoopWidget: the six stages of seed 000 drawn from a real session, live or replayed.
 import type { SessionEvent } from "./types";
-import { eventCount } from "./model/counts";
+import { countOf, eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
@@ -154,7 +154,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     render.schedule();
   }
   controls.append(playback.el);
-  const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule() }, readonly);
+  const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule(), calls: () => tracer.traces, turn: () => s.fold.turn }, readonly);
   const glossary = createGlossary();
   root.append(head, glossary.panel, errorEl, frame.el, debug.el, explain, predictPanel.el, controls, tabs, viewEl);
   const unKeys = isolateKeys(root);
@@ -266,7 +266,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const hdr = s.fold.header;
     replace(header,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
-      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${eventCount(s.fold.cursor)} events · ${s.fold.status}`)),
+      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${countOf(eventCount(s.fold.cursor), "event")} · ${s.fold.status}`)),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
       changesBadge(events), totalsEl, present.el, glossary.button);
     drawTotals();
@@ -293,6 +293,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const derived = deriveMessages(events, pos.seq);
     const messageCount = call?.frozenSeq !== undefined ? resolveMessageSeqs(events, call.frozenSeq).length : derived.length;
     debug.update(s.fold.paused);
+    debug.settle(s.fold.status);
     keepToggleFocus(diagram, () => replace(diagram, renderDiagram({
       call, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount,
       frozenCount: frozenSeqs.length, streaming: Boolean(s.fold.attempt),

@@ -30,6 +30,10 @@ class FakeModel {
         reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: false, error: { code: "BAD_EDIT", message: "the edited messages do not pair tool calls and results" } } }]);
         return;
       }
+      if (env.method === "session/debug" && args.action === "run-to" && args.call === "c1") {
+        reply([{ type: "server-response", rpcId: env.rpcId, result: { ok: false, error: { code: "RUN_TO_PASSED", message: "stage 02 of c1 has already happened in this turn (it is at 04)" } } }]);
+        return;
+      }
       const value = env.method === "session/debug"
         ? { sessionId: "s_d", stages: args.action === "state" ? ["04"] : args.stages ?? ["04"], editSeq: args.action === "edit" ? 11 : null }
         : { ok: 1 };
@@ -67,6 +71,42 @@ describe("loop widget debugger controls", () => {
     expect(debugCalls(model)[0]).toEqual({ sessionId: "s_d", action: "state" });
     expect(q(el, '.dsh-break[data-stage="4"]').getAttribute("aria-pressed")).toBe("true");
     expect(q(el, '.dsh-break[data-stage="3"]').getAttribute("aria-pressed")).toBe("false");
+  });
+
+  it("Run to… by keyboard: a stage and a call select, Enter sends run-to, a passed target is said", async () => {
+    const { el, model } = mount();
+    await tick(); await tick();
+    const run = q<HTMLButtonElement>(el, ".dsh-debug-runto");
+    run.focus();
+    run.click();
+    const form = q(el, ".dsh-debug-runto-form");
+    const stage = q<HTMLSelectElement>(el, ".dsh-debug-runto-stage"), call = q<HTMLSelectElement>(el, ".dsh-debug-runto-call");
+    expect(form.hidden).toBe(false);
+    expect(run.getAttribute("aria-expanded")).toBe("true");
+    expect(document.activeElement).toBe(stage);
+    expect(stage.value).toBe("04"); // from the pause: its stage
+    expect([...stage.options].map((o) => o.textContent)).toContain("05 · Message history derived");
+    expect([...call.options].map((o) => o.textContent)).toEqual(["c1 · read", "c2 · not made yet", "c3 · not made yet", "c4 · not made yet"]);
+    expect(stage.labels?.[0]?.textContent).toContain("Run to stage");
+    call.value = "c1"; stage.value = "02";
+    stage.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    await tick();
+    expect(debugCalls(model).at(-1)).toEqual({ sessionId: "s_d", action: "run-to", stage: "02", call: "c1" });
+    expect(q(el, ".dsh-debug-status").textContent).toBe("run to stage 02 of c1: not set — RUN_TO_PASSED: stage 02 of c1 has already happened in this turn (it is at 04)");
+    expect(form.hidden).toBe(false); // still open to choose again
+    call.value = "c2"; stage.value = "05";
+    call.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    await tick();
+    expect(debugCalls(model).at(-1)).toEqual({ sessionId: "s_d", action: "run-to", stage: "05", call: "c2" });
+    expect(q(el, ".dsh-debug-status").textContent).toBe("running to stage 05 of c2 — other breakpoints still pause on the way");
+    expect(form.hidden).toBe(true);
+    expect(document.activeElement).toBe(run);
+    run.click(); // Escape closes without sending, focus back on the button
+    const sent = debugCalls(model).length;
+    q(el, ".dsh-debug-runto-stage").dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    expect(form.hidden).toBe(true);
+    expect(document.activeElement).toBe(run);
+    expect(debugCalls(model).length).toBe(sent);
   });
 
   it("a toggle sends the whole set and keeps its focus", async () => {

@@ -218,17 +218,17 @@ describe("SessionInspector in the DOM", () => {
     const rows = el.querySelectorAll(".dsh-row");
     expect(rows.length).toBeGreaterThan(5);
     expect(rows.length).toBeLessThan(100);
-    expect(el.querySelector(".dsh-f-count")?.textContent).toBe("10000 of 10000 events");
+    expect(el.querySelector(".dsh-f-count")?.textContent).toBe("10,000 of 10,000 events");
     cleanup?.();
     document.body.innerHTML = "";
 
     const m2 = new FakeModel({ kind: "inspector", session_id: "s_7", readonly: true, error: "", create_args: {} }, base);
     const el2 = mount(m2);
-    await tick();
+    await waitFor(() => el2.querySelectorAll(".dsh-row").length >= 18); // the whole recorded run, on a loaded machine too
     const seqIn = el2.querySelector(".dsh-f-seq") as HTMLInputElement;
     seqIn.value = "10";
     (el2.querySelector(".dsh-f-go") as HTMLElement).click();
-    await tick();
+    await waitFor(() => el2.querySelector(".dsh-detail .dsh-citedby") !== null);
     expect(el2.querySelector(".dsh-detail .dsh-citedby")?.textContent).toContain("result citing this call: #11");
     seqIn.value = "14";
     (el2.querySelector(".dsh-f-go") as HTMLElement).click();

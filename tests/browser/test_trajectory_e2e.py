@@ -42,7 +42,7 @@ def test_summary_line_stats_and_search_in_the_page(lab: Lab, page: Any) -> None:
     summary = output_text(page, 1)
     # the summary line: how it ended, then duration, tokens and cost (the scripted model is free)
     assert re.search(r"✓ completed · session s_[0-9a-f]{12} · turn 1 · 4 tool calls · "
-                     r"[\d.]+ (ms|s) · \d+ in / \d+ out tokens · \$0\.0000 · \d+ events", summary), summary
+                     r"[\d.]+ (ms|s) · [\d,.k]+ in / [\d,.k]+ out tokens · \$0\.0000 · [\d,]+ events", summary), summary
     stats = output_text(page, 2)
     assert "requests" in stats and "TTFT" in stats and "script:auto" in stats and "total:" in stats, stats
     search = output_text(page, 3)

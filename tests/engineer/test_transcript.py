@@ -17,7 +17,7 @@ from dsh_notebook.notebook.render import TextSeg, ToolSeg
 from dsh_notebook.notebook.sinks import DisplaySink
 
 REPO = Path(__file__).resolve().parents[2]
-DEBUG = r"debug \[c/s/p/e/q\]> "
+DEBUG = r"debug \[c/s/r/p/e/q\]> "
 ALLOW = r"\[y/N/a: [^\]]*\] "
 
 

@@ -104,7 +104,7 @@ def test_interrupt_at_the_debug_prompt_cancels_and_keeps_the_log_whole(
         request = kc.get_stdin_msg(timeout=60)
         prompts.append(request["content"]["prompt"])
         kc.input(answer)
-    assert kc.get_stdin_msg(timeout=60)["content"]["prompt"].startswith("debug [c/s/p/e/q]")
+    assert kc.get_stdin_msg(timeout=60)["content"]["prompt"].startswith("debug [c/s/r/p/e/q]")
     km.interrupt_kernel()  # Ctrl-C while the cell waits on the debugger's stdin prompt
     reply = shell_reply(kc, msg_id)
     messages = iopub_until_idle(kc, msg_id)
@@ -280,7 +280,7 @@ def test_interrupt_while_paused_at_any_stage_leaves_a_whole_log(
         fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo stage"}')]))
     msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} --break {stage} go", allow_stdin=True)
     request = kc.get_stdin_msg(timeout=60)
-    assert request["content"]["prompt"].startswith("debug [c/s/p/e/q]")
+    assert request["content"]["prompt"].startswith("debug [c/s/r/p/e/q]")
     km.interrupt_kernel()
     reply = shell_reply(kc, msg_id)
     shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)], ensure_ascii=False)

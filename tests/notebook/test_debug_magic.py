@@ -32,7 +32,7 @@ def test_break_at_04_edit_the_result_then_continue(kernel: tuple[Any, Any], fake
     fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo original-output"}')]), text_reply("fin"))
     msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} --break 04 run echo", allow_stdin=True)
     prompts = _answer(kc, "p", "e", "MARKER-e7 from the debugger", "c")
-    assert prompts[0].startswith("debug [c/s/p/e/q]") and prompts[2].startswith("new result")
+    assert prompts[0].startswith("debug [c/s/r/p/e/q]") and prompts[2].startswith("new result")
     reply = shell_reply(kc, msg_id)
     assert reply["content"]["status"] == "ok"
     [tool] = [m for m in fake_server.requests[1].messages if m.get("role") == "tool"]

@@ -54,9 +54,9 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
     assert result.cost_usd == pytest.approx(expected_cost)
     assert result.duration_ms is not None and result.duration_ms >= 200
     summary = result.summary()
-    assert "6200 in / 70 out tokens" in summary and f"${expected_cost:.4f}" in summary
+    assert "6,200 in / 70 out tokens" in summary and f"${expected_cost:.4f}" in summary
     assert summary.startswith(f"completed · session {result.session_id} · turn 1 · 1 tool call · ")
-    assert "6200 in / 70 out tokens" in result._repr_markdown_()
+    assert "6,200 in / 70 out tokens" in result._repr_markdown_()
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-m", "dsh_notebook", "show", "--stats", "--json", result.session_id],
@@ -71,7 +71,7 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
 
     view = shell.run_cell("%dsh show --stats").result
     assert isinstance(view, StatsView) and view.to_json() == saved
-    assert "6200 in / 70 out tokens" in repr(view).splitlines()[-1] and "<pre" in view._repr_html_()
+    assert "6,200 in / 70 out tokens" in repr(view).splitlines()[-1] and "<pre" in view._repr_html_()
 
     found = shell.run_cell("%dsh sessions --search wombatquill").result
     assert isinstance(found, SearchResults) and found.session_ids() == [result.session_id]

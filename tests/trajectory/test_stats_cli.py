@@ -87,7 +87,7 @@ def test_show_stats_json_has_the_delay_and_the_servers_tokens(tmp_path: Path) ->
     lines = text.stdout.splitlines()
     assert lines[0] == "requests" and lines[1].split()[:3] == ["SEQ", "T.S.A", "MODEL"]
     assert any(line.split()[0] == str(r1["seq"]) and "openai:fake-model" in line for line in lines)
-    assert lines[-1].startswith("total: ") and "2700 in / 65 out tokens" in lines[-1]
+    assert lines[-1].startswith("total: ") and "2,700 in / 65 out tokens" in lines[-1]
 
 
 def test_unknown_model_cost_is_null_and_window_override(tmp_path: Path) -> None:

@@ -66,7 +66,13 @@ def test_the_cli_writes_one_self_contained_page(saved: tuple[Path, str, Path], t
              for b in e["message"]["content"]]  # type: ignore[index]
     assert PROMPT in texts  # the prompt came through intact
     assert f"{len(lines) - 1} events" in page
-    assert out.stat().st_mode & 0o777 == 0o600  # the session's content, private like its log
+    # a page to share: any new file's mode (0644 under umask 022) — a web folder can serve it; the
+    # session's own log stays 0600
+    from dsh_notebook.observe.export_html import _umask
+
+    assert out.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    assert out.stat().st_mode & 0o777 != 0o600 or _umask() & 0o066 == 0o066
+    assert log.stat().st_mode & 0o777 == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.html"]  # no temp file left beside it
     assert data["pricing"]["models"] == {}  # type: ignore[index]  # script:* is free; no catalog entry is used
 

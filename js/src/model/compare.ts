@@ -1,4 +1,5 @@
 // The compare widget's data (notebook/compare_widget.py: comparison_data) and its wording.
+import { fmtInt } from "./counts";
 
 export interface CompareSide { seq: number; model: string; messages: number; last: string; responseSeq: number | null; response: string }
 export type RowState = "same" | "first" | "after";
@@ -31,7 +32,7 @@ const seq = (s: number | null) => (s === null ? "-" : String(s));
 /** The one line above the table (the same words as `python -m dsh_notebook compare`). */
 export function compareStatus(data: CompareData): string {
   const d = data.divergence;
-  if (!d) return `no divergence: the sessions agree on ${data.rows.length === 1 ? "the one step" : `all ${data.rows.length} steps`}`;
+  if (!d) return `no divergence: the sessions agree on ${data.rows.length === 1 ? "the one step" : `all ${fmtInt(data.rows.length)} steps`}`;
   return `first divergence: A seq ${seq(d.a.seq)}, B seq ${seq(d.b.seq)} (turn ${d.turn} step ${d.step}: ${WHERE[d.what](d)}) · ${data.agreeing} ${data.agreeing === 1 ? "step agrees" : "steps agree"} before it`;
 }
 

@@ -138,3 +138,23 @@ export function pausedAt<T extends { callId: string }>(p: PauseState, traces: T[
   const call = (p.callId ? traces.find((t) => t.callId === p.callId) : undefined) ?? traces[traces.length - 1];
   return { call, stage: stageNo(p.stage) };
 }
+
+/** A "Run to…" call choice: `cK` (the K-th tool call of the turn) and how it reads on screen. */
+export interface CallChoice { value: string; label: string }
+
+/** The calls a run can still be sent to: those of the running turn ("c2 · read", the call id
+ *  when it is not spelled cK), then the next few not made yet. Idle: the next turn's first calls. */
+export function callChoices(traces: readonly { callId: string; name: string; turn?: number }[], turn: number | null, extra = 3): CallChoice[] {
+  const mine = turn == null ? [] : traces.filter((t) => t.turn === turn);
+  const out = mine.map((t, i) => {
+    const k = `c${i + 1}`;
+    return { value: k, label: `${k} · ${t.name}${t.callId !== k ? ` (${t.callId})` : ""}` };
+  });
+  for (let k = mine.length + 1; k <= mine.length + extra; k++) out.push({ value: `c${k}`, label: `c${k} · ${turn == null ? "next turn" : "not made yet"}` });
+  return out;
+}
+
+/** The `session/debug` arguments of a run-to. */
+export function runToArgs(sessionId: string, stage: DebugStage, call: string): DebugArgs {
+  return { sessionId, action: "run-to", stage, call };
+}

@@ -42,7 +42,7 @@ function messageLabel(events: readonly SessionEvent[], seq: number): string {
   const ev = events[seq];
   const m = ev && "message" in ev ? (ev.message as Parameters<typeof messageText>[0]) : undefined;
   if (!m) return `#${seq}`;
-  const text = m.role === "tool" ? `result of ${m.toolCallId}` : messageText(m) || (m.role === "assistant" ? "tool call(s)" : "");
+  const text = m.role === "tool" ? `result of ${m.toolCallId}` : messageText(m) || (m.role === "assistant" ? "tool calls" : "");
   return `#${seq} ${m.role}: ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`;
 }
 

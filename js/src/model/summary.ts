@@ -1,4 +1,5 @@
 // One-line summaries and filters of events for the inspector's timeline.
+import { countOf } from "./counts";
 import { toolOutcome } from "./outcome";
 import { messageOf, turnOf, type SessionEvent } from "../types";
 import { fromCell } from "./cell";
@@ -47,7 +48,7 @@ export function summarize(ev: SessionEvent): string {
     case "approval/decided":
       return `${ev.name} ${ev.callId} → ${String(ev.decision)}${ev.by ? ` by ${String(ev.by)}` : ""}${ev.rule ? ` · ${String(ev.rule)}` : ""}`;
     case "context/compacted":
-      return `${String(ev.trigger)} · ${String(ev.replaced)} nodes #${String(ev.startSeq)}..#${String(ev.endSeq)} → summary #${String(ev.summarySeq)} · ~${String(ev.tokensBefore)} → ~${String(ev.tokensAfter)} tokens`;
+      return `${String(ev.trigger)} · ${typeof ev.replaced === "number" ? countOf(ev.replaced, "node") : `${String(ev.replaced)} nodes`} #${String(ev.startSeq)}..#${String(ev.endSeq)} → summary #${String(ev.summarySeq)} · ~${String(ev.tokensBefore)} → ~${String(ev.tokensAfter)} tokens`;
     case "llm/retry":
       return `attempt ${String(ev.attempt)} · ${(ev.error as { code?: string })?.code ?? ""} · wait ${String(ev.delayMs)} ms`;
     case "agent/inbox/spliced":
@@ -59,7 +60,7 @@ export function summarize(ev: SessionEvent): string {
     case "checkpoint/changes":
       return `+${ev.addedCount ?? ev.added?.length ?? 0} ~${ev.modifiedCount ?? ev.modified?.length ?? 0} -${ev.deletedCount ?? ev.deleted?.length ?? 0} files${ev.variables?.length ? ` · variables ${ev.variables.map((v) => v.name).join(", ")}` : ""}`;
     case "checkpoint/restored":
-      return `to turn ${ev.toTurn} · ${ev.written?.length ?? 0} restored, ${ev.removed?.length ?? 0} removed${ev.conflicts?.length ? `, ${ev.conflicts.length} conflict(s)` : ""}${ev.forked ? ` · forked ${ev.forked}` : ""}`;
+      return `to turn ${ev.toTurn} · ${ev.written?.length ?? 0} restored, ${ev.removed?.length ?? 0} removed${ev.conflicts?.length ? `, ${countOf(ev.conflicts.length, "conflict")}` : ""}${ev.forked ? ` · forked ${ev.forked}` : ""}`;
     default:
       return "";
   }

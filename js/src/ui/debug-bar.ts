@@ -1,12 +1,14 @@
 // The agent debugger's controls in the loop widget: pause-at-stage toggles (on the diagram's
 // cards), a tools filter, and while the run is paused a bar with Step, Continue, Cancel, Edit —
 // Edit opens a JSON editor prefilled with the stage's value that checks it before it is sent.
+// "Run to…" pauses once at a chosen stage of a chosen call (a one-shot breakpoint; from a pause it
+// goes on), and says so when the turn is past it or ends first.
 import type { PauseState } from "../fold";
 import {
-  breakArgs, checkEdit, EDIT_AT, editArgs, editorText, parseTools, pauseKey, pauseLabel, refusal, stageKey, toggleStage,
-  type Breakpoints, type EditTarget,
+  breakArgs, callChoices, checkEdit, EDIT_AT, editArgs, editorText, parseTools, pauseKey, pauseLabel, refusal, runToArgs, stageKey, toggleStage,
+  type Breakpoints, type DebugStage, type EditTarget,
 } from "../model/debug";
-import type { StageNo } from "../model/stages";
+import { STAGES, type StageNo } from "../model/stages";
 import type { DebugArgs, DebugState } from "../wire.gen";
 import { h } from "./dom";
 
@@ -16,6 +18,9 @@ export interface DebugDeps {
   cancel(sessionId: string): Promise<unknown>;
   /** Something the diagram shows changed (the breakpoints). */
   changed(): void;
+  /** The session's traced tool calls and the running turn (null: idle), for "Run to…". */
+  calls?(): readonly { callId: string; name: string; turn?: number }[];
+  turn?(): number | null;
 }
 
 const errText = (e: unknown): string => `${(e as { code?: string }).code ?? "ERROR"}: ${(e as Error).message}`;
@@ -42,6 +47,13 @@ export class DebugPanel {
   /** The editor's text as it opened, and the action already warned about an unapplied edit. */
   private prefill = "";
   private warned: "step" | "continue" | null = null;
+  private readonly runBtn = h("button", { class: "dsh-btn dsh-debug-runto", type: "button", "aria-expanded": "false", title: "pause once at a stage of a tool call (a one-shot breakpoint); while paused, it goes on" }, "Run to…");
+  private readonly runForm = h("div", { class: "dsh-debug-runto-form", role: "group", "aria-label": "run to a stage of a call" });
+  private readonly runStage = h("select", { class: "dsh-debug-runto-stage", "aria-label": "stage" });
+  private readonly runCall = h("select", { class: "dsh-debug-runto-call", "aria-label": "tool call" });
+  /** The run-to asked for and not reached yet ("stage 05 of c3"): the turn's end checks it. */
+  private pending: string | null = null;
+  private lastStatus: string | null = null;
 
   constructor(private readonly deps: DebugDeps, readonly: boolean) {
     const id = `dsh-debug-json-${Math.random().toString(36).slice(2, 8)}`;
@@ -62,7 +74,18 @@ export class DebugPanel {
     this.bar.append(h("span", { class: "dsh-debug-icon", "aria-hidden": "true" }), this.label, step, cont, cancel, this.editBtn);
     this.tools.addEventListener("change", () => { this.bp = { stages: this.bp.stages, tools: parseTools(this.tools.value) }; void this.send(); });
     const filter = h("label", { class: "dsh-debug-filter" }, "Pause only for tools ", this.tools);
-    this.el.append(h("div", { class: "dsh-debug-head" }, this.summary, readonly ? null : filter), this.bar, this.editor, this.status);
+    for (const st of STAGES) this.runStage.append(h("option", { value: stageKey(st.no) }, `${stageKey(st.no)} · ${st.title}`));
+    const go = this.button("Run", "dsh-debug-runto-go", "run until the loop reaches this stage of this call, and pause there", () => void this.runTo());
+    const close = this.button("Close", "dsh-debug-runto-close", "close without running", () => this.openRunTo(false));
+    this.runForm.append(h("label", {}, "Run to stage ", this.runStage), h("label", {}, " of call ", this.runCall), go, close);
+    this.runForm.addEventListener("keydown", (e) => {
+      e.stopPropagation(); // the notebook's shortcuts stay out of the form
+      if (e.key === "Escape") { e.preventDefault(); this.openRunTo(false); }
+      else if (e.key === "Enter" && e.target instanceof HTMLSelectElement) { e.preventDefault(); void this.runTo(); }
+    });
+    this.runBtn.addEventListener("click", () => this.openRunTo(this.runForm.hidden));
+    this.runForm.hidden = true;
+    this.el.append(h("div", { class: "dsh-debug-head" }, this.summary, readonly ? null : filter, readonly ? null : this.runBtn), this.runForm, this.bar, this.editor, this.status);
     this.editor.hidden = true;
     this.editError.hidden = true;
     this.bar.hidden = true;
@@ -205,6 +228,52 @@ export class DebugPanel {
     try { await this.deps.debug({ sessionId: sid, action }); }
     catch (e) { this.setStatus(`${action} failed: ${errText(e)}`, true); }
     finally { this.busy = false; }
+  }
+
+  /** Open (focus on the stage select, the calls listed afresh) or close the run-to form. */
+  private openRunTo(open: boolean): void {
+    if (open) {
+      const keep = this.runCall.value;
+      this.runCall.replaceChildren(...callChoices(this.deps.calls?.() ?? [], this.deps.turn?.() ?? null)
+        .map((c) => h("option", { value: c.value }, c.label)));
+      if (keep && [...this.runCall.options].some((o) => o.value === keep)) this.runCall.value = keep;
+      if (this.pause && !keep) this.runStage.value = this.pause.stage; // from a pause: this stage, a later call
+      this.runForm.hidden = false;
+      this.runStage.focus();
+    } else {
+      const had = typeof document !== "undefined" && this.runForm.contains(document.activeElement);
+      this.runForm.hidden = true;
+      if (had) this.runBtn.focus();
+    }
+    this.runBtn.setAttribute("aria-expanded", String(!this.runForm.hidden));
+  }
+
+  private async runTo(): Promise<void> {
+    const sid = this.deps.sessionId();
+    const stage = this.runStage.value as DebugStage, call = this.runCall.value;
+    if (!sid || !call) { this.setStatus("run to: no session yet — send a prompt first", true); return; }
+    try {
+      await this.deps.debug(runToArgs(sid, stage, call));
+      this.pending = `stage ${stage} of ${call}`;
+      this.openRunTo(false);
+      this.runBtn.focus();
+      this.setStatus(`running to ${this.pending} — other breakpoints still pause on the way`);
+    } catch (e) {
+      this.setStatus(`run to stage ${stage} of ${call}: not set — ${errText(e)}`, true);
+    }
+  }
+
+  /** Each render: when a turn ends, a run-to asked here and not reached says why. */
+  settle(status: string): void {
+    const was = this.lastStatus;
+    this.lastStatus = status;
+    const asked = this.pending, sid = this.deps.sessionId();
+    if (!asked || !sid || status !== "idle" || was === "idle" || was === null) return;
+    this.pending = null;
+    void this.deps.debug({ sessionId: sid, action: "state" }).then((st) => {
+      if (st.runToMissed) this.setStatus(`run to ${asked}: not reached — ${st.runToMissed}`, true);
+      else if (st.runTo) this.pending = asked; // set for the next turn
+    }).catch(() => undefined);
   }
 
   private async cancelTurn(): Promise<void> {

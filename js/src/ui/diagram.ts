@@ -1,4 +1,5 @@
 // The six-stage diagram of seed 000: current stage lit, done stages marked, real values inside.
+import { countOf } from "../model/counts";
 import { short, STAGE_ROLES } from "../model/explain";
 import { DERIVED_NOTE } from "../model/runtime-log";
 import type { StageNo, ToolCallTrace } from "../model/stages";
@@ -47,7 +48,7 @@ function value(stage: StageNo, d: DiagramInput): string {
       return t.resultSeq !== undefined && d.stage > 3 ? `${t.name} ran${t.isError ? " (error)" : ""}` : `${t.name}`;
     }
     case 4: return t.resultSeq !== undefined ? `#${t.resultSeq} cites [${t.callSeq ?? "?"}]` : "not yet";
-    case 5: return d.messageCount !== undefined && d.stage >= 5 ? `${d.messageCount} messages` : "derive_messages";
+    case 5: return d.messageCount !== undefined && d.stage >= 5 ? countOf(d.messageCount, "message") : "derive_messages";
     case 6: return t.frozenSeq !== undefined && d.stage >= 6 ? `#${t.frozenSeq} request/frozen` : "adapter.stream";
   }
 }

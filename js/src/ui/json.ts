@@ -1,4 +1,5 @@
 // Expandable JSON with truncation ("show all") and seq links for sourceEventSeqs.
+import { countOf, fmtInt } from "../model/counts";
 import { h } from "./dom";
 
 export const TRUNCATE_CHARS = 600;
@@ -60,12 +61,12 @@ export function jsonTree(value: unknown, opts: JsonOptions = {}, open = 3, key?:
         isArr ? null : h("span", { class: "dsh-j-key" }, JSON.stringify(k)), isArr ? null : ": ",
         jsonTree(v, opts, open, isArr ? undefined : k, depth + 1), i < entries.length - 1 ? "," : ""));
     });
-    if (entries.length > max) body.append(h("div", { class: "dsh-j-row dsh-muted" }, `… ${entries.length - max} more`));
+    if (entries.length > max) body.append(h("div", { class: "dsh-j-row dsh-muted" }, `… ${fmtInt(entries.length - max)} more`));
   };
   const wrap = h("span", { class: "dsh-j" });
   const startOpen = depth < open && !(key !== undefined && opts.collapseKeys?.has(key));
   const toggle = h("button", { class: "dsh-j-toggle", type: "button", "aria-expanded": String(startOpen), "aria-label": `${key ?? "value"}: expand or collapse` }, startOpen ? "▾" : "▸");
-  const summary = h("span", { class: "dsh-j-summary" }, `${o} ${entries.length} ${isArr ? "items" : "keys"} ${c}`);
+  const summary = h("span", { class: "dsh-j-summary" }, `${o} ${isArr ? countOf(entries.length, "item") : countOf(entries.length, "key")} ${c}`);
   let filled = false;
   const set = (isOpen: boolean) => {
     if (isOpen && !filled) { fill(); filled = true; }

@@ -2,13 +2,14 @@
 // price), elapsed time, and the context fill of the last request (a bar and a percentage of its
 // window). Figures from model/trajectory.ts — the same as `show --stats --json` — and carried
 // exactly in data-* attributes next to the rounded text.
+import { fmtInt } from "../model/counts";
 import type { Totals, TrajectoryFold } from "../model/trajectory";
 import { SCRIPT_CONTEXT_WINDOW } from "../model/pricing";
 import { fmtMs, h } from "./dom";
 
 export const fmtCost = (usd: number | null): string => (usd === null ? "cost n/a" : `$${usd.toFixed(4)}`);
 /** 12,345 (not toLocaleString: its first call costs milliseconds). */
-const fmtTokens = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const fmtTokens = fmtInt;
 const fmtWindow = (n: number): string => (n >= 1_000_000 ? `${+(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n));
 
 /** Ended turns' durations plus the open turn's time so far (to `now` while running, else to the
