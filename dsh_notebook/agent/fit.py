@@ -26,7 +26,7 @@ from ..errors import ModelError
 from ..session.catalog import default_catalog, env_context_window
 from ..session.history import MessageHistory
 from ..session.session import Session
-from ..wire.events import AssistantMessageEvent, ContextCompacted, ToolSchema
+from ..wire.events import AssistantMessageEvent, ContextCompacted, SurfaceEventBase, ToolSchema
 from ..wire.messages import AnyMessage
 from .compaction import estimate_tokens, plan_compaction
 from .compactor import MIN_SAVING
@@ -82,7 +82,7 @@ def output_limit(config: AgentConfig, window: int | None) -> int:
 def estimate_prompt(session: Session, history: MessageHistory, tools: Sequence[ToolSchema] = ()) -> int:
     """The size of a request of ``history``: the last real prompt size plus what came since."""
     for event in reversed(session.events):
-        if isinstance(event, ContextCompacted) or getattr(event, "surface_op", None) is not None:
+        if isinstance(event, ContextCompacted) or (isinstance(event, SurfaceEventBase) and event.surface_op is not None):
             break  # replaced since: the last usage no longer describes this history
         if isinstance(event, AssistantMessageEvent) and event.usage is not None and not event.interrupted:
             real = event.usage.input_tokens + (event.usage.cache_read_tokens or 0)

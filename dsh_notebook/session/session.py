@@ -137,6 +137,7 @@ class Session:
         self._nodes: list[int] = []
         self._msgs: list[AnyMessage] = []
         self._msg_seqs: list[int] = []
+        self._msg_chars: list[int] = [0]  # running message_chars totals of _msgs (MessageHistory.chars)
         self.generation = 0
         # provenance index: tool/call seqs not yet answered, by callId
         self._open_calls: dict[str, list[int]] = {}
@@ -171,7 +172,7 @@ class Session:
 
     def derive_messages(self) -> MessageHistory:
         """The model-visible history: user / system / assistant / tool messages of the surface."""
-        return MessageHistory(self._msgs, self._msg_seqs, len(self._msgs), self.generation)
+        return MessageHistory(self._msgs, self._msg_seqs, len(self._msgs), self.generation, self._msg_chars)
 
     @property
     def surface(self) -> list[int]:
@@ -294,6 +295,7 @@ class Session:
                 msgs.append(m)
                 seqs.append(s)
         self._msgs, self._msg_seqs = msgs, seqs  # new lists: earlier snapshots stay valid
+        self._msg_chars = [0]
         self.generation += 1
 
     # -- restoring --------------------------------------------------------------------------
