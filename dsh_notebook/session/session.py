@@ -40,7 +40,7 @@ from ..wire.events import (
     UserMessageEvent,
 )
 from ..wire.messages import AnyMessage
-from .history import MessageHistory
+from .history import MessageHistory, message_chars
 from .rules import check_envelope, check_provenance, check_replace, freeze_payload
 
 __all__ = ["MessageHistory", "Observer", "Session", "now_ms"]
@@ -275,6 +275,9 @@ class Session:
                 if message is not None:
                     self._msgs.append(message)
                     self._msg_seqs.append(seq)
+                    chars = self._msg_chars
+                    if len(chars) == len(self._msgs):  # totals complete so far: keep them so
+                        chars.append(chars[-1] + message_chars(message))
 
             return do_append
         nodes = self._nodes
@@ -289,13 +292,15 @@ class Session:
     def _rebuild_messages(self) -> None:
         msgs: list[AnyMessage] = []
         seqs: list[int] = []
+        chars = [0]
         for s in self._nodes:
             m = _derive(self._events[s])
             if m is not None:
                 msgs.append(m)
                 seqs.append(s)
+                chars.append(chars[-1] + message_chars(m))
         self._msgs, self._msg_seqs = msgs, seqs  # new lists: earlier snapshots stay valid
-        self._msg_chars = [0]
+        self._msg_chars = chars
         self.generation += 1
 
     # -- restoring --------------------------------------------------------------------------
