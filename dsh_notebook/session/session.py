@@ -31,6 +31,7 @@ from ..errors import SessionError
 from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
+    ContextCompacted,
     RequestHeader,
     SessionEndSeed,
     SurfaceEventBase,
@@ -141,6 +142,10 @@ class Session:
         self.generation = 0
         # provenance index: tool/call seqs not yet answered, by callId
         self._open_calls: dict[str, list[int]] = {}
+        # the last assistant/message with the provider's usage (not interrupted), and the last event
+        # that reshaped the surface (a replace or context/compacted): the prompt-size estimate's anchors
+        self.last_usage_seq: int | None = None
+        self.last_reshape_seq: int | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -237,6 +242,14 @@ class Session:
             self._close_call(event)  # type: ignore[arg-type]
         if surface_change is not None:
             surface_change()
+            if cast(SurfaceEventBase, event).surface_op is not None:
+                self.last_reshape_seq = seq
+            elif t is AssistantMessageEvent:
+                done = cast(AssistantMessageEvent, event)
+                if done.usage is not None and not done.interrupted:
+                    self.last_usage_seq = seq
+        elif t is ContextCompacted:
+            self.last_reshape_seq = seq
         if self._observers:
             self._publish(event)
         return event

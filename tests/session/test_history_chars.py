@@ -35,3 +35,22 @@ def test_estimate_of_a_history_equals_the_estimate_of_its_messages() -> None:
     history = s.derive_messages()
     assert estimate_tokens(history, pending=pending) == estimate_tokens([*history, *pending])
     assert estimate_tokens(history[2:]) == estimate_tokens(list(history)[2:])
+
+
+def test_the_prompt_estimate_starts_from_the_last_reported_usage_until_a_replace() -> None:
+    from dsh_notebook.agent.fit import estimate_prompt
+    from dsh_notebook.wire.events import AssistantMessageEvent, Usage
+
+    s = new_session()
+    a = s.append(UserMessageEvent(message=user_text("hello there")))
+    done = s.append(AssistantMessageEvent(turn=1, step=1, message=assistant(text="hi"), usage=Usage(input_tokens=500, output_tokens=2)))
+    s.append(AssistantMessageEvent(turn=1, step=2, message=assistant(text="cut"), usage=Usage(input_tokens=9, output_tokens=1),
+                                   interrupted=True))  # an interrupted answer is no anchor
+    s.append(UserMessageEvent(message=user_text("more")))
+    assert (s.last_usage_seq, s.last_reshape_seq) == (done.seq, None)
+    history = s.derive_messages()
+    assert estimate_prompt(s, history) == 500 + estimate_tokens(history[1:])
+    s.append(UserMessageEvent(message=user_text("sum"), surface_op=ReplaceOp(start_seq=a.seq, end_seq=done.seq),
+                              source_event_seqs=(a.seq, done.seq)))
+    history = s.derive_messages()
+    assert s.last_reshape_seq == len(s) - 1 and estimate_prompt(s, history) == estimate_tokens(history)
