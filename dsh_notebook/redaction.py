@@ -179,6 +179,7 @@ class Redactor:
         self._lock = threading.Lock()
         self._snap = _Snapshot(frozenset(), None)
         self._env_seen: frozenset[tuple[str, str]] = frozenset()
+        self._env_raw: dict[bytes, bytes] | None = None  # os.environ's own data when last read
 
     @property
     def values(self) -> frozenset[str]:
@@ -199,6 +200,11 @@ class Redactor:
     def refresh_from_env(self, environ: Mapping[str, str] | None = None) -> None:
         """Learn the secrets of ``environ`` (default ``os.environ``); cheap when nothing changed."""
         env = os.environ if environ is None else environ
+        raw = getattr(os.environ, "_data", None) if environ is None else None  # CPython's undecoded copy
+        if raw is not None:
+            if raw == self._env_raw:
+                return  # unchanged (a C-level dict compare: this runs several times a step)
+            raw = dict(raw)  # taken before reading: a change meanwhile is seen by the next call
         for _ in range(3):  # another thread may set a variable while this one reads them
             try:
                 items = frozenset((k, v) for k, v in list(env.items()) if is_secret_name(k) or "://" in v)
@@ -207,10 +213,11 @@ class Redactor:
                 continue
         else:
             return
-        if items == self._env_seen:
-            return
-        self.add(env_secrets(dict(items)))
-        self._env_seen = items
+        if items != self._env_seen:
+            self.add(env_secrets(dict(items)))
+            self._env_seen = items
+        if raw is not None:
+            self._env_raw = raw
 
     def redact(self, text: str) -> str:
         """``text`` with every known secret value and every key-shaped string masked."""

@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from ..errors import ModelError, SessionError
 from ..models.base import BlockEnd, ModelAdapter, ModelRequest, TextDelta, UsageChunk
+from ..session.history import MessageHistory, message_chars
 from ..session.session import Session
 from ..wire.events import (
     AssistantMessageEvent,
@@ -57,10 +58,8 @@ from ..wire.messages import (
     AnyMessage,
     AssistantMessage,
     MessageSource,
-    ReasoningBlock,
     SystemMessage,
     TextBlock,
-    ToolCallBlock,
     ToolMessage,
     UserMessage,
 )
@@ -78,21 +77,15 @@ SUMMARY_SYSTEM = (
 CLIP = 2000  # characters kept of one message in the transcript
 
 
-def _message_chars(message: AnyMessage) -> int:
-    n = 0
-    for block in message.content:
-        if isinstance(block, TextBlock | ReasoningBlock):
-            n += len(block.text)
-        elif isinstance(block, ToolCallBlock):
-            n += len(block.name) + len(block.arguments) + len(block.id)
-    return n
-
-
-def estimate_tokens(messages: Sequence[AnyMessage], tools: Sequence[ToolSchema] = ()) -> int:
-    """A cheap token estimate of a request (see the module docstring): chars/4 + 4 per message."""
-    chars = sum(_message_chars(m) for m in messages)
+def estimate_tokens(messages: Sequence[AnyMessage], tools: Sequence[ToolSchema] = (),
+                    pending: Sequence[AnyMessage] = ()) -> int:
+    """A cheap token estimate of a request (see the module docstring): chars/4 + 4 per message,
+    of ``messages`` then ``pending``. A Session's history counts only its new messages (its
+    running totals, :meth:`MessageHistory.chars`): a step's estimate does not grow with the log."""
+    chars = messages.chars() if isinstance(messages, MessageHistory) else sum(message_chars(m) for m in messages)
+    chars += sum(message_chars(m) for m in pending)
     chars += sum(len(json.dumps(t.model_dump(mode="json"), ensure_ascii=False)) for t in tools)
-    return math.ceil(chars / 4) + 4 * len(messages) + 3
+    return math.ceil(chars / 4) + 4 * (len(messages) + len(pending)) + 3
 
 
 @dataclass(frozen=True)

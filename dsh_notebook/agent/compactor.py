@@ -53,7 +53,7 @@ class Compactor:
 
     def estimate(self, pending: Sequence[AnyMessage] = (), tools: Sequence[ToolSchema] = ()) -> int:
         """The estimated tokens of the next request: the history, ``pending`` messages, tools."""
-        return estimate_tokens([*self.session.derive_messages(), *pending], tools)
+        return estimate_tokens(self.session.derive_messages(), tools, pending)
 
     async def maybe_compact(self, prepared: ModelRoute, *, turn: int, pending: Sequence[AnyMessage] = (),
                             tools: Sequence[ToolSchema] = ()) -> ContextCompacted | None:
@@ -83,7 +83,7 @@ class Compactor:
         if plan is None:
             return None
         history = self.session.derive_messages()
-        before = estimate_tokens([*history, *pending], tools)
+        before = estimate_tokens(history, tools, pending)
         window = self.window(prepared)
         cap = window * 2 if window else None  # chars: about half the window for the transcript
         request = summary_request(plan.messages, provider=prepared.provider, model=prepared.model,

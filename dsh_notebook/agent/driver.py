@@ -116,9 +116,10 @@ class AgentDriver:
         A cancel while it runs does not stop the write; the flush finishes on its thread."""
         if self.flush is None:
             return
-        task = asyncio.ensure_future(asyncio.to_thread(self.flush))
-        task.add_done_callback(_retrieve)  # a cancel left it running: its error is still seen here
-        await asyncio.shield(task)
+        # a plain executor future (no Task, no context copy: the flush reads no context variable)
+        done = asyncio.get_running_loop().run_in_executor(None, self.flush)
+        done.add_done_callback(_retrieve)  # a cancel left it running: its error is still seen here
+        await asyncio.shield(done)
 
     async def flush_quietly(self, where: str) -> None:
         """A durability point that must not fail what waits on it (a debugger pause, an approval

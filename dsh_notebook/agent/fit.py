@@ -26,7 +26,7 @@ from ..errors import ModelError
 from ..session.catalog import default_catalog, env_context_window
 from ..session.history import MessageHistory
 from ..session.session import Session
-from ..wire.events import AssistantMessageEvent, ContextCompacted, ToolSchema
+from ..wire.events import AssistantMessageEvent, ToolSchema
 from ..wire.messages import AnyMessage
 from .compaction import estimate_tokens, plan_compaction
 from .compactor import MIN_SAVING
@@ -80,17 +80,18 @@ def output_limit(config: AgentConfig, window: int | None) -> int:
 
 
 def estimate_prompt(session: Session, history: MessageHistory, tools: Sequence[ToolSchema] = ()) -> int:
-    """The size of a request of ``history``: the last real prompt size plus what came since."""
-    for event in reversed(session.events):
-        if isinstance(event, ContextCompacted) or getattr(event, "surface_op", None) is not None:
-            break  # replaced since: the last usage no longer describes this history
-        if isinstance(event, AssistantMessageEvent) and event.usage is not None and not event.interrupted:
-            real = event.usage.input_tokens + (event.usage.cache_read_tokens or 0)
+    """The size of a request of ``history``: the last real prompt size plus what came since. The
+    fold keeps the anchors (:attr:`Session.last_usage_seq`, ``last_reshape_seq``): no walk back."""
+    seq, reshaped = session.last_usage_seq, session.last_reshape_seq
+    if seq is not None and (reshaped is None or seq > reshaped):  # else replaced since: no longer this history
+        event = session.events[seq]
+        usage = event.usage if isinstance(event, AssistantMessageEvent) else None
+        real = usage.input_tokens + (usage.cache_read_tokens or 0) if usage is not None else 0
+        if real:
             seqs = history.seqs
             for i in range(len(seqs) - 1, -1, -1):
-                if seqs[i] == event.seq:
-                    return real + estimate_tokens(history[i:]) if real else estimate_tokens(history, tools)
-            break
+                if seqs[i] == seq:
+                    return real + estimate_tokens(history[i:])
     return estimate_tokens(history, tools)
 
 

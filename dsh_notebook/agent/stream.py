@@ -34,7 +34,6 @@ from ..models.base import (
     UsageChunk,
     on_first_byte,
     reset_first_byte,
-    wire_chunk,
 )
 from ..redaction import StreamRedactor, redact, redact_json_text
 from ..session.session import Session, now_ms
@@ -143,7 +142,7 @@ class StreamAttempt:
         t = self.clock()
         if self.frames is not None:
             self._send(StreamChunkFrame.model_construct(
-                attempt_id=self.attempt_id, index=self.chunks, time=t, chunk=wire_chunk(chunk)))
+                attempt_id=self.attempt_id, index=self.chunks, time=t, chunk=chunk))
         self.chunks += 1
         if isinstance(chunk, TextDelta | ReasoningDelta):
             kind: Literal["text", "reasoning"] = "text" if isinstance(chunk, TextDelta) else "reasoning"

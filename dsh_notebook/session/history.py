@@ -11,16 +11,38 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import overload
 
-from ..wire.messages import AnyMessage
+from ..wire.messages import AnyMessage, ReasoningBlock, TextBlock, ToolCallBlock
+
+
+def message_chars(message: AnyMessage) -> int:
+    """The characters a message carries (text, reasoning, a tool call's name, id and arguments):
+    what the cheap token estimate counts (``agent.compaction.estimate_tokens``)."""
+    n = 0
+    for block in message.content:
+        if isinstance(block, TextBlock | ReasoningBlock):
+            n += len(block.text)
+        elif isinstance(block, ToolCallBlock):
+            n += len(block.name) + len(block.arguments) + len(block.id)
+    return n
 
 
 class MessageHistory(Sequence[AnyMessage]):
     """An immutable snapshot of the derived messages, with the surface seq of each."""
 
-    __slots__ = ("_msgs", "_n", "_seqs", "generation")
+    __slots__ = ("_msgs", "_n", "_seqs", "_sums", "generation")
 
-    def __init__(self, msgs: list[AnyMessage], seqs: list[int], n: int, generation: int) -> None:
+    def __init__(self, msgs: list[AnyMessage], seqs: list[int], n: int, generation: int,
+                 sums: list[int] | None = None) -> None:
         self._msgs, self._seqs, self._n, self.generation = msgs, seqs, n, generation
+        self._sums = [0] if sums is None else sums  # running message_chars totals, shared like msgs
+
+    def chars(self) -> int:
+        """:func:`message_chars` of every message, summed. The running totals are shared by every
+        snapshot of one message list (it only grows), so a step pays for its new messages only."""
+        sums, msgs = self._sums, self._msgs
+        for k in range(len(sums) - 1, self._n):
+            sums.append(sums[-1] + message_chars(msgs[k]))
+        return sums[self._n]
 
     def __len__(self) -> int:
         return self._n

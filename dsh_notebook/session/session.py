@@ -31,6 +31,7 @@ from ..errors import SessionError
 from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
+    ContextCompacted,
     RequestHeader,
     SessionEndSeed,
     SurfaceEventBase,
@@ -40,7 +41,7 @@ from ..wire.events import (
     UserMessageEvent,
 )
 from ..wire.messages import AnyMessage
-from .history import MessageHistory
+from .history import MessageHistory, message_chars
 from .rules import check_envelope, check_provenance, check_replace, freeze_payload
 
 __all__ = ["MessageHistory", "Observer", "Session", "now_ms"]
@@ -137,9 +138,14 @@ class Session:
         self._nodes: list[int] = []
         self._msgs: list[AnyMessage] = []
         self._msg_seqs: list[int] = []
+        self._msg_chars: list[int] = [0]  # running message_chars totals of _msgs (MessageHistory.chars)
         self.generation = 0
         # provenance index: tool/call seqs not yet answered, by callId
         self._open_calls: dict[str, list[int]] = {}
+        # the last assistant/message with the provider's usage (not interrupted), and the last event
+        # that reshaped the surface (a replace or context/compacted): the prompt-size estimate's anchors
+        self.last_usage_seq: int | None = None
+        self.last_reshape_seq: int | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -171,7 +177,7 @@ class Session:
 
     def derive_messages(self) -> MessageHistory:
         """The model-visible history: user / system / assistant / tool messages of the surface."""
-        return MessageHistory(self._msgs, self._msg_seqs, len(self._msgs), self.generation)
+        return MessageHistory(self._msgs, self._msg_seqs, len(self._msgs), self.generation, self._msg_chars)
 
     @property
     def surface(self) -> list[int]:
@@ -236,6 +242,14 @@ class Session:
             self._close_call(event)  # type: ignore[arg-type]
         if surface_change is not None:
             surface_change()
+            if cast(SurfaceEventBase, event).surface_op is not None:
+                self.last_reshape_seq = seq
+            elif t is AssistantMessageEvent:
+                done = cast(AssistantMessageEvent, event)
+                if done.usage is not None and not done.interrupted:
+                    self.last_usage_seq = seq
+        elif t is ContextCompacted:
+            self.last_reshape_seq = seq
         if self._observers:
             self._publish(event)
         return event
@@ -274,6 +288,9 @@ class Session:
                 if message is not None:
                     self._msgs.append(message)
                     self._msg_seqs.append(seq)
+                    chars = self._msg_chars
+                    if len(chars) == len(self._msgs):  # totals complete so far: keep them so
+                        chars.append(chars[-1] + message_chars(message))
 
             return do_append
         nodes = self._nodes
@@ -288,12 +305,15 @@ class Session:
     def _rebuild_messages(self) -> None:
         msgs: list[AnyMessage] = []
         seqs: list[int] = []
+        chars = [0]
         for s in self._nodes:
             m = _derive(self._events[s])
             if m is not None:
                 msgs.append(m)
                 seqs.append(s)
+                chars.append(chars[-1] + message_chars(m))
         self._msgs, self._msg_seqs = msgs, seqs  # new lists: earlier snapshots stay valid
+        self._msg_chars = chars
         self.generation += 1
 
     # -- restoring --------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 
-def _required_in_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+def _required_in_schema(schema: dict[str, Any], cls: type) -> None:
     """Tags (``const`` properties) and ``__wire_required__`` fields are required in the schema:
     they always appear on the wire even though Python gives them defaults."""
     props = schema.get("properties", {})

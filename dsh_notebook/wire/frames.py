@@ -13,11 +13,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
+from pydantic.alias_generators import to_camel
 
-from .base import Frozen
+from .base import Frozen, _required_in_schema
 from .events import Usage
 from .messages import AssistantBlock
 
@@ -29,51 +31,90 @@ RuntimeStatus = Literal["start", "done", "waiting", "allow", "deny", "error"]
 
 
 # --- model chunks ------------------------------------------------------------------------------
+# The one chunk vocabulary: every model adapter yields these, the agent's stream assembler reads
+# them, and the ``assistant-stream`` frames carry them as they are. They are stdlib dataclasses
+# (frozen, slotted: built in ~0.5 µs, against ~1–4 µs for a pydantic model, validated or
+# ``model_construct``-ed), and the wire's validation and schema come from the same classes
+# through ``__pydantic_config__`` (camelCase, unknown fields rejected, ``type`` required). The
+# ``type`` tag is the first field (so the wire's key order) but keyword-only, so the hot path
+# builds chunks positionally: ``TextDeltaChunk(0, "hi")``.
+
+def _tag_first(schema: dict[str, Any], cls: type) -> None:
+    """The schema lists ``type`` first, as the wire does (pydantic lists keyword-only fields last)."""
+    props = schema.get("properties", {})
+    if "type" in props:
+        schema["properties"] = {"type": props["type"], **{k: v for k, v in props.items() if k != "type"}}
+    _required_in_schema(schema, cls)
 
 
-class BlockStartChunk(Frozen):
-    type: Literal["block-start"] = "block-start"
+_CHUNK = ConfigDict(
+    json_schema_extra=_tag_first,
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    serialize_by_alias=True,
+    extra="forbid",
+    ser_json_inf_nan="strings",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStartChunk:
+    __pydantic_config__ = _CHUNK
+    type: Literal["block-start"] = field(default="block-start", kw_only=True)
     index: int
     block_type: BlockType
-    id: str | None = None
-    name: str | None = None
+    id: str | None = None  # tool-call blocks: the call id
+    name: str | None = None  # tool-call blocks: the tool name
 
 
-class TextDeltaChunk(Frozen):
-    type: Literal["text-delta"] = "text-delta"
+@dataclass(frozen=True, slots=True)
+class TextDeltaChunk:
+    __pydantic_config__ = _CHUNK
+    type: Literal["text-delta"] = field(default="text-delta", kw_only=True)
     index: int
     text: str
 
 
-class ReasoningDeltaChunk(Frozen):
-    type: Literal["reasoning-delta"] = "reasoning-delta"
+@dataclass(frozen=True, slots=True)
+class ReasoningDeltaChunk:
+    __pydantic_config__ = _CHUNK
+    type: Literal["reasoning-delta"] = field(default="reasoning-delta", kw_only=True)
     index: int
     text: str
 
 
-class ToolCallDeltaChunk(Frozen):
-    type: Literal["tool-call-delta"] = "tool-call-delta"
+@dataclass(frozen=True, slots=True)
+class ToolCallDeltaChunk:
+    __pydantic_config__ = _CHUNK
+    type: Literal["tool-call-delta"] = field(default="tool-call-delta", kw_only=True)
     index: int
     id: str
     arguments_delta: str
     name: str | None = None
 
 
-class BlockEndChunk(Frozen):
-    type: Literal["block-end"] = "block-end"
+@dataclass(frozen=True, slots=True)
+class BlockEndChunk:
+    __pydantic_config__ = _CHUNK
+    type: Literal["block-end"] = field(default="block-end", kw_only=True)
     index: int
-    block: AssistantBlock
+    block: AssistantBlock  # the finished block: it wins over the deltas of its index
 
 
-class UsageReport(Frozen):
-    type: Literal["usage"] = "usage"
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    __pydantic_config__ = _CHUNK
+    type: Literal["usage"] = field(default="usage", kw_only=True)
     usage: Usage
 
 
-class FinishChunk(Frozen):
-    type: Literal["finish"] = "finish"
+@dataclass(frozen=True, slots=True)
+class FinishChunk:
+    __pydantic_config__ = _CHUNK
+    type: Literal["finish"] = field(default="finish", kw_only=True)
     reason: FinishReason
-    provider_state: dict[str, JsonValue] | None = None
+    provider_state: dict[str, JsonValue] | None = None  # e.g. DeepSeek reasoning to send back
 
 
 WireChunk = Annotated[

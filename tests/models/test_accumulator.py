@@ -14,6 +14,7 @@ from dsh_notebook.models.accumulator import ChunkAccumulator, StreamCutError, us
 from dsh_notebook.models.base import (
     BlockEnd,
     BlockStart,
+    Finish,
     ReasoningDelta,
     StreamChunk,
     TextDelta,
@@ -41,7 +42,7 @@ def test_text_stream_yields_start_deltas_end_usage_finish() -> None:
     assert message.content == (TextBlock(text="Hello, world"),) and reason == "stop"
     usage = next(c for c in out if isinstance(c, UsageChunk)).usage
     assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens) == (10, 5, 2)
-    assert [type(c).__name__ for c in out[-3:]] == ["BlockEnd", "UsageChunk", "Finish"]
+    assert [type(c) for c in out[-3:]] == [BlockEnd, UsageChunk, Finish]
 
 
 @pytest.mark.parametrize(

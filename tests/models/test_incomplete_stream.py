@@ -7,6 +7,7 @@ from __future__ import annotations
 from dsh_notebook.agent.agent import Agent
 from dsh_notebook.agent.config import AgentConfig
 from dsh_notebook.models.accumulator import StreamCutError
+from dsh_notebook.models.base import Finish
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
 from dsh_notebook.session.session import Session
 from dsh_notebook.tools.registry import ToolRegistry, builtin_tools
@@ -35,7 +36,7 @@ async def test_done_without_a_finish_reason_or_a_finish_reason_without_done_is_c
                         tool_call_reply([("c1", "read", '{"file_path": "a"}')], finish=None))
     for _ in range(3):
         chunks = await collect(adapter, request())
-        assert type(chunks[-1]).__name__ == "Finish"
+        assert isinstance(chunks[-1], Finish)
 
 
 async def test_the_agent_retries_an_incomplete_stream_then_gives_a_coded_error(

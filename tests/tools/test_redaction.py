@@ -42,6 +42,13 @@ def test_values_from_the_environment_are_masked(monkeypatch: pytest.MonkeyPatch)
     assert "horse-battery-staple" not in str(ToolError("failed: horse-battery-staple"))
 
 
+def test_a_variable_set_after_a_redaction_is_masked_by_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment is read again only when it changed: a change is still seen at once."""
+    assert redact("late-secret-value-42") == "late-secret-value-42"
+    monkeypatch.setenv("LATE_API_KEY", "late-secret-value-42")
+    assert redact("x late-secret-value-42") == "x ***"
+
+
 def test_short_values_are_not_masked_by_value() -> None:
     r = Redactor()
     r.add(["x" * (MIN_SECRET_LEN - 1), "long-enough-secret"])
