@@ -94,30 +94,47 @@ def launch_server(base: Path, app: str = "lab") -> Iterator[Lab]:
                IPYTHONDIR=str(state / "ipython"), JUPYTER_PLATFORM_DIRS="1", DSH_HOME=str(home),
                PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
     module, flags = SERVER_FLAGS[app]
-    port = _free_port()
-    with open(base / f"{app}.log", "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root", *flags],
-            env=env, stdout=log, stderr=subprocess.STDOUT)
+    for attempt in range(3):  # a port another worker's server took between our probe and its bind
+        port = _free_port()
+        log_path = base / f"{app}-{attempt}.log"
+        with open(log_path, "w") as log:
+            # port_retries=0: a taken port fails the start instead of moving it to a port we don't know
+            # (two servers run side by side under ``-n 2``)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+                 "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+                 "--allow-root", *flags],
+                env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}"
-            deadline = time.time() + 90
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/api/status?token={TOKEN}").close()
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.time() > deadline:
-                        raise RuntimeError(f"jupyter {app} did not start; see {base / f'{app}.log'}") from None
-                    time.sleep(0.25)
+            if not _wait_ready(proc, url, log_path, app):
+                continue
             yield Lab(url, root, TOKEN, home)
+            return
         finally:
             proc.terminate()  # the server shuts its kernels down on SIGTERM
             try:
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    raise RuntimeError(f"jupyter {app} did not start on a free port; see {base}/{app}-*.log")
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, log_path: Path, app: str) -> bool:
+    """True once the server answers; False when it exited because its port was taken."""
+    deadline = time.time() + 90
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={TOKEN}").close()
+            return True
+        except OSError:
+            if proc.poll() is not None:
+                if "is already in use" in log_path.read_text(errors="replace"):
+                    return False
+                raise RuntimeError(f"jupyter {app} did not start; see {log_path}") from None
+            if time.time() > deadline:
+                raise RuntimeError(f"jupyter {app} did not start; see {log_path}") from None
+            time.sleep(0.25)
 
 
 def launch_lab(base: Path) -> contextlib.AbstractContextManager[Lab]:
