@@ -54,6 +54,12 @@ class Lab:
         for s in self.api("/api/sessions"):
             self.api(f"/api/sessions/{s['id']}", method="DELETE")
 
+    def shutdown_kernels(self) -> None:
+        """Every session's and every other kernel shut down (the REST API waits for each)."""
+        self.shutdown_sessions()
+        for k in self.api("/api/kernels"):
+            self.api(f"/api/kernels/{k['id']}", method="DELETE")
+
     def write_notebook(self, name: str, *cells: str) -> str:
         import nbformat
         from nbformat.v4 import new_code_cell, new_notebook
@@ -109,14 +115,16 @@ def launch_server(base: Path, app: str = "lab") -> Iterator[Lab]:
             url = f"http://127.0.0.1:{port}"
             if not _wait_ready(proc, url, log_path, app):
                 continue
-            yield Lab(url, root, TOKEN, home)
+            lab = Lab(url, root, TOKEN, home)
+            yield lab
+            # the kernels first, through the API (each shut down cleanly); then the server is killed:
+            # its own SIGTERM shutdown takes 7-15 s of nothing to stop
+            with contextlib.suppress(OSError):
+                lab.shutdown_kernels()
             return
         finally:
-            proc.terminate()  # the server shuts its kernels down on SIGTERM
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            proc.kill()
+            proc.wait(timeout=20)
     raise RuntimeError(f"jupyter {app} did not start on a free port; see {base}/{app}-*.log")
 
 
