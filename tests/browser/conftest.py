@@ -91,6 +91,11 @@ def launch_server(base: Path, app: str = "lab") -> Iterator[Lab]:
     (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         '{"fetchNews": "false", "checkForUpdates": false}')
     (settings / "docmanager-extension" / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
+    # no language-server extension: it scans for 19 language servers in the background (seconds of
+    # CPU at start, and the server's shutdown waited for the scan); no test uses it
+    (state / "config").mkdir(parents=True, exist_ok=True)
+    (state / "config" / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_lsp": False}}}))
     if os.environ.get("LAB_COMMS_OVER_SUBSHELLS"):
         (settings / "apputils-extension" / "kernels-settings.jupyterlab-settings").write_text(
             json.dumps({"commsOverSubshells": os.environ["LAB_COMMS_OVER_SUBSHELLS"]}))
