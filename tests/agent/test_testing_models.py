@@ -8,7 +8,7 @@ import threading
 
 from dsh_notebook.models.base import BlockEnd, Finish, ModelRequest, TextDelta
 from dsh_notebook.testing import FunctionModel, hold_text
-from dsh_notebook.wire.messages import user_text
+from dsh_notebook.wire.messages import TextBlock, user_text
 
 
 def _request() -> ModelRequest:
@@ -36,7 +36,8 @@ async def test_a_held_reply_waits_for_an_event_set_by_another_thread() -> None:
     await task
     assert [c.text for c in seen if isinstance(c, TextDelta)] == ["held ", "w0", " w1"]
     end = next(c for c in seen if isinstance(c, BlockEnd))
-    assert end.block.text == "held w0 w1" and isinstance(seen[-1], Finish) and len(model.requests) == 1
+    assert isinstance(end.block, TextBlock) and end.block.text == "held w0 w1"
+    assert isinstance(seen[-1], Finish) and len(model.requests) == 1
 
 
 async def test_a_held_reply_is_cancellable() -> None:
