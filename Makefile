@@ -59,12 +59,14 @@ lint: setup
 	cd js && npm run --silent typecheck
 	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent check:types
 
-# The browser tests run in their own pytest process: Playwright's sync API keeps an asyncio loop
+# The browser tests run in their own pytest processes: Playwright's sync API keeps an asyncio loop
 # running on the main thread for as long as the browser lives, which async tests must not inherit.
+# Two workers each: a worker of the browser run has its own JupyterLab server and Chromium (much of
+# a browser test is the widget's stage pacing, when one worker waits the other runs).
 test: setup chromium
 	cd js && npm test --silent
 	$(PY) -m pytest -q -m "not browser" -n 2 --dist loadgroup
-	$(PY) -m pytest -q -m browser tests/browser
+	$(PY) -m pytest -q -m browser -n 2 --dist loadgroup tests/browser
 
 test-fast: setup
 	$(PY) -m pytest -q -m "not kernel and not browser" -n 2 --dist loadgroup

@@ -19,12 +19,31 @@ def isolated_dsh_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     return home
 
 
+# The files whose tests (or whose one group) take longest, measured with ``--durations`` (a group
+# of seven executed notebooks; the real model's runs; JupyterLab pages that wait for the widget's
+# stage pacing). A parallel run starts them first, so that the last minutes of a run are short
+# tests shared by both workers, not one long file on one worker while the other idles. Whole
+# files move, each keeping its own order.
+LONG_FIRST = (
+    "tests/walkthrough/test_notebooks.py", "tests/realmodel/", "tests/clients/test_executed.py",
+    "tests/browser/test_stage_follow_e2e.py", "tests/browser/test_present_e2e.py",
+    "tests/browser/test_walkthrough_e2e.py", "tests/browser/test_narrow_e2e.py",
+)  # fmt: skip
+
+
+def _long_first(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return next((i for i, prefix in enumerate(LONG_FIRST) if path.startswith(prefix)), len(LONG_FIRST))
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Parallel runs (``-n 2 --dist loadgroup``, the Makefile's ``test``): the tests of a file that
     share a module-scoped fixture (an executed notebook, a recorded run, a stdio host) go to one
     worker, so the fixture is built once, as in a serial run. A test may also name its own group
-    with ``@pytest.mark.xdist_group("name")``."""
+    with ``@pytest.mark.xdist_group("name")``. The files of ``LONG_FIRST`` run first."""
+    if hasattr(config, "workerinput"):  # a worker of ``-n N``: the order the scheduler hands out
+        items.sort(key=_long_first)  # stable: every other file keeps its place and its order
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         defs = info.name2fixturedefs.values() if info is not None else ()

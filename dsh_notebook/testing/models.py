@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -65,12 +66,40 @@ def call_chunks(*calls: Call, say: str = "", finish: FinishReason = "tool-calls"
 @dataclass
 class Gate:
     """Stream ``before``, set ``reached``, wait until ``opened`` is set, then stream ``after`` (a test
-    acts mid-stream: cancels, steers, pauses)."""
+    acts mid-stream: cancels, steers, pauses).
+
+    ``opened`` may be a :class:`threading.Event` where the test runs in another thread than the
+    model's loop (a :class:`~dsh_notebook.host.host.Host` runs its own): the stream then looks at it
+    between short sleeps, and stays cancellable. One such event can hold every request of a run
+    until the test sets it (see :func:`hold_text`)."""
 
     before: list[StreamChunk]
     after: list[StreamChunk] = field(default_factory=list)
     reached: asyncio.Event = field(default_factory=asyncio.Event)
-    opened: asyncio.Event = field(default_factory=asyncio.Event)
+    opened: asyncio.Event | threading.Event = field(default_factory=asyncio.Event)
+
+
+async def _opened(gate: Gate) -> None:
+    if isinstance(gate.opened, asyncio.Event):
+        await gate.opened.wait()
+        return
+    while not gate.opened.is_set():  # noqa: ASYNC110 (a threading.Event set by another thread: looked at)
+        await asyncio.sleep(0.005)
+
+
+def hold_text(opened: threading.Event, text: str, *, first: str = "held ") -> Gate:
+    """A text answer that streams ``first``, holds until ``opened`` is set (from any thread), then
+    streams the rest of ``text`` word by word; no usage chunk. For a :class:`FunctionModel` whose
+    every request holds until the test lets them go::
+
+        release = threading.Event()
+        model = FunctionModel(lambda _r: hold_text(release, "held w0 w1"))
+    """
+    rest = text[len(first):] if text.startswith(first) else text
+    words = rest.split(" ") if rest else []
+    after: list[StreamChunk] = [TextDelta(0, (" " if i else "") + w) for i, w in enumerate(words)]
+    return Gate([BlockStart(0, "text"), TextDelta(0, first)],
+                [*after, BlockEnd(0, TextBlock(text=first + rest)), Finish("stop")], opened=opened)
 
 
 Reply = Sequence[StreamChunk] | BaseException | Gate
@@ -85,7 +114,7 @@ async def _play(reply: Reply | str) -> AsyncIterator[StreamChunk]:
         for c in reply.before:
             yield c
         reply.reached.set()
-        await reply.opened.wait()
+        await _opened(reply)
         for c in reply.after:
             yield c
         return
@@ -142,4 +171,4 @@ class FunctionModel:
         self.closed = True
 
 
-__all__ = ["Call", "FunctionModel", "Gate", "Reply", "ScriptModel", "call_chunks", "text_chunks"]
+__all__ = ["Call", "FunctionModel", "Gate", "Reply", "ScriptModel", "call_chunks", "hold_text", "text_chunks"]

@@ -54,6 +54,12 @@ class Lab:
         for s in self.api("/api/sessions"):
             self.api(f"/api/sessions/{s['id']}", method="DELETE")
 
+    def shutdown_kernels(self) -> None:
+        """Every session's and every other kernel shut down (the REST API waits for each)."""
+        self.shutdown_sessions()
+        for k in self.api("/api/kernels"):
+            self.api(f"/api/kernels/{k['id']}", method="DELETE")
+
     def write_notebook(self, name: str, *cells: str) -> str:
         import nbformat
         from nbformat.v4 import new_code_cell, new_notebook
@@ -85,6 +91,11 @@ def launch_server(base: Path, app: str = "lab") -> Iterator[Lab]:
     (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         '{"fetchNews": "false", "checkForUpdates": false}')
     (settings / "docmanager-extension" / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
+    # no language-server extension: it scans for 19 language servers in the background (seconds of
+    # CPU at start, and the server's shutdown waited for the scan); no test uses it
+    (state / "config").mkdir(parents=True, exist_ok=True)
+    (state / "config" / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_lsp": False}}}))
     if os.environ.get("LAB_COMMS_OVER_SUBSHELLS"):
         (settings / "apputils-extension" / "kernels-settings.jupyterlab-settings").write_text(
             json.dumps({"commsOverSubshells": os.environ["LAB_COMMS_OVER_SUBSHELLS"]}))
@@ -94,30 +105,49 @@ def launch_server(base: Path, app: str = "lab") -> Iterator[Lab]:
                IPYTHONDIR=str(state / "ipython"), JUPYTER_PLATFORM_DIRS="1", DSH_HOME=str(home),
                PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
     module, flags = SERVER_FLAGS[app]
-    port = _free_port()
-    with open(base / f"{app}.log", "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root", *flags],
-            env=env, stdout=log, stderr=subprocess.STDOUT)
+    for attempt in range(3):  # a port another worker's server took between our probe and its bind
+        port = _free_port()
+        log_path = base / f"{app}-{attempt}.log"
+        with open(log_path, "w") as log:
+            # port_retries=0: a taken port fails the start instead of moving it to a port we don't know
+            # (two servers run side by side under ``-n 2``)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", module, "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+                 "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+                 "--allow-root", *flags],
+                env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}"
-            deadline = time.time() + 90
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/api/status?token={TOKEN}").close()
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.time() > deadline:
-                        raise RuntimeError(f"jupyter {app} did not start; see {base / f'{app}.log'}") from None
-                    time.sleep(0.25)
-            yield Lab(url, root, TOKEN, home)
+            if not _wait_ready(proc, url, log_path, app):
+                continue
+            lab = Lab(url, root, TOKEN, home)
+            yield lab
+            # the kernels first, through the API (each shut down cleanly); then the server is killed:
+            # its own SIGTERM shutdown takes 7-15 s of nothing to stop
+            with contextlib.suppress(OSError):
+                lab.shutdown_kernels()
+            return
         finally:
-            proc.terminate()  # the server shuts its kernels down on SIGTERM
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            proc.kill()
+            proc.wait(timeout=20)
+    raise RuntimeError(f"jupyter {app} did not start on a free port; see {base}/{app}-*.log")
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, log_path: Path, app: str) -> bool:
+    """True once the server answers; False when it exited because its port was taken."""
+    deadline = time.time() + 90
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={TOKEN}").close()
+            return True
+        except OSError:
+            if proc.poll() is not None:
+                if "is already in use" in log_path.read_text(errors="replace"):
+                    return False
+                raise RuntimeError(f"jupyter {app} did not start; see {log_path}") from None
+            if time.time() > deadline:
+                raise RuntimeError(f"jupyter {app} did not start; see {log_path}") from None
+            time.sleep(0.25)
 
 
 def launch_lab(base: Path) -> contextlib.AbstractContextManager[Lab]:

@@ -2,7 +2,7 @@
 
 The fakes sit at the model boundary (``ModelAdapter``) — never inside the code under test:
 
-- ``HoldModel``: streams a text reply chunk by chunk and holds after the first chunk until the
+- ``HoldModel``: a ``FunctionModel`` whose every reply streams its first chunk and holds until the
   test releases it (a ``threading.Event``), so a test can act *mid-stream* deterministically;
 - ``ToolModel``: the first request of a turn answers with the given tool calls (real tools run),
   the next one with a text that quotes what the tool results said.
@@ -10,30 +10,25 @@ The fakes sit at the model boundary (``ModelAdapter``) — never inside the code
 
 from __future__ import annotations
 
-import asyncio
 import json
 import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from dsh_notebook.config import Settings, parse_model_id
 from dsh_notebook.host.host import Host
 from dsh_notebook.models.base import (
-    BlockEnd,
-    BlockStart,
-    Finish,
     ModelAdapter,
     ModelRequest,
     StreamChunk,
-    TextDelta,
 )
 from dsh_notebook.models.routing import resolve_adapter
 from dsh_notebook.models.scripted import ScriptedModel
-from dsh_notebook.testing.models import FunctionModel, call_chunks, text_chunks
-from dsh_notebook.wire.messages import TextBlock, ToolMessage, UserMessage
+from dsh_notebook.testing.models import FunctionModel, call_chunks, hold_text, text_chunks
+from dsh_notebook.wire.messages import ToolMessage, UserMessage
 
 KNOWN_CODES = {
     "BAD_ENVELOPE", "UNKNOWN_METHOD", "BAD_ARGS", "UNKNOWN_SESSION", "EMPTY_CONTENT",
@@ -41,27 +36,14 @@ KNOWN_CODES = {
 }  # fmt: skip
 
 
-class HoldModel(ModelAdapter):
-    provider = "hold"
+class HoldModel(FunctionModel):
+    """Every request streams ``held `` and holds until the test sets ``release`` (from its thread),
+    then streams ``w0 … w{words-1}`` (``dsh_notebook.testing.hold_text``)."""
 
     def __init__(self, words: int = 6) -> None:
         self.release = threading.Event()
-        self.words = words
-        self.requests = 0
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        self.requests += 1
-        yield BlockStart(0, "text")
-        yield TextDelta(0, "held ")
-        for _ in iter(int, 1):  # poll the threading.Event the test thread sets (cancellable)
-            if self.release.is_set():
-                break
-            await asyncio.sleep(0.005)
-        text = "held " + " ".join(f"w{i}" for i in range(self.words))
-        for i in range(self.words):
-            yield TextDelta(0, (" " if i else "") + f"w{i}")
-        yield BlockEnd(0, TextBlock(text=text))
-        yield Finish("stop")
+        text = "held " + " ".join(f"w{i}" for i in range(words))
+        super().__init__(lambda _request: hold_text(self.release, text), provider="hold")
 
 
 def ToolModel(calls: Sequence[tuple[str, dict[str, Any]]]) -> FunctionModel:  # noqa: N802 (a model's name)

@@ -104,7 +104,7 @@ def test_queue_while_running_waits_for_the_next_turn(host: Host, client: DshClie
     hold = models.fakes["hold"] = HoldModel()
     sid = client.create_session(model="fake:hold").session_id
     client.prompt("first", sid, request_id="q1")
-    wait_for(lambda: hold.requests == 1)
+    wait_for(lambda: len(hold.requests) == 1)
     client.prompt("second", sid, mode="queue", request_id="q2")
     assert [i.placement for i in client.info(sid).queue] == ["queued"]
     hold.release.set()
@@ -118,7 +118,7 @@ def test_steer_while_running_joins_the_running_turn(host: Host, client: DshClien
     hold = models.fakes["hold"] = HoldModel()
     sid = client.create_session(model="fake:hold").session_id
     client.prompt("first", sid, request_id="s1")
-    wait_for(lambda: hold.requests == 1)
+    wait_for(lambda: len(hold.requests) == 1)
     client.prompt("actually, also this", sid, mode="steer", request_id="s2")
     assert [i.placement for i in client.info(sid).queue] == ["steering"]
     hold.release.set()
@@ -128,7 +128,7 @@ def test_steer_while_running_joins_the_running_turn(host: Host, client: DshClien
     assert sum(isinstance(e, TurnStart) for e in events) == 1
     users = {e.message.source.request_id: e for e in user_events(host, sid)}
     assert users["s2"].turn == 1 and users["s2"].seq > users["s1"].seq
-    assert hold.requests == 2  # the steer forced another step
+    assert len(hold.requests) == 2  # the steer forced another step
 
 
 def test_content_is_validated_with_codes(host: Host, client: DshClient) -> None:

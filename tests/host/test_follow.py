@@ -153,7 +153,7 @@ def test_control_baseline_then_queue_and_status(host: Host, client: DshClient, m
     assert conn.next()["value"] == {"type": "baseline", "sessions": []}
     sid = client.create_session(model="fake:hold").session_id
     client.prompt("one", sid, request_id="a1")
-    wait_for(lambda: hold.requests == 1)
+    wait_for(lambda: len(hold.requests) == 1)
     client.prompt("two", sid, request_id="a2")
     client.prompt("steer", sid, mode="steer", request_id="a3")
     frames: list[dict[str, Any]] = []
