@@ -2,6 +2,7 @@
 // dsh_notebook/session/stats_view.py (`format_stats`) over the JS trajectory fold's figures
 // (model/trajectory.ts — the one cost computation, model/pricing.ts). The inspector draws them as
 // HTML tables; `formatStats` gives the CLI's exact text (tests/client/test_stats_tables_parity.py).
+import { fmtInt } from "./counts";
 import type { SessionStats, Totals, ToolStats } from "./trajectory";
 
 /** Python's `f"{x:.{d}f}"` for x >= 0: JS rounds an exact tie up, Python to even. */
@@ -19,7 +20,7 @@ export function pyFixed(x: number, d: number): string {
 export const fmtStatMs = (ms: number | null): string =>
   ms === null ? "-" : ms < 1000 ? `${ms} ms` : ms < 60_000 ? `${pyFixed(ms / 1000, 2)} s`
     : `${Math.floor(ms / 60_000)}m${pyFixed((ms % 60_000) / 1000, 1).padStart(4, "0")}s`;
-export const fmtTokens = (n: number | null): string => (n === null ? "-" : n >= 10_000 ? `${pyFixed(n / 1000, 1)}k` : String(n));
+export const fmtTokens = (n: number | null): string => (n === null ? "-" : n >= 10_000 ? `${pyFixed(n / 1000, 1)}k` : fmtInt(n));
 export const fmtCost = (usd: number | null): string => (usd === null ? "cost n/a" : usd < 1 ? `$${pyFixed(usd, 4)}` : `$${pyFixed(usd, 2)}`);
 export const fmtFraction = (f: number | null): string => (f === null ? "-" : `${pyFixed(f * 100, 1)}%`);
 const costCell = (usd: number | null) => fmtCost(usd).replace("cost n/a", "n/a");
