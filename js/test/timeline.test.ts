@@ -90,7 +90,7 @@ describe("show --stats' formatting in the browser", () => {
   it("rounds as Python's format does (half to even on an exact tie)", () => {
     expect([pyFixed(0.125, 2), pyFixed(0.375, 2), pyFixed(6.25, 1), pyFixed(12.35, 1), pyFixed(2.5, 0)]).toEqual(["0.12", "0.38", "6.2", "12.3", "2"]);
     expect([fmtStatMs(999), fmtStatMs(1125), fmtStatMs(61_250), fmtStatMs(null)]).toEqual(["999 ms", "1.12 s", "1m01.2s", "-"]);
-    expect([fmtTokens(9999), fmtTokens(12_050), fmtCost(null), fmtCost(0.00123), fmtCost(2.5)]).toEqual(["9999", "12.1k", "cost n/a", "$0.0012", "$2.50"]);
+    expect([fmtTokens(9999), fmtTokens(12_050), fmtCost(null), fmtCost(0.00123), fmtCost(2.5)]).toEqual(["9,999", "12.1k", "cost n/a", "$0.0012", "$2.50"]);
   });
 
   it("lays out the three tables as the CLI does", () => {
@@ -133,7 +133,7 @@ describe("the timeline view", () => {
     expect(groups.map((g) => g.querySelector(".dsh-tl-name")?.textContent)).toEqual(["turn 1", "turn 2", "turn 3"]);
     expect(groups[0].querySelector(".dsh-tl-metrics")?.textContent).toBe("1.24 s · 13.2k in / 100 out · $0.0037");
     const bar = v.el.querySelector('.dsh-tl-barrow[data-seq="2"]') as HTMLElement;
-    expect(bar.querySelector(".dsh-tl-metrics")?.textContent).toBe("500 ms · 1200 in / 40 out · $0.0003");
+    expect(bar.querySelector(".dsh-tl-metrics")?.textContent).toBe("500 ms · 1,200 in / 40 out · $0.0003");
     expect(bar.title).toContain("request #2");
     expect(v.el.querySelector('.dsh-tl-barrow[data-seq="4"] .dsh-tl-metrics')?.textContent).toBe("300 ms");
     v.el.remove();

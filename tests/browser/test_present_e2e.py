@@ -293,9 +293,18 @@ def test_the_more_cue_never_covers_the_current_stage_at_1024_dark(nb01: Any) -> 
     if loop.get_attribute("data-present") == "true":
         loop.locator(".dsh-present-btn").click()
     set_theme(page, "JupyterLab Dark")
+    # an earlier test of this module played at reading pace: stop it and hold, so that only the
+    # keys below move the stage (under load a late tick of that playback moved it off 01)
+    page.evaluate("() => document.querySelector('.dsh-loop .dsh-pause')?.click()")
+    wait_until(lambda: loop.locator(".dsh-pause").count() == 0, timeout=30, what="playback paused")
+    if not loop.locator(".dsh-steponly").is_checked():
+        loop.locator(".dsh-steponly").check()
     try:
-        loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title").click()
-        wait_until(lambda: stage(loop) == "1", timeout=10, what="stage 01")
+        def at_one() -> bool:
+            if stage(loop) != "1":
+                loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title").click()
+            return stage(loop) == "1"
+        wait_until(at_one, timeout=30, every=0.5, what="stage 01")
         for want in ("1", "2", "3", "4", "5", "6"):
             if want != "1":
                 page.keyboard.press("ArrowRight")
