@@ -45,8 +45,8 @@ def test_a_100k_event_session_in_the_inspector(lab: Lab, page: Any) -> None:
 
     # the rest arrives part by part; the count and header end at the whole log
     count = insp.locator(".dsh-f-count")
-    wait_until(lambda: (count.text_content() or "") == f"{N} of {N} events", timeout=240, what="every event listed")
-    assert f"{N} events · idle" in (insp.locator(".dsh-sub").text_content() or "")
+    wait_until(lambda: (count.text_content() or "") == f"{N:,} of {N:,} events", timeout=240, what="every event listed")
+    assert f"{N:,} events · idle" in (insp.locator(".dsh-sub").text_content() or "")
     assert insp.locator(".dsh-error").is_hidden()
     rendered = insp.locator(".dsh-row").count()
     assert 0 < rendered < 80, rendered  # a screenful plus a margin, not 100k nodes
@@ -78,8 +78,8 @@ def test_a_100k_event_session_in_the_inspector(lab: Lab, page: Any) -> None:
 
     # the last event by search: a field query lists exactly it
     insp.locator(".dsh-f-text").fill(f"seq:{N - 1}")
-    wait_until(lambda: (count.text_content() or "") == f"1 of {N} events", what="the search lists one row")
+    wait_until(lambda: (count.text_content() or "") == f"1 of {N:,} events", what="the search lists one row")
     row = insp.locator(f'.dsh-row[data-seq="{N - 1}"]')
     assert "dsh-row-snip" not in (row.locator(".dsh-row-sum").get_attribute("class") or "")
     insp.locator(".dsh-f-text").fill("")
-    wait_until(lambda: (count.text_content() or "") == f"{N} of {N} events", what="the whole list again")
+    wait_until(lambda: (count.text_content() or "") == f"{N:,} of {N:,} events", what="the whole list again")
