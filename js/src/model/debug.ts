@@ -3,6 +3,7 @@
 import type { PauseState } from "../fold";
 import type { DebugArgs, JsonValue } from "../wire.gen";
 import type { StageNo } from "./stages";
+import { checkMessages } from "../wire-check";
 
 /** A stage as the wire spells it. */
 export type DebugStage = "01" | "02" | "03" | "04" | "05" | "06";
@@ -84,26 +85,6 @@ const bad = (error: string): Checked => ({ ok: false, code: "BAD_EDIT", error })
 
 /** What the editor says when it does not send: "Not sent — BAD_JSON: not valid JSON: …". */
 export const refusal = (c: { code: string; error: string }): string => `Not sent — ${c.code}: ${c.error}`;
-
-const ROLES = new Set(["system", "user", "assistant", "tool"]);
-
-function checkMessages(value: unknown): string | null {
-  if (!Array.isArray(value) || value.length === 0) return "the request's messages must be a non-empty JSON array";
-  for (const [i, m] of value.entries()) {
-    const msg = obj(m);
-    if (!Array.isArray(m) && m && typeof m === "object") {
-      if (!ROLES.has(String(msg.role))) return `message ${i}: "role" must be one of system, user, assistant, tool`;
-      if (!Array.isArray(msg.content)) return `message ${i}: "content" must be an array of blocks`;
-      if (msg.role === "tool" && typeof (msg.toolCallId ?? msg.tool_call_id) !== "string") return `message ${i}: a tool message needs "toolCallId"`;
-      for (const [j, b] of (msg.content as unknown[]).entries()) {
-        const block = obj(b);
-        if (typeof block.type !== "string") return `message ${i} block ${j}: needs a "type"`;
-        if ((block.type === "text" || block.type === "reasoning") && typeof block.text !== "string") return `message ${i} block ${j}: "text" must be a string`;
-      }
-    } else return `message ${i} is not an object`;
-  }
-  return null;
-}
 
 /** Parse and check the editor's text for `target`; the value `session/debug` edit takes. */
 export function checkEdit(target: EditTarget, text: string): Checked {
