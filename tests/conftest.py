@@ -36,16 +36,20 @@ def _long_first(item: pytest.Item) -> int:
     return next((i for i, prefix in enumerate(LONG_FIRST) if path.startswith(prefix)), len(LONG_FIRST))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_itemcollected(item: pytest.Item) -> None:
     """Parallel runs (``-n 2 --dist loadgroup``, the Makefile's ``test``): the tests of a file that
     share a module-scoped fixture (an executed notebook, a recorded run, a stdio host) go to one
     worker, so the fixture is built once, as in a serial run. A test may also name its own group
-    with ``@pytest.mark.xdist_group("name")``. The files of ``LONG_FIRST`` run first."""
-    if hasattr(config, "workerinput"):  # a worker of ``-n N``: the order the scheduler hands out
+    with ``@pytest.mark.xdist_group("name")``. Marked as each item is collected, before any
+    ``pytest_collection_modifyitems`` (where xdist turns the marks into node-id suffixes)."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    if any(d.scope == "module" for chain in defs for d in chain) and not item.get_closest_marker("xdist_group"):
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files of ``LONG_FIRST`` run first on a worker of ``-n N``: the order the scheduler hands out."""
+    if hasattr(config, "workerinput"):
         items.sort(key=_long_first)  # stable: every other file keeps its place and its order
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = info.name2fixturedefs.values() if info is not None else ()
-        if any(d.scope == "module" for chain in defs for d in chain) and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
