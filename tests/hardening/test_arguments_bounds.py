@@ -29,14 +29,15 @@ def runtime(ws: Path) -> ToolRuntime:
 
 
 @pytest.mark.parametrize(("raw", "code"), [(DEEP, "BAD_ARGUMENTS"), ('{"command": "ls", "x": ' + "[" * 70 + "]" * 70 + "}",
-                                            "BAD_ARGUMENTS"), (BIG, "ARGUMENTS_TOO_LARGE")])
+                                            "BAD_ARGUMENTS"), (BIG, "ARGUMENTS_TOO_LARGE")],
+                         ids=["deep", "nested-71", "big"])  # short ids: a test id is in PYTEST_CURRENT_TEST
 async def test_deep_or_huge_arguments_get_a_coded_result(tmp_path: Path, raw: str, code: str) -> None:
     out = await runtime(tmp_path).run(call("bash", raw))
     assert out.code == code and out.is_error
     assert len(out.text) < 2_000
 
 
-@pytest.mark.parametrize("raw", [DEEP, BIG])
+@pytest.mark.parametrize("raw", [DEEP, BIG], ids=["deep", "big"])  # the env of the CLI carries PYTEST_CURRENT_TEST
 def test_run_answers_after_such_a_call_without_a_traceback(tmp_path: Path, raw: str) -> None:
     with FakeOpenAIServer() as server:
         server.enqueue(tool_call_reply([("call_1", "bash", raw)]), text_reply("all done."))
