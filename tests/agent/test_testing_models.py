@@ -19,7 +19,7 @@ from dsh_notebook.models.base import (
 )
 from dsh_notebook.testing import FunctionModel, HoldModel, ScriptModel, hold_text, text_chunks
 from dsh_notebook.wire.messages import TextBlock, user_text
-from tests.support.tasks import cancel
+from tests.support.tasks import LoopTurns, cancel
 
 
 def _request() -> ModelRequest:
@@ -93,23 +93,13 @@ async def test_an_async_iterator_reply_streams_as_it_yields() -> None:
 
 
 async def _loop_turns_while_streaming(model: FunctionModel) -> int:
-    turns = 0
-
-    async def tick() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await asyncio.sleep(0)
-
-    ticker = asyncio.create_task(tick())
-    await asyncio.sleep(0)
-    stream = model.stream(_request())
-    await anext(stream)  # the first chunk
-    before = turns
-    rest = [c async for c in stream]
+    async with LoopTurns() as turns:
+        stream = model.stream(_request())
+        await anext(stream)  # the first chunk
+        before = turns.count
+        rest = [c async for c in stream]
     assert isinstance(rest[-1], Finish)
-    await cancel(ticker)
-    return turns - before
+    return turns.count - before
 
 
 async def test_a_bare_function_model_keeps_no_requests_and_streams_without_turning_the_loop() -> None:
