@@ -248,6 +248,18 @@ def run_all_cells(page: Any) -> None:
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
 
 
+def loop_widget(lab: Lab, page: Any, name: str, model: str) -> Any:
+    """A notebook ``name`` that shows a loop widget on ``model`` (tools approved), opened and run:
+    the widget's locator once it is drawn."""
+    open_notebook(page, lab, lab.write_notebook(name, "%load_ext dsh_notebook",
+                                                "from dsh_notebook.notebook.widgets import LoopWidget\n"
+                                                f"w = LoopWidget(model={model!r}, approve='auto')\nw"))
+    run_all_cells(page)
+    loop = page.locator(".dsh-loop").first
+    loop.wait_for(timeout=60_000)
+    return loop
+
+
 def wait_until(fn: Callable[[], Any], timeout: float = 30.0, every: float = 0.05, what: str = "condition") -> Any:
     t0 = time.time()
     while time.time() - t0 < timeout:
