@@ -9,14 +9,7 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator
 
-from dsh_notebook.models.base import (
-    BlockEnd,
-    BlockStart,
-    Finish,
-    ModelRequest,
-    StreamChunk,
-    TextDelta,
-)
+from dsh_notebook.models.base import BlockEnd, Finish, ModelRequest, StreamChunk, TextDelta
 from dsh_notebook.testing import FunctionModel, HoldModel, ScriptModel, hold_text, text_chunks
 from dsh_notebook.wire.messages import TextBlock, user_text
 from tests.support.tasks import LoopTurns, cancel
@@ -73,22 +66,20 @@ async def test_a_hold_model_holds_every_request_until_released() -> None:
 
 
 async def test_an_async_iterator_reply_streams_as_it_yields() -> None:
-    made: list[int] = []
+    made: list[StreamChunk] = []
 
-    async def live(n: int) -> AsyncIterator[StreamChunk]:
-        yield BlockStart(0, "text")
-        for i in range(n):
-            made.append(i)
-            yield TextDelta(0, str(i))
-        yield Finish("stop")
+    async def live(text: str) -> AsyncIterator[StreamChunk]:
+        for c in text_chunks(text, pieces=len(text), usage=False):  # block start, a delta a character, …
+            made.append(c)
+            yield c
 
-    model = FunctionModel(lambda _r: live(3))
+    model = FunctionModel(lambda _r: live("012"))
     seen: list[tuple[str, int]] = []
     async for c in model.stream(_request()):
         if isinstance(c, TextDelta):
             seen.append((c.text, len(made)))  # made as it is sent, not before
-    assert seen == [("0", 1), ("1", 2), ("2", 3)] and len(model.requests) == 1
-    scripted = [c async for c in ScriptModel(live(1)).stream(_request())]
+    assert seen == [("0", 2), ("1", 3), ("2", 4)] and len(model.requests) == 1
+    scripted = [c async for c in ScriptModel(live("0")).stream(_request())]
     assert [c.text for c in scripted if isinstance(c, TextDelta)] == ["0"] and isinstance(scripted[-1], Finish)
 
 
