@@ -46,7 +46,7 @@ def _tag_first(schema: dict[str, Any], cls: type) -> None:
     _required_in_schema(schema, cls)
 
 
-_CHUNK = ConfigDict(**WIRE_CONFIG, json_schema_extra=_tag_first)
+_CHUNK = ConfigDict(**WIRE_CONFIG, validate_by_name=True, json_schema_extra=_tag_first)
 
 
 @dataclass(frozen=True, slots=True)
