@@ -2,8 +2,8 @@
 
 - model adapters at the model boundary: :class:`ScriptModel` (scripted replies, a mid-stream
   :class:`Gate`), :class:`FunctionModel` (a reply computed from the request), the chunk builders
-  :func:`text_chunks` and :func:`call_chunks`, and :func:`hold_text` (a text answer held mid-stream
-  until another thread sets an event);
+  :func:`text_chunks` and :func:`call_chunks`, and :func:`hold_text` / :class:`HoldModel` (a text
+  answer held mid-stream until another thread sets an event);
 - :class:`FakeOpenAIServer`: a loopback OpenAI-compatible server (real sockets, SSE), as strict as
   the providers about what it is sent, with scripted replies and faults (``text_reply``,
   ``tool_call_reply``, ``error_reply``);
@@ -19,7 +19,7 @@ from typing import Any
 
 _WHERE = {
     "ScriptModel": "models", "FunctionModel": "models", "Gate": "models", "text_chunks": "models",
-    "call_chunks": "models", "hold_text": "models",
+    "call_chunks": "models", "hold_text": "models", "HoldModel": "models",
     "FakeOpenAIServer": "openai_server", "RecordedRequest": "openai_server", "serve_fake_openai": "openai_server",
     "text_reply": "openai_chunks", "tool_call_reply": "openai_chunks", "error_reply": "openai_chunks",
     "LogBuilder": "logs", "ticking_clock": "logs",

@@ -4,9 +4,13 @@ faked.
 - :class:`ScriptModel` answers each request with the next scripted reply — a list of chunks, an
   exception to raise, or a :class:`Gate` that stops mid-stream until the test opens it;
 - :class:`FunctionModel` answers each request with what a function of the request returns (a text,
-  a list of chunks, or an exception), for replies that depend on what the model was sent.
+  a list of chunks, an exception, or an async iterator of chunks made as it streams), for replies
+  that depend on what the model was sent (:class:`HoldModel`: every reply held mid-stream until
+  a test sets an event); ``record=False, pause=False`` make it the cheapest fake
+  there is, for benchmarks that time the harness around the model.
 
-Both record the requests they got (``.requests``). :func:`text_chunks` and :func:`call_chunks`
+Both record the requests they got (``.requests``); a :class:`ScriptModel` given a ``window``
+reports it as its server's (``server_window()``, as the OpenAI-compatible adapters do). :func:`text_chunks` and :func:`call_chunks`
 build the chunk lists of a text answer and of tool calls::
 
     model = ScriptModel(call_chunks(("c1", "read", '{"file_path": "a.txt"}')), text_chunks("done"))
@@ -18,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..models.base import (
@@ -102,7 +106,10 @@ def hold_text(opened: threading.Event, text: str, *, first: str = "held ") -> Ga
                 [*after, BlockEnd(0, TextBlock(text=first + rest)), Finish("stop")], opened=opened)
 
 
-Reply = Sequence[StreamChunk] | BaseException | Gate
+Reply = Sequence[StreamChunk] | BaseException | Gate | AsyncIterable[StreamChunk]
+"""What a fake model answers a request with: chunks (streamed with a turn of the loop between
+them), an exception (raised), a :class:`Gate`, or an async iterator of chunks (streamed as it
+yields them: paced, or stamped with the time they are sent)."""
 
 
 async def _play(reply: Reply | str) -> AsyncIterator[StreamChunk]:
@@ -110,6 +117,10 @@ async def _play(reply: Reply | str) -> AsyncIterator[StreamChunk]:
         reply = text_chunks(reply)
     if isinstance(reply, BaseException):
         raise reply
+    if isinstance(reply, AsyncIterable):
+        async for c in reply:
+            yield c
+        return
     if isinstance(reply, Gate):
         for c in reply.before:
             yield c
@@ -124,15 +135,25 @@ async def _play(reply: Reply | str) -> AsyncIterator[StreamChunk]:
 
 
 class ScriptModel:
-    """Each request pops the next reply; past the script it answers ``(no more steps)``."""
+    """Each request pops the next reply; past the script it answers ``(no more steps)``.
+
+    ``window``: the context window its server reports when the agent asks (``server_window()``;
+    ``None``, the default: the server cannot tell, the catalog decides); ``window_asked`` counts the
+    asks (the agent asks once per model)."""
 
     base_url: str | None = None
 
-    def __init__(self, *replies: Reply, provider: str = "fake") -> None:
+    def __init__(self, *replies: Reply, provider: str = "fake", window: int | None = None) -> None:
         self.provider = provider
         self.steps: list[Reply] = list(replies)
         self.requests: list[ModelRequest] = []
         self.on_request: Callable[[ModelRequest], None] | None = None
+        self.window = window
+        self.window_asked = 0
+
+    async def server_window(self) -> int | None:
+        self.window_asked += 1
+        return self.window
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         self.requests.append(request)
@@ -149,21 +170,37 @@ Answer = Reply | str
 
 
 class FunctionModel:
-    """Answers each request with ``fn(request)`` (sync or async): a text, chunks or an exception."""
+    """Answers each request with ``fn(request)`` (sync or async): a text, chunks, a :class:`Gate`,
+    an exception, or an async iterator of chunks.
+
+    ``record=False`` keeps no ``requests``; ``pause=False`` streams a list of chunks straight, without
+    a turn of the loop between them. Both off, the fake adds next to nothing to a model call: what a
+    benchmark of the harness's per-step cost wants (``tests/benchmarks/bench_loop.py``)::
+
+        model = FunctionModel(lambda r: text_chunks("done", usage=False), record=False, pause=False)
+    """
 
     base_url: str | None = None
 
-    def __init__(self, fn: Callable[[ModelRequest], Answer | Awaitable[Answer]], *, provider: str = "fake") -> None:
+    def __init__(self, fn: Callable[[ModelRequest], Answer | Awaitable[Answer]], *, provider: str = "fake",
+                 record: bool = True, pause: bool = True) -> None:
         self.fn = fn
         self.provider = provider
+        self.record = record
+        self.pause = pause
         self.requests: list[ModelRequest] = []
         self.closed = False
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        self.requests.append(request)
+        if self.record:
+            self.requests.append(request)
         answer = self.fn(request)
         if inspect.isawaitable(answer):
             answer = await answer
+        if not self.pause and isinstance(answer, list):
+            for c in answer:
+                yield c
+            return
         async for c in _play(answer):
             yield c
 
@@ -171,4 +208,20 @@ class FunctionModel:
         self.closed = True
 
 
-__all__ = ["Call", "FunctionModel", "Gate", "Reply", "ScriptModel", "call_chunks", "hold_text", "text_chunks"]
+class HoldModel(FunctionModel):
+    """Every request streams ``held `` and holds until the test sets ``release`` (a
+    :class:`threading.Event`, from any thread), then streams ``w0 … w{words-1}``
+    (:func:`hold_text`): a test acts mid-stream on a host or kernel that runs its own loop::
+
+        hold = HoldModel()
+        ...  # a prompt is held mid-stream; cancel, steer, follow it
+        hold.release.set()
+    """
+
+    def __init__(self, words: int = 6, *, provider: str = "hold") -> None:
+        self.release = threading.Event()
+        text = "held " + " ".join(f"w{i}" for i in range(words))
+        super().__init__(lambda _request: hold_text(self.release, text), provider=provider)
+
+
+__all__ = ["Call", "FunctionModel", "Gate", "HoldModel", "Reply", "ScriptModel", "call_chunks", "hold_text", "text_chunks"]

@@ -35,21 +35,24 @@ def _required_in_schema(schema: dict[str, Any], cls: type) -> None:
         del schema["required"]
 
 
+WIRE_CONFIG = ConfigDict(
+    alias_generator=to_camel,
+    validate_by_alias=True,
+    serialize_by_alias=True,
+    extra="forbid",
+    ser_json_inf_nan="strings",
+)
+"""What every wire shape shares, the models and the chunk dataclasses alike: camelCase aliases,
+unknown fields rejected, non-finite floats sent as strings. Each configuration adds
+``validate_by_name=True`` (either name read) itself: pydantic's mypy plugin reads it only there."""
+
+
 class Frozen(BaseModel):
     """Base for every wire shape: frozen, camelCase aliases, unknown fields rejected."""
 
     __wire_required__: ClassVar[tuple[str, ...]] = ()
 
-    model_config = ConfigDict(
-        json_schema_extra=_required_in_schema,
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        extra="forbid",
-        ser_json_inf_nan="strings",
-    )
+    model_config = ConfigDict(**WIRE_CONFIG, validate_by_name=True, json_schema_extra=_required_in_schema, frozen=True)
 
 
 class Nullable(Frozen):

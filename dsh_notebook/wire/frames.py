@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, JsonValue
-from pydantic.alias_generators import to_camel
 
-from .base import Frozen, _required_in_schema
+from .base import WIRE_CONFIG, Frozen, _required_in_schema
 from .events import Usage
 from .messages import AssistantBlock
 
@@ -47,15 +46,7 @@ def _tag_first(schema: dict[str, Any], cls: type) -> None:
     _required_in_schema(schema, cls)
 
 
-_CHUNK = ConfigDict(
-    json_schema_extra=_tag_first,
-    alias_generator=to_camel,
-    validate_by_name=True,
-    validate_by_alias=True,
-    serialize_by_alias=True,
-    extra="forbid",
-    ser_json_inf_nan="strings",
-)
+_CHUNK = ConfigDict(**WIRE_CONFIG, validate_by_name=True, json_schema_extra=_tag_first)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,18 +42,6 @@ def all_answered(agent: Agent) -> bool:
     return not agent.session.open_tool_calls() and n_calls == n_results
 
 
-class WindowModel(ChunkModel):
-    """A scripted model whose server tells its window (counts how often it is asked)."""
-
-    def __init__(self, window: int | None, *steps: object) -> None:
-        super().__init__(*steps)  # type: ignore[arg-type]
-        self.window, self.asked = window, 0
-
-    async def server_window(self) -> int | None:
-        self.asked += 1
-        return self.window
-
-
 async def run(agent: Agent, prompt: str = "go") -> None:
     agent.followup(prompt)
     await agent.wait_idle()
@@ -97,7 +85,7 @@ async def test_a_response_cut_by_the_limit_keeps_its_text_and_answers_the_cut_ca
 
 # -- item 3: the window and where it came from ------------------------------------------------------
 async def test_the_window_comes_from_the_flag_then_the_server_then_the_catalog() -> None:
-    server = WindowModel(3000, text("a"), text("b"), text("c"))
+    server = ChunkModel(text("a"), text("b"), text("c"), window=3000)
     agent = Agent(Session("s_w", cwd="/tmp"), AgentConfig(model="openai:gpt-4o"), adapter_for=lambda _m: server)
     await run(agent)
     await run(agent)
@@ -105,8 +93,8 @@ async def test_the_window_comes_from_the_flag_then_the_server_then_the_catalog()
     await run(agent)
     assert [(f.context_window, f.window_source) for f in frozen(agent)] == [
         (3000, "server"), (3000, "server"), (5000, "flag")]
-    assert server.asked == 1  # once per model
-    silent = WindowModel(None, text("a"))
+    assert server.window_asked == 1  # once per model
+    silent = ChunkModel(text("a"))  # its server cannot tell
     other = Agent(Session("s_c", cwd="/tmp"), AgentConfig(model="openai:gpt-4o"), adapter_for=lambda _m: silent)
     await run(other)
     assert [(f.context_window, f.window_source) for f in frozen(other)] == [(128_000, "catalog")]

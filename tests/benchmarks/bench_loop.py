@@ -118,10 +118,12 @@ class Ours:
             BlockStart,
             Finish,
             ModelRequest,
+            StreamChunk,
             TextDelta,
             ToolCallDelta,
             UsageChunk,
         )
+        from dsh_notebook.testing.models import FunctionModel
         from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
         from dsh_notebook.tools.registry import ToolRegistry
         from dsh_notebook.wire.events import Usage
@@ -130,28 +132,22 @@ class Ours:
         steps = probe.steps
         usage = UsageChunk(Usage(input_tokens=1, output_tokens=1))  # as real adapters (and the peers' fakes) report
 
-        class BenchModel:
-            """Zero-latency scripted adapter: N-1 tool calls, then "done" (pace=0)."""
-
-            provider = "script"
-            base_url = None
-
-            async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
-                t0 = perf_counter()
-                probe.call_ts.append(t0)
-                probe.calls += 1
-                probe.last_input_len = len(request.messages)
-                probe.gid += 1
-                if probe.calls < steps:
-                    cid = f"call_{probe.gid}"
-                    chunks = [BlockStart(0, "tool-call", id=cid, name="noop"), ToolCallDelta(0, cid, TOOL_ARGS, name="noop"),
-                              BlockEnd(0, ToolCallBlock(id=cid, name="noop", arguments=TOOL_ARGS)), usage, Finish("tool-calls")]
-                else:
-                    chunks = [BlockStart(0, "text"), TextDelta(0, "done"), BlockEnd(0, TextBlock(text="done")), usage,
-                              Finish("stop")]
-                probe.model_self += perf_counter() - t0
-                for c in chunks:
-                    yield c
+        def reply(request: ModelRequest) -> list[StreamChunk]:
+            """Zero-latency scripted answers: N-1 tool calls, then "done" (its own time is counted)."""
+            t0 = perf_counter()
+            probe.call_ts.append(t0)
+            probe.calls += 1
+            probe.last_input_len = len(request.messages)
+            probe.gid += 1
+            if probe.calls < steps:
+                cid = f"call_{probe.gid}"
+                chunks = [BlockStart(0, "tool-call", id=cid, name="noop"), ToolCallDelta(0, cid, TOOL_ARGS, name="noop"),
+                          BlockEnd(0, ToolCallBlock(id=cid, name="noop", arguments=TOOL_ARGS)), usage, Finish("tool-calls")]
+            else:
+                chunks = [BlockStart(0, "text"), TextDelta(0, "done"), BlockEnd(0, TextBlock(text="done")), usage,
+                          Finish("stop")]
+            probe.model_self += perf_counter() - t0
+            return chunks
 
         class NoopArgs(BaseModel):
             i: int
@@ -162,7 +158,7 @@ class Ours:
 
         self.probe = probe
         self.registry = ToolRegistry([Tool("noop", "No-op tool.", NoopArgs, noop, concurrency_safe=True, timeout_s=None)])
-        self.model = BenchModel()
+        self.model = FunctionModel(reply, provider="script", record=False, pause=False)  # adds next to nothing
         self.seed = seed_events(history)
         shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
         self.where = shm

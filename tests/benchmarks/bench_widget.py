@@ -97,28 +97,26 @@ from dsh_notebook.host.host import Host
 from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, TextDelta, UsageChunk
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.notebook.widgets import LoopWidget
+from dsh_notebook.testing import FunctionModel
 from dsh_notebook.wire.events import Usage
 from dsh_notebook.wire.messages import TextBlock
 
-class Steady:
-    provider = "bench"
-    base_url = None
-    def __init__(self, n, rate): self.n, self.rate = n, rate
-    async def stream(self, request):
-        yield BlockStart(index=0, block_type="text")
-        parts, t0 = [], time.monotonic()
-        for i in range(self.n):
-            delay = t0 + i / self.rate - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            piece = f"<{time.time() * 1000:.1f}> "
-            parts.append(piece)
-            yield TextDelta(index=0, text=piece)
-        yield BlockEnd(index=0, block=TextBlock(text="".join(parts)))
-        yield UsageChunk(usage=Usage(input_tokens=1, output_tokens=self.n))
-        yield Finish(reason="stop")
+async def steady(n, rate):
+    # n text deltas at a steady rate, each stamped with the time it is sent
+    yield BlockStart(index=0, block_type="text")
+    parts, t0 = [], time.monotonic()
+    for i in range(n):
+        delay = t0 + i / rate - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        piece = f"<{time.time() * 1000:.1f}> "
+        parts.append(piece)
+        yield TextDelta(index=0, text=piece)
+    yield BlockEnd(index=0, block=TextBlock(text="".join(parts)))
+    yield UsageChunk(usage=Usage(input_tokens=1, output_tokens=n))
+    yield Finish(reason="stop")
 
-host = Host(settings_from_env(), adapter_factory=lambda settings, model, base_url: Steady(CHUNKS, RATE), name="bench-host")
+host = Host(settings_from_env(), adapter_factory=lambda settings, model, base_url: FunctionModel(lambda _r: steady(CHUNKS, RATE), provider="bench"), name="bench-host")
 link = DshClient(host)
 created = link.create_session(model="bench:steady", cwd=".")
 w = LoopWidget(created.session_id, host=host)

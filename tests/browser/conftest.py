@@ -248,6 +248,33 @@ def run_all_cells(page: Any) -> None:
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
 
 
+def loop_widget(lab: Lab, page: Any, name: str, model: str) -> Any:
+    """A notebook ``name`` that shows a loop widget on ``model`` (tools approved), opened and run:
+    the widget's locator once it is drawn."""
+    open_notebook(page, lab, lab.write_notebook(name, "%load_ext dsh_notebook",
+                                                "from dsh_notebook.notebook.widgets import LoopWidget\n"
+                                                f"w = LoopWidget(model={model!r}, approve='auto')\nw"))
+    run_all_cells(page)
+    loop = page.locator(".dsh-loop").first
+    loop.wait_for(timeout=60_000)
+    return loop
+
+
+def inspector_view(lab: Lab, page: Any, name: str, cells: tuple[str, ...], view: str) -> tuple[Any, Any]:
+    """A notebook ``name`` of ``cells`` whose first output is a session inspector, opened and run;
+    its ``view`` (``timeline``, ``waterfall``: hidden at first) shown by its toggle. The inspector's
+    locator once its rows are drawn, and the view's."""
+    open_notebook(page, lab, lab.write_notebook(name, *cells))
+    run_all_cells(page)
+    insp = page.locator(".dsh-inspector").first
+    insp.locator(".dsh-row").first.wait_for(timeout=60_000)
+    panel = insp.locator(f".dsh-{view}")
+    assert not panel.is_visible()
+    insp.locator(f".dsh-f-{view}").click()
+    panel.wait_for(state="visible", timeout=5_000)
+    return insp, panel
+
+
 def wait_until(fn: Callable[[], Any], timeout: float = 30.0, every: float = 0.05, what: str = "condition") -> Any:
     t0 = time.time()
     while time.time() - t0 < timeout:

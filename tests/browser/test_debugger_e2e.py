@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
+from .conftest import Lab, loop_widget, open_notebook, run_all_cells, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -53,13 +53,7 @@ def set_theme(page: Any, theme: str) -> None:
 
 
 def test_pause_at_04_edit_the_result_step_and_continue(lab: Lab, page: Any) -> None:
-    name = lab.write_notebook("debugger.ipynb", "%load_ext dsh_notebook",
-                              "from dsh_notebook.notebook.widgets import LoopWidget\n"
-                              "w = LoopWidget(model='script:fix-tests', approve='auto')\nw")
-    open_notebook(page, lab, name)
-    run_all_cells(page)
-    loop = page.locator(".dsh-loop").first
-    loop.wait_for(timeout=60_000)
+    loop = loop_widget(lab, page, "debugger.ipynb", "script:fix-tests")
     stage = lambda: loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage")  # noqa: E731
     # the pause toggle of card 04 by keyboard: Tab reaches it, Space presses it, focus stays
     toggles = loop.locator(".dsh-break")

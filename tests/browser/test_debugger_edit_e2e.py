@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
+from .conftest import Lab, loop_widget, shot, wait_until
 from .test_debugger_e2e import contrast, log_events, set_theme
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -26,17 +26,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 README_PROMPT = "Read README.md and summarize this project."
 MARKER = "MARKER-06 (added in the debugger before the request was sent)"
 FOCUSED = "(e) => e === document.activeElement"
-
-
-def loop_widget(lab: Lab, page: Any, name: str) -> Any:
-    lab.write_notebook(name, "%load_ext dsh_notebook",
-                       "from dsh_notebook.notebook.widgets import LoopWidget\n"
-                       "w = LoopWidget(model='script:readme', approve='auto')\nw")
-    open_notebook(page, lab, name)
-    run_all_cells(page)
-    loop = page.locator(".dsh-loop").first
-    loop.wait_for(timeout=60_000)
-    return loop
 
 
 def break_at_by_keyboard(page: Any, loop: Any, no: int, key: str) -> None:
@@ -105,7 +94,7 @@ def assert_refusal(page: Any, loop: Any, starts: str, theme_shot: str | None = N
 
 
 def test_edit_the_arguments_at_03_and_the_tool_reads_the_other_file(lab: Lab, page: Any) -> None:
-    loop = loop_widget(lab, page, "debugger-args.ipynb")
+    loop = loop_widget(lab, page, "debugger-args.ipynb", "script:readme")
     break_at_by_keyboard(page, loop, 3, "Enter")
     loop.locator(".dsh-prompt-input").fill(README_PROMPT)
     loop.locator(".dsh-send").click()
@@ -203,7 +192,7 @@ def test_edit_the_arguments_at_03_and_the_tool_reads_the_other_file(lab: Lab, pa
 
 
 def test_edit_the_request_at_06_reaches_the_model_and_a_broken_pairing_is_refused(lab: Lab, page: Any) -> None:
-    loop = loop_widget(lab, page, "debugger-request.ipynb")
+    loop = loop_widget(lab, page, "debugger-request.ipynb", "script:readme")
     break_at_by_keyboard(page, loop, 6, "Space")
     loop.locator(".dsh-prompt-input").fill(README_PROMPT)
     loop.locator(".dsh-send").click()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
+from .conftest import Lab, loop_widget, open_notebook, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -27,13 +27,7 @@ DIRTY_JS = """async () => {
 
 
 def test_run_to_stage_04_of_c3_from_a_pause_by_keyboard(lab: Lab, page: Any) -> None:
-    name = lab.write_notebook("run_to.ipynb", "%load_ext dsh_notebook",
-                              "from dsh_notebook.notebook.widgets import LoopWidget\n"
-                              "w = LoopWidget(model='script:fix-tests', approve='auto')\nw")
-    open_notebook(page, lab, name)
-    run_all_cells(page)
-    loop = page.locator(".dsh-loop").first
-    loop.wait_for(timeout=60_000)
+    loop = loop_widget(lab, page, "run_to.ipynb", "script:fix-tests")
     loop.locator('.dsh-break[data-stage="2"]').click()  # pause at 02 (c1 first)
     loop.locator(".dsh-prompt-input").fill("run the tests; if they fail, fix src/math.ts; tell me the result")
     loop.locator(".dsh-send").click()

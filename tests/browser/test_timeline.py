@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import REPO, Lab, open_notebook, run_all_cells, shot, wait_until
+from .conftest import REPO, Lab, inspector_view, shot, wait_until
 from .test_trajectory_widgets_e2e import READABLE_JS, THEMES, set_theme
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -61,16 +61,8 @@ def cli_stats(lab: Lab, log: str) -> list[str]:
 
 
 def test_session_timeline_stats_and_compare_link(lab: Lab, page: Any) -> None:
-    name = lab.write_notebook("timeline.ipynb", "%load_ext dsh_notebook", SETUP,
-                              "%dsh compare s_timedlineaaa.jsonl s_timedlinebbb.jsonl")
-    open_notebook(page, lab, name)
-    run_all_cells(page)
-    insp = page.locator(".dsh-inspector").first
-    insp.locator(".dsh-row").first.wait_for(timeout=60_000)
-    tl = insp.locator(".dsh-timeline")
-    assert not tl.is_visible()
-    insp.locator(".dsh-f-timeline").click()
-    tl.wait_for(state="visible", timeout=5_000)
+    insp, tl = inspector_view(lab, page, "timeline.ipynb", (
+        "%load_ext dsh_notebook", SETUP, "%dsh compare s_timedlineaaa.jsonl s_timedlinebbb.jsonl"), "timeline")
     # one group per turn with the turns table's duration, tokens and cost
     lines = cli_stats(lab, "s_timedlineaaa.jsonl")
     turns = lines[lines.index("turns") + 2:lines.index("turns") + 6]

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, is_done, open_notebook, run_all_cells, shot, wait_until
+from .conftest import Lab, inspector_view, is_done, open_notebook, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -144,20 +144,12 @@ def width(loc: Any) -> float:
 
 
 def test_inspector_waterfall_and_durations(lab: Lab, page: Any) -> None:
-    name = lab.write_notebook(
-        "trajectory-waterfall.ipynb",
+    insp, wf = inspector_view(lab, page, "trajectory-waterfall.ipynb", (
         "from pathlib import Path\nfrom tests.fixtures.timed_session import timed_session\n"
         "from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector\n"
         "_ = timed_session(Path('s_timedlog0001.jsonl'))\nSessionInspector('s_timedlog0001.jsonl')",
-        "LoopWidget(path='s_timedlog0001.jsonl')")
-    open_notebook(page, lab, name)
-    run_all_cells(page)
-    insp = page.locator(".dsh-inspector").first
-    insp.locator(".dsh-row").first.wait_for(timeout=60_000)
-    wf = insp.locator(".dsh-waterfall")
-    assert not wf.is_visible()
-    insp.locator(".dsh-f-waterfall").click()
-    assert wf.is_visible() and insp.locator(".dsh-f-waterfall").get_attribute("aria-pressed") == "true"
+        "LoopWidget(path='s_timedlog0001.jsonl')"), "waterfall")
+    assert insp.locator(".dsh-f-waterfall").get_attribute("aria-pressed") == "true"
     assert "turn 4" in (wf.locator(".dsh-wf-turn").text_content() or "")  # the last turn first
     # keyboard: [ goes to the previous turn (turn 2: a failed attempt, a retry, an approval)
     wf.focus()

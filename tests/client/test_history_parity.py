@@ -7,9 +7,6 @@ compared on the same runs by ``test_stats_parity.py``.)"""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,20 +16,19 @@ from dsh_notebook.session.requests import resolve_message_seqs
 from dsh_notebook.session.session import Session
 from dsh_notebook.wire.base import dump
 from dsh_notebook.wire.events import AnyEvent, EventAdapter, RequestFrozen
-from tests.client.test_parity import first_difference
-from tests.client.test_stats_parity import FIXTURES, JS, followed_events
+from tests.client.parity import (
+    each_recorded_run,
+    first_difference,
+    followed_events,
+    js_driver,
+    run_js,
+)
 from tests.fixtures.record_streams import load
 
 
 @pytest.fixture(scope="module")
 def js_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    node = shutil.which("node")
-    esbuild = JS / "node_modules" / "esbuild" / "bin" / "esbuild"
-    assert node and esbuild.exists(), "the parity test needs node and js/node_modules (make setup)"
-    bundle = tmp_path_factory.mktemp("history") / "history.mjs"
-    subprocess.run([str(esbuild), str(JS / "test" / "parity" / "history-main.ts"), "--bundle", "--platform=node",
-                    "--format=esm", f"--outfile={bundle}", "--log-level=warning"], check=True, cwd=JS)
-    return bundle
+    return js_driver(tmp_path_factory, "history-main.ts")
 
 
 def python_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -49,14 +45,11 @@ def python_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
+@each_recorded_run
 def test_js_history_equals_python_on_recorded_runs(js_history: Path, tmp_path: Path, fixture: Path) -> None:
     events = followed_events(load(fixture))
     assert events and [e["seq"] for e in events] == list(range(len(events))), fixture.name  # the whole log
-    src = tmp_path / "input.json"
-    src.write_text(json.dumps({"events": events}))
-    js = json.loads(subprocess.run(["node", str(js_history), str(src)], check=True, capture_output=True,
-                                   text=True).stdout)
+    js = run_js(js_history, tmp_path, {"events": events})
     py = python_history(events)
     assert py and any(r["derived"] for r in py)
     assert js == py, first_difference(py, js)

@@ -8,30 +8,19 @@ items)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.client.parity import replay
-from tests.fixtures.record_streams import OUT, load
-
-ROOT = Path(__file__).resolve().parents[2]
-JS = ROOT / "js"
-FIXTURES = sorted(OUT.glob("*.jsonl"))
+from tests.client.parity import FIXTURES, each_recorded_run, first_difference, js_driver, replay
+from tests.fixtures.record_streams import load
 
 
 @pytest.fixture(scope="module")
 def js_fold(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    node = shutil.which("node")
-    esbuild = JS / "node_modules" / "esbuild" / "bin" / "esbuild"
-    assert node and esbuild.exists(), "the parity test needs node and js/node_modules (make setup)"
-    bundle = tmp_path_factory.mktemp("parity") / "parity.mjs"
-    subprocess.run([str(esbuild), str(JS / "test" / "parity" / "main.ts"), "--bundle", "--platform=node",
-                    "--format=esm", f"--outfile={bundle}", "--log-level=warning"], check=True, cwd=JS)
-    return bundle
+    return js_driver(tmp_path_factory, "main.ts")
 
 
 def js_states(bundle: Path, fixture: Path) -> list[dict[str, Any]]:
@@ -39,23 +28,11 @@ def js_states(bundle: Path, fixture: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
-def first_difference(a: Any, b: Any, path: str = "") -> str:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            if a.get(key, "<missing>") != b.get(key, "<missing>"):
-                return first_difference(a.get(key, "<missing>"), b.get(key, "<missing>"), f"{path}.{key}")
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return first_difference(x, y, f"{path}[{i}]")
-    return f"{path}: python {json.dumps(a)[:300]} != js {json.dumps(b)[:300]}"
-
-
 def test_fixtures_exist() -> None:
     assert len(FIXTURES) >= 7
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
+@each_recorded_run
 def test_python_and_js_folds_agree_after_every_item(js_fold: Path, fixture: Path) -> None:
     lines = load(fixture)
     python = replay(lines)

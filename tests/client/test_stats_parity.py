@@ -10,57 +10,28 @@ attempt), built through the real Session. The price table is the one the widgets
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dsh_notebook.models.price_table import pricing_table
 from dsh_notebook.session.stats import session_stats
 from dsh_notebook.wire.events import AnyEvent, EventAdapter, event_to_dict
-from tests.client.test_parity import first_difference
-from tests.fixtures.record_streams import OUT, load
+from tests.client.parity import (
+    each_recorded_run,
+    first_difference,
+    followed_events,
+    js_driver,
+    priced,
+    run_js,
+)
+from tests.fixtures.record_streams import load
 from tests.fixtures.timed_session import timed_session
-
-ROOT = Path(__file__).resolve().parents[2]
-JS = ROOT / "js"
-FIXTURES = sorted(OUT.glob("*.jsonl"))
 
 
 @pytest.fixture(scope="module")
 def js_stats(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    node = shutil.which("node")
-    esbuild = JS / "node_modules" / "esbuild" / "bin" / "esbuild"
-    assert node and esbuild.exists(), "the parity test needs node and js/node_modules (make setup)"
-    bundle = tmp_path_factory.mktemp("stats") / "stats.mjs"
-    subprocess.run([str(esbuild), str(JS / "test" / "parity" / "stats-main.ts"), "--bundle", "--platform=node",
-                    "--format=esm", f"--outfile={bundle}", "--log-level=warning"], check=True, cwd=JS)
-    return bundle
-
-
-def run_js(bundle: Path, tmp: Path, events: list[dict[str, Any]], override: int | None = None) -> dict[str, Any]:
-    src = tmp / "input.json"
-    src.write_text(json.dumps({"events": events, "pricing": pricing_table(), "override": override}))
-    out = subprocess.run(["node", str(bundle), str(src)], check=True, capture_output=True, text=True).stdout
-    result: dict[str, Any] = json.loads(out)
-    return result
-
-
-def followed_events(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The events a widget's fold holds at the end of a recorded run (snapshot + event items)."""
-    follows = {m["msg"]["streamId"] for m in lines if m["dir"] == "out" and m["msg"]["type"] == "open"
-               and m["msg"]["endpoint"] == "session/follow"}
-    by_seq: dict[int, dict[str, Any]] = {}
-    for m in lines:
-        msg = m["msg"]
-        if m["dir"] != "in" or msg["type"] != "item" or msg["streamId"] not in follows:
-            continue
-        value = msg["value"]
-        for ev in value.get("events") or [] if value["type"] == "snapshot" else [value["event"]] if value["type"] == "event" else []:
-            by_seq[ev["seq"]] = ev
-    return [by_seq[s] for s in sorted(by_seq)]
+    return js_driver(tmp_path_factory, "stats-main.ts")
 
 
 def python_stats(events: list[dict[str, Any]], override: int | None = None) -> dict[str, Any]:
@@ -69,11 +40,11 @@ def python_stats(events: list[dict[str, Any]], override: int | None = None) -> d
     return result
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
+@each_recorded_run
 def test_js_figures_equal_python_on_recorded_runs(js_stats: Path, tmp_path: Path, fixture: Path) -> None:
     events = followed_events(load(fixture))
     assert any(e["type"] == "request/frozen" for e in events), fixture.name
-    py, js = python_stats(events), run_js(js_stats, tmp_path, events)
+    py, js = python_stats(events), run_js(js_stats, tmp_path, priced(events))
     assert py["totals"]["requests"] > 0 and py["totals"]["outputTokens"] > 0
     assert js == py, first_difference(py, js)
 
@@ -81,7 +52,7 @@ def test_js_figures_equal_python_on_recorded_runs(js_stats: Path, tmp_path: Path
 @pytest.mark.parametrize("override", [None, 32_000])
 def test_js_figures_equal_python_on_every_timing_and_pricing_case(js_stats: Path, tmp_path: Path, override: int | None) -> None:
     events = [event_to_dict(e) for e in timed_session().events]
-    py, js = python_stats(events, override), run_js(js_stats, tmp_path, events, override)
+    py, js = python_stats(events, override), run_js(js_stats, tmp_path, priced(events, override))
     # the log exercises what it claims: priced and unpriced models, TTFT, approval waits, an error
     # (the failed attempt has no usage, so no cost either)
     assert [r["costUsd"] is None for r in py["requests"]] == [False, False, True] + [False] * 4 + [True, True]

@@ -6,9 +6,7 @@ tables hold exactly the cells of the CLI's table lines."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,35 +14,17 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.models.price_table import pricing_table
 from dsh_notebook.session.stats import session_stats
 from dsh_notebook.session.stats_view import format_stats
 from dsh_notebook.wire.events import AnyEvent, EventAdapter, event_to_dict
-from tests.client.test_stats_parity import FIXTURES, followed_events
+from tests.client.parity import ROOT, each_recorded_run, followed_events, js_driver, priced, run_js
 from tests.fixtures.record_streams import load
 from tests.fixtures.timed_session import timed_session
-
-ROOT = Path(__file__).resolve().parents[2]
-JS = ROOT / "js"
 
 
 @pytest.fixture(scope="module")
 def js_tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    node = shutil.which("node")
-    esbuild = JS / "node_modules" / "esbuild" / "bin" / "esbuild"
-    assert node and esbuild.exists(), "the parity test needs node and js/node_modules (make setup)"
-    bundle = tmp_path_factory.mktemp("tables") / "tables.mjs"
-    subprocess.run([str(esbuild), str(JS / "test" / "parity" / "stats-tables-main.ts"), "--bundle", "--platform=node",
-                    "--format=esm", f"--outfile={bundle}", "--log-level=warning"], check=True, cwd=JS)
-    return bundle
-
-
-def run_js(bundle: Path, tmp: Path, events: list[dict[str, Any]]) -> dict[str, Any]:
-    src = tmp / "input.json"
-    src.write_text(json.dumps({"events": events, "pricing": pricing_table(), "override": None}))
-    out = subprocess.run(["node", str(bundle), str(src)], check=True, capture_output=True, text=True).stdout
-    result: dict[str, Any] = json.loads(out)
-    return result
+    return js_driver(tmp_path_factory, "stats-tables-main.ts")
 
 
 def cells_in(line: str, table: dict[str, Any], row: list[str]) -> None:
@@ -62,7 +42,7 @@ def test_the_stats_view_prints_what_the_cli_prints(js_tables: Path, tmp_path: Pa
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cli = subprocess.run([sys.executable, "-m", "dsh_notebook", "show", "--stats", str(log)], check=True,
                          capture_output=True, text=True, env=env, cwd=tmp_path).stdout
-    js = run_js(js_tables, tmp_path, [event_to_dict(e) for e in session.events])
+    js = run_js(js_tables, tmp_path, priced([event_to_dict(e) for e in session.events]))
     assert "requests" in cli and "turns" in cli and "RATE_LIMITED" in cli  # the log has what it claims
     assert js["text"] == cli
     lines = cli.splitlines()
@@ -73,9 +53,9 @@ def test_the_stats_view_prints_what_the_cli_prints(js_tables: Path, tmp_path: Pa
             cells_in(lines[start + 2 + i], table, row)
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
+@each_recorded_run
 def test_the_stats_view_equals_format_stats_on_recorded_runs(js_tables: Path, tmp_path: Path, fixture: Path) -> None:
     events = followed_events(load(fixture))
     parsed: list[AnyEvent] = [EventAdapter.validate_python(e) for e in events]
     py = format_stats(session_stats(parsed))
-    assert run_js(js_tables, tmp_path, events)["text"] == py
+    assert run_js(js_tables, tmp_path, priced(events))["text"] == py

@@ -17,6 +17,7 @@ from dsh_notebook.agent import breakwhen
 from dsh_notebook.agent.breakwhen import BreakWhenError, Call, holds, parse_when
 from dsh_notebook.wire.base import dump
 from tests.agent.fakes import ChunkModel, calls, echo_tool, make_agent, text
+from tests.engineer.stdio_debug import debug_refused, followed_session
 
 # -- the language -------------------------------------------------------------------------------
 
@@ -177,12 +178,8 @@ def test_session_debug_break_with_when_over_stdio(tmp_path: Any) -> None:
 
     srv = Stdio(tmp_path / "home")
     try:
-        sid = srv.call("session/create")["sessionId"]
-        srv.send({"type": "open", "streamId": "f1", "endpoint": "session/follow", "payload": {"args": {"sessionId": sid}}})
-        srv.send({"type": "client-request", "rpcId": "bad", "method": "session/debug",
-                  "payload": {"args": {"sessionId": sid, "action": "break", "stages": ["03"], "when": "name=="}}})
-        refused = srv.until(lambda m: m.get("rpcId") == "bad")
-        assert refused["result"]["ok"] is False and refused["result"]["error"]["code"] == "BAD_BREAK_WHEN"
+        sid = followed_session(srv)
+        assert debug_refused(srv, sessionId=sid, action="break", stages=["03"], when="name==") == "BAD_BREAK_WHEN"
         when = 'name==bash and command~"run.mjs"'
         state = srv.call("session/debug", sessionId=sid, action="break", stages=["03"], when=when)
         assert state["when"] == when and state["stages"] == ["03"]

@@ -12,6 +12,7 @@ import pytest
 from dsh_notebook.agent.runto import parse_run_to
 from dsh_notebook.errors import HostError
 from tests.agent.fakes import ChunkModel, calls, echo_tool, make_agent, text
+from tests.engineer.stdio_debug import debug_refused, followed_session
 from tests.engineer.test_breakwhen import Person
 
 
@@ -119,12 +120,8 @@ def test_session_debug_run_to_over_stdio(tmp_path: Any) -> None:
 
     srv = Stdio(tmp_path / "home")
     try:
-        sid = srv.call("session/create")["sessionId"]
-        srv.send({"type": "open", "streamId": "f1", "endpoint": "session/follow", "payload": {"args": {"sessionId": sid}}})
-        srv.send({"type": "client-request", "rpcId": "bad", "method": "session/debug",
-                  "payload": {"args": {"sessionId": sid, "action": "run-to", "stage": "05"}}})
-        refused = srv.until(lambda m: m.get("rpcId") == "bad")
-        assert refused["result"]["ok"] is False and refused["result"]["error"]["code"] == "BAD_RUN_TO"
+        sid = followed_session(srv)
+        assert debug_refused(srv, sessionId=sid, action="run-to", stage="05") == "BAD_RUN_TO"
         state = srv.call("session/debug", sessionId=sid, action="break", stages=["02"])
         srv.call("session/prompt", request={"sessionId": sid, "requestId": "req_1", "mode": "queue",
                                             "content": "run the tests"})
@@ -144,10 +141,7 @@ def test_session_debug_run_to_over_stdio(tmp_path: Any) -> None:
         srv.call("session/debug", sessionId=sid, action="continue")
         p = paused()
         assert (p["stage"], p["callId"], p["name"]) == ("04", "c3", "edit")
-        srv.send({"type": "client-request", "rpcId": "late", "method": "session/debug",
-                  "payload": {"args": {"sessionId": sid, "action": "run-to", "stage": "02", "call": "c2"}}})
-        late = srv.until(lambda m: m.get("rpcId") == "late")
-        assert late["result"]["error"]["code"] == "RUN_TO_PASSED"
+        assert debug_refused(srv, sessionId=sid, action="run-to", stage="02", call="c2") == "RUN_TO_PASSED"
         srv.call("session/debug", sessionId=sid, action="break", stages=[])
         state = srv.call("session/debug", sessionId=sid, action="run-to", stage="01", call="c9")
         assert state["runTo"] == {"stage": "01", "call": "c9"}

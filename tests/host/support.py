@@ -2,7 +2,7 @@
 
 The fakes sit at the model boundary (``ModelAdapter``) — never inside the code under test:
 
-- ``HoldModel``: a ``FunctionModel`` whose every reply streams its first chunk and holds until the
+- ``HoldModel`` (``dsh_notebook.testing``): every reply streams its first chunk and holds until the
   test releases it (a ``threading.Event``), so a test can act *mid-stream* deterministically;
 - ``ToolModel``: the first request of a turn answers with the given tool calls (real tools run),
   the next one with a text that quotes what the tool results said.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import queue
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,23 +26,14 @@ from dsh_notebook.models.base import (
 )
 from dsh_notebook.models.routing import resolve_adapter
 from dsh_notebook.models.scripted import ScriptedModel
-from dsh_notebook.testing.models import FunctionModel, call_chunks, hold_text, text_chunks
+from dsh_notebook.testing.models import FunctionModel, call_chunks, text_chunks
+from dsh_notebook.testing.models import HoldModel as HoldModel  # the host tests import it from here
 from dsh_notebook.wire.messages import ToolMessage, UserMessage
 
 KNOWN_CODES = {
     "BAD_ENVELOPE", "UNKNOWN_METHOD", "BAD_ARGS", "UNKNOWN_SESSION", "EMPTY_CONTENT",
     "UNSUPPORTED_CONTENT", "UNKNOWN_STREAM", "INTERNAL", "LINE_TOO_LONG", "DUPLICATE_RPC_ID", "REQUEST_CONFLICT",
 }  # fmt: skip
-
-
-class HoldModel(FunctionModel):
-    """Every request streams ``held `` and holds until the test sets ``release`` (from its thread),
-    then streams ``w0 … w{words-1}`` (``dsh_notebook.testing.hold_text``)."""
-
-    def __init__(self, words: int = 6) -> None:
-        self.release = threading.Event()
-        text = "held " + " ".join(f"w{i}" for i in range(words))
-        super().__init__(lambda _request: hold_text(self.release, text), provider="hold")
 
 
 def ToolModel(calls: Sequence[tuple[str, dict[str, Any]]]) -> FunctionModel:  # noqa: N802 (a model's name)

@@ -19,6 +19,7 @@ from dsh_notebook.tools import ToolRuntime
 from dsh_notebook.wire.events import ToolResult
 from tests.host.fixtures import client, host, models
 from tests.host.support import HoldModel, Models, ToolModel, events_of
+from tests.support.tasks import LoopTurns
 from tests.tools.helpers import call
 
 __all__ = ["client", "host", "models"]
@@ -92,21 +93,10 @@ async def test_grep_of_a_directory_skips_and_reports_special_and_linked_files(
 
 async def test_grep_is_linear_time_and_leaves_the_loop_free(make_runtime: MakeRuntime, ws: Path) -> None:
     (ws / "a.txt").write_text("a" * 200_000 + "\n")
-    ticks = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0)
-
-    task = asyncio.ensure_future(ticker())
-    try:
+    async with LoopTurns() as turns:
         out = await make_runtime().run(call("grep", {"pattern": REDOS, "path": "a.txt"}))
-    finally:
-        task.cancel()
     assert not out.is_error and out.text.startswith("No matches for '(a|aa)*c'")
-    assert ticks > 0  # the loop ran other work while grep searched
+    assert turns.count > 0  # the loop ran other work while grep searched
 
 
 async def test_grep_says_backreferences_and_lookaround_are_unsupported(make_runtime: MakeRuntime, ws: Path) -> None:

@@ -20,6 +20,7 @@ from dsh_notebook.tools import (
 )
 from dsh_notebook.tools.base import ApprovalDecision, Approver
 from dsh_notebook.wire.events import ApprovalDecided
+from tests.support.tasks import cancel
 from tests.tools.helpers import FakeApprover, Frames, approval_events, call, make_tool
 
 MakeRuntime = Callable[..., ToolRuntime]
@@ -79,12 +80,7 @@ async def test_cancel_while_waiting_for_approval_logs_cancelled(make_runtime: Ma
     approver = Waiting()
     task = asyncio.ensure_future(make_runtime(policy_mode="ask", approver=approver).run(call("write", {"file_path": "q", "content": ""})))
     await approver.asked.wait()
-    task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass
-    assert task.cancelled()
+    assert await cancel(task)
     assert approval_events(session) == [("asked", "c1"), ("decided:cancelled", "c1")]
 
 

@@ -1,7 +1,7 @@
 // Playback controls (play / pause / step / scrubber over tool calls / live) and the prompt box.
 import { SPEEDS } from "../model/playback";
 import type { ToolCallTrace } from "../model/stages";
-import { h } from "./dom";
+import { button as btn, h } from "./dom";
 
 export interface PlaybackInput {
   playing: boolean;
@@ -33,11 +33,6 @@ export interface PlaybackCallbacks {
  *  under the pointer or the keyboard focus (a click at 4× is never lost). */
 export function createPlayback(cb: PlaybackCallbacks): { el: HTMLElement; update(d: PlaybackInput): void } {
   let playing = false;
-  const btn = (cls: string, label: string, title: string, fn: () => void) => {
-    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title }, label);
-    b.addEventListener("click", fn);
-    return b;
-  };
   const back = btn("dsh-back", "◀ back", "step back", () => cb.back());
   const play = btn("dsh-play", "▶ play", "play", () => (playing ? cb.pause() : cb.play()));
   const forward = btn("dsh-forward", "next ▶", "step forward", () => cb.forward());

@@ -48,6 +48,13 @@ export function frameThrottle(fn: () => void): { schedule(): void; cancel(): voi
   };
 }
 
+/** A toolbar button: `label` shown, `title` its tooltip and accessible name, `onClick` on a click. */
+export function button(cls: string, label: string, title: string, onClick: () => void): HTMLButtonElement {
+  const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title }, label);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
 /** A duration as people read it: "180 ms", "2.34 s", "12.5 s", "3 min 4 s" (every view's one format). */
 export function fmtMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;

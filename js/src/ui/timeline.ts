@@ -6,8 +6,9 @@
 import { placeBar, reveal, sessionTimeline, tokensText, zoomView, type SessionTimeline, type TimelineBar, type View } from "../model/timeline";
 import { summaryLine } from "../model/stats-tables";
 import type { TrajectoryFold } from "../model/trajectory";
-import { fmtMs, h, replace } from "./dom";
+import { button as btn, fmtMs, h, replace } from "./dom";
 import { uid } from "./a11y";
+import { niceStep, redrawOnScroll, zoomKey } from "./axis";
 
 const ROW = 26; // px per row (widget.css .dsh-tl-row)
 const MARGIN = 10;
@@ -31,22 +32,22 @@ export function createTimeline(onSelect: (seq: number) => void): TimelineView {
   let selected = -1;
   let key = "";
   const el = h("div", { class: "dsh-timeline", tabindex: 0, role: "group", "aria-label": "session timeline: turns, requests and tool calls on one time axis; + and − zoom, 0 resets, arrows move between bars, Enter selects" });
-  const btn = (cls: string, label: string, title: string, fn: () => void) => {
-    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title }, label);
-    b.addEventListener("click", fn);
-    return b;
-  };
   const scaleLabel = h("span", { class: "dsh-tl-scale" });
   const total = h("span", { class: "dsh-tl-total" });
   const controls = h("div", { class: "dsh-tl-controls" },
     btn("dsh-tl-out", "−", "zoom out (−)", () => zoom(0.5)), btn("dsh-tl-in", "+", "zoom in (+)", () => zoom(2)),
-    btn("dsh-tl-reset", "Reset", "show the whole session (0)", () => { fit = true; view = { from: 0, to: tl.span }; draw(); }),
+    btn("dsh-tl-reset", "Reset", "show the whole session (0)", resetZoom),
     scaleLabel, total);
   const axis = h("div", { class: "dsh-tl-axis" });
   const rowsEl = h("div", { class: "dsh-tl-rows", role: "list", "aria-label": "turns, requests and tool calls" });
   const body = h("div", { class: "dsh-tl-body" }, rowsEl);
   el.append(controls, h("div", { class: "dsh-tl-axisrow" }, h("div", { class: "dsh-tl-axislabel" }, "active time (idle gaps between turns cut)"), axis), body);
 
+  function resetZoom(): void {
+    fit = true;
+    view = { from: 0, to: tl.span };
+    draw();
+  }
   function zoom(factor: number): void {
     const b = tl.bars[active];
     const anchor = b && b.to >= view.from && b.from <= view.to ? (Math.max(b.from, view.from) + Math.min(b.to, view.to)) / 2 : undefined;
@@ -62,17 +63,18 @@ export function createTimeline(onSelect: (seq: number) => void): TimelineView {
     scrollToRow(rows.findIndex((r) => "bar" in r && r.index === active));
     draw();
   }
+  const zoomKeys = { zoomIn: () => zoom(2), zoomOut: () => zoom(0.5), reset: resetZoom };
+  function barKey(key: string): boolean {
+    if (key === "ArrowRight" || key === "ArrowDown") move(1);
+    else if (key === "ArrowLeft" || key === "ArrowUp") move(-1);
+    else if (key === "Home") { active = -1; move(1); }
+    else if (key === "End") { active = tl.bars.length; move(-1); }
+    else if (key === "Enter" && tl.bars[active]) onSelect(tl.bars[active].seq);
+    else return false;
+    return true;
+  }
   el.addEventListener("keydown", (e) => {
-    if (e.target instanceof HTMLInputElement) return;
-    if (e.key === "+" || e.key === "=") zoom(2);
-    else if (e.key === "-" || e.key === "_") zoom(0.5);
-    else if (e.key === "0") { fit = true; view = { from: 0, to: tl.span }; draw(); }
-    else if (e.key === "ArrowRight" || e.key === "ArrowDown") move(1);
-    else if (e.key === "ArrowLeft" || e.key === "ArrowUp") move(-1);
-    else if (e.key === "Home") { active = -1; move(1); }
-    else if (e.key === "End") { active = tl.bars.length; move(-1); }
-    else if (e.key === "Enter" && tl.bars[active]) onSelect(tl.bars[active].seq);
-    else return;
+    if (e.target instanceof HTMLInputElement || !(zoomKey(e.key, zoomKeys) || barKey(e.key))) return;
     e.preventDefault();
     e.stopPropagation();
   });
@@ -83,22 +85,12 @@ export function createTimeline(onSelect: (seq: number) => void): TimelineView {
     onSelect(tl.bars[active].seq);
     draw();
   });
-  let frame = 0;
-  body.addEventListener("scroll", () => {
-    if (frame) return;
-    frame = requestAnimationFrame(() => { frame = 0; drawRows(); });
-  });
+  redrawOnScroll(body, () => drawRows());
 
   function scrollToRow(i: number): void {
     if (i < 0) return;
     const viewH = body.clientHeight || 360;
     if (i * ROW < body.scrollTop || (i + 1) * ROW > body.scrollTop + viewH) body.scrollTop = Math.max(0, i * ROW - viewH / 2);
-  }
-
-  function niceStep(minMs: number): number {
-    const p = 10 ** Math.floor(Math.log10(Math.max(minMs, 1e-3)));
-    for (const m of [1, 2, 5, 10]) if (m * p >= minMs) return m * p;
-    return 10 * p;
   }
 
   function barRow(b: TimelineBar, index: number, i: number): HTMLElement {

@@ -4,7 +4,8 @@
 import { turnWaterfall, type Lane, type Segment, type TurnWaterfall } from "../model/waterfall";
 import type { TrajectoryFold } from "../model/trajectory";
 import type { SessionEvent } from "../types";
-import { fmtMs, h, replace } from "./dom";
+import { button as btn, fmtMs, h, replace } from "./dom";
+import { niceStep, redrawOnScroll, zoomKey } from "./axis";
 
 const LABEL_W = 230;
 const ROW = 24; // px per lane (widget.css .dsh-wf-label / .dsh-wf-track)
@@ -23,22 +24,11 @@ export interface WaterfallView {
   showTurnOf(seq: number): void;
 }
 
-function niceStep(minMs: number): number {
-  const p = 10 ** Math.floor(Math.log10(Math.max(minMs, 1e-3)));
-  for (const m of [1, 2, 5, 10]) if (m * p >= minMs) return m * p;
-  return 10 * p;
-}
-
 export function createWaterfall(onSelect: (seq: number) => void): WaterfallView {
   let zoom = 1;
   let turn: number | null = null;
   let last: { fold: TrajectoryFold; events: readonly SessionEvent[]; selected: number; running: boolean } | null = null;
   const el = h("div", { class: "dsh-waterfall", tabindex: 0, role: "group", "aria-label": "waterfall: requests and tool calls of one turn on a time axis; + and − zoom, 0 fits, [ and ] change the turn" });
-  const btn = (cls: string, label: string, title: string, fn: () => void) => {
-    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", title, "aria-label": title }, label);
-    b.addEventListener("click", fn);
-    return b;
-  };
   const turnLabel = h("span", { class: "dsh-wf-turn" });
   const scaleLabel = h("span", { class: "dsh-wf-scale dsh-muted" });
   const prev = btn("dsh-wf-prev", "◀", "previous turn", () => stepTurn(-1));
@@ -69,14 +59,14 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     draw();
     scroll.scrollLeft = Math.max(0, at * zoom - x);
   }
+  const zoomKeys = { zoomIn: () => setZoom(zoom * 2), zoomOut: () => setZoom(zoom / 2), reset: () => setZoom(1) };
+  function turnKey(key: string): boolean {
+    if (key !== "[" && key !== "]") return false;
+    stepTurn(key === "[" ? -1 : 1);
+    return true;
+  }
   el.addEventListener("keydown", (e) => {
-    if (e.target instanceof HTMLInputElement) return;
-    if (e.key === "+" || e.key === "=") setZoom(zoom * 2);
-    else if (e.key === "-" || e.key === "_") setZoom(zoom / 2);
-    else if (e.key === "0") setZoom(1);
-    else if (e.key === "[") stepTurn(-1);
-    else if (e.key === "]") stepTurn(1);
-    else return;
+    if (e.target instanceof HTMLInputElement || !(zoomKey(e.key, zoomKeys) || turnKey(e.key))) return;
     e.preventDefault();
   });
   scroll.addEventListener("wheel", (e) => {
@@ -134,11 +124,7 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     replace(trackRows, ...rows.map((r) => r[1]));
     drawnSel = selected;
   }
-  let laneFrame = 0;
-  body.addEventListener("scroll", () => {
-    if (laneFrame) return;
-    laneFrame = requestAnimationFrame(() => { laneFrame = 0; drawLanes(); });
-  });
+  redrawOnScroll(body, () => drawLanes());
 
   function draw(): void {
     if (!last) return;
@@ -199,11 +185,7 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
   if (typeof ResizeObserver === "function") new ResizeObserver(() => {
     if (last && scroll.clientWidth && scroll.clientWidth !== lastWidth) { lastWidth = scroll.clientWidth; draw(); }
   }).observe(scroll);
-  let tickFrame = 0;
-  scroll.addEventListener("scroll", () => {
-    if (tickFrame) return;
-    tickFrame = requestAnimationFrame(() => { tickFrame = 0; drawTicks(); });
-  });
+  redrawOnScroll(scroll, drawTicks);
 
   return {
     el,
