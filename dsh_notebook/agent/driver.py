@@ -3,7 +3,7 @@
 :class:`AgentDriver` is the part of :class:`~.agent.Agent` that owns the tasks: ``_wake``
 starts the driver (or asks a running one to look again), each turn runs as its own task
 (:func:`.turn.run_turn`) so that :meth:`cancel` can stop exactly the running turn, and the log is
-made durable off the loop (:meth:`durable`).
+made durable (:meth:`durable`, off the loop where a flush is slow).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..wire.control import AgentStatus
+from .durable import Flusher
 from .turn import run_turn
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class AgentDriver:
         self._wake_requested = False
         self._idle = asyncio.Event()
         self._idle.set()
+        self.flusher: Flusher | None = None
 
     def set_status(self, status: AgentStatus) -> None:
         raise NotImplementedError
@@ -111,15 +113,14 @@ class AgentDriver:
         await self.wait_idle()  # a turn that just ended: its driver is finishing
 
     async def durable(self) -> None:
-        """Flush the log (write + fsync) on a worker thread: the host loop never waits on disk.
-
-        A cancel while it runs does not stop the write; the flush finishes on its thread."""
+        """Make the log durable (write + fsync): on a worker thread, so that the host loop never
+        waits on a disk, or inline while flushes are quicker than the hand-off (:mod:`.durable`)."""
         if self.flush is None:
             return
-        # a plain executor future (no Task, no context copy: the flush reads no context variable)
-        done = asyncio.get_running_loop().run_in_executor(None, self.flush)
-        done.add_done_callback(_retrieve)  # a cancel left it running: its error is still seen here
-        await asyncio.shield(done)
+        flusher = self.flusher
+        if flusher is None or flusher.flush is not self.flush:
+            flusher = self.flusher = Flusher(self.flush)
+        await flusher()
 
     async def flush_quietly(self, where: str) -> None:
         """A durability point that must not fail what waits on it (a debugger pause, an approval
@@ -130,11 +131,6 @@ class AgentDriver:
             raise
         except Exception as exc:
             log.warning("flushing the log at %s failed: %s", where, exc)
-
-
-def _retrieve(task: asyncio.Future[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.warning("a flush whose turn was cancelled failed: %s", task.exception())
 
 
 __all__ = ["AgentDriver"]

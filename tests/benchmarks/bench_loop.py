@@ -19,7 +19,9 @@ thread included — on a loaded machine wall time mostly measures the scheduler,
 dsh_notebook runs the full real loop: Inbox, Turn/Step, PromptAssembly from the Scope, both
 projections, ``build_request`` (header, derive, pairing repair, ``request/frozen``), the stream
 assembler, the real ToolRuntime + scheduler, and **persistence with a flush (write + fsync)
-before every model request** to a JSONL log on /dev/shm.
+before every model request** to a JSONL log on /dev/shm. A flush that quick runs inline on the loop
+after the first few (agent/durable.py: a thread hand-off costs more than such a flush); the JSON row's
+``flushes`` counts both kinds. On a disk every flush runs on a worker thread, as before.
 
     python tests/benchmarks/bench_loop.py [--steps 50] [--history 8,10000] [--rounds 9] [--peers ...]
 
@@ -166,6 +168,7 @@ class Ours:
         self.workspace = self.tmp / "ws"
         self.workspace.mkdir()
         self.run_no = 0
+        self.flushes = {"inline": 0, "threaded": 0}  # agent/durable.py: where the flushes ran
         self.agent: object = None
         self.log: object = None
 
@@ -192,6 +195,9 @@ class Ours:
         await agent.wait_idle()  # type: ignore[attr-defined]
         end = agent.session.events[-1]  # type: ignore[attr-defined]
         assert end.type == "turn/end" and end.reason.kind == "completed", end
+        flusher = agent.flusher  # type: ignore[attr-defined]
+        self.flushes["inline"] += flusher.inline
+        self.flushes["threaded"] += flusher.threaded
 
     def close(self) -> None:
         if self.log is not None:
@@ -319,6 +325,7 @@ def measure(steps: int, history: int, rounds: int, warmup: int, peer_names: list
             ours = h
             row |= {"history_events": len(ours.seed),  # type: ignore[attr-defined]
                     "persistence": f"JSONL + fsync before every request, on {ours.where}",  # type: ignore[attr-defined]
+                    "flushes": ours.flushes,  # type: ignore[attr-defined]  # inline once quick (agent/durable.py)
                     "ratio_to_faster_peer": spread(ratios) if ratios else None,
                     "ratio_to_faster_peer_rounds": [round(x, 4) for x in ratios],
                     "cpu_ratio_to_faster_peer": spread(cpu_ratios) if cpu_ratios else None,
