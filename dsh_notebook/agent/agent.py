@@ -47,7 +47,7 @@ from .model_step import route_for_config
 from .projections import RuntimeContextProjection, SystemPromptProjection
 from .prompt import PromptAssembly
 from .request import RequestBuilder
-from .steps import TurnHook
+from .steps import AgentParts, TurnHook
 from .toolset import Toolset
 
 log = logging.getLogger(__name__)
@@ -254,6 +254,11 @@ class Agent(AgentDriver):
 
     def __repr__(self) -> str:
         return f"<Agent {self.session.id} {self.model} {self.status} turn={self.current_turn}>"
+
+
+def _parts(agent: Agent) -> AgentParts:
+    """An Agent is the :class:`~.steps.AgentParts` the turn loop takes (mypy checks it here)."""
+    return agent
 
 
 def _msg(message: UserMessage | str) -> UserMessage:

@@ -84,8 +84,24 @@ def estimate_tokens(messages: Sequence[AnyMessage], tools: Sequence[ToolSchema] 
     running totals, :meth:`MessageHistory.chars`): a step's estimate does not grow with the log."""
     chars = messages.chars() if isinstance(messages, MessageHistory) else sum(message_chars(m) for m in messages)
     chars += sum(message_chars(m) for m in pending)
-    chars += sum(len(json.dumps(t.model_dump(mode="json"), ensure_ascii=False)) for t in tools)
+    chars += sum(schema_chars(t) for t in tools)
     return math.ceil(chars / 4) + 4 * (len(messages) + len(pending)) + 3
+
+
+_SCHEMA_CHARS: dict[int, tuple[ToolSchema, int]] = {}  # id → (the schema, kept alive; its JSON length)
+
+
+def schema_chars(tool: ToolSchema) -> int:
+    """The JSON length of a tool's definition, measured once per schema object (a registry keeps
+    its schemas: a step's estimate no longer serialises every tool again)."""
+    hit = _SCHEMA_CHARS.get(id(tool))
+    if hit is not None and hit[0] is tool:
+        return hit[1]
+    n = len(json.dumps(tool.model_dump(mode="json"), ensure_ascii=False))
+    if len(_SCHEMA_CHARS) >= 4096:  # schemas rebuilt over and over (scope tools): start afresh
+        _SCHEMA_CHARS.clear()
+    _SCHEMA_CHARS[id(tool)] = (tool, n)
+    return n
 
 
 @dataclass(frozen=True)

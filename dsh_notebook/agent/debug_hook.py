@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import TYPE_CHECKING
 
 from ..models.base import ModelRequest
 from ..session.session import Session
@@ -19,10 +18,7 @@ from ..wire.events import AssistantMessageEvent, ReplaceOp
 from ..wire.messages import ToolCallBlock
 from ..wire.pause import HistoryPayload, RequestPayload
 from .request import DerivedRequest
-from .steps import TurnHook
-
-if TYPE_CHECKING:
-    from .turn import TurnRun
+from .steps import TurnHook, TurnRun
 
 
 class DebuggerHook(TurnHook):

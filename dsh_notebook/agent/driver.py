@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UserError
 from ..wire.control import AgentStatus
 from .durable import Flusher
+from .steps import AgentParts
 from .turn import run_turn
-
-if TYPE_CHECKING:
-    from .agent import Agent
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +52,8 @@ class AgentDriver:
         self.set_status("running")
         self._driver = loop.create_task(self._drive(), name=f"dsh-agent:{self._agent().session.id}")
 
-    def _agent(self) -> Agent:
-        return self  # type: ignore[return-value]
+    def _agent(self) -> AgentParts:
+        return self  # type: ignore[return-value]  # the Agent (agent.py checks it is AgentParts)
 
     async def _drive(self) -> None:
         try:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
 
 from ..errors import ModelError
 from ..session.catalog import default_catalog, env_context_window
@@ -33,22 +31,12 @@ from .compactor import MIN_SAVING
 from .config import AgentConfig
 from .hooks import PreStep
 from .request import DerivedRequest, ModelRoute
-from .steps import TurnHook
+from .steps import TurnHook, TurnRun, Window
 from .trim import cut_result, largest_message
 
-if TYPE_CHECKING:
-    from .turn import TurnRun
-
 log = logging.getLogger(__name__)
-WindowSource = Literal["flag", "server", "catalog"]
 DEFAULT_MAX_TOKENS = 8192
 MIN_OUTPUT = 256  # a request with less room than this for the answer is not worth sending
-
-
-@dataclass(frozen=True)
-class Window:
-    tokens: int | None
-    source: WindowSource | None = None
 
 
 async def resolve_window(config: AgentConfig, route: ModelRoute, asked: dict[str, int | None]) -> Window:

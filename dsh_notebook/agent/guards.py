@@ -14,16 +14,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from typing import TYPE_CHECKING
 
 from ..tools.outcome import ToolOutcome
 from ..tools.scheduler import BatchOutcome
 from ..wire.events import TurnEndReason
 from ..wire.messages import ToolCallBlock, tool_text
-from .steps import End, TurnHook
-
-if TYPE_CHECKING:
-    from .turn import TurnRun
+from .steps import End, TurnHook, TurnRun
 
 TIME_UP = "budget:max-time"  # the cancel cause of a turn whose time budget ran out
 _NOT_REPEATS = frozenset({"CANCELLED", "ABORTED_BEFORE_DISPATCH"})

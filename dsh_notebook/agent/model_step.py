@@ -13,7 +13,7 @@ A response cut by the output limit (finish ``max-tokens``) keeps its text and en
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ModelError
 from ..models.base import ModelRequest
@@ -24,11 +24,8 @@ from .config import AgentConfig
 from .fit import fit_request
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, error_info
 from .request import ModelRoute, prepare_request
-from .steps import ModelStep, Node, StepDone, ToolStep, first
+from .steps import ModelStep, Node, StepDone, ToolStep, TurnRun, first
 from .stream import StreamAttempt, run_attempt
-
-if TYPE_CHECKING:
-    from .turn import TurnRun
 
 
 async def model_step(run: TurnRun, node: ModelStep) -> Node:

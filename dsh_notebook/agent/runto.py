@@ -74,21 +74,25 @@ class CallTrack:
     reached: dict[str, int] = field(default_factory=dict)
     last: tuple[str, ...] = ()  # the latest assistant message's calls (what 05/06 concern)
     running: bool = False
+    short: dict[str, None] = field(default_factory=dict)  # the calls short of 06 (a message's work is theirs only)
 
     def began(self) -> None:
-        self.calls, self.reached, self.last, self.running = [], {}, (), True
+        self.calls, self.reached, self.last, self.running, self.short = [], {}, (), True, {}
 
     def message(self, ids: tuple[str, ...]) -> None:
         """Stage 01 of a message's calls: every earlier call went back to the model (06 passed)."""
         if ids and all(i in self.reached for i in ids):
             return  # seen (the hook saw it before its checkpoint)
-        for c in self.calls:
+        for c in self.short:
             if c not in ids:
                 self.reached[c] = 6
+        self.short = {}
         for i in ids:
             if i not in self.reached:
                 self.calls.append(i)
                 self.reached[i] = 1
+            if self.reached[i] < 6:
+                self.short[i] = None
         self.last = ids
 
     def at(self, stage: DebugStage, ids: tuple[str, ...]) -> None:
@@ -96,6 +100,10 @@ class CallTrack:
             if i not in self.reached:
                 self.calls.append(i)
             self.reached[i] = max(self.reached.get(i, 0), int(stage))
+            if self.reached[i] < 6:
+                self.short[i] = None
+            else:
+                self.short.pop(i, None)
 
     def concerned(self, stage: DebugStage, call_id: str | None) -> tuple[str, ...]:
         if stage in ("05", "06"):

@@ -21,20 +21,98 @@ debugger, the no-progress guard); each hook overrides only the points it needs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..wire.events import AssistantMessageEvent, TurnEndReason
+from ..wire.events import AssistantMessageEvent, StepEnd, TurnEndReason
+from .config import AgentConfig
 from .hooks import PreStep
 from .inbox import Target
 
 if TYPE_CHECKING:
-    from ..models.base import ModelRequest
+    from ..context import Scope
+    from ..models.base import ModelAdapter, ModelRequest
+    from ..session.session import Session
     from ..tools.outcome import ToolOutcome
+    from ..tools.runtime import ToolRuntime
     from ..tools.scheduler import BatchOutcome
+    from ..wire.control import AgentStatus
+    from ..wire.events import ToolSchema
+    from ..wire.follow import FrameSink
     from ..wire.messages import ToolCallBlock
-    from .request import DerivedRequest, ModelRoute
-    from .turn import TurnRun
+    from .compactor import Compactor
+    from .debugger import Debugger
+    from .inbox import Inbox
+    from .projections import RuntimeContextProjection, SystemPromptProjection
+    from .prompt import PromptAssembly
+    from .request import DerivedRequest, ModelRoute, RequestBuilder
+
+WindowSource = Literal["flag", "server", "catalog"]
+
+
+class AgentParts(Protocol):
+    """The agent as the turn loop sees it: the parts the driver, the step handlers and the hooks
+    use (:class:`~.agent.Agent` is one; the loop never imports it)."""
+
+    session: Session
+    config: AgentConfig
+    scope: Scope
+    inbox: Inbox
+    debugger: Debugger
+    compactor: Compactor
+    requests: RequestBuilder
+    runtime_context: RuntimeContextProjection
+    system_prompt: SystemPromptProjection
+    frames: FrameSink | None
+    cancel_cause: str | None
+    current_turn: int | None
+    current_step: int | None
+    last_turn: int
+    batch_tools: tuple[str, ...]
+    last_assembly: PromptAssembly | None
+    asked_windows: dict[str, int | None]
+
+    def turn_hooks(self) -> tuple[TurnHook, ...]: ...
+    def tool_schemas(self, names: tuple[str, ...] | None = None) -> tuple[ToolSchema, ...]: ...
+    def tool_runtime(self) -> ToolRuntime: ...
+    def adapter(self, model_id: str) -> ModelAdapter: ...
+    def set_status(self, status: AgentStatus) -> None: ...
+    def more_work(self) -> bool: ...
+    def resnapshot(self, decision: PreStep, *, entered: bool, turn: int) -> PreStep: ...
+    async def durable(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Window:
+    """A turn's context window in tokens and where it came from."""
+
+    tokens: int | None
+    source: WindowSource | None = None
+
+
+@dataclass
+class TurnRun:
+    """The state of one running turn (what the step handlers and the hooks share)."""
+
+    agent: AgentParts
+    turn: int
+    config: AgentConfig
+    hooks: tuple[TurnHook, ...]
+    step: int = 0
+    last: TurnEndReason | None = None  # the previous step's reason
+    step_open: bool = False
+    window: Window | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def review(self, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
+        for hook in self.hooks:
+            outcome = hook.review(self, call, outcome)
+        return outcome
+
+    def close_step(self) -> None:
+        if self.step_open:
+            self.step_open = False
+            self.agent.session.append(StepEnd(turn=self.turn, step=self.step))
 
 
 @dataclass(frozen=True)
@@ -110,4 +188,4 @@ def first(values: Any) -> Any:
     return next((v for v in values if v is not None), None)
 
 
-__all__ = ["End", "ModelStep", "NextStep", "Node", "StepDone", "ToolStep", "TurnHook", "first"]
+__all__ = ["AgentParts", "End", "ModelStep", "NextStep", "Node", "StepDone", "ToolStep", "TurnHook", "TurnRun", "Window", "first"]

@@ -116,10 +116,13 @@ class StreamAttempt:
         """Take one chunk. Model text is shown, recorded and assembled only after the known
         secrets are masked (a tail that may be the start of one waits for the next delta)."""
         if isinstance(chunk, TextDelta | ReasoningDelta):
-            chunk = replace(chunk, text=self._redactors.setdefault(chunk.index, StreamRedactor()).feed(chunk.text))
+            text = self._redactors.setdefault(chunk.index, StreamRedactor()).feed(chunk.text)
+            if text != chunk.text:  # masked or held back (the same text: the same chunk)
+                chunk = replace(chunk, text=text)
         elif isinstance(chunk, ToolCallDelta) and chunk.arguments_delta:  # shown live: masked too
-            chunk = replace(chunk, arguments_delta=self._arg_redactors.setdefault(
-                chunk.index, StreamRedactor()).feed(chunk.arguments_delta))
+            delta = self._arg_redactors.setdefault(chunk.index, StreamRedactor()).feed(chunk.arguments_delta)
+            if delta != chunk.arguments_delta:
+                chunk = replace(chunk, arguments_delta=delta)
         elif isinstance(chunk, BlockEnd | Finish):
             self.flush_text()
             if isinstance(chunk, BlockEnd):

@@ -9,21 +9,39 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools.registry import ToolRegistry
 from ..tools.runtime import ToolRuntime
 from ..wire.events import ToolSchema
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from ..context import HarnessContext, Scope
+    from ..session.session import Session
+    from ..tools.base import ApprovalMode, Approver
+    from ..tools.rules import ApprovalPolicy
+    from ..wire.follow import FrameSink
+    from .hooks import ToolHookBridge
+
+
+class ToolsetOwner(Protocol):
+    """What a :class:`Toolset` reads of its agent (:class:`~.agent.Agent` is one)."""
+
+    session: Session
+    scope: Scope
+    context: HarnessContext
+    policy_mode: ApprovalMode
+    approver: Approver
+    frames: FrameSink | None
+    approval_policy: ApprovalPolicy | None
+    tool_hooks: ToolHookBridge
 
 
 class Toolset:
     """The tools of one agent: its registry, the Scope's tools, the turn's filter, the runtime."""
 
-    def __init__(self, agent: Agent, registry: ToolRegistry,
-                 runtime_factory: Callable[[Agent], ToolRuntime] | None = None) -> None:
+    def __init__(self, agent: ToolsetOwner, registry: ToolRegistry,
+                 runtime_factory: Callable[[Any], ToolRuntime] | None = None) -> None:  # called with the agent
         self.agent = agent
         self.registry = registry
         self.runtime_factory = runtime_factory

@@ -13,54 +13,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import LogWriteError, ModelError, SessionError, UserError
-from ..tools.outcome import ToolOutcome
 from ..tools.scheduler import execute_tool_calls
-from ..wire.events import StepEnd, StepStart, TurnEnd, TurnEndReason, TurnStart
-from ..wire.messages import ToolCallBlock
-from .config import AgentConfig
+from ..wire.events import StepStart, TurnEnd, TurnEndReason, TurnStart
 from .debug_hook import arguments_edited
-from .fit import Window
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, TurnStopping, error_info
 from .model_step import model_step
 from .prompt import PromptEnv, collect_assembly
-from .steps import End, ModelStep, NextStep, Node, StepDone, ToolStep, TurnHook, first
-
-if TYPE_CHECKING:
-    from .agent import Agent
+from .steps import AgentParts, End, ModelStep, NextStep, Node, StepDone, ToolStep, TurnRun, first
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class TurnRun:
-    """The state of one running turn (what the step handlers and the hooks share)."""
-
-    agent: Agent
-    turn: int
-    config: AgentConfig
-    hooks: tuple[TurnHook, ...]
-    step: int = 0
-    last: TurnEndReason | None = None  # the previous step's reason
-    step_open: bool = False
-    window: Window | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def review(self, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
-        for hook in self.hooks:
-            outcome = hook.review(self, call, outcome)
-        return outcome
-
-    def close_step(self) -> None:
-        if self.step_open:
-            self.step_open = False
-            self.agent.session.append(StepEnd(turn=self.turn, step=self.step))
-
-
-async def run_turn(agent: Agent) -> None:
+async def run_turn(agent: AgentParts) -> None:
     """One turn of ``agent`` (the body of its turn task)."""
     agent.last_turn += 1
     turn = agent.last_turn
@@ -156,7 +123,7 @@ async def pre_step(run: TurnRun, target: Any, step: int) -> PreStep:
     return out if isinstance(out, PreStep) else decision
 
 
-async def end_turn(agent: Agent, turn: int, reason: TurnEndReason | None) -> None:
+async def end_turn(agent: AgentParts, turn: int, reason: TurnEndReason | None) -> None:
     """Flush, commit ``turn/end``, flush again. A turn whose facts cannot be made durable did
     not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a cancel
     meanwhile is re-raised once ``turn/end`` is committed."""
@@ -194,4 +161,4 @@ _HANDLERS: dict[type, Callable[[TurnRun, Any], Awaitable[Node]]] = {
     NextStep: next_step, ModelStep: model_step, ToolStep: tool_step, StepDone: step_done,
 }
 
-__all__ = ["TurnRun", "drive", "end_turn", "run_turn"]
+__all__ = ["TurnRun", "drive", "end_turn", "run_turn"]  # TurnRun lives in .steps

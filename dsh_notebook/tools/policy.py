@@ -20,16 +20,30 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..wire.events import ApprovalAsked, ApprovalDecided
 from ..wire.messages import ToolCallBlock
 from .base import ApprovalRequest
-from .outcome import PolicyVerdict, ToolInvocation
+from .outcome import Guard, PolicyVerdict, PreExecuteHook, ToolInvocation
 from .rules import grant_for, grant_label
 
 if TYPE_CHECKING:
-    from .runtime import ToolRuntime
+    from ..session.session import Session
+    from ..wire.frames import Phase, RuntimeStatus
+    from .base import ApprovalMode, Approver
+
+
+class PolicyRuntime(Protocol):
+    """What the policy reads of the runtime that asks it (:class:`~.runtime.ToolRuntime` is one)."""
+
+    approver: Approver | None
+    session: Session | None
+    policy_mode: ApprovalMode
+    pre_execute: list[PreExecuteHook]
+    guards: list[Guard]
+
+    def emit(self, call: ToolCallBlock, phase: Phase, status: RuntimeStatus, detail: str | None = None) -> None: ...
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +53,7 @@ async def settle(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-async def decide(rt: ToolRuntime, call: ToolCallBlock, inv: ToolInvocation) -> PolicyVerdict:
+async def decide(rt: PolicyRuntime, call: ToolCallBlock, inv: ToolInvocation) -> PolicyVerdict:
     """The final verdict for ``inv``: pre-execute, then ask resolution, then guards."""
     verdict = await pre_execute(rt, call, inv)
     if verdict.decision != "allow":
@@ -55,7 +69,7 @@ async def decide(rt: ToolRuntime, call: ToolCallBlock, inv: ToolInvocation) -> P
     return verdict
 
 
-async def pre_execute(rt: ToolRuntime, call: ToolCallBlock, inv: ToolInvocation) -> PolicyVerdict:
+async def pre_execute(rt: PolicyRuntime, call: ToolCallBlock, inv: ToolInvocation) -> PolicyVerdict:
     """The tool's default, the hooks' waterfall, then ``policy_mode`` / the approver for ``ask``."""
     default = inv.tool.approval
     verdict = PolicyVerdict(default, f"the {inv.name} tool is disabled" if default == "deny" else None)
@@ -89,7 +103,7 @@ async def pre_execute(rt: ToolRuntime, call: ToolCallBlock, inv: ToolInvocation)
 
 
 async def ask(
-    rt: ToolRuntime, call: ToolCallBlock, inv: ToolInvocation, verdict: PolicyVerdict
+    rt: PolicyRuntime, call: ToolCallBlock, inv: ToolInvocation, verdict: PolicyVerdict
 ) -> PolicyVerdict:
     """Ask the runtime's approver, logging ``approval/asked`` and ``approval/decided``."""
     approver = rt.approver
@@ -123,6 +137,6 @@ async def ask(
     return PolicyVerdict("deny", f"approval to run this {inv.name} call {why}", "approval")
 
 
-def _log(rt: ToolRuntime, event: ApprovalAsked | ApprovalDecided) -> None:
+def _log(rt: PolicyRuntime, event: ApprovalAsked | ApprovalDecided) -> None:
     if rt.session is not None:
         rt.session.append(event)

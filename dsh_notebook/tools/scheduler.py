@@ -243,6 +243,8 @@ class ToolBatch:
     # -- driving ----------------------------------------------------------------------------
 
     async def run(self) -> BatchOutcome:
+        if len(self.calls) == 1:
+            return await self._run_alone()
         try:
             self.fill()
             while self.running:
@@ -257,6 +259,27 @@ class ToolBatch:
         except BaseException:
             await self._drain()
             raise
+        return self.outcome
+
+    async def _run_alone(self) -> BatchOutcome:
+        """A batch of one call (a step's commonest): awaited in place, with no task and no wait
+        set, and answered exactly as :meth:`run` answers it. A cancel reaches the call itself;
+        one the tool swallowed still ends the batch (after its real result is committed)."""
+        self._append_call(0)
+        try:
+            outcome = await self._run(0)
+        except asyncio.CancelledError:
+            self.finished[0] = now_ms()
+            ran = self.ran[0]
+            self.slots[0] = ran if ran is not None else self.runtime.aborted(self.calls[0], started=self.dispatched[0])
+            self.commit_ready()
+            raise
+        self.finished[0] = now_ms()
+        self.slots[0] = outcome
+        self.commit_ready()
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise asyncio.CancelledError
         return self.outcome
 
     async def _drain(self) -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.session import Session
-from dsh_notebook.tools import ToolRuntime, execute_tool_calls
+from dsh_notebook.tools import ToolContext, ToolOutput, ToolRuntime, execute_tool_calls
 from dsh_notebook.tools.base import Approver
 from dsh_notebook.wire.events import ToolResult
-from tests.tools.helpers import Frames, Gates, assert_paired, call, keyed, log, until
+from tests.tools.helpers import Frames, Gates, assert_paired, call, keyed, log, make_tool, until
 
 MakeRuntime = Callable[..., ToolRuntime]
 
@@ -104,3 +104,41 @@ async def test_cancel_while_an_approval_is_pending(make_runtime: MakeRuntime, se
     assert_paired(session)
 
 
+
+
+async def test_a_lone_call_cancelled_is_answered_cancelled_and_the_cancel_goes_on(
+    make_runtime: MakeRuntime, session: Session, gates: Gates
+) -> None:
+    """A batch of one call runs in place (no task of its own): the same answer as in a batch."""
+    runtime = make_runtime([gates.tool("par", safe=True)])
+    batch = asyncio.ensure_future(execute_tool_calls(session, [keyed("par", "a")], turn=1, step=1, runtime=runtime))
+    await gates.wait_started("a")
+    batch.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await batch
+    assert gates.cancelled == ["a"] and log(session) == ["call:a", "result:a:CANCELLED"]
+    assert_paired(session)
+
+
+async def test_a_lone_call_whose_tool_swallows_the_cancel_keeps_its_result_and_the_batch_still_ends_cancelled(
+    make_runtime: MakeRuntime, session: Session
+) -> None:
+    entered = asyncio.Event()
+
+    async def stubborn(ctx: ToolContext) -> ToolOutput:
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            pass  # a tool that ignores the cancel and answers anyway
+        return ToolOutput("finished anyway")
+
+    runtime = make_runtime([make_tool("stubborn", stubborn, timeout_s=None)])  # no timeout task around it
+    batch = asyncio.ensure_future(execute_tool_calls(session, [call("stubborn", "{}", "s1")], turn=1, step=1, runtime=runtime))
+    await entered.wait()
+    batch.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await batch  # the turn is cancelled whatever the tool did
+    results = [e for e in session.events if isinstance(e, ToolResult)]
+    assert [r.message.text for r in results] == ["finished anyway"]  # it ran: its real output is the answer
+    assert_paired(session)

@@ -2,7 +2,7 @@
 // tool-call block at 01–02, the tool result at 04), the tool output also as plain text, and the
 // events that have not happened yet at this stage as placeholders, never their JSON.
 import type { SessionEvent } from "../types";
-import type { PayloadCard } from "../ui/payload-view";
+import type { PayloadCard } from "./cards";
 import type { StageNo } from "./stages";
 
 /** The stage at which an event of this type enters the log for a tool call. */

@@ -1,8 +1,18 @@
 // Which event cards the payload view shows for a tool call at a log position, and the note
 // beneath the history view (seed 000's captions).
 import type { SessionEvent } from "../types";
-import type { PayloadCard } from "../ui/payload-view";
 import type { StageNo, ToolCallTrace } from "./stages";
+
+/** One event card of the payload view (ui/payload-view.ts draws it). */
+export interface PayloadCard {
+  seq?: number; type: string; event?: SessionEvent; committed: boolean; placeholder?: string;
+  /** JSON levels open (default: 2 committed, 1 not); the card the stage is about opens all. */
+  open?: number;
+  /** The card the selected stage is about. */
+  current?: boolean;
+  /** The tool's output as plain text (tool/result), shown wrapped beneath the JSON. */
+  plain?: string;
+}
 
 export function payloadCards(events: readonly SessionEvent[], call: ToolCallTrace | undefined, seq: number, extraSeq: number | null = null): PayloadCard[] {
   const card = (type: string, s: number | undefined, placeholder: string): PayloadCard => {

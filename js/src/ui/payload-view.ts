@@ -1,19 +1,11 @@
 // The event-payload view: cards for the events of the current tool call, committed or not yet,
 // expandable JSON, sourceEventSeqs as links that jump to the cited event.
-import type { SessionEvent } from "../types";
 import { h } from "./dom";
 import { QUIET_KEYS } from "../model/card-focus";
+import type { PayloadCard } from "../model/cards";
 import { jsonTree } from "./json";
 
-export interface PayloadCard {
-  seq?: number; type: string; event?: SessionEvent; committed: boolean; placeholder?: string;
-  /** JSON levels open (default: 2 committed, 1 not); the card the stage is about opens all. */
-  open?: number;
-  /** The card the selected stage is about. */
-  current?: boolean;
-  /** The tool's output as plain text (tool/result), shown wrapped beneath the JSON. */
-  plain?: string;
-}
+export type { PayloadCard };
 
 export function renderPayloads(cards: PayloadCard[], citing: (seq: number) => number[], jump: (seq: number) => void, caption: string): HTMLElement {
   const list = h("div", { class: "dsh-cards" });
