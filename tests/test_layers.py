@@ -12,6 +12,7 @@ file, the line and the import.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -43,18 +44,9 @@ RANKS: tuple[tuple[str, ...], ...] = (
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 
 # File circles that remain, each justified. A circle is the set of files (relative to the package).
-FILE_CIRCLES: dict[frozenset[str], str] = {
-    # policy.py holds the approval steps the runtime runs (decide, pre_execute, settle), split out to
-    # keep runtime.py small; it names ``ToolRuntime`` only under TYPE_CHECKING, for its parameters.
-    # Owned by the tools change running beside this one: a Protocol there would remove it.
-    frozenset({"tools/policy.py", "tools/runtime.py"}): "the runtime's approval steps, type-only back",
-    # The Agent as a loop of steps: agent.py → driver.py → turn.py → model_step.py / fit.py / guards.py
-    # / debug_hook.py → steps.py run one way; every import back (``Agent`` in driver/turn/toolset,
-    # ``TurnRun`` in the step handlers and hooks) is under TYPE_CHECKING, for parameter types only.
-    frozenset({"agent/agent.py", "agent/debug_hook.py", "agent/driver.py", "agent/fit.py", "agent/guards.py",
-               "agent/model_step.py", "agent/steps.py", "agent/toolset.py", "agent/turn.py"}):
-        "the step handlers name the Agent and the turn's state as types only",
-}
+# None is left: the turn loop types the Agent as ``steps.AgentParts`` and the policy the runtime as
+# ``policy.PolicyRuntime`` (Protocols), so even the imports under TYPE_CHECKING run one way.
+FILE_CIRCLES: dict[frozenset[str], str] = {}
 
 
 def unit_of(rel_path: str) -> str:
@@ -163,6 +155,30 @@ def test_at_most_two_file_circles_each_justified() -> None:
     assert len(FILE_CIRCLES) <= 2
     unexplained = [sorted(c) for c in circles if c not in FILE_CIRCLES]
     assert unexplained == [], "file circles (import cycles between files):\n" + "\n".join(map(str, unexplained))
+
+
+JS_SRC = Path(__file__).resolve().parents[1] / "js" / "src"
+_TS_IMPORT = re.compile(r"""^\s*(?:import|export)\b[^;]*?\bfrom\s+["'](\.[^"']+)["']""", re.M)
+
+
+def ts_edges() -> dict[str, set[str]]:
+    """js/src's relative imports (``import type`` too), file → files."""
+    edges: dict[str, set[str]] = {}
+    for f in JS_SRC.rglob("*.ts"):
+        rel = f.relative_to(JS_SRC).as_posix()
+        for target in _TS_IMPORT.findall(f.read_text(encoding="utf-8")):
+            resolved = (f.parent / target).resolve()
+            for cand in (resolved.with_suffix(".ts"), resolved / "index.ts"):
+                if cand.is_file():
+                    edges.setdefault(rel, set()).add(cand.relative_to(JS_SRC).as_posix())
+                    break
+    return edges
+
+
+def test_no_import_circle_in_the_widget_code() -> None:
+    pairs = [(s, d) for s, ts in ts_edges().items() for d in ts]
+    assert len(pairs) > 100  # the checker reads the imports
+    assert strongly_connected(_graph(pairs)) == []
 
 
 def test_the_checker_sees_an_upward_import_inside_a_function_and_under_type_checking(tmp_path: Path) -> None:
