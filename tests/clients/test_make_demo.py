@@ -33,13 +33,19 @@ def get(url: str) -> int:
         return int(exc.code)
 
 
+def _live_ctrl_c() -> None:
+    """At a terminal Ctrl-C is live; a test runner started in the background (``(make test &)``)
+    passes SIGINT down ignored, and an ignored SIGINT stays ignored across exec."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_make_demo_prints_the_url_last_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
     env.update({"PYTHONPATH": str(REPO), "DSH_DEMO_LOG": str(tmp_path / "lab.log"),
                 "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "JUPYTER_CONFIG_DIR": str(tmp_path / "config")})
     proc = subprocess.Popen(["make", "--no-print-directory", "-o", "setup", "-o", "kernel", "demo"], cwd=REPO,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_live_ctrl_c)
     assert proc.stdout is not None
     lines: list[str] = []
     try:
