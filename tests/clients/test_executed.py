@@ -52,13 +52,19 @@ def check_turn(cell: Any) -> None:
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in cell.outputs)
 
 
+# The kernel's channels over IPC files, not TCP ports: with TCP, jupyter_client picks free ports and
+# the kernel binds them a moment later, and a test on the other worker can take one in between
+# ("Address already in use", the kernel dies). What nbconvert does with the kernel is the same.
+IPC = ("--KernelManager.transport=ipc",)
+
+
 @pytest.mark.parametrize("kernel", ["python3", "dsh"])
 def test_nbconvert_execute_saves_tool_lines_and_answer_as_text(
         kernel: str, client_env: dict[str, str], tmp_path: Path) -> None:
     src = tmp_path / "task.ipynb"
     build(src, kernel)
     done = subprocess.run([str(BIN / "jupyter-nbconvert"), "--to", "notebook", "--execute", str(src),
-                           "--output", "task-out.ipynb", "--ExecutePreprocessor.timeout=180"],
+                           "--output", "task-out.ipynb", "--ExecutePreprocessor.timeout=180", *IPC],
                           env=client_env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     nb = nbformat.read(tmp_path / "task-out.ipynb", as_version=4)
@@ -81,7 +87,7 @@ def test_without_stdin_pause_notices_are_saved_in_order_with_the_turns_text(
     cells = [new_code_cell("%load_ext dsh_notebook"), new_code_cell(f"%dsh --break 03 {FIX}")]
     nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": SPECS["python3"]}), src)
     done = subprocess.run([str(BIN / "jupyter-nbconvert"), "--to", "notebook", "--execute", str(src),
-                           "--output", "debug-out.ipynb", "--ExecutePreprocessor.timeout=180"],
+                           "--output", "debug-out.ipynb", "--ExecutePreprocessor.timeout=180", *IPC],
                           env=client_env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     cell = nbformat.read(tmp_path / "debug-out.ipynb", as_version=4).cells[-1]
