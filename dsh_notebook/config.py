@@ -33,6 +33,8 @@ LOOPBACK_FIRST_BYTE_TIMEOUT_S = 600.0  # CPU prompt processing on a local server
 DEFAULT_MCP_TIMEOUT_S = 60.0
 DEFAULT_MAX_STEPS = 50
 DEFAULT_COMPACT_THRESHOLD = 0.8
+DEFAULT_SCRIPT_PACE_S = 0.02  # the scripted model streams at a pace a class can follow
+MAX_SCRIPT_PACE_S = 10.0
 PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
 PROVIDER_BASE_URL = {
     "deepseek": "https://api.deepseek.com",
@@ -156,6 +158,7 @@ class Settings:
     first_byte_timeout: float | None = None  # seconds to the first chunk (None: by the base URL)
     idle_timeout: float | None = None  # seconds between chunks (None: ``timeout``)
     explicit_timeout: bool = False  # DSH_TIMEOUT was set: it is also the loopback first-byte default
+    script_pace: float = DEFAULT_SCRIPT_PACE_S  # the scripted model's pause before each chunk, seconds
 
     @property
     def sessions_dir(self) -> Path:
@@ -225,6 +228,7 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         max_tokens=parse_max_tokens(env.get("DSH_MAX_TOKENS"), "DSH_MAX_TOKENS"),
         first_byte_timeout=parse_timeout(env.get("DSH_FIRST_BYTE_TIMEOUT"), "DSH_FIRST_BYTE_TIMEOUT"),
         idle_timeout=parse_timeout(env.get("DSH_IDLE_TIMEOUT"), "DSH_IDLE_TIMEOUT"),
+        script_pace=parse_pace(env.get("DSH_SCRIPT_PACE")),
     )
 
 
@@ -322,6 +326,21 @@ def parse_max_time(raw: str | float | None, name: str = "--max-time") -> float |
     if not 0 <= value < float("inf"):
         raise UserError(f"{name} must be a number of seconds (0: no limit), not {raw!r}", code="BAD_CONFIG")
     return value or None
+
+
+def parse_pace(raw: str | None, name: str = "DSH_SCRIPT_PACE") -> float:
+    """The scripted model's pause before each chunk: seconds in [0, 10] (``0``: no pause, as fast
+    as the loop goes); unset or blank: ``DEFAULT_SCRIPT_PACE_S``, a pace a class can read."""
+    if raw is None or not raw.strip():
+        return DEFAULT_SCRIPT_PACE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= MAX_SCRIPT_PACE_S:
+        raise UserError(f"{name} must be seconds between 0 and {MAX_SCRIPT_PACE_S:g} (0: no pause), not {raw!r}",
+                        code="BAD_CONFIG")
+    return value
 
 
 def _threshold(raw: str | None) -> float:

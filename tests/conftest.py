@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 _KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DSH_TIMEOUT", "DEEPSEEK_API_KEY", "OPENAI_API_KEY",
              "DSH_MAX_STEPS", "DSH_MAX_TIME", "DSH_POLICY_FILE", "DSH_COMPACT_THRESHOLD", "DSH_CONTEXT_WINDOW")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The embedded scripted model streams without its classroom pace in every process a test
+    starts (kernels, the CLI, JupyterLab, module fixtures): its runs take a third of the time. A
+    test that watches a stream arrive sets its own ``DSH_SCRIPT_PACE``."""
+    os.environ["DSH_SCRIPT_PACE"] = "0"
 
 
 @pytest.fixture(autouse=True)

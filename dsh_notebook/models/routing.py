@@ -72,7 +72,7 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
     if provider == "script":
         from .scripted import ScriptedModel
 
-        return ScriptedModel(name)
+        return ScriptedModel(name, pace=settings.script_pace)
     if provider == "replay":
         from .replay import ReplayModel
 

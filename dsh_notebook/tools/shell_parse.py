@@ -27,8 +27,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import bashlex  # type: ignore[import-untyped]
-
 from .shell_wrappers import WRAPPERS, Word, skip_options
 
 MAX_DEPTH = 4  # nested `bash -c` / wrappers
@@ -238,6 +236,8 @@ def _parse_into(text: str, line: ParsedLine, depth: int) -> None:
     if len(text) > MAX_PARSE or sum(map(text.count, ";&|")) > MAX_SEPARATORS or text.count("\n") > MAX_LINES:
         line.why(f"too long to check ({len(text)} characters)")
         return
+    import bashlex  # type: ignore[import-untyped]  # here: its grammar tables cost 0.1 s of every CLI start
+
     try:
         trees = bashlex.parse(text)
     except Exception as exc:  # bashlex raises its own errors, NotImplementedError, RecursionError …

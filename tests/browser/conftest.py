@@ -28,6 +28,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+# A notebook's first line for a test that watches a scripted answer arrive (the suite's processes
+# run the scripted model without a pace, tests/conftest.py): the default pace, a class's view
+CLASSROOM_PACE = "import os; os.environ['DSH_SCRIPT_PACE'] = '0.02'"
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TOKEN = "dshtesttoken"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, is_done, open_notebook, run_all_cells, shot, wait_until
+from .conftest import CLASSROOM_PACE, Lab, is_done, open_notebook, run_all_cells, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -153,7 +153,7 @@ def test_deny_answers_the_call_with_a_denied_result(lab: Lab, page: Any) -> None
 
 def test_prompt_box_accepted_then_answer_and_reload_catches_up(lab: Lab, page: Any, record: Any) -> None:
     name = lab.write_notebook("prompt_box.ipynb",
-                              "from dsh_notebook.notebook.widgets import LoopWidget\nLoopWidget(model='script:readme')")
+                              f"{CLASSROOM_PACE}\nfrom dsh_notebook.notebook.widgets import LoopWidget\nLoopWidget(model='script:readme')")
     open_notebook(page, lab, name)
     samples = record(page)
     run_all_cells(page)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, is_done, open_notebook, run_all_cells, shot, wait_until
+from .conftest import CLASSROOM_PACE, Lab, is_done, open_notebook, run_all_cells, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -91,7 +91,7 @@ def output_text(page: Any, index: int = 1) -> str:
 
 
 def test_blocking_dsh_streams_into_the_running_cell(lab: Lab, page: Any) -> None:
-    name = lab.write_notebook("magic_stream.ipynb", "%load_ext dsh_notebook", f"%dsh {FIX_PROMPT}")
+    name = lab.write_notebook("magic_stream.ipynb", f"{CLASSROOM_PACE}\n%load_ext dsh_notebook", f"%dsh {FIX_PROMPT}")
     open_notebook(page, lab, name)
     page.evaluate(SAMPLER_JS, CELL)
     run_all_cells(page)
@@ -161,7 +161,7 @@ def answer_stdin(page: Any, reply: str, expect: str, name: str) -> str:
 
 
 def test_stdin_approval_allow_then_deny(lab: Lab, page: Any) -> None:
-    name = lab.write_notebook("magic_stdin.ipynb", "%load_ext dsh_notebook",
+    name = lab.write_notebook("magic_stdin.ipynb", f"{CLASSROOM_PACE}\n%load_ext dsh_notebook",
                               "%dsh --new --approve ask run the tests; if they fail fix src/math.ts")
     open_notebook(page, lab, name)
     run_all_cells(page)

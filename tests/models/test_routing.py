@@ -112,3 +112,20 @@ async def test_a_routed_adapter_streams_from_a_base_url() -> None:
         message, _ = assemble(await collect(adapter, request()))
         assert message.text == "routed"
         assert server.requests[0].headers["authorization"] == f"Bearer {server.api_key}"
+
+
+def test_the_scripted_models_pace_comes_from_dsh_script_pace(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dsh_notebook.models.scripted import ScriptedModel
+
+    monkeypatch.delenv("DSH_SCRIPT_PACE", raising=False)
+    adapter = resolve_adapter(settings_from_env(), "script:auto")
+    assert isinstance(adapter, ScriptedModel) and adapter.pace == 0.02  # a pace a class can follow
+    for raw, pace in (("0", 0.0), ("0.5", 0.5), (" 10 ", 10.0), ("", 0.02)):
+        monkeypatch.setenv("DSH_SCRIPT_PACE", raw)
+        adapter = resolve_adapter(settings_from_env(), "script:readme")
+        assert isinstance(adapter, ScriptedModel) and adapter.pace == pace
+    for bad in ("abc", "-0.1", "10.5", "nan", "inf"):
+        monkeypatch.setenv("DSH_SCRIPT_PACE", bad)
+        with pytest.raises(UserError) as info:
+            settings_from_env()
+        assert info.value.code == "BAD_CONFIG" and "DSH_SCRIPT_PACE" in info.value.message and repr(bad) in info.value.message
