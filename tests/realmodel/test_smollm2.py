@@ -137,8 +137,10 @@ def test_a_repeated_denied_call_ends_stuck_within_a_few_steps(tmp_path: Path) ->
 def test_a_multi_turn_session_compacts_before_overflow_and_goes_on(tmp_path: Path) -> None:
     """A small server window (DSH_LOCAL_CTX): the turns' prompts fill it; a compaction comes before any
     request the server would refuse, and the next turns go on in the same session."""
-    env = {**THREADS, "DSH_LOCAL_CTX": "1024", "DSH_COMPACT_THRESHOLD": "0.6"}
-    filler = " ".join(f"item{i}" for i in range(110))  # ~250 tokens a prompt
+    env = {**THREADS, "DSH_LOCAL_CTX": "512", "DSH_COMPACT_THRESHOLD": "0.6"}
+    # plain English (about 4 characters a token, as the estimate assumes): ~150 tokens a prompt, so
+    # the 512-token window is past its threshold at turn 2 or 3 and each request is short to process
+    filler = " ".join(["the team wrote down what they saw in the garden today and what to plant next week"] * 9)
     session: list[str] = []
     said = False  # run says when a compaction happened (on stderr, with the turn's progress)
     for turn in range(1, 6):
