@@ -33,8 +33,8 @@ async def model_step(run: TurnRun, node: ModelStep) -> Node:
     agent = run.agent
     calls = event.message.tool_calls
     agent.batch_tools = tuple(c.name for c in calls)
-    for hook in run.hooks:
-        await hook.settled(run, event)
+    for settled in run.at("settled"):
+        await settled(run, event)
     if stream.finish_reason == "max-tokens":
         answer_truncated(run, event, stream)
         return StepDone(MAX_TOKENS)
@@ -60,8 +60,8 @@ async def _attempts(run: TurnRun, decision: PreStep) -> tuple[AssistantMessageEv
         route = route_for(run)
         agent.system_prompt.project(system, turn=run.turn, step=run.step)
         if attempt == 1:
-            for hook in run.hooks:
-                decision = await hook.before_request(run, route, decision)
+            for before_request in run.at("before_request"):
+                decision = await before_request(run, route, decision)
         request, edits = await _request(run, route, decision, attempt)
         try:
             return await run_attempt(agent.session, route, request, turn=run.turn, step=run.step, attempt=attempt,
@@ -69,7 +69,7 @@ async def _attempts(run: TurnRun, decision: PreStep) -> tuple[AssistantMessageEv
         except ModelError as exc:
             if exc.code == "CONTEXT_OVERFLOW" and not overflow_retried:
                 overflow_retried = True  # compact, then retry the request once
-                retry = first([await hook.on_overflow(run, route, decision) for hook in run.hooks])
+                retry = first([await on_overflow(run, route, decision) for on_overflow in run.at("on_overflow")])
                 if retry is not None:
                     decision = retry
                     continue
@@ -88,14 +88,14 @@ async def _request(run: TurnRun, route: ModelRoute, decision: PreStep,
     derived = agent.requests.derive(route, tools=tools, turn=run.turn, attempt=attempt,
                                     entered=decision.messages, on_entered=agent.runtime_context.committed)
     derived, limit = await fit_request(run, route, decision, derived)
-    for hook in run.hooks:
-        await hook.derived(run, derived)
+    for on_derived in run.at("derived"):
+        await on_derived(run, derived)
     request = agent.requests.freeze(route, derived, tools=tools, turn=run.turn, step=run.step, attempt=attempt,
                                     max_tokens=limit, window=run.window)
     await agent.durable()  # the frozen request is on disk before the provider sees it
     edits: tuple[int, ...] = ()
-    for hook in run.hooks:
-        request, more = await hook.frozen(run, request)
+    for on_frozen in run.at("frozen"):
+        request, more = await on_frozen(run, request)
         edits = (*edits, *more)
     return request, edits
 

@@ -103,10 +103,22 @@ class TurnRun:
     step_open: bool = False
     window: Window | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    _points: dict[str, tuple[Any, ...]] = field(default_factory=dict, repr=False)
+
+    def at(self, point: str) -> tuple[Any, ...]:
+        """The hooks' bound methods for ``point`` (a :class:`TurnHook` method name), in order:
+        only the hooks that override it (the driver asks each point several times a step, and
+        a no-op ``async`` method still costs a coroutine)."""
+        found = self._points.get(point)
+        if found is None:
+            base = getattr(TurnHook, point)
+            found = self._points[point] = tuple(
+                getattr(hook, point) for hook in self.hooks if getattr(type(hook), point) is not base)
+        return found
 
     def review(self, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
-        for hook in self.hooks:
-            outcome = hook.review(self, call, outcome)
+        for review in self.at("review"):
+            outcome = review(self, call, outcome)
         return outcome
 
     def close_step(self) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, cast
 
 from pydantic import JsonValue
 
@@ -115,18 +115,25 @@ class StreamAttempt:
     def feed(self, chunk: StreamChunk) -> None:
         """Take one chunk. Model text is shown, recorded and assembled only after the known
         secrets are masked (a tail that may be the start of one waits for the next delta)."""
-        if isinstance(chunk, TextDelta | ReasoningDelta):
-            text = self._redactors.setdefault(chunk.index, StreamRedactor()).feed(chunk.text)
-            if text != chunk.text:  # masked or held back (the same text: the same chunk)
-                chunk = replace(chunk, text=text)
-        elif isinstance(chunk, ToolCallDelta) and chunk.arguments_delta:  # shown live: masked too
-            delta = self._arg_redactors.setdefault(chunk.index, StreamRedactor()).feed(chunk.arguments_delta)
-            if delta != chunk.arguments_delta:
-                chunk = replace(chunk, arguments_delta=delta)
-        elif isinstance(chunk, BlockEnd | Finish):
+        t = type(chunk)
+        if t is TextDelta or t is ReasoningDelta:
+            said = cast(TextDelta | ReasoningDelta, chunk)
+            text = self._redactors.setdefault(said.index, StreamRedactor()).feed(said.text)
+            if text != said.text:  # masked or held back (the same text: the same chunk)
+                chunk = type(said)(said.index, text)
+        elif t is ToolCallDelta:  # shown live: masked too
+            call = cast(ToolCallDelta, chunk)
+            if call.arguments_delta:
+                delta = self._arg_redactors.setdefault(call.index, StreamRedactor()).feed(call.arguments_delta)
+                if delta != call.arguments_delta:
+                    chunk = ToolCallDelta(call.index, call.id, delta, name=call.name)
+        elif t is BlockEnd or t is Finish:
             self.flush_text()
-            if isinstance(chunk, BlockEnd):
-                chunk = replace(chunk, block=_clean(chunk.block))  # the settled block is shown too
+            if t is BlockEnd:
+                end = cast(BlockEnd, chunk)
+                clean = _clean(end.block)  # the settled block is shown too
+                if clean is not end.block:
+                    chunk = BlockEnd(end.index, clean)
         self._feed(chunk)
 
     def flush_text(self) -> None:
@@ -207,7 +214,8 @@ class StreamAttempt:
         place (the agent answers it ``TRUNCATED_CALL``) with ``{}`` for arguments that are not
         valid JSON (:meth:`raw_arguments` has what arrived)."""
         self.flush_text()
-        blocks = [_clean(b) for i in sorted(self.blocks) if (b := self.blocks[i].build()) is not None]
+        blocks = [b if part.final is not None else _clean(b)  # a final block was cleaned as it came
+                  for i in sorted(self.blocks) if (b := (part := self.blocks[i]).build()) is not None]
         if self.finish_reason == "max-tokens":
             blocks = [_whole(b) if isinstance(b, ToolCallBlock) else b for b in blocks]
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)

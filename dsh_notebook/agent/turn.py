@@ -64,7 +64,7 @@ async def drive(run: TurnRun, node: Node) -> TurnEndReason:
 
 
 async def next_step(run: TurnRun, node: NextStep) -> Node:
-    stop = first(h.before_step(run) for h in run.hooks)
+    stop = first(before_step(run) for before_step in run.at("before_step"))
     if stop is not None:
         return stop  # type: ignore[no-any-return]
     decision = await pre_step(run, node.target, run.step + 1)
@@ -90,7 +90,7 @@ async def tool_step(run: TurnRun, node: ToolStep) -> Node:
     )
     for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
         agent.inbox.inject(message)
-    stop = first(h.after_tools(run, batch) for h in run.hooks)
+    stop = first(after_tools(run, batch) for after_tools in run.at("after_tools"))
     return StepDone(stop or (COMPLETED if batch.concluded else None))
 
 

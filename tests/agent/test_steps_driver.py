@@ -76,6 +76,23 @@ async def test_a_hook_can_end_the_turn_before_a_step() -> None:
     assert sum(isinstance(e, StepEnd) for e in agent.session.events) == 1
 
 
+def test_a_hook_point_asks_only_the_hooks_that_override_it_in_their_order() -> None:
+    class Inherited(Recorder):  # overrides through its parent
+        pass
+
+    class Plain(TurnHook):
+        pass
+
+    seen: list[str] = []
+    agent = make_agent(ChunkModel(text("hi")))
+    first, plain, second = Recorder(seen), Plain(), Inherited(seen)
+    run = TurnRun(agent, 1, agent.config.snapshot(), (first, plain, second))
+    assert [m.__self__ for m in run.at("settled")] == [first, second]
+    assert [m.__self__ for m in run.at("before_step")] == [first, second]
+    assert run.at("frozen") == () and run.at("review") == ()
+    assert run.at("settled") is run.at("settled")  # worked out once a turn
+
+
 async def test_drive_runs_step_values_to_their_end() -> None:
     model = ChunkModel(text("hi"))
     agent = make_agent(model)
