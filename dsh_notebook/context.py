@@ -227,6 +227,7 @@ class Scope:
         self.ctx = ctx
         self._seen_version = -1
         self._by_kind: dict[str, list[Contribution]] = {}
+        self._by_hook: dict[str, list[Hook]] = {}  # a hook's listeners, as of ``_seen_version``
 
     def _refresh(self) -> dict[str, list[Contribution]]:
         if self._seen_version != self.ctx.version:
@@ -245,6 +246,7 @@ class Scope:
             for kind in ("section", "context"):
                 by_kind.setdefault(kind, []).sort(key=lambda c: (c.order, c.name))
             self._by_kind, self._seen_version = by_kind, self.ctx.version
+            self._by_hook = {}
         return self._by_kind
 
     def sections(self) -> list[Contribution]:
@@ -260,7 +262,12 @@ class Scope:
         return {c.name: c.value for c in self._refresh().get("variable", [])}
 
     def hooks(self, hook: str) -> list[Hook]:
-        return [c.value for c in self._refresh()["hook"] if c.name == hook]
+        """``hook``'s listeners in order (a copy: worked out once per change of the chain)."""
+        contributions = self._refresh()["hook"]
+        found = self._by_hook.get(hook)
+        if found is None:
+            found = self._by_hook[hook] = [c.value for c in contributions if c.name == hook]
+        return list(found)
 
     async def waterfall(self, hook: str, value: Any) -> Any:
         """Run ``hook``'s listeners in order; each may return a replacement value (sync or async)."""
