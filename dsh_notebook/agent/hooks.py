@@ -67,29 +67,31 @@ def error_info(exc: BaseException) -> ErrorInfo:
     return ErrorInfo(code="UNKNOWN", message=redact(f"{type(exc).__name__}: {exc}"))
 
 
+async def _waterfall(listeners: list[Any], invocation: Any, value: Any) -> Any:
+    for fn in listeners:
+        out = _call2(fn, invocation, value)
+        if inspect.isawaitable(out):
+            out = await out
+        if out is not None:
+            value = out
+    return value
+
+
 class ToolHookBridge:
     """Feeds a Scope's ``tools/*`` listeners into a ToolRuntime's hook lists (looked up per call)."""
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
 
-    async def pre_execute(self, invocation: Any, verdict: Any) -> Any:
-        for fn in self.scope.hooks("tools/pre-execute"):
-            out = _call2(fn, invocation, verdict)
-            if inspect.isawaitable(out):
-                out = await out
-            if out is not None:
-                verdict = out
-        return verdict
+    def pre_execute(self, invocation: Any, verdict: Any) -> Any:
+        """The listeners' verdict (a coroutine), or ``verdict`` itself when none listens (the
+        runtime settles either: no coroutine for every call of a scope without listeners)."""
+        listeners = self.scope.hooks("tools/pre-execute")
+        return _waterfall(listeners, invocation, verdict) if listeners else verdict
 
-    async def post_execute(self, invocation: Any, outcome: Any) -> Any:
-        for fn in self.scope.hooks("tools/post-execute"):
-            out = _call2(fn, invocation, outcome)
-            if inspect.isawaitable(out):
-                out = await out
-            if out is not None:
-                outcome = out
-        return outcome
+    def post_execute(self, invocation: Any, outcome: Any) -> Any:
+        listeners = self.scope.hooks("tools/post-execute")
+        return _waterfall(listeners, invocation, outcome) if listeners else outcome
 
     def install(self, runtime: Any) -> Any:
         if self.pre_execute not in runtime.pre_execute:

@@ -56,7 +56,13 @@ class NamedText:
 
 
 def _date(env: PromptEnv) -> str:
-    return "Today's date: " + time.strftime("%Y-%m-%d", time.localtime(env.now_ms / 1000))
+    return _date_of_minute(env.now_ms // 60_000)
+
+
+@functools.lru_cache(maxsize=4)
+def _date_of_minute(minute: int) -> str:
+    """The local date of a minute (asked every step: the time-zone lookup once a minute)."""
+    return "Today's date: " + time.strftime("%Y-%m-%d", time.localtime(minute * 60))
 
 
 BUILTIN_SECTIONS: tuple[Contribution, ...] = (

@@ -118,13 +118,13 @@ class StreamAttempt:
         t = type(chunk)
         if t is TextDelta or t is ReasoningDelta:
             said = cast(TextDelta | ReasoningDelta, chunk)
-            text = self._redactors.setdefault(said.index, StreamRedactor()).feed(said.text)
+            text = self._redactor(self._redactors, said.index).feed(said.text)
             if text != said.text:  # masked or held back (the same text: the same chunk)
                 chunk = type(said)(said.index, text)
         elif t is ToolCallDelta:  # shown live: masked too
             call = cast(ToolCallDelta, chunk)
             if call.arguments_delta:
-                delta = self._arg_redactors.setdefault(call.index, StreamRedactor()).feed(call.arguments_delta)
+                delta = self._redactor(self._arg_redactors, call.index).feed(call.arguments_delta)
                 if delta != call.arguments_delta:
                     chunk = ToolCallDelta(call.index, call.id, delta, name=call.name)
         elif t is BlockEnd or t is Finish:
@@ -135,6 +135,14 @@ class StreamAttempt:
                 if clean is not end.block:
                     chunk = BlockEnd(end.index, clean)
         self._feed(chunk)
+
+    @staticmethod
+    def _redactor(redactors: dict[int, StreamRedactor], index: int) -> StreamRedactor:
+        """The stream redactor of a block (made on its first delta, not on every one)."""
+        found = redactors.get(index)
+        if found is None:
+            found = redactors[index] = StreamRedactor()
+        return found
 
     def flush_text(self) -> None:
         """Release the held-back tails of every text block (as one more delta each)."""
