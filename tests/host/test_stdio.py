@@ -59,7 +59,9 @@ def test_malformed_lines_never_kill_the_server(server: Server, raw: bytes) -> No
     assert second["rpcId"] == "alive" and second["result"]["ok"] is True
 
 
-def test_a_scripted_conversation_over_stdio() -> None:
+def test_a_scripted_conversation_over_stdio(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the classroom pace: a steer and a cancel are sent while a scripted turn is still streaming
+    monkeypatch.setenv("DSH_SCRIPT_PACE", "0.02")
     transport = StdioTransport()
     client = DshClient(transport=transport)
     try:
