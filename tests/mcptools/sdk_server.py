@@ -45,6 +45,11 @@ def picture() -> ImageContent:
 
 @server.tool(description="Sleep for the given seconds, then answer.")
 async def sleep(seconds: float) -> str:
+    mark = os.environ.get("SDK_SERVER_SLEEPING")  # a test waits for this file: the call is here
+    if mark:
+        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, str(seconds).encode())
+        os.close(fd)
     await asyncio.sleep(seconds)
     return f"slept {seconds}"
 

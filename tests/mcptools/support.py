@@ -78,10 +78,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_http_server(port: int) -> subprocess.Popen[bytes]:
-    """The SDK test server over streamable HTTP on ``127.0.0.1:port/mcp`` (its own process)."""
+def start_http_server(port: int, *, sleeping: Path | None = None) -> subprocess.Popen[bytes]:
+    """The SDK test server over streamable HTTP on ``127.0.0.1:port/mcp`` (its own process);
+    its ``sleep`` tool writes ``sleeping`` when a call reaches it."""
+    env = {**os.environ, "SDK_SERVER_SLEEPING": str(sleeping)} if sleeping is not None else None
     proc = subprocess.Popen([sys.executable, str(SDK_SERVER), "--http", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:

@@ -105,11 +105,20 @@ def test_servers_start_lazily_and_a_server_killed_while_idle_restarts_transparen
     assert wait_gone(str(SDK_SERVER)) == []
 
 
+def wait_file(path: Path, timeout: float = 60) -> None:
+    """Until the SDK server's ``sleep`` tool wrote ``path`` (a call reached it)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"no call reached the server ({path} never written)"
+        time.sleep(0.01)
+
+
 def test_cancelling_a_turn_mid_call_answers_the_call_and_the_server_stays_usable(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
     home = tmp_path / "home"
-    write_config(home, {"t": sdk_stdio()})
+    sleeping = tmp_path / "sleeping"
+    write_config(home, {"t": sdk_stdio(env={"SDK_SERVER_SLEEPING": str(sleeping)})})
     fake.enqueue(tool_call_reply([("c1", "t__sleep", json.dumps({"seconds": 600}))]))
     host = make_host(home)
     try:
@@ -119,8 +128,7 @@ def test_cancelling_a_turn_mid_call_answers_the_call_and_the_server_stays_usable
             handle = client.follow(sid)
             try:
                 rid = client.prompt("sleep", sid).request_id
-                handle.wait(lambda m: any(e.type == "tool/call" for e in m.events), timeout=60)
-                time.sleep(0.2)  # the call is on the server now
+                wait_file(sleeping)  # the call is on the server now
                 assert client.cancel(sid)
                 outcome = handle.wait_turn_end(rid, timeout=60)
             finally:
@@ -182,7 +190,8 @@ def test_an_http_server_that_dies_mid_call_is_reached_again_once_it_is_back(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
     port = free_port()
-    proc = start_http_server(port)
+    sleeping = tmp_path / "sleeping"
+    proc = start_http_server(port, sleeping=sleeping)
     home = tmp_path / "home"
     write_config(home, {"web": {"url": f"http://127.0.0.1:{port}/mcp"}})
     fake.enqueue(tool_call_reply([("c1", "web__sleep", json.dumps({"seconds": 600}))]), text_reply("one"))
@@ -194,8 +203,7 @@ def test_an_http_server_that_dies_mid_call_is_reached_again_once_it_is_back(
             handle = client.follow(sid)
             try:
                 rid = client.prompt("sleep", sid).request_id
-                handle.wait(lambda m: any(e.type == "tool/call" for e in m.events), timeout=60)
-                time.sleep(0.3)
+                wait_file(sleeping)  # the call is on the server: it dies in the middle of it
                 proc.kill()
                 proc.wait(10)
                 handle.wait_turn_end(rid, timeout=60)
