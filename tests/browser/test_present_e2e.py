@@ -113,6 +113,9 @@ def nb01(browser: Any, lab: Lab) -> Iterator[Any]:
     run_all_cells(pg)
     wait_until(lambda: all_ran(pg), timeout=240, what="notebook 01 ran")
     pg.wait_for_selector(f"{LOOP} .dsh-stage", timeout=60_000)
+    # the diagram is drawn before the session's events arrive; a stage clicked then has no call
+    # to show (under load, one fresh-clone run clicked that early): wait until a call is shown
+    wait_until(lambda: stage(loop_of(pg)) is not None, timeout=60, what="a call on the diagram")
     yield pg
     pg.close()
     lab.shutdown_sessions()
