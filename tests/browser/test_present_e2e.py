@@ -185,9 +185,19 @@ def test_clicker_drives_the_six_stages_and_leaves_the_notebook_alone(nb01: Any) 
     page = nb01
     loop = present_on(page)
     before = page.evaluate(NB_JS)
-    # a mouse click on a stage card's title (plain text, not a button)
-    loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title").click()
-    wait_until(lambda: stage(loop) == "1", timeout=10, what="stage 01")
+    # a mouse click on a stage card's title (plain text, not a button); the diagram is redrawn as
+    # events arrive, and a redraw between a press and its release leaves no click (as for a person
+    # who then clicks again): clicked again until the stage shows, at most three times
+    title = loop.locator(".dsh-stage[data-stage='1'] .dsh-stage-title")
+    for attempt in range(3):
+        title.click()
+        try:
+            wait_until(lambda: stage(loop) == "1", timeout=5, what="stage 01")
+            break
+        except AssertionError:
+            state = loop.evaluate("(root) => ({...root.dataset})")
+            print(f"click {attempt + 1} on the stage 01 title: stage {stage(loop)!r}, widget {state}")
+    assert stage(loop) == "1", "three clicks on the stage 01 title did not show stage 01"
     inside = "(root) => root.contains(document.activeElement)"
     assert loop.evaluate(inside), "the click left the focus outside the widget"
     seen = [stage(loop)]
