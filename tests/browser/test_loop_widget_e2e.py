@@ -180,14 +180,27 @@ def test_prompt_box_accepted_then_answer_and_reload_catches_up(lab: Lab, page: A
 
     # page reload: the saved notebook re-renders the live widget, which catches up from its cursor
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    page.wait_for_timeout(800)
-    page.reload()
-    page.wait_for_selector(".dsh-loop .dsh-stage", timeout=60_000)
+    reload_until_the_widget_shows(page)
     wait_until(lambda: page.locator(".dsh-loop .dsh-sub").first.text_content() == events_before, timeout=20,
                what="reloaded view caught up")
     wait_until(lambda: page.locator('.dsh-loop .dsh-stage[data-state=current]').first.get_attribute("data-stage") == "6",
                timeout=10, what="reloaded view at stage 6")
     shot(page, "loop-after-reload", ".dsh-loop")
+
+
+def reload_until_the_widget_shows(page: Any, attempts: int = 3) -> None:
+    """Reload the page until the loop widget renders. JupyterLab 4's widget manager can restore a
+    page before its kernel connection has the widget models, and then shows "Error displaying
+    widget: model not found" for good (jupyter-widgets/ipywidgets#3823, upstream: one loaded run
+    of three browser workers). A person reloads again, and so does this test, saying so."""
+    for attempt in range(1, attempts + 1):
+        page.reload()
+        shown = page.locator(".dsh-loop .dsh-stage, .jp-OutputArea-output:has-text('model not found')").first
+        shown.wait_for(timeout=60_000)
+        if page.locator(".dsh-loop .dsh-stage").count():
+            return
+        print(f"reload {attempt}: the widget manager said 'model not found' (upstream race); reloading again")
+    raise AssertionError(f"the loop widget did not render after {attempts} reloads")
 
 
 def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
