@@ -84,8 +84,8 @@ def dump(model: BaseModel) -> dict[str, JsonValue]:
 
 
 def to_json(model: BaseModel) -> str:
-    """The wire form of a model as one JSON text (no newline)."""
-    return model.model_dump_json(by_alias=True, exclude_none=True)
+    """The wire form of a model as one JSON text (no newline); its serializer called directly."""
+    return model.__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True).decode()
 
 
 class Encoded:
