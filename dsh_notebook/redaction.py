@@ -418,6 +418,11 @@ class StreamRedactor:
 
     def flush(self) -> str:
         buf = self.pending
-        out = self._emit(buf, self._advance(buf, final=True)) if buf else ""
+        if not buf:
+            out = ""
+        elif not self._forced and len(buf) - self._last < self.window:
+            out = self.redactor.redact(buf)  # no cut falls in it: what _emit would make of it, whole
+        else:
+            out = self._emit(buf, self._advance(buf, final=True))
         self.pending, self._checked, self._last, self._forced, self._before = "", 0, 0, [], ""
         return out
