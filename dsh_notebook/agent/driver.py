@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..wire.control import AgentStatus
-from .durable import Flusher
+from .durable import PROCESS_FLUSH_SPEED, Flusher
 from .steps import AgentParts
 from .turn import run_turn
 
@@ -112,12 +112,13 @@ class AgentDriver:
 
     async def durable(self) -> None:
         """Make the log durable (write + fsync): on a worker thread, so that the host loop never
-        waits on a disk, or inline while flushes are quicker than the hand-off (:mod:`.durable`)."""
+        waits on a disk, or inline while flushes are quicker than the hand-off (:mod:`.durable`;
+        the speed measured by this process's earlier agents counts)."""
         if self.flush is None:
             return
         flusher = self.flusher
         if flusher is None or flusher.flush is not self.flush:
-            flusher = self.flusher = Flusher(self.flush)
+            flusher = self.flusher = Flusher(self.flush, speed=PROCESS_FLUSH_SPEED)
         await flusher()
 
     async def flush_quietly(self, where: str) -> None:

@@ -12,12 +12,18 @@ the self-pipe, the GIL passing between the threads), a quarter of a whole agent 
 ``FAST_STREAK`` flushes in a row each under ``FAST_FLUSH_S`` the next ones run inline on the
 loop; the first that takes longer sends the following ones back to the thread. A flush that
 turns slow can hold the loop once, for its own duration, and never twice in a row.
+
+The speed is a fact about the storage, not about one session: the agents of a process (the
+sessions of a kernel or a host, their logs under one ``DSH_HOME``) share one :class:`FlushSpeed`,
+so a new session starts knowing what the last one measured instead of handing its first
+``FAST_STREAK`` flushes to a thread again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from time import perf_counter
 
@@ -27,29 +33,46 @@ FAST_FLUSH_S = 0.0005  # a flush this quick costs less inline than the hand-off 
 FAST_STREAK = 4  # this many quick flushes in a row before the next ones run inline
 
 
+class FlushSpeed:
+    """How many flushes in a row were quick; shared by the flushers of one storage (thread-safe:
+    a threaded flush records from its worker thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.streak = 0
+
+    def record(self, quick: bool) -> None:
+        with self._lock:
+            self.streak = self.streak + 1 if quick else 0
+
+
+PROCESS_FLUSH_SPEED = FlushSpeed()  # the agents of this process (see the module docstring)
+
+
 class Flusher:
     """Runs a flush callable (write + fsync) inline or on a worker thread, by its measured speed.
 
     ``inline`` and ``threaded`` count the flushes of each kind (the loop benchmark reports them);
-    ``clock`` is the timer (a test passes its own)."""
+    ``clock`` is the timer (a test passes its own); ``speed`` the record it reads and updates
+    (its own, unless it shares one: the agents pass :data:`PROCESS_FLUSH_SPEED`)."""
 
-    def __init__(self, flush: Callable[[], None], *, clock: Callable[[], float] = perf_counter) -> None:
+    def __init__(self, flush: Callable[[], None], *, clock: Callable[[], float] = perf_counter,
+                 speed: FlushSpeed | None = None) -> None:
         self.flush = flush
         self.clock = clock
-        self.streak = 0  # quick flushes in a row
+        self.speed = speed if speed is not None else FlushSpeed()
         self.inline = self.threaded = 0
 
     @property
     def runs_inline(self) -> bool:
-        return self.streak >= FAST_STREAK
+        return self.speed.streak >= FAST_STREAK
 
     def _timed(self) -> None:
         t0 = self.clock()
         try:
             self.flush()
         finally:
-            quick = self.clock() - t0 < FAST_FLUSH_S
-            self.streak = self.streak + 1 if quick else 0  # one writer at a time: the awaiting loop
+            self.speed.record(self.clock() - t0 < FAST_FLUSH_S)
 
     async def __call__(self) -> None:
         """Flush; raises what the flush raised. A cancel while a threaded flush runs does not
@@ -70,4 +93,4 @@ def _retrieve(task: asyncio.Future[None]) -> None:
         log.warning("a flush whose turn was cancelled failed: %s", task.exception())
 
 
-__all__ = ["FAST_FLUSH_S", "FAST_STREAK", "Flusher"]
+__all__ = ["FAST_FLUSH_S", "FAST_STREAK", "PROCESS_FLUSH_SPEED", "FlushSpeed", "Flusher"]

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from dsh_notebook.agent.durable import FAST_FLUSH_S, FAST_STREAK, Flusher
+from dsh_notebook.agent.durable import FAST_FLUSH_S, FAST_STREAK, Flusher, FlushSpeed
 from dsh_notebook.errors import LogWriteError
 
 
@@ -81,6 +81,25 @@ async def test_what_a_flush_raises_reaches_the_caller_inline_and_threaded() -> N
     assert flusher.runs_inline
     with pytest.raises(LogWriteError):
         await flusher()  # inline
-    flusher.streak = 0
+    flusher.speed.streak = 0
     with pytest.raises(LogWriteError):
         await flusher()  # threaded
+
+
+async def test_flushers_sharing_a_speed_start_where_the_last_one_left() -> None:
+    """A new session's agent on the same storage (one speed per process): its first flush runs
+    inline when the earlier agent's were quick, and a slow one sends both back to the thread."""
+    loop_thread = threading.get_ident()
+    speed, ran_on = FlushSpeed(), []
+    clock = Clock(FAST_FLUSH_S / 10)
+    first = Flusher(lambda: ran_on.append(threading.get_ident()), clock=clock, speed=speed)
+    for _ in range(FAST_STREAK):
+        await first()
+    second = Flusher(lambda: ran_on.append(threading.get_ident()), clock=clock, speed=speed)
+    await second()
+    assert ran_on[-1] == loop_thread and (second.inline, second.threaded) == (1, 0)
+    clock.step = FAST_FLUSH_S * 20
+    await second()  # slow, inline: the last one that holds the loop
+    clock.step = FAST_FLUSH_S / 10
+    await first()
+    assert ran_on[-1] != loop_thread and not second.runs_inline
