@@ -8,9 +8,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.dsh-installed
 
-.PHONY: setup widget types kernel demo demo-headless test test-fast lint bench chromium bubblewrap clean
+.PHONY: setup widget bytecode types kernel demo demo-headless test test-fast lint bench chromium bubblewrap clean
 
-setup: $(STAMP) widget bubblewrap
+setup: $(STAMP) widget bubblewrap bytecode
 
 $(STAMP): pyproject.toml tests/mcptools/package.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,13 @@ $(STAMP): pyproject.toml tests/mcptools/package.json
 
 widget: $(STAMP)
 	cd js && (test -d node_modules || npm install --no-audit --no-fund --silent) && npm run --silent build
+
+# The package's bytecode, written once here: an editable install compiles nothing, and where the
+# environment sets PYTHONDONTWRITEBYTECODE (as some containers do) every process — each CLI run,
+# kernel and test worker — would otherwise compile all of dsh_notebook's modules again (~0.2 s a
+# start). Python reads .pyc files under that variable; it only stops writing them.
+bytecode: $(STAMP)
+	$(PY) -m compileall -q dsh_notebook >/dev/null
 
 # js/src/wire.gen.ts: the TypeScript types of the wire, generated from `python -m dsh_notebook schema`
 # (committed; `make lint` fails when it differs from a fresh generation)
@@ -63,11 +70,16 @@ lint: setup
 # running on the main thread for as long as the browser lives, which async tests must not inherit.
 # Two workers each: a worker of the browser run has its own JupyterLab server and Chromium (much of
 # a browser test is the widget's stage pacing, when one worker waits the other runs).
+# PYTHONDONTWRITEBYTECODE is cleared for the tests, as on a usual machine: the test modules' (and
+# any edited module's) bytecode is then cached after the first process instead of compiled anew by
+# every worker, kernel and CLI process the suite starts.
+test: export PYTHONDONTWRITEBYTECODE =
 test: setup chromium
 	cd js && npm test --silent
 	$(PY) -m pytest -q -m "not browser" -n 2 --dist loadgroup
 	$(PY) -m pytest -q -m browser -n 2 --dist loadgroup tests/browser
 
+test-fast: export PYTHONDONTWRITEBYTECODE =
 test-fast: setup
 	$(PY) -m pytest -q -m "not kernel and not browser" -n 2 --dist loadgroup
 

@@ -121,7 +121,7 @@ class LocalServer:
                 await asyncio.sleep(0.1)
         raise self._failed(f"it did not answer within {START_TIMEOUT_S:g} s")
 
-    def _failed(self, why: str) -> ModelError:
+    def _failed(self, why: str, what: str = "did not start") -> ModelError:
         tail = ""
         if self._log is not None:
             try:
@@ -129,8 +129,19 @@ class LocalServer:
             except OSError:
                 pass
         self.stop()
-        return ModelError(f"llama.cpp's server for {self.path.name} did not start: {why}. {tail}".strip(),
+        return ModelError(f"llama.cpp's server for {self.path.name} {what}: {why}. {tail}".strip(),
                           code="LOCAL_SERVER_FAILED")
+
+    def ended(self) -> int | None:
+        """The exit status of a server process that has ended since it was ready, else ``None``."""
+        return self.proc.poll() if self._ready and self.proc is not None else None
+
+    def crashed(self, status: int) -> ModelError:
+        """``LOCAL_SERVER_FAILED`` for a server that ended under a request (retryable: the next
+        attempt starts a new one)."""
+        error = self._failed(f"its process ended with status {status}", what="stopped during a request")
+        error.retryable = True
+        return error
 
     @property
     def schema_tools(self) -> bool:
@@ -203,18 +214,39 @@ class LocalAdapter(OpenAICompatAdapter):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         await self.server.ensure_started()
         if not (request.tools and self.server.schema_tools):
-            async for chunk in super().stream(request):
+            async for chunk in self._served(request):
                 yield chunk
             return
         answer = SchemaAnswer([t.name for t in request.tools])
         reason: Any = "stop"
-        async for chunk in super().stream(request):
+        async for chunk in self._served(request):
             if chunk.type == "finish":
                 reason = chunk.reason
             for out in answer.feed(chunk):
                 yield out
         for out in answer.finish(reason):
             yield out
+
+    async def _served(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        """The server's stream. A connection that fails before any byte came back is either the
+        server gone (``LOCAL_SERVER_FAILED`` with the tail of its log, and the next request starts
+        a new one) or a kept-alive connection the server had just closed (asked once more on a new
+        connection)."""
+        for attempt in (1, 2):
+            started = False
+            try:
+                async for chunk in super().stream(request):
+                    started = True
+                    yield chunk
+                return
+            except ModelError as exc:
+                if started or exc.code != "CONNECTION":
+                    raise
+                ended = self.server.ended()
+                if ended is not None:
+                    raise self.server.crashed(ended) from None
+                if attempt == 2:
+                    raise
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         params = super().build_params(request)

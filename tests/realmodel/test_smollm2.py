@@ -10,6 +10,7 @@ import psutil
 import pytest
 
 from dsh_notebook.config import settings_from_env
+from dsh_notebook.errors import ModelError
 from dsh_notebook.models.base import BlockEnd, Finish, ModelRequest
 from dsh_notebook.models.routing import resolve_adapter
 from dsh_notebook.wire.events import (
@@ -71,6 +72,28 @@ async def test_a_plain_question_completes_and_the_window_comes_from_the_server(
     finally:
         await model.aclose()
     assert model.server.proc is None and not _workers()  # type: ignore[attr-defined]
+
+
+async def test_a_server_that_dies_is_a_coded_error_and_the_next_request_starts_a_new_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DSH_LOCAL_THREADS", "1")
+    model = resolve_adapter(settings_from_env(), "local:smollm2")
+    request = ModelRequest(provider="local", model="smollm2", messages=[user_text("Say hi.")],
+                           config={"max_tokens": 8, "temperature": 0})
+    try:
+        assert isinstance([c async for c in model.stream(request)][-1], Finish)  # a kept-alive connection now
+        first = model.server.proc  # type: ignore[attr-defined]
+        first.kill()
+        first.wait()
+        with pytest.raises(ModelError) as caught:
+            [c async for c in model.stream(request)]
+        assert caught.value.code == "LOCAL_SERVER_FAILED" and caught.value.retryable
+        assert "stopped during a request" in str(caught.value) and "status -9" in str(caught.value)
+        assert isinstance([c async for c in model.stream(request)][-1], Finish)  # the Step's next attempt
+        assert model.server.proc is not None and model.server.proc.pid != first.pid  # type: ignore[attr-defined]
+    finally:
+        await model.aclose()
+    assert not _workers()
 
 
 async def test_a_rambling_answer_is_cut_by_max_tokens() -> None:
