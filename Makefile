@@ -68,20 +68,22 @@ lint: setup
 
 # The browser tests run in their own pytest processes: Playwright's sync API keeps an asyncio loop
 # running on the main thread for as long as the browser lives, which async tests must not inherit.
-# Two workers each: a worker of the browser run has its own JupyterLab server and Chromium (much of
-# a browser test is the widget's stage pacing, when one worker waits the other runs).
+# Three workers for the non-browser tests (a third of their time is waits on kernels, servers and
+# subprocesses: 4:40 → 4:05 quiet on 2 cores, the same CPU); two for the browser tests, where a
+# worker has its own JupyterLab server and Chromium (a third gained 16 s under load, not worth a
+# third Lab and Chromium).
 # PYTHONDONTWRITEBYTECODE is cleared for the tests, as on a usual machine: the test modules' (and
 # any edited module's) bytecode is then cached after the first process instead of compiled anew by
 # every worker, kernel and CLI process the suite starts.
 test: export PYTHONDONTWRITEBYTECODE =
 test: setup chromium
 	cd js && npm test --silent
-	$(PY) -m pytest -q -m "not browser" -n 2 --dist loadgroup
+	$(PY) -m pytest -q -m "not browser" -n 3 --dist loadgroup
 	$(PY) -m pytest -q -m browser -n 2 --dist loadgroup tests/browser
 
 test-fast: export PYTHONDONTWRITEBYTECODE =
 test-fast: setup
-	$(PY) -m pytest -q -m "not kernel and not browser" -n 2 --dist loadgroup
+	$(PY) -m pytest -q -m "not kernel and not browser" -n 3 --dist loadgroup
 
 bench: setup
 	$(PY) -m pip install -q pydantic-ai-slim openai-agents

@@ -45,7 +45,7 @@ def _long_first(item: pytest.Item) -> int:
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Parallel runs (``-n 2 --dist loadgroup``, the Makefile's ``test``): the tests of a file that
+    """Parallel runs (``-n 3 --dist loadgroup``, the Makefile's ``test``): the tests of a file that
     share a module-scoped fixture (an executed notebook, a recorded run, a stdio host) go to one
     worker, so the fixture is built once, as in a serial run. A test may also name its own group
     with ``@pytest.mark.xdist_group("name")``. Marked as each item is collected, before any
