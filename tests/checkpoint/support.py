@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import dsh
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "dsh_notebook" / "demo" / "workspace"
@@ -32,5 +33,4 @@ def tree_state(root: Path) -> dict[str, tuple[str, int, bytes]]:
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=full, cwd=cwd, timeout=300)
+    return dsh(*args, env=full, cwd=cwd, timeout=300)

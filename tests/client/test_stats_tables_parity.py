@@ -7,8 +7,6 @@ tables hold exactly the cells of the CLI's table lines."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from dsh_notebook.wire.events import AnyEvent, EventAdapter, event_to_dict
 from tests.client.parity import ROOT, each_recorded_run, followed_events, js_driver, priced, run_js
 from tests.fixtures.record_streams import load
 from tests.fixtures.timed_session import timed_session
+from tests.support.cli import dsh
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +39,7 @@ def test_the_stats_view_prints_what_the_cli_prints(js_tables: Path, tmp_path: Pa
     log = tmp_path / "s_tablespar01.jsonl"
     session = timed_session(log)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cli = subprocess.run([sys.executable, "-m", "dsh_notebook", "show", "--stats", str(log)], check=True,
-                         capture_output=True, text=True, env=env, cwd=tmp_path).stdout
+    cli = dsh("show", "--stats", str(log), check=True, env=env, cwd=tmp_path).stdout
     js = run_js(js_tables, tmp_path, priced([event_to_dict(e) for e in session.events]))
     assert "requests" in cli and "turns" in cli and "RATE_LIMITED" in cli  # the log has what it claims
     assert js["text"] == cli

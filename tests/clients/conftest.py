@@ -6,11 +6,12 @@ found through ``JUPYTER_PATH``. Every prompt runs on the embedded scripted model
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -20,8 +21,7 @@ BIN = Path(sys.executable).parent
 def dsh_prefix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prefix = tmp_path_factory.mktemp("prefix")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "install-kernel", "--prefix", str(prefix)],
-                          env=env, capture_output=True, text=True, timeout=60)
+    done = dsh("install-kernel", "--prefix", str(prefix), env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     return prefix
 

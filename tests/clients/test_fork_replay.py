@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = "run the tests; if they fail fix src/math.ts; tell me the result"
@@ -16,8 +17,7 @@ README = "read README.md and summarise"
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "DSH_MODEL": "script:auto"}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True, env=env,
-                          timeout=180, check=False)
+    return dsh(*args, env=env, timeout=180)
 
 
 def session_of(done: subprocess.CompletedProcess[str]) -> str:

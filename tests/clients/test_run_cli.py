@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import dsh
+
 REPO = Path(__file__).resolve().parents[2]
 FIX = "run the tests; if they fail fix src/math.ts; tell me the result"
 ANSWER = "Result: the tests pass now"
@@ -23,9 +25,8 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "DSH_MODEL": "script:auto"}
 
 
-def run(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", "run", *args], capture_output=True, text=True,
-                          env=env(), timeout=120, check=False, **kw)  # type: ignore[call-overload]
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return dsh("run", *args, env=env())
 
 
 def test_at_a_terminal_the_answer_is_shown_once() -> None:

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *argv], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    return dsh(*argv, env=env, timeout=120)
 
 
 @pytest.fixture(scope="module")

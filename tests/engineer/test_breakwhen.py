@@ -18,6 +18,7 @@ from dsh_notebook.agent.breakwhen import BreakWhenError, Call, holds, parse_when
 from dsh_notebook.wire.base import dump
 from tests.agent.fakes import ChunkModel, calls, echo_tool, make_agent, text
 from tests.engineer.stdio_debug import debug_refused, followed_session
+from tests.support.cli import dsh
 
 # -- the language -------------------------------------------------------------------------------
 
@@ -203,7 +204,6 @@ def test_session_debug_break_with_when_over_stdio(tmp_path: Any) -> None:
 
 def test_run_breaks_only_on_matching_calls_at_a_terminal(tmp_path: Any) -> None:
     import os
-    import subprocess
     import sys
     from pathlib import Path
 
@@ -211,8 +211,7 @@ def test_run_breaks_only_on_matching_calls_at_a_terminal(tmp_path: Any) -> None:
 
     repo = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(repo), "DSH_HOME": str(tmp_path / "home"), "TERM": "dumb"}
-    bad = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--break", "03", "--break-when", "name==",
-                          "hi"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    bad = dsh("run", "--break", "03", "--break-when", "name==", "hi", env=env, timeout=60)
     assert bad.returncode == 2 and "BAD_BREAK_WHEN" in bad.stderr
     assert not (tmp_path / "home" / "sessions").exists() or not list((tmp_path / "home" / "sessions").iterdir())
     child = pexpect.spawn(sys.executable, ["-m", "dsh_notebook", "run", "--break", "03", "--break-when",

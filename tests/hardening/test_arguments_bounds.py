@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from dsh_notebook.session import Session
 from dsh_notebook.tools import ToolRegistry, ToolRuntime, builtin_tools
 from dsh_notebook.tools.arguments import MAX_ARGUMENT_CHARS
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.tools.helpers import Frames, call
 
@@ -43,9 +42,7 @@ def test_run_answers_after_such_a_call_without_a_traceback(tmp_path: Path, raw: 
         server.enqueue(tool_call_reply([("call_1", "bash", raw)]), text_reply("all done."))
         env = {**os.environ, "DSH_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO),
                "DSH_API_KEY": FakeOpenAIServer.api_key or ""}
-        done = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--approve", "deny", "--model",
-                               "fake-model", "--base-url", server.base_url, "--cwd", str(tmp_path), "go"],
-                              capture_output=True, text=True, env=env, timeout=300, check=False)
+        done = dsh("run", "--approve", "deny", "--model", "fake-model", "--base-url", server.base_url, "--cwd", str(tmp_path), "go", env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "RecursionError" not in done.stdout + done.stderr
     assert "all done." in done.stdout

@@ -4,8 +4,6 @@ when a protection is missing (it said "sandbox on" while root kept every capabil
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,14 +11,14 @@ import pytest
 from dsh_notebook.tools import confine
 from dsh_notebook.tools.sandbox_probe import probe
 from tests.hardening.conftest import needs_bwrap
+from tests.support.cli import dsh
 
 pytestmark = needs_bwrap
 REPO = Path(__file__).resolve().parents[2]
 
 
 def doctor_rows(cwd: Path) -> dict[str, str]:
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "doctor"], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120, check=True)
+    done = dsh("doctor", cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120, check=True)
     rows = {}
     for line in done.stdout.splitlines():
         name, _, state = line.partition("  ")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from dsh_notebook.tools.mcp.manager import MAX_MCP_TOOLS
 from dsh_notebook.tools.mcp.transport import MAX_TOOLS_PER_SERVER
 from tests.mcptools.support import events, make_host, of_type, one_turn, run_turn, write_config
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 
 STUB = Path(__file__).with_name("mcp_stub_server.py")
@@ -28,9 +28,7 @@ def stub(*flags: str, **extra: Any) -> dict[str, Any]:
 
 
 def mcp_list(home: Path) -> tuple[dict[str, Any], str]:
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "mcp", "list", "--json"], capture_output=True,
-                          text=True, env={**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)},
-                          timeout=120, check=False)
+    done = dsh("mcp", "list", "--json", env={**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}, timeout=120)
     return json.loads(done.stdout), done.stderr
 
 

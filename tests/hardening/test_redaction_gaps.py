@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from dsh_notebook.notebook.python_tool import run_python
 from dsh_notebook.redaction import MASK, Redactor, StreamRedactor, redact
 from tests.realuse.cli import REPO, session_of
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 from tests.support.log_checks import assert_valid_log
@@ -30,8 +30,7 @@ SECRETS = (ARG_KEY, PROMPT_KEY, NAMED)
 def _run(home: Path, ws: Path, server: FakeOpenAIServer, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": server.api_key or "",
            "MY_SERVICE_TOKEN": NAMED}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True, env=env,
-                          timeout=180, check=False)
+    return dsh(*args, env=env, timeout=180)
 
 
 def test_no_secret_in_args_prompt_stream_or_reasoning_reaches_any_file_output_or_request(tmp_path: Path) -> None:

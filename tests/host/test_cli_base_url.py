@@ -7,10 +7,10 @@ import json
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 from dsh_notebook.demo import copy_demo_workspace
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 
@@ -20,8 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _run_cli(*args: str, home: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": FakeOpenAIServer.api_key or "",
            **(extra_env or {})}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", "run", *args], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
+    return dsh("run", *args, env=env, timeout=120)
 
 
 def test_run_against_a_base_url_completes_a_tool_turn(tmp_path: Path) -> None:

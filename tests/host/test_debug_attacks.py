@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from dsh_notebook.session.persistence import load_log
 from dsh_notebook.wire.events import DebugEdit, SessionForked, ToolResult, TurnEnd
 from tests.host.test_debug_stdio import REPO, SEED_000, Stdio
+from tests.support.cli import dsh
 
 
 def refused(srv: Stdio, method: str, **args: Any) -> dict[str, Any]:
@@ -30,8 +30,7 @@ def refused(srv: Stdio, method: str, **args: Any) -> dict[str, Any]:
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    return dsh(*args, env=env, timeout=120)
 
 
 def test_wrong_debug_calls_are_coded_and_a_continue_releases_the_pause(tmp_path: Path) -> None:

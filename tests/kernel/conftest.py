@@ -5,14 +5,13 @@ kernels started by ``jupyter_client`` from that spec import this checkout (``PYT
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,8 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 def dsh_prefix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prefix = tmp_path_factory.mktemp("prefix")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "install-kernel", "--prefix", str(prefix)],
-                          env=env, capture_output=True, text=True, timeout=60)
+    done = dsh("install-kernel", "--prefix", str(prefix), env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "installed kernelspec 'dsh' (Agent (dsh))" in done.stdout
     return prefix

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from dsh_notebook.notebook.cell_kinds import CellRewriter, rewrite, split_cell
 from dsh_notebook.notebook.complete import complete
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,15 +86,13 @@ def test_completion_leaves_python_and_other_magics_to_ipython() -> None:
 
 
 def test_install_kernel_flags_exclude_each_other(tmp_path: object) -> None:
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "install-kernel", "--user", "--prefix", "x"],
-                          capture_output=True, text=True, timeout=60)
+    done = dsh("install-kernel", "--user", "--prefix", "x", timeout=60)
     assert done.returncode == 2 and "not allowed with argument" in done.stderr
 
 
 def test_install_kernel_user_writes_the_spec_into_the_users_data_dir(tmp_path: Path) -> None:
     env = {**os.environ, "JUPYTER_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "install-kernel", "--user"],
-                          capture_output=True, text=True, timeout=60, env=env)
+    done = dsh("install-kernel", "--user", timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     spec = json.loads((tmp_path / "data" / "kernels" / "dsh" / "kernel.json").read_text())
     assert spec["display_name"] == "Agent (dsh)"

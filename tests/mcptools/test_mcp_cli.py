@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 from tests.mcptools.support import SDK_SERVER, write_config
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", "mcp", *args], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    return dsh("mcp", *args, env=env, timeout=120)
 
 
 def test_list_shows_status_and_tools_and_failures_with_reasons(tmp_path: Path) -> None:
@@ -68,9 +68,7 @@ def test_run_offers_the_configured_tool_runs_it_and_leaves_no_server_process(tmp
     with FakeOpenAIServer() as fake:
         fake.enqueue(tool_call_reply([("c1", "calc__add", json.dumps({"a": 20, "b": 22}))]), text_reply("42"))
         env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": fake.api_key or ""}
-        done = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--model", "fake-model", "--base-url",
-                               fake.base_url, "--cwd", str(tmp_path), "--approve", "auto", "add 20 and 22"],
-                              capture_output=True, text=True, env=env, timeout=120, check=False)
+        done = dsh("run", "--model", "fake-model", "--base-url", fake.base_url, "--cwd", str(tmp_path), "--approve", "auto", "add 20 and 22", env=env, timeout=120)
         first, second = list(fake.requests)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "42"

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from dsh_notebook.config import check_base_url, redact_url
 from dsh_notebook.errors import UserError
 from tests.host.support import RawConn, make_host
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "hunter2-very-secret"
@@ -48,9 +47,7 @@ def test_credentials_in_the_base_url_reach_no_output_and_no_log(tmp_path: Path) 
     url = f"http://bob:{PASSWORD}@127.0.0.1:{port}/v1?api_key={TOKEN}"
     home = tmp_path / "home"
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_TIMEOUT": "1"}
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--model", "m", "--base-url", url,
-                           "--cwd", str(tmp_path), "hi"], capture_output=True, text=True, env=env, timeout=120,
-                          check=False)
+    done = dsh("run", "--model", "m", "--base-url", url, "--cwd", str(tmp_path), "hi", env=env, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "CONNECTION" in done.stderr and "bob:***@127.0.0.1" in done.stderr
     logs = list((home / "sessions").glob("*.jsonl"))
@@ -59,16 +56,13 @@ def test_credentials_in_the_base_url_reach_no_output_and_no_log(tmp_path: Path) 
     header = next(json.loads(line) for line in logs[0].read_text().splitlines() if '"request/header"' in line)
     assert header["endpoint"] == f"http://bob:***@127.0.0.1:{port}/v1?api_key=***"
     # resuming without the URL: it is needed again, and said so (nothing sent to a masked URL)
-    again = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--session", logs[0].stem, "hi"],
-                           capture_output=True, text=True, env=env, timeout=120, check=False)
+    again = dsh("run", "--session", logs[0].stem, "hi", env=env, timeout=120)
     assert again.returncode != 0 and "BASE_URL_NEEDED" in again.stderr
 
 
 def test_a_malformed_base_url_on_the_cli_is_coded(tmp_path: Path) -> None:
     env = {**os.environ, "DSH_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--model", "m", "--base-url",
-                           "http://[::1/v1", "--cwd", str(tmp_path), "hi"], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    done = dsh("run", "--model", "m", "--base-url", "http://[::1/v1", "--cwd", str(tmp_path), "hi", env=env, timeout=120)
     assert done.returncode == 2 and "BAD_BASE_URL" in done.stderr and "Traceback" not in done.stderr
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import pytest
 from dsh_notebook.notebook.magics import DshMagicError
 from dsh_notebook.notebook.result import TurnResult
 from dsh_notebook.notebook.views import SearchResults, StatsView
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 
@@ -59,8 +58,7 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
     assert "6,200 in / 70 out tokens" in result._repr_markdown_()
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "show", "--stats", "--json", result.session_id],
-                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    done = dsh("show", "--stats", "--json", result.session_id, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     saved = json.loads(done.stdout)
     (turn,) = saved["turns"]
@@ -89,8 +87,7 @@ def test_context_window_flag_sets_the_kernels_window(shell: Any, fake_server: Fa
     assert result.stats is not None and result.stats.context_used == 0.5
     # the window in effect is recorded on request/frozen: the saved log shows the same fill
     env = {k: v for k, v in os.environ.items() if k not in ("DSH_CONTEXT_WINDOW", "DSH_PRICES_FILE")}
-    done = subprocess.run([sys.executable, "-m", "dsh_notebook", "show", "--stats", "--json", result.session_id],
-                          capture_output=True, text=True, env={**env, "PYTHONPATH": str(REPO)}, timeout=60, check=False)
+    done = dsh("show", "--stats", "--json", result.session_id, env={**env, "PYTHONPATH": str(REPO)}, timeout=60)
     (request,) = json.loads(done.stdout)["requests"]
     assert (request["contextWindow"], request["contextUsed"]) == (6400, 0.5)
     config = shell.run_cell("%dsh config").result

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -16,8 +16,7 @@ def run_cli(*args: str, home: Path, extra_env: dict[str, str] | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": FakeOpenAIServer.api_key or "",
            **(extra_env or {})}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True,
-                          text=True, env=env, timeout=timeout, check=False)
+    return dsh(*args, env=env, timeout=timeout)
 
 
 def session_of(stdout: str) -> tuple[str, Path]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,14 @@ from dsh_notebook.testing.logs import LogBuilder
 from dsh_notebook.wire.events import (
     ToolResult,
 )
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def cli(home: Path, *args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, check=False, cwd=cwd)
+    return dsh(*args, env=env, timeout=timeout, cwd=cwd)
 
 
 def refused(done: subprocess.CompletedProcess[str], code: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from dsh_notebook.session import SessionStore, load_log
 from tests.session.helpers import PYTHON, RawLog, die, subprocess_env, tool_turn
+from tests.support.cli import dsh
 from tests.support.openai_validator import validate_chat_request
 
 WRITER = textwrap.dedent(
@@ -57,10 +58,7 @@ def test_sigkill_mid_appends_loses_nothing_before_the_last_flush(tmp_path: Path)
 
 
 def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "dsh_notebook", *args],
-        capture_output=True, text=True, env=subprocess_env(DSH_HOME=str(home)), timeout=60,
-    )  # fmt: skip
+    return dsh(*args, env=subprocess_env(DSH_HOME=str(home)), timeout=60)
 
 
 def broken_logs() -> dict[str, bytes]:

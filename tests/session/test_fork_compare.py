@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from dsh_notebook.wire.events import (
     TurnEnd,
     UserMessageEvent,
 )
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 READ = "read README.md and summarise"
@@ -28,8 +28,7 @@ FIX = "run the tests; if they fail fix src/math.ts; tell me the result"
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    return dsh(*args, env=env, timeout=120)
 
 
 def session_line(out: str) -> tuple[str, Path]:

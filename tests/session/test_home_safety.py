@@ -8,18 +8,18 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str, home: Path | str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, check=False)
+    return dsh(*args, env=env, timeout=timeout)
 
 
 def test_a_new_home_is_private(tmp_path: Path) -> None:

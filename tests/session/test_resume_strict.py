@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dsh_notebook.errors import LogFormatError
 from dsh_notebook.session import SessionStore
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
+    return dsh(*args, env=env, timeout=120)
 
 
 def _session(tmp_path: Path) -> tuple[Path, str, Path]:

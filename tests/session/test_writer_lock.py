@@ -18,6 +18,7 @@ import pytest
 
 from dsh_notebook.errors import SessionError
 from dsh_notebook.session import SessionStore, load_log
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply
 
@@ -29,8 +30,7 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=_env(home), timeout=120, check=False)
+    return dsh(*args, env=_env(home), timeout=120)
 
 
 def test_a_second_run_on_a_busy_session_is_refused_and_writes_nothing(tmp_path: Path) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dsh_notebook.tools.confine import bubblewrap
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("sandbox", "PID namespace", "file system", "network", "process cleanup", "environment",
@@ -21,8 +21,7 @@ MEASURED = ("sandbox", "sandbox uid", "capabilities", "mount, umount", "remount 
 
 
 def doctor(**env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", "doctor"], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO), **env}, timeout=60, check=False)
+    return dsh("doctor", env={**os.environ, "PYTHONPATH": str(REPO), **env}, timeout=60)
 
 
 def rows(out: str) -> dict[str, str]:

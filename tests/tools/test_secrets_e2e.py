@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dsh_notebook.tools.confine import bubblewrap
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 
@@ -49,11 +48,7 @@ def test_no_secret_reaches_bash_output_log_or_requests(tmp_path: Path, mode: str
         )
         env = {**os.environ, **SECRETS, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": key,
                "DSH_SANDBOX": "1" if mode == "bwrap" else "0"}
-        done = subprocess.run(
-            [sys.executable, "-m", "dsh_notebook", "run", "--approve", "auto", "--model", "fake-model",
-             "--base-url", server.base_url, "--cwd", str(ws), "dump the environment"],
-            capture_output=True, text=True, env=env, timeout=120, check=False,
-        )
+        done = dsh("run", "--approve", "auto", "--model", "fake-model", "--base-url", server.base_url, "--cwd", str(ws), "dump the environment", env=env, timeout=120)
         requests = list(server.requests)
     assert done.returncode == 0, done.stderr
     logs = list((home / "sessions").glob("*.jsonl"))

@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from dsh_notebook.observe.otel import export_session
 from dsh_notebook.session.session import Session
 from dsh_notebook.session.stats import session_stats
 from dsh_notebook.tools.base import ApprovalRequest
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 from tests.support.otlp_receiver import OTLPReceiver, ReceivedSpan
@@ -33,8 +33,7 @@ def cli(*args: str, home: Path, env: dict[str, str]) -> subprocess.CompletedProc
     base = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     full = {**base, "DSH_HOME": str(home), "PYTHONPATH": str(REPO), "DSH_API_KEY": FakeOpenAIServer.api_key or "",
             "OTEL_BSP_SCHEDULE_DELAY": "100", **env}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=full, timeout=120, check=False)
+    return dsh(*args, env=full, timeout=120)
 
 
 def tree(spans: list[ReceivedSpan]) -> list[tuple[str, str | None]]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from dsh_notebook.observe.indexer import index_writer
@@ -32,6 +31,7 @@ from dsh_notebook.wire.messages import (
     tool_text,
     user_text,
 )
+from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,8 +53,7 @@ def tool_turn(s: Session, turn: int, prompt: str, args: str, result: str, answer
 
 def cli_search(home: Path, text: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", "sessions", "--search", text, "--json"],
-                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    return dsh("sessions", "--search", text, "--json", env=env, timeout=60)
 
 
 def test_a_word_only_one_tool_result_holds_is_found_there_only(tmp_path: Path) -> None:
@@ -74,9 +73,7 @@ def test_a_word_only_one_tool_result_holds_is_found_there_only(tmp_path: Path) -
     assert {m["type"] for s in search_sessions(tmp_path, "notes") for m in s["matches"]} == {
         "user/message", "tool/call", "assistant/message"}
     assert search_sessions(tmp_path, "milk zanzibarquux") == []
-    text = subprocess.run([sys.executable, "-m", "dsh_notebook", "sessions", "--search", "zanzibarquux"],
-                          capture_output=True, text=True, timeout=60, check=False,
-                          env={**os.environ, "DSH_HOME": str(tmp_path), "PYTHONPATH": str(REPO)})
+    text = dsh("sessions", "--search", "zanzibarquux", timeout=60, env={**os.environ, "DSH_HOME": str(tmp_path), "PYTHONPATH": str(REPO)})
     assert text.stdout.splitlines()[0].startswith(f"{a.id}  1 match")
     assert text.stdout.splitlines()[1].split()[:2] == ["5", "tool/result"]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from dsh_notebook.demo import copy_demo_workspace
+from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 
@@ -25,8 +25,7 @@ def cli(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess
     base = {k: v for k, v in os.environ.items() if k not in ("DSH_PRICES_FILE", "DSH_CONTEXT_WINDOW")}
     full = {**base, "DSH_HOME": str(home), "PYTHONPATH": str(REPO),
             "DSH_API_KEY": FakeOpenAIServer.api_key or "", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "dsh_notebook", *args], capture_output=True, text=True,
-                          env=full, timeout=120, check=False)
+    return dsh(*args, env=full, timeout=120)
 
 
 def run_session(tmp_path: Path, env: dict[str, str]) -> tuple[str, Path]:

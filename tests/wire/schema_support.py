@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import functools
 import json
-import subprocess
-import sys
 from typing import Any
 
 from jsonschema import Draft202012Validator
+
+from tests.support.cli import dsh
 
 
 @functools.cache
 def document() -> dict[str, Any]:
     """The schema exactly as the CLI prints it (a real subprocess, as an outside checker sees it)."""
-    out = subprocess.run(
-        [sys.executable, "-m", "dsh_notebook", "schema"], capture_output=True, text=True, check=True
-    ).stdout
+    out = dsh("schema", check=True).stdout
     return json.loads(out)  # type: ignore[no-any-return]
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
 from dsh_notebook.wire.schema import TOP_LEVEL, schema_json
+from tests.support.cli import dsh
 from tests.wire.schema_support import document, problems
 
 
@@ -23,7 +22,7 @@ def test_the_document_is_draft_2020_12_with_the_three_unions() -> None:
 
 
 def test_the_document_is_deterministic_across_processes() -> None:
-    again = subprocess.run([sys.executable, "-m", "dsh_notebook", "schema"], capture_output=True, text=True, check=True)
+    again = dsh("schema", check=True)
     assert again.stdout == schema_json()
     assert json.loads(again.stdout) == document()
 
@@ -60,11 +59,7 @@ def test_follow_and_control_status_never_both_match() -> None:
 
 def test_every_line_of_a_real_run_log_validates(tmp_path: Path) -> None:
     env = {**os.environ, "DSH_HOME": str(tmp_path / "home")}
-    subprocess.run(
-        [sys.executable, "-m", "dsh_notebook", "run", "--quiet",
-         "run the tests; if they fail fix src/math.ts; tell me the result"],
-        capture_output=True, text=True, check=True, env=env, timeout=120,
-    )
+    dsh("run", "--quiet", "run the tests; if they fail fix src/math.ts; tell me the result", check=True, env=env, timeout=120)
     [log] = list((tmp_path / "home" / "sessions").glob("*.jsonl"))
     lines = log.read_text().splitlines()
     assert json.loads(lines[0])["type"] == "session" and len(lines) > 10
