@@ -121,7 +121,7 @@ class LocalServer:
                 await asyncio.sleep(0.1)
         raise self._failed(f"it did not answer within {START_TIMEOUT_S:g} s")
 
-    def _failed(self, why: str, what: str = "did not start") -> ModelError:
+    def _failed(self, why: str, what: str = "did not start", *, retryable: bool = False) -> ModelError:
         tail = ""
         if self._log is not None:
             try:
@@ -130,7 +130,7 @@ class LocalServer:
                 pass
         self.stop()
         return ModelError(f"llama.cpp's server for {self.path.name} {what}: {why}. {tail}".strip(),
-                          code="LOCAL_SERVER_FAILED")
+                          code="LOCAL_SERVER_FAILED", retryable=retryable)
 
     def ended(self) -> int | None:
         """The exit status of a server process that has ended since it was ready, else ``None``."""
@@ -139,9 +139,8 @@ class LocalServer:
     def crashed(self, status: int) -> ModelError:
         """``LOCAL_SERVER_FAILED`` for a server that ended under a request (retryable: the next
         attempt starts a new one)."""
-        error = self._failed(f"its process ended with status {status}", what="stopped during a request")
-        error.retryable = True
-        return error
+        return self._failed(f"its process ended with status {status}", what="stopped during a request",
+                            retryable=True)
 
     @property
     def schema_tools(self) -> bool:

@@ -38,6 +38,7 @@ class Reply:
     first_delay: float = 0.0
     raw: bytes | None = None
     error_event: dict[str, Any] | None = None
+    hang_up: bool = False  # close the connection before any byte (a kept-alive connection the server dropped)
 
     def body(self, model: str = "fake-model") -> bytes:
         """The whole SSE body, as the server sends it (defaults filled into each chunk)."""

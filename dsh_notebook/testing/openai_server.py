@@ -210,6 +210,8 @@ class FakeOpenAIServer:
         if reply is None:
             reply = self._next_reply() or error_reply(500, "fake server: no scripted reply left")
         rec.status = reply.status
+        if reply.hang_up:
+            return False
         if reply.status != 200:
             return await self._send_json(writer, reply)
         return await self._send_stream(writer, reply, body.get("model", ""))
