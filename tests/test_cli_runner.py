@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import psutil
@@ -67,3 +69,25 @@ def test_a_timeout_kills_the_process_and_says_what_it_wrote(tmp_path: Path) -> N
     zygote = _Zygote.get()
     assert zygote is not None and not psutil.Process(zygote.proc.pid).children()
     assert os.environ.get("DSH_TEST_COLD") != "1"
+
+
+def test_a_long_argv_arrives_whole(cold: object, tmp_path: Path) -> None:
+    """A request longer than one socket read (a prompt of 6,000 words, as the real-model tests send)."""
+    env = cli_env(DSH_HOME=str(tmp_path))
+    long = "--" + "x" * 100_000  # a cold start takes at most 128 KiB an argument
+    warm, again = dsh("run", long, env=env), cold("run", long, env=env)  # type: ignore[operator]
+    assert warm.returncode == 2 and long in warm.stderr
+    assert (warm.returncode, warm.stdout, warm.stderr) == (again.returncode, again.stdout, again.stderr)
+
+
+def test_a_warm_interpreter_that_died_is_replaced_and_the_run_still_happens(tmp_path: Path) -> None:
+    first = _Zygote.get()
+    assert first is not None
+    os.kill(first.proc.pid, signal.SIGKILL)  # dead, not reaped: its socket is there, nobody listens
+    process = psutil.Process(first.proc.pid)
+    while process.status() != psutil.STATUS_ZOMBIE:
+        time.sleep(0.01)
+    done = dsh("sessions", env=cli_env(DSH_HOME=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    second = _Zygote.get()
+    assert second is not None and second is not first and second.proc.poll() is None

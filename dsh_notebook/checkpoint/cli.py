@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HostError, UserError
-from ..wire.events import CheckpointRestored, event_to_dict
+from ..wire.base import dump
+from ..wire.events import CheckpointRestored
 from .rewind import (
     Timeline,
     describe,
@@ -68,8 +69,8 @@ def checkpoints_main(args: Any) -> int:
         return 0
     if args.json:
         print(json.dumps({"sessionId": loaded.id, "cwd": tl.cwd, "turns": [
-            {"turn": t, "taken": event_to_dict(c.taken) if c.taken else None,
-             "changes": event_to_dict(c.changes) if c.changes else None} for t, c in sorted(tl.turns.items())]}))
+            {"turn": t, "taken": dump(c.taken) if c.taken else None,
+             "changes": dump(c.changes) if c.changes else None} for t, c in sorted(tl.turns.items())]}))
         return 0
     print(f"session {loaded.id}  workspace {tl.cwd}")
     print("\n".join(listing_lines(tl)))

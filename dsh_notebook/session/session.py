@@ -28,6 +28,7 @@ from pydantic import JsonValue
 from pydantic_core import PydanticSerializationError
 
 from ..errors import SessionError
+from ..wire.base import to_json
 from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
@@ -39,7 +40,6 @@ from ..wire.events import (
     ToolCall,
     ToolResult,
     UserMessageEvent,
-    event_to_json,
 )
 from ..wire.messages import AnyMessage
 from .history import MessageHistory, message_chars
@@ -167,7 +167,7 @@ class Session:
         restored event, on first use — identical to the stored line when we wrote it)."""
         line = self._lines[seq]
         if line is None:
-            line = self._lines[seq] = event_to_json(self._events[seq])
+            line = self._lines[seq] = to_json(self._events[seq])
             self._unserialised -= 1
         return line
 
@@ -229,7 +229,7 @@ class Session:
             event = cast(E, freeze_payload(event))
         if line is None and not restoring:
             try:
-                line = event_to_json(event)
+                line = to_json(event)
             except (PydanticSerializationError, UnicodeEncodeError, ValueError) as exc:
                 raise SessionError(
                     f"payload is not lossless JSON: {exc}", code="NOT_LOSSLESS"

@@ -462,14 +462,3 @@ EventAdapter: TypeAdapter[Any] = TypeAdapter(Event)
 EVENT_TYPES: frozenset[str] = frozenset(
     cls.model_fields["type"].default for cls in AnyEvent.__args__  # type: ignore[attr-defined]
 )
-
-
-def event_to_dict(event: EventBase) -> dict[str, JsonValue]:
-    """The wire form of an event (camelCase keys, ``None`` fields left out)."""
-    return event.model_dump(mode="json", exclude_none=True)
-
-
-def event_to_json(event: EventBase) -> str:
-    """One JSON line for an event (no trailing newline). The model's serializer is called
-    directly: ``model_dump_json``'s Python layer costs as much again as the serialisation."""
-    return event.__pydantic_serializer__.to_json(event, exclude_none=True).decode()

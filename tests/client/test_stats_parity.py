@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from dsh_notebook.session.stats import session_stats
-from dsh_notebook.wire.events import AnyEvent, EventAdapter, event_to_dict
+from dsh_notebook.wire.base import dump
+from dsh_notebook.wire.events import AnyEvent, EventAdapter
 from tests.client.parity import (
     each_recorded_run,
     first_difference,
@@ -51,7 +52,7 @@ def test_js_figures_equal_python_on_recorded_runs(js_stats: Path, tmp_path: Path
 
 @pytest.mark.parametrize("override", [None, 32_000])
 def test_js_figures_equal_python_on_every_timing_and_pricing_case(js_stats: Path, tmp_path: Path, override: int | None) -> None:
-    events = [event_to_dict(e) for e in timed_session().events]
+    events = [dump(e) for e in timed_session().events]
     py, js = python_stats(events, override), run_js(js_stats, tmp_path, priced(events, override))
     # the log exercises what it claims: priced and unpriced models, TTFT, approval waits, an error
     # (the failed attempt has no usage, so no cost either)

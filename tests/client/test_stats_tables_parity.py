@@ -14,7 +14,8 @@ import pytest
 
 from dsh_notebook.session.stats import session_stats
 from dsh_notebook.session.stats_view import format_stats
-from dsh_notebook.wire.events import AnyEvent, EventAdapter, event_to_dict
+from dsh_notebook.wire.base import dump
+from dsh_notebook.wire.events import AnyEvent, EventAdapter
 from tests.client.parity import ROOT, each_recorded_run, followed_events, js_driver, priced, run_js
 from tests.fixtures.record_streams import load
 from tests.fixtures.timed_session import timed_session
@@ -40,7 +41,7 @@ def test_the_stats_view_prints_what_the_cli_prints(js_tables: Path, tmp_path: Pa
     session = timed_session(log)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cli = dsh("show", "--stats", str(log), check=True, env=env, cwd=tmp_path).stdout
-    js = run_js(js_tables, tmp_path, priced([event_to_dict(e) for e in session.events]))
+    js = run_js(js_tables, tmp_path, priced([dump(e) for e in session.events]))
     assert "requests" in cli and "turns" in cli and "RATE_LIMITED" in cli  # the log has what it claims
     assert js["text"] == cli
     lines = cli.splitlines()

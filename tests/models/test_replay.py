@@ -10,6 +10,7 @@ import pytest
 from dsh_notebook.errors import LogFormatError, ModelError
 from dsh_notebook.models.base import TextDelta, ToolCallDelta, UsageChunk
 from dsh_notebook.models.replay import ReplayModel
+from dsh_notebook.wire.base import dump
 from dsh_notebook.wire.events import (
     AssistantMessageEvent,
     StreamRun,
@@ -17,7 +18,6 @@ from dsh_notebook.wire.events import (
     TurnStart,
     Usage,
     UserMessageEvent,
-    event_to_dict,
 )
 from dsh_notebook.wire.messages import (
     AssistantMessage,
@@ -86,7 +86,7 @@ def test_stream_runs_that_do_not_rebuild_the_block_are_ignored() -> None:
 async def test_reads_a_jsonl_log_and_drops_a_torn_last_line(tmp_path: Path) -> None:
     path = tmp_path / "s_1.jsonl"
     lines = [json.dumps({"type": "session", "version": 1, "id": "s_1", "cwd": "/", "createdAt": 1})]
-    lines += [json.dumps(event_to_dict(e)) for e in events()]  # type: ignore[arg-type]
+    lines += [json.dumps(dump(e)) for e in events()]  # type: ignore[arg-type]
     path.write_text("\n".join(lines) + '\n{"seq": 5, "time"')
     model = ReplayModel(path)
     assert len(model.events) == 2

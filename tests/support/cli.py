@@ -90,6 +90,10 @@ def _start_value(env: Mapping[str, str], name: str) -> object:
     return value
 
 
+class _Unreachable(Exception):
+    """The warm interpreter took no request (gone, or not listening): nothing was started."""
+
+
 def _translate(data: bytes) -> str:
     """Bytes to text as ``subprocess.run(text=True)`` decodes them (locale encoding, universal newlines)."""
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
@@ -134,7 +138,12 @@ class _Run:
             if not self.data:
                 self._drop_stdin()
         elif fd == self.conn.fileno():
-            got = self.conn.recv(4096)
+            try:
+                got = self.conn.recv(4096)
+            except ConnectionResetError:
+                if "pid" not in self.replies:  # died before it started anything
+                    raise _Unreachable("the warm interpreter ended before the run started") from None
+                raise
             if not got:
                 self.sel.unregister(fd)
                 return
@@ -174,7 +183,14 @@ def _warm(zygote: _Zygote, argv: list[str], env: Mapping[str, str], cwd: str, in
     try:
         conn.connect(zygote.path)
         request = json.dumps({"argv": argv, "env": dict(env), "cwd": cwd}).encode()
-        conn.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [in_r, out_w, err_w]))])
+        sent = conn.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [in_r, out_w, err_w]))])
+        conn.sendall(request[sent:])
+        conn.shutdown(socket.SHUT_WR)  # the request's end
+    except OSError as exc:  # nothing was started
+        conn.close()
+        for fd in (out_r, err_r, *((in_w,) if in_w is not None else ())):
+            os.close(fd)
+        raise _Unreachable(str(exc)) from exc
     finally:
         for fd in (in_r, out_w, err_w):
             os.close(fd)
@@ -200,7 +216,14 @@ def dsh(*argv: str, env: Mapping[str, str] | None = None, cwd: str | os.PathLike
     where = os.fspath(cwd) if cwd is not None else os.getcwd()
     zygote = _Zygote.get()
     if zygote is not None and zygote.fits(env):
-        done = _warm(zygote, list(argv), env, where, input, timeout)
+        try:
+            done = _warm(zygote, list(argv), env, where, input, timeout)
+        except _Unreachable:  # the warm interpreter is gone, nothing ran: a new one, once
+            zygote.proc.kill()
+            zygote.proc.wait()
+            zygote = _Zygote.get()
+            assert zygote is not None
+            done = _warm(zygote, list(argv), env, where, input, timeout)
     else:
         done = subprocess.run([*COMMAND, *argv], capture_output=True, text=True, env=dict(env), cwd=where,
                               input=input, timeout=timeout, check=False)

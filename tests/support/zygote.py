@@ -44,16 +44,26 @@ def warm() -> None:
 
 
 def _recv(conn: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+    """One request: its file descriptors come with the first bytes, its JSON runs to the client's
+    end of writing (``shutdown(SHUT_WR)``), however many reads that takes."""
     fds = array.array("i")
-    data, ancdata, _flags, _addr = conn.recvmsg(1 << 20, socket.CMSG_LEN(3 * fds.itemsize))
+    data, ancdata, _flags, _addr = conn.recvmsg(1 << 16, socket.CMSG_LEN(3 * fds.itemsize))
     for level, kind, payload in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(payload[: len(payload) - (len(payload) % fds.itemsize)])
-    if not data:
+    parts = [data]
+    while data:
+        data = conn.recv(1 << 16)
+        parts.append(data)
+    try:
+        request = json.loads(b"".join(parts))
+    except ValueError:
+        request = None
+    if request is None or len(fds) != 3:
         for fd in fds:
             os.close(fd)
         return None
-    return json.loads(data), list(fds)
+    return request, list(fds)
 
 
 def serve(path: str) -> dict[str, Any] | None:
@@ -79,8 +89,11 @@ def serve(path: str) -> dict[str, Any] | None:
                 sel.register(conn, selectors.EVENT_READ, ("request", conn))
             elif what == "request":
                 sel.unregister(obj)
-                got = _recv(obj)
-                if got is None or len(got[1]) != 3:
+                try:
+                    got = _recv(obj)
+                except OSError:
+                    got = None
+                if got is None:  # a broken request ends its connection, not the server
                     conns.remove(obj)
                     obj.close()
                     continue
@@ -104,7 +117,10 @@ def serve(path: str) -> dict[str, Any] | None:
                 pidfd = os.pidfd_open(pid)
                 running[pidfd] = (pid, obj)
                 sel.register(pidfd, selectors.EVENT_READ, ("exit", pidfd))
-                obj.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+                try:
+                    obj.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+                except OSError:
+                    pass  # the client is gone; the child is still waited for
             elif what == "exit":
                 pid, conn = running.pop(obj)
                 sel.unregister(obj)
