@@ -84,7 +84,7 @@ test: setup chromium
 	mkdir -p tests/browser/artifacts
 	$(PY) -m pytest -q -m browser -n 2 --dist loadgroup --durations=8 tests/browser \
 	  > tests/browser/artifacts/pytest.log 2>&1 & browser=$$!; \
-	$(PY) -m pytest -q -m "not browser" -n 4 --dist loadgroup --durations=8; others=$$?; \
+	$(PY) -m pytest -q -m "not browser" -n 3 --dist loadgroup --durations=8; others=$$?; \
 	wait $$browser; status=$$?; \
 	echo "== browser tests (tests/browser/artifacts/pytest.log)"; cat tests/browser/artifacts/pytest.log; \
 	test $$others -eq 0 && test $$status -eq 0
