@@ -42,7 +42,8 @@ class Stdio:
         self.proc = subprocess.Popen([sys.executable, "-m", "dsh_notebook", "serve", "--stdio"], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.seen: list[dict[str, Any]] = []
+        self.seen: list[dict[str, Any]] = []  # every message, in order
+        self.unmatched: list[dict[str, Any]] = []  # those no wait has taken yet
         threading.Thread(target=self._read, daemon=True).start()
         self.n = 0
 
@@ -65,11 +66,17 @@ class Stdio:
         return reply["result"]["value"]
 
     def until(self, match: Any, timeout: float = 60) -> dict[str, Any]:
+        """The first message that matches, whenever it came: one that arrived while an earlier
+        wait looked for something else (a turn/end before a call's answer) is found here too."""
+        for k, msg in enumerate(self.unmatched):
+            if match(msg):
+                return self.unmatched.pop(k)
         while True:
             msg = self.lines.get(timeout=timeout)
             self.seen.append(msg)
             if match(msg):
                 return msg
+            self.unmatched.append(msg)
 
     def item(self, kind: str, **fields: Any) -> dict[str, Any]:
         def ok(m: dict[str, Any]) -> bool:
