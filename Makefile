@@ -75,23 +75,19 @@ lint: setup
 # PYTHONDONTWRITEBYTECODE is cleared for the tests, as on a usual machine: the test modules' (and
 # any edited module's) bytecode is then cached after the first process instead of compiled anew by
 # every worker, kernel and CLI process the suite starts.
-# Three pytest runs go side by side: the browser tests (they mostly wait on JupyterLab and
-# Chromium), the real-model tests (one serial chain of llama.cpp runs on one thread, in their own
-# process so that no worker of the others is held by it), and all the rest. Each fills the others'
-# waits. The reports of the browser and real-model runs are printed when all have ended (their logs:
-# .pytest-logs/); make fails if any failed.
+# The two pytest runs go side by side: the browser tests mostly wait on JupyterLab and Chromium, the
+# others on kernels and subprocesses, and each fills the other's waits. The browser run's report is
+# printed when both have ended (its log: tests/browser/artifacts/pytest.log); make fails if either did.
 test: export PYTHONDONTWRITEBYTECODE =
 test: setup chromium
 	cd js && npm test --silent
-	mkdir -p .pytest-logs
+	mkdir -p tests/browser/artifacts
 	$(PY) -m pytest -q -m browser -n 2 --dist loadgroup --durations=8 tests/browser \
-	  > .pytest-logs/browser.log 2>&1 & browser=$$!; \
-	$(PY) -m pytest -q -p no:xdist --durations=4 tests/realmodel > .pytest-logs/realmodel.log 2>&1 & real=$$!; \
-	$(PY) -m pytest -q -m "not browser" -n 3 --dist loadgroup --durations=8 --ignore=tests/realmodel; others=$$?; \
-	wait $$real; real_status=$$?; wait $$browser; browser_status=$$?; \
-	echo "== real-model tests (.pytest-logs/realmodel.log)"; cat .pytest-logs/realmodel.log; \
-	echo "== browser tests (.pytest-logs/browser.log)"; cat .pytest-logs/browser.log; \
-	test $$others -eq 0 && test $$real_status -eq 0 && test $$browser_status -eq 0
+	  > tests/browser/artifacts/pytest.log 2>&1 & browser=$$!; \
+	$(PY) -m pytest -q -m "not browser" -n 3 --dist loadgroup --durations=8; others=$$?; \
+	wait $$browser; status=$$?; \
+	echo "== browser tests (tests/browser/artifacts/pytest.log)"; cat tests/browser/artifacts/pytest.log; \
+	test $$others -eq 0 && test $$status -eq 0
 
 test-fast: export PYTHONDONTWRITEBYTECODE =
 test-fast: setup
