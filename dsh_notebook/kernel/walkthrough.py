@@ -51,6 +51,10 @@ def execute_notebook(src: Path, dest_dir: Path, *, timeout: int = 300) -> Path:
         resources={"metadata": {"path": str(src.parent)}},
         allow_errors=False,
         record_timing=True,
+        # one stream output per cell and name, as JupyterLab shows it: the kernel flushes stdout on
+        # a timer, so under load one print() can arrive as two messages ("workspace now:" and the
+        # list), which a reader of the saved copy (or a test of its text) would otherwise see apart
+        coalesce_streams=True,
         # saved like JupyterLab saves by default (no widget state): `jupyter nbconvert --to html`
         # of the executed copy then shows each widget's text/html replay, offline — with widget
         # state it would load the widget manager from a CDN and find no kernel behind it

@@ -12,6 +12,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from tests.fixtures.cells import joined_streams
+
 from .conftest import BIN
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
@@ -31,7 +33,7 @@ def viewer_text(cell: Any) -> tuple[str, str]:
     """(plain, markdown): what a viewer without a kernel shows of a cell's outputs."""
     plain: list[str] = []
     markdown: list[str] = []
-    for out in cell.get("outputs", []):
+    for out in joined_streams(cell.get("outputs", [])):
         if out["output_type"] == "stream":
             plain.append(out["text"])
         elif out["output_type"] in ("display_data", "execute_result"):
@@ -92,7 +94,7 @@ def test_without_stdin_pause_notices_are_saved_in_order_with_the_turns_text(
     assert done.returncode == 0, done.stderr
     cell = nbformat.read(tmp_path / "debug-out.ipynb", as_version=4).cells[-1]
     flat = "\n".join(o["text"] if o["output_type"] == "stream" else str(o.get("data", {}).get("text/plain", ""))
-                     for o in cell.outputs)
+                     for o in joined_streams(cell.outputs))
     order = ["I'll run the tests first.", "paused at stage 03", "no stdin to answer the debugger on",
              "exit 1 · 2 of 6 tests failed", "Let me look at src/math.ts", "paused at stage 03",
              "✓ src/math.ts: 20 lines", "Result: the tests pass now"]

@@ -16,6 +16,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from tests.fixtures.cells import joined_streams
+
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 
 papermill = pytest.importorskip("papermill", minversion="2.6", reason="pip install 'papermill>=2.6'")
@@ -48,7 +50,7 @@ def build_notebook(path: Path) -> None:
 def text_of(cell: Any) -> str:
     """Everything a cell shows as text: streams, plain-text data and errors."""
     parts: list[str] = []
-    for out in cell.get("outputs", []):
+    for out in joined_streams(cell.get("outputs", [])):
         if out["output_type"] == "stream":
             parts.append(out["text"])
         elif out["output_type"] == "error":

@@ -194,3 +194,20 @@ def test_07_checkpoints_and_rewind(executed: dict[str, Any]) -> None:
     assert "checked is now: [3.5, 4.25, 5.0]" in out and "variables put back: checked" in out
     assert "checked is back: mine: before the agent's turn" in out
     assert "+3 ~1 -2 files (1 renamed)" in out
+
+
+def test_a_print_flushed_in_pieces_is_one_output_in_the_executed_copy(tmp_path: Path) -> None:
+    """The kernel flushes stdout on a timer, so under load one print() can reach the client as two
+    stream messages; the executed copy holds them as one output, as JupyterLab shows them (a flush
+    between the pieces forces the split here)."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    code = ("import sys\nsys.stdout.write('workspace now:'); sys.stdout.flush()\n"
+            "sys.stdout.write(' [1, 2]\\n'); sys.stderr.write('apart\\n')\nprint('then', 3)")
+    src = tmp_path / "src" / "split.ipynb"
+    src.parent.mkdir()
+    nbformat.write(new_notebook(cells=[new_code_cell(code)], metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}), src)
+    nb = nbformat.read(execute_notebook(src, tmp_path / "out", timeout=120), as_version=4)
+    streams = [(o["name"], o["text"]) for o in nb.cells[0].outputs if o["output_type"] == "stream"]
+    assert streams == [("stdout", "workspace now: [1, 2]\nthen 3\n"), ("stderr", "apart\n")]
