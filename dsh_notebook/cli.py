@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tools", metavar="NAMES",
                      help="the tools offered to the model: a comma list (read,grep), none (a plain chat turn) or all (default)")
     run.add_argument("--max-repeats", metavar="N",
-                     help="the same failed tool call (same denial or error) tolerated this many times in a row before "
+                     help="the same tool call answered the same way (same result, denial or error) tolerated this many times in a row before "
                           "the turn ends stuck (default 2; 0: no guard)")
     run.add_argument("--break", dest="breakpoints", metavar="STAGES",
                      help="the agent debugger: pause at these stages (01-06, e.g. 03,06, or all) and ask on the "

@@ -277,7 +277,7 @@ def parse_max_tokens(raw: str | int | None, name: str = "--max-tokens") -> int |
 
 
 def parse_max_repeats(raw: str | int | None, name: str = "--max-repeats") -> int | None:
-    """How many identical failed tool calls in a row are tolerated (``0``: the guard is off)."""
+    """How many identical tool calls answered identically in a row are tolerated (``0``: the guard is off)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
     try:

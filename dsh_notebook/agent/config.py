@@ -14,8 +14,8 @@ turn's start (a snapshot for the turn), so a budget or limit changed on a live a
 - ``context_window`` — a window given by flag (else the server's, else the catalog's);
   ``compact_threshold`` — the share of the window above which a step compacts first;
 - ``tools`` — ``None``: every tool; ``()``: none (a plain chat turn); else only these names;
-- ``max_repeats`` — the no-progress guard: the same call answered with the same error this many
-  times in a row is told it will not help, once more ends the turn ``stuck`` (``0``: off).
+- ``max_repeats`` — the no-progress guard: the same call answered the same way (result, denial or
+  error) this many times in a row is told it will not help, once more ends the turn ``stuck`` (``0``: off).
 """
 
 from __future__ import annotations

@@ -4,9 +4,12 @@
   starts: a model that calls tools forever is stopped after exactly ``max_steps`` requests, its
   last batch answered) and ``max_time`` (seconds per turn: when it runs out the turn is cancelled
   like an abort — running tools stopped, every call answered — and ends ``budget{max-time}``).
-- :class:`StuckGuard` — the same tool call (name + arguments) answered with the same denial or
-  error ``max_repeats`` times in a row: that result tells the model plainly that repeating it
-  will not help; once more and the turn ends ``stuck`` after the batch (every call answered).
+- :class:`StuckGuard` — the same tool call (name + arguments) answered the same way (the same
+  denial, error or result: a glob that matched nothing, a file read again unchanged; a denial counts
+  whatever the arguments, as it answers the tool, not them) ``max_repeats`` times in a row: that answer tells the model plainly that repeating it will not help; once more
+  and the turn ends ``stuck`` after the batch (every call answered). A small local model that
+  calls one read-only tool with the same arguments over and over is stopped at its third call,
+  not at ``max_steps``.
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ import json
 from ..tools.outcome import ToolOutcome
 from ..tools.scheduler import BatchOutcome
 from ..wire.events import TurnEndReason
-from ..wire.messages import ToolCallBlock, tool_text
+from ..wire.messages import EXIT_LINE, ToolCallBlock, tool_text
 from .steps import End, TurnHook, TurnRun
 
 TIME_UP = "budget:max-time"  # the cancel cause of a turn whose time budget ran out
 _NOT_REPEATS = frozenset({"CANCELLED", "ABORTED_BEFORE_DISPATCH"})
-REPEAT_NOTE = ("\n\n[dsh] This is the same call with the same arguments, answered with the same error "
+REPEAT_NOTE = ("\n\n[dsh] This is the same call with the same arguments, answered with the same {what} "
                "{count} times in a row. Repeating it will not help: do something different, or answer "
                "without it. One more identical call ends the turn.")
+DENIED_NOTE = ("\n\n[dsh] {name} was denied the same way {count} times in a row, whatever its arguments. "
+               "Repeating it will not help: do something different, or answer without it. One more "
+               "denied call to {name} ends the turn.")
 
 
 class Budgets(TurnHook):
@@ -63,7 +69,7 @@ class Budgets(TurnHook):
 
 
 class StuckGuard(TurnHook):
-    """Counts identical failed calls in a row (``AgentConfig.max_repeats``; 0: off)."""
+    """Counts identical calls answered identically in a row (``AgentConfig.max_repeats``; 0: off)."""
 
     def __init__(self) -> None:
         self.last: tuple[str, ...] | None = None
@@ -74,22 +80,35 @@ class StuckGuard(TurnHook):
         limit = run.config.max_repeats
         if limit <= 0:
             return outcome
-        if not outcome.is_error or outcome.code in _NOT_REPEATS:
+        if outcome.code in _NOT_REPEATS:
             self.last, self.count = None, 0
             return outcome
-        key = (call.name, _canonical(call.arguments), outcome.code or "", outcome.text)
+        # a denial is the tool's, not its arguments': a small model that asks again with other
+        # arguments (its last call's id as the command) is answered the same way, and counted so
+        args = "" if outcome.code == "DENIED" else _canonical(call.arguments)
+        key = (call.name, args, str(outcome.is_error), outcome.code or "", outcome.text)
         self.count = self.count + 1 if key == self.last else 1
         self.last = key
         if self.count > limit:
             self.stuck = call.name
         if self.count < limit:
             return outcome
-        note = REPEAT_NOTE.format(count=self.count)
-        return dataclasses.replace(outcome, message=tool_text(call.id, outcome.text + note, is_error=True))
+        note = (DENIED_NOTE if outcome.code == "DENIED" else REPEAT_NOTE).format(
+            name=call.name, what="error" if outcome.is_error else "result", count=self.count)
+        return dataclasses.replace(outcome, message=tool_text(call.id, _with_note(outcome.text, note),
+                                                              is_error=outcome.is_error))
 
     def after_tools(self, run: TurnRun, batch: BatchOutcome) -> TurnEndReason | None:
         name, self.stuck = self.stuck, None
         return None if name is None else TurnEndReason(kind="stuck", cause=name, limit=run.config.max_repeats)
+
+
+def _with_note(text: str, note: str) -> str:
+    """The note after the text, before a command's closing ``[exit code: N]`` line (kept last)."""
+    head, _, last = text.rstrip().rpartition("\n")
+    if head and EXIT_LINE.match(last.strip()):
+        return f"{head}{note}\n{last}"
+    return text + note
 
 
 def _canonical(arguments: str) -> str:

@@ -65,7 +65,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--max-tokens", "max_tokens", "N", "output limit of every model request (default DSH_MAX_TOKENS / DshMagics.max_tokens, else derived from the window); a reply cut by it ends the turn max-tokens; applies to the session from now on"),
     FlagSpec("--option", "option", "KEY=VALUE", "a request option sent with every request, the value as JSON else a string (repeatable: --option temperature=0.2 --option seed=7; KEY=null removes one; default DshMagics.options)"),
     FlagSpec("--tools", "tools", "NAMES", "the tools offered to the model: a comma list (read,grep), none (a plain chat turn) or all (default DshMagics.tools)"),
-    FlagSpec("--max-repeats", "max_repeats", "N", "the same failed tool call tolerated this many times in a row before the turn ends stuck (default 2; 0: no guard)"),
+    FlagSpec("--max-repeats", "max_repeats", "N", "the same tool call answered the same way tolerated this many times in a row before the turn ends stuck (default 2; 0: no guard)"),
     FlagSpec("--first-byte-timeout", "first_byte_timeout", "SECONDS", "seconds a model request waits for the first chunk (default DSH_FIRST_BYTE_TIMEOUT, else 600 for a loopback server, else 120)"),
     FlagSpec("--idle-timeout", "idle_timeout", "SECONDS", "seconds between two chunks of a reply (default DSH_IDLE_TIMEOUT, else 120)"),
     FlagSpec("--break", "breakpoints", "STAGES", "the agent debugger: pause the run at these stages of the loop (01–06, e.g. 03,06, or all); the cell asks c/s/r/p/e/q like pdb; with --bg the handle has .wait_paused(), .step(), .continue_(), .edit()"),

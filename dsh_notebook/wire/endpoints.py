@@ -33,7 +33,7 @@ class SessionOptions(Frozen):
     Issue 20: ``maxTokens`` the output limit of every request (default ``DSH_MAX_TOKENS``, else
     derived from the window); ``options`` request options merged into the session's (a ``null``
     value removes one); ``tools`` the tools offered (``all``, ``none`` or a comma list);
-    ``maxRepeats`` identical failed tool calls tolerated (``0``: no guard); ``firstByteTimeout`` /
+    ``maxRepeats`` identical calls answered identically tolerated (``0``: no guard); ``firstByteTimeout`` /
     ``idleTimeout`` seconds to the first chunk / between chunks of a model response."""
 
     max_steps: int | None = None

@@ -162,9 +162,55 @@ async def test_the_guard_is_off_with_max_repeats_zero_and_resets_on_a_different_
     await run(agent)
     assert ends(agent)[0].reason.kind == "completed" and len(model.requests) == 5
     varied = ChunkModel(*[calls((f"v{i}", "echo", f'{{"text": "{i % 2}"}}')) for i in range(4)], text("done"))
-    agent2, _ = _denied_agent(varied)
+    agent2 = make_agent(varied, echo_tool())
     await run(agent2)
-    assert ends(agent2)[0].reason.kind == "completed"  # never the same call twice in a row
+    assert ends(agent2)[0].reason.kind == "completed"  # never the same answer twice in a row
+
+
+async def test_a_denial_counts_whatever_the_arguments() -> None:
+    """SmolLM2 under ``--approve deny`` asked for bash again and again with a new command each time
+    (its last call's id): a denial answers the tool, so the third in a row ends the turn."""
+    model = ChunkModel(*[calls((f"c{i}", "echo", f'{{"text": "call_{i}"}}')) for i in range(6)])
+    agent, log = _denied_agent(model)
+    await run(agent)
+    results = [e for e in agent.session.events if isinstance(e, ToolResult)]
+    assert [r.error.code for r in results if r.error] == ["DENIED"] * 3 and log == []
+    assert "echo was denied the same way 2 times in a row, whatever its arguments" in results[1].message.text
+    (end,) = ends(agent)
+    assert end.reason.kind == "stuck" and end.reason.cause == "echo" and len(model.requests) == 3
+
+
+async def test_the_same_call_answered_the_same_way_ends_stuck_even_when_it_succeeds() -> None:
+    """A small real model called ``glob`` with one pattern 50 times (each answered "No files match")
+    until ``max_steps``: the same result for the same call counts like the same error."""
+    log: list[str] = []
+    model = ChunkModel(*[calls((f"c{i}", "echo", '{"text": "hi"}')) for i in range(6)])
+    agent = make_agent(model, echo_tool(log))
+    await run(agent)
+    results = [e for e in agent.session.events if isinstance(e, ToolResult)]
+    assert log == ["hi"] * 3 and not any(r.message.is_error for r in results)  # run each time, all succeeded
+    assert results[0].message.text == "echo: hi"
+    assert "answered with the same result 2 times in a row" in results[1].message.text
+    (end,) = ends(agent)
+    assert end.reason.kind == "stuck" and end.reason.cause == "echo"
+    assert len(model.requests) == 3 and all_answered(agent)
+
+
+async def test_a_repeated_call_whose_answer_changes_is_progress_and_a_command_keeps_its_exit_line() -> None:
+    count: list[str] = []
+
+    async def tick(args: EchoArgs, ctx: ToolContext) -> ToolOutput:
+        count.append(args.text)
+        return ToolOutput(f"ran {len(count) // 4} time(s)\n[exit code: 0]")  # changes every 4th call
+
+    tool = Tool("tick", "Count.", EchoArgs, tick)
+    model = ChunkModel(*[calls((f"c{i}", "tick", '{"text": "x"}')) for i in range(6)], text("done"))
+    agent = make_agent(model, tool, max_repeats=3)
+    await run(agent)
+    results = [e.message for e in agent.session.events if isinstance(e, ToolResult)]
+    assert ends(agent)[0].reason.kind == "completed" and len(results) == 6  # 3, then a new answer, then 3
+    noted = [m for m in results if "will not help" in m.text]
+    assert len(noted) == 2 and all(m.exit_code == 0 and m.text.endswith("\n[exit code: 0]") for m in noted)
 
 
 # -- item 7: tool choice per turn ----------------------------------------------------------------------

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.fixtures.cells import cell_text
+from tests.fixtures.cells import cell_text, joined_streams
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.support.kernel_messages import iopub_until_idle, shell_reply
 
@@ -48,7 +48,7 @@ def test_done_when_a_notebook_on_kernel_dsh_runs_prompts_python_and_sessions(
     [live] = [o for o in prompt.outputs if o.output_type == "display_data"]  # one display, updated in place
     assert "**read** `README.md`" in live.data["text/markdown"] and "demo-math" in live.data["text/markdown"]
     assert "TurnResult completed" in texts(prompt) and "from cell [1]" in texts(prompt)
-    assert [o.text for o in python.outputs if o.output_type == "stream"] == ["42\n"]
+    assert [o["text"] for o in joined_streams(python.outputs) if o["output_type"] == "stream"] == ["42\n"]
     events = log_events(isolated_dsh_home)
     users = [e["message"] for e in events if e["type"] == "user/message" and e["message"]["source"]["kind"] == "user"]
     assert [u["content"][0]["text"] for u in users] == ["read README.md and summarise", "the value of x is 42; what is it?"]

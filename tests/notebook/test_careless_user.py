@@ -134,11 +134,13 @@ def test_interrupt_before_the_prompt_is_sent_is_one_line(
             "        time.sleep(60)\n        return 'slow'\nslow = Slow()")
     assert _cell(kc, slow)[0]["content"]["status"] == "ok"
     msg_id = kc.execute(f"%dsh {fake_flags(fake_server)} --break 04 summarise {{slow}}")
-    deadline = time.monotonic() + 60
+    deadline, seen = time.monotonic() + 60, ""
     while time.monotonic() < deadline:  # the interrupt lands while the line is being prepared
         msg = kc.get_iopub_msg(timeout=60)
-        if msg["parent_header"].get("msg_id") == msg_id and "formatting" in str(msg["content"].get("text", "")):
-            break
+        if msg["parent_header"].get("msg_id") == msg_id:
+            seen += str(msg["content"].get("text", ""))  # a line may come in parts
+            if "formatting" in seen:
+                break
     km.interrupt_kernel()
     reply = shell_reply(kc, msg_id)
     errors = [m["content"] for m in iopub_until_idle(kc, msg_id) if m["msg_type"] == "error"]
@@ -256,11 +258,13 @@ def test_interrupting_await_of_a_paused_background_run(kernel: tuple[Any, Any], 
     fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "echo awaited"}')]), text_reply("done"))
     assert _cell(kc, f"h = %dsh {fake_flags(fake_server)} --bg --no-widget --break 03 go")[0]["content"]["status"] == "ok"
     msg_id = kc.execute("r = await h")
-    deadline = time.monotonic() + 60
+    deadline, seen = time.monotonic() + 60, ""
     while time.monotonic() < deadline:  # the awaiting cell says the run is held and nothing answers it
         msg = kc.get_iopub_msg(timeout=60)
-        if msg["parent_header"].get("msg_id") == msg_id and "nothing answers it" in str(msg["content"].get("text", "")):
-            break
+        if msg["parent_header"].get("msg_id") == msg_id:
+            seen += str(msg["content"].get("text", ""))  # a line may come in parts
+            if "nothing answers it" in seen:
+                break
     km.interrupt_kernel()  # before: the Interrupt never landed (an idle loop), the kernel hung on the await
     reply = shell_reply(kc, msg_id, timeout=30)
     errors = [m["content"] for m in iopub_until_idle(kc, msg_id) if m["msg_type"] == "error"]

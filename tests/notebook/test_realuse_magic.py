@@ -25,7 +25,8 @@ def _bash(cid: str, command: str) -> Any:
 
 def test_max_steps_on_the_magic_ends_the_turn_with_reason_budget(shell: Any, fake_server: FakeOpenAIServer,
                                                                   tmp_path: Path) -> None:
-    fake_server.enqueue(*[tool_call_reply([(f"c{k}", "glob", '{"pattern": "*"}')]) for k in range(10)])
+    # a new pattern each step: the same call answered the same way a third time would end it ``stuck``
+    fake_server.enqueue(*[tool_call_reply([(f"c{k}", "glob", f'{{"pattern": "*{k}"}}')]) for k in range(10)])
     result = shell.run_cell(f"%dsh --cwd {tmp_path} {fake_flags(fake_server)} --max-steps 3 look around").result
     assert result.reason.kind == "budget" and result.reason.cause == "max-steps" and result.reason.limit == 3
     assert len(fake_server.requests) == 3 and len(result.tool_calls) == 3

@@ -14,8 +14,10 @@ from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 from tests.support.log_checks import assert_valid_log
 
 
-def _forever(n: int) -> list:  # a model that calls a tool on every request
-    return [tool_call_reply([(f"call_{k}", "read", json.dumps({"file_path": "README.md"}))]) for k in range(n)]
+def _forever(n: int) -> list:  # a model that calls a tool on every request, each time a new line on
+    # (the same call answered the same way three times in a row would end the turn ``stuck`` first)
+    return [tool_call_reply([(f"call_{k}", "read", json.dumps({"file_path": "README.md", "offset": k + 1}))])
+            for k in range(n)]
 
 
 def test_a_model_that_calls_a_tool_forever_is_stopped_after_exactly_max_steps_requests(tmp_path: Path) -> None:

@@ -16,12 +16,19 @@ def shell_reply(kc: Any, msg_id: str, timeout: float = 90) -> dict[str, Any]:
 
 
 def iopub_until_idle(kc: Any, msg_id: str, timeout: float = 60) -> list[dict[str, Any]]:
-    """IOPub messages of ``msg_id`` until its kernel status is idle."""
-    out = []
+    """IOPub messages of ``msg_id`` until its kernel status is idle; a run of stream messages of one
+    name is joined into one, as JupyterLab shows it (the kernel flushes stdout on a timer, so under
+    load one print() can come in two parts)."""
+    out: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         msg = kc.get_iopub_msg(timeout=timeout)
         if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        last = out[-1] if out else None
+        if last is not None and msg["msg_type"] == last["msg_type"] == "stream" \
+                and msg["content"].get("name") == last["content"].get("name"):
+            last["content"] = {**last["content"], "text": last["content"]["text"] + msg["content"]["text"]}
             continue
         out.append(msg)
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
