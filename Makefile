@@ -75,19 +75,21 @@ lint: setup
 # PYTHONDONTWRITEBYTECODE is cleared for the tests, as on a usual machine: the test modules' (and
 # any edited module's) bytecode is then cached after the first process instead of compiled anew by
 # every worker, kernel and CLI process the suite starts.
-# The two pytest runs go side by side: the browser tests mostly wait on JupyterLab and Chromium, the
-# others on kernels and subprocesses, and each fills the other's waits. The browser run's report is
-# printed when both have ended (its log: tests/browser/artifacts/pytest.log); make fails if either did.
+# The two pytest runs and vitest go side by side: the browser tests mostly wait on JupyterLab and
+# Chromium, the others on kernels and subprocesses, and each fills the other's waits. The vitest and
+# browser reports are printed when all have ended (their logs: tests/browser/artifacts/vitest.log,
+# pytest.log); make fails if any did.
 test: export PYTHONDONTWRITEBYTECODE =
 test: setup chromium
-	cd js && npm test --silent
 	mkdir -p tests/browser/artifacts
+	(cd js && npm test --silent) > tests/browser/artifacts/vitest.log 2>&1 & vitest=$$!; \
 	$(PY) -m pytest -q -m browser -n 2 --dist loadgroup --durations=8 tests/browser \
 	  > tests/browser/artifacts/pytest.log 2>&1 & browser=$$!; \
 	$(PY) -m pytest -q -m "not browser" -n 3 --dist loadgroup --durations=8; others=$$?; \
-	wait $$browser; status=$$?; \
+	wait $$vitest; js=$$?; wait $$browser; status=$$?; \
+	echo "== vitest (tests/browser/artifacts/vitest.log)"; cat tests/browser/artifacts/vitest.log; \
 	echo "== browser tests (tests/browser/artifacts/pytest.log)"; cat tests/browser/artifacts/pytest.log; \
-	test $$others -eq 0 && test $$status -eq 0
+	test $$js -eq 0 && test $$others -eq 0 && test $$status -eq 0
 
 test-fast: export PYTHONDONTWRITEBYTECODE =
 test-fast: setup
