@@ -4,12 +4,13 @@
   starts: a model that calls tools forever is stopped after exactly ``max_steps`` requests, its
   last batch answered) and ``max_time`` (seconds per turn: when it runs out the turn is cancelled
   like an abort — running tools stopped, every call answered — and ends ``budget{max-time}``).
-- :class:`StuckGuard` — the same tool call (name + arguments) answered the same way (the same
-  denial, error or result: a glob that matched nothing, a file read again unchanged; a denial counts
-  whatever the arguments, as it answers the tool, not them) ``max_repeats`` times in a row: that answer tells the model plainly that repeating it will not help; once more
-  and the turn ends ``stuck`` after the batch (every call answered). A small local model that
-  calls one read-only tool with the same arguments over and over is stopped at its third call,
-  not at ``max_steps``.
+- :class:`StuckGuard` — the same tool call (name + arguments) answered the same way ``max_repeats``
+  steps in a row: the same error or result (a glob that matched nothing, a file read again
+  unchanged), or a denial, which counts whatever the arguments (it answers the tool, not them).
+  The calls of one batch count once: the model asked for them before it saw any answer. That
+  answer tells the model plainly that repeating it will not help; once more and the turn ends
+  ``stuck`` after the batch (every call answered). A small local model that calls one read-only
+  tool with the same arguments over and over is stopped at its third step, not at ``max_steps``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class StuckGuard(TurnHook):
 
     def __init__(self) -> None:
         self.last: tuple[str, ...] | None = None
+        self.step = -1  # the step whose batch last counted
         self.count = 0
         self.stuck: str | None = None
 
@@ -87,8 +89,11 @@ class StuckGuard(TurnHook):
         # arguments (its last call's id as the command) is answered the same way, and counted so
         args = "" if outcome.code == "DENIED" else _canonical(call.arguments)
         key = (call.name, args, str(outcome.is_error), outcome.code or "", outcome.text)
-        self.count = self.count + 1 if key == self.last else 1
-        self.last = key
+        if key != self.last:
+            self.count = 1
+        elif run.step != self.step:  # one batch counts once: the model had not seen any answer yet
+            self.count += 1
+        self.last, self.step = key, run.step
         if self.count > limit:
             self.stuck = call.name
         if self.count < limit:

@@ -213,6 +213,18 @@ async def test_a_repeated_call_whose_answer_changes_is_progress_and_a_command_ke
     assert len(noted) == 2 and all(m.exit_code == 0 and m.text.endswith("\n[exit code: 0]") for m in noted)
 
 
+async def test_one_batch_of_denied_calls_counts_once() -> None:
+    """A batch is one step: the model asked for all of it before any answer (seven ``touch``
+    variants under a deny rule, in one response, then an answer)."""
+    batch = calls(*[(f"c{i}", "echo", f'{{"text": "touch m{i}"}}') for i in range(7)])
+    agent, log = _denied_agent(ChunkModel(batch, text("ok, I will not")))
+    await run(agent)
+    results = [e for e in agent.session.events if isinstance(e, ToolResult)]
+    assert len(results) == 7 and all(r.error and r.error.code == "DENIED" for r in results) and log == []
+    assert not any("will not help" in r.message.text for r in results)
+    assert ends(agent)[0].reason.kind == "completed"
+
+
 # -- item 7: tool choice per turn ----------------------------------------------------------------------
 async def test_no_tools_offers_none_and_a_call_anyway_is_not_run() -> None:
     log: list[str] = []
