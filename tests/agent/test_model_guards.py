@@ -243,3 +243,18 @@ async def test_a_tools_list_offers_only_those_tools() -> None:
     agent.config.tools = None
     await run(agent)
     assert [sorted(t.name for t in r.tools) for r in model.requests] == [["dump"], ["dump", "echo"]]
+
+
+def test_the_loop_benchmark_runs_to_its_end_with_the_guard_on() -> None:
+    """``make bench``'s loop benchmark calls one no-op with the same arguments every step (the peers'
+    method); it sets a repeat limit it never reaches, so the guard's work stays in every step and
+    the run still completes (it asserts ``completed`` itself). Ours only, six steps."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_loop.py"
+    done = subprocess.run([sys.executable, str(bench), "--steps", "6", "--history", "8", "--rounds", "1",
+                           "--peers", ""], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "where a step goes" in done.stdout and "dsh_notebook" in done.stdout

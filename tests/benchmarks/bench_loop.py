@@ -186,7 +186,11 @@ class Ours:
         log.flush()
         self.log = log
         model = self.model
-        self.agent = Agent(session, AgentConfig(model="script:bench", context_window=WINDOW), adapter_for=lambda _m: model, tools=self.registry,
+        # the peers' method calls one no-op with the same arguments every step, answered "ok": our
+        # no-progress guard would end that turn stuck at its third step; a limit it never reaches
+        # keeps the guard's work in every step without it ending the run
+        config = AgentConfig(model="script:bench", context_window=WINDOW, max_repeats=1_000_000)
+        self.agent = Agent(session, config, adapter_for=lambda _m: model, tools=self.registry,
                            flush=log.flush, policy_mode="auto")
 
     async def run(self) -> None:
