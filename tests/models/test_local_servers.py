@@ -49,19 +49,20 @@ async def test_every_servers_overflow_wording_is_context_overflow_never_retried_
 
 
 async def test_a_slow_first_chunk_within_the_first_byte_timeout_is_waited_for(fake_openai: FakeOpenAIServer) -> None:
-    # the head arrives at once, the first chunk after 0.6 s: longer than the idle timeout, which
-    # only counts between chunks
-    model = slow_adapter(fake_openai, first=10.0, idle=0.3)
-    fake_openai.enqueue(text_reply("slow but fine", pieces=2, first_delay=0.6))
+    # the head arrives at once, the first chunk after 1.5 s: longer than the idle timeout, which
+    # only counts between chunks (the chunks after it come at once: a second of margin under load)
+    model = slow_adapter(fake_openai, first=10.0, idle=1.0)
+    fake_openai.enqueue(text_reply("slow but fine", pieces=2, first_delay=1.5))
     message, reason = assemble(await collect(model))
     await model.aclose()
     assert reason == "stop" and message.content == (TextBlock(text="slow but fine"),)
 
 
 async def test_no_total_timeout_on_a_reply_still_arriving(fake_openai: FakeOpenAIServer) -> None:
-    # 8 pieces 0.15 s apart: 1.2 s in all, far above both timeouts, each gap below the idle one
-    model = slow_adapter(fake_openai, first=0.5, idle=0.5)
-    fake_openai.enqueue(text_reply("one two three four five six seven eight", pieces=8, gap=0.15))
+    # 30 pieces 0.1 s apart: 3 s in all, above both timeouts; each gap a twentieth of the idle one (a
+    # gap of 0.15 s against 0.5 s once stretched past it on a loaded CI machine)
+    model = slow_adapter(fake_openai, first=2.0, idle=2.0)
+    fake_openai.enqueue(text_reply("one two three four five six seven eight", pieces=30, gap=0.1))
     message, reason = assemble(await collect(model))
     await model.aclose()
     assert reason == "stop" and message.text == "one two three four five six seven eight"
