@@ -83,7 +83,7 @@ async def test_nothing_before_the_first_byte_timeout_is_a_retryable_model_timeou
 
 
 async def test_a_stall_after_chunks_is_an_idle_timeout_never_retried(fake_openai: FakeOpenAIServer) -> None:
-    model = slow_adapter(fake_openai, first=30.0, idle=0.3)
+    model = slow_adapter(fake_openai, first=30.0, idle=1.0)  # the two pieces before the stall: a second apart at most
     fake_openai.enqueue(text_reply("half an answer", pieces=3, stall_after=2))
     with pytest.raises(StreamCutError) as info:
         await collect(model)
