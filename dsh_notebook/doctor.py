@@ -21,7 +21,8 @@ from .config import settings_from_env
 from .errors import DshError
 from .redaction import REDACTOR, is_secret_name
 from .tools import confine
-from .tools.sandbox_probe import probe
+from .tools.sandbox_allow import READ_VAR
+from .tools.sandbox_probe import ProbeResult, probe
 
 
 def _mode(path: Path) -> str:
@@ -75,6 +76,32 @@ def _missing(ok: bool, good: str, bad: str) -> str:
     return good if ok else f"MISSING: {bad}"
 
 
+def _setuid_row(m: ProbeResult) -> str:
+    where = "the workspace" if m.setuid_where == m.workspace else (m.setuid_where or "nowhere writable")
+    if not m.setuid_where:
+        return "not measured: the probe could write no file (workspace and /tmp read-only)"
+    if m.setuid:
+        reason = f" ({m.seccomp})" if m.seccomp else ""
+        return f"MISSING: a setuid/setgid file was made in {where} (chmod 4755 / g+s / install -m 4755){reason}"
+    return (f"refused: chmod 4755, chmod g+s and install -m 4755 in {where} made no setuid/setgid file "
+            "(seccomp filter, measured)")
+
+
+def _home_row(m: ProbeResult) -> str:
+    shown = ", ".join(m.allowed[:6]) + (f" and {len(m.allowed) - 6} more" if len(m.allowed) > 6 else "")
+    tail = (f"; shown read-only: {shown or 'nothing'}; add paths with {READ_VAR}=PATH:PATH")
+    if m.refused_allow:
+        tail += f"; not shown (a home, $DSH_HOME or a credential store): {', '.join(m.refused_allow[:4])}"
+    if m.path_hidden:
+        tail += f"; PATH folders hidden inside (add them to {READ_VAR} to use them): {', '.join(m.path_hidden[:6])}"
+    home_leaks = [p for p in m.readable if any(p == h or p.startswith(h.rstrip('/') + '/') for h in m.homes)]
+    if home_leaks:
+        return "MISSING: readable outside the allow-list: " + ", ".join(home_leaks[:8]) + tail
+    homes = [h for h in m.homes if h != m.workspace] + (["this home's dot entries"] if m.home_workspace else [])
+    return (f"hidden: {', '.join(homes)} — {m.home_probed} entries outside the allow-list and the "
+            f"workspace tried, none readable (measured)" + tail)
+
+
 def _sandbox_rows(bw: confine.Bubblewrap) -> list[tuple[str, str]]:
     """The bash sandbox, measured by a probe sandbox in this folder (:mod:`.tools.sandbox_probe`)."""
     m = probe(bw, Path.cwd())
@@ -82,15 +109,19 @@ def _sandbox_rows(bw: confine.Bubblewrap) -> list[tuple[str, str]]:
     if m.refused:
         rows.append(("workspace", f"REFUSED here (WORKSPACE_UNSAFE): {m.refused}; measured in a scratch folder"))
     elif m.home_workspace:
-        rows.append(("workspace", "this folder is $HOME: its top level and every dotfile read-only, its "
-                                  "folders writable (but ~/bin), credential stores hidden"))
+        rows.append(("workspace", "this folder is a home: its top level read-only, its plain folders and "
+                                  f"files writable (but ~/bin), its dot entries hidden unless on the allow-list ({READ_VAR})"))
     if m.error:
         return [*rows, ("probe", f"MISSING: {m.error}")]
     host_uid = os.geteuid()
-    uid_note = "(the host runs as root: mapped to an unprivileged uid)" if host_uid == 0 and m.uid else (
+    mapped = "?" if m.host_uid is None else str(m.host_uid)
+    uid_note = ("(the host runs as root: no capabilities, and files it writes stay root's — the "
+                "user's)") if mapped == "0" and m.uid != 0 else (
         "(ROOT inside: no user namespace here; capabilities are dropped)" if m.uid == 0 else "")
     rows += [
-        ("sandbox uid", f"{m.uid} inside, {host_uid} on the host {uid_note}".rstrip()),
+        ("sandbox uid", f"{m.uid} inside = uid {mapped} on the host (this process: {host_uid}) {uid_note}".rstrip()),
+        ("setuid files", _setuid_row(m)),
+        ("home", _home_row(m)),
         ("capabilities", _missing(not m.capabilities, "none (CapEff 0, also bwrap's PID 1)",
                                   f"CapEff {m.capeff} (PID 1 {m.init_capeff}): commands keep capabilities")),
         ("mount, umount", _missing(not (m.mount or m.umount), "refused inside (measured)",
@@ -102,8 +133,8 @@ def _sandbox_rows(bw: confine.Bubblewrap) -> list[tuple[str, str]]:
                                    "of host processes, no /proc/*/environ)",
                                    "the host's processes are visible inside")),
         ("file system", _missing(not m.readable, f"read-only but for the workspace; {m.hidden_dirs} dirs and "
-                                 f"{m.hidden_files} files hidden (/tmp, $DSH_HOME, credential stores, ~/.config, "
-                                 "Jupyter runtime, ~/.ipython), each measured empty",
+                                 f"{m.hidden_files} files hidden (/tmp, $DSH_HOME, the homes, Jupyter runtime, "
+                                 "credential stores inside what is shown), each measured empty",
                                  "readable inside: " + ", ".join(m.readable[:8]))),
         ("$DSH_HOME", _missing(not m.home_writable, "hidden and not writable from the sandbox (measured)",
                                "a file written inside the sandbox appeared in $DSH_HOME")),

@@ -4,10 +4,13 @@ With ``bwrap`` (Linux, Debian's ``bubblewrap``) a command runs in its **own PID 
 (no view of the host's processes or their ``/proc/*/environ``), with ``--die-with-parent`` (when
 the host dies, so does the sandbox, and with its PID 1 every process in it, detached ones
 included), **no capabilities** (``--cap-drop ALL``; as root also uid/gid 1000 in a user
-namespace: ``mount``, ``umount``, a remount of ``/`` fail), the whole file system **read-only**,
-only the **workspace writable**, and ``/tmp``, ``$DSH_HOME``, the credential stores, ``~/.config``,
-IPython's and Jupyter's runtime folders hidden **after** the workspace bind
-(:mod:`.sandbox_mounts`, also for a workspace of exactly ``$HOME``). The network is shared unless
+namespace: ``mount``, ``umount``, a remount of ``/`` fail), a **seccomp filter** that refuses
+setuid/setgid bits on any file (:mod:`.seccomp`; as root the sandbox's uid is host uid 0, so the
+files it writes stay the user's), the whole file system **read-only**, only the **workspace
+writable**, every home hidden but for a read-only allow-list (the interpreter, its packages,
+``DSH_SANDBOX_READ``), and ``/tmp``, ``$DSH_HOME``, IPython's and Jupyter's runtime folders
+hidden (:mod:`.sandbox_mounts`, :mod:`.sandbox_allow`; also for a workspace of exactly
+``$HOME``). The network is shared unless
 :func:`configure` / ``DSH_SANDBOX_NETWORK=0`` turns it off. bwrap itself is started with the
 same minimal environment as the command (bwrap's PID 1 keeps the environment bwrap got, readable
 as ``/proc/1/environ`` inside), never the host's.
@@ -22,6 +25,7 @@ the host process dies. The product says once that no sandbox is active (:func:`w
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -33,11 +37,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..redaction import is_secret_name, url_password
+from . import seccomp
 from .sandbox_mounts import mount_plan
 from .watchdog import MARKER_VAR, WATCHDOG, kill_marked, marked_pids
 
 __all__ = [
-    "MARKER_VAR", "WATCHDOG", "Bubblewrap", "allowed_env", "bubblewrap", "bwrap_argv", "configure",
+    "MARKER_VAR", "WATCHDOG", "Bubblewrap", "Confined", "allowed_env", "bubblewrap", "bwrap_argv", "configure",
     "confined_command",
     "hidden_paths", "identity_args", "kill_marked", "marked_pids", "network_enabled", "no_sandbox_reason", "warn_once",
 ]
@@ -179,32 +184,52 @@ def identity_args(bw: Bubblewrap, euid: int | None = None) -> list[str]:
 
 
 def bwrap_argv(bw: Bubblewrap, workspace: Path, env: Mapping[str, str], argv: list[str],
-               *, network: bool, euid: int | None = None) -> list[str]:
-    """The bwrap command line that runs ``argv`` confined to ``workspace``: hidden folders that
-    hold the workspace are mounted before its bind, everything else to hide after it. ``euid``:
-    the user who will start bwrap (default this process's)."""
+               *, network: bool, seccomp_fd: int | None, euid: int | None = None) -> list[str]:
+    """The bwrap command line that runs ``argv`` confined to ``workspace`` (the mounts of
+    :func:`.sandbox_mounts.mount_plan`, in their order), with the seccomp program read from
+    ``seccomp_fd`` (:func:`.seccomp.filter_fd`; pass it with ``pass_fds``). ``euid``: the user
+    who will start bwrap (default this process's)."""
     plan = mount_plan(workspace, euid)
     cmd = [bw.path, "--unshare-all"]
     if network:
         cmd.append("--share-net")
     cmd += identity_args(bw, euid)
     cmd += ["--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", *plan.before]
-    ws = str(workspace)
-    cmd += ["--bind", ws, ws, *plan.after, "--chdir", ws, "--clearenv"]
+            "--proc", "/proc", *plan.args, "--chdir", str(workspace)]
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
+    cmd.append("--clearenv")
     for name, value in env.items():
         cmd += ["--setenv", name, value]
     return [*cmd, "--", *argv]
 
 
+@dataclass
+class Confined:
+    """How to start a tool's command: ``argv`` with ``env``, keeping ``pass_fds`` open in the
+    child (bwrap's seccomp program). :meth:`close` once the process has started."""
+
+    argv: list[str]
+    env: dict[str, str]
+    sandboxed: bool
+    pass_fds: tuple[int, ...] = ()
+    _stack: contextlib.ExitStack | None = None
+
+    def close(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
+
+
 def confined_command(argv: list[str], workspace: Path, base_env: Mapping[str, str] | None,
-                     marker: str) -> tuple[list[str], dict[str, str], bool]:
-    """``(argv, environment, sandboxed?)`` to start ``argv`` for a tool call in ``workspace``.
+                     marker: str) -> Confined:
+    """How to start ``argv`` for a tool call in ``workspace``.
 
     Sandboxed: the bwrap command line, and bwrap itself gets the same minimal environment (its
-    PID 1 keeps what bwrap was given). Unconfined (said once): ``argv`` under :mod:`.reaper`,
-    registered with the :data:`WATCHDOG`. Either way the environment carries ``marker``.
-    Blocking (probes bwrap once, may start the watchdog): call it off the event loop.
+    PID 1 keeps what bwrap was given), with the seccomp program that refuses setuid/setgid
+    (:mod:`.seccomp`; said once where libseccomp is missing). Unconfined (said once): ``argv``
+    under :mod:`.reaper`, registered with the :data:`WATCHDOG`. Either way the environment carries
+    ``marker``. Blocking (probes bwrap once, may start the watchdog): call it off the event loop.
     """
     bw = bubblewrap()
     if bw is None:
@@ -215,7 +240,28 @@ def confined_command(argv: list[str], workspace: Path, base_env: Mapping[str, st
             env["DSH_REAPER_PARENT"] = str(os.getpid())
             argv = [sys.executable, "-S", "-I", REAPER, *argv]
         WATCHDOG.register(marker)  # the host's own death: the watchdog ends what is left
-        return argv, env, False
+        return Confined(argv, env, False)
     env = allowed_env(base_env, home="/tmp")
     env[MARKER_VAR] = marker
-    return bwrap_argv(bw, workspace, env, argv, network=network_enabled()), dict(env), True
+    stack = contextlib.ExitStack()
+    fd = stack.enter_context(seccomp.filter_fd())
+    if fd is None:
+        _warn_no_seccomp()
+    try:
+        cmd = bwrap_argv(bw, workspace, env, argv, network=network_enabled(), seccomp_fd=fd)
+    except BaseException:
+        stack.close()
+        raise
+    return Confined(cmd, dict(env), True, () if fd is None else (fd,), stack)
+
+
+_seccomp_warned = threading.Event()
+
+
+def _warn_no_seccomp() -> None:
+    if _seccomp_warned.is_set():
+        return
+    _seccomp_warned.set()
+    print(f"dsh: WARNING: {seccomp.unavailable_reason()}: commands in the sandbox can make setuid/setgid "
+          "files in the workspace (as root: root's). `python -m dsh_notebook doctor` shows it.",
+          file=sys.stderr, flush=True)

@@ -1,25 +1,23 @@
-"""What the bash sandbox hides or keeps read-only, and in which order bwrap mounts it (issue 21).
+"""What the bash sandbox shows, hides or keeps read-only, and in which order bwrap mounts it.
 
-bwrap applies its mount options **in order**, so a ``--bind WS WS`` placed after a hidden path
-uncovers it when the workspace contains it (workspace = ``$HOME``: Jupyter started in ``~``,
-``run --cwd ~``). The plan here therefore has three parts:
+Hidden (issue 35: an allow-list, not a list of known credential files): **every home** —
+``$HOME``, ``/root``, ``/home`` and other login users' homes (:func:`.sandbox_allow.private_homes`)
+— then ``/tmp``, ``$DSH_HOME`` (session logs, ``mcp.json``, the search index), the Jupyter runtime
+folder with the kernels' connection files, ``$XDG_CONFIG_HOME``/``$XDG_RUNTIME_DIR``, and
+``/etc/shadow``-like files. Shown again, **read-only**: the allow-list of :mod:`.sandbox_allow`
+(the interpreter and its packages, ``DSH_SANDBOX_READ``). Shown **writable**: the workspace.
+Inside what is shown, the known credential stores stay hidden (a second layer).
 
-1. ``before`` the workspace bind: the hidden directories that *contain* the workspace
-   (``/tmp`` for a workspace under ``/tmp``, ``~/.config`` for one under it), so the
-   workspace stays visible inside them;
-2. the workspace bind itself;
-3. ``after`` it, everything else: when the workspace is ``$HOME`` the home's top level and
-   every dot entry become read-only again (``--ro-bind``), its non-dot entries (but ``bin``,
-   which ``~/.profile`` puts on ``PATH``) are bound writable one by one, and then the hidden
-   directories (empty tmpfs) and hidden files (``/dev/null``) are mounted over whatever the
-   workspace bind exposed.
+bwrap applies its mount options **in order**, and a bind of a host folder uncovers whatever an
+earlier mount hid below it. Every mount here is therefore placed by the depth of its target:
+a folder before anything inside it, and at the same path a hide after a show. So a workspace
+inside a hidden home (``~/proj``) is bound after the home's empty tmpfs, and a credential store
+inside the workspace is hidden after the workspace's bind.
 
-Hidden: ``$DSH_HOME`` (session logs, ``mcp.json``, the search index), the credential stores of
-``$HOME`` and ``/root`` (``.ssh .aws .gnupg .docker .kube .netrc .npmrc .git-credentials`` …),
-``~/.config``, IPython's folder (``~/.ipython``, ``$IPYTHONDIR``), the Jupyter runtime folder
-with the kernels' connection files, ``/tmp``, and ``/etc/shadow``-like files. Read-only when
-inside the workspace: the dotfiles that run code outside the sandbox later (shell startup files,
-``~/.local``, ``~/.jupyter``, ``~/.gitconfig``) and the rules file of ``$DSH_POLICY_FILE``.
+A workspace of exactly a home (Jupyter started in ``~``, ``run --cwd ~``, root working in
+``/home/alice``): its top level is read-only, its plain entries writable one by one (but ``bin``,
+which ``~/.profile`` puts on ``PATH``), and its dot entries — shell startup files, ``~/.local``,
+``~/.cache``, every credential store, known or not — hidden unless allowed (then read-only).
 
 Refused with ``ToolError(code="WORKSPACE_UNSAFE")``: a workspace that is ``$DSH_HOME`` or inside
 it, and one that strictly contains a home (``/``, ``/home``): nothing could be kept hidden there.
@@ -29,88 +27,113 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ToolError
+from .sandbox_allow import (
+    CREDENTIAL_DIRS,
+    CREDENTIAL_FILES,
+    Allowed,
+    allow_list,
+    credential_paths,
+    private_homes,
+    under,
+)
 
 __all__ = ["CREDENTIAL_DIRS", "CREDENTIAL_FILES", "MountPlan", "dsh_home", "mount_plan"]
 
-CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".claude", ".dsh",
-                   ".config", ".ipython", ".password-store", ".local/share/jupyter/runtime",
-                   ".local/share/keyrings", ".mozilla", ".pki", ".terraform.d", ".cargo/credentials")
-CREDENTIAL_FILES = (".netrc", ".npmrc", ".pypirc", ".git-credentials", ".bash_history",
-                    ".python_history", ".zsh_history", ".psql_history", ".mysql_history",
-                    ".node_repl_history", ".pgpass", ".my.cnf", ".boto", ".s3cfg", ".Xauthority",
-                    ".cargo/credentials.toml", ".cargo/credentials")
 SYSTEM_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
 SYSTEM_GLOBS = ("/etc/ssh/ssh_host_*_key",)
-# dotfiles that later run code outside the sandbox: read-only when the workspace holds them
-RUNS_LATER = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-              ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".inputrc", ".gitconfig", ".local",
-              ".jupyter", ".pythonrc", ".pythonrc.py", ".condarc", ".pam_environment", ".xprofile",
-              ".xsessionrc", ".vimrc", ".emacs", ".emacs.d", ".tmux.conf", ".pip", "bin")
-MAX_WRITABLE_ENTRIES = 500  # non-dot entries of a $HOME workspace bound writable one by one
+# non-dot entries of a home workspace that later run code outside the sandbox: read-only
+RUNS_LATER = ("bin",)
+MAX_WRITABLE_ENTRIES = 500  # plain entries of a home workspace bound writable one by one
+_SHOW_RO, _SHOW_RW, _HIDE = "ro", "rw", "hide"
 
 
 @dataclass(frozen=True)
-class MountPlan:
-    """bwrap arguments around the workspace bind, and what they cover (for ``doctor``)."""
+class Mount:
+    path: str
+    kind: str  # "ro", "rw" or "hide"
 
-    before: list[str]
-    after: list[str]
-    hidden_dirs: list[str]
-    hidden_files: list[str]
-    readonly: list[str]
-    home_workspace: bool
+    def args(self) -> list[str]:
+        if self.kind == _SHOW_RO:
+            return ["--ro-bind", self.path, self.path]
+        if self.kind == _SHOW_RW:
+            return ["--bind", self.path, self.path]
+        if os.path.isdir(self.path):
+            return ["--tmpfs", self.path]
+        return ["--ro-bind", "/dev/null", self.path]
+
+
+@dataclass
+class MountPlan:
+    """The bwrap mounts, in order, and what they cover (for ``doctor`` and its probe)."""
+
+    workspace: str
+    mounts: list[Mount]
+    allowed: list[Allowed]
+    refused: list[Allowed]
+    homes: list[str]
+    readonly: list[str] = field(default_factory=list)
+    home_workspace: bool = False
+
+    @property
+    def args(self) -> list[str]:
+        return [a for m in self.mounts for a in m.args()]
+
+    @property
+    def hidden_dirs(self) -> list[str]:
+        return [m.path for m in self.mounts if m.kind == _HIDE and os.path.isdir(m.path)]
+
+    @property
+    def hidden_files(self) -> list[str]:
+        return [m.path for m in self.mounts if m.kind == _HIDE and not os.path.isdir(m.path)]
+
+    def state(self, path: str) -> str:
+        """``ro``, ``rw`` or ``hide``: what the sandbox makes of the real ``path``."""
+        return _state(self.mounts, path)
+
+
+def _state(mounts: list[Mount], path: str) -> str:
+    """The kind of the last mount (in bwrap's order) whose target holds ``path``; the root is
+    read-only."""
+    for m in reversed(mounts):
+        if under(path, m.path):
+            return m.kind
+    return _SHOW_RO
 
 
 def dsh_home() -> str:
     return os.path.realpath(os.environ.get("DSH_HOME") or os.path.expanduser("~/.dsh"))
 
 
-def _homes(euid: int | None = None) -> list[str]:
-    """``$HOME`` and ``/root`` (the latter only where the user starting bwrap can enter it)."""
-    homes = {os.path.realpath(os.path.expanduser("~"))}
-    uid = os.geteuid() if euid is None else euid
-    try:
-        if uid == 0 or os.stat("/root").st_mode & 0o001:
-            homes.add("/root")
-    except OSError:
-        pass
-    return sorted(homes)
-
-
-def _runtime_dirs(home: str) -> list[str]:
-    """Jupyter's runtime folder (kernel connection files) and IPython's folder, as Jupyter finds them."""
-    out = [os.environ.get("JUPYTER_RUNTIME_DIR", "")]
+def _runtime_dirs() -> list[str]:
+    """Jupyter's runtime folder (kernel connection files), IPython's folder and the XDG folders
+    wherever they were moved (their default places are inside a home)."""
+    out = [os.environ.get(v, "") for v in ("JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "XDG_CONFIG_HOME",
+                                          "XDG_RUNTIME_DIR")]
     data = os.environ.get("JUPYTER_DATA_DIR") or os.path.join(
-        os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "jupyter")
-    out += [os.path.join(data, "runtime"), os.environ.get("IPYTHONDIR", ""),
-            os.environ.get("XDG_CONFIG_HOME", ""), os.environ.get("XDG_RUNTIME_DIR", "")]
-    return [p for p in out if p]
-
-
-def _under(path: str, root: str) -> bool:
-    """True when ``path`` is ``root`` or below it (both real, absolute)."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
+        os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share"), "jupyter")
+    out.append(os.path.join(data, "runtime"))
+    return [os.path.realpath(p) for p in out if p and os.path.isdir(p)]
 
 
 def _depth(path: str) -> int:
-    return path.rstrip("/").count("/")
+    return 0 if path == "/" else path.rstrip("/").count("/")
 
 
-def check_workspace(ws: str) -> None:
+def check_workspace(ws: str, euid: int | None = None) -> None:
     """Refuse workspaces where nothing could stay hidden (``WORKSPACE_UNSAFE``)."""
     home_of_dsh = dsh_home()
-    if _under(ws, home_of_dsh):
+    if under(ws, home_of_dsh):
         raise ToolError(
             f"the workspace {ws} is inside $DSH_HOME ({home_of_dsh}), which holds every session's log "
             "and the MCP configuration; the sandbox keeps it hidden and read-only, so bash cannot run "
             "here. Start in another folder (run --cwd DIR, or Jupyter in your project folder)",
             code="WORKSPACE_UNSAFE")
-    for home in [*_homes(), "/"]:
-        if home != ws and _under(home, ws) or ws == "/":
+    for home in [*private_homes(euid), "/"]:
+        if home != ws and under(home, ws) or ws == "/":
             raise ToolError(
                 f"the workspace {ws} contains the home folder {home}: the sandbox cannot keep the "
                 "credential stores and other users' files hidden in a workspace that wide. Start in "
@@ -125,73 +148,93 @@ def _ensure_dsh_home(ws: str) -> None:
     parent = path
     while not os.path.exists(parent) and parent != "/":
         parent = os.path.dirname(parent)
-    if parent != path and _under(parent, ws):
+    if parent != path and under(parent, ws):
         os.makedirs(path, mode=0o700, exist_ok=True)
 
 
-def _hidden(ws: str, euid: int | None) -> tuple[list[str], list[str]]:
-    dirs = ["/tmp", dsh_home()]
-    files: list[str] = list(SYSTEM_FILES)
-    for pattern in SYSTEM_GLOBS:
-        files += sorted(glob.glob(pattern))
-    for home in _homes(euid):
-        dirs += [os.path.join(home, d) for d in CREDENTIAL_DIRS] + _runtime_dirs(home)
-        files += [os.path.join(home, f) for f in CREDENTIAL_FILES]
-    real_dirs: list[str] = []
-    for raw in dirs:
-        real = os.path.realpath(raw)
-        if real != "/" and real not in real_dirs and os.path.isdir(real):
-            real_dirs.append(real)
-    real_files = sorted({os.path.realpath(f) for f in files if os.path.isfile(f)})
-    return sorted(real_dirs, key=_depth), real_files
+def _home_entries(ws: str, allowed: list[str]) -> list[Mount]:
+    """A workspace that is a home: plain entries writable, dot entries hidden unless allowed."""
+    out = [Mount(ws, _SHOW_RO)]
+    names = sorted(os.listdir(ws))
+    plain = [n for n in names if not n.startswith(".") and n not in RUNS_LATER]
+    for name in plain[:MAX_WRITABLE_ENTRIES]:
+        path = os.path.join(ws, name)
+        if not os.path.islink(path):
+            out.append(Mount(path, _SHOW_RW))
+    for name in names:
+        if not name.startswith("."):
+            continue
+        path = os.path.join(ws, name)
+        real = os.path.realpath(path)
+        if os.path.islink(path):
+            # where it leads decides what is seen: a home elsewhere is hidden, the rest of the file
+            # system is read-only; a dotfile kept in a plain folder of this home stays unwritable
+            if under(real, ws) and real != ws and os.path.exists(real):
+                out.append(Mount(real, _SHOW_RO))
+            continue
+        if not any(under(real, a) for a in allowed):
+            out.append(Mount(real, _HIDE))
+    return out
 
 
-def _readonly(ws: str, home_ws: bool) -> list[str]:
-    """Paths inside the workspace that must stay read-only (they run code outside later)."""
-    out: list[str] = []
-    policy = os.environ.get("DSH_POLICY_FILE")
-    if policy:
-        out.append(os.path.realpath(os.path.expanduser(policy)))
-    if not home_ws:
-        for home in _homes():
-            out += [os.path.realpath(os.path.join(home, n)) for n in RUNS_LATER]
-    return sorted({p for p in out if _under(p, ws) and os.path.lexists(p)}, key=_depth)
+def _order(mounts: list[Mount]) -> list[Mount]:
+    """By depth (a folder before what is inside it); at the same path writable, read-only, hidden; and
+    without the mounts that change nothing (a hide inside what is hidden, a read-only show of
+    what is already shown read-only)."""
+    rank = {_SHOW_RW: 0, _SHOW_RO: 1, _HIDE: 2}
+    unique = {(m.path, m.kind): m for m in mounts}.values()
+    done: list[Mount] = []
+    last: dict[str, str] = {}  # path -> kind of the last mount placed there
+    for m in sorted(unique, key=lambda m: (_depth(m.path), m.path, rank[m.kind])):
+        now = _SHOW_RO
+        here = m.path
+        while True:  # the deepest placed mount holding the path decides (placed by depth)
+            if here in last:
+                now = last[here]
+                break
+            if here == "/":
+                break
+            here = os.path.dirname(here)
+        if m.kind == _HIDE and now == _HIDE or m.kind == _SHOW_RO and now == _SHOW_RO:
+            continue
+        done.append(m)
+        last[m.path] = m.kind
+    return done
 
 
 def mount_plan(workspace: Path, euid: int | None = None) -> MountPlan:
     """The bwrap mounts that keep hidden what must stay hidden wherever ``workspace`` is, for
     bwrap started by ``euid`` (default this process's user)."""
     ws = os.path.realpath(workspace)
-    check_workspace(ws)
+    check_workspace(ws, euid)
     _ensure_dsh_home(ws)
-    dirs, files = _hidden(ws, euid)
-    home_ws = ws in _homes()
-    before: list[str] = []
-    after: list[str] = []
-    outer = [d for d in dirs if _under(ws, d)]  # hidden folders holding the workspace
-    for d in outer:
-        before += ["--tmpfs", d]
-    inner = [d for d in dirs if d not in outer]
-    if home_ws:  # the home's top level and dot entries read-only; its plain entries writable
-        after += ["--ro-bind", ws, ws]
-        names = sorted(n for n in os.listdir(ws) if not n.startswith(".") and n not in RUNS_LATER)
-        for name in names[:MAX_WRITABLE_ENTRIES]:
-            path = os.path.join(ws, name)
-            if not os.path.islink(path):
-                after += ["--bind", path, path]
-    readonly = _readonly(ws, home_ws)
-    for path in readonly:
-        after += ["--ro-bind", path, path]
-    shown: list[str] = []
-    for d in inner:
-        if any(_under(d, a) and not _under(d, ws) for a in outer) or any(_under(d, s) for s in shown):
-            continue  # already under an empty tmpfs
-        shown.append(d)
-        after += ["--tmpfs", d]
-    hidden_files: list[str] = []
-    for f in files:
-        if any(_under(f, d) for d in shown) or any(_under(f, a) and not _under(f, ws) for a in outer):
-            continue
-        hidden_files.append(f)
-        after += ["--ro-bind", "/dev/null", f]
-    return MountPlan(before, after, [*outer, *shown], hidden_files, readonly, home_ws)
+    homes = private_homes(euid)
+    never = [dsh_home(), *_runtime_dirs()]
+    allowed, refused = allow_list(never, euid)
+    home_ws = ws in homes and ws != "/home"
+    # shown again read-only: allowed paths outside the workspace, and in a home workspace those
+    # inside its (hidden) dot entries
+    allowed_paths = [a.path for a in allowed if not under(a.path, ws)
+                     or home_ws and a.path != ws and os.path.relpath(a.path, ws).startswith(".")]
+    cred_dirs, cred_files = credential_paths(euid)
+    system = [f for f in SYSTEM_FILES if os.path.isfile(f)]
+    for pattern in SYSTEM_GLOBS:
+        system += sorted(glob.glob(pattern))
+    hidden = ["/tmp", *homes, *never, *cred_dirs, *cred_files, *system]
+    mounts = [Mount(os.path.realpath(p), _HIDE) for p in hidden if os.path.lexists(p)]
+    mounts += [Mount(p, _SHOW_RO) for p in allowed_paths]
+    if home_ws:
+        mounts += _home_entries(ws, [a.path for a in allowed])
+    else:
+        mounts.append(Mount(ws, _SHOW_RW))
+    readonly = []
+    policy = os.environ.get("DSH_POLICY_FILE")
+    if policy:
+        real = os.path.realpath(os.path.expanduser(policy))
+        if under(real, ws) and os.path.lexists(real):
+            readonly.append(real)
+            mounts.append(Mount(real, _SHOW_RO))
+    # a hide inside the workspace or an allowed path is placed after it by depth; one at the
+    # workspace's own path would hide the workspace: never (ws is refused inside $DSH_HOME)
+    mounts = [m for m in mounts if not (m.kind == _HIDE and m.path in (ws, "/"))]
+    return MountPlan(ws, _order(mounts), allowed, refused, homes, readonly, home_ws)

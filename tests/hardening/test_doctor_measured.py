@@ -33,7 +33,7 @@ def test_doctor_measures_uid_capabilities_mounts_and_hidden_paths_in_a_home_work
     assert rows["remount /"].startswith("read-only"), rows
     assert rows["$DSH_HOME"].startswith("hidden and not writable"), rows
     assert "each measured empty" in rows["file system"], rows
-    assert rows["workspace"].startswith("this folder is $HOME"), rows
+    assert rows["workspace"].startswith("this folder is a home"), rows
     inside = int(rows["sandbox uid"].split()[0])
     assert inside != 0 or os.geteuid() != 0 or not confine.bubblewrap().userns  # type: ignore[union-attr]
     assert not any(state.startswith("MISSING") for state in rows.values()), rows

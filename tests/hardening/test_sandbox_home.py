@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.session import Session
-from dsh_notebook.tools import ToolRegistry, ToolRuntime, builtin_tools, confine
+from dsh_notebook.tools import ToolRegistry, ToolRuntime, builtin_tools, confine, seccomp
 from tests.hardening.conftest import SECRETS, give_to, needs_bwrap, normal_user
 from tests.tools.helpers import Frames, call
 
@@ -106,10 +106,11 @@ def test_a_normal_user_gets_the_same_sandbox(fake_home: Path, monkeypatch: pytes
     bw = confine.bubblewrap()
     assert bw is not None
     env = confine.allowed_env(home="/tmp")
-    argv = confine.bwrap_argv(bw, ws, env, ["/bin/bash", "-c", attack_text(fake_home, ws)],
-                              network=False, euid=user.pw_uid)
-    done = subprocess.run(["runuser", "-u", user.pw_name, "--", *argv], capture_output=True, text=True,
-                          env=env, timeout=60, check=False)
+    with seccomp.filter_fd() as fd:
+        argv = confine.bwrap_argv(bw, ws, env, ["/bin/bash", "-c", attack_text(fake_home, ws)],
+                                  network=False, seccomp_fd=fd, euid=user.pw_uid)
+        done = subprocess.run(["runuser", "-u", user.pw_name, "--", *argv], capture_output=True, text=True,
+                              env=env, timeout=60, check=False, pass_fds=() if fd is None else (fd,))
     assert_held(done.stdout + done.stderr[-2000:], fake_home, ws)
     assert pwd.getpwuid((ws / "proj" / "out.txt").stat().st_uid).pw_name == user.pw_name
 

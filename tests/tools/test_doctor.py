@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 NAMES = ("sandbox", "PID namespace", "file system", "network", "process cleanup", "environment",
          "redaction", "grep engine", "file tools", "session locking", "file modes")
 # with bubblewrap, the probe sandbox's measurements (issue 21) come between
-MEASURED = ("sandbox", "sandbox uid", "capabilities", "mount, umount", "remount /", "PID namespace", "file system",
+MEASURED = ("sandbox", "sandbox uid", "setuid files", "home", "capabilities", "mount, umount", "remount /", "PID namespace", "file system",
             "$DSH_HOME", "network", "process cleanup", *NAMES[5:])
 
 

@@ -5,8 +5,9 @@ How it is contained:
 - ``/bin/bash -c COMMAND`` runs with ``cwd`` = the workspace, stdin closed, and the
   allow-listed :func:`~..confine.allowed_env` environment (no API keys, tokens or secrets);
 - where bubblewrap works it runs **inside a sandbox** (:mod:`..confine`): its own PID namespace,
-  the file system read-only but for the workspace, credential stores hidden,
-  ``--die-with-parent``; elsewhere it runs unconfined and the product says so once;
+  the file system read-only but for the workspace, every home hidden but for a read-only
+  allow-list, no setuid/setgid file can be made (seccomp), ``--die-with-parent``; elsewhere it
+  runs unconfined and the product says so once;
 - it gets its **own process group** (``start_new_session``), so a timeout or a cancellation kills
   the whole group — the shell and every child it started — with ``SIGKILL``; when the call ends
   for any reason, every process still carrying the call's marker variable is killed too
@@ -34,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ToolError
 from ..base import Tool, ToolContext, ToolOutput
-from ..confine import WATCHDOG, confined_command, kill_marked
+from ..confine import WATCHDOG, Confined, confined_command, kill_marked
 from ..sandbox import HeadTail, Workspace
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -106,18 +107,22 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(None)
 
 
-async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, _Protocol]:
+async def _spawn(confined: Confined, cwd: Path) -> tuple[asyncio.subprocess.Process, _Protocol]:
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _Protocol(2**16, loop),
-        *argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a kill reaches every child
-    )
+    try:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(2**16, loop),
+            *confined.argv,
+            cwd=cwd,
+            env=confined.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a kill reaches every child
+            pass_fds=confined.pass_fds,  # bwrap's seccomp program
+        )
+    finally:
+        confined.close()  # the child has its copy (or never started)
     return asyncio.subprocess.Process(transport, protocol, loop), protocol
 
 
@@ -127,12 +132,16 @@ async def run_bash(args: BashArgs, ctx: ToolContext) -> ToolOutput:
     marker = secrets.token_hex(8)
     _live_markers.add(marker)
     sandboxed = True
+    confined: Confined | None = None
     try:
         # probing bwrap (once) and starting the watchdog (once) block briefly: not on the loop
-        argv, env, sandboxed = await asyncio.to_thread(
+        confined = await asyncio.to_thread(
             confined_command, ["/bin/bash", "-c", args.command], ws.root, ctx.env, marker)
-        return await _run(ctx, ws.root, argv, env, timeout_ms, marker, reaped=not sandboxed)
+        sandboxed = confined.sandboxed
+        return await _run(ctx, ws.root, confined, timeout_ms, marker, reaped=not sandboxed)
     finally:
+        if confined is not None:
+            confined.close()
         kill_marked(marker)  # detached children (setsid, nohup, double fork) end with the call
         _live_markers.discard(marker)
         if not sandboxed:
@@ -150,9 +159,9 @@ async def _stop(proc: asyncio.subprocess.Process, exited: asyncio.Future[None], 
     await asyncio.shield(exited)
 
 
-async def _run(ctx: ToolContext, root: Path, argv: list[str], env: dict[str, str],
+async def _run(ctx: ToolContext, root: Path, confined: Confined,
                timeout_ms: int, marker: str, *, reaped: bool = False) -> ToolOutput:
-    spawn = asyncio.ensure_future(_spawn(argv, root, env))
+    spawn = asyncio.ensure_future(_spawn(confined, root))
     try:
         proc, protocol = await asyncio.shield(spawn)
     except OSError as exc:

@@ -109,12 +109,17 @@ def open_regular(path: Path, flags: int, name: str, mode: int = 0o666) -> int:
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Replace the content of the file open at ``fd`` (same inode, same mode)."""
+    """Replace the content of the file open at ``fd`` (same inode, same mode but setuid and
+    setgid: cleared as the kernel clears them for a writer without ``CAP_FSETID`` — root keeps
+    them otherwise, and new content under a setuid-root bit is a root program; issue 35)."""
     os.ftruncate(fd, 0)
     view = memoryview(data)
     offset = 0
     while offset < len(data):
         offset += os.pwrite(fd, view[offset:], offset)
+    mode = os.fstat(fd).st_mode
+    if mode & (stat.S_ISUID | stat.S_ISGID):
+        os.fchmod(fd, stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID))
 
 
 class LineReader:
