@@ -5,8 +5,10 @@ The code runs **on the kernel's main thread** (through a :class:`MainThreadRunne
 behind. The model gets back what was printed (stdout and stderr), the ``repr`` of the last
 expression (as in a cell), and on failure the traceback text, then one ``[namespace]`` line: the
 names the call added, rebound and deleted (:mod:`.nsdiff`; the full diff is the result's ``meta``).
-Processes the code starts (``subprocess``, ``setsid``, ``nohup``, ``fork``) are killed when the
-call ends (:class:`~..tools.watchdog.CallProcesses`), and the result says how many; long-lived
+Processes the code starts (``subprocess``, ``setsid``, ``nohup``, ``fork``, a double fork that
+clears its environment) are killed when the call ends: the kernel is a child subreaper while the
+call runs (:class:`~..tools.reaper.CallSubreaper`), so none leaves its process tree, and
+:class:`~..tools.watchdog.CallProcesses` ends them; the result says how many; long-lived
 ones belong in a notebook cell. Its policy is ``ask``: it is subject to approval unless the
 session runs with ``--approve auto``.
 """
@@ -27,6 +29,7 @@ from pydantic import BaseModel, Field, JsonValue
 from ..checkpoint import variables
 from ..redaction import secrets_hidden
 from ..tools.base import Tool, ToolContext, ToolOutput
+from ..tools.reaper import CallSubreaper
 from ..tools.watchdog import CallProcesses
 from . import nsdiff
 from .mainthread import MainThreadRunner
@@ -121,7 +124,8 @@ def make_python_tool(
             ns = namespace()
             before = nsdiff.snapshot(ns)
             variables.before_python(ctx.session_id, ns, args.code)  # checkpoints: keep what it may rebind
-            with CallProcesses() as procs:  # what the code starts ends with the call
+            # what the code starts ends with the call; detached ones too (the kernel adopts them)
+            with CallSubreaper(), CallProcesses() as procs:
                 run = run_python(args.code, ns)
             changed = nsdiff.diff(before, nsdiff.snapshot(ns))
             variables.after_python(ctx.session_id, cast(Any, changed))
