@@ -115,8 +115,12 @@ def test_in_a_real_kernel_nothing_outlives_the_call_or_the_kernel(
         # a cell after the call: the kernel adopts nothing any more, and has no zombie left
         reply, shown = run(kc, "%%python\nimport ctypes, os\nf = ctypes.c_int(0)\n"
                                "ctypes.CDLL(None).prctl(37, ctypes.byref(f), 0, 0, 0)\n"
-                               "z = [e for e in os.listdir('/proc') if e.isdigit() and "
-                               "open(f'/proc/{e}/stat').read().rsplit(')', 1)[1].split()[:2] == ['Z', str(os.getpid())]]\n"
+                               "def state(e):\n"
+                               "    try:\n"
+                               "        return open(f'/proc/{e}/stat').read().rsplit(')', 1)[1].split()[:2]\n"
+                               "    except OSError:  # ended between the listing and the read\n"
+                               "        return []\n"
+                               "z = [e for e in os.listdir('/proc') if e.isdigit() and state(e) == ['Z', str(os.getpid())]]\n"
                                "print('subreaper', f.value, 'zombies', len(z))")
         assert reply["content"]["status"] == "ok", shown
         assert "subreaper 0 zombies 0" in shown, shown
