@@ -58,11 +58,11 @@ def test_second_prompt_reuses_the_session_and_says_the_model_notice_once(shell: 
 def test_cell_magic_interpolates_notebook_variables(shell: Any) -> None:
     shell.user_ns["target"] = "README.md"
     result = shell.run_cell("%%dsh\nread {target} and summarise").result
-    prompt = next(e for e in result.events if isinstance(e, UserMessageEvent))
+    prompt = next(e for e in result.events if isinstance(e, UserMessageEvent) and e.message.source.kind == "user")
     assert prompt.message.content[0].text == "read README.md and summarise"
     assert any(isinstance(e, ToolCall) and e.name == "read" for e in result.events)
     literal = shell.run_cell("%dsh --no-interpolate say {target} and {undefined}").result
-    prompt2 = next(e for e in literal.events if isinstance(e, UserMessageEvent))
+    prompt2 = next(e for e in literal.events if isinstance(e, UserMessageEvent) and e.message.source.kind == "user")
     assert prompt2.message.content[0].text == "say {target} and {undefined}"
 
 
@@ -160,7 +160,8 @@ def test_question_marks_end_prompts_not_help(shell: Any) -> None:
     assert shell.run_cell("x = %dsh is 2+2 four ?").error_in_exec is None
     spaced = shell.user_ns["x"]
     assert isinstance(result, TurnResult) and isinstance(spaced, TurnResult)
-    prompts = [next(e for e in r.events if isinstance(e, UserMessageEvent)).message.content[0].text for r in (result, spaced)]
+    prompts = [next(e for e in r.events if isinstance(e, UserMessageEvent) and e.message.source.kind == "user")
+               .message.content[0].text for r in (result, spaced)]
     assert prompts == ["what can you do?", "is 2+2 four ?"]
 
 
