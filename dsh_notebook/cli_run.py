@@ -67,6 +67,14 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
     options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None), **flags}
+    cwd = args.cwd
+    if getattr(args, "demo", False):
+        if args.cwd or args.session:
+            raise UserError("--demo starts a new session on a fresh copy of the demo workspace: "
+                            f"drop {'--cwd' if args.cwd else '--session'}", code="BAD_FLAG")
+        from .demo import copy_demo_workspace
+
+        cwd = str(copy_demo_workspace())
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
     quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
@@ -75,7 +83,7 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     view = TurnView(request_id, None if quiet else TerminalSink(cast(TextIO, PrintableStream(sys.stderr))))
     try:
         if session_id is None:
-            created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve,
+            created = client.create_session(cwd=cwd, model=args.model, approve=args.approve,
                                             base_url=args.base_url, **options)
             session_id = created.session_id
             if not quiet:
