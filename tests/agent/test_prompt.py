@@ -194,3 +194,27 @@ def test_an_unknown_tool_name_is_bad_tools_naming_it_and_the_tools_there() -> No
         with pytest.raises(UserError) as caught:
             check_tool_names((bad,), root)
         assert caught.value.code == "BAD_TOOLS" and "MCP tools as fs__TOOL" in caught.value.message
+
+
+async def test_a_log_whose_snapshot_trails_its_prompt_reads_and_goes_on() -> None:
+    """Logs written before the context moved (the snapshot after the prompt) load, resume and go on:
+    the retained snapshot is not sent again, and the new turn's request ends with its prompt."""
+    from .fakes import ChunkModel, make_agent, text
+
+    first = ChunkModel(text("one"))
+    agent = make_agent(first)
+    agent.followup("first question")
+    await agent.wait_idle()
+    snapshot = first.requests[0].messages[1]
+    old = Session("s_old", cwd="/tmp")  # the same facts in the older order: prompt, then snapshot
+    old.append(SystemMessageEvent(turn=1, step=1, message=first.requests[0].messages[0]))
+    old.append(UserMessageEvent(turn=1, message=first.requests[0].messages[2]))
+    old.append(UserMessageEvent(turn=1, message=snapshot))
+    second = ChunkModel(text("two"))
+    resumed = make_agent(second, session=reload(old))
+    resumed.followup("second question")
+    await resumed.wait_idle()
+    sent = second.requests[0].messages
+    assert [m.role for m in sent] == ["system", "user", "user", "user"]
+    assert sent[1].content[0].text == "first question" and sent[2].source.kind == "plugin"
+    assert sent[-1].content[0].text == "second question"  # no snapshot again: it did not change
