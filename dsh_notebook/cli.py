@@ -66,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", nargs="+", help="the prompt text")
     run.add_argument("--model", help="provider:model, e.g. script:auto, deepseek:deepseek-chat")
     run.add_argument("--base-url", help="an OpenAI-compatible endpoint")
-    run.add_argument("--cwd", help="workspace (default: a fresh copy of the demo workspace)")
+    run.add_argument("--cwd", help="workspace (default: a fresh copy of the demo workspace for the scripted model "
+                                   "script:*, else the current directory)")
+    run.add_argument("--demo", action="store_true",
+                     help="work on a fresh copy of the demo workspace, whatever the model (approvals auto there)")
     run.add_argument("--session", help="continue this session id")
     run.add_argument("--approve", choices=["auto", "ask", "deny"], default=None,
                      help="approval for bash/write/edit: ask on the terminal (default outside the demo "

@@ -212,21 +212,22 @@ class Agent(AgentDriver):
 
     # -- context ------------------------------------------------------------------------------
     def resnapshot(self, decision: PreStep, *, entered: bool, turn: int) -> PreStep:
-        """After a compaction shadowed the runtime-context snapshot, send it again: with the
+        """After a compaction shadowed the runtime-context snapshot, send it again: before the
         step's entered messages, or (when they were already committed) appended now."""
         snapshot = self.runtime_context.project(decision.assembly.rendered_contexts())
         if snapshot is None or (decision.snapshot is not None and decision.snapshot.content == snapshot.content
                                 and not entered):
             return decision
-        if entered:
+        if entered:  # the step's input is committed: the snapshot can only follow it
             self.requests.append_entered([snapshot], turn=turn, on_commit=self.runtime_context.committed)
             return decision
-        return dataclasses.replace(decision, messages=(*decision.messages, snapshot), snapshot=snapshot)
+        rest = tuple(m for m in decision.messages if m is not decision.snapshot)
+        return dataclasses.replace(decision, messages=(snapshot, *rest), snapshot=snapshot)  # before the prompt
 
     async def compact(self) -> ContextCompacted | None:
-        """Compact on demand (``%dsh compact``): summarise every turn but the last one (or, with a
-        single turn, up to its last exchange). Only while idle (``TURN_RUNNING`` otherwise);
-        ``None`` when there is nothing to compact."""
+        """Compact on demand (``%dsh compact``): summarise every turn but the last one, which stays
+        whole. Only while idle (``TURN_RUNNING`` otherwise); ``None`` when there is nothing to
+        compact (a session of one turn)."""
         await self.wait_turn_over()
         route = route_for_config(self, self.config)
         self.compactor.window_tokens = (await resolve_window(self.config, route, self.asked_windows)).tokens

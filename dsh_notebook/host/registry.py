@@ -51,6 +51,7 @@ from .options import (
     apply_options,
     apply_plan,
     apply_timeouts,
+    check_offered_tools,
     initial_budgets,
     initial_plan,
     initial_rules,
@@ -179,6 +180,7 @@ class AgentRegistry:
         self.check_id(session_id)
         live = self.live.get(session_id)
         if live is not None:
+            check_offered_tools(options, self.context, live.agent)
             apply_options(live.agent, options)
             return live, "live"
         pending = self._resuming.get(session_id)
@@ -189,6 +191,7 @@ class AgentRegistry:
             self._resuming[session_id] = pending
             try:
                 self.resumes_started += 1
+                check_offered_tools(options, self.context)  # BAD_TOOLS before the log is touched
                 refuse_self_replay(session_id, model, self.store.path_for(session_id))
                 given = model is not None
                 # a local model (replay:, script:) is built before the log is touched: a bad one
@@ -247,7 +250,8 @@ class AgentRegistry:
         self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None,
         options: SessionOptions | None = None,
     ) -> LiveSession:
-        # fail early: BAD_CONFIG, NO_API_KEY, BAD_MODEL…
+        # fail early: BAD_CONFIG, BAD_TOOLS, NO_API_KEY, BAD_MODEL…
+        check_offered_tools(options, self.context)
         adapter = self.adapter_factory(session_settings(self.settings, options), model, base_url)
         try:
             initial_budgets(self.settings, options)  # … BAD_CONFIG, BAD_RULES

@@ -52,7 +52,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--bg", "bg", None, "return a handle at once and show the live widget; await it, .wait() or .cancel() it"),
     FlagSpec("--steer", "steer", None, "if a turn is running, steer it (the text joins its next step) instead of queueing"),
     FlagSpec("--approve", "approve", "MODE", "auto | ask | deny for tools that need approval (bash, write, edit, python); ask prompts on stdin while the cell runs (default: auto in a demo workspace copy, else ask)", ("auto", "ask", "deny")),
-    FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a fresh copy of the demo workspace with the scripted model, else the kernel's working directory)"),
+    FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a fresh copy of the demo workspace with the scripted model, else the kernel's working directory: the notebook's folder)"),
+    FlagSpec("--demo", "demo", None, "a new session on a fresh copy of the demo workspace, with any model (e.g. --demo --model local:smollm2; approvals auto there)"),
     FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
     FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
@@ -89,6 +90,7 @@ class MagicArgs:
     steer: bool = False
     approve: str | None = None
     cwd: str | None = None
+    demo: bool = False  # --demo: a fresh copy of the demo workspace, whatever the model
     no_widget: bool = False
     no_interpolate: bool = False
     inspect: bool = False
@@ -197,6 +199,9 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
     body = cell if cell is not None and cell.strip() else None
     if args.new and args.session:
         raise UserError("--new and --session exclude each other", code="BAD_FLAG")
+    if args.demo and args.cwd:
+        raise UserError("--demo and --cwd exclude each other (--demo works on a fresh copy of the demo workspace)",
+                        code="BAD_FLAG")
     if body is None and not explicit_end:
         _detect_subcommand(args, rest)
     if args.command == "prompt":

@@ -28,9 +28,11 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
+from IPython.display import display
 from traitlets import Bool, Dict, Enum, Float, Int, Unicode, observe
 
 from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
+from ..demo import copy_demo_workspace, is_demo_copy
 from ..errors import DshError, HostError, RunCancelled, UserError
 from ..models.request_options import parse_options, parse_tools, request_flags, tools_text
 from .args import DshMagicError, MagicArgs, interpolate, parse_line
@@ -49,13 +51,28 @@ from .trajectory import apply_context_window, set_prices_file
 from .turn import TurnRun
 from .usage import help_text, keep_question_marks
 
-NOTEBOOK_SECTION = (
-    "You are running inside the user's Jupyter notebook kernel. The `python` tool executes code in "
-    "the notebook's live namespace (the user's variables and data), on approval; its result lists "
-    "the names it added, rebound or deleted. `notebook_read` shows the cells run so far with their "
-    "outputs, `inspect_var` describes a variable without running code, and `notebook_insert` "
-    "proposes a new cell below the current one (on approval)."
+DISPLAYED = frozenset({"show", "changes"})
+"""Subcommands whose view is displayed at once (a widget, the event listing, the stats, a diff): a
+README block pasted as one cell shows each of them, wherever the line stands."""
+
+NOTEBOOK_TOOL_TEXTS = (
+    ("python", "The `python` tool executes code in the notebook's live namespace (the user's variables "
+               "and data), on approval; its result lists the names it added, rebound or deleted."),
+    ("notebook_read", "`notebook_read` shows the cells run so far with their outputs."),
+    ("inspect_var", "`inspect_var` describes a variable without running code."),
+    ("notebook_insert", "`notebook_insert` proposes a new cell below the current one (on approval)."),
 )
+
+
+def notebook_section(env: Any) -> str:
+    """The system prompt's notebook section: where the agent runs, and the notebook tools this
+    step offers — none of them named in a turn that offers none (``--tools none``)."""
+    offers = getattr(env, "offers", lambda _name: True)
+    said = [text for name, text in NOTEBOOK_TOOL_TEXTS if offers(name)]
+    return " ".join(["You are running inside the user's Jupyter notebook kernel.", *said])
+
+
+NOTEBOOK_SECTION = notebook_section(None)  # the whole text (every notebook tool offered)
 
 
 @magics_class
@@ -137,7 +154,11 @@ class DshMagics(CommandsMixin, Magics):
                 args.targets = [interpolate(t, namespaces) for t in args.targets]
                 args.options = {k: interpolate(v, namespaces) for k, v in args.options.items()}
                 args.model = interpolate(args.model, namespaces) if args.model else args.model  # replay:{origin}
-            return getattr(self, f"cmd_{args.command}")(args)
+            shown = getattr(self, f"cmd_{args.command}")(args)
+            if args.command in DISPLAYED and shown is not None:
+                display(shown)  # shown where the line stands in the cell, not only as its last line
+                return None
+            return shown
         except DshError as exc:
             raise DshMagicError(exc) from None
         except KeyboardInterrupt:  # an Interrupt before a turn was followed (a blocking wait has its own)
@@ -172,7 +193,7 @@ class DshMagics(CommandsMixin, Magics):
                                              in_cell=lambda: self.waiting)
             # host.context lives on the host loop: contribute (and later dispose) there
             contributed = host.call(lambda: [*(host.context.tool(t) for t in tools),
-                                             host.context.section("notebook", 90, NOTEBOOK_SECTION)])
+                                             host.context.section("notebook", 90, notebook_section)])
             self._disposers = [partial(host.call, dispose) for dispose in contributed]
             self._link = DshClient(host, caller="notebook")
         return self._link
@@ -189,7 +210,7 @@ class DshMagics(CommandsMixin, Magics):
 
     def target_session(self, args: MagicArgs) -> str:
         """The session a prompt goes to: ``--session``, a new one, or the current one."""
-        creation = {"model", "base_url", "cwd", "approve"} & args.given
+        creation = {"model", "base_url", "cwd", "approve", "demo"} & args.given
         if args.session:
             if creation:
                 flags = ", ".join("--" + f.replace("_", "-") for f in sorted(creation))
@@ -210,6 +231,8 @@ class DshMagics(CommandsMixin, Magics):
             return False
         if args.cwd and str(Path(args.cwd).expanduser().resolve()) != created.cwd:
             return False
+        if args.demo and not is_demo_copy(created.cwd):
+            return False
         return not (args.base_url and args.base_url != base_url)
 
     def create_session(self, args: MagicArgs) -> str:
@@ -222,6 +245,8 @@ class DshMagics(CommandsMixin, Magics):
             raise UserError("a base URL (--base-url, DSH_BASE_URL or DshMagics.base_url) needs a model name: "
                             "--model NAME, the model the server serves (e.g. --model qwen2.5)", code="BAD_FLAG")
         options = self.session_options(args)
+        if args.demo:  # checked above: a fresh copy only for a session that will be made
+            cwd = str(copy_demo_workspace())
         options.setdefault("max_steps", self.max_steps)
         options.setdefault("max_time", self.max_time)
         options.setdefault("rules", self.policy_file)
@@ -234,7 +259,8 @@ class DshMagics(CommandsMixin, Magics):
                                            approve=args.approve or self.approve, base_url=base_url, **options)
         self.sessions[created.session_id] = (created, base_url)
         self.current_session = created.session_id
-        print(f"dsh: new session {created.session_id} · {created.model} · approve {created.approve} · workspace {created.cwd}")
+        print(f"dsh: new session {created.session_id} · {created.model} · approve {created.approve} · "
+              f"workspace {created.cwd}{_workspace_note(created.cwd, given=cwd is not None)}")
         return str(created.session_id)
 
     def session_options(self, args: MagicArgs) -> dict[str, Any]:
@@ -382,6 +408,13 @@ class DshMagics(CommandsMixin, Magics):
         if self._link is not None:
             self._link.close()
             self._link = None
+
+
+def _workspace_note(cwd: str, *, given: bool) -> str:
+    """What the first line says of a workspace nobody named: the demo copy, or the notebook's folder."""
+    if is_demo_copy(cwd):
+        return " (a fresh copy of the demo project; --cwd DIR for your own folder)"
+    return "" if given else " (the kernel's working directory, the notebook's folder; --demo for a copy of the demo project)"
 
 
 DshMagics.dsh.__doc__ = help_text()

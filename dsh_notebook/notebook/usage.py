@@ -40,6 +40,8 @@ EXAMPLES = """\
       {name} / {name.attr} insert str() of a notebook variable; {{ and }} are literal braces
   %dsh --no-interpolate write a dict literal like {"a": 1}
   %dsh --approve auto --cwd ~/project run the linter
+  %dsh --new --demo --model local:smollm2 read README.md and summarise
+      --demo: a fresh copy of the demo project, for any model (else a real model works in this folder)
   %dsh -- show me the README
       `--` ends the flags: this is a prompt, not the `show` subcommand
   %%dsh --session s_0123456789ab

@@ -83,7 +83,9 @@ def build_turn_spans(tracer: Any, session_id: str, events: Sequence[AnyEvent], *
 
 
 def _turn_content(span: Any, events: Sequence[AnyEvent]) -> None:
-    prompt = next((e.message for e in events if isinstance(e, UserMessageEvent)), None)
+    users = [e.message for e in events if isinstance(e, UserMessageEvent)]
+    # the person's prompt, not the runtime context that comes before it (nor a summary)
+    prompt = next((m for m in users if m.source.kind == "user"), users[0] if users else None)
     answer = next((e.message for e in reversed(events) if isinstance(e, AssistantMessageEvent)), None)
     if prompt is not None:
         span.set_attribute("gen_ai.input.messages", _messages("user", "".join(b.text for b in prompt.content)))

@@ -210,6 +210,8 @@ class FakeOpenAIServer:
         if reply is None:
             reply = self._next_reply() or error_reply(500, "fake server: no scripted reply left")
         rec.status = reply.status
+        while reply.hold is not None and not await asyncio.to_thread(reply.hold.wait, 0.2):
+            pass  # the first byte, held for the test (a stop cancels this wait; its thread ends within 0.2 s)
         if reply.hang_up:
             return False
         if reply.status != 200:
