@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tiers import GUARD, TIER_TABLE, classify
+from tests.support.tier_guard import GUARD
+from tests.support.tiers import TIER_TABLE, classify
 
 _KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DSH_TIMEOUT", "DEEPSEEK_API_KEY", "OPENAI_API_KEY",
              "DSH_MAX_STEPS", "DSH_MAX_TIME", "DSH_POLICY_FILE", "DSH_COMPACT_THRESHOLD", "DSH_CONTEXT_WINDOW")

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.support import tiers
-from tests.support.tiers import GUARD, TIER_TABLE, TIERS, UnitGuard, infer
+from tests.support import tier_guard, tiers
+from tests.support.tier_guard import GUARD, UnitGuard
+from tests.support.tiers import TIER_TABLE, TIERS, infer
 
 
 def test_every_collected_test_has_exactly_one_tier(request: pytest.FixtureRequest) -> None:
@@ -102,10 +103,10 @@ def test_the_guard_names_what_a_unit_test_started_and_connections_beyond_loopbac
     failure = guard.failure(request.node.nodeid)
     assert failure is not None and "bash -c true" in failure and "@pytest.mark.integration" in failure
     assert guard.failure(request.node.nodeid) is None  # reported once
-    assert tiers._started(["bash", "-c", "true"]) == "started a process: bash -c true"
+    assert tier_guard._started(["bash", "-c", "true"]) == "started a process: bash -c true"
     # what a process starts once whichever test is first is no test's: the watchdog, uname -p
-    assert tiers._started(["/venv/bin/python", "-S", "/repo/dsh_notebook/tools/watchdog.py"]) == ""
-    assert tiers._started(["uname", "-p"]) == "" and tiers._started(["uname", "-a"])
+    assert tier_guard._started(["/venv/bin/python", "-S", "/repo/dsh_notebook/tools/watchdog.py"]) == ""
+    assert tier_guard._started(["uname", "-p"]) == "" and tier_guard._started(["uname", "-a"])
     for address, beyond in ((("127.0.0.1", 80), False), (("::1", 80, 0, 0), False), (("localhost", 80), False),
                             (("10.1.2.3", 443), True), (("example.com", 443), True)):
         with socket.socket(socket.AF_INET6 if ":" in address[0] else socket.AF_INET) as sock:

@@ -15,8 +15,8 @@ markers ``kernel``, ``realmodel``, ``slow`` or code naming subprocess, multiproc
 jupyter_client or a process call of ``os`` (``fork``, ``system`` …) → integration; else unit.
 
 What the code analysis cannot see — a process the package starts (the bash tool, a sandbox probe)
-— :class:`UnitGuard` sees as the test runs: a ``unit`` test that starts a process or connects beyond
-loopback fails at its teardown, naming what it started and the marker to give it."""
+— the unit tier's guard sees as the test runs (tests/support/tier_guard.py): a ``unit`` test that
+starts a process or connects beyond loopback fails at its teardown, naming what it started."""
 
 from __future__ import annotations
 
@@ -24,13 +24,9 @@ import dis
 import functools
 import importlib
 import inspect
-import ipaddress
 import os
-import socket
-import subprocess
-import threading
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +40,6 @@ PROCESS_PACKAGES = ("subprocess", "_posixsubprocess", "multiprocessing", "pty", 
 OS_PROCESS_CALLS = frozenset({"fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp", "spawnv",
                               "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe"})
 INTEGRATION_MARKERS = ("kernel", "realmodel", "slow")
-# processes started once per process by whichever test comes first, not by what a test does: the
-# package's process watchdog (tools/watchdog.py: the first tool call's, ended with this process) and
-# ``uname -p`` (``platform.processor()``, which the ``openai`` SDK's platform headers ask for once)
-ONCE_PER_PROCESS = (("watchdog.py",), ("uname", "-p"))
 # every collected test (before ``-m`` deselects any): node id → (its tiers, why, a problem or None)
 TIER_TABLE = pytest.StashKey[dict[str, tuple[list[str], str, "str | None"]]]()
 
@@ -90,6 +82,7 @@ class Reach:
 
     def __init__(self) -> None:
         self.signals: dict[str, str] = {}
+        self._modules: set[str] = set()  # the helper modules looked into (a package names itself)
 
     def function(self, fn: Any) -> None:
         fn = inspect.unwrap(getattr(fn, "__func__", fn))
@@ -120,6 +113,9 @@ class Reach:
     def object(self, obj: Any, names: tuple[str, ...], where: str) -> None:
         if isinstance(obj, types.ModuleType):
             if _in_tests(obj):  # a helper module: what the code uses of it
+                if obj.__name__ in self._modules:
+                    return
+                self._modules.add(obj.__name__)
                 for name in names:
                     if name in vars(obj):
                         self.object(vars(obj)[name], names, where)
@@ -259,86 +255,4 @@ def classify(item: pytest.Item) -> tuple[list[str], str, str | None]:
     return given, "marked", None
 
 
-# ---------- the unit tier, enforced as it runs ---------------------------------------------------
-
-class UnitGuard:
-    """Records, for the ``unit`` test running now, each process it starts and each connection it
-    makes beyond loopback (from any thread of this process: a product's own threads count)."""
-
-    def __init__(self) -> None:
-        self.current: pytest.Item | None = None
-        self.found: dict[str, list[str]] = {}
-        self._lock = threading.Lock()
-
-    def note(self, what: str) -> None:
-        item = self.current
-        if item is not None:
-            with self._lock:
-                self.found.setdefault(item.nodeid, []).append(f"{what} (thread {threading.current_thread().name})")
-
-    def install(self) -> None:
-        guard = self
-
-        def wrap(owner: Any, name: str, describe: Callable[..., str]) -> None:
-            real = getattr(owner, name)
-
-            def watched(*args: Any, **kwargs: Any) -> Any:
-                if guard.current is not None:
-                    what = describe(*args, **kwargs)
-                    if what:
-                        guard.note(what)
-                return real(*args, **kwargs)
-
-            setattr(owner, name, watched)
-
-        wrap(subprocess.Popen, "_execute_child", lambda _self, args, *a, **k: _started(args))
-        for name in ("fork", "forkpty"):
-            wrap(os, name, lambda *a, _n=name, **k: f"called os.{_n}()")
-        for name in ("posix_spawn", "posix_spawnp"):
-            wrap(os, name, lambda path, argv, *a, **k: f"started a process: {_argv(argv)}")
-        wrap(os, "system", lambda command, *a, **k: f"started a process: {command}")
-        for name in ("connect", "connect_ex"):
-            wrap(socket.socket, name, lambda sock, address, *a, **k: guard._connecting(sock, address))
-        from tests.support import cli  # the CLI's warm runs are forks of another process
-
-        wrap(cli, "_warm", lambda _zygote, argv, *a, **k: f"ran the CLI: python -m dsh_notebook {_argv(argv)}")
-
-    def _connecting(self, sock: socket.socket, address: Any) -> str:
-        if sock.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple) and address:
-            host = str(address[0])
-            try:
-                local = ipaddress.ip_address(host.split("%")[0]).is_loopback
-            except ValueError:
-                local = host == "localhost" or host.endswith(".localhost")
-            if not local:
-                return f"connected beyond loopback: {host}:{address[1] if len(address) > 1 else '?'}"
-        return ""
-
-    def failure(self, nodeid: str) -> str | None:
-        with self._lock:
-            found = self.found.pop(nodeid, [])
-        if not found:
-            return None
-        shown = "\n  ".join(found[:10]) + (f"\n  … and {len(found) - 10} more" if len(found) > 10 else "")
-        return (f"a unit test is in-process only (tests/support/tiers.py), and this one\n  {shown}\n"
-                "Mark it @pytest.mark.integration (or e2e / scale), or keep it in-process.")
-
-
-GUARD = UnitGuard()  # this process's (installed by tests/conftest.py at start)
-
-
-def _started(args: Any) -> str:
-    words = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
-    names = [os.path.basename(os.fsdecode(w)) if isinstance(w, (str, bytes, os.PathLike)) else str(w) for w in words]
-    if any(all(part in names for part in once) for once in ONCE_PER_PROCESS):
-        return ""
-    return f"started a process: {_argv(args)}"
-
-
-def _argv(args: Any) -> str:
-    if isinstance(args, (str, bytes, os.PathLike)):
-        return os.fsdecode(args)[:200]
-    return " ".join(os.fsdecode(a) if isinstance(a, (bytes, os.PathLike)) else str(a) for a in args)[:200]
-
-
-__all__ = ["GUARD", "TIERS", "TIER_TABLE", "UnitGuard", "classify", "explicit_tiers", "infer", "reach"]
+__all__ = ["TIERS", "TIER_TABLE", "Reach", "classify", "explicit_tiers", "infer", "reach"]
