@@ -13,7 +13,9 @@ read-only run without asking), the turn budgets
 ``DSH_MAX_STEPS`` (model requests per turn, default 50; 0: unbounded) and ``DSH_MAX_TIME``
 (seconds per turn), ``DSH_POLICY_FILE`` (approval rules, :mod:`dsh_notebook.tools.rules`) and
 ``DSH_COMPACT_THRESHOLD`` (compact the context above this share of the model's window, default
-0.8). The key is never printed: :meth:`Settings.describe` shows it only as set / not set.
+0.8) and ``DSH_RETRY_DELAY`` (seconds before the first retry of a failed model request, doubled at
+each further attempt up to 30 s; default 0.5; ``0``: retry at once — a server's own Retry-After is
+still honoured). The key is never printed: :meth:`Settings.describe` shows it only as set / not set.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ DEFAULT_MAX_STEPS = 50
 DEFAULT_COMPACT_THRESHOLD = 0.8
 DEFAULT_SCRIPT_PACE_S = 0.02  # the scripted model streams at a pace a class can follow
 MAX_SCRIPT_PACE_S = 10.0
+DEFAULT_RETRY_DELAY_S = 0.5  # the first retry of a failed model request; doubled at each further one
+MAX_RETRY_DELAY_S = 30.0  # the cap of every retry delay (AgentConfig.retry_cap_ms)
 PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
 PROVIDER_BASE_URL = {
     "deepseek": "https://api.deepseek.com",
@@ -159,6 +163,7 @@ class Settings:
     idle_timeout: float | None = None  # seconds between chunks (None: ``timeout``)
     explicit_timeout: bool = False  # DSH_TIMEOUT was set: it is also the loopback first-byte default
     script_pace: float = DEFAULT_SCRIPT_PACE_S  # the scripted model's pause before each chunk, seconds
+    retry_delay: float = DEFAULT_RETRY_DELAY_S  # seconds before a failed model request's first retry
 
     @property
     def sessions_dir(self) -> Path:
@@ -229,6 +234,7 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         first_byte_timeout=parse_timeout(env.get("DSH_FIRST_BYTE_TIMEOUT"), "DSH_FIRST_BYTE_TIMEOUT"),
         idle_timeout=parse_timeout(env.get("DSH_IDLE_TIMEOUT"), "DSH_IDLE_TIMEOUT"),
         script_pace=parse_pace(env.get("DSH_SCRIPT_PACE")),
+        retry_delay=parse_retry_delay(env.get("DSH_RETRY_DELAY")),
     )
 
 
@@ -340,6 +346,21 @@ def parse_pace(raw: str | None, name: str = "DSH_SCRIPT_PACE") -> float:
     if not 0 <= value <= MAX_SCRIPT_PACE_S:
         raise UserError(f"{name} must be seconds between 0 and {MAX_SCRIPT_PACE_S:g} (0: no pause), not {raw!r}",
                         code="BAD_CONFIG")
+    return value
+
+
+def parse_retry_delay(raw: str | None, name: str = "DSH_RETRY_DELAY") -> float:
+    """Seconds before the first retry of a failed model request, in [0, 30] (``0``: at once);
+    unset or blank: ``DEFAULT_RETRY_DELAY_S``."""
+    if raw is None or not raw.strip():
+        return DEFAULT_RETRY_DELAY_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= MAX_RETRY_DELAY_S:
+        raise UserError(f"{name} must be seconds between 0 and {MAX_RETRY_DELAY_S:g} (0: retry at once), "
+                        f"not {raw!r}", code="BAD_CONFIG")
     return value
 
 

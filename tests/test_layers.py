@@ -12,6 +12,7 @@ file, the line and the import.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -67,8 +68,10 @@ def resolve(name: str) -> str | None:
     return None
 
 
+@functools.cache
 def file_edges() -> dict[str, list[tuple[int, str]]]:
-    """file → [(line, file it imports)] over the whole package."""
+    """file → [(line, file it imports)] over the whole package (read once per test process; the
+    tests only read it)."""
     edges: dict[str, list[tuple[int, str]]] = {}
     for path in modules():
         rel = path.relative_to(PKG).as_posix()

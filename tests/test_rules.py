@@ -30,13 +30,29 @@ def imported(path: Path, package: list[str] | None = None) -> list[tuple[int, st
     module ``x`` when there is one, else the package). The one import walker of the rule tests."""
     package = package or ["dsh_notebook", *path.relative_to(PKG).parent.parts]
     out: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _statements(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             name = ".".join([*base, node.module] if node.module else base)
             out += [(node.lineno, f"{name}.{a.name}") for a in node.names]
+    return out
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module) -> list[ast.AST]:
+    """Every statement of ``tree``, nested ones included (an import is always a statement), in
+    source order: a walk of the statement lists only, the expressions (most of a tree) skipped."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for field in _BODIES:
+            stack.extend(reversed(getattr(node, field, None) or ()))
     return out
 
 

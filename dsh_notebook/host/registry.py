@@ -285,7 +285,8 @@ class AgentRegistry:
 
         agent = Agent(
             session,
-            AgentConfig(model=model, max_steps=max_steps, max_time=max_time),
+            AgentConfig(model=model, max_steps=max_steps, max_time=max_time,
+                        retry_base_ms=round(settings.retry_delay * 1000)),
             adapter_for=adapter_for,
             approver=approver,
             policy_mode=approve,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
-from .test_debugger_e2e import CONTRAST_JS, set_theme
+from .conftest import Lab, open_notebook, run_all_cells, set_theme, shot, wait_until
+from .test_debugger_e2e import CONTRAST_JS
 
 pytestmark = [pytest.mark.browser]
 DEMO = Path(__file__).resolve().parents[2] / "dsh_notebook" / "demo" / "workspace"

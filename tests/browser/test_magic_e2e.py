@@ -107,7 +107,9 @@ def test_blocking_dsh_streams_into_the_running_cell(lab: Lab, page: Any) -> None
     shot(page, "magic-midrun")
 
     wait_until(lambda: is_done(prompt_of(page, 1)), timeout=90, what="the %dsh cell finished")
-    page.wait_for_timeout(300)  # a last sample of the finished cell
+    # a last sample of the finished cell: the sampler has recorded it done
+    page.wait_for_function(r"() => /^\[\d+\]:$/.test((window.__cell[window.__cell.length - 1] || {}).prompt || '')",
+                           timeout=10_000)
     page.evaluate("() => clearInterval(window.__cellTimer)")
     rec = samples(page)
     running = [s for s in rec if s["prompt"] == "[*]:"]
@@ -173,7 +175,9 @@ def test_stdin_approval_allow_then_deny(lab: Lab, page: Any) -> None:
     answer_stdin(page, "n", "dsh: allow edit file_path=src/math.ts", "magic-stdin-ask-edit")
     assert time.time() - t0 < 60
     wait_until(lambda: is_done(prompt_of(page, 1)), timeout=60, what="the %dsh cell finished")
-    page.wait_for_timeout(200)
+    # the cell's reply can come before its last display update: wait for the edit's outcome
+    wait_until(lambda: any(line.startswith("edit") and "waiting" not in line for line in tool_lines(page)),
+               timeout=10, what="the edit line's outcome")
 
     lines = tool_lines(page)
     assert [line.split()[0] for line in lines] == ["bash", "read", "edit"], lines

@@ -17,7 +17,17 @@ from typing import Any
 import pytest
 
 from .a11y_audit import audit
-from .conftest import ARTIFACTS, Lab, open_notebook, run_all_cells, shot, wait_until
+from .conftest import (
+    ARTIFACTS,
+    Lab,
+    frames,
+    open_notebook,
+    run_all_cells,
+    set_theme,
+    settle,
+    shot,
+    wait_until,
+)
 from .test_walkthrough_e2e import all_ran, copy_walkthrough
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -84,11 +94,9 @@ DWELL_JS = """(root) => {
 }"""
 
 
-def set_theme(page: Any, theme: str) -> None:
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
-    light = "true" if theme.endswith("Light") else "false"
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=15_000)
-    page.wait_for_timeout(400)
+# what a click of the predict loop changes: the step shown, the stage, the question or reveal shown
+PREDICT_STATE_JS = """(root) => [root.dataset.stepIndex, (root.querySelector('.dsh-stage[aria-current=step]') || {dataset: {}}).dataset.stage,
+  ...[...root.querySelectorAll('.dsh-predict-ask, .dsh-predict-reveal')].map((e) => `${e.className}:${e.dataset.kind || ''}`)].join('|')"""
 
 
 def stage(loop: Any) -> str | None:
@@ -136,13 +144,13 @@ def present_on(page: Any) -> Any:
 
 
 def measure(page: Any, loop: Any, tag: str) -> dict[str, Any]:
-    page.wait_for_timeout(300)  # one paint after the layout change
+    settle(loop)  # the layout change drawn and at rest
     texts = audit(page, LOOP)
     geo = loop.evaluate(GEOMETRY_JS)
     small = [f"{t['size']}px {t['cls']} {t['text']!r}" for t in texts if t["size"] < 18]
     dim = [f"{t['ratio']}:1 {t['cls']} {t['text']!r}" for t in texts if t["ratio"] < 4.5]
     loop.evaluate("(root) => root.scrollIntoView({block: 'start'})")  # what the class sees: the window
-    page.wait_for_timeout(200)
+    settle(loop)
     shot(page, f"present-{tag}")
     print(f"{tag}: {len(texts)} texts, min size {min(t['size'] for t in texts)} px, "
           f"min contrast {min(t['ratio'] for t in texts)}:1, clipped {len(geo['clipped'])}, overlaps {len(geo['overlaps'])}")
@@ -210,7 +218,7 @@ def test_clicker_drives_the_six_stages_and_leaves_the_notebook_alone(nb01: Any) 
     # the keys the notebook would act on in command mode never reach it
     for key in ("d", "d", "a", "b", "x", "ArrowDown", "ArrowUp", "Space"):
         page.keyboard.press(key)
-    page.wait_for_timeout(300)
+    frames(page, 2)  # a key handler acts as it is dispatched: whatever reached the notebook is drawn
     after = page.evaluate(NB_JS)
     print("stages driven:", seen, "notebook before/after:", before["cells"], before["active"], after["cells"], after["active"])
     assert after["cells"] == before["cells"] and after["sources"] == before["sources"]
@@ -269,6 +277,7 @@ def test_predict_from_01_asks_the_arguments_first_and_never_lands_on_no_stage(nb
     shot(page, "present-predict-reveal")
     kinds, stages = ["arguments"], [stage(loop)]
     for _ in range(12):  # on through the stages; every question skipped; never no stage
+        before = loop.evaluate(PREDICT_STATE_JS)
         if loop.locator(".dsh-predict-reveal").count():
             loop.locator(".dsh-predict-next").click()
         elif loop.locator(".dsh-predict-ask").count():
@@ -278,7 +287,7 @@ def test_predict_from_01_asks_the_arguments_first_and_never_lands_on_no_stage(nb
             break  # the last reveal was continued: 06 stays shown
         else:
             loop.locator(".dsh-forward").click()
-        page.wait_for_timeout(150)
+        wait_until(lambda was=before: loop.evaluate(PREDICT_STATE_JS) != was, timeout=10, what="the click moved the lesson on")
         stages.append(stage(loop))
         assert stages[-1] is not None, stages
     print("predict kinds:", kinds, "stages:", stages)
@@ -322,7 +331,7 @@ def test_the_more_cue_never_covers_the_current_stage_at_1024_dark(nb01: Any) -> 
             if want != "1":
                 page.keyboard.press("ArrowRight")
             wait_until(at_stage(loop, want), timeout=10, what=f"stage {want}")
-            page.wait_for_timeout(250)  # the scroller settles
+            settle(loop)  # the scroller has brought the stage clear of the cues and is at rest
             cues = loop.evaluate(CUE_JS)
             print(f"stage {want}:", cues)
             assert all(c.get("covered", 0) <= 0 for c in cues), (want, cues)

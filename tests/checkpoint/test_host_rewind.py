@@ -32,6 +32,7 @@ def restored_events(log: str) -> list[dict]:  # type: ignore[type-arg]
     return [e for e in map(json.loads, lines) if e["type"] == "checkpoint/restored"]
 
 
+@pytest.mark.integration
 def test_revert_one_file_dry_run_and_undo(client: DshClient, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     shutil.copytree(DEMO, ws)
@@ -75,6 +76,7 @@ def test_rewind_while_a_turn_runs_is_session_busy(client: DshClient, tmp_path: P
     assert not (ws / "NOTES.md").exists()  # the turn was cancelled before its first call ran
 
 
+@pytest.mark.integration
 def test_session_diff_gives_each_changed_files_unified_diff(client: DshClient, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     shutil.copytree(DEMO, ws)

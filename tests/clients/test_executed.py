@@ -16,7 +16,7 @@ from tests.fixtures.cells import joined_streams
 
 from .conftest import BIN
 
-pytestmark = [pytest.mark.kernel, pytest.mark.slow]
+pytestmark = [pytest.mark.kernel, pytest.mark.slow, pytest.mark.e2e]  # tier: nbconvert and papermill walkthroughs
 
 FIX = "run the tests; if they fail fix src/math.ts; tell me the result"
 SPECS = {"python3": {"name": "python3", "display_name": "Python 3", "language": "python"},

@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,6 +96,7 @@ def test_a_stream_is_masked_the_same_however_it_was_cut(sample: tuple[str, list[
             assert text[start : start + 11] not in many
 
 
+@pytest.mark.scale
 def test_megabytes_of_adversarial_text_redact_and_stream(monkeypatch: object) -> None:
     """Long runs of letters and digits and many `:`/`@` (the URL-credential shape): finishes —
     before issue 21 a 1 MB answer never did (no timing asserted; see bench_redaction)."""
@@ -105,6 +107,7 @@ def test_megabytes_of_adversarial_text_redact_and_stream(monkeypatch: object) ->
         assert out == redact(text) or MASK in out
 
 
+@pytest.mark.integration
 def test_the_python_tool_does_not_see_secret_named_variables(monkeypatch: object) -> None:
     os.environ["MY_SERVICE_TOKEN"] = NAMED
     try:

@@ -31,6 +31,7 @@ def test_load_twice_registers_one_magic(shell: Any) -> None:
     assert "--no-interpolate" in (shell.find_line_magic("dsh").__doc__ or "")
 
 
+@pytest.mark.integration
 def test_blocking_prompt_streams_tool_calls_and_returns_a_turn_result(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     result = shell.run_cell("%dsh run the tests; if they fail fix src/math.ts").result
     out = capsys.readouterr().out

@@ -93,13 +93,13 @@ def test_registering_while_other_threads_redact_is_safe() -> None:
     threads = [threading.Thread(target=reader) for _ in range(3)]
     for t in threads:
         t.start()
-    for i in range(300):
+    for i in range(100):  # each add compiles the whole alternation again: 300 took 9 s beside the readers
         r.add([f"value-{i:010d}"])
     stop.set()
     for t in threads:
         t.join()
     assert errors == []
-    assert len(r.values) == 300 and r.redact("value-0000000299") == "***"
+    assert len(r.values) == 100 and r.redact("value-0000000099") == "***"
 
 
 def test_ordinary_text_waits_at_most_for_the_end_of_its_word() -> None:

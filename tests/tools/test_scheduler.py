@@ -107,6 +107,7 @@ async def test_duplicate_call_ids_each_get_a_result(
     assert_paired(session)
 
 
+@pytest.mark.integration
 async def test_every_error_path_becomes_a_coded_result(
     make_runtime: MakeRuntime, session: Session, ws: Path
 ) -> None:
@@ -154,6 +155,7 @@ async def test_deferred_contexts_and_conclusion_come_back_after_the_batch(
     assert len(session.derive_messages()) == 2  # only the two tool messages; contexts not yet
 
 
+@pytest.mark.integration
 async def test_bash_progress_reaches_frames_not_the_session(
     make_runtime: MakeRuntime, session: Session, frames: Frames
 ) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from dsh_notebook.kernel.walkthrough import execute_notebook, notebooks_in
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.e2e]  # tier: the walkthroughs executed as a reader runs them
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 NAMES = [
