@@ -37,6 +37,7 @@ from typing import Any, Literal, cast
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import HostError
+from ..redaction import redact_data
 from ..session.repair import repair_pairing
 from ..session.session import Session
 from ..wire.events import AssistantMessageEvent, DebugEdit, DebugStage, EditTarget
@@ -230,8 +231,9 @@ class Debugger:
             raise _bad(f"paused on call {pause.call_id!r}, not {call_id!r}")
         after = _normalise(pause.target, value)
         event = self.session.append(
-            DebugEdit(stage=pause.stage, target=pause.target, call_id=pause.call_id, before=_wire(pause.value),
-                      after=_wire(after), by=by, source_event_seqs=pause.cite or None)
+            DebugEdit(stage=pause.stage, target=pause.target, call_id=pause.call_id,
+                      before=redact_data(_wire(pause.value)), after=redact_data(_wire(after)), by=by,
+                      source_event_seqs=pause.cite or None)  # logged masked; the loop uses `after` as typed
         )
         pause.value = after
         pause.edits.append(event.seq)
