@@ -94,6 +94,7 @@ class Listener:
                 self.send_response(200)
                 self.send_header("Content-Type", "image/gif")
                 self.send_header("Content-Length", "0")
+                self.send_header("Cache-Control", "no-store")  # every load is a request the listener sees
                 self.end_headers()
 
             def log_message(self, *args: Any) -> None:
