@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from .forms import decoded_forms, encoded_forms
+from .forms import decoded_forms, encoded_forms, trie_pattern
 from .shapes import keylike, mask_shapes, mask_spans, url_spans
 
 MIN_SECRET_LEN = 8
@@ -109,8 +109,8 @@ class Redactor:
             forms = set(snap.forms)
             for value in fresh:
                 forms |= {f for f in encoded_forms(value) if len(f) >= MIN_SECRET_LEN}
-            ordered = sorted(forms, key=len, reverse=True)  # longest first: no partial leftovers
-            pattern = re.compile("|".join(re.escape(v) for v in ordered))  # literals: linear
+            ordered = sorted(forms, key=len, reverse=True)
+            pattern = re.compile(trie_pattern(forms))  # literals as a trie, longest first: linear
             spaced = tuple(v for v in ordered if any(c in _WS for c in v))
             self._snap = _Snapshot(snap.values | fresh, pattern, len(ordered[0]), spaced, frozenset(forms))
 

@@ -60,9 +60,42 @@ def encoded_forms(value: str) -> set[str]:
     return out
 
 
+def trie_pattern(literals: set[str] | frozenset[str]) -> str:
+    """One regex matching any of ``literals``, the longest where several start at one place,
+    shaped as a trie (``P(?:a(?:ss…|%22…)|…)|a-reg…``): the engine tries one branch per distinct
+    next character, not every literal at every position — a text that shares a first letter with
+    many forms stays as fast as with one (the patterns are literal: still linear)."""
+    trie: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in literals:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a literal ends here
+    return _emit(trie)
+
+
+def _emit(node: dict) -> str:  # type: ignore[type-arg]
+    """The regex of a trie node: a run of single-child nodes is one literal (no recursion per
+    character: a form may be a long private key); recursion only where literals part."""
+    ends = "" in node
+    branches = []
+    for ch, child in sorted(node.items()):
+        if not ch:
+            continue
+        run = [ch]
+        while len(child) == 1 and "" not in child:
+            (nxt, child), = child.items()
+            run.append(nxt)
+        branches.append(re.escape("".join(run)) + _emit(child))
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if ends else body  # a literal ends here; longer ones go on: longer first (greedy)
+
+
 def decoded_forms(value: str) -> set[str]:
     """A secret read from a URL (a password in userinfo) as written and percent-decoded."""
     return {value, unquote(value)} if "%" in value else {value}
 
 
-__all__ = ["decoded_forms", "encoded_forms"]
+__all__ = ["decoded_forms", "encoded_forms", "trie_pattern"]

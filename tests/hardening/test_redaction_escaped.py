@@ -17,7 +17,11 @@ import subprocess
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from dsh_notebook.redaction import MASK, Redactor, StreamRedactor
+from dsh_notebook.redaction.forms import trie_pattern
 from tests.realuse.cli import REPO, session_of
 from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
@@ -123,3 +127,14 @@ def test_a_secret_typed_nfd_is_masked_when_registered_nfc() -> None:
     r = Redactor()
     r.add(["crème-brûlée-Zq9"])
     assert r.redact(unicodedata.normalize("NFD", "x crème-brûlée-Zq9 y")) == f"x {MASK} y"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(st.text("ab\\\"%ö-", min_size=1, max_size=8), min_size=1, max_size=12), st.text("ab\\\"%ö- ", max_size=80))
+def test_the_trie_of_forms_masks_what_the_longest_first_alternation_masks(literals: set[str], text: str) -> None:
+    """The known forms are one trie-shaped pattern (fast when many forms share a first letter);
+    it matches exactly what the plain alternation, longest literal first, matches."""
+    import re
+
+    plain = re.compile("|".join(re.escape(v) for v in sorted(literals, key=len, reverse=True)))
+    assert re.compile(trie_pattern(literals)).sub(MASK, text) == plain.sub(MASK, text)
