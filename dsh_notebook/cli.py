@@ -208,6 +208,10 @@ def _window(raw: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .cli_tty import guard_output
+
+    given = sys.argv[1:] if argv is None else argv
+    guard_output(given[0] if given else "")  # bidi and control characters printed visible (issue 35)
     args = build_parser().parse_args(argv)
     if getattr(args, "no_network", False):
         from .tools.confine import configure

@@ -2,9 +2,15 @@
 and SIGTERM / SIGHUP handled like Ctrl-C.
 
 - :func:`printable` neutralises terminal control sequences in text the CLI prints (model text,
-  tool output, reasons): ESC becomes a visible ``␛``, every other C0 control, DEL and C1 control a
-  visible picture or ``\\x..`` escape, so a clipboard write (OSC 52), a title change or a clear
-  screen never reaches the terminal. ``\\n`` and ``\\t`` are kept.
+  tool output, reasons, file names): ESC becomes a visible ``␛``, every other C0 control and DEL a
+  visible picture, a C1 control ``\\u0085``, so a clipboard write (OSC 52), a title change or a
+  clear screen never reaches the terminal; the bidirectional overrides and isolates (``U+202E``
+  RIGHT-TO-LEFT OVERRIDE …) and invisible characters (zero-width space, word joiner, BOM, tag
+  characters, line and paragraph separators) become visible ``\\u202e`` escapes, so a file name
+  or an answer cannot show text in another order than it is (issue 35). ``\\n`` and ``\\t`` are
+  kept. Each escape is also a JSON string escape of the same character: JSON output stays valid
+  and means the same.
+- :func:`guard_output` puts :class:`PrintableStream` on stdout and stderr for a whole command.
 - :class:`TtyApprovals` answers the host's approval asks (``--approve ask``) from the waiting
   thread: a ``[y/N]`` prompt on ``/dev/tty``, else on stdin when it is a terminal; without a
   terminal every ask is denied with a note saying why and what to use instead.
@@ -20,16 +26,19 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from .client.follow import FollowHandle
-from .tools.visible import approval_text
-from .wire.events import ToolCall
+if TYPE_CHECKING:  # the terminal guard is imported by every command: nothing heavy at import
+    from .client.follow import FollowHandle
 
-__all__ = ["NO_TTY", "PrintableStream", "TtyApprovals", "printable", "terminate_as_interrupt"]
+__all__ = ["NO_TTY", "RAW_OUTPUT", "PrintableStream", "TtyApprovals", "guard_output", "printable", "terminate_as_interrupt"]
 
 NO_TTY = "no terminal to ask on, so it was denied (use --approve auto to allow tools, or run in a terminal)"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but \n, \t), DEL, C1
+    "\u00ad\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\u3164"
+    "\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"  # bidi controls, invisible and format characters
+)
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -40,16 +49,21 @@ def _picture(match: re.Match[str]) -> str:
         return chr(0x2400 + c)  # the Unicode control pictures: ␇ ␈ ␍ ...
     if c == 0x7F:
         return "␡"
-    return f"\\x{c:02x}"  # C1 controls (CSI 0x9b, OSC 0x9d ...)
+    if c > 0xFFFF:  # tag characters: as a surrogate pair, JSON's form
+        c -= 0x10000
+        return f"\\u{0xD800 + (c >> 10):04x}\\u{0xDC00 + (c & 0x3FF):04x}"
+    return f"\\u{c:04x}"  # C1 controls (CSI 0x9b …), bidi overrides (RLO 202e …), zero-width characters
 
 
 def printable(text: str) -> str:
-    """``text`` with every terminal control character made visible (``\\n`` and ``\\t`` kept)."""
+    """``text`` with every terminal control, bidi override and invisible character made visible
+    (``\\n`` and ``\\t`` kept)."""
     return _CONTROL.sub(_picture, text) if _CONTROL.search(text) else text
 
 
 class PrintableStream:
-    """A text stream that writes through :func:`printable` (progress on stderr stays safe)."""
+    """A text stream that writes through :func:`printable` (progress on stderr stays safe); any
+    other attribute is the wrapped stream's (``isatty``, ``encoding``, ``fileno`` …)."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -59,6 +73,24 @@ class PrintableStream:
 
     def flush(self) -> None:
         self.out.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.out, name)
+
+
+RAW_OUTPUT = frozenset({"serve", "mcp-bridge"})
+"""Commands whose stdout is a protocol, written as it is."""
+
+
+def guard_output(command: str) -> None:
+    """Everything ``command`` prints — on stdout and stderr — goes through :func:`printable`
+    (issue 35: ``show``, ``sessions`` … printed a right-to-left override in a file name raw)."""
+    if command in RAW_OUTPUT:
+        return
+    if not isinstance(sys.stdout, PrintableStream):
+        sys.stdout = cast(TextIO, PrintableStream(sys.stdout))
+    if not isinstance(sys.stderr, PrintableStream):
+        sys.stderr = cast(TextIO, PrintableStream(sys.stderr))
 
 
 class _Terminal:
@@ -114,6 +146,9 @@ class TtyApprovals:
             self.answer(call_id, decision)
 
     def _arguments(self, call_id: str) -> str:
+        from .tools.visible import approval_text
+        from .wire.events import ToolCall
+
         for event in reversed(self.handle.model.events):
             if isinstance(event, ToolCall) and event.call_id == call_id:
                 return approval_text(event.name, event.arguments)

@@ -39,6 +39,13 @@ DEFAULT_SCRIPT_PACE_S = 0.02  # the scripted model streams at a pace a class can
 MAX_SCRIPT_PACE_S = 10.0
 DEFAULT_RETRY_DELAY_S = 0.5  # the first retry of a failed model request; doubled at each further one
 MAX_RETRY_DELAY_S = 30.0  # the cap of every retry delay (AgentConfig.retry_cap_ms)
+# Upper bounds of the numeric flags and variables (issue 35: `--max-tokens` with 23 digits was
+# accepted and sent): past them a value is a coded BAD_CONFIG / BAD_FLAG error, not a request.
+MAX_COUNT = 1_000_000_000  # any positive count: context windows (the largest are ~10M tokens), threads
+MAX_OUTPUT_TOKENS = 10_000_000
+MAX_STEPS = 1_000_000
+MAX_REPEATS = 10_000
+MAX_SECONDS = 366 * 24 * 3600.0  # a turn budget or a model timeout: at most a year
 PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
 PROVIDER_BASE_URL = {
     "deepseek": "https://api.deepseek.com",
@@ -254,31 +261,48 @@ def model_timeouts(settings: Settings, base_url: str | None) -> tuple[float, flo
     return first, idle
 
 
-def positive_int(raw: object, name: str, *, what: str = "a positive whole number", code: str = "BAD_CONFIG") -> int:
-    """``raw`` (an int or its text) as a positive whole number, else a coded ``UserError``:
+def positive_int(raw: object, name: str, *, what: str = "a positive whole number", code: str = "BAD_CONFIG",
+                 most: int = MAX_COUNT) -> int:
+    """``raw`` (an int or its text) as a whole number in ``1..most``, else a coded ``UserError``:
     "``name`` must be ``what``, not ``raw``". The one parser of the positive counts read from
     the environment, flags and the price catalog (windows, threads)."""
-    value = 0
-    if isinstance(raw, (int, str)) and not isinstance(raw, bool):
-        try:
-            value = int(raw)
-        except ValueError:
-            value = 0
-    if value <= 0:
-        raise UserError(f"{name} must be {what}, not {raw!r}", code=code)
+    value = _whole(raw, 0)
+    if not 0 < value <= most:
+        raise UserError(f"{name} must be {what} (at most {most:,}), not {_shown(raw)}", code=code)
     return value
+
+
+def _whole(raw: object, bad: int) -> int:
+    """``raw`` (an int or its text) as an int, else ``bad``."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        return bad
+    try:
+        return int(raw)
+    except ValueError:  # not a number, or more digits than Python reads (4,300)
+        return bad
+
+
+def _seconds(raw: object, bad: float) -> float:
+    try:
+        return float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return bad
+
+
+def _shown(raw: object) -> str:
+    """``raw`` as an error quotes it: a few dozen characters, not a 4,000-digit number."""
+    text = repr(raw)
+    return text if len(text) <= 40 else f"{text[:30]}… ({len(text)} characters)"
 
 
 def parse_max_tokens(raw: str | int | None, name: str = "--max-tokens") -> int | None:
     """An output limit in tokens: a positive integer; unset or blank: ``None`` (the default)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = 0
-    if value <= 0:
-        raise UserError(f"{name} must be a positive number of tokens, not {raw!r}", code="BAD_CONFIG")
+    value = _whole(raw, 0)
+    if not 0 < value <= MAX_OUTPUT_TOKENS:
+        raise UserError(f"{name} must be a positive number of tokens (at most {MAX_OUTPUT_TOKENS:,}), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value
 
 
@@ -286,12 +310,10 @@ def parse_max_repeats(raw: str | int | None, name: str = "--max-repeats") -> int
     """How many identical tool calls answered identically in a row are tolerated (``0``: the guard is off)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = -1
-    if value < 0:
-        raise UserError(f"{name} must be a whole number of repeats (0: no guard), not {raw!r}", code="BAD_CONFIG")
+    value = _whole(raw, -1)
+    if not 0 <= value <= MAX_REPEATS:
+        raise UserError(f"{name} must be a whole number of repeats up to {MAX_REPEATS:,} (0: no guard), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value
 
 
@@ -299,12 +321,10 @@ def parse_timeout(raw: str | float | None, name: str) -> float | None:
     """A positive number of seconds; unset or blank: ``None`` (the default)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise UserError(f"{name} must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
+    value = _seconds(raw, 0.0)
+    if not 0 < value <= MAX_SECONDS:
+        raise UserError(f"{name} must be a positive number of seconds (at most {MAX_SECONDS:,.0f}), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value
 
 
@@ -312,12 +332,10 @@ def parse_max_steps(raw: str | int | None, name: str = "--max-steps", default: i
     """A step budget: a positive integer; ``0`` means unbounded; unset or blank: ``default``."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise UserError(f"{name} must be a whole number of steps (0: no limit), not {raw!r}", code="BAD_CONFIG")
+    value = _whole(raw, -1)
+    if not 0 <= value <= MAX_STEPS:
+        raise UserError(f"{name} must be a whole number of steps up to {MAX_STEPS:,} (0: no limit), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value or None
 
 
@@ -325,12 +343,10 @@ def parse_max_time(raw: str | float | None, name: str = "--max-time") -> float |
     """A time budget in seconds: positive; ``0`` means unbounded; unset or blank: none."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise UserError(f"{name} must be a number of seconds (0: no limit), not {raw!r}", code="BAD_CONFIG")
+    value = _seconds(raw, -1.0)
+    if not 0 <= value <= MAX_SECONDS:
+        raise UserError(f"{name} must be a number of seconds up to {MAX_SECONDS:,.0f} (0: no limit), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value or None
 
 
@@ -381,10 +397,8 @@ def _timeout(raw: str | None, default: float = DEFAULT_TIMEOUT_S, var: str = "DS
     """``DSH_TIMEOUT`` (or ``var``) in seconds (unset or blank: the default)."""
     if not raw or not raw.strip():
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise UserError(f"{var} must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
+    value = _seconds(raw, 0.0)
+    if not 0 < value <= MAX_SECONDS:
+        raise UserError(f"{var} must be a positive number of seconds (at most {MAX_SECONDS:,.0f}), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value

@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
 CORE = ("session", "agent", "tools", "models", "wire", "checkpoint")
 UI = ("IPython", "ipywidgets", "anywidget")
-LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing", "checkpoint")
-TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "redaction", "teach")
+LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing", "checkpoint",
+          "redaction")
+TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "teach")
 
 
 def modules() -> list[Path]:

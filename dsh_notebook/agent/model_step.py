@@ -39,7 +39,7 @@ async def model_step(run: TurnRun, node: ModelStep) -> Node:
     if stream.finish_reason == "max-tokens":
         answer_truncated(run, event, stream)
         return StepDone(MAX_TOKENS)
-    return ToolStep(event) if calls else StepDone(COMPLETED)
+    return ToolStep(event, stream.calls_to_run()) if calls else StepDone(COMPLETED)
 
 
 def route_for(run: TurnRun) -> ModelRoute:

@@ -87,6 +87,7 @@ async def tool_step(run: TurnRun, node: ToolStep) -> Node:
         agent.session, event.message.tool_calls, turn=run.turn, step=run.step, runtime=agent.tool_runtime(),
         max_parallel=run.config.max_parallel, checkpoints=agent.debugger,
         on_arguments_edited=arguments_edited(agent.session, event), review=run.review,
+        run_arguments={call.id: call.arguments for call in node.calls},
     )
     for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
         agent.inbox.inject(message)

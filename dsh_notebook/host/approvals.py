@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..errors import HostError
+from ..redaction import redact_json_text
 from ..tools.base import ApprovalDecision, ApprovalRequest, Approver
 from ..wire.follow import PendingApproval
 
@@ -93,7 +94,7 @@ class PendingApprovals(Approver):
             PendingApproval(
                 call_id=w.request.call_id,
                 name=w.request.tool_name,
-                arguments=w.request.arguments,
+                arguments=redact_json_text(w.request.arguments),  # shown masked; the call runs them as written
                 reason=w.request.reason,
             )
             for w in self._waiting.values()

@@ -86,7 +86,7 @@ def test_glossary_outcome_lines_and_one_event_count(lab: Lab, page: Any) -> None
 
     # the tool lines lead with the outcome: ✗ for the failing run, ✓ for the passing one
     run_cell = page.locator(CELL).nth(1)
-    lines = [t.strip() for t in run_cell.locator(".jp-OutputArea .jp-RenderedMarkdown").first.locator("li").all_text_contents()]
+    lines = [t.strip() for t in run_cell.locator(".jp-OutputArea .dsh-answer").first.locator("li").all_text_contents()]
     details = run_cell.locator(".dsh-turn-result + details li").all_text_contents()
     assert details[0].startswith("bash ✗ exit 1 · 2 of 6 tests failed") and details[-1].startswith("bash ✓ exit 0"), details
     bash = [ln for ln in lines if ln.startswith("bash")]

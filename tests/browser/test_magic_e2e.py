@@ -24,13 +24,14 @@ FIX_PROMPT = "run the tests; if they fail fix src/math.ts; tell me the result"
 CELL = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 # Samples the %dsh cell (index 1) every 40 ms: its prompt, the streamed view (the display output,
-# rendered Markdown), the tool lines in it (``- **bash** `cmd` — state``) and any stdin box.
+# the answer rendered inert: ``.dsh-answer``), the tool lines in it (``<li><strong>bash</strong>
+# <code>cmd</code> — state``) and any stdin box.
 SAMPLER_JS = """(sel) => {
   window.__cell = [];
   const sample = () => {
     const cell = document.querySelectorAll(sel)[1];
     if (!cell) return;
-    const view = cell.querySelector('.jp-OutputArea .jp-RenderedMarkdown');
+    const view = cell.querySelector('.jp-OutputArea .dsh-answer');
     const tools = view ? [...view.querySelectorAll('li')]
         .map(li => (li.querySelector('strong') || {}).textContent || '').filter(Boolean) : [];
     window.__cell.push({
@@ -64,7 +65,7 @@ def prompt_of(page: Any, index: int) -> str:
 
 def views(page: Any, index: int = 1) -> Any:
     """The streamed view: one display, or several when typed stdin answers sit between them."""
-    return cell(page, index).locator(".jp-OutputArea .jp-RenderedMarkdown")
+    return cell(page, index).locator(".jp-OutputArea .dsh-answer")
 
 
 def view_text(page: Any, index: int = 1) -> str:

@@ -113,9 +113,9 @@ def scroll_to(page: Any, index: int, align: str = "start") -> None:
 
 
 def dsh_view(page: Any, index: int) -> tuple[str, list[str]]:
-    """The %dsh cell's streamed view (rendered Markdown) and the tool names of its tool lines
-    (``- **name** `args` — ✓ summary``; the answer's own bullet lists have no ``—`` state)."""
-    view = cell(page, index).locator(".jp-OutputArea .jp-RenderedMarkdown").first
+    """The %dsh cell's streamed view (the answer rendered inert) and the tool names of its tool lines
+    (``name args — ✓ summary``; the answer's own bullet lists have no ``—`` state)."""
+    view = cell(page, index).locator(".jp-OutputArea .dsh-answer").first
     lines = [re.match(r"(\w+) .* — [✓✗]", t) for t in view.locator("li").all_text_contents()]
     return view.text_content() or "", [m.group(1) for m in lines if m]
 

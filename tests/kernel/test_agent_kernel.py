@@ -46,7 +46,7 @@ def test_done_when_a_notebook_on_kernel_dsh_runs_prompts_python_and_sessions(
     client.execute()  # raises on any cell error
     prompt, python, interpolated, sessions = nb.cells
     [live] = [o for o in prompt.outputs if o.output_type == "display_data"]  # one display, updated in place
-    assert "**read** `README.md`" in live.data["text/markdown"] and "demo-math" in live.data["text/markdown"]
+    assert "<strong>read</strong> <code>README.md</code>" in live.data["text/html"] and "demo-math" in live.data["text/html"]
     assert "TurnResult completed" in texts(prompt) and "from cell [1]" in texts(prompt)
     assert [o["text"] for o in joined_streams(python.outputs) if o["output_type"] == "stream"] == ["42\n"]
     events = log_events(isolated_dsh_home)

@@ -56,8 +56,11 @@ def test_short_values_are_not_masked_by_value() -> None:
 
 
 def test_key_shapes_and_url_credentials_without_registration() -> None:
+    """Key shapes need a random-looking body (issue 35: `sk-abcdefghijkl` or `Bearer abcdefghijk`
+    are words, not keys; tests/hardening/test_redaction_runs.py has the false positives)."""
     r = Redactor()
-    out = r.redact("https://bob:pw123456@h/p?token=abcdef123&x=1 Bearer abcdefghijk sk-abcdefghijkl")
+    out = r.redact("https://bob:pw123456@h/p?token=Zx81kQ2mPw9vLr4T&x=1 Bearer eyJhbGciOi9JIUzI1NiJ9x7Qp "
+                   "sk-proj-4fT9xQ2mLp8vRz1KwY6b")
     assert out == "https://bob:***@h/p?token=***&x=1 Bearer *** ***"
 
 

@@ -151,7 +151,7 @@ def test_05_runs_on_the_agent_kernel(executed: dict[str, Any]) -> None:
     nb = run(executed, NAMES[4])
     assert nb.metadata.kernelspec.name == "dsh"
     out = text_of(nb)
-    assert "**read** `README.md`" in out and "demo-math" in out  # a prose cell is a prompt
+    assert "<strong>read</strong> <code>README.md</code>" in out and "demo-math" in out  # a prose cell is a prompt
     assert "from cell [3]" in out and "sent from: cell_id=None execution_count=3" in out
     assert "'the value of x is 42; what can you tell me about it?'" in out  # {x} reached the model
     for tool in ("notebook_read", "inspect_var", "python", "notebook_insert"):
