@@ -5,8 +5,9 @@
 - ``replay:<session id>`` (a saved session under ``$DSH_HOME/sessions``) →
   :class:`~dsh_notebook.models.replay_session.SessionReplayModel`: the origin's response to each
   request with the same messages, until a request diverges (``REPLAY_DIVERGED``);
-- ``local:<path>.gguf`` / ``local:smollm2`` → llama.cpp's own server started on a loopback port
-  (:mod:`~dsh_notebook.models.local_server`, extra ``[local]``), spoken to by the OpenAI adapter;
+- ``local:<path>.gguf`` / ``local:smollm2`` → llama.cpp's own server, started on a private Unix
+  socket with a key of its own (:mod:`~dsh_notebook.models.local_server`, extra ``[local]``), spoken
+  to by the OpenAI adapter;
 - ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL — where the whole id is the
   model name unless it starts with a known provider prefix (``qwen2.5:7b`` stays ``qwen2.5:7b``,
   :func:`~dsh_notebook.config.normalize_model_id`) (``--base-url`` /
@@ -89,7 +90,7 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
             code="LOG_NOT_FOUND",
         )
     if provider == "local":
-        from .local_server import local_adapter
+        from .local_adapter import local_adapter
 
         return local_adapter(settings, name)
     custom = base_url or settings.base_url
