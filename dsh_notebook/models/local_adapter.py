@@ -24,14 +24,8 @@ from ..config import Settings, model_timeouts, positive_int
 from ..errors import ModelError
 from .base import ModelRequest, StreamChunk
 from .local_channel import ServerTransport
-from .local_server import (
-    LocalServer,
-    acquire,
-    arelease,
-    card_options,
-    check_installed,
-    resolve_gguf,
-)
+from .local_models import card_options, check_installed, resolve_gguf
+from .local_server import LocalServer, acquire, arelease
 from .openai_compat import OpenAICompatAdapter
 from .schema_tools import SchemaAnswer, schema_params
 

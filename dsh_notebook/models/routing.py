@@ -79,7 +79,7 @@ def model_defaults(model_id: str) -> dict[str, Any]:
         return {}
     if provider != "local":
         return {}
-    from .local_server import card_options
+    from .local_models import card_options
 
     return card_options(name)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.models.local_server import NAMED, XLLAMACPP, install_line
+from dsh_notebook.models.local_models import NAMED, XLLAMACPP, install_line
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -162,8 +162,10 @@ async def test_the_server_refuses_requests_without_its_key_and_another_user_cann
         request = ModelRequest(provider="local", model="smollm2", messages=[user_text("Say hi.")],
                                config={"max_tokens": 4})
         assert isinstance([c async for c in model.stream(request)][-1], Finish)
+        tcp = psutil.Process(model.server.proc.pid).net_connections(kind="inet")  # type: ignore[attr-defined]
     finally:
         await model.aclose()
+    assert tcp == []  # no TCP port at all, listening or not
     # a process of the same user (another program, another notebook): HTTP 401 everywhere but /health
     assert (ask["chat"], ask["props"], ask["wrong key"]) == ("401", "401", "401"), ask
     assert ask["slots"] in ("401", "501"), ask  # 501: slots disabled, still nothing to read
