@@ -9,8 +9,10 @@ process's stdin — never on its command line or in its environment, which other
 xllamacpp serves from native threads inside this process; they inherit the signal mask, so
 SIGINT/SIGTERM are blocked before the server starts and waited for here instead. The worker ends
 — and the server with it — on SIGTERM/SIGINT, when its stdin reaches end of file (the parent
-closed the pipe or died), or, on Linux, when the parent dies (``PR_SET_PDEATHSIG``). It never
-imports the rest of the package (quick start, nothing of the host's state).
+closed the pipe or died), or, on Linux, when the parent dies (``PR_SET_PDEATHSIG``: SIGTERM). Each
+way it removes its socket, its log and their folder first, so a parent that was killed leaves
+nothing behind either. It never imports the rest of the package (quick start, nothing of the
+host's state).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+from typing import NoReturn
 
 _STOP = {signal.SIGINT, signal.SIGTERM}
 
@@ -31,18 +34,37 @@ def _die_with_parent() -> None:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: waited for below, like any stop
     except (OSError, AttributeError):
         pass
 
 
-def _watch_stdin() -> None:
+def _remove(socket_path: str) -> None:
+    """The socket, the log beside it and their folder (only if nothing else is in it)."""
+    folder = os.path.dirname(os.path.abspath(socket_path))
+    for path in (socket_path, os.path.join(folder, "server.log")):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def _end(socket_path: str) -> NoReturn:
+    _remove(socket_path)
+    os._exit(0)
+
+
+def _watch_stdin(socket_path: str) -> None:
     try:
         while sys.stdin.buffer.read(4096):
             pass
     except (OSError, ValueError):
         pass
-    os._exit(0)
+    _end(socket_path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,10 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     server = xllamacpp.Server(params)
-    threading.Thread(target=_watch_stdin, daemon=True).start()
+    threading.Thread(target=_watch_stdin, args=(args.socket,), daemon=True).start()
     signal.sigwait(_STOP)
     del server
-    os._exit(0)
+    _end(args.socket)
 
 
 if __name__ == "__main__":

@@ -86,21 +86,19 @@ def test_each_start_gets_its_own_private_folder_and_a_key_the_redaction_knows() 
 
 
 async def test_requests_carry_the_starts_key_and_follow_a_new_start(server: LocalServer, tmp_path: Path) -> None:
-    first = server.channel = Channel(pid=os.getpid())  # the fakes serve from this process
+    first, second = Channel(pid=os.getpid()), Channel(pid=os.getpid())  # the fakes serve from this process
     adapter = LocalAdapter(server, "fake-model", Settings(home=tmp_path / "home"))
     try:
-        with FakeOpenAIServer(api_key=first.key, uds=str(first.socket_path)) as fake:
-            fake.enqueue(text_reply("one"))
-            assert isinstance([c async for c in adapter.stream(_request())][-1], Finish)
-            assert fake.requests[-1].headers["authorization"] == f"Bearer {first.key}"
-        second = server.channel = Channel(pid=os.getpid())  # what a restart leaves: new socket, new key
-        with FakeOpenAIServer(api_key=second.key, uds=str(second.socket_path)) as fake:
-            fake.enqueue(text_reply("two"))
-            assert isinstance([c async for c in adapter.stream(_request())][-1], Finish)
-            assert fake.requests[-1].headers["authorization"] == f"Bearer {second.key}"
-        first.remove()
+        for channel in (first, second):  # the second: what a restart leaves (new socket, new key)
+            server.channel = channel
+            with FakeOpenAIServer(api_key=channel.key, uds=str(channel.socket_path)) as fake:
+                fake.enqueue(text_reply("ok"))
+                assert isinstance([c async for c in adapter.stream(_request())][-1], Finish)
+                assert fake.requests[-1].headers["authorization"] == f"Bearer {channel.key}"
     finally:
         await adapter.aclose()
+        first.remove()
+        second.remove()
 
 
 @pytest.fixture

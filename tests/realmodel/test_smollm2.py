@@ -202,7 +202,7 @@ def test_a_multi_turn_session_compacts_before_overflow_and_goes_on(tmp_path: Pat
 
 def test_the_server_dies_with_a_parent_that_is_killed(tmp_path: Path) -> None:
     """SIGKILL of the process that started the server (no atexit, no close): the server's stdin
-    pipe closes and it ends by itself."""
+    pipe closes and it ends by itself, removing its private folder (socket, log) as it goes."""
     import signal
     import subprocess
     import sys
@@ -213,7 +213,7 @@ def test_the_server_dies_with_a_parent_that_is_killed(tmp_path: Path) -> None:
         "from dsh_notebook.models.routing import resolve_adapter\n"
         "model = resolve_adapter(settings_from_env(), 'local:smollm2')\n"
         "asyncio.run(model.server.ensure_started())\n"
-        "print(model.server.proc.pid, flush=True)\n"
+        "print(model.server.proc.pid, model.server.channel.folder, flush=True)\n"
         "sys.stdin.read()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **THREADS}
@@ -221,10 +221,13 @@ def test_the_server_dies_with_a_parent_that_is_killed(tmp_path: Path) -> None:
                               text=True, env=env)
     try:
         assert parent.stdout is not None
-        worker = psutil.Process(int(parent.stdout.readline()))
+        pid, folder = parent.stdout.readline().split()
+        worker = psutil.Process(int(pid))
+        assert Path(folder, "server.sock").exists()
         assert worker.is_running()
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
     gone, alive = psutil.wait_procs([worker], timeout=60)
     assert not alive, "the llama.cpp server outlived its parent"
+    assert not Path(folder).exists()
