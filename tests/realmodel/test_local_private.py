@@ -70,6 +70,24 @@ def threads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DSH_LOCAL_THREADS", "1")
 
 
+@pytest.fixture
+def shared_tmp(other_user: pwd.struct_passwd, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``$TMPDIR``: a fresh folder every user can enter, as ``/tmp`` is meant to be, holding the
+    server's private folder and the second user's files — so what refuses the second user is the
+    server's own folder, whatever this machine's ``/tmp`` looks like."""
+    parent = next((Path(p) for p in ("/var/tmp", "/tmp") if Path(p).is_dir() and Path(p).stat().st_mode & 0o001), None)
+    if parent is None:
+        pytest.skip("no temp folder other users can enter")
+    base = Path(tempfile.mkdtemp(prefix="dsh-shared-", dir=parent))
+    base.chmod(0o1777)
+    monkeypatch.setenv("TMPDIR", str(base))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read $TMPDIR again
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def _address(server: Any) -> tuple[str, str]:
     """Where the server listens: its private socket (today), or the loopback port (before)."""
     channel = getattr(server, "channel", None)
@@ -101,9 +119,9 @@ def _wait_for(what: Any, timeout: float = 120.0) -> Any:
 
 
 @pytest.fixture
-def racer(other_user: pwd.struct_passwd) -> Iterator[Path]:
+def racer(other_user: pwd.struct_passwd, shared_tmp: Path) -> Iterator[Path]:
     """The second user's racer (tests/realmodel/racer.py), watching before any server starts."""
-    folder = Path(tempfile.mkdtemp(prefix="dsh-racer-"))
+    folder = Path(tempfile.mkdtemp(prefix="dsh-racer-", dir=shared_tmp))
     os.chown(folder, other_user.pw_uid, other_user.pw_gid)
     record = folder / "record.jsonl"
     script = folder / "racer.py"
@@ -121,7 +139,7 @@ def racer(other_user: pwd.struct_passwd) -> Iterator[Path]:
 
 
 async def test_another_user_racing_for_the_address_never_takes_it_reaches_it_or_hears_the_conversation(
-        racer: Path, threads: None) -> None:
+        racer: Path, shared_tmp: Path, threads: None) -> None:
     secret = f"the launch code is {uuid.uuid4().hex}"
     model = resolve_adapter(settings_from_env(), "local:smollm2")
     try:
@@ -139,17 +157,19 @@ async def test_another_user_racing_for_the_address_never_takes_it_reaches_it_or_
     assert not heard, heard  # not a health check, not a word of the conversation
     assert {t["try"] for t in tries} >= {"bind-unix", "connect-unix", "list", "write"}, tries
     assert all(not t["ok"] and t["errno"] == 13 for t in tries), tries  # EACCES: the folder is not theirs
+    assert all(Path(t["target"]).is_relative_to(shared_tmp) for t in tries)  # ...which sits where they can go
     assert isinstance(chunks[-1], Finish) and chunks[-1].reason in ("stop", "max-tokens")
     text = "".join(c.block.text for c in chunks if isinstance(c, BlockEnd) and isinstance(c.block, TextBlock))
     assert text != "pwned"
 
 
 async def test_the_server_refuses_requests_without_its_key_and_another_user_cannot_connect(
-        other_user: pwd.struct_passwd, threads: None) -> None:
+        other_user: pwd.struct_passwd, shared_tmp: Path, threads: None) -> None:
     model = resolve_adapter(settings_from_env(), "local:smollm2")
     try:
         assert await model.server_window() == 4096  # started: the product's own requests carry the key
         address = _address(model.server)  # type: ignore[attr-defined]
+        assert address[0] == "tcp" or Path(address[1]).parent.parent == shared_tmp  # refused by its own folder
         ask = await asyncio.to_thread(
             lambda: {
                 "chat": _probe(address, "POST", "/v1/chat/completions"),
@@ -219,9 +239,9 @@ def test_the_key_is_on_no_command_line_in_no_environment_and_not_in_the_log(tmp_
 
 
 @pytest.fixture
-def impostor(other_user: pwd.struct_passwd) -> Iterator[tuple[subprocess.Popen[bytes], Path, Path]]:
+def impostor(other_user: pwd.struct_passwd, shared_tmp: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, Path]]:
     """The second user's fake llama.cpp on a socket in a folder of its own: (process, socket, record)."""
-    theirs = Path(tempfile.mkdtemp(prefix="dsh-impostor-"))
+    theirs = Path(tempfile.mkdtemp(prefix="dsh-impostor-", dir=shared_tmp))
     os.chown(theirs, other_user.pw_uid, other_user.pw_gid)
     record, sock = theirs / "record.jsonl", theirs / "fake.sock"
     shutil.copy(HERE / "racer.py", theirs / "racer.py")
