@@ -5,8 +5,9 @@
 - ``replay:<session id>`` (a saved session under ``$DSH_HOME/sessions``) →
   :class:`~dsh_notebook.models.replay_session.SessionReplayModel`: the origin's response to each
   request with the same messages, until a request diverges (``REPLAY_DIVERGED``);
-- ``local:<path>.gguf`` / ``local:smollm2`` → llama.cpp's own server started on a loopback port
-  (:mod:`~dsh_notebook.models.local_server`, extra ``[local]``), spoken to by the OpenAI adapter;
+- ``local:<path>.gguf`` / ``local:smollm2`` → llama.cpp's own server, started on a private Unix
+  socket with a key of its own (:mod:`~dsh_notebook.models.local_server`, extra ``[local]``), spoken
+  to by the OpenAI adapter with the sampling the model's card recommends (:func:`model_defaults`);
 - ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL — where the whole id is the
   model name unless it starts with a known provider prefix (``qwen2.5:7b`` stays ``qwen2.5:7b``,
   :func:`~dsh_notebook.config.normalize_model_id`) (``--base-url`` /
@@ -23,8 +24,11 @@ Adapters are imported lazily: ``openai`` is loaded only when a real provider is 
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from ..config import (
@@ -66,6 +70,33 @@ def resolve_key(settings: Settings, provider: str, base_url: str) -> tuple[str |
     return None, "DSH_API_KEY"
 
 
+def model_defaults(model_id: str) -> dict[str, Any]:
+    """The request options a model gets unless ``--option`` sets them (its card's sampling: only
+    ``local:`` models known by name have one), without starting anything."""
+    try:
+        provider, name = parse_model_id(normalize_model_id(model_id, None))
+    except UserError:
+        return {}
+    if provider != "local":
+        return {}
+    from .local_models import card_options
+
+    return card_options(name)
+
+
+def describe_defaults(model_id: str, options: Mapping[str, Any] | None = None) -> str | None:
+    """``%dsh config``'s line about :func:`model_defaults`: each value, and which ``options`` (the
+    session's ``--option``) override; ``None`` when the model has none."""
+    defaults = model_defaults(model_id)
+    if not defaults:
+        return None
+    given = options or {}
+    sent = ", ".join(f"{k}={json.dumps(v)}" for k, v in defaults.items() if k not in given) or "none left"
+    overridden = ", ".join(k for k in defaults if k in given)
+    why = f"{overridden} set by --option" if overridden else "--option KEY=VALUE overrides"
+    return f"{sent} (the model card's sampling; {why})"
+
+
 def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None = None) -> ModelAdapter:
     """The adapter for ``model_id`` under ``settings`` (``base_url`` overrides the settings')."""
     provider, name = parse_model_id(normalize_model_id(model_id, base_url or settings.base_url))
@@ -89,7 +120,7 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
             code="LOG_NOT_FOUND",
         )
     if provider == "local":
-        from .local_server import local_adapter
+        from .local_adapter import local_adapter
 
         return local_adapter(settings, name)
     custom = base_url or settings.base_url

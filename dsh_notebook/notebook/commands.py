@@ -194,6 +194,12 @@ class CommandsMixin:
             seconds = f"{live.max_time}s" if live.max_time is not None else "no time limit"
             items["turn budget"] = f"{steps} · {seconds} (--max-steps / --max-time)"
             items.update(request_items(live.request))
+        from ..models.routing import describe_defaults
+
+        options = live.request.options if live is not None and live.live and live.request else None
+        defaults = describe_defaults(known[0].model if known is not None else settings.model, options)
+        if defaults:  # a local model's card sampling (issue 39 item 3)
+            items["model defaults"] = defaults
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]

@@ -91,6 +91,7 @@ class FakeOpenAIServer:
     requests: list[RecordedRequest] = field(default_factory=list)
     probes: list[RecordedRequest] = field(default_factory=list)  # context-window probes (answered 404)
     port: int = 0
+    uds: str | None = None  # serve on this Unix socket instead of a loopback port (a local: server's)
 
     def __post_init__(self) -> None:
         self._replies: collections.deque[Reply] = collections.deque()
@@ -127,10 +128,11 @@ class FakeOpenAIServer:
 
         def run() -> None:
             asyncio.set_event_loop(loop)
-            self._server = loop.run_until_complete(
-                asyncio.start_server(self._handle, "127.0.0.1", self.port)
-            )
-            self.port = self._server.sockets[0].getsockname()[1]
+            if self.uds is not None:
+                self._server = loop.run_until_complete(asyncio.start_unix_server(self._handle, self.uds))
+            else:
+                self._server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", self.port))
+                self.port = self._server.sockets[0].getsockname()[1]
             ready.set()
             loop.run_forever()
             loop.close()
@@ -171,7 +173,7 @@ class FakeOpenAIServer:
         assert task is not None
         self._tasks.add(task)  # type: ignore[arg-type]
         sock = writer.get_extra_info("socket")
-        if sock is not None:
+        if sock is not None and sock.family != socket.AF_UNIX:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             while True:
