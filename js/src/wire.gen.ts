@@ -174,6 +174,38 @@ export interface CheckpointChanges {
 }
 
 /**
+ * A warning: the checkpoint at the ``start`` or ``end`` of ``turn`` could not be taken; the
+ * turn went on without it (its events are all logged). ``code``: ``DISK_FULL``, ``IO_ERROR``,
+ * ``INTERRUPTED``, ``BAD_CWD`` …; ``message`` says what in words. Nothing partial is left in the
+ * store.
+ */
+export interface CheckpointFailed {
+  seq: number;
+  time: number;
+  type: "checkpoint/failed";
+  sourceEventSeqs?: number[] | null;
+  turn?: number | null;
+  phase: "start" | "end";
+  code: string;
+  message: string;
+}
+
+/**
+ * A per-file Keep (the inspector's): the user keeps what turn ``turn`` did to ``paths``; a
+ * later rewind or undo over that turn leaves them as they are (listed as ``kept``), until a
+ * Revert of them.
+ */
+export interface CheckpointKept {
+  seq: number;
+  time: number;
+  type: "checkpoint/kept";
+  sourceEventSeqs?: number[] | null;
+  turn: number;
+  paths: string[];
+  by?: string | null;
+}
+
+/**
  * A rewind (see :class:`RewindOutcome`); ``before`` the snapshot of the workspace just
  * before (a rewind can be undone), ``after`` the one just after.
  */
@@ -187,12 +219,42 @@ export interface CheckpointRestored {
   written?: string[];
   removed?: string[];
   conflicts?: string[];
+  kept?: string[];
   failed?: string[];
   variables?: string[];
+  variablesNotRestored?: string[];
   forked?: string | null;
+  rolledBack?: boolean | null;
   before?: string | null;
   after?: string | null;
   forced?: boolean | null;
+  by?: string | null;
+}
+
+/**
+ * A per-file Revert (the inspector's): ``paths`` put back as at the start of turn ``toTurn``.
+ * A user's decision, not the agent's: a later rewind or undo treats these paths as changed
+ * outside the agent (a conflict) unless its target is what they now hold.
+ */
+export interface CheckpointReverted {
+  seq: number;
+  time: number;
+  type: "checkpoint/reverted";
+  sourceEventSeqs?: number[] | null;
+  toTurn: number;
+  snapshot?: string | null;
+  written?: string[];
+  removed?: string[];
+  conflicts?: string[];
+  kept?: string[];
+  failed?: string[];
+  variables?: string[];
+  variablesNotRestored?: string[];
+  forked?: string | null;
+  rolledBack?: boolean | null;
+  paths: string[];
+  before?: string | null;
+  after?: string | null;
   by?: string | null;
 }
 
@@ -393,7 +455,7 @@ export interface ErrorInfo {
 
 export interface EventItem {
   type: "event";
-  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
 }
 
 /**
@@ -475,6 +537,24 @@ export interface InboxSpliced {
   outcome?: ("claimed" | "canceled") | null;
 }
 
+/**
+ * ``session/keep``: the user keeps what turn ``turn`` did to ``paths`` (the inspector's Keep);
+ * logged as ``checkpoint/kept``, which later rewinds and undos respect.
+ */
+export interface KeepArgs {
+  sessionId: string;
+  turn: number;
+  paths: string[];
+}
+
+/** ``session/keep``'s answer: the paths now kept and the seq of the ``checkpoint/kept`` event. */
+export interface KeptFiles {
+  sessionId: string;
+  turn: number;
+  paths: string[];
+  keptSeq: number;
+}
+
 /** One row of ``session/list``: a saved or live session. */
 export interface ListedSession {
   sessionId: string;
@@ -500,7 +580,7 @@ export interface LlmRetry {
 }
 
 /** One line of a session log: the header line or one event. */
-export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
+export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
 
 /** Where a user-role message came from: a person (``user``) or a plugin (``plugin``). */
 export interface MessageSource {
@@ -692,7 +772,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound | TurnDiff;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound | KeptFiles | TurnDiff;
 }
 
 /** Stage 04: the tool's outcome before its ``tool/result`` is committed. */
@@ -760,16 +840,24 @@ export interface RewindArgs {
   force?: boolean;
 }
 
-/** What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``. */
+/**
+ * What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``
+ * (``checkpoint/reverted`` for a rewind of ``paths``). ``sessionId`` is the session whose
+ * checkpoints were used: the one asked, or — when that is the conversation a rewind forked and
+ * it lacks the turn — the session the rewind was made on.
+ */
 export interface Rewound {
   toTurn: number;
   snapshot?: string | null;
   written?: string[];
   removed?: string[];
   conflicts?: string[];
+  kept?: string[];
   failed?: string[];
   variables?: string[];
+  variablesNotRestored?: string[];
   forked?: string | null;
+  rolledBack?: boolean | null;
   sessionId: string;
   dryRun?: boolean;
   forkedLog?: string | null;
@@ -873,7 +961,7 @@ export interface Snapshot {
   sessionId: string;
   header: SessionHeader;
   cursor: number;
-  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored)[];
+  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed)[];
   live: RunState;
 }
 

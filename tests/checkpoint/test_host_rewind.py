@@ -27,9 +27,9 @@ def client(tmp_path: Path) -> Iterator[DshClient]:
     host.shutdown()
 
 
-def restored_events(log: str) -> list[dict]:  # type: ignore[type-arg]
+def restored_events(log: str, kind: str = "checkpoint/restored") -> list[dict]:  # type: ignore[type-arg]
     lines = Path(log).read_text().splitlines()[1:]
-    return [e for e in map(json.loads, lines) if e["type"] == "checkpoint/restored"]
+    return [e for e in map(json.loads, lines) if e["type"] == kind]
 
 
 def test_revert_one_file_dry_run_and_undo(client: DshClient, tmp_path: Path) -> None:
@@ -55,7 +55,10 @@ def test_revert_one_file_dry_run_and_undo(client: DshClient, tmp_path: Path) -> 
     assert tree_state(ws) == original
     log = client.info(sid).log_path
     assert log is not None
-    assert [e["written"] for e in restored_events(log)] == [["src/math.ts"], list(whole.written)]
+    # the per-file Revert is the user's decision (checkpoint/reverted), the undo a rewind (checkpoint/restored)
+    assert [(e["paths"], e["written"]) for e in restored_events(log, "checkpoint/reverted")] == [
+        (["src/math.ts"], ["src/math.ts"])]
+    assert [e["written"] for e in restored_events(log)] == [list(whole.written)]
 
 
 def test_rewind_while_a_turn_runs_is_session_busy(client: DshClient, tmp_path: Path) -> None:
