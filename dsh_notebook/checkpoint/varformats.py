@@ -112,7 +112,8 @@ def _pyarrow_ok() -> bool:
 
 
 def _frame(value: Any, cap: int, pd: Any) -> tuple[str, bytes]:
-    size = int(value.memory_usage(deep=True).sum()) if hasattr(value, "memory_usage") else 0
+    usage = value.memory_usage(deep=True)  # a Series: a number; a DataFrame: one per column
+    size = int(usage.sum() if hasattr(usage, "sum") else usage)
     if size > cap:
         raise NotKept(f"over DSH_CHECKPOINT_MAX_VARIABLE ({size} bytes in memory)")
     if not _pyarrow_ok():

@@ -315,7 +315,8 @@ def _checkpoint_subcommand(args: MagicArgs, head: str, tail: list[str]) -> None:
     words: list[str] = []
     for k, w in enumerate(tail):  # `--to-turn N` / `--to-turn=N` as the number N
         if head == "rewind" and w.startswith("--to-turn="):
-            words.append(w.partition("=")[2] or "--to-turn=")
+            value = w.partition("=")[2]
+            words.append(value if value.isdigit() else "--to-turn=")
         elif head == "rewind" and w == "--to-turn":
             words.append(tail[k + 1] if k + 1 < len(tail) and tail[k + 1].isdigit() else "--to-turn")
         elif not (head == "rewind" and k > 0 and tail[k - 1] == "--to-turn" and w.isdigit()):
