@@ -61,7 +61,9 @@ def test_a_pathological_gitignore_line_is_matched_in_linear_time(tmp_path: Path)
     assert "a" * 199 + "c" in listed and "a" * 199 + "b" not in listed
 
 
-def test_a_run_answers_sigint_while_the_pathological_gitignore_is_in_its_workspace(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_run_answers_sigint_while_the_pathological_gitignore_is_in_its_workspace(tmp_path: Path, sig: int,
+                                                                                  code: int) -> None:
     ws = tmp_path / "ws"
     _hostile_repo(ws)
     home = tmp_path / "home"
@@ -80,11 +82,11 @@ def test_a_run_answers_sigint_while_the_pathological_gitignore_is_in_its_workspa
         while conn is not None and time.monotonic() < deadline and not any(
                 "checkpoint/taken" in p.read_text() for p in (home / "sessions").glob("*.jsonl")):
             time.sleep(0.02)  # the log is flushed before the request: wait for it to be on disk
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         try:
             out, err = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
-            pytest.fail("SIGINT was not answered: the process is stuck (a regex holding the GIL)")
+            pytest.fail(f"{signal.Signals(sig).name} was not answered: the process is stuck (a regex holding the GIL)")
         if conn is not None:
             conn.close()
     finally:
@@ -92,7 +94,7 @@ def test_a_run_answers_sigint_while_the_pathological_gitignore_is_in_its_workspa
             proc.kill()
             proc.wait()
         listener.close()
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     logs = list((home / "sessions").glob("*.jsonl"))
     types = [json.loads(line).get("type") for line in logs[0].read_text().splitlines()[1:]]
     assert "checkpoint/taken" in types and types[-1] == "turn/end", types
@@ -277,3 +279,26 @@ def test_a_full_disk_during_a_checkpoint_loses_no_event_and_leaves_no_temp_file(
     assert done.returncode == 0, done.stderr[-2000:]
     warnings = [ln for ln in done.stderr.splitlines() if "checkpoint" in ln]
     assert warnings and all("DISK_FULL" in w for w in warnings), done.stderr
+
+
+def test_each_rewind_failure_carries_its_own_code(tmp_path: Path) -> None:
+    """Issue 35 (low): every rewind failure said CHECKPOINT_BLOB_MISSING, unsafe paths included."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    sid = _session_with_many_files(home, ws, 3)
+    store = CheckpointStore(home)
+    log = [json.loads(line) for line in (home / "sessions" / f"{sid}.jsonl").read_text().splitlines()[1:]]
+    start = next(e["snapshot"] for e in log if e["type"] == "checkpoint/taken")
+    path = store.root / "snapshots" / f"{start}.json"
+    doc = json.loads(path.read_text())
+    sha, _ = store.put_blob(b"evil\n")
+    doc["files"]["../evil.txt"] = ["f", 0o644, 5, sha, None, None]  # a tampered snapshot
+    path.write_text(json.dumps(doc))
+    done = cli("rewind", sid, "--to-turn", "1", env={"DSH_HOME": str(home)})
+    assert done.returncode == 2 and "[CHECKPOINT_UNSAFE_PATH]" in done.stderr and "../evil.txt" in done.stderr, done.stderr
+    assert not (tmp_path / "evil.txt").exists() and len(list((ws / "data").iterdir())) == 3
+    store.blob_path(store.listing(start)["data/file-0000.txt"].sha or "").unlink()
+    doc["files"].pop("../evil.txt")
+    path.write_text(json.dumps(doc))
+    shutil.rmtree(ws / "data")
+    again = cli("rewind", sid, "--to-turn", "1", "--force", env={"DSH_HOME": str(home)})
+    assert again.returncode == 2 and "[CHECKPOINT_BLOB_MISSING]" in again.stderr and "data/file-0000.txt" in again.stderr
