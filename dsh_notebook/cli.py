@@ -262,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
             return fork_main(args)
         if args.command in ("checkpoints", "rewind"):
             from .checkpoint.cli import checkpoints_main, rewind_main
+            from .host.hidden_paths import install
+
+            install()  # what the sandbox hides is never restored
 
             return checkpoints_main(args) if args.command == "checkpoints" else rewind_main(args)
         if args.command == "compare":

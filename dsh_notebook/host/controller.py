@@ -27,6 +27,8 @@ from ..wire.endpoints import (
     Decided,
     DiffArgs,
     FollowArgs,
+    KeepArgs,
+    KeptFiles,
     ListedSession,
     NoArgs,
     PromptArgs,
@@ -171,6 +173,14 @@ class SessionController:
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
         return await rewind_live(self.registry, live, args, by=inv.caller)
+
+    async def keep(self, args: KeepArgs, inv: GatewayInvocation) -> KeptFiles:
+        """Keep what a turn did to some files (the inspector's Keep): ``checkpoint/kept``."""
+        from ..checkpoint.host_rewind import keep_live
+
+        live, how = await self.registry.resolve(args.session_id)
+        inv.note("resolver", how)
+        return await keep_live(self.registry, live, args, by=inv.caller)
 
     async def diff(self, args: DiffArgs, inv: GatewayInvocation) -> TurnDiff:
         """The unified diffs of the files a turn changed (see :mod:`dsh_notebook.checkpoint.host_rewind`)."""

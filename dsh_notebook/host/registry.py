@@ -47,6 +47,7 @@ from ..wire.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessag
 from .approvals import PendingApprovals
 from .control import ControlHub
 from .follow import SessionHub
+from .hidden_paths import install as install_hidden
 from .options import (
     apply_options,
     apply_plan,
@@ -307,6 +308,7 @@ class AgentRegistry:
         )  # fmt: skip
         hub.attach(session, approvals.pending)
         live.undo.append(attach_observers(session, home=settings.home, log_path=live.log_path))
+        install_hidden()  # checkpoints leave out what the sandbox hides
         live.checkpoints, detach = attach_checkpoints(agent, settings.home)
         live.undo.append(detach)
         live.undo.append(agent.on_status(lambda status: self.control.status(sid, status)))

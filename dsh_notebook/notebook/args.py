@@ -233,7 +233,7 @@ SUBCOMMAND_USAGE = {
     "config": "%dsh config", "help": "%dsh help", "doctor": "%dsh doctor", "resume": "%dsh resume [ID]",
     "show": "%dsh show [--inspect|--stats] [--present] [ID]", "fork": "%dsh fork [ID] --at SEQ", "compare": "%dsh compare A B",
     "compact": "%dsh compact [ID]", "policy": "%dsh policy [ID]",
-    "rewind": "%dsh rewind [N] [--files] [--conversation] [--variables] [--dry-run] [--force]",
+    "rewind": "%dsh rewind [ID] [N | --to-turn N] [--files] [--conversation] [--variables] [--dry-run] [--force]",
     "undo": "%dsh undo [--dry-run] [--force]", "changes": "%dsh changes [TURN]",
 }
 _TARGET = re.compile(r"^(s_[0-9A-Za-z_-]+|\{[A-Za-z_][\w.]*\}|\S+\.jsonl)$")
@@ -314,16 +314,31 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
 
 def _checkpoint_subcommand(args: MagicArgs, head: str, tail: list[str]) -> None:
     """``rewind [N] [flags]``, ``undo [flags]``, ``changes [TURN]``: a line of other words is a prompt
-    ("undo the last refactor"); an unknown ``--flag`` or a second number is a usage error."""
-    if any(not w.startswith("--") and not w.isdigit() for w in tail):
+    ("undo the last refactor"); an unknown ``--flag`` or a second number is a usage error. ``rewind``
+    takes every spelling of the CLI's ``rewind ID_OR_PATH --to-turn N …`` too: ``--to-turn N``,
+    ``--to-turn=N`` and a session id or log path."""
+    words: list[str] = []
+    for k, w in enumerate(tail):  # `--to-turn N` / `--to-turn=N` as the number N
+        if head == "rewind" and w.startswith("--to-turn="):
+            value = w.partition("=")[2]
+            words.append(value if value.isdigit() else "--to-turn=")
+        elif head == "rewind" and w == "--to-turn":
+            words.append(tail[k + 1] if k + 1 < len(tail) and tail[k + 1].isdigit() else "--to-turn")
+        elif not (head == "rewind" and k > 0 and tail[k - 1] == "--to-turn" and w.isdigit()):
+            words.append(w)
+    targets = [w for w in words if head == "rewind" and _looks_like_target(w) and not w.startswith("{")]
+    words = [w for w in words if w not in targets]
+    if any(not w.startswith("--") and not w.isdigit() for w in words):
         return  # prose: a prompt
-    numbers = [w for w in tail if w.isdigit()]
-    flags = [w for w in tail if w.startswith("--")]
+    numbers = [w for w in words if w.isdigit()]
+    flags = [w for w in words if w.startswith("--")]
     allowed = () if head == "changes" else REWIND_FLAGS if head == "rewind" else ("--dry-run", "--force")
     bad = [f for f in flags if f not in allowed]
-    if bad or len(numbers) > (0 if head == "undo" else 1):
+    if bad or len(numbers) > (0 if head == "undo" else 1) or len(targets) > 1:
         raise UserError(f"usage: {SUBCOMMAND_USAGE[head]}", code="BAD_FLAG")
     args.command, args.target, args.targets = head, None, []
+    if targets:
+        args.session = targets[0]
     args.options = {"turn": numbers[0]} if numbers else {}
     args.options.update({f.lstrip("-"): "1" for f in flags})
 

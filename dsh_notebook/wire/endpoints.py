@@ -255,12 +255,33 @@ class RewindArgs(Frozen):
 
 
 class Rewound(RewindOutcome):
-    """What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``."""
+    """What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``
+    (``checkpoint/reverted`` for a rewind of ``paths``). ``sessionId`` is the session whose
+    checkpoints were used: the one asked, or — when that is the conversation a rewind forked and
+    it lacks the turn — the session the rewind was made on."""
 
     session_id: str
     dry_run: bool = False
     forked_log: str | None = None
     restored_seq: int | None = None
+
+
+class KeepArgs(Frozen):
+    """``session/keep``: the user keeps what turn ``turn`` did to ``paths`` (the inspector's Keep);
+    logged as ``checkpoint/kept``, which later rewinds and undos respect."""
+
+    session_id: str
+    turn: int
+    paths: tuple[str, ...]
+
+
+class KeptFiles(Frozen):
+    """``session/keep``'s answer: the paths now kept and the seq of the ``checkpoint/kept`` event."""
+
+    session_id: str
+    turn: int
+    paths: tuple[str, ...]
+    kept_seq: int
 
 
 class DiffArgs(Frozen):
@@ -329,6 +350,7 @@ UnaryResult = (
     | DebugState
     | SessionInfo
     | Rewound
+    | KeptFiles
     | TurnDiff
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
@@ -347,6 +369,7 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/compact": (SessionRef, Compacted),
     "session/debug": (DebugArgs, DebugState),
     "session/rewind": (RewindArgs, Rewound),
+    "session/keep": (KeepArgs, KeptFiles),
     "session/diff": (DiffArgs, TurnDiff),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),

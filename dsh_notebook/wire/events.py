@@ -401,18 +401,25 @@ class CheckpointChanges(EventBase):
 
 class RewindOutcome(Frozen):
     """What a rewind to the start of ``toTurn`` (checkpoint ``snapshot``) did: ``written`` /
-    ``removed`` files, ``conflicts`` left alone (changed outside the agent), ``failed`` (blob
-    missing, unsafe path), ``variables`` put back, ``forked`` the new session of a conversation
-    rewind. Shared by the ``checkpoint/restored`` event and the ``session/rewind`` answer."""
+    ``removed`` files, ``conflicts`` left alone (changed outside the agent since its last turn:
+    by hand, by a per-file Revert), ``kept`` left alone because the user kept them, ``failed``
+    (``path: CODE: why`` — ``CHECKPOINT_BLOB_MISSING``, ``CHECKPOINT_UNSAFE_PATH``,
+    ``CHECKPOINT_UNRESTORABLE`` …), ``variables`` put back (``variablesNotRestored``: ``name: why``),
+    ``forked`` the new session of a conversation rewind; ``rolledBack``: a step failed while
+    applying, and everything the rewind had done was undone. Shared by the ``checkpoint/restored``
+    and ``checkpoint/reverted`` events and the ``session/rewind`` answer."""
 
     to_turn: int
     snapshot: str | None = None
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()
+    variables_not_restored: tuple[str, ...] = ()
     forked: str | None = None
+    rolled_back: bool | None = None
 
 
 class CheckpointRestored(RewindOutcome, EventBase):
@@ -424,6 +431,45 @@ class CheckpointRestored(RewindOutcome, EventBase):
     after: str | None = None  # the workspace just after (later conflict checks compare with it)
     forced: bool | None = None
     by: str | None = None
+
+
+class CheckpointReverted(RewindOutcome, EventBase):
+    """A per-file Revert (the inspector's): ``paths`` put back as at the start of turn ``toTurn``.
+    A user's decision, not the agent's: a later rewind or undo treats these paths as changed
+    outside the agent (a conflict) unless its target is what they now hold."""
+
+    type: Literal["checkpoint/reverted"] = "checkpoint/reverted"
+    paths: tuple[str, ...]
+    before: str | None = None
+    after: str | None = None
+    by: str | None = None
+
+
+class CheckpointKept(EventBase):
+    """A per-file Keep (the inspector's): the user keeps what turn ``turn`` did to ``paths``; a
+    later rewind or undo over that turn leaves them as they are (listed as ``kept``), until a
+    Revert of them."""
+
+    type: Literal["checkpoint/kept"] = "checkpoint/kept"
+    turn: int
+    paths: tuple[str, ...]
+    by: str | None = None
+
+
+CheckpointPhase = Literal["start", "end"]
+
+
+class CheckpointFailed(EventBase):
+    """A warning: the checkpoint at the ``start`` or ``end`` of ``turn`` could not be taken; the
+    turn went on without it (its events are all logged). ``code``: ``DISK_FULL``, ``IO_ERROR``,
+    ``INTERRUPTED``, ``BAD_CWD`` …; ``message`` says what in words. Nothing partial is left in the
+    store."""
+
+    type: Literal["checkpoint/failed"] = "checkpoint/failed"
+    turn: int | None = None
+    phase: CheckpointPhase
+    code: str
+    message: str
 
 
 AnyEvent = (
@@ -450,6 +496,9 @@ AnyEvent = (
     | CheckpointTaken
     | CheckpointChanges
     | CheckpointRestored
+    | CheckpointReverted
+    | CheckpointKept
+    | CheckpointFailed
 )
 """Every session event type (for isinstance checks and annotations)."""
 

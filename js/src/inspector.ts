@@ -201,7 +201,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
           h("div", null, "cites: ", ...(cites.length ? cites.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : ["—"])),
           h("div", { class: "dsh-citedby" }, ev.type === "tool/call" ? "result citing this call: " : "cited by: ",
             ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
-        ev.type === "checkpoint/changes" ? reviewChanges(ev, s.sessionId, s.remote) : null,
+        ev.type === "checkpoint/changes" ? reviewChanges(ev, s.sessionId, s.remote, events) : null,
         h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true), collapseKeys: QUIET_KEYS }, OPEN_ALL)),
         toolOutputText(ev) !== undefined ? plainOutput(toolOutputText(ev) as string) : null);
     } else if (detail === "messages") {

@@ -1,6 +1,6 @@
 // Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint.
 import type { Connection, StreamHandle, StreamHandlers } from "./connection";
-import type { DebugArgs, DebugState, DiffArgs, RewindArgs, Rewound, TurnDiff } from "./wire.gen";
+import type { DebugArgs, DebugState, DiffArgs, KeepArgs, KeptFiles, RewindArgs, Rewound, TurnDiff } from "./wire.gen";
 
 export interface PromptRequest {
   sessionId: string;
@@ -44,6 +44,11 @@ export class Remote {
     return this.connection.call<Rewound>("session/rewind", args as unknown as Record<string, unknown>);
   }
   /** Checkpoints: the unified diffs of the files a turn changed (`session/diff`). */
+  /** The inspector's per-file Keep: `checkpoint/kept`, which later rewinds and undos respect (`session/keep`). */
+  keep(args: KeepArgs): Promise<KeptFiles> {
+    return this.connection.call<KeptFiles>("session/keep", args as unknown as Record<string, unknown>);
+  }
+
   diff(args: DiffArgs): Promise<TurnDiff> {
     return this.connection.call<TurnDiff>("session/diff", args as unknown as Record<string, unknown>);
   }

@@ -60,7 +60,13 @@ export function summarize(ev: SessionEvent): string {
     case "checkpoint/changes":
       return `+${ev.addedCount ?? ev.added?.length ?? 0} ~${ev.modifiedCount ?? ev.modified?.length ?? 0} -${ev.deletedCount ?? ev.deleted?.length ?? 0} files${ev.variables?.length ? ` · variables ${ev.variables.map((v) => v.name).join(", ")}` : ""}`;
     case "checkpoint/restored":
-      return `to turn ${ev.toTurn} · ${ev.written?.length ?? 0} restored, ${ev.removed?.length ?? 0} removed${ev.conflicts?.length ? `, ${countOf(ev.conflicts.length, "conflict")}` : ""}${ev.forked ? ` · forked ${ev.forked}` : ""}`;
+      return `to turn ${ev.toTurn} · ${ev.written?.length ?? 0} restored, ${ev.removed?.length ?? 0} removed${ev.conflicts?.length ? `, ${countOf(ev.conflicts.length, "conflict")}` : ""}${ev.kept?.length ? `, ${ev.kept.length} kept` : ""}${ev.rolledBack ? " · rolled back" : ""}${ev.forked ? ` · forked ${ev.forked}` : ""}`;
+    case "checkpoint/reverted":
+      return `${ev.paths.join(", ")} back to turn ${ev.toTurn}${ev.conflicts?.length ? ` · ${countOf(ev.conflicts.length, "conflict")}` : ""}${ev.failed?.length ? ` · ${ev.failed.length} failed` : ""}`;
+    case "checkpoint/kept":
+      return `turn ${ev.turn} · kept ${ev.paths.join(", ")}`;
+    case "checkpoint/failed":
+      return `${ev.phase} of turn ${ev.turn ?? "?"} · ${ev.code}: ${ev.message}`;
     default:
       return "";
   }
