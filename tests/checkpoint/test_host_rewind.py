@@ -111,6 +111,7 @@ def _two_turns(client: DshClient, ws: Path) -> str:
     return sid
 
 
+@pytest.mark.integration
 def test_revert_then_undo_respects_the_revert_and_keep_is_logged(client: DshClient, tmp_path: Path) -> None:
     """Issue 38 item 4: after Revert of a file, %dsh undo deleted it again with no conflict."""
     ws = tmp_path / "ws"
@@ -134,6 +135,7 @@ def test_revert_then_undo_respects_the_revert_and_keep_is_logged(client: DshClie
     assert [e["kept"] for e in restored_events(log)][-1] == ["NOTES.md"]
 
 
+@pytest.mark.integration
 def test_force_after_a_conflict_acts_on_the_session_that_owns_the_checkpoints(client: DshClient,
                                                                              tmp_path: Path) -> None:
     """Issue 38 item 4: %dsh rewind 1 --force after a conflict failed CHECKPOINT_NOT_FOUND (the

@@ -87,6 +87,7 @@ def usable_by(ws: Path, uid: int) -> None:
     py.unlink()
 
 
+@pytest.mark.integration
 @needs_bwrap
 async def test_the_bash_tool_makes_no_setuid_file_and_leaves_the_files_the_users(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -51,6 +51,13 @@ class UnitGuard:
                         guard.note(what)
                 return real(*args, **kwargs)
 
+            # named as the attribute it replaces, so pickle still finds it by reference
+            # (a test pickles os.system inside a payload's __reduce__)
+            if isinstance(owner, type):
+                watched.__module__, watched.__qualname__ = owner.__module__, f"{owner.__qualname__}.{name}"
+            else:
+                watched.__module__, watched.__qualname__ = owner.__name__, name
+            watched.__name__ = name
             setattr(owner, name, watched)
 
         wrap(subprocess.Popen, "_execute_child", lambda _self, args, *a, **k: _started(args))

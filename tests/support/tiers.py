@@ -122,7 +122,9 @@ class Reach:
                 return
             if not self._note(_library_signal(obj), f"{where} uses {obj.__name__}"):
                 for name in names:  # os.fork, asyncio.create_subprocess_exec
-                    attr = getattr(obj, name, None)
+                    # the module's own names only: getattr would run a module __getattr__ (numpy
+                    # warns for `np.object`), and what a test calls is defined in the module
+                    attr = vars(obj).get(name)
                     if attr is not None and not isinstance(attr, types.ModuleType):
                         self._note(_library_signal(attr), f"{where} calls {obj.__name__}.{name}")
             return
