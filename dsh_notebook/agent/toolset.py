@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..context import HarnessContext, Scope
     from ..session.session import Session
     from ..tools.base import ApprovalMode, Approver
+    from ..tools.modes import SessionMode
     from ..tools.rules import ApprovalPolicy
     from ..wire.follow import FrameSink
     from .hooks import ToolHookBridge
@@ -31,6 +32,7 @@ class ToolsetOwner(Protocol):
     scope: Scope
     context: HarnessContext
     policy_mode: ApprovalMode
+    modes: SessionMode
     approver: Approver
     frames: FrameSink | None
     approval_policy: ApprovalPolicy | None
@@ -92,7 +94,8 @@ class Toolset:
         if self.runtime_factory is not None:
             return self.runtime_factory(agent)
         return ToolRuntime(self.effective(), workspace=agent.session.cwd or os.getcwd(), approver=agent.approver,
-                           session=agent.session, frames=agent.frames, policy_mode=agent.policy_mode)
+                           session=agent.session, frames=agent.frames, policy_mode=agent.policy_mode,
+                           modes=agent.modes)
 
 
 __all__ = ["Toolset"]

@@ -145,5 +145,6 @@ def make_python_tool(
         execute=execute,
         concurrency_safe=False,
         approval="ask",
+        effect="execute",
         timeout_s=None,
     )
