@@ -93,12 +93,12 @@ def format_stats(stats: SessionStats) -> str:
     lines += sent_lines(stats)
     lines += ["", *_table("tools", ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "DECIDED",
                                     "RESULT"], tools, {0, 4, 5})]
+    lines += ["", *_table("turns", ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST",
+                                    "CONTEXT"], turns, {0, 2, 3, 4, 5, 6, 7, 8, 9})]
     modes = [[d.mode, str(d.decisions), str(d.allow), str(d.deny), str(d.cancelled), str(d.asked), str(d.by_rule),
               str(d.by_grant), str(d.by_mode), str(d.by_user)] for d in stats.decisions]
     lines += ["", *_table("decisions by mode", ["MODE", "DECISIONS", "ALLOW", "DENY", "CANCELLED", "ASKED", "BY RULE",
                                                 "BY GRANT", "BY MODE", "BY USER"], modes, set(range(1, 10)))]
-    lines += ["", *_table("turns", ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST",
-                                    "CONTEXT"], turns, {0, 2, 3, 4, 5, 6, 7, 8, 9})]
     lines += ["", f"total: {summary_line(stats.totals)}  (prices as of {stats.totals.prices_as_of})"]
     return "\n".join(lines) + "\n"
 

@@ -7,21 +7,24 @@ runtime before any tool runs (:mod:`.policy`). It takes the verdict of the appro
 call does (:func:`call_effect`), and says ``allow`` / ``ask`` / ``deny`` and what decided it
 (``rule``, ``grant`` or ``mode``; a person's answer is ``user``):
 
-=============  ======  ============  ====  =============  ======  ====
-call           default accept-edits  plan  dont-ask       bypass  auto
-=============  ======  ============  ====  =============  ======  ====
-read (1)       run     run           run   run            run     run
-edit (2)       ask     run           deny  deny           run     run
-bash, python   ask     ask           deny  deny           run     run
-notebook (3)   ask     ask           deny  deny           run     ask
-exit_plan_mode deny    deny          ask   deny           deny    deny
-=============  ======  ============  ====  =============  ======  ====
+==================  ======  ============  ====  ========  ======  ====
+call                default accept-edits  plan  dont-ask  bypass  auto
+==================  ======  ============  ====  ========  ======  ====
+read (1)            run     run           run   run       run     run
+read-only bash (2)  ask     run           run   deny      run     run
+edit (3)            ask     run           deny  deny      run     run
+bash, python        ask     ask           deny  deny      run     run
+notebook (4)        ask     ask           deny  deny      run     ask
+exit_plan_mode      deny    deny          ask   deny      deny    deny
+==================  ======  ============  ====  ========  ======  ====
 
-(1) ``read``, ``grep``, ``glob``, ``notebook_read``, ``inspect_var`` and read-only bash
-(:func:`bash_is_read_only`) — "reads" mean the same in every mode; (2) ``write`` / ``edit`` of a
-path inside the workspace and outside any ``.git`` directory (a ``.git/config`` or hook runs
-programs later: it asks); (3) ``notebook_insert`` always asks a person, in every mode but bypass
-(issue 37 item 7) — no rule, grant or callable allows it, so in ``accept-edits`` it asks too.
+(1) ``read``, ``grep``, ``glob``, ``notebook_read``, ``inspect_var`` (and MCP tools whose
+read-only hint is trusted); (2) :func:`bash_is_read_only` — ``default`` asks for every bash line as
+the issue says ("writes, edits, bash … ask"), ``accept-edits`` and ``plan`` let read-only lines
+run, and ``dont-ask`` denies what ``default`` would ask; (3) ``write`` / ``edit`` of a path inside
+the workspace and outside any ``.git`` directory (a ``.git/config`` or hook runs programs later:
+it asks); (4) ``notebook_insert`` always asks a person, in every mode but bypass (issue 37 item 7)
+— no rule, grant or callable allows it, so in ``accept-edits`` it asks too.
 
 Around the table: a **deny** from a rule, a callable, a hook or a disabled tool holds in every
 mode, bypass included (and the sandbox always holds); an explicit **allow** (a rule, a grant)
@@ -60,6 +63,9 @@ LEGACY: dict[ApprovalMode, PermissionMode] = {"ask": "default", "deny": "dont-as
 ARM_VAR = "DSH_ALLOW_BYPASS"
 READS = "read, grep, glob, notebook_read, inspect_var and read-only bash"
 Action = Literal["allow", "ask", "deny"]
+CallKind = Literal["read", "read-bash", "edit", "execute", "notebook", "plan"]
+"""What :func:`decide` is told a call does: a tool's :data:`~.base.ToolEffect`, refined per call
+(a read-only bash line is ``read-bash``; an edit outside the workspace or in ``.git`` executes)."""
 
 
 def bypass_armed() -> bool:
@@ -164,14 +170,14 @@ def bash_is_read_only(command: str) -> bool:
     return True
 
 
-def call_effect(tool: Tool, args: object, workspace: Workspace | None) -> tuple[ToolEffect | None, str | None]:
+def call_effect(tool: Tool, args: object, workspace: Workspace | None) -> tuple[CallKind | None, str | None]:
     """What this call does for the modes, and a note (why an edit or a bash line counts as it does).
 
     ``None``: a tool that declares nothing (its ``approval`` default stands: allow runs, ask asks)."""
-    effect = tool.effect
+    effect: ToolEffect | None = tool.effect
     if effect == "bash":
         command = getattr(args, "command", "")
-        return ("read", "a read-only command") if bash_is_read_only(str(command)) else ("execute", None)
+        return ("read-bash", "a read-only command") if bash_is_read_only(str(command)) else ("execute", None)
     if effect == "edit":
         path = getattr(args, "file_path", None)
         if workspace is None or not isinstance(path, str):
@@ -201,9 +207,9 @@ class Decision:
 
 
 _ASKS: dict[PermissionMode, frozenset[str]] = {  # what each mode asks for (no rule said otherwise)
-    "default": frozenset({"edit", "execute", "notebook"}),
+    "default": frozenset({"read-bash", "edit", "execute", "notebook"}),
     "accept-edits": frozenset({"execute", "notebook"}),
-    "dont-ask": frozenset({"edit", "execute", "notebook"}),
+    "dont-ask": frozenset({"read-bash", "edit", "execute", "notebook"}),
     "auto": frozenset({"notebook"}),
 }
 
@@ -212,7 +218,7 @@ def _decider(source: str) -> Decider:
     return "grant" if source == "session" else "rule"
 
 
-def decide(mode: PermissionMode, verdict: PolicyVerdict, effect: ToolEffect | None, name: str = "tool") -> Decision:
+def decide(mode: PermissionMode, verdict: PolicyVerdict, effect: CallKind | None, name: str = "tool") -> Decision:
     """**The** decision function: ``verdict`` is the approval policy's (``source`` ``tool`` when
     no rule, grant, callable or hook said anything), ``effect`` what the call does."""
     explicit = verdict.source != "tool"
@@ -228,7 +234,7 @@ def decide(mode: PermissionMode, verdict: PolicyVerdict, effect: ToolEffect | No
     if mode == "bypass":
         return said if explicit and verdict.decision == "allow" else Decision("allow", "mode", "mode bypass")
     if mode == "plan":
-        if effect != "read":
+        if effect not in ("read", "read-bash"):
             return Decision("deny", "mode", f"plan mode: only reads run ({READS}); finish the plan and present "
                                             "it with exit_plan_mode {plan} — once approved, the work can start")
         return said if explicit else Decision("allow", "mode", "a read")
@@ -248,6 +254,6 @@ def decide(mode: PermissionMode, verdict: PolicyVerdict, effect: ToolEffect | No
 
 
 __all__ = [
-    "ARM_VAR", "LEGACY", "MODES", "Decision", "SessionMode", "approve_of_mode", "bash_is_read_only", "bypass_armed",
+    "ARM_VAR", "LEGACY", "MODES", "CallKind", "Decision", "SessionMode", "approve_of_mode", "bash_is_read_only", "bypass_armed",
     "call_effect", "check_mode", "decide", "default_mode", "mode_from_log", "mode_of_approve", "parse_mode",
 ]  # fmt: skip

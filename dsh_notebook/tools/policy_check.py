@@ -122,7 +122,7 @@ def check_mode_calls(events: Iterable[AnyEvent], rules: RuleSet | None, mode: Pe
             if tool is not None:
                 effect, _note = call_effect(tool, _args(tool, event.arguments), workspace)
             else:
-                effect = effect_name  # type: ignore[assignment]
+                effect = effect_name  # type: ignore[assignment]  # a notebook tool's, by name
             decision = decide(mode, verdict, effect, event.name)
             label = decision.rule if decision.decider != "mode" and decision.rule else f"mode:{mode}"
             out.append(Verdict(event.call_id, event.name, decision.action, label))
