@@ -42,7 +42,7 @@ def _watch_stdin() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dsh_notebook.models.local_worker")
+    parser = argparse.ArgumentParser(prog="dsh_notebook.models.local_worker", allow_abbrev=False)
     parser.add_argument("--model", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--ctx", type=int, default=4096)
