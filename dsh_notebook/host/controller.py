@@ -136,7 +136,7 @@ class SessionController:
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
         previous = live.mode
-        seq = live.set_mode(args.mode, inv.caller)
+        seq = await live.set_mode(args.mode, inv.caller)
         inv.note("mode", {"mode": live.mode, "previous": previous})
         return ModeSet(session_id=live.id, mode=live.mode, previous=previous, changed_seq=seq)
 

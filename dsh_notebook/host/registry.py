@@ -120,9 +120,12 @@ class LiveSession:
     def approve(self) -> ApprovalMode:
         return approve_of_mode(self.mode)
 
-    def set_mode(self, mode: PermissionMode, by: str) -> int | None:
-        """Change the mode (``BYPASS_NOT_ARMED`` …); the ``mode/changed`` seq, ``None`` if unchanged."""
+    async def set_mode(self, mode: PermissionMode, by: str) -> int | None:
+        """Change the mode (``BYPASS_NOT_ARMED`` …) and make the change durable at once (a crash
+        must not resume a session in a mode it left); the ``mode/changed`` seq, ``None`` if unchanged."""
         event = self.agent.modes.change(mode, by=by, turn=self.agent.current_turn)
+        if event is not None:
+            await self.agent.flush_quietly("a mode change")
         return event.seq if event is not None else None
 
 
@@ -204,7 +207,7 @@ class AgentRegistry:
         if live is not None:
             apply_options(live.agent, options)
             if options is not None and options.mode is not None:
-                live.set_mode(options.mode, by)
+                await live.set_mode(options.mode, by)
             return live, "live"
         pending = self._resuming.get(session_id)
         if pending is None:
@@ -242,8 +245,8 @@ class AgentRegistry:
                     raise
                 live = self._start(session, model, default_mode(session.cwd), base_url, "resumed", options, adapter)
                 live.warnings = self.store.warnings.pop(session_id, [])
-                self._resumed_mode(live, (options.mode if options is not None else None)
-                                   or (mode_of_approve(approve) if approve else None), by)
+                await self._resumed_mode(live, (options.mode if options is not None else None)
+                                         or (mode_of_approve(approve) if approve else None), by)
                 pending.set_result(live)
             except BaseException as exc:
                 pending.set_exception(exc if isinstance(exc, Exception) else HostError("resume cancelled", code="CANCELLED"))
@@ -256,14 +259,15 @@ class AgentRegistry:
         return await asyncio.shield(pending), "resumed"
 
     @staticmethod
-    def _resumed_mode(live: LiveSession, asked: PermissionMode | None, by: str) -> None:
+    async def _resumed_mode(live: LiveSession, asked: PermissionMode | None, by: str) -> None:
         """A resumed session keeps its logged mode; ``asked`` replaces it; a logged ``bypass`` this
         process is not armed for falls back to ``default`` (logged, and a warning says so)."""
         if asked is not None:
-            live.set_mode(asked, by)
+            await live.set_mode(asked, by)
         elif live.mode == "bypass" and not bypass_armed():
             live.agent.modes.change("default", by="host", reason="bypass is not armed in this process "
                                     "(DSH_ALLOW_BYPASS=1)", turn=live.agent.current_turn)
+            await live.agent.flush_quietly("a mode change")
             live.warnings.append("its mode was bypass, which this process is not armed for "
                                  "(DSH_ALLOW_BYPASS=1): it continues in mode default")
 
@@ -300,7 +304,7 @@ class AgentRegistry:
             raise
         live = self._start(session, model, default_mode(cwd), base_url, "created", options, adapter)
         if mode != live.mode:
-            live.agent.modes.change(mode, by=by)
+            await live.set_mode(mode, by)
         return live
 
     # -- building a live session --------------------------------------------------------------

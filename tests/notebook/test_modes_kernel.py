@@ -47,11 +47,11 @@ EXPECTED: dict[str, dict[str, tuple[str, str]]] = {
                 "python": ASK, "notebook_insert": ASK},
     "accept-edits": {"read": ("allow", "mode"), "bash ls": ("allow", "mode"), "write": ("allow", "mode"),
                      "bash touch made-by-bash.txt": ASK, "python": ASK, "notebook_insert": ASK},
-    "plan": {"read": ("allow", "mode"), "bash ls": ("allow", "mode"), **{c: ("deny", "mode") for c in CALLS[2:]}},
-    "dont-ask": {"read": ("allow", "mode"), **{c: ("deny", "mode") for c in CALLS[1:]}},
-    "bypass": {c: ("allow", "mode") for c in CALLS},
+    "plan": {"read": ("allow", "mode"), "bash ls": ("allow", "mode"), **dict.fromkeys(CALLS[2:], ("deny", "mode"))},
+    "dont-ask": {"read": ("allow", "mode"), **dict.fromkeys(CALLS[1:], ("deny", "mode"))},
+    "bypass": dict.fromkeys(CALLS, ("allow", "mode")),
     # the legacy --approve auto: everything runs, but a cell insert asks a person (issue 37 item 7)
-    "auto": {**{c: ("allow", "mode") for c in CALLS[:5]}, "notebook_insert": ASK},
+    "auto": {**dict.fromkeys(CALLS[:5], ("allow", "mode")), "notebook_insert": ASK},
 }
 
 

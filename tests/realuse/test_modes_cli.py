@@ -136,3 +136,41 @@ def test_show_stats_counts_decisions_by_mode(tmp_path: Path) -> None:
     assert table[1].split()[:4] == ["MODE", "DECISIONS", "ALLOW", "DENY"]
     assert table[2].split()[:4] == ["plan", "4", "2", "2"] and table[3].split()[:4] == ["dont-ask", "4", "1", "3"]
     assert "deny by mode (plan)" in text
+
+
+def test_a_mode_change_is_durable_at_once_and_a_saved_session_reports_its_mode(tmp_path: Path, isolated_dsh_home: Path,
+                                                                               monkeypatch: Any) -> None:
+    from dsh_notebook.client.dsh_client import DshClient
+    from dsh_notebook.config import settings_from_env
+    from dsh_notebook.errors import DshError
+    from dsh_notebook.host.host import Host
+
+    monkeypatch.delenv("DSH_ALLOW_BYPASS", raising=False)
+    host = Host(settings_from_env(), name="dsh-test-modes")
+    client = DshClient(host)
+    try:
+        created = client.create_session(cwd=str(tmp_path), model="script:modes")
+        assert (created.mode, created.approve) == ("default", "ask")
+        done = client.set_mode(created.session_id, "plan")
+        assert (done.previous, done.mode) == ("default", "plan") and done.changed_seq == 0
+        log = isolated_dsh_home / "sessions" / f"{created.session_id}.jsonl"
+        assert '"type":"mode/changed"' in log.read_text()  # on disk while idle: a crash keeps it
+        assert client.set_mode(created.session_id, "plan").changed_seq is None  # already: nothing logged
+        try:
+            client.set_mode(created.session_id, "bypass")
+            raise AssertionError("bypass was not refused")
+        except DshError as exc:
+            assert exc.code == "BYPASS_NOT_ARMED"
+        assert client.info(created.session_id).mode == "plan"
+    finally:
+        client.close()
+        host.shutdown()
+    host = Host(settings_from_env(), name="dsh-test-modes-2")
+    client = DshClient(host)
+    try:
+        saved = client.info(created.session_id)  # not live: read from the log
+        assert (saved.live, saved.mode, saved.approve) == (False, "plan", "ask")
+        assert client.resume(created.session_id).mode == "plan"
+    finally:
+        client.close()
+        host.shutdown()

@@ -24,7 +24,7 @@ export function createModeControl(set: (mode: string) => Promise<unknown>, onErr
   const el = h("span", { class: "dsh-mode", "data-fkey": "dsh-mode" }, label, badge);
   let shown: string | null = null;
   let pending: string | null = null;
-  let busy = false;
+  let busy = 0; // changes sent and not answered yet
 
   const paint = (mode: string) => {
     el.dataset.mode = mode;
@@ -37,16 +37,18 @@ export function createModeControl(set: (mode: string) => Promise<unknown>, onErr
     badge.textContent = `mode ${mode}`;
   };
 
+  // every change is sent, in order (a quick run of arrow keys sends each mode it passes); the
+  // control stays enabled, so the keyboard never loses it. A refusal shows the log's mode again.
+  let chain: Promise<unknown> = Promise.resolve();
   select.addEventListener("change", () => {
     const want = select.value;
     if (shown === null) { pending = want; paint(want); return; } // no session yet: the create carries it
-    const before = shown;
-    busy = true;
-    select.disabled = true;
+    busy += 1;
     paint(want);
-    void set(want)
-      .catch((e: { code?: string; message?: string }) => { paint(before); onError(`${e.code ?? "ERROR"}: ${e.message ?? e}`); })
-      .finally(() => { busy = false; select.disabled = false; select.focus({ preventScroll: true }); });
+    chain = chain.then(() => set(want)).then(() => undefined, (e: { code?: string; message?: string }) => {
+      onError(`${e.code ?? "ERROR"}: ${e.message ?? e}`);
+      if (shown !== null) paint(shown);
+    }).finally(() => { busy -= 1; });
   });
 
   return {
@@ -57,7 +59,7 @@ export function createModeControl(set: (mode: string) => Promise<unknown>, onErr
       badge.hidden = editable;
       if (mode === null) { if (shown === null) paint(pending ?? "default"); return; }
       shown = mode;
-      if (!busy) paint(mode);
+      if (!busy) paint(mode); // while changes travel the control shows what was picked
     },
   };
 }

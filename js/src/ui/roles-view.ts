@@ -19,7 +19,7 @@ export function renderRoles(call: ToolCallTrace | undefined, stage: StageNo | 0,
       h("span", { class: "dsh-role-line" }, lines[r.role])));
   }
   const ev = call?.decisionSeq !== undefined && (stage === 0 || stage >= 3) ? events[call.decisionSeq] : undefined;
-  wrap.append(h("div", { class: `dsh-role dsh-role-decision dsh-role-active${mode === "bypass" ? " dsh-mode-bypass" : ""}`, "data-role": "decision" },
+  wrap.append(h("div", { class: `dsh-role dsh-role-decision${mode === "bypass" ? " dsh-mode-bypass" : ""}`, "data-role": "decision" },
     h("span", { class: "dsh-dot" }),
     h("strong", null, "Decided"),
     h("span", { class: "dsh-role-line dsh-decision-line" }, ev && ev.type === "approval/decided"
