@@ -174,3 +174,43 @@ def test_a_mode_change_is_durable_at_once_and_a_saved_session_reports_its_mode(t
     finally:
         client.close()
         host.shutdown()
+
+
+def test_plan_mode_tells_the_model_and_offers_exit_plan_mode_only_while_planning(tmp_path: Path, isolated_dsh_home: Path) -> None:
+    from dsh_notebook.client.dsh_client import DshClient
+    from dsh_notebook.config import settings_from_env
+    from dsh_notebook.host.host import Host
+    from dsh_notebook.wire.events import ApprovalAsked, RequestHeader, SystemMessageEvent
+
+    ws = copy_demo_workspace(tmp_path / "ws")
+    host = Host(settings_from_env(), name="dsh-test-plan")
+    client = DshClient(host)
+    try:
+        sid = client.create_session(cwd=str(ws), model="script:plan", mode="plan").session_id
+        handle = client.follow(sid)
+        handle.wait_snapshot()
+        rid = client.prompt("make a plan to document src/math.ts", sid).request_id
+
+        def waiting(name: str) -> str:
+            found = handle.wait(lambda m: next((a["callId"] for a in m.waiting_approvals() if a["name"] == name), None),
+                                timeout=60)
+            return str(found)
+
+        client.approve(sid, waiting("exit_plan_mode"), "allow", mode="default")  # continue in default: edits ask now
+        for name in ("edit", "write", "bash"):  # default asks for any bash, ls too
+            client.approve(sid, waiting(name), "deny")
+        outcome = handle.wait_turn_end(rid, timeout=60)
+        events = list(handle.model.events)
+        handle.close()
+    finally:
+        client.close()
+        host.shutdown()
+    assert outcome.completed and "in default mode" in (outcome.final_answer or "")
+    headers = [e for e in events if isinstance(e, RequestHeader)]
+    offered = [sorted(t.name for t in h.tools) for h in headers]
+    assert "exit_plan_mode" in offered[0] and "exit_plan_mode" not in offered[-1] and len(headers) >= 2
+    prompts = ["".join(b.text for b in e.message.content) for e in events if isinstance(e, SystemMessageEvent)]
+    assert "PLAN MODE" in prompts[0] and "PLAN MODE" not in prompts[-1]
+    assert [(a.name, a.mode) for a in events if isinstance(a, ApprovalAsked)] == [
+        ("exit_plan_mode", "plan"), ("edit", "default"), ("write", "default"), ("bash", "default")]
+    assert not (ws / "NOTES.md").exists()
