@@ -214,3 +214,34 @@ def test_plan_mode_tells_the_model_and_offers_exit_plan_mode_only_while_planning
     assert [(a.name, a.mode) for a in events if isinstance(a, ApprovalAsked)] == [
         ("exit_plan_mode", "plan"), ("edit", "default"), ("write", "default"), ("bash", "default")]
     assert not (ws / "NOTES.md").exists()
+
+
+def test_a_plan_is_answered_on_the_terminal_feedback_then_accept_edits(tmp_path: Path) -> None:
+    """``run --mode plan`` at a terminal: the plan line by line, feedback typed, then ``a``."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.realuse.cli import REPO
+
+    ws = copy_demo_workspace(tmp_path / "ws")
+    home = tmp_path / "home"
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"say how to run the tests\na\n")  # the answers wait in the terminal's line buffer
+        done = subprocess.run(
+            [sys.executable, "-m", "dsh_notebook", "run", "--mode", "plan", "--model", "script:plan", "--cwd", str(ws),
+             "make a plan to document src/math.ts"], capture_output=True, text=True, stdin=slave, timeout=120,
+            env={**os.environ, "DSH_HOME": str(home), "PYTHONPATH": str(REPO)}, start_new_session=True, check=False)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert done.returncode == 0, done.stderr
+    assert "dsh: the agent's plan:\n## Plan" in done.stderr and "a: approve, continue in accept-edits" in done.stderr
+    assert "4. As you asked: say how to run the tests" in done.stderr  # the revised plan, asked again
+    assert "in accept-edits mode" in done.stdout and (ws / "NOTES.md").is_file()
+    _sid, log = session_of(done.stdout)
+    plans = [(e["decision"], e.get("feedback"), e.get("nextMode")) for e in _events(log)
+             if e["type"] == "approval/decided" and e["name"] == "exit_plan_mode"]
+    assert plans == [("deny", "say how to run the tests", None), ("allow", None, "accept-edits")]
