@@ -67,7 +67,13 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     prompt = " ".join(args.prompt)
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
-    options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None), **flags}
+    mode = getattr(args, "mode", None)
+    if mode is not None:
+        from .tools.modes import check_mode
+
+        check_mode(mode)  # BYPASS_NOT_ARMED before a session (and a demo copy) is made
+    options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None),
+                               "mode": mode, **flags}
     cwd = args.cwd
     if getattr(args, "demo", False):
         if args.cwd or args.session:
@@ -96,7 +102,8 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
                 print(f"note: resuming {session_id}: {warning}", file=sys.stderr)
         handle = client.follow(session_id, None)
         sid = session_id
-        approvals = TtyApprovals(handle, lambda call_id, decision: client.approve(sid, call_id, decision), sys.stderr)
+        approvals = TtyApprovals(handle, lambda call_id, decision, **plan: client.approve(sid, call_id, decision, **plan),
+                                 sys.stderr)
         debugger = _debugger(args, client, sid, handle, view)
 
         # "waiting for the model · 3 s" from the first second: in place on a terminal, else a line at

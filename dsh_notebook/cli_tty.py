@@ -11,9 +11,11 @@ and SIGTERM / SIGHUP handled like Ctrl-C.
   kept. Each escape is also a JSON string escape of the same character: JSON output stays valid
   and means the same.
 - :func:`guard_output` puts :class:`PrintableStream` on stdout and stderr for a whole command.
-- :class:`TtyApprovals` answers the host's approval asks (``--approve ask``) from the waiting
-  thread: a ``[y/N]`` prompt on ``/dev/tty``, else on stdin when it is a terminal; without a
-  terminal every ask is denied with a note saying why and what to use instead.
+- :class:`TtyApprovals` answers the host's approval asks (modes ``default``, ``accept-edits``,
+  ``plan``) from the waiting thread: a ``[y/N]`` prompt on ``/dev/tty``, else on stdin when it
+  is a terminal; ``exit_plan_mode`` shows the plan and asks ``[a]ccept-edits / [d]efault /
+  [k]eep planning`` (then a line of feedback); without a terminal every ask is denied with a
+  note saying why and what to use instead.
 - :func:`terminate_as_interrupt` makes SIGTERM / SIGHUP raise ``KeyboardInterrupt`` in the main
   thread, so ``run`` cancels the turn through the controller (aborted, every call answered,
   log flushed) exactly as for Ctrl-C, and exits non-zero.
@@ -33,7 +35,10 @@ if TYPE_CHECKING:  # the terminal guard is imported by every command: nothing he
 
 __all__ = ["NO_TTY", "RAW_OUTPUT", "PrintableStream", "TtyApprovals", "guard_output", "printable", "terminate_as_interrupt"]
 
-NO_TTY = "no terminal to ask on, so it was denied (use --approve auto to allow tools, or run in a terminal)"
+NO_TTY = ("no terminal to ask on, so it was denied (run in a terminal, allow the call with --rules, or choose a mode: "
+          "--mode accept-edits runs workspace edits, --mode dont-ask denies without asking, --approve auto runs "
+          "everything)")
+
 _CONTROL = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but \n, \t), DEL, C1
     "\u00ad\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\u3164"
@@ -122,7 +127,7 @@ class _Terminal:
 class TtyApprovals:
     """Asks each approval the followed session waits for, once; answers with ``session/approve``."""
 
-    def __init__(self, handle: FollowHandle, answer: Callable[[str, str], Any], note: TextIO) -> None:
+    def __init__(self, handle: FollowHandle, answer: Callable[..., Any], note: TextIO) -> None:
         self.handle, self.answer, self.note = handle, answer, note
         self._asked: set[str] = set()
         self._terminal: _Terminal | None = None
@@ -131,12 +136,15 @@ class TtyApprovals:
         """The wait's idle hook (the waiting thread): ask what is new."""
         with self.handle.cond:
             waiting = {cid: a for cid, a in self.handle.model.approvals.items() if cid not in self._asked}
-            calls = {cid: self._arguments(cid) for cid in waiting}
+            calls = {cid: self._arguments(cid, plan=a.get("name") == "exit_plan_mode") for cid, a in waiting.items()}
         for call_id, ask in waiting.items():
             self._asked.add(call_id)
             name = printable(str(ask.get("name") or "tool"))
             if self._terminal is None:
                 self._terminal = _Terminal()
+            if ask.get("name") == "exit_plan_mode":
+                self._plan(call_id, calls[call_id])
+                continue
             reply = self._terminal.ask(f"dsh: allow {name} {printable(calls[call_id])}? [y/N] ")
             if reply is None:
                 self.note.write(f"  approval for {name}: {NO_TTY}\n")
@@ -145,13 +153,25 @@ class TtyApprovals:
                 decision = "allow" if reply.strip().lower() in ("y", "yes") else "deny"
             self.answer(call_id, decision)
 
-    def _arguments(self, call_id: str) -> str:
+    def _plan(self, call_id: str, plan: str) -> None:
+        """``exit_plan_mode``: the plan, then which mode the work continues in, or feedback."""
+        assert self._terminal is not None
+        from .tools.plan import PLAN_CHOICES, parse_plan_answer
+
+        reply = self._terminal.ask(f"dsh: the agent's plan:\n{printable(plan)}\n{PLAN_CHOICES}\n> ")
+        if reply is None:
+            self.note.write(f"  approval for the plan: {NO_TTY}\n")
+        decision, mode, feedback = parse_plan_answer(reply or "")
+        self.answer(call_id, decision, **({"mode": mode} if mode else {"feedback": feedback} if feedback else {}))
+
+    def _arguments(self, call_id: str, *, plan: bool = False) -> str:
+        from .tools.plan import plan_text
         from .tools.visible import approval_text
         from .wire.events import ToolCall
 
         for event in reversed(self.handle.model.events):
             if isinstance(event, ToolCall) and event.call_id == call_id:
-                return approval_text(event.name, event.arguments)
+                return plan_text(event.arguments) if plan else approval_text(event.name, event.arguments)
         return ""
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..context import HarnessContext, Scope
     from ..session.session import Session
     from ..tools.base import ApprovalMode, Approver
+    from ..tools.modes import SessionMode
     from ..tools.rules import ApprovalPolicy
     from ..wire.follow import FrameSink
     from .hooks import ToolHookBridge
@@ -35,6 +36,7 @@ class ToolsetOwner(Protocol):
     scope: Scope
     context: HarnessContext
     policy_mode: ApprovalMode
+    modes: SessionMode
     approver: Approver
     frames: FrameSink | None
     approval_policy: ApprovalPolicy | None
@@ -96,7 +98,8 @@ class Toolset:
         if self.runtime_factory is not None:
             return self.runtime_factory(agent)
         return ToolRuntime(self.effective(), workspace=agent.session.cwd or os.getcwd(), approver=agent.approver,
-                           session=agent.session, frames=agent.frames, policy_mode=agent.policy_mode)
+                           session=agent.session, frames=agent.frames, policy_mode=agent.policy_mode,
+                           modes=agent.modes)
 
 
 def offerable_tools(context: HarnessContext, registry: ToolRegistry | None = None) -> tuple[set[str], list[str]]:

@@ -68,7 +68,7 @@ def _watch_stdin(socket_path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dsh_notebook.models.local_worker")
+    parser = argparse.ArgumentParser(prog="dsh_notebook.models.local_worker", allow_abbrev=False)
     parser.add_argument("--model", required=True)
     parser.add_argument("--socket", required=True, help="the Unix socket to serve on (its folder: 0700)")
     parser.add_argument("--ctx", type=int, default=4096)

@@ -51,7 +51,8 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--new", "new", None, "start a new session for this prompt (it becomes the current one)"),
     FlagSpec("--bg", "bg", None, "return a handle at once and show the live widget; await it, .wait() or .cancel() it"),
     FlagSpec("--steer", "steer", None, "if a turn is running, steer it (the text joins its next step) instead of queueing"),
-    FlagSpec("--approve", "approve", "MODE", "auto | ask | deny for tools that need approval (bash, write, edit, python); ask prompts on stdin while the cell runs (default: auto in a demo workspace copy, else ask)", ("auto", "ask", "deny")),
+    FlagSpec("--mode", "mode", "NAME", "the permission mode: default (reads run; edits, bash, python and cell inserts ask on stdin while the cell runs), accept-edits (workspace edits run too), plan (only reads; the agent presents a plan you approve), dont-ask (what would ask is denied), bypass (everything runs, deny rules aside; needs DSH_ALLOW_BYPASS=1); a new session's, or the current session's from this prompt on (default DshMagics.mode, else auto in a demo workspace copy, else default)", ("default", "accept-edits", "plan", "dont-ask", "bypass")),
+    FlagSpec("--approve", "approve", "MODE", "legacy spelling of --mode for new sessions: ask = default, deny = dont-ask, auto = everything runs but notebook_insert, which asks (the demo copy's default)", ("auto", "ask", "deny")),
     FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a fresh copy of the demo workspace with the scripted model, else the kernel's working directory: the notebook's folder)"),
     FlagSpec("--demo", "demo", None, "a new session on a fresh copy of the demo workspace, with any model (e.g. --demo --model local:smollm2; approvals auto there)"),
     FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
@@ -89,6 +90,7 @@ class MagicArgs:
     bg: bool = False
     steer: bool = False
     approve: str | None = None
+    mode: str | None = None
     cwd: str | None = None
     demo: bool = False  # --demo: a fresh copy of the demo workspace, whatever the model
     no_widget: bool = False
@@ -223,7 +225,7 @@ SUBCOMMAND_SHAPES: dict[str, tuple[int, tuple[str, ...]]] = {
     "stop": (0, ()), "sessions": (0, ()), "config": (0, ()), "help": (0, ()),
     "resume": (1, ()), "show": (1, ()), "fork": (1, ("--at",)), "compare": (2, ()),
     "doctor": (0, ()), "compact": (1, ()), "policy": (1, ()),
-    "rewind": (1, ()), "undo": (0, ()), "changes": (1, ()),
+    "rewind": (1, ()), "undo": (0, ()), "changes": (1, ()), "mode": (1, ()),
 }
 REWIND_FLAGS = ("--files", "--conversation", "--variables", "--dry-run", "--force")
 
@@ -235,6 +237,7 @@ SUBCOMMAND_USAGE = {
     "compact": "%dsh compact [ID]", "policy": "%dsh policy [ID]",
     "rewind": "%dsh rewind [ID] [N | --to-turn N] [--files] [--conversation] [--variables] [--dry-run] [--force]",
     "undo": "%dsh undo [--dry-run] [--force]", "changes": "%dsh changes [TURN]",
+    "mode": "%dsh mode [default|accept-edits|plan|dont-ask|bypass]",
 }
 _TARGET = re.compile(r"^(s_[0-9A-Za-z_-]+|\{[A-Za-z_][\w.]*\}|\S+\.jsonl)$")
 

@@ -8,9 +8,10 @@ Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.
 handle at once and shows the live widget. Errors are one line, not a traceback.
 
 Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME``), then
-``%config DshMagics.model|base_url|approve|home|output|max_steps|max_time|policy_file``, then
-the flags of one prompt (``--max-steps`` / ``--max-time`` / ``--rules`` also change an existing
-session's budgets and rules from that prompt on).
+``%config DshMagics.model|base_url|mode|approve|home|output|max_steps|max_time|policy_file``, then
+the flags of one prompt (``--max-steps`` / ``--max-time`` / ``--rules`` / ``--mode`` also change an
+existing session's budgets, rules and permission mode from that prompt on). A session in mode
+``bypass`` is announced in red above each of its turns.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, 
 from ..demo import copy_demo_workspace, is_demo_copy
 from ..errors import DshError, HostError, RunCancelled, UserError
 from ..models.request_options import parse_options, parse_tools, request_flags, tools_text
+from ..tools.modes import MODES, parse_mode
 from .args import DshMagicError, MagicArgs, interpolate, parse_line
 from .cells import CellLog, current_cell
 from .commands import CommandsMixin
@@ -50,6 +52,9 @@ from .sinks import DisplaySink, TerminalSink
 from .trajectory import apply_context_window, set_prices_file
 from .turn import TurnRun
 from .usage import help_text, keep_question_marks
+
+BYPASS_BANNER = ("mode bypass: every tool call of this session runs without asking — deny rules and the "
+                 "sandbox aside (%dsh mode default to ask again)")
 
 DISPLAYED = frozenset({"show", "changes"})
 """Subcommands whose view is displayed at once (a widget, the event listing, the stats, a diff): a
@@ -82,7 +87,12 @@ class DshMagics(CommandsMixin, Magics):
     model = Unicode(None, allow_none=True, help="model id (provider:model) for new sessions").tag(config=True)
     base_url = Unicode(None, allow_none=True, help="OpenAI-compatible base URL for new sessions").tag(config=True)
     approve = Enum(("auto", "ask", "deny"), None, allow_none=True,
-                   help="approval mode for new sessions (default: auto in the demo workspace, else ask)").tag(config=True)
+                   help="legacy approval setting for new sessions (ask = mode default, deny = dont-ask, auto = "
+                        "everything runs but notebook_insert); DshMagics.mode wins").tag(config=True)
+    mode = Enum(MODES, None, allow_none=True,
+                help="permission mode of new sessions: default, accept-edits, plan, dont-ask, bypass (needs "
+                     "DSH_ALLOW_BYPASS=1); default: auto in the demo workspace, else default. %dsh mode NAME "
+                     "changes the current session's").tag(config=True)
     home = Unicode(None, allow_none=True, help="DSH_HOME for this kernel's host (before the first prompt)").tag(config=True)
     mcp_trust_readonly = Bool(None, allow_none=True,
                               help="MCP tools annotated readOnlyHint run without asking (DSH_MCP_TRUST_READONLY)").tag(config=True)
@@ -251,6 +261,8 @@ class DshMagics(CommandsMixin, Magics):
         options.setdefault("max_time", self.max_time)
         options.setdefault("rules", self.policy_file)
         options.setdefault("max_tokens", self.max_tokens)
+        if "mode" not in options and not args.approve and self.mode is not None:
+            options["mode"] = parse_mode(self.mode, "DshMagics.mode")  # --approve on the line beats the config
         if self.options:
             options["options"] = {**parse_options(dict(self.options), "DshMagics.options"), **options.get("options", {})}
         if self.tools is not None:
@@ -259,7 +271,7 @@ class DshMagics(CommandsMixin, Magics):
                                            approve=args.approve or self.approve, base_url=base_url, **options)
         self.sessions[created.session_id] = (created, base_url)
         self.current_session = created.session_id
-        print(f"dsh: new session {created.session_id} · {created.model} · approve {created.approve} · "
+        print(f"dsh: new session {created.session_id} · {created.model} · mode {created.mode} · "
               f"workspace {created.cwd}{_workspace_note(created.cwd, given=cwd is not None)}")
         return str(created.session_id)
 
@@ -273,6 +285,8 @@ class DshMagics(CommandsMixin, Magics):
             out["max_time"] = parse_max_time(args.max_time, "--max-time") or 0
         if args.rules is not None:
             out["rules"] = str(Path(args.rules).expanduser().resolve())
+        if args.mode is not None:
+            out["mode"] = parse_mode(args.mode)  # BYPASS_NOT_ARMED before anything is sent
         return {**out, **request_flags(args)}
 
     # --- prompts --------------------------------------------------------------------------------
@@ -286,7 +300,8 @@ class DshMagics(CommandsMixin, Magics):
         session_id = self.target_session(args)
         options = self.session_options(args)
         if options and session_id in known | ({args.session} if args.session else set()):
-            self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
+            self.link.resume(session_id, **options)  # budgets / rules / the mode apply from this prompt on
+        self.announce_mode(session_id)
         mode = "steer" if args.steer else "queue"
         if session_id in self.runs:  # an earlier --bg --break run's breakpoints are gone first
             self.runs[session_id].settle(replacing=args.breakpoints is not None)
@@ -324,6 +339,23 @@ class DshMagics(CommandsMixin, Magics):
         if result.reason.kind == "error" and result.reason.error is not None:
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
+
+    def announce_mode(self, session_id: str, mode: str | None = None) -> None:
+        """A session in mode bypass says so, in red, in the cell (HTML, and ANSI red as text)."""
+        if mode is None:
+            try:
+                mode = self.link.info(session_id).mode
+            except DshError:
+                return
+        if mode != "bypass":
+            return
+        from html import escape
+
+        from IPython.display import display
+
+        display({"text/html": f'<div class="dsh-mode-bypass" style="color:#fff;background:#b3261e;padding:2px 8px;'
+                              f'font-weight:600;border-radius:3px">⚠ {escape(BYPASS_BANNER)}</div>',
+                 "text/plain": f"\x1b[1;31m⚠ {BYPASS_BANNER}\x1b[0m"}, raw=True)
 
     def _interrupted_sending(self, session_id: str, debugging: bool) -> None:
         """An Interrupt while the prompt was being sent: no cell follows the turn, so no breakpoint

@@ -182,11 +182,12 @@ def make_notebook_tools(shell: Any, log: CellLog, runner: MainThreadRunner | Non
     return [
         Tool("notebook_read", "Read this notebook: the cells run in this kernel so far with their outputs "
              '(source "kernel"), or the saved .ipynb (source "file"). Trimmed; last=N for the latest only.',
-             NotebookReadArgs, notebook_read, concurrency_safe=False, approval="allow", timeout_s=None),
+             NotebookReadArgs, notebook_read, concurrency_safe=False, approval="allow", timeout_s=None,
+             effect="read"),
         Tool("inspect_var", "Describe a notebook variable without running code: type, shape, dtype, length, "
              "columns of a DataFrame, a short repr.", InspectVarArgs, inspect_var,
-             concurrency_safe=False, approval="allow", timeout_s=None),
+             concurrency_safe=False, approval="allow", timeout_s=None, effect="read"),
         Tool("notebook_insert", "Propose a new cell below the current one (the user sees and runs it). "
              "Needs the user's approval.", NotebookInsertArgs, notebook_insert,
-             concurrency_safe=False, approval="ask", timeout_s=None),
+             concurrency_safe=False, approval="ask", timeout_s=None, effect="notebook"),
     ]

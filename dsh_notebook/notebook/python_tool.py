@@ -149,5 +149,6 @@ def make_python_tool(
         execute=execute,
         concurrency_safe=False,
         approval="ask",
+        effect="execute",
         timeout_s=None,
     )

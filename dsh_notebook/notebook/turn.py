@@ -440,12 +440,9 @@ class TurnRun:
     def _ask_approvals(self, ask: Asker) -> None:
         sink = self.view.sink if self.view is not None else None
 
-        def answer(call_id: str, decision: str, scope: str = "call") -> None:
-            try:
-                if scope == "call":
-                    self.client.approve(self.session_id, call_id, decision)
-                else:  # "allow for the rest of the session"
-                    self.client.approve(self.session_id, call_id, decision, scope)
+        def answer(call_id: str, decision: str, scope: str = "call", **plan: str) -> None:
+            try:  # scope "session": "allow for the rest of the session"; plan: exit_plan_mode's mode / feedback
+                self.client.approve(self.session_id, call_id, decision, scope, **plan)
             except HostError as exc:
                 if exc.code != "UNKNOWN_APPROVAL":  # already decided elsewhere (the widget)
                     raise

@@ -14,11 +14,17 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, JsonValue
 
-from ..wire.events import ToolSchema
+from ..wire.events import PermissionMode, ToolSchema
 
 PolicyDecision = Literal["allow", "deny", "ask"]
 ApprovalDecision = Literal["allow", "deny", "cancelled"]
 ApprovalMode = Literal["auto", "ask", "deny"]
+"""The legacy ``--approve`` values; :mod:`.modes` maps each onto a :data:`PermissionMode`."""
+ToolEffect = Literal["read", "edit", "bash", "execute", "notebook", "plan"]
+"""What a call does, as the permission modes see it (:mod:`.modes`): ``read`` (runs in every
+mode), ``edit`` (a file write or edit in the workspace: runs in accept-edits), ``bash`` (read-only
+commands are reads, the rest executes), ``execute`` (code: asks unless bypass), ``notebook`` (a
+cell inserted into the notebook: asks in every mode but bypass), ``plan`` (``exit_plan_mode``)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class ToolContext:
     main_thread: Any = None  # a MainThreadRunner for notebook-native tools (python)
     env: dict[str, str] | None = None
     concludes: bool = False
+    mode: PermissionMode | None = None  # the session's permission mode when the call runs
 
     def defer_context(self, text: str) -> None:
         """Queue a context message for the next step (appended only after the whole batch)."""
@@ -69,6 +76,7 @@ class Tool:
     approval: PolicyDecision = "allow"  # default pre-execute policy: allow, ask or deny
     timeout_s: float | None = 120.0
     origin: tuple[str, str] | None = None  # (server, remote tool name) for tools of an MCP server
+    effect: ToolEffect | None = None  # None: ``read`` if ``approval`` is allow (not in plan mode), else ``execute``
 
     def schema(self) -> ToolSchema:
         params = self.args_model.model_json_schema()
@@ -93,6 +101,16 @@ class ApprovalRequest:
     tool_name: str
     arguments: str
     reason: str | None = None
+    mode: PermissionMode | None = None
+
+
+@dataclass(frozen=True)
+class PlanAnswer:
+    """A person's answer to ``exit_plan_mode`` beyond allow / deny: the mode the work continues
+    in (with allow) or the feedback that sends the plan back (with deny)."""
+
+    mode: PermissionMode | None = None
+    feedback: str | None = None
 
 
 class Approver(Protocol):
@@ -111,6 +129,10 @@ class Approver(Protocol):
         """Whether the *allow* for ``call_id`` was "for the rest of the session" (the runtime
         then logs a grant on ``approval/decided``; see :mod:`dsh_notebook.tools.rules`)."""
         return False
+
+    def plan_answer(self, call_id: str) -> PlanAnswer | None:
+        """For ``exit_plan_mode``: the mode chosen or the feedback given with the answer."""
+        return None
 
 
 class AutoApprover(Approver):

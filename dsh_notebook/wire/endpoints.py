@@ -13,7 +13,7 @@ from pydantic import Field, JsonValue
 
 from .base import Frozen
 from .control import AgentStatus, QueueItem
-from .events import DebugStage, EditTarget, Grant, RewindOutcome
+from .events import ChosenMode, DebugStage, EditTarget, Grant, PermissionMode, RewindOutcome
 from .follow import PendingApproval
 from .messages import CellRef
 from .pause import AnyPausedItem
@@ -34,8 +34,11 @@ class SessionOptions(Frozen):
     derived from the window); ``options`` request options merged into the session's (a ``null``
     value removes one); ``tools`` the tools offered (``all``, ``none`` or a comma list);
     ``maxRepeats`` identical calls answered identically tolerated (``0``: no guard); ``firstByteTimeout`` /
-    ``idleTimeout`` seconds to the first chunk / between chunks of a model response."""
+    ``idleTimeout`` seconds to the first chunk / between chunks of a model response.
+    Issue 36: ``mode`` the permission mode (``bypass`` needs ``DSH_ALLOW_BYPASS=1`` in the host's
+    environment, else ``BYPASS_NOT_ARMED``); a change is the event ``mode/changed``."""
 
+    mode: ChosenMode | None = None
     max_steps: int | None = None
     max_time: float | None = None
     rules: str | None = None
@@ -100,12 +103,23 @@ class NoArgs(Frozen):
 
 class ApproveArgs(Frozen):
     """``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
-    rest of the session (logged as ``approval/decided.grant``)."""
+    rest of the session (logged as ``approval/decided.grant``). For ``exit_plan_mode``: ``allow``
+    with ``mode`` (``accept-edits`` or ``default``, the default) approves the plan and the work
+    continues in that mode; ``deny`` with ``feedback`` sends the plan back (keep planning)."""
 
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
     scope: Literal["call", "session"] = "call"
+    mode: Literal["accept-edits", "default"] | None = None
+    feedback: str | None = None
+
+
+class ModeArgs(Frozen):
+    """``session/mode``: set the session's permission mode (a saved session is resumed first)."""
+
+    session_id: str
+    mode: ChosenMode
 
 
 class DebugArgs(Frozen):
@@ -146,6 +160,7 @@ class SessionCreated(Frozen):
     model: str
     approve: ApproveMode
     log_path: str | None = None
+    mode: PermissionMode | None = None
 
 
 class Accepted(Frozen):
@@ -180,12 +195,23 @@ class Resumed(Frozen):
     model: str
     resolution: Literal["live", "resumed"]  # what the Agent resolver did (seed 001 object 16)
     warnings: tuple[str, ...] = ()  # what loading the log had to drop or defer (a torn tail ...)
+    mode: PermissionMode | None = None
 
 
 class Decided(Frozen):
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
+
+
+class ModeSet(Frozen):
+    """``session/mode``'s answer: the mode now, the one before, and the ``mode/changed`` seq
+    (``None`` when the mode was already that one)."""
+
+    session_id: str
+    mode: PermissionMode
+    previous: PermissionMode
+    changed_seq: int | None = None
 
 
 class RunToTarget(Frozen):
@@ -337,6 +363,7 @@ class SessionInfo(Frozen):
     rules: str | None = None  # the approval rules file's name, if any
     grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
     request: RequestInfo | None = None  # live sessions: what their requests carry
+    mode: PermissionMode | None = None  # the permission mode in force (issue 36)
 
 
 UnaryResult = (
@@ -346,6 +373,7 @@ UnaryResult = (
     | SessionList
     | Resumed
     | Decided
+    | ModeSet
     | Compacted
     | DebugState
     | SessionInfo
@@ -365,6 +393,7 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/list": (NoArgs, SessionList),
     "session/resume": (ResumeArgs, Resumed),
     "session/approve": (ApproveArgs, Decided),
+    "session/mode": (ModeArgs, ModeSet),
     "session/info": (SessionRef, SessionInfo),
     "session/compact": (SessionRef, Compacted),
     "session/debug": (DebugArgs, DebugState),

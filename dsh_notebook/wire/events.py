@@ -242,12 +242,32 @@ class InboxSpliced(EventBase):
     outcome: Literal["claimed", "canceled"] | None = None
 
 
+PermissionMode = Literal["default", "accept-edits", "plan", "dont-ask", "bypass", "auto"]
+"""What the agent may do without asking (issue 36; :mod:`dsh_notebook.tools.modes`): ``default``
+(reads run; the rest asks), ``accept-edits`` (workspace edits run too), ``plan`` (only reads),
+``dont-ask`` (what would ask is denied), ``bypass`` (everything runs; armed by
+``DSH_ALLOW_BYPASS=1``). ``auto`` is the legacy ``--approve auto``: everything runs but
+``notebook_insert``, which asks; it is never chosen by ``--mode``."""
+
+ChosenMode = Literal["default", "accept-edits", "plan", "dont-ask", "bypass"]
+"""The modes a person picks (``--mode``, ``%dsh mode``, the widget's selector, ``session/mode``)."""
+
+Decider = Literal["rule", "grant", "mode", "user"]
+"""What decided a call: a ``rule`` (a rules file's, a policy callable, a hook, a disabled tool),
+a ``grant`` ("allow for the rest of the session"), the permission ``mode``, or a ``user``'s answer."""
+
+
 class ApprovalAsked(EventBase):
+    """A call waits for a person: ``mode`` the session's mode, ``decider`` what made it ask
+    (``rule``: an ask rule; ``mode``: the mode asks for this kind of call)."""
+
     type: Literal["approval/asked"] = "approval/asked"
     call_id: str
     name: str
     reason: str | None = None
     approver: str | None = None
+    mode: PermissionMode | None = None
+    decider: Decider | None = None
 
 
 class Grant(Frozen):
@@ -259,9 +279,13 @@ class Grant(Frozen):
 
 
 class ApprovalDecided(EventBase):
-    """A decision on one call: by an approver's answer (``by`` names who answered) or, without
-    asking, by an approval policy (``by``: ``rule`` | ``session`` | ``policy``); ``rule`` names
-    the rule, grant or callable that made it; ``grant`` records an "allow for the session"."""
+    """The decision on one call — every call that reaches the policy gets one: by an approver's
+    answer (``by`` names who answered) or, without asking, by an approval policy (``by``:
+    ``rule`` | ``session`` | ``policy``) or the permission mode (``by: "mode"``); ``rule`` names
+    the rule, grant or callable that made it; ``grant`` records an "allow for the session".
+    ``mode``: the session's mode when it was decided; ``decider``: ``rule`` | ``grant`` |
+    ``mode`` | ``user``. An approved ``exit_plan_mode`` names the mode the work continues in
+    (``nextMode``); a plan sent back names the person's ``feedback``."""
 
     type: Literal["approval/decided"] = "approval/decided"
     call_id: str
@@ -270,6 +294,25 @@ class ApprovalDecided(EventBase):
     by: str | None = None
     rule: str | None = None
     grant: Grant | None = None
+    mode: PermissionMode | None = None
+    decider: Decider | None = None
+    next_mode: PermissionMode | None = None
+    feedback: str | None = None
+
+
+class ModeChanged(EventBase):
+    """The session's permission mode is ``mode`` from here on (was ``previous``). ``by``: who
+    changed it (``cli``, ``notebook``, ``widget``, a client name, ``plan`` for an approved
+    ``exit_plan_mode`` — then ``callId`` names it — or ``host`` when a resume could not keep it);
+    ``reason`` says why when the host chose."""
+
+    type: Literal["mode/changed"] = "mode/changed"
+    mode: PermissionMode
+    previous: PermissionMode | None = None
+    by: str | None = None
+    call_id: str | None = None
+    reason: str | None = None
+    turn: int | None = None
 
 
 class LlmRetry(EventBase):
@@ -488,6 +531,7 @@ AnyEvent = (
     | InboxSpliced
     | ApprovalAsked
     | ApprovalDecided
+    | ModeChanged
     | LlmRetry
     | ContextCompacted
     | SessionEndSeed

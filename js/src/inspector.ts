@@ -25,6 +25,8 @@ import { sessionViews } from "./ui/timeline-stats";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 import { reviewChanges } from "./ui/changes";
 import { exportRows } from "./model/query";
+import { ModeFold } from "./model/mode";
+import { createModeControl } from "./ui/mode-select";
 
 const ROW = 26;
 type Detail = "event" | "messages" | "diff";
@@ -61,7 +63,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
 
   const root = h("div", { class: "dsh-root dsh-inspector" });
   el.append(root);
-  const header = h("div", { class: "dsh-header" });
+  const modes = new ModeFold();
+  const modeCtl = createModeControl((m) => s.remote.setMode(s.sessionId as string, m), (msg) => { errorText = msg; render.schedule(); });
+  const headerInfo = h("span", { class: "dsh-header-info" });
+  const header = h("div", { class: "dsh-header" }, headerInfo, modeCtl.el);
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
   const typeSel = h("select", { class: "dsh-f-type", "aria-label": "filter by type" }) as HTMLSelectElement;
   const turnSel = h("select", { class: "dsh-f-turn", "aria-label": "filter by turn" }) as HTMLSelectElement;
@@ -260,7 +265,11 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     prov.update(events);
     durations = durationsBySeq(traj.update(events), approvalSeqs(events));
     drawWf();
-    replace(header,
+    const sessionMode = events.length ? modes.update(events, s.fold.header?.cwd) : null;
+    // a live session of this kernel can change its mode here; a saved log only shows it
+    modeCtl.update(sessionMode, Boolean(s.sessionId) && !model.get("readonly")); // (a saved one is resumed)
+    root.classList.toggle("dsh-bypass", sessionMode === "bypass");
+    replace(headerInfo,
       h("span", { class: "dsh-title" }, "Session inspector"),
       h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${countOf(eventCount(s.fold.cursor), "event")} · ${s.fold.status}`)),
       present.el, glossary.button);

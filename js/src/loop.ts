@@ -24,6 +24,8 @@ import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { createHistoryFollow } from "./ui/history-follow";
 import { createApprovalBanner } from "./ui/approval-banner";
+import { createModeControl } from "./ui/mode-select";
+import { ModeFold } from "./model/mode";
 import { createPredictPanel } from "./ui/predict";
 import { renderPayloads } from "./ui/payload-view";
 import { renderRoles } from "./ui/roles-view";
@@ -58,10 +60,13 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const predict = new PredictMode(); // predict, then reveal (replay only)
   let readingPace = false; // a stage stays at least its narration's reading time (model/pacing.ts)
   const follow_ = createHistoryFollow();
-  const banner = createApprovalBanner((callId, decision, scope) => {
+  const banner = createApprovalBanner((callId, decision, scope, plan) => {
     if (!s.sessionId) return;
-    return s.remote.approve(s.sessionId, callId, decision, scope).catch((e) => showError(`approve failed: ${e.message}`));
+    return s.remote.approve(s.sessionId, callId, decision, scope, plan).catch((e) => showError(`approve failed: ${e.message}`));
   });
+  const modes = new ModeFold();
+  // the permission mode (issue 36): set through session/mode; the log's mode/changed is what shows
+  const modeCtl = createModeControl((m) => s.remote.setMode(s.sessionId as string, m), (msg) => showError(msg));
   const predictPanel = createPredictPanel({
     answer: (g) => { const t = predict.answer(g, tracer.traces, s.fold.events); if (t !== null) player.seek(t); render.schedule(); },
     // on from the reveal: after the last one the last stage stays (never "no stage")
@@ -83,7 +88,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   const root = h("div", { class: "dsh-root dsh-loop" });
   el.append(root);
-  const header = h("div", { class: "dsh-header" });
+  const headerInfo = h("span", { class: "dsh-header-info" });
+  const header = h("div", { class: "dsh-header" }, headerInfo, modeCtl.el);
   const frame = createDiagramFrame();
   const diagram = frame.body;
   const head = h("div", { class: "dsh-head" }, header, banner.el);
@@ -169,7 +175,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     try {
       if (!s.sessionId) {
         prompt.setStatus("creating a session…");
-        const created = await s.remote.create((model.get("create_args") as Record<string, unknown>) ?? {});
+        const args = { ...((model.get("create_args") as Record<string, unknown>) ?? {}) };
+        if (modeCtl.pending) args.mode = modeCtl.pending; // picked before the session existed
+        const created = await s.remote.create(args);
         // remembered in the widget state: a reloaded page or another view follows the same session
         model.set?.("session_id", created.sessionId);
         model.save_changes?.();
@@ -264,7 +272,10 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     // through the shown position (replay, reload, a follow that began after the call)
     const rt = runtimeView(call ? s.fold.tools[call.callId] : undefined, events, call, pos.seq);
     const hdr = s.fold.header;
-    replace(header,
+    const sessionMode = s.sessionId || events.length ? modes.update(events, hdr?.cwd) : null;
+    modeCtl.update(sessionMode, !readonly);
+    root.classList.toggle("dsh-bypass", sessionMode === "bypass");
+    replace(headerInfo,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${countOf(eventCount(s.fold.cursor), "event")} · ${s.fold.status}`)),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
@@ -352,7 +363,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
         flashSeq = null;
       }
     } else {
-      replace(viewEl, renderRoles(call, pos.stage));
+      replace(viewEl, renderRoles(call, pos.stage, events, sessionMode ?? undefined));
     }
     if (view !== "history") follow_.reset();
     prompt.setRunning(s.fold.status === "running");

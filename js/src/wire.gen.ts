@@ -12,6 +12,10 @@ export interface Accepted {
   accepted?: boolean;
 }
 
+/**
+ * A call waits for a person: ``mode`` the session's mode, ``decider`` what made it ask
+ * (``rule``: an ask rule; ``mode``: the mode asks for this kind of call).
+ */
 export interface ApprovalAsked {
   seq: number;
   time: number;
@@ -21,12 +25,18 @@ export interface ApprovalAsked {
   name: string;
   reason?: string | null;
   approver?: string | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  decider?: ("rule" | "grant" | "mode" | "user") | null;
 }
 
 /**
- * A decision on one call: by an approver's answer (``by`` names who answered) or, without
- * asking, by an approval policy (``by``: ``rule`` | ``session`` | ``policy``); ``rule`` names
+ * The decision on one call — every call that reaches the policy gets one: by an approver's
+ * answer (``by`` names who answered) or, without asking, by an approval policy (``by``:
+ * ``rule`` | ``session`` | ``policy``) or the permission mode (``by: "mode"``); ``rule`` names
  * the rule, grant or callable that made it; ``grant`` records an "allow for the session".
+ * ``mode``: the session's mode when it was decided; ``decider``: ``rule`` | ``grant`` |
+ * ``mode`` | ``user``. An approved ``exit_plan_mode`` names the mode the work continues in
+ * (``nextMode``); a plan sent back names the person's ``feedback``.
  */
 export interface ApprovalDecided {
   seq: number;
@@ -39,17 +49,25 @@ export interface ApprovalDecided {
   by?: string | null;
   rule?: string | null;
   grant?: Grant | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  decider?: ("rule" | "grant" | "mode" | "user") | null;
+  nextMode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  feedback?: string | null;
 }
 
 /**
  * ``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
- * rest of the session (logged as ``approval/decided.grant``).
+ * rest of the session (logged as ``approval/decided.grant``). For ``exit_plan_mode``: ``allow``
+ * with ``mode`` (``accept-edits`` or ``default``, the default) approves the plan and the work
+ * continues in that mode; ``deny`` with ``feedback`` sends the plan back (keep planning).
  */
 export interface ApproveArgs {
   sessionId: string;
   callId: string;
   decision: "allow" | "deny";
   scope?: "call" | "session";
+  mode?: ("accept-edits" | "default") | null;
+  feedback?: string | null;
 }
 
 export interface ArgsPayload {
@@ -347,6 +365,7 @@ export interface ControlStatus {
 export type ControlStreamItem = Baseline | QueueChanged | ControlStatus;
 
 export interface CreateArgs {
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass") | null;
   maxSteps?: number | null;
   maxTime?: number | null;
   rules?: string | null;
@@ -443,7 +462,7 @@ export interface DiffArgs {
 }
 
 /** Every error code the package raises (the closed set; ``code`` fields stay strings). */
-export type ErrorCode = "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_MESSAGE_SEQS" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOL_NAME" | "BAD_TOOLS" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_RAISED" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
+export type ErrorCode = "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOL_NAME" | "BAD_TOOLS" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_RAISED" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
 
 /** A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``). */
 export interface ErrorInfo {
@@ -455,7 +474,7 @@ export interface ErrorInfo {
 
 export interface EventItem {
   type: "event";
-  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
 }
 
 /**
@@ -580,7 +599,7 @@ export interface LlmRetry {
 }
 
 /** One line of a session log: the header line or one event. */
-export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
+export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
 
 /** Where a user-role message came from: a person (``user``) or a plugin (``plugin``). */
 export interface MessageSource {
@@ -590,6 +609,42 @@ export interface MessageSource {
   plugin?: string | null;
   form?: string | null;
   cell?: CellRef | null;
+}
+
+/** ``session/mode``: set the session's permission mode (a saved session is resumed first). */
+export interface ModeArgs {
+  sessionId: string;
+  mode: "default" | "accept-edits" | "plan" | "dont-ask" | "bypass";
+}
+
+/**
+ * The session's permission mode is ``mode`` from here on (was ``previous``). ``by``: who
+ * changed it (``cli``, ``notebook``, ``widget``, a client name, ``plan`` for an approved
+ * ``exit_plan_mode`` — then ``callId`` names it — or ``host`` when a resume could not keep it);
+ * ``reason`` says why when the host chose.
+ */
+export interface ModeChanged {
+  seq: number;
+  time: number;
+  type: "mode/changed";
+  sourceEventSeqs?: number[] | null;
+  mode: "default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto";
+  previous?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  by?: string | null;
+  callId?: string | null;
+  reason?: string | null;
+  turn?: number | null;
+}
+
+/**
+ * ``session/mode``'s answer: the mode now, the one before, and the ``mode/changed`` seq
+ * (``None`` when the mode was already that one).
+ */
+export interface ModeSet {
+  sessionId: string;
+  mode: "default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto";
+  previous: "default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto";
+  changedSeq?: number | null;
 }
 
 export type NoArgs = Record<string, never>;
@@ -772,7 +827,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound | KeptFiles | TurnDiff;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | ModeSet | Compacted | DebugState | SessionInfo | Rewound | KeptFiles | TurnDiff;
 }
 
 /** Stage 04: the tool's outcome before its ``tool/result`` is committed. */
@@ -790,6 +845,7 @@ export interface ResultPayload {
  * the :class:`SessionOptions` (budgets, rules) always.
  */
 export interface ResumeArgs {
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass") | null;
   maxSteps?: number | null;
   maxTime?: number | null;
   rules?: string | null;
@@ -811,6 +867,7 @@ export interface Resumed {
   model: string;
   resolution: "live" | "resumed";
   warnings?: string[];
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
 }
 
 /**
@@ -897,6 +954,7 @@ export interface SessionCreated {
   model: string;
   approve: "auto" | "ask" | "deny";
   logPath?: string | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
 }
 
 export interface SessionEndSeed {
@@ -946,6 +1004,7 @@ export interface SessionInfo {
   rules?: string | null;
   grants?: Grant[];
   request?: RequestInfo | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
 }
 
 export interface SessionList {
@@ -961,7 +1020,7 @@ export interface Snapshot {
   sessionId: string;
   header: SessionHeader;
   cursor: number;
-  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed)[];
+  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed)[];
   live: RunState;
 }
 

@@ -93,11 +93,11 @@ describe("show --stats' formatting in the browser", () => {
     expect([fmtTokens(9999), fmtTokens(12_050), fmtCost(null), fmtCost(0.00123), fmtCost(2.5)]).toEqual(["9,999", "12.1k", "cost n/a", "$0.0012", "$2.50"]);
   });
 
-  it("lays out the three tables as the CLI does", () => {
+  it("lays out the four tables as the CLI does", () => {
     const stats = foldOf(session(2)).stats();
     const [reqs, tools, turns] = statsTables(stats);
     expect(reqs.rows[0].slice(0, 4)).toEqual(["2", "1.1.1", "deepseek:deepseek-chat", "completed"]);
-    expect(tools.rows[0]).toEqual(["4", "1.1", "c1", "bash", "300 ms", "-", "-", "exit 0"]);
+    expect(tools.rows[0]).toEqual(["4", "1.1", "c1", "bash", "300 ms", "-", "-", "-", "exit 0"]); // DECIDED "-": a log from before issue 36
     expect(turns.rows.map((r) => r[0])).toEqual(["1", "2"]);
     const text = formatStats(stats);
     expect(text.split("\n")[0]).toBe("requests");
@@ -110,9 +110,11 @@ describe("show --stats' formatting in the browser", () => {
     const fold = foldOf(session(2));
     v.update(fold, 18);
     const tables = [...v.el.querySelectorAll("table")];
-    expect(tables.map((t) => t.dataset.table)).toEqual(["requests", "tools", "turns"]);
+    expect(tables.map((t) => t.dataset.table)).toEqual(["requests", "tools", "turns", "decisions by mode"]);
     const want = statsTables(fold.stats());
-    tables.forEach((t, i) => expect([...t.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent))).toEqual(want[i].rows));
+    // an empty table (no decisions in a log from before issue 36) shows one "(none)" row
+    tables.forEach((t, i) => expect([...t.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent)))
+      .toEqual(want[i].rows.length ? want[i].rows : [["(none)"]]));
     (v.el.querySelector('button[data-seq="13"]') as HTMLButtonElement).click();
     expect(onSelect).toHaveBeenCalledWith(13);
   });

@@ -30,7 +30,7 @@ async def test_completed_turn_has_the_seed_boundaries() -> None:
     t = [x for x in types(agent.session) if x != "agent/inbox/spliced"]
     assert t == [
         "turn/start", "step/start", "system/message", "user/message", "user/message",
-        "request/header", "request/frozen", "assistant/message", "tool/call", "tool/result",
+        "request/header", "request/frozen", "assistant/message", "tool/call", "approval/decided", "tool/result",
         "step/end", "step/start", "request/frozen", "assistant/message", "step/end", "turn/end",
     ]
     assert ends(agent.session)[0].reason.kind == "completed"

@@ -244,15 +244,16 @@ def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
     assert count.endswith("events") and count.split(" of ")[0] == count.split(" of ")[1].split()[0]
     # jump to the tool/call, see the result that cites it; then the diff of the next request
     insp.locator(".dsh-f-type").select_option("tool/call")
-    call_seq = insp.locator(".dsh-row").first.get_attribute("data-seq")
     insp.locator(".dsh-row").first.click()
-    assert "result citing this call: #" in (insp.locator(".dsh-detail .dsh-citedby").text_content() or "")
+    cited = insp.locator(".dsh-detail .dsh-citedby").text_content() or ""
+    assert "result citing this call: #" in cited
+    result_seq = cited.split("result citing this call: #", 1)[1].split()[0].strip(".,;")  # after its approval/decided
     shot(page, "inspector-tool-call", ".dsh-inspector")
     insp.locator(".dsh-f-type").select_option("request/frozen")
     insp.locator(".dsh-row").nth(1).click()
     insp.locator('.dsh-tab[data-detail="diff"]').click()
     diff = insp.locator(".dsh-diff").text_content() or ""
-    assert "tool result" in diff and f"#{int(call_seq or 0) + 1}" in diff
+    assert "tool result" in diff and f"#{result_seq}" in diff
     shot(page, "inspector-request-diff", ".dsh-inspector")
     insp.locator('.dsh-tab[data-detail="messages"]').click()
     assert insp.locator(".dsh-detail .dsh-msg").count() >= 3
@@ -264,7 +265,9 @@ def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
     wait_until(lambda: loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage") == "3",
                timeout=10, what="replay at stage 3")
     phases = loop.locator('.dsh-phases[data-origin="log"]')
-    assert phases.locator('.dsh-phase-derived[data-phase="prepare"]').text_content() == "prepare · start"
+    # stage 03 is where the policy decided (the call's approval/decided, issue 36): prepared, allowed
+    assert phases.locator('.dsh-phase-derived[data-phase="prepare"]').text_content() == "prepare · done"
+    assert (phases.locator('.dsh-phase-derived[data-phase="policy"]').text_content() or "").startswith("policy · allow")
     assert "tool/result not reached yet" in (phases.locator(".dsh-phase-origin").text_content() or "")
     shot(page, "replay-stage3-derived-phases", ".dsh-loop")
     loop.locator(".dsh-forward").click()

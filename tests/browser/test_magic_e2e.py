@@ -138,7 +138,7 @@ def test_blocking_dsh_streams_into_the_running_cell(lab: Lab, page: Any) -> None
     assert all("✓" in line for line in lines[1:]), lines
     assert "node test/run.mjs" in lines[0] and "src/math.ts" in lines[1]
     out = output_text(page)
-    assert re.search(r"dsh: new session s_[0-9a-f]{12} · script:auto · approve auto · workspace \S*dsh-demo-\S+/demo", out), out
+    assert re.search(r"dsh: new session s_[0-9a-f]{12} · script:auto · mode auto · workspace \S*dsh-demo-\S+/demo", out), out
     assert "✓ completed" in out and "4 tool calls" in out
     assert not page.page_errors, page.page_errors
     shot(page, "magic-final-cell", f"{CELL} >> nth=1")

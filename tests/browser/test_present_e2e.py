@@ -75,7 +75,7 @@ GEOMETRY_JS = """(root) => {
   };
   pairs([...root.querySelectorAll('.dsh-stage')]);
   pairs([...root.children]);
-  pairs([...root.querySelectorAll('.dsh-header > *')]);
+  pairs([...root.querySelectorAll('.dsh-header-info > *, .dsh-header > .dsh-mode')]);
   pairs([...root.querySelectorAll('.dsh-playback > *')]);
   pairs([...root.querySelectorAll('.dsh-pacing > *')]);
   out.stageCount = root.querySelectorAll('.dsh-stage').length;

@@ -39,7 +39,7 @@ def test_without_a_terminal_ask_is_the_default_outside_the_demo_copy_and_denies(
         done = _run(*flags, "--cwd", str(ws), FIX, home=tmp_path / "home", stdin=subprocess.DEVNULL,
                     start_new_session=True)
         assert "approval for bash: no terminal to ask on, so it was denied" in done.stderr
-        assert "use --approve auto" in done.stderr
+        assert "--mode dont-ask denies without asking" in done.stderr
     assert (ws / "src" / "math.ts").read_text() == before
 
 

@@ -182,7 +182,13 @@ def test_notebook_tools_namespace_diff_and_cell_links(
             text_reply("all done"))
         assert run(kc, '%config DshMagics.approve = "auto"')[0]["content"]["status"] == "ok"
         assert run(kc, "%%python\nrows = [1, 2, 3]\nscratch = [0, 0, 0]\nprint('rows ready')")[0]["content"]["status"] == "ok"
-        reply, shown = run(kc, "look at my notebook and total the rows", cell_id="cell-abc-123")
+        msg_id = execute(kc, "look at my notebook and total the rows", cell_id="cell-abc-123", allow_stdin=True)
+        # a cell insert asks a person even under the legacy auto (issue 37 item 7): yes, on stdin
+        asked = kc.get_stdin_msg(timeout=120)["content"]["prompt"]
+        assert "allow notebook_insert" in asked and "print(total)" in asked and "[y/N]" in asked
+        kc.input("y")
+        reply = shell_reply(kc, msg_id)
+        shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)], ensure_ascii=False)
         assert reply["content"]["status"] == "ok"
         tools = {m["tool_call_id"]: m["content"] for r in fake_server.requests for m in r.messages if m.get("role") == "tool"}
         assert "[2]\n%%python\nrows = [1, 2, 3]" in tools["c1"] and "rows ready" in tools["c1"]

@@ -105,7 +105,7 @@ def test_nbclient_against_the_openai_compatible_server(kernel_env: dict[str, str
     python_result = [m for m in fake_server.requests[3].messages if m.get("role") == "tool"][-1]
     assert python_result["content"] == "[stdout]\n3\n[value]\n6\n[namespace] no names changed"  # ran in the notebook, during `await`
     denied = text_of(nb.cells[5])  # approve defaults to ask outside the demo; nbclient has no stdin
-    assert "approve ask" in denied and "no stdin to ask on; denied" in denied and "denied it" in denied
+    assert "mode default" in denied and "no stdin to ask on; denied" in denied and "denied it" in denied
     bash_result = [m for m in fake_server.requests[5].messages if m.get("role") == "tool"][-1]
     assert "should-not-run" not in bash_result["content"]
 

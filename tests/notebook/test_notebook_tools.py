@@ -8,10 +8,10 @@ from typing import Any
 
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 
-from .conftest import fake_flags
+from .conftest import answer_stdin, fake_flags
 
 
-def test_notebook_tools_in_a_python_shell(shell: Any, fake_server: FakeOpenAIServer) -> None:
+def test_notebook_tools_in_a_python_shell(shell: Any, fake_server: FakeOpenAIServer, monkeypatch: Any) -> None:
     fake_server.enqueue(
         tool_call_reply([("c1", "notebook_read", '{"last": 3}'), ("c2", "inspect_var", '{"name": "config.depth"}'),
                          ("c3", "inspect_var", '{"name": "nothing_here"}'), ("c4", "notebook_read", '{"source": "file"}')]),
@@ -19,8 +19,10 @@ def test_notebook_tools_in_a_python_shell(shell: Any, fake_server: FakeOpenAISer
         text_reply("done"))
     shell.run_cell("class Config:\n    pass\nconfig = Config()\nconfig.depth = [1, 2]", store_history=True)
     shell.run_cell("print('configured')\ntoken = 'sk-live7Hq2Zp9XcR4mWv8TbL3n'", store_history=True)
+    asked = answer_stdin(monkeypatch, "y")  # a cell insert asks a person even under --approve auto (issue 37)
     result = shell.run_cell(f"%dsh {fake_flags(fake_server)} what does my notebook hold?", store_history=True).result
     assert result.ok and result.text == "done"
+    assert len(asked) == 1 and "allow notebook_insert" in asked[0] and "[y/N]" in asked[0]  # no "a": never granted
     tools = {m["tool_call_id"]: m["content"] for m in fake_server.requests[-1].messages if m.get("role") == "tool"}
     read = tools["c1"]
     assert "config = Config()" in read and "print('configured')" in read and "%dsh" in read

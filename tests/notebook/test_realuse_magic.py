@@ -75,7 +75,10 @@ def test_a_policy_callable_registered_from_the_notebook_decides_and_is_logged(sh
     decided = {e.call_id: e for e in result.events if isinstance(e, ApprovalDecided)}
     assert (decided["c1"].decision, decided["c1"].by) == ("deny", "policy")
     assert decided["c1"].rule is not None and decided["c1"].rule.endswith("no_touching")
-    assert "c2" not in decided  # no opinion: the session's mode (auto) decided
+    # no opinion: the session's mode (auto, the legacy --approve auto) decided, and the log says so
+    assert (decided["c2"].decision, decided["c2"].by, decided["c2"].decider, decided["c2"].mode) == (
+        "allow", "mode", "mode", "auto")
+    assert (decided["c1"].decider, decided["c1"].mode) == ("rule", "auto")
     assert not (tmp_path / "denied").exists() and "no_touching" in listed
 
 

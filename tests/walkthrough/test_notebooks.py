@@ -142,7 +142,8 @@ def test_04_inspects_diffs_and_resumes(executed: dict[str, Any]) -> None:
     out = text_of(run(executed, NAMES[3]))
     assert "exit code: 0" in out and "read-only: True" in out
     assert "c1: assistant/message" in out and "ProvenanceError BAD_PROVENANCE" in out
-    assert "adds 10 assistant/message, 12 tool/result; drops nothing" in out  # after checkpoint/taken (#3)
+    # after checkpoint/taken (#3); #12 between the call (#11) and its result is the call's approval/decided
+    assert "adds 10 assistant/message, 13 tool/result; drops nothing" in out
     assert "resumed from its log" in out and "reason=resume" in out
     assert "The tests already pass" in out
 

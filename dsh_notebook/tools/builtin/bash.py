@@ -224,5 +224,6 @@ bash_tool = Tool(
     args_model=BashArgs,
     execute=run_bash,
     approval="ask",
+    effect="bash",
     timeout_s=None,  # the tool enforces its own timeout_ms and kills the process group
 )

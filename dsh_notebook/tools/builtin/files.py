@@ -218,6 +218,7 @@ read_tool = Tool(
     timeout_s=FILE_TOOL_TIMEOUT_S,
     concurrency_safe=True,
     approval="allow",
+    effect="read",
 )
 
 write_tool = Tool(
@@ -228,6 +229,7 @@ write_tool = Tool(
     execute=write_file,
     timeout_s=FILE_TOOL_TIMEOUT_S,
     approval="ask",
+    effect="edit",
 )
 
 edit_tool = Tool(
@@ -240,6 +242,7 @@ edit_tool = Tool(
     execute=edit_file,
     timeout_s=FILE_TOOL_TIMEOUT_S,
     approval="ask",
+    effect="edit",
 )
 
 __all__ = [

@@ -225,6 +225,7 @@ glob_tool = Tool(
     execute=glob_files,
     concurrency_safe=True,
     approval="allow",
+    effect="read",
 )
 
 grep_tool = Tool(
@@ -239,4 +240,5 @@ grep_tool = Tool(
     timeout_s=GREP_TIMEOUT_S + 10,
     concurrency_safe=True,
     approval="allow",
+    effect="read",
 )

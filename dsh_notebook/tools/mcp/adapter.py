@@ -92,6 +92,7 @@ def make_tool(
         execute=execute,
         concurrency_safe=read_only,
         approval=approval,
+        effect="read" if approval == "allow" else "execute",  # a trusted readOnlyHint is a read in every mode
         timeout_s=timeout_s + 10.0,  # a backstop: the MCP call's own timeout answers MCP_TIMEOUT first
         origin=(server, remote_name),
         input_schema=schema,

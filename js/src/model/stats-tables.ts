@@ -25,6 +25,12 @@ export const fmtCost = (usd: number | null): string => (usd === null ? "cost n/a
 export const fmtFraction = (f: number | null): string => (f === null ? "-" : `${pyFixed(f * 100, 1)}%`);
 const costCell = (usd: number | null) => fmtCost(usd).replace("cost n/a", "n/a");
 
+/** `allow by mode (plan)`: a call's decision, what made it, in which mode (stats_view._decided). */
+function decided(t: ToolStats): string {
+  if (t.decision === null) return "-";
+  return `${t.decision} by ${t.decider || "?"}${t.mode ? ` (${t.mode})` : ""}`;
+}
+
 function toolResult(t: ToolStats): string {
   if (t.endTime === null) return "open";
   return t.error || (t.exitCode !== null ? `exit ${t.exitCode}` : "ok");
@@ -44,7 +50,8 @@ export function summaryLine(t: Totals): string {
 
 export interface StatsTable { title: string; head: string[]; rows: string[][]; right: number[]; seqs: number[] }
 
-/** The three tables of `show --stats` (requests, tools, turns); `seqs`: the event of each row. */
+/** The four tables of `show --stats` (requests, tools, turns, decisions by mode); `seqs`: the
+ *  event of each row (a mode's row: none, -1). */
 export function statsTables(stats: SessionStats): StatsTable[] {
   return [
     { title: "requests", head: ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED", "OUT", "COST", "CONTEXT"],
@@ -52,14 +59,17 @@ export function statsTables(stats: SessionStats): StatsTable[] {
       rows: stats.requests.map((r) => [String(r.seq), `${r.turn}.${r.step}.${r.attempt}`, `${r.provider}:${r.model}`, r.outcome + (r.error ? ` ${r.error}` : ""),
         fmtStatMs(r.firstByteMs), fmtStatMs(r.ttftMs), fmtStatMs(r.durationMs), fmtTokens(r.inputTokens), fmtTokens(r.cachedInputTokens),
         fmtTokens(r.outputTokens), r.inputTokens === null ? "-" : costCell(r.costUsd), fmtFraction(r.contextUsed)]) },
-    { title: "tools", head: ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "RESULT"],
+    { title: "tools", head: ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "DECIDED", "RESULT"],
       right: [0, 4, 5], seqs: stats.tools.map((t) => t.seq),
       rows: stats.tools.map((t) => [String(t.seq), `${t.turn}.${t.step}`, t.callId, t.name, fmtStatMs(t.durationMs), fmtStatMs(t.approvalWaitMs),
-        t.approval || "-", toolResult(t)]) },
+        t.approval || "-", decided(t), toolResult(t)]) },
     { title: "turns", head: ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST", "CONTEXT"],
       right: [0, 2, 3, 4, 5, 6, 7, 8, 9], seqs: stats.turns.map((t) => t.seq),
       rows: stats.turns.map((t) => [String(t.turn), t.reason || "running", String(t.steps.length), String(t.requests), String(t.toolCalls),
         fmtStatMs(t.durationMs), fmtTokens(t.inputTokens), fmtTokens(t.outputTokens), costCell(t.costUsd), fmtFraction(t.contextUsed)]) },
+    { title: "decisions by mode", head: ["MODE", "DECISIONS", "ALLOW", "DENY", "CANCELLED", "ASKED", "BY RULE", "BY GRANT", "BY MODE", "BY USER"],
+      right: [1, 2, 3, 4, 5, 6, 7, 8, 9], seqs: stats.decisions.map(() => -1),
+      rows: stats.decisions.map((d) => [d.mode, d.decisions, d.allow, d.deny, d.cancelled, d.asked, d.byRule, d.byGrant, d.byMode, d.byUser].map(String)) },
   ];
 }
 
@@ -95,8 +105,8 @@ function textTable(t: StatsTable): string[] {
 
 /** `show --stats` as text, exactly as the CLI prints it. */
 export function formatStats(stats: SessionStats): string {
-  const [reqs, tools, turns] = statsTables(stats);
-  const lines = [...textTable(reqs), ...sentLines(stats), "", ...textTable(tools), "", ...textTable(turns), "",
+  const [reqs, tools, turns, modes] = statsTables(stats);
+  const lines = [...textTable(reqs), ...sentLines(stats), "", ...textTable(tools), "", ...textTable(turns), "", ...textTable(modes), "",
     `total: ${summaryLine(stats.totals)}  (prices as of ${stats.totals.pricesAsOf})`];
   return `${lines.join("\n")}\n`;
 }

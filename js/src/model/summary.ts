@@ -44,9 +44,11 @@ export function summarize(ev: SessionEvent): string {
       return `${r?.kind ?? ""}${r?.cause ? ` (${r.cause}${limit})` : ""}${r?.error?.code ? ` ${r.error.code}` : ""}`;
     }
     case "approval/asked":
-      return `${ev.name} ${ev.callId}${ev.reason ? ` · ${String(ev.reason)}` : ""}`;
+      return `${ev.name} ${ev.callId}${ev.mode ? ` · mode ${ev.mode}` : ""}${ev.decider ? ` · asked by ${ev.decider}` : ""}${ev.reason ? ` · ${String(ev.reason)}` : ""}`;
     case "approval/decided":
-      return `${ev.name} ${ev.callId} → ${String(ev.decision)}${ev.by ? ` by ${String(ev.by)}` : ""}${ev.rule ? ` · ${String(ev.rule)}` : ""}`;
+      return `${ev.name} ${ev.callId} → ${String(ev.decision)}${ev.decider ?? ev.by ? ` by ${ev.decider ?? ev.by}` : ""}${ev.decider && ev.by && ev.by !== ev.decider ? ` (${String(ev.by)})` : ""}${ev.mode ? ` · mode ${ev.mode}` : ""}${ev.nextMode ? ` → ${ev.nextMode}` : ""}${ev.rule ? ` · ${String(ev.rule)}` : ""}`;
+    case "mode/changed":
+      return `${ev.previous ?? "?"} → ${ev.mode}${ev.by ? ` by ${ev.by}` : ""}${ev.reason ? ` · ${ev.reason}` : ""}`;
     case "context/compacted":
       return `${String(ev.trigger)} · ${typeof ev.replaced === "number" ? countOf(ev.replaced, "node") : `${String(ev.replaced)} nodes`} #${String(ev.startSeq)}..#${String(ev.endSeq)} → summary #${String(ev.summarySeq)} · ~${String(ev.tokensBefore)} → ~${String(ev.tokensAfter)} tokens`;
     case "llm/retry":

@@ -1,5 +1,5 @@
-// The inspector's "Stats" view: the `show --stats` tables (requests, tools, turns, what the
-// requests carried, the total) as HTML tables with the CLI's exact cells (model/stats-tables.ts);
+// The inspector's "Stats" view: the `show --stats` tables (requests, tools, turns, decisions by
+// permission mode, what the requests carried, the total) as HTML tables with the CLI's exact cells (model/stats-tables.ts);
 // a row's seq is a link that selects its event. Also mounts the Timeline and Stats toggles.
 import { sentLines, statsTables, summaryLine } from "../model/stats-tables";
 import type { TrajectoryFold } from "../model/trajectory";
@@ -7,7 +7,7 @@ import { h, replace } from "./dom";
 import { createTimeline } from "./timeline";
 
 export function createStatsView(onSelect: (seq: number) => void): { el: HTMLElement; update(fold: TrajectoryFold, eventCount: number): void } {
-  const el = h("div", { class: "dsh-stats", role: "region", "aria-label": "show --stats: requests, tools, turns" });
+  const el = h("div", { class: "dsh-stats", role: "region", "aria-label": "show --stats: requests, tools, turns, decisions by mode" });
   let key = "";
   el.addEventListener("click", (e) => {
     const b = (e.target as Element | null)?.closest?.("[data-seq]") as HTMLElement | null;
@@ -19,14 +19,14 @@ export function createStatsView(onSelect: (seq: number) => void): { el: HTMLElem
       if (String(eventCount) === key) return;
       key = String(eventCount);
       const stats = fold.stats();
-      const tables = statsTables(stats).map((t) => h("table", { class: `dsh-stats-table dsh-stats-${t.title}`, "data-table": t.title },
+      const tables = statsTables(stats).map((t) => h("table", { class: `dsh-stats-table dsh-stats-${t.title.replace(/ /g, "-")}`, "data-table": t.title },
         h("caption", null, t.title),
         h("thead", null, h("tr", null, ...t.head.map((c, i) => h("th", { scope: "col", class: t.right.includes(i) ? "dsh-num" : null }, c)))),
         h("tbody", null, ...(t.rows.length ? t.rows.map((r, ri) => h("tr", { "data-seq": t.seqs[ri] }, ...r.map((c, i) => h("td", { class: t.right.includes(i) ? "dsh-num" : null },
-          i === 0 ? h("button", { class: "dsh-link dsh-seqlink", type: "button", "data-seq": t.seqs[ri], title: `select event #${t.seqs[ri]}` }, c) : c))))
+          i === 0 && t.seqs[ri] >= 0 ? h("button", { class: "dsh-link dsh-seqlink", type: "button", "data-seq": t.seqs[ri], title: `select event #${t.seqs[ri]}` }, c) : c))))
           : [h("tr", null, h("td", { colspan: t.head.length, class: "dsh-muted" }, "(none)"))]))));
       const sent = sentLines(stats);
-      replace(el, tables[0], sent.length ? h("pre", { class: "dsh-stats-sent" }, sent.map((l) => l.trim()).join("\n")) : null, tables[1], tables[2],
+      replace(el, tables[0], sent.length ? h("pre", { class: "dsh-stats-sent" }, sent.map((l) => l.trim()).join("\n")) : null, tables[1], tables[2], tables[3],
         h("div", { class: "dsh-stats-total" }, `total: ${summaryLine(stats.totals)}  (prices as of ${stats.totals.pricesAsOf})`));
     },
   };
