@@ -201,6 +201,7 @@ async def test_plan_then_feedback_then_approval_continues_in_accept_edits(ws: Pa
     assert [(e.call_id, e.mode, e.decider) for e in asked] == [("p1", "plan", "mode"), ("p2", "plan", "mode")]
 
 
+@pytest.mark.integration  # the bash call starts bwrap
 async def test_every_call_that_reaches_the_policy_has_one_recorded_decision(ws: Path, frames: Frames) -> None:
     session = Session("s_each", cwd=str(ws))
     rules = RuleSet([Rule(tool="bash", pattern="rm *", action="deny"), Rule(tool="bash", pattern="echo *", action="allow")])
