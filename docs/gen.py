@@ -158,7 +158,7 @@ def _argument_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str, str]
         facts = []
         if action.required and action.option_strings:
             facts.append("required")
-        if action.choices and action.option_strings:
+        if action.choices:
             facts.append("one of " + ", ".join(code(c) for c in action.choices))
         if action.default not in (None, False, argparse.SUPPRESS) and action.nargs != 0:
             facts.append(f"default {code(action.default)}")
