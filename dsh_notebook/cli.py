@@ -209,6 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--stdio", action="store_true", required=True)
     serve.add_argument("--no-network", action="store_true", help="no network for sandboxed tool commands")
 
+    bridge = sub.add_parser("mcp-bridge", help="relay MCP over stdio to the notebook server of the running JupyterLab "
+                                               "(for external agents: Claude Code, Codex, Cursor)")
+    bridge.add_argument("--url", help="the Jupyter server's URL (default: the running server whose root holds the "
+                                      "current directory, else the latest)")
+    bridge.add_argument("--token", help="its token (default: from its runtime file, or $JUPYTER_TOKEN with --url)")
+
     kernel = sub.add_parser("install-kernel", help='install the Jupyter kernelspec "dsh" (Agent (dsh))')
     where = kernel.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", help="into the user's Jupyter data directory")
@@ -313,6 +319,10 @@ def main(argv: list[str] | None = None) -> int:
 
             sys.stdout.write(schema_json())
             return 0
+        if args.command == "mcp-bridge":
+            from .external.bridge import main as bridge_main
+
+            return bridge_main(args.url, args.token)
         if args.command == "serve":
             from .host.stdio import serve_main
 

@@ -34,6 +34,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("host",),  # sessions served over the wire (stdio, comm)
     ("client",),  # the Python side that talks to a host
     ("notebook",),  # %dsh magics, widgets, notebook tools
+    ("external",),  # external agents over MCP: the Jupyter Server extension, the kernel's comm, mcp-bridge
     ("__init__",),  # the public face: lazy re-exports of the client, the widgets, the policy hook
     ("kernel",),  # the agent kernel (ipykernel) over the magics; the walkthrough runner
     ("cli", "cli_run", "cli_tty", "__main__", "teach"),  # commands; ``run`` on a terminal

@@ -9,8 +9,10 @@ hub. It runs on the host loop only.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable
+from typing import Any
 
 from ..config import normalize_model_id, parse_model_id
 from ..errors import HostError, UserError
@@ -26,6 +28,8 @@ from ..wire.endpoints import (
     DebugState,
     Decided,
     DiffArgs,
+    EventsArgs,
+    EventsPage,
     FollowArgs,
     KeepArgs,
     KeptFiles,
@@ -216,6 +220,21 @@ class SessionController:
         self._check_saved(args.session_id)
         return await self.saved.info(args, inv)
 
+    async def events(self, args: EventsArgs, inv: GatewayInvocation) -> EventsPage:
+        """A page of the stored events after ``sinceSeq`` (as logged: masked), live or saved."""
+        live = self.registry.live.get(args.session_id)
+        if live is not None:
+            session = live.session
+            last = session.last_seq
+            end = min(last, args.since_seq + args.limit)
+            events = tuple(json.loads(session.line(seq)) for seq in range(args.since_seq + 1, end + 1))
+            return EventsPage(session_id=live.id, events=events, last_seq=last, more=end < last)
+        self._check_saved(args.session_id)
+        lines = await asyncio.to_thread(_saved_lines, self.registry.store.path_for(args.session_id))
+        page = lines[args.since_seq + 1: args.since_seq + 1 + args.limit]
+        return EventsPage(session_id=args.session_id, events=tuple(json.loads(x) for x in page), last_seq=len(lines) - 1,
+                          more=args.since_seq + len(page) < len(lines) - 1)
+
     # -- streams ------------------------------------------------------------------------------
     async def follow(self, args: FollowArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:
         sid = args.session_id
@@ -276,6 +295,14 @@ def _serialise(session: Session, count: int) -> None:
     restored events are serialised on first use)."""
     for seq in range(count):
         session.line(seq)
+
+
+def _saved_lines(path: Any) -> list[str]:
+    """The event lines of a saved log (its header and a torn last line left out)."""
+    from ..session.persistence import load_log
+    from ..wire.base import to_json
+
+    return [to_json(event) for event in load_log(path).events]
 
 
 def _check_dir(path: str) -> str:

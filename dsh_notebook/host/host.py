@@ -30,6 +30,7 @@ from .connection import ConnectionHandler
 from .contract import DESCRIPTORS
 from .control import ControlHub
 from .controller import SessionController
+from .external import ExternalCalls
 from .gateway import Gateway, Tracer
 from .registry import AdapterFactory, AgentRegistry
 from .saved import ReadOnlyController, SavedLog
@@ -63,7 +64,8 @@ class Host:
             self.settings, control=self.control, context=self.context, adapter_factory=adapter_factory
         )
         self.controller = SessionController(self.registry, self.control)
-        self.gateway = Gateway(DESCRIPTORS, {"sessionController": self.controller})
+        self.externals = ExternalCalls(self.registry)  # external agents' calls (issue 41)
+        self.gateway = Gateway(DESCRIPTORS, {"sessionController": self.controller, "externalCalls": self.externals})
         self.context.provide("sessionController", self.controller)
         self.context.provide("agents", self.registry)
         self.context.provide("sessions", self.registry.store)

@@ -48,7 +48,8 @@ from .outcome import PolicyVerdict, ToolInvocation
 from .shell_parse import parse_line
 
 Action = Literal["allow", "deny", "ask"]
-_SUBJECT_KEYS = {"bash": "command", "python": "code", "read": "file_path", "write": "file_path",
+_SUBJECT_KEYS = {"bash": "command", "python": "code", "execute_code": "code", "insert_cell": "path", "edit_cell": "path",
+                 "read": "file_path", "write": "file_path",
                  "edit": "file_path", "glob": "pattern"}
 
 

@@ -14,6 +14,14 @@ from pydantic import Field, JsonValue
 from .base import Frozen
 from .control import AgentStatus, QueueItem
 from .events import ChosenMode, DebugStage, EditTarget, Grant, PermissionMode, RewindOutcome
+from .external import (
+    EventsArgs,
+    EventsPage,
+    ExternalBeginArgs,
+    ExternalBegun,
+    ExternalEndArgs,
+    ExternalEnded,
+)
 from .follow import PendingApproval
 from .messages import CellRef
 from .pause import AnyPausedItem
@@ -380,6 +388,9 @@ UnaryResult = (
     | Rewound
     | KeptFiles
     | TurnDiff
+    | EventsPage
+    | ExternalBegun
+    | ExternalEnded
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
 
@@ -400,6 +411,9 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/rewind": (RewindArgs, Rewound),
     "session/keep": (KeepArgs, KeptFiles),
     "session/diff": (DiffArgs, TurnDiff),
+    "session/events": (EventsArgs, EventsPage),
+    "external/begin": (ExternalBeginArgs, ExternalBegun),
+    "external/end": (ExternalEndArgs, ExternalEnded),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),
 }
