@@ -165,7 +165,9 @@ async def test_inspect_var_session_events_and_ask_agent(server: Server, kernels:
     kinds = [e["type"] for e in lines]
     first = kinds.index("external/call")
     assert lines[first]["tool"] == "inspect_var" and "user/message" in kinds[first:] and "assistant/message" in kinds
-    assert lines[-1]["type"] == "external/call" and lines[-1]["tool"] == "session_events"  # this call itself
+    calls = [e for e in lines if e["type"] == "external/call"]
+    assert calls[-1]["tool"] == "session_events"  # this call itself is in the page
+    assert [e["type"] for e in lines[lines.index(calls[-1]):]] == ["external/call", "approval/decided"]
 
 
 async def test_calls_that_execute_or_write_are_refused_under_dont_ask_and_plan(server: Server, kernels: list[Kernel]) -> None:
