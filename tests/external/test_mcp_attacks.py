@@ -1,0 +1,131 @@
+"""Issue 41, security as attacks on the notebook's MCP server: a request without Jupyter's token (or
+with a wrong one), a page on another origin that holds the token, a second local user on the same
+machine — none reaches the notebook; and ``mcp-bridge`` relays for the server's own user."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import textwrap
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import REPO, TOKEN, Kernel, Server, texts
+
+pytestmark = [pytest.mark.integration, pytest.mark.kernel, pytest.mark.xdist_group("external-mcp")]
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "attacker", "version": "1"}}}
+SECOND_USER = "dshprobe"
+
+
+def post(server: Server, headers: dict[str, str], body: Any = INIT) -> tuple[int, str]:
+    req = urllib.request.Request(server.endpoint, method="POST", data=json.dumps(body).encode(), headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+
+
+def test_no_token_or_a_wrong_token_is_403_and_nothing_is_served(server: Server) -> None:
+    assert post(server, {})[0] == 403
+    assert post(server, {"Authorization": "token not-the-token"})[0] == 403
+    assert post(server, {}, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                             "params": {"name": "execute_code", "arguments": {"path": "x.ipynb", "code": "1"}}})[0] == 403
+    status, body = post(server, {"Authorization": f"token {TOKEN}"})
+    assert status == 200 and "dsh-notebook" in body  # the same request with the token: served
+
+
+def test_a_page_on_another_origin_is_refused_even_with_the_token(server: Server) -> None:
+    auth = {"Authorization": f"token {TOKEN}"}
+    for origin in ("http://evil.example", "http://127.0.0.1:1", "null", server.url.replace("127.0.0.1", "localhost")):
+        status, body = post(server, {**auth, "Origin": origin})
+        assert status == 403 and "cross-origin" in body, origin
+    assert post(server, {**auth, "Origin": server.url})[0] == 200  # JupyterLab's own page
+
+
+def test_a_cookie_request_from_the_browser_without_xsrf_is_refused(server: Server) -> None:
+    """A form post from another page carries the cookie but not the XSRF token: Jupyter refuses it."""
+    status, _ = post(server, {"Cookie": "username-127-0-0-1=forged", "Origin": server.url})
+    assert status == 403
+
+
+def _second_user() -> pwd.struct_passwd:
+    if os.geteuid() != 0 or shutil.which("useradd") is None or not Path("/usr/bin/python3").exists():
+        pytest.skip("needs root (to add a second local user) and the system's python3")
+    try:
+        return pwd.getpwnam(SECOND_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", SECOND_USER],
+                       capture_output=True, check=False)
+        return pwd.getpwnam(SECOND_USER)
+
+
+def test_a_second_local_user_finds_no_token_and_gets_403(server: Server) -> None:
+    """The server's runtime file holds its token; another user of the machine can list the folder
+    but not read the file, and a request without the token is refused."""
+    user = _second_user()
+    runtime_files = sorted(server.runtime.glob("jpserver-*.json"))
+    assert runtime_files and all(p.stat().st_mode & 0o077 == 0 for p in runtime_files)
+    server.runtime.chmod(0o755)  # even a runtime folder others may enter does not give the token away
+    probe = textwrap.dedent(f"""
+        import glob, json, urllib.request, urllib.error
+        found = []
+        for path in glob.glob({str(server.runtime)!r} + "/jpserver-*.json"):
+            try:
+                found.append(json.load(open(path)).get("token"))
+            except PermissionError:
+                found.append("denied")
+        req = urllib.request.Request({server.endpoint!r}, method="POST", data=b'{json.dumps(INIT)}',
+                                     headers={{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}})
+        try:
+            status = urllib.request.urlopen(req, timeout=30).status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+        print(json.dumps({{"found": found, "status": status}}))
+    """)
+    out = subprocess.run(["/usr/bin/python3", "-c", probe], capture_output=True, text=True, timeout=120,
+                         user=user.pw_uid, group=user.pw_gid, env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"})
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"found": ["denied"] * len(runtime_files), "status": 403}
+
+
+async def test_mcp_bridge_relays_stdio_to_the_running_server(server: Server, kernels: list[Kernel]) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp_types import Implementation
+
+    name = server.notebook("a = 1")
+    kernel = server.open(name)
+    kernels.append(kernel)
+    kernel.run("%load_ext dsh_notebook\n%config DshMagics.approve = 'auto'\na = 1")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "dsh_notebook", "mcp-bridge"], cwd=str(server.root),
+                                   env={**os.environ, "JUPYTER_RUNTIME_DIR": str(server.runtime),
+                                        "PYTHONPATH": str(REPO)})
+    said: list[str] = []
+
+    async def progress(p: float, total: float | None, message: str | None) -> None:
+        said.append(message or "")
+
+    async with stdio_client(params) as (read, write), \
+            ClientSession(read, write, client_info=Implementation(name="bridged-agent", version="2")) as mcp:
+        await mcp.initialize()
+        listed = texts(await mcp.call_tool("list_notebooks", {}))
+        ran = await mcp.call_tool("execute_code", {"path": name, "code": "import time\nfor i in range(3):\n"
+                                                   "    print('tick', i, flush=True); time.sleep(0.6)\na + 1"},
+                                  progress_callback=progress)
+    assert f"{name} · kernel python3" in listed
+    assert not ran.is_error and texts(ran).endswith("2")
+    assert said, "progress notifications reach the client through the bridge"
+    calls = [e for e in server.events(kernel.session_id()) if e["type"] == "external/call"]
+    assert calls[-1]["client"] == {"name": "bridged-agent", "version": "2"}
