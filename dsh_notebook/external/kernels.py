@@ -72,7 +72,7 @@ class KernelLink:
             raise DshError(f"the notebook's kernel {self.kernel_id} is dead: restart it in JupyterLab (its "
                            "variables are gone); nothing was run", code="KERNEL_DEAD")
         if self.pid is not None and self.kernel_pid() not in (None, self.pid):
-            await self.close()
+            self.close()
             raise DshError(f"the notebook's kernel {self.kernel_id} was restarted since the last call: its "
                            "variables are gone (run the notebook's cells again if they are needed); nothing was "
                            "run", code="KERNEL_RESTARTED")
@@ -266,7 +266,7 @@ class KernelLink:
         finally:
             self._listeners.pop(msg_id, None)
 
-    async def close(self) -> None:
+    def close(self) -> None:
         for task in self._tasks:
             task.cancel()
         self._tasks = []

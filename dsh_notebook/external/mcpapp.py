@@ -86,14 +86,14 @@ class NotebookMcp:
                 await asyncio.wait_for(self._task, 10)
         for link in list(self.links.values()):
             with contextlib.suppress(Exception):
-                await link.close()
+                link.close()
         self.links.clear()
 
     def link(self, kernel_id: str) -> KernelLink:
         if kernel_id not in self.app.kernel_manager:  # it died and Jupyter let it go
             old = self.links.pop(kernel_id, None)
             if old is not None:
-                asyncio.ensure_future(old.close())
+                old.close()
             raise DshError(f"the notebook's kernel {kernel_id} is dead: restart it in JupyterLab (its variables are "
                            "gone); nothing was run", code="KERNEL_DEAD")
         km = self.app.kernel_manager.get_kernel(kernel_id)
