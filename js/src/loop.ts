@@ -24,6 +24,8 @@ import { createGlossary } from "./ui/glossary";
 import { renderHistory } from "./ui/history-view";
 import { createHistoryFollow } from "./ui/history-follow";
 import { createApprovalBanner } from "./ui/approval-banner";
+import { createExternalCalls } from "./ui/external-calls";
+import { externalClientOf } from "./model/external";
 import { createModeControl } from "./ui/mode-select";
 import { ModeFold } from "./model/mode";
 import { createPredictPanel } from "./ui/predict";
@@ -38,6 +40,15 @@ import { changesBadge } from "./ui/changes";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 import { installClicker, type ClickerAction } from "./ui/clicker";
 import { createPresentControls } from "./ui/present";
+
+/** The arguments of an external call (issue 41), for the approval banner. */
+function externalArgs(events: readonly SessionEvent[], callId: string): string | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i];
+    if (ev.type === "external/call" && ev.callId === callId) return ev.arguments;
+  }
+  return null;
+}
 
 interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
 
@@ -64,6 +75,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     if (!s.sessionId) return;
     return s.remote.approve(s.sessionId, callId, decision, scope, plan).catch((e) => showError(`approve failed: ${e.message}`));
   });
+  const external = createExternalCalls();
   const modes = new ModeFold();
   // the permission mode (issue 36): set through session/mode; the log's mode/changed is what shows
   const modeCtl = createModeControl((m) => s.remote.setMode(s.sessionId as string, m), (msg) => showError(msg));
@@ -92,7 +104,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const header = h("div", { class: "dsh-header" }, headerInfo, modeCtl.el);
   const frame = createDiagramFrame();
   const diagram = frame.body;
-  const head = h("div", { class: "dsh-head" }, header, banner.el);
+  const head = h("div", { class: "dsh-head" }, header, banner.el, external.el);
   const explain = h("div", { class: "dsh-explain", "aria-live": "polite" });
   const tabs = h("div", { class: "dsh-tabs", role: "tablist", "aria-label": "views" });
   const viewId = uid("dsh-view");
@@ -282,8 +294,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       changesBadge(events), totalsEl, present.el, glossary.button);
     drawTotals();
     // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
-    banner.update(readonly ? [] : s.fold.waitingApprovals().map((w) => ({ ...w,
-      arguments: s.fold.tools[w.callId]?.arguments ?? traces.find((t) => t.callId === w.callId)?.arguments ?? "" })));
+    const waiting = readonly ? [] : s.fold.waitingApprovals();
+    banner.update(waiting.map((w) => ({ ...w, client: externalClientOf(events, w.callId),
+      arguments: s.fold.tools[w.callId]?.arguments ?? traces.find((t) => t.callId === w.callId)?.arguments
+        ?? externalArgs(events, w.callId) ?? "" })));
+    external.update(events, new Set(waiting.map((w) => w.callId)));
     root.dataset.speed = String(player.speed);
     root.dataset.stepMs = String(player.lastDelay);
     root.dataset.stepOnly = String(player.stepOnly);
