@@ -98,7 +98,9 @@ def launch_server(base: Path, app: str = "lab") -> Iterator[Lab]:
     # CPU at start, and the server's shutdown waited for the scan); no test uses it
     (state / "config").mkdir(parents=True, exist_ok=True)
     (state / "config" / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_lsp": False}}}))
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_lsp": False,
+                                                           # as the wheel enables it (issue 41's MCP server)
+                                                           "dsh_notebook": True}}}))
     if os.environ.get("LAB_COMMS_OVER_SUBSHELLS"):
         (settings / "apputils-extension" / "kernels-settings.jupyterlab-settings").write_text(
             json.dumps({"commsOverSubshells": os.environ["LAB_COMMS_OVER_SUBSHELLS"]}))
