@@ -44,6 +44,7 @@ def test_no_token_or_a_wrong_token_is_403_and_nothing_is_served(server: Server) 
                              "params": {"name": "execute_code", "arguments": {"path": "x.ipynb", "code": "1"}}})[0] == 403
     status, body = post(server, {"Authorization": f"token {TOKEN}"})
     assert status == 200 and "dsh-notebook" in body  # the same request with the token: served
+    assert post(server, {"Authorization": f"Bearer {TOKEN}"})[0] == 200  # the form Cursor's config uses
 
 
 def test_a_page_on_another_origin_is_refused_even_with_the_token(server: Server) -> None:
