@@ -83,14 +83,31 @@ async def test_progress_is_at_most_one_a_second_with_a_heartbeat_when_nothing_ch
     from dsh_notebook.external.calls import Progress
 
     sent: list[tuple[float, str]] = []
+    four = asyncio.Event()
 
     async def report(n: float, message: str) -> None:
         sent.append((n, message))
+        if len(sent) >= 4:
+            four.set()
 
     with Progress(report, heartbeat=0.3, min_gap=0.1) as progress:
         await progress.say("a")
         await progress.say("b")  # within min_gap: held, said by the loop
-        while len(sent) < 4:
-            await asyncio.sleep(0.02)
+        await asyncio.wait_for(four.wait(), 60)
     assert [m for _, m in sent[:2]] == ["a", "b"] and sent[2][1] == "b" == sent[3][1]  # then heartbeats
     assert [n for n, _ in sent] == sorted(n for n, _ in sent)  # the progress value only grows
+
+
+def test_sessions_search_finds_an_external_call_by_its_client_tool_and_result(tmp_path: Path) -> None:
+    from dsh_notebook.observe.search import SearchIndex
+
+    home = tmp_path / "home"
+    (home / "sessions").mkdir(parents=True)
+    external_log(home / "sessions" / "s_ext.jsonl")
+    index = SearchIndex(home)
+    try:
+        index.refresh()
+        assert [(m.seq, m.type) for m in index.search("claude execute_code")] == [(3, "external/call")]
+        assert [(m.seq, m.type) for m in index.search("cells")] == [(1, "external/result")]
+    finally:
+        index.close()
