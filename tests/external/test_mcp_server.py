@@ -262,3 +262,20 @@ async def _wait_for(fn: Any, timeout: float = 120.0) -> bool:
             return True
         await asyncio.sleep(0.1)
     raise AssertionError("condition not met in time")
+
+
+async def test_dsh_stop_ends_an_external_turn_waiting_for_approval(server: Server, kernels: list[Kernel]) -> None:
+    name, kernel = opened(server, kernels, "pass", mode="default")
+    async with mcp_client(server) as mcp:
+        call = asyncio.ensure_future(mcp.call_tool("execute_code", {"path": name, "code": "stopped = 1"}))
+        await _wait_for(lambda: bool(kernel.session_id() != "None" and of_type(server.events(kernel.session_id()),
+                                                                                "approval/asked")))
+        said = await asyncio.to_thread(kernel.run, "%dsh stop")
+        ended = await call
+    assert ended.is_error and texts(ended).startswith("[EXTERNAL_CALL_ENDED]"), texts(ended)
+    assert "NameError" in kernel.run("stopped")
+    events = server.events(kernel.session_id())
+    ends = of_type(events, "turn/end")
+    assert ends[-1]["reason"]["kind"] == "aborted", said
+    result = of_type(events, "external/result")[-1]
+    assert result["error"]["code"] == "CANCELLED"
