@@ -62,7 +62,7 @@ async def ask_agent(run: ExternalCallRun, notebooks: Any) -> Outcome:
                                                       "content": [{"type": "text", "text": prompt}]}})
         await run.ctx.progress.say("the prompt is queued in the notebook's session")
         while watch.end is None:
-            frame = await frames.get()
+            frame = await run.link.guard(frames.get())
             if tag(frame) == "error":
                 error = frame.get("error") or {}
                 raise DshError(str(error.get("message")), code=str(error.get("code", "STREAM_ENDED")))

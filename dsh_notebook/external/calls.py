@@ -104,14 +104,14 @@ class ExternalCallRun:
 
     async def run(self, body: Callable[[ExternalCallRun], Awaitable[Outcome]]) -> tuple[list[Part], DshError | None]:
         await self.ctx.progress.say("opening the notebook's session")
-        nb = await self.link.call("notebook")
+        nb = await self.link.guard(self.link.call("notebook"))
         self.session_id = str(nb["sessionId"])
         begin = {"sessionId": self.session_id, "callId": self.call_id, "tool": self.tool,
                  "arguments": json.dumps(self.arguments, ensure_ascii=False), "client": self.ctx.client,
                  "mcpSessionId": self.ctx.mcp_session_id, "notebook": self.notebook, "filePath": self.file_path}
         watch = asyncio.ensure_future(self._watch_decision())
         try:
-            begun = await self.link.wire.rpc("external/begin", begin)
+            begun = await self.link.guard(self.link.wire.rpc("external/begin", begin))
         finally:
             watch.cancel()
         if not begun.get("allowed"):
@@ -139,7 +139,7 @@ class ExternalCallRun:
                                 "isError": error is not None, "meta": outcome.meta}
         if error is not None:
             args["error"] = {"code": error.code, "message": error.message}
-        return await self.link.wire.rpc("external/end", {k: v for k, v in args.items() if v is not None})
+        return await self.link.guard(self.link.wire.rpc("external/end", {k: v for k, v in args.items() if v is not None}))
 
     async def _watch_decision(self) -> None:
         """Progress while ``external/begin`` waits: the in-kernel agent's turn, then a person."""

@@ -22,8 +22,8 @@ import asyncio
 import itertools
 import logging
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from jupyter_core.utils import ensure_async
 
@@ -33,6 +33,7 @@ from .wirelink import WireLink
 log = logging.getLogger(__name__)
 TARGET = "dsh.external"
 _ids = itertools.count(1)
+T = TypeVar("T")
 
 
 def _setter(event: asyncio.Event) -> Callable[[dict[str, Any]], None]:
@@ -76,6 +77,20 @@ class KernelLink:
             raise DshError(f"the notebook's kernel {self.kernel_id} was restarted since the last call: its "
                            "variables are gone (run the notebook's cells again if they are needed); nothing was "
                            "run", code="KERNEL_RESTARTED")
+
+    async def guard(self, aw: Awaitable[T]) -> T:
+        """``aw``, unless the kernel dies first (``KERNEL_DEAD`` / ``KERNEL_RESTARTED``): a wait on
+        the kernel's host (an approval, a turn) must not outlive the kernel."""
+        task = asyncio.ensure_future(aw)
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=2.0)
+                if done:
+                    return task.result()
+                await self.check_alive()
+        finally:
+            if not task.done():
+                task.cancel()
 
     # -- connecting ----------------------------------------------------------------------------
     async def ready(self) -> None:

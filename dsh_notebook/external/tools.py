@@ -167,7 +167,7 @@ async def edit_cell(run: ExternalCallRun, notebooks: Any) -> Outcome:
 
 async def inspect_var(run: ExternalCallRun, notebooks: Any) -> Outcome:
     name = _str(run.arguments, "name") or ""
-    info = await run.link.call("inspect", name=name)
+    info = await run.link.guard(run.link.call("inspect", name=name))
     return Outcome([Part("text", json.dumps(info, indent=1, ensure_ascii=False))], meta={"variable": name})
 
 
@@ -176,7 +176,7 @@ async def session_events(run: ExternalCallRun, notebooks: Any) -> Outcome:
     limit = run.arguments.get("limit", 200)
     if not isinstance(since, int) or not isinstance(limit, int):
         raise DshError("since_seq and limit are integers", code="BAD_ARGS")
-    page = await run.link.wire.rpc("session/events", {"sessionId": run.session_id, "sinceSeq": since, "limit": limit})
+    page = await run.link.guard(run.link.wire.rpc("session/events", {"sessionId": run.session_id, "sinceSeq": since, "limit": limit}))
     lines = "\n".join(json.dumps(e, ensure_ascii=False) for e in page.get("events", []))
     more = " (more after these: ask again from the last seq shown)" if page.get("more") else ""
     text = f"session {run.session_id}: events after seq {since} (last seq {page.get('lastSeq')}){more}\n{lines}"

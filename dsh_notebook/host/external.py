@@ -131,7 +131,7 @@ class ExternalCalls:
                 return await asyncio.shield(pending.begun)
             return await self._read(live, args, pending)
         except BaseException:
-            if not pending.begun.done() or not pending.begun.result().allowed:
+            if pending.task is None or pending.task.done():  # a turn still waiting goes on (abandon ends it)
                 self.pending.pop(args.call_id, None)
             raise
 

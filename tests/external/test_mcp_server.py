@@ -279,3 +279,16 @@ async def test_dsh_stop_ends_an_external_turn_waiting_for_approval(server: Serve
     assert ends[-1]["reason"]["kind"] == "aborted", said
     result = of_type(events, "external/result")[-1]
     assert result["error"]["code"] == "CANCELLED"
+
+
+async def test_a_kernel_that_dies_while_a_call_waits_for_approval_ends_the_call_as_dead(
+        server: Server, kernels: list[Kernel]) -> None:
+    name, kernel = opened(server, kernels, "pass", mode="default")
+    pid = int(kernel.run("import os; print(os.getpid())").strip())
+    async with mcp_client(server) as mcp:
+        call = asyncio.ensure_future(mcp.call_tool("execute_code", {"path": name, "code": "never = 1"}))
+        await _wait_for(lambda: bool(kernel.session_id() != "None" and of_type(server.events(kernel.session_id()),
+                                                                                "approval/asked")))
+        os.kill(pid, signal.SIGKILL)
+        dead = await asyncio.wait_for(call, 120)
+    assert dead.is_error and texts(dead).startswith("[KERNEL_DEAD]"), texts(dead)
