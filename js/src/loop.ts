@@ -125,7 +125,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const events = traj.update(s.fold.events) && s.fold.events, t = traj.totals();
     replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running"), offlineRun(events)));
   };
-  const ticker = setInterval(() => { if (s.fold.status === "running") drawTotals(); }, 1000);
+  // each second of a run: the totals, and the "waiting for the model · N s" line while it waits
+  const ticker = setInterval(() => { if (s.fold.status === "running") { drawTotals(); if (waitClock.active) render.schedule(); } }, 1000);
   const prompt = createPromptBox({
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
@@ -189,8 +190,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   root.append(head, glossary.panel, errorEl, frame.el, debug.el, explain, predictPanel.el, controls, playback.pacing, tabs, viewEl);
   const unKeys = isolateKeys(root);
   const unClicker = installClicker(root, clicker);
-  // the focus stays inside after any control; a control clicked hands it to the current stage
-  const keeper = keepFocusInside(root, { home: () => root.querySelector<HTMLElement>('.dsh-stage[aria-current="step"]'), pointerHome: true });
+  // the focus stays inside after any control; presenting, a control clicked hands it to the
+  // current stage (a clicker's Space then steps)
+  const keeper = keepFocusInside(root, { home: () => root.querySelector<HTMLElement>('.dsh-stage[aria-current="step"]'), pointerHome: () => present.on });
   const unPane = observePane(root);
   const unTabs = roving(tabs, ".dsh-tab", "horizontal");
   if (!readonly) root.append(prompt.el);
@@ -253,7 +255,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     if (liveIndex >= 0 && liveIndex < target && over && !readingPace) liveIndex = target;
     if (liveIndex >= 0 && liveIndex < target) {
       const quick = liveDwell(target - liveIndex, player.speed);
-      const dwell = readingPace ? livePace(readingMs(narration(liveIndex)), player.speed, !over, quick) : quick;
+      const dwell = readingPace ? livePace(readingMs(narration(liveIndex), player.wpm), player.speed, !over, quick) : quick;
       if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, dwell);
       const st = steps[liveIndex];
       return { call: traces[st.call], stage: st.stage, seq: st.seq, catchingUp: true };
@@ -289,6 +291,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   function jump(seq: number): void {
     view = "payloads";
+    viewsOpen = true; // presenter mode: a link to a payload opens the views
     flashSeq = seq;
     render.schedule();
   }
@@ -356,7 +359,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       frozenCount: frozenSeqs.length, streaming: Boolean(s.fold.attempt),
       waiting: pos.turn ? turnValue(pos.turn, waited) : undefined,
       breakToggle: readonly ? undefined : (no) => debug.toggle(no), paused: mode === "live" && s.fold.paused ? pos.stage : 0,
-    }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: (v) => { view = v; render.schedule(); } })));
+    }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: (v) => { view = v; viewsOpen = true; render.schedule(); } })));
 
     // explanation beneath the diagram; a live run's wait for the model said as the clients say it
     const waitEl = waitLine ? h("div", { class: "dsh-waiting", role: "status" }, waitLine) : null;

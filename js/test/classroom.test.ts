@@ -47,7 +47,7 @@ async function allText(el: HTMLElement): Promise<string> {
   let text = "";
   for (const v of ["history", "payloads", "roles"]) {
     click(el, `.dsh-tab[data-view="${v}"]`);
-    await tick();
+    await waitFor(() => el.querySelector(`.dsh-tab[data-view="${v}"]`)?.getAttribute("aria-selected") === "true");
     text += (el.querySelector(".dsh-loop") as HTMLElement).textContent;
   }
   return text;
@@ -280,7 +280,9 @@ describe("a live run shows where it is (issue 37 item 6)", () => {
     expect(clock.seconds(a, 1499)).toBeNull();
     expect(clock.seconds(a, 1500)).toBe(0);
     expect(clock.seconds(a, 3600)).toBe(2);
+    expect(clock.active).toBe(true);
     expect(clock.seconds({ ...a, chunks: 1 }, 4000)).toBeNull();
+    expect(clock.active).toBe(false);
   });
 
   it("a new turn shows its 01 waiting for the model, not the last call of the turn before", async () => {
@@ -304,5 +306,6 @@ describe("a live run shows where it is (issue 37 item 6)", () => {
     await waitFor(() => root().dataset.waiting === "waiting for the model · 0 s", 3000);
     expect(el.querySelector(".dsh-waiting")?.textContent).toBe("waiting for the model · 0 s");
     expect(el.querySelector('.dsh-stage[data-stage="1"] .dsh-stage-value')?.textContent).toBe("waiting · 0 s");
+    await waitFor(() => root().dataset.waiting === "waiting for the model · 1 s", 3000); // it ticks each second
   });
 });

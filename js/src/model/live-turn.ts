@@ -52,6 +52,10 @@ export class WaitClock {
     const waited = now - this.since;
     return waited >= WAIT_GRACE_MS ? Math.floor(waited / 1000) : null;
   }
+  /** An attempt is waiting for its first chunk (the line shows or will, after the grace). */
+  get active(): boolean {
+    return this.id !== null;
+  }
   /** Milliseconds until the line first shows (for a timer), or null when none is due. */
   dueIn(now: number): number | null {
     return this.id === null ? null : Math.max(0, this.since + WAIT_GRACE_MS - now);

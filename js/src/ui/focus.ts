@@ -10,8 +10,8 @@
 //   3. the preferred control of its group (`data-focus-group` on the group, `data-focus-first`
 //      on the control: "Continue ▶" after "Reveal", A− when A+ reaches its end);
 //   4. the widget's home (the loop widget: the current stage card), else the widget root.
-// A control clicked with the pointer (not a text field) hands the focus to the home afterwards
-// (`pointerHome`), unless the click put it in a text field (the predict guess): a clicker's
+// In presenter mode (`pointerHome`), a control clicked with the pointer (not a text field) hands
+// the focus to the home afterwards, unless the click put it in a text field (the predict guess): a clicker's
 // Space then steps instead of pressing the button clicked last. Keyboard use keeps steps 1–3.
 import { focusKeyOf } from "./a11y";
 
@@ -42,7 +42,7 @@ function firstUsable(scope: Element): HTMLElement | null {
   return preferred ?? [...scope.querySelectorAll(FOCUSABLE)].find((e): e is HTMLElement => usable(e) && e.tabIndex >= 0) ?? null;
 }
 
-export function keepFocusInside(root: HTMLElement, opts: { home?: () => HTMLElement | null; pointerHome?: boolean } = {}): FocusKeeper {
+export function keepFocusInside(root: HTMLElement, opts: { home?: () => HTMLElement | null; pointerHome?: () => boolean } = {}): FocusKeeper {
   const doc = root.ownerDocument;
   let owned = false;
   let last: HTMLElement | null = null;
@@ -88,7 +88,7 @@ export function keepFocusInside(root: HTMLElement, opts: { home?: () => HTMLElem
   const outside = (e: Event) => { if (!root.contains(e.target as Node)) owned = false; };
   const onPress = () => { owned = true; };
   const onClick = (e: MouseEvent) => {
-    if (!opts.pointerHome || e.detail === 0) return; // a click from the keyboard keeps its focus
+    if (!opts.pointerHome?.() || e.detail === 0) return; // a click from the keyboard keeps its focus
     const control = (e.target as HTMLElement | null)?.closest?.<HTMLElement>("button, input, a[href], summary, label");
     if (!control || !root.contains(control) || control.matches(TYPING) || control.querySelector(TYPING)) return;
     const raf = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (f: () => void) => setTimeout(f, 16);
