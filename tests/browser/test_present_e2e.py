@@ -203,7 +203,9 @@ def test_clicker_drives_the_six_stages_and_leaves_the_notebook_alone(nb01: Any) 
     # the keys the notebook would act on in command mode never reach it
     for key in ("d", "d", "a", "b", "x", "ArrowDown", "ArrowUp", "Space"):
         page.keyboard.press(key)
-    page.wait_for_timeout(300)
+    # a key the widget acts on, after them: once it has acted, every key before it has been handled
+    page.keyboard.press("Home")
+    wait_until(at_stage(loop, "1"), timeout=10, what="Home after the notebook's keys")
     after = page.evaluate(NB_JS)
     print("stages driven:", seen, "notebook before/after:", before["cells"], before["active"], after["cells"], after["active"])
     assert after["cells"] == before["cells"] and after["sources"] == before["sources"]
@@ -292,7 +294,7 @@ def test_predict_from_01_asks_the_arguments_first_and_never_lands_on_no_stage(nb
             break  # the last reveal was continued: 06 stays shown
         else:
             loop.locator(".dsh-forward").click()
-        page.wait_for_timeout(150)
+        settled(loop)
         stages.append(stage(loop))
         assert stages[-1] is not None, stages
     print("predict kinds:", kinds, "stages:", stages)
@@ -336,8 +338,15 @@ def test_the_more_cue_never_covers_the_current_stage_at_1024_dark(nb01: Any) -> 
             if want != "1":
                 page.keyboard.press("ArrowRight")
             wait_until(at_stage(loop, want), timeout=10, what=f"stage {want}")
-            page.wait_for_timeout(250)  # the scroller settles
-            cues = loop.evaluate(CUE_JS)
+            last: list[Any] = []
+
+            def still() -> bool:  # the scroller settled: two reads alike
+                nonlocal last
+                now = loop.evaluate(CUE_JS)
+                same, last = now == last, now
+                return same
+            wait_until(still, timeout=10, every=0.1, what="the stage scroller settled")
+            cues = last
             print(f"stage {want}:", cues)
             assert all(c.get("covered", 0) <= 0 for c in cues), (want, cues)
             if want == "4":
