@@ -9,8 +9,8 @@ What is read, and from where:
 - ``magics.md``: the ``%dsh`` flags and subcommands (``notebook/args.py`` ``FLAGS``,
   ``notebook/usage.py`` ``SUBCOMMANDS``) and the ``DshMagics`` traitlets (``%config``);
 - ``env.md``: every ``DSH_*`` / ``OTEL_*`` name the package's code holds as a string, and the
-  providers' key variables (``config.PROVIDER_KEY_ENV``); the meanings are written in :data:`ENV`
-  below, and a name found in the code without one (or described but no longer in the code) stops
+  providers' key variables (the provider table's, ``providers.key_variables()``); the meanings are
+  written in :data:`ENV` below (a key variable's from its provider row), and a name found in the code without one (or described but no longer in the code) stops
   the generation — so a new variable cannot go undocumented;
 - ``events.md``: the session events of ``wire/events.py`` (the ``AnyEvent`` union);
 - ``endpoints.md``: the wire's endpoints (``wire/endpoints.py`` ``ENDPOINTS``);
@@ -244,8 +244,6 @@ ENV: dict[str, str] = {
     "DSH_MODEL": "default model id (default `script:auto`, the embedded teaching model)",
     "DSH_BASE_URL": "default OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, a proxy)",
     "DSH_API_KEY": "key for that endpoint; else the provider's own variable below, sent only to that provider's host",
-    "DEEPSEEK_API_KEY": "DeepSeek's key, for `deepseek:` models on api.deepseek.com",
-    "OPENAI_API_KEY": "OpenAI's key, for `openai:` models on api.openai.com",
     "DSH_HOME": "sessions and state (default `~/.dsh`, created 0700; logs in `$DSH_HOME/sessions/<id>.jsonl`, "
                 "0600). A home that is a file or read-only is `BAD_HOME`, one too long `PATH_TOO_LONG`",
     "DSH_TIMEOUT": "the default of both model timeouts below for remote servers, seconds (default 120)",
@@ -300,20 +298,28 @@ ENV: dict[str, str] = {
 
 
 def env_names() -> dict[str, set[str]]:
-    from dsh_notebook.config import PROVIDER_KEY_ENV
+    from dsh_notebook.providers import key_variables
     from dsh_notebook.wire.codes import ERROR_CODES
 
     pattern = re.compile(r"(DSH|OTEL)_[A-Z0-9_]*[A-Z0-9]")
     found = {k: v for k, v in string_constants().items() if pattern.fullmatch(k) and k not in ERROR_CODES}
-    for env in PROVIDER_KEY_ENV.values():
-        found.setdefault(env, set()).add("config.py")
+    for env in key_variables():
+        found.setdefault(env, set()).add("providers.py")
     return found
+
+
+def key_meanings() -> dict[str, str]:
+    """Each provider row's key variable, described from its row (a new row documents its own)."""
+    from dsh_notebook.providers import hosted
+
+    return {p.key_env: f"{p.display_name}'s key, for `{p.prefix}:` models on {p.host}" for p in hosted() if p.key_env}
 
 
 def env_page() -> str:
     found = env_names()
-    missing = sorted(set(found) - set(ENV))
-    gone = sorted(set(ENV) - set(found))
+    meanings = {**ENV, **key_meanings()}
+    missing = sorted(set(found) - set(meanings))
+    gone = sorted(set(meanings) - set(found))
     if missing or gone:
         raise SystemExit(f"docs/gen.py: describe these variables in ENV: {missing}; no longer in the code: {gone}")
     lines = [HEAD.format(src="the package's code (every DSH_* / OTEL_* name it holds) and ENV in docs/gen.py")
@@ -322,7 +328,7 @@ def env_page() -> str:
              "which refuses to write this page while a variable of the code has none. Numeric values are "
              "bounded (past a bound: `BAD_CONFIG`). Keys never reach a log, a frame or an error text. "
              "Most settings are also `%config DshMagics.*` traitlets ([magics](magics.md)) and flags.", ""]
-    rows = [(code(name), ENV[name], ", ".join(code(m) for m in sorted(found[name]))) for name in sorted(found)]
+    rows = [(code(name), meanings[name], ", ".join(code(m) for m in sorted(found[name]))) for name in sorted(found)]
     lines += [table(("variable", "meaning", "read in"), rows)]
     return "\n".join(lines).rstrip() + "\n"
 
