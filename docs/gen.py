@@ -15,7 +15,8 @@ What is read, and from where:
 - ``events.md``: the session events of ``wire/events.py`` (the ``AnyEvent`` union);
 - ``endpoints.md``: the wire's endpoints (``wire/endpoints.py`` ``ENDPOINTS``);
 - ``error-codes.md``: the closed set ``wire/codes.py`` and the modules that name each code;
-- ``tools.md``: the built-in tools and the notebook's tools, as the model sees them.
+- ``tools.md``: the built-in tools and the notebook's tools, as the model sees them, with what
+  policy reads of each (its default approval, effect, read-only flag and rule subject).
 
 ``tests/readme/test_reference.py`` fails when a committed page differs from a fresh generation.
 """
@@ -459,7 +460,13 @@ def _json_type(spec: dict[str, Any]) -> str:
     return " | ".join(k for k in kinds if k != "null") or "any"
 
 
-def _tool_rows(tools: Iterable[Any]) -> list[tuple[str, str, str, str, str, str]]:
+def _subject(tool: Any) -> str:
+    """What a rule's ``pattern`` matches for this tool (its ``subject``'s docstring names it)."""
+    doc = inspect.getdoc(tool.subject) if tool.subject is not None else None
+    return doc.splitlines()[0] if doc else "the arguments' JSON"
+
+
+def _tool_rows(tools: Iterable[Any]) -> list[tuple[str, ...]]:
     rows = []
     for tool in tools:
         schema = tool.schema().parameters
@@ -467,31 +474,27 @@ def _tool_rows(tools: Iterable[Any]) -> list[tuple[str, str, str, str, str, str]
         params = ", ".join(f"{code(p)}{'' if p in required else '?'}: {_json_type(spec)}"
                            for p, spec in schema.get("properties", {}).items())
         safe = tool.concurrency_safe if isinstance(tool.concurrency_safe, bool) else "per call"
-        rows.append((code(tool.name), params, tool.approval, tool.effect or "—",
-                     "yes" if safe is True else "no" if safe is False else safe, tool.description))
+        rows.append((code(tool.name), params, tool.approval, tool.effect or "—", "yes" if tool.read_only else "no",
+                     _subject(tool), "yes" if safe is True else "no" if safe is False else safe, tool.description))
     return rows
 
 
 def tools_page() -> str:
-    from dsh_notebook.checkpoint import variables
-    from dsh_notebook.notebook.notebook_tools import make_notebook_tools
-    from dsh_notebook.notebook.python_tool import make_python_tool
+    from dsh_notebook.tools.kernel_tools import KERNEL_TOOLS
     from dsh_notebook.tools.plan import EXIT_PLAN_MODE
     from dsh_notebook.tools.registry import builtin_tools
 
-    kept = variables._NAMESPACE  # make_python_tool registers its namespace: put it back
-    try:
-        notebook = [make_python_tool(dict), *make_notebook_tools(None, None, None)]  # type: ignore[arg-type]
-    finally:
-        variables._NAMESPACE = kept
-    header = ("tool", "arguments", "approval", "effect", "runs in parallel", "description")
-    lines = [HEAD.format(src="tools/registry.py (builtin_tools), notebook/python_tool.py, notebook/notebook_tools.py, "
+    notebook = sorted(KERNEL_TOOLS, key=lambda t: t.name != "python")  # python first, then the table's order
+    header = ("tool", "arguments", "approval", "effect", "read-only", "rule subject", "runs in parallel", "description")
+    lines = [HEAD.format(src="tools/builtin/__init__.py (BUILTIN_TOOLS), tools/kernel_tools.py (KERNEL_TOOLS), "
                              "tools/plan.py")
              + "# Tools", "",
              "The tools a model is offered, as it sees them (`?`: optional). *approval* is the tool's own "
              "default (`allow`: it only reads; `ask`: it changes things or runs code) and *effect* what it "
              "does as the permission modes see it (`read`, `edit`, `bash`, `execute`, `notebook`, `plan`; "
-             "`—`: `read` when it allows, else `execute`); what actually runs, "
+             "`—`: `read` when it allows, else `execute`); *read-only* tools run in every mode, plan "
+             "included, and leave the workspace as it was; a rule's `pattern` ([approvals](../guides/approvals.md)) "
+             "is matched against the call's *rule subject*. What actually runs, "
              "asks or is refused is decided by the session's permission mode, rules and grants "
              "([approvals](../guides/approvals.md)). Calls of tools that run in parallel in one batch run "
              "together; results are committed in the model's order either way. `--tools` chooses which "
