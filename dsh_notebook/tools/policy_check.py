@@ -107,7 +107,7 @@ def check_mode_calls(events: Iterable[AnyEvent], rules: RuleSet | None, mode: Pe
         if isinstance(event, ToolCall):
             tool = tools.get(event.name)
             verdict = PolicyVerdict(tool.approval if tool is not None else "ask")
-            hit = policy.evaluate(event.call_id, event.name, event.arguments, use_callables=False)
+            hit = policy.evaluate(event.call_id, event.name, event.arguments, use_callables=False, tool=tool)
             if hit is not None:
                 verdict = PolicyVerdict(hit[0], None, hit[1], rule=hit[2])
             effect = call_effect(tool, _args(tool, event.arguments), workspace)[0] if tool is not None else None
