@@ -9,14 +9,15 @@ For ``bash`` it is one of:
   commands, ``tar --checkpoint-action/--to-command/--use-compress-program``, ``git log --output``,
   ``git grep -O``, ``sort -o/--compress-program``, ``rg --pre`` …; GNU long options are also
   refused by any unique prefix, ``--out`` for ``--output``). It covers a simple command written
-  with that exact name (``./cat`` or ``/tmp/cat`` is not ``cat``), without ``VAR=`` assignments,
-  without variables in its arguments;
+  with that exact name (``./cat`` or ``/tmp/cat`` is not ``cat``), without ``~`` in its arguments
+  (a variable or an assignment leaves the whole line unresolved);
 - an **exact grant**: the whole command line, glob-escaped — it matches that line only.
 
 Wrappers (``env``, ``xargs``, ``timeout``, ``nice``, ``sudo`` …) are never granted by name. No
-grant is offered for a line the parser cannot resolve or one that redirects output to a file,
-and a grant never covers such a line. A line of several commands (``ls | head``) is covered when
-every simple command is covered by some name grant, or the whole line by an exact grant.
+grant is offered for a line the parser cannot resolve (:attr:`.ParsedLine.unresolved`) or one
+that redirects output to a file, and a grant never covers such a line. A line of several commands
+(``ls | head``) is covered when every simple command is covered by some name grant, or the whole
+line by an exact grant. :func:`is_read_only` says whether a line only reads (permission modes).
 """
 
 from __future__ import annotations
@@ -165,6 +166,15 @@ def name_grant_safe(cmd: SimpleCommand) -> str | None:
     return key
 
 
+def is_read_only(parsed: ParsedLine) -> bool:
+    """Whether a parsed bash line only reads: resolved, no output redirected to a file, and every
+    simple command (those of a ``bash -c`` string included) a :data:`READ_ONLY` command without
+    the options that make it write or run programs (:func:`name_grant_safe`)."""
+    if parsed.unresolved or parsed.writes or not parsed.commands:
+        return False
+    return all(name_grant_safe(cmd) is not None for cmd in parsed.commands)
+
+
 def glob_escape(text: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
@@ -193,7 +203,7 @@ def bash_grant_for(command: str) -> Grant | None:
     if line.unresolved or line.writes or not line.commands or not command.strip():
         return None
     if any(w.dynamic for cmd in line.commands for w in cmd.words):
-        return None  # `$X` may differ on the next run
+        return None  # `~` may differ on the next run
     keys = {name_grant_safe(c) for c in line.commands}
     if len(keys) == 1 and None not in keys:
         return Grant(tool="bash", pattern=f"{keys.pop()} *")
@@ -226,4 +236,4 @@ def bash_grant_covering(grants: list[Grant], command: str, line: ParsedLine | No
 
 
 __all__ = ["READ_ONLY", "bash_grant_covering", "bash_grant_for", "glob_escape", "glob_literal",
-           "name_grant_safe", "name_key"]
+           "is_read_only", "name_grant_safe", "name_key"]
