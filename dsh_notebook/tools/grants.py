@@ -14,8 +14,9 @@ For ``bash`` it is one of:
 - an **exact grant**: the whole command line, glob-escaped — it matches that line only.
 
 Wrappers (``env``, ``xargs``, ``timeout``, ``nice``, ``sudo`` …) are never granted by name. No
-grant is offered for a line the parser cannot resolve (:attr:`.ParsedLine.unresolved`) or one
-that redirects output to a file, and a grant never covers such a line. A line of several commands
+grant is offered for a line the parser cannot resolve (:attr:`.ParsedLine.unresolved`), one that
+redirects output to a file or one that starts git in a way :mod:`.git_guard` never lets run
+unasked (``git -C``, ``env … git``), and a grant never covers such a line. A line of several commands
 (``ls | head``) is covered when every simple command is covered by some name grant, or the whole
 line by an exact grant. :func:`is_read_only` says whether a line only reads (permission modes).
 """
@@ -26,6 +27,7 @@ import fnmatch
 import re
 
 from ..wire.events import Grant
+from .git_guard import git_start_refusal
 from .shell_parse import ParsedLine, SimpleCommand, parse_line
 
 # name -> (short options refused (a letter anywhere in a `-xyz` cluster), long options refused)
@@ -169,7 +171,9 @@ def name_grant_safe(cmd: SimpleCommand) -> str | None:
 def is_read_only(parsed: ParsedLine) -> bool:
     """Whether a parsed bash line only reads: resolved, no output redirected to a file, and every
     simple command (those of a ``bash -c`` string included) a :data:`READ_ONLY` command without
-    the options that make it write or run programs (:func:`name_grant_safe`)."""
+    the options that make it write or run programs (:func:`name_grant_safe`). Syntactic only: a
+    caller that runs it without asking also checks :func:`.git_guard.git_refusal` (the
+    repository's own configuration may make ``git status`` run a program)."""
     if parsed.unresolved or parsed.writes or not parsed.commands:
         return False
     return all(name_grant_safe(cmd) is not None for cmd in parsed.commands)
@@ -204,6 +208,8 @@ def bash_grant_for(command: str) -> Grant | None:
         return None
     if any(w.dynamic for cmd in line.commands for w in cmd.words):
         return None  # `~` may differ on the next run
+    if git_start_refusal(line):
+        return None  # `git -C …`, `env … git`: never covered (.git_guard), so none is offered
     keys = {name_grant_safe(c) for c in line.commands}
     if len(keys) == 1 and None not in keys:
         return Grant(tool="bash", pattern=f"{keys.pop()} *")

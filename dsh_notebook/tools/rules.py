@@ -24,7 +24,9 @@ written (``sudo touch x``) and as resolved through wrappers and paths (``touch x
 *unresolved* (any expansion, assignment, compound command, evaluating builtin, parse error …: see
 :mod:`.shell_parse`). An ``allow`` rule matches only a resolved line without output redirection to
 a file whose EVERY simple command, as written, matches (a pattern without wildcards: the whole
-line exactly): ``git status; rm -rf ~`` is not ``git status *``. The prompt says why an
+line exactly): ``git status; rm -rf ~`` is not ``git status *``. Neither an allow rule nor a grant
+lets a line run that starts git in a way :func:`.git_guard.git_refusal` refuses (the repository's
+configuration may run programs); it is asked, and the prompt says why, as it says why an
 unresolved line is asked ("unresolved: parameter expansion in a redirect"). Decisions made without asking are logged as
 ``approval/decided`` with ``by`` (``policy`` / ``rule`` / ``session``) and ``rule`` (the label of
 what decided: ``policy:fn``, ``rules.json#2 bash "rm *"``, ``session bash "git status *"``).
@@ -46,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..errors import UserError
 from ..wire.events import ApprovalDecided, Grant
 from .base import ToolSpec
+from .git_guard import git_refusal
 from .grants import bash_grant_covering, bash_grant_for, glob_literal
 from .outcome import PolicyVerdict, ToolInvocation
 from .registry import known_tool
@@ -227,11 +230,12 @@ class ApprovalPolicy:
 
     def __init__(self, events: Sequence[Any] = (), rules: RuleSet | None = None, *,
                  callables: Callable[[], Sequence[PolicyFn]] = registered_policies,
-                 session_id: str | None = None) -> None:
+                 session_id: str | None = None, workspace: str | Path | None = None) -> None:
         self.events = events  # the session's log (a live view): grants are read from it
         self.rules = rules
         self.callables = callables
         self.session_id = session_id
+        self.workspace = workspace  # where bash runs (its git repository is checked); None: cwd
         self._grants: list[Grant] = []
         self._scanned = 0
 
@@ -251,9 +255,11 @@ class ApprovalPolicy:
         """``(action, by, rule label)`` of the first callable / rule / grant that decides, else None."""
         return self._evaluate(call_id, name, arguments, use_callables, tool)[0]
 
-    def _evaluate(self, call_id: str, name: str, arguments: str, use_callables: bool, tool: ToolSpec | None = None
+    def _evaluate(self, call_id: str, name: str, arguments: str, use_callables: bool, tool: ToolSpec | None = None,
+                  refusal: Callable[[str], str | None] | None = None,
                   ) -> tuple[tuple[Action, str, str] | None, str | None]:
         """The decision, and why an allow (rule or grant) was set aside for a bash line."""
+        git = refusal or self.git_refusal
         subject = call_subject(name, arguments, tool)
         if use_callables:
             for fn in self.callables():
@@ -272,27 +278,38 @@ class ApprovalPolicy:
         refused: str | None = None
         if self.rules is not None:
             hit = self.rules.match(name, subject)
+            if hit is not None and hit[0] == "allow" and name == "bash":
+                refused = git(subject)
+                if refused:
+                    hit = self.rules.match(name, subject, may_allow=False)
             if hit is not None:
                 return (hit[0], "rule", hit[1]), refused
         grants = self.grants
         if name == "bash":
             hit_grant = bash_grant_covering(grants, subject)
             if hit_grant is not None:
-                return ("allow", "session", grant_label(hit_grant)), None
+                refused = refused or git(subject)
+                if not refused:
+                    return ("allow", "session", grant_label(hit_grant)), None
             return None, refused
         for grant in grants:
             if _matches(grant.tool, grant.pattern, name, subject, allow=True):
                 return ("allow", "session", grant_label(grant)), None
         return None, None
 
+    def git_refusal(self, command: str) -> str | None:
+        """Why ``command`` may not run unasked because of how it starts git (:mod:`.git_guard`)."""
+        return git_refusal(parse_line(command), self.workspace)
+
     async def pre_execute(self, inv: ToolInvocation, verdict: PolicyVerdict) -> PolicyVerdict | None:
         """A ToolRuntime ``pre_execute`` hook: the policy's verdict, or ``None`` to keep the tool's."""
         if verdict.decision == "deny":
             return None  # a disabled tool stays disabled
         subject = call_subject(inv.name, inv.arguments, inv.tool)
-        if inv.name == "bash":  # parse off the host loop (cached for the evaluation below)
-            await asyncio.to_thread(parse_line, subject)
-        hit, refused = self._evaluate(inv.call_id, inv.name, inv.arguments, True, inv.tool)
+        git: str | None = None
+        if inv.name == "bash":  # parse (cached) and read git's configuration off the host loop
+            git = await asyncio.to_thread(self.git_refusal, subject)
+        hit, refused = self._evaluate(inv.call_id, inv.name, inv.arguments, True, inv.tool, lambda _s: git)
         note = (bash_ask_note(subject) if inv.name == "bash" else None) or (
             f"not run unasked: {refused}" if refused else None)
         if hit is None:  # the tool's own verdict, with the reason a bash line is asked

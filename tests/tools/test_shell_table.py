@@ -34,7 +34,7 @@ def _granted(patterns: list[str], workspace: Path) -> ApprovalPolicy:
     events = [ApprovalDecided(seq=k, time=0, call_id=f"g{k}", name="bash", decision="allow", by="host:cli",
                               rule=f'session bash "{p}"', grant=Grant(tool="bash", pattern=p))
               for k, p in enumerate(patterns)]
-    return ApprovalPolicy(events, None, callables=list)
+    return ApprovalPolicy(events, None, callables=list, workspace=workspace)
 
 
 def test_the_table_holds_the_issue_s_lines() -> None:
