@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .shell_parse import Redirect
-from .shell_walk import LINE_TOKENS
+from .shell_source import LINE_TOKENS
 from .shell_words import Unresolved, one_word
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ def heredoc(walk: Walk, node: Any, nesting: int) -> list[Any]:
         raise Unresolved("a here-document the parser cannot follow")
     strip_tabs = kids[0].type == "<<-"
     walk.gap(kids[0].end_byte, kids[1].start_byte, False)
+    if not walk.ends_word(kids[1].end_byte):
+        raise Unresolved("a here-document delimiter tree-sitter ends where bash does not")
     raw = walk.text(kids[1].start_byte, kids[1].end_byte)
     try:
         delim = one_word(raw)

@@ -103,7 +103,7 @@ def parse_into(text: str, line: ParsedLine, depth: int) -> None:
     if "\0" in text:
         line.why("a NUL character")
         return
-    if _VARREDIR.search(text):
+    if _VARREDIR.search(text.replace("\\\n", "")):
         line.why("a redirection that assigns a file descriptor ({fd}>…)")
         return
     try:
@@ -121,7 +121,7 @@ def parse_into(text: str, line: ParsedLine, depth: int) -> None:
     from .shell_walk import Walk  # the walker imports this module's types
 
     try:
-        Walk(src, line, depth).lines(root, 0)
+        Walk(src, line, depth).program(root)
     except Unresolved as exc:
         line.why(str(exc))
 
@@ -131,7 +131,7 @@ def parse_line(command: str) -> ParsedLine:
     """The simple commands of a bash command line (cached: rules ask for the same line often).
     The result is shared: do not mutate it."""
     line = ParsedLine()
-    if not command.strip():
+    if not command.strip(" \t\n"):  # bash's blanks only: `\r` or U+00A0 would be a command
         return line
     parse_into(command, line, 0)
     if not line.commands and line.unresolved is None:

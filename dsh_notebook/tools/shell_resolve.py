@@ -19,6 +19,7 @@ reserved word where tree-sitter saw a command name. :func:`resolve` follows the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,7 @@ EVALUATING_OPTIONS: dict[str, tuple[str, frozenset[str]]] = {
 }
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "for", "while", "until", "do",
                       "done", "in", "{", "}", "!", "[[", "]]", "((", "))"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 BASH_LIKE = frozenset({"bash", "sh", "dash", "rbash"})
 OTHER_SHELLS = frozenset({"zsh", "ksh", "ash", "mksh", "busybox", "fish", "csh", "tcsh", "yash", "pwsh"})
 _SHELL_FLAGS = set("abcefhmnprtuvxBCEHPT")  # `-i`/`-l` read start-up files, `-O` changes the
@@ -60,6 +62,10 @@ def command_words(words: list[Word], first_raw: str, pipeline_start: bool) -> li
             rest = rest[1:]
         if rest and rest[0].text.startswith("-"):
             raise Unresolved("an option of the `time` keyword the parser cannot follow")
+        if rest and _ASSIGNMENT.match(rest[0].text):
+            raise Unresolved(f"an assignment ({rest[0].text[:30]})")
+        if rest and rest[0].text in RESERVED | {"time", "coproc", "select", "function"}:
+            raise Unresolved(f"`time {rest[0].text}` (a reserved word after the keyword)")
         return rest
     return words
 

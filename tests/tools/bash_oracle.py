@@ -11,14 +11,19 @@ command succeeding and every command failing, so both sides of ``&&`` / ``||`` r
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
 PRELUDE = r"""
 command_not_found_handle() {
-  /usr/bin/printf '%s\0' "$@" > "$(/usr/bin/mktemp -p "$ORACLE_LOG")"
+  ORACLE_F="$(/usr/bin/mktemp -p "$ORACLE_LOG" .XXXXXX)"
+  /usr/bin/printf '%s\0' "$@" > "$ORACLE_F"
+  /bin/mv "$ORACLE_F" "$ORACLE_LOG/r${ORACLE_F##*/.}"
   case "$1" in bash|sh) /bin/bash "${@:2}" ;; esac
   /bin/sh -c "exit $ORACLE_RC"
 }
@@ -53,13 +58,30 @@ def run(line: str, tmp: Path, inputs: list[str], rc: int) -> Counter[tuple[str, 
             target.write_text("input\n")
     env = {"PATH": "/nonexistent-oracle-path", "HOME": HOME, "BASH_ENV": str(prelude(tmp)), "ORACLE_LOG": str(log),
            "ORACLE_RC": str(rc), "LC_ALL": "C.UTF-8"}
-    subprocess.run(["/bin/bash", "-c", line], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                   capture_output=True, timeout=30, check=False)
+    proc = subprocess.Popen(["/bin/bash", "-c", line], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        proc.wait(timeout=30)
+        _wait_group(proc.pid)  # commands the line left in the background (`a &`) finish too
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     seen: Counter[tuple[str, ...]] = Counter()
-    for record in os.listdir(log):
+    for record in (r for r in os.listdir(log) if r.startswith("r")):  # complete records only
         data = (log / record).read_bytes().decode("utf-8", "surrogateescape")
         seen[tuple(data.split("\0")[:-1])] += 1
     return seen
+
+
+def _wait_group(pgid: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)  # polls the OS for the group's end (no event to wait on)
+    raise TimeoutError(f"the commands of process group {pgid} did not end")
 
 
 def bash_runs(line: str, tmp: Path, inputs: list[str]) -> Counter[tuple[str, ...]]:
