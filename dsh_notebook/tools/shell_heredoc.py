@@ -10,17 +10,14 @@ tabs removed for ``<<-``) — is where tree-sitter ends it too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .shell_parse import Redirect
-from .shell_source import LINE_TOKENS
+from .shell_line import Redirect
+from .shell_source import LINE_TOKENS, Source
 from .shell_words import Unresolved, one_word
 
-if TYPE_CHECKING:
-    from .shell_walk import Walk
 
-
-def _rest_of_line(walk: Walk, node: Any, kids: list[Any], nesting: int) -> tuple[list[Any], int]:
+def _rest_of_line(walk: Source, node: Any, kids: list[Any], nesting: int) -> tuple[list[Any], int]:
     """Walk what tree-sitter put between the delimiter and the body; (word nodes, end offset)."""
     extra: list[Any] = []
     pos = kids[1].end_byte
@@ -51,7 +48,7 @@ def _rest_of_line(walk: Walk, node: Any, kids: list[Any], nesting: int) -> tuple
     return extra, pos
 
 
-def heredoc(walk: Walk, node: Any, nesting: int) -> list[Any]:
+def heredoc(walk: Source, node: Any, nesting: int) -> list[Any]:
     """Check one ``heredoc_redirect``; returns word nodes bash reads as arguments of the command."""
     kids = node.children
     if len(kids) < 3 or kids[0].type not in ("<<", "<<-") or kids[1].type != "heredoc_start" \

@@ -10,21 +10,29 @@ of a literal word, here-documents (:mod:`.shell_heredoc`). A target that is not 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .shell_parse import Redirect, literal_target
-from .shell_source import FD_OPS, READ_OPS, WRITE_OPS, reason
+from .shell_heredoc import heredoc
+from .shell_line import Redirect
+from .shell_source import FD_OPS, READ_OPS, WRITE_OPS, Source, reason
 from .shell_words import Unresolved, one_word
 
-if TYPE_CHECKING:
-    from .shell_walk import Walk
+_NETWORK = ("/dev/tcp/", "/dev/udp/")
 
 
-def redirect(walk: Walk, node: Any, nesting: int) -> list[Any]:
+def literal_target(src: str) -> str:
+    """A redirection target as one literal word (raises :class:`Unresolved`)."""
+    word = one_word(src)
+    if word.dynamic or word.glob:
+        raise Unresolved("a pattern or `~` in a redirect")
+    if word.text.startswith(_NETWORK):
+        raise Unresolved("a network redirect (/dev/tcp, /dev/udp)")
+    return word.text
+
+
+def redirect(walk: Source, node: Any, nesting: int) -> list[Any]:
     """Record one redirection; returns word nodes bash reads as arguments of the command."""
     if node.type == "heredoc_redirect":
-        from .shell_heredoc import heredoc
-
         return heredoc(walk, node, nesting)
     kids = walk.children(node, False)
     fd = next((k for k in kids if k.type == "file_descriptor"), None)
@@ -64,4 +72,4 @@ def redirect(walk: Walk, node: Any, nesting: int) -> list[Any]:
     return dests[1:]
 
 
-__all__ = ["redirect"]
+__all__ = ["literal_target", "redirect"]

@@ -20,13 +20,16 @@ reserved word where tree-sitter saw a command name. :func:`resolve` follows the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from .shell_words import Unresolved
 from .shell_wrappers import WRAPPERS, Word, skip_options
 
 if TYPE_CHECKING:
-    from .shell_parse import ParsedLine
+    from .shell_line import ParsedLine
+
+Nested = Callable[[str, "ParsedLine", int], None]  # parses a `bash -c` string into the line
 
 MAX_DEPTH = 4  # nested `bash -c` / `find -exec`
 EVALUATING = frozenset({
@@ -52,8 +55,6 @@ _CODE_VARS = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "PROMPT_COM
 
 def command_words(words: list[Word], first_raw: str, pipeline_start: bool) -> list[Word]:
     """The words of the command run: the ``time`` keyword (unquoted, first in a pipeline) dropped."""
-    from .shell_words import Unresolved
-
     if first_raw in RESERVED or first_raw in ("coproc", "select", "function"):
         raise Unresolved(f"`{first_raw}` where the parser saw a command")
     if first_raw == "time" and pipeline_start:
@@ -123,8 +124,9 @@ def _runs_code(assignments: Iterable[str]) -> bool:
     return any(a.split("=", 1)[0] in _CODE_VARS for a in assignments if "=" in a)
 
 
-def resolve(words: list[Word], line: ParsedLine, depth: int) -> list[tuple[str, ...]]:
-    """What ``words`` (a simple command) runs: the main program first, then nested commands."""
+def resolve(words: list[Word], line: ParsedLine, depth: int, nested: Nested) -> list[tuple[str, ...]]:
+    """What ``words`` (a simple command) runs: the main program first, then nested commands
+    (``nested`` parses a ``bash -c`` string into ``line``)."""
     out: list[tuple[str, ...]] = []
     i = 0
     while i < len(words):
@@ -145,11 +147,9 @@ def resolve(words: list[Word], line: ParsedLine, depth: int) -> list[tuple[str, 
             elif inner.dynamic or depth >= MAX_DEPTH:
                 line.why(f"`{base} -c` with a string the parser cannot see")
             else:
-                from .shell_parse import parse_into
-
-                parse_into(inner.text, line, depth + 1)
+                nested(inner.text, line, depth + 1)
         if base == "find":
-            _find_exec(words[i + 1 :], line, depth, out)
+            _find_exec(words[i + 1 :], line, depth, out, nested)
         spec = WRAPPERS.get(base)
         if spec is None:
             out.insert(0, (base, *(w.text for w in words[i + 1 :])))
@@ -168,7 +168,7 @@ def resolve(words: list[Word], line: ParsedLine, depth: int) -> list[tuple[str, 
     return out
 
 
-def _find_exec(args: list[Word], line: ParsedLine, depth: int, out: list[tuple[str, ...]]) -> None:
+def _find_exec(args: list[Word], line: ParsedLine, depth: int, out: list[tuple[str, ...]], nested: Nested) -> None:
     if depth >= MAX_DEPTH and any(a.text.startswith(("-exec", "-ok")) for a in args):
         line.why("`find -exec` nested too deep to follow")
         return
@@ -183,7 +183,7 @@ def _find_exec(args: list[Word], line: ParsedLine, depth: int, out: list[tuple[s
                 line.why("`find -exec {}` runs the files it finds")
                 return
             inner = [w for w in inner if w.text != "{}"]
-            out.extend(resolve(inner, line, depth + 1))
+            out.extend(resolve(inner, line, depth + 1, nested))
             k = end
         k += 1
 

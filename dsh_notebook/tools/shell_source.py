@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .shell_parse import ParsedLine
+from .shell_line import ParsedLine
 from .shell_words import Unresolved, Word, split_words
 
 FD_OPS = frozenset({">&", "<&"})
@@ -67,6 +67,12 @@ class Source:
     def __init__(self, src: bytes, line: ParsedLine, depth: int) -> None:
         self.src, self.line, self.depth = src, line, depth
         self.heredoc_lines: set[int] = set()  # the newline each here-document's body follows
+
+    def statement(self, node: Any, start: bool, nesting: int) -> None:  # the walk's (.shell_walk)
+        raise NotImplementedError
+
+    def redirect(self, node: Any, nesting: int) -> list[Any]:  # the walk's (.shell_walk)
+        raise NotImplementedError
 
     def text(self, start: int, end: int) -> str:
         return self.src[start:end].decode("utf-8")

@@ -8,14 +8,19 @@ Every node kind not handled here leaves the line unresolved: statements (lists, 
 
 from __future__ import annotations
 
+import re
+import threading
 from typing import Any
 
-from .shell_parse import MAX_NESTING, SimpleCommand
+from .shell_line import ParsedLine, SimpleCommand
 from .shell_redirect import redirect
 from .shell_resolve import command_words, resolve
 from .shell_source import ASSIGNMENT, LINE_TOKENS, NOT_RESOLVED, WORDISH, Source
 from .shell_words import Unresolved
 
+MAX_PARSE = 65536  # characters; a longer line is unresolved
+MAX_NESTING = 64  # nested groups / subshells / `bash -c` levels
+_VARREDIR = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}[<>&]")  # `{fd}>file` assigns a variable
 _TEST_TOKENS = frozenset({"=", "==", "!=", "!", "-a", "-o"})
 
 
@@ -179,9 +184,62 @@ class Walk(Source):
         words = command_words(words, first, start)
         if not words:
             return
-        resolved = resolve(words, self.line, self.depth)
+        resolved = resolve(words, self.line, self.depth, parse_into)
         self.line.commands.insert(slot, SimpleCommand(tuple(w.text for w in words), (), tuple(resolved),
                                                     tuple(words), self.depth))
 
 
-__all__ = ["Walk"]
+_local = threading.local()
+
+
+def _parser() -> Any:
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        import tree_sitter  # here: loading the grammar costs a few ms of every CLI start
+        import tree_sitter_bash
+
+        parser = _local.parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return parser
+
+
+def _first_error(node: Any) -> Any:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "ERROR" or n.is_missing:
+            return n
+        if n.has_error:
+            stack.extend(reversed(n.children))
+    return None
+
+
+def parse_into(text: str, line: ParsedLine, depth: int) -> None:
+    """Parse ``text`` and add its commands to ``line`` (``depth`` > 0: inside ``bash -c``)."""
+    if len(text) > MAX_PARSE:
+        line.why(f"too long to check ({len(text)} characters)")
+        return
+    if "\0" in text:
+        line.why("a NUL character")
+        return
+    if _VARREDIR.search(text.replace("\\\n", "")):
+        line.why("a redirection that assigns a file descriptor ({fd}>…)")
+        return
+    try:
+        src = text.encode("utf-8")
+    except UnicodeEncodeError:
+        line.why("text that is not valid UTF-8")
+        return
+    tree = _parser().parse(src)
+    root = tree.root_node
+    if root.has_error:
+        bad = _first_error(root)
+        near = src[bad.start_byte : bad.start_byte + 20].decode("utf-8", "replace") if bad is not None else ""
+        line.why(f"a parse error near {near!r}" if near.strip() else "a parse error")
+        return
+    try:
+        Walk(src, line, depth).program(root)
+    except Unresolved as exc:
+        line.why(str(exc))
+
+
+__all__ = ["MAX_NESTING", "MAX_PARSE", "Walk", "parse_into"]
