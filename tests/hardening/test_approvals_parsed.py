@@ -8,6 +8,10 @@ whole table is :mod:`tests.tools.shell_cases`."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +174,28 @@ def test_the_prompt_says_why_a_line_is_asked(shell: Any, fake_server: FakeOpenAI
     assert prompt_text("bash", json.dumps({"command": 'ls <"${!n}"'})).endswith(
         '? (unresolved: parameter expansion in a redirect) [y/N] ')
     assert "[y/N/a: " in prompt_text("bash", json.dumps({"command": "ls -la"}))
+
+
+def test_the_terminal_prompt_of_run_says_why_too(tmp_path: Path) -> None:
+    """`run --approve ask` on a terminal: the unresolved line's prompt carries its reason, the
+    answer `n` denies it and nothing ran."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    line = "n=x; touch M <\"${!n}\""
+    env = {**os.environ, "DSH_HOME": str(tmp_path / "home"), "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "DSH_API_KEY": FakeOpenAIServer.api_key or ""}
+    master, slave = pty.openpty()
+    server = FakeOpenAIServer()
+    try:
+        with server:
+            server.enqueue(tool_call_reply([("c1", "bash", json.dumps({"command": line}))]), text_reply("done"))
+            os.write(master, b"n\n")
+            done = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--model", "fake-model", "--base-url",
+                                   server.base_url, "--approve", "ask", "--cwd", str(ws), "go"], env=env, stdin=slave,
+                                  capture_output=True, text=True, timeout=120, start_new_session=True, check=False)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert done.returncode == 0, done.stderr
+    assert f"dsh: allow bash {line}? (unresolved: an assignment (n=x)) [y/N]" in done.stderr
+    assert not (ws / "M").exists()
