@@ -16,9 +16,16 @@ Anything else sets :attr:`ParsedLine.unresolved` to a human reason ("parameter e
 redirect"): any parameter, command, arithmetic or process expansion, any assignment, ``if`` /
 ``for`` / ``while`` / ``case`` / ``[[ ]]`` / ``(( ))``, function definitions, builtins that
 evaluate or rebind (:mod:`.shell_resolve`), a command name that is not a literal, a glob or tilde
-in command position, a parse error (tree-sitter ``ERROR`` / ``MISSING`` nodes), and any place
-where tree-sitter's reading could differ from bash's (text between nodes other than blanks, a
-word holding a shell metacharacter, a here-document that ends elsewhere for bash).
+in command position, a parse error (tree-sitter ``ERROR`` / ``MISSING`` nodes), a line over
+:data:`MAX_PARSE` characters, and any place where tree-sitter's reading could differ from bash's
+(:mod:`.shell_source`: text between nodes other than blanks, a word that starts or ends where
+bash's does not, a word holding a shell metacharacter, a here-document that ends elsewhere for
+bash). A grammar is not bash: tests run every resolved shape through ``/bin/bash`` itself.
+
+Modules: :mod:`.shell_line` (what is returned), :mod:`.shell_walk` (the tree-sitter parse and the
+walk of statements), :mod:`.shell_source`, :mod:`.shell_redirect`, :mod:`.shell_heredoc`,
+:mod:`.shell_words` (words as bash reads them), :mod:`.shell_resolve` (keywords, builtins,
+wrappers, ``bash -c``), :mod:`.shell_wrappers`.
 
 Each :class:`SimpleCommand` has ``literal`` (its words after quote removal; for ``time ls`` the
 ``ls`` the keyword times) and ``resolved`` — what it finally runs, through the wrappers of
