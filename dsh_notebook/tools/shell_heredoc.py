@@ -55,6 +55,8 @@ def heredoc(walk: Source, node: Any, nesting: int) -> list[Any]:
             or kids[-1].type != "heredoc_end":
         raise Unresolved("a here-document the parser cannot follow")
     strip_tabs = kids[0].type == "<<-"
+    walk.gap(node.start_byte, kids[0].start_byte, False)
+    walk.token(kids[0])  # `cat -<<E`: tree-sitter's `<<` token holds the `-`
     walk.gap(kids[0].end_byte, kids[1].start_byte, False)
     if not walk.ends_word(kids[1].end_byte):
         raise Unresolved("a here-document delimiter tree-sitter ends where bash does not")
@@ -82,7 +84,8 @@ def heredoc(walk: Source, node: Any, nesting: int) -> list[Any]:
         if stop < 0:
             raise Unresolved("a here-document without its end line")
         line = stop + 1
-    if end.start_byte != line + len(text) - len(check) or end.end_byte != line + len(text):
+    if end.start_byte != line + len(text) - len(check) or end.end_byte != line + len(text) \
+            or node.end_byte != end.end_byte:
         raise Unresolved("a here-document that ends elsewhere for bash")
     body = src[start:line]
     if not quoted and any(c in body for c in b"$`\\"):

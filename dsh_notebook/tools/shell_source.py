@@ -54,11 +54,18 @@ def reason(node: Any, where: str) -> str | None:
 
 
 class _Span:
-    """Two adjacent word nodes read as one word (a redirection target tree-sitter cut in two)."""
+    """A word node made by the walk: two adjacent word nodes read as one (a redirection target
+    tree-sitter cut in two), or a word tree-sitter dropped."""
 
-    def __init__(self, first: Any, second: Any) -> None:
+    def __init__(self, first: Any, second: Any, children: list[Any] | None = None) -> None:
         self.start_byte, self.end_byte = first.start_byte, second.end_byte
-        self.type, self.is_named, self.children = "word", True, [first, second]
+        self.type, self.is_named = "word", True
+        self.children = [first, second] if children is None else children
+
+
+class _At:
+    def __init__(self, start: int, end: int) -> None:
+        self.start_byte, self.end_byte = start, end
 
 
 class Source:
@@ -90,18 +97,33 @@ class Source:
             raise Unresolved("a line continuation that joins two tokens")
         return gap
 
-    def children(self, node: Any, newlines: bool) -> list[Any]:
-        """The children of ``node``, checking that only blanks stand between them."""
+    def children(self, node: Any, newlines: bool, dropped: list[Any] | None = None) -> list[Any]:
+        """The children of ``node``, checking that only blanks stand between them. With
+        ``dropped``: a lone ``-`` before a here-document (tree-sitter drops it from ``python -
+        <<'EOF'``) is added to it as a word."""
         pos, prev = node.start_byte, None
         words = node.type in ("command", "file_redirect", "herestring_redirect")
         out = []
         for child in node.children:
             joins = words and prev is not None and wordish(prev) and wordish(child)
-            self.gap(pos, child.start_byte, newlines, joins)
+            raw = self.src[pos : child.start_byte]
+            if dropped is not None and child.type == "heredoc_redirect" and raw.split() == [b"-"] \
+                    and raw[:1] in (b" ", b"\t") and raw[-1:] in (b" ", b"\t"):
+                dash = pos + raw.index(b"-")
+                dropped.append(_Span(_At(dash, dash), _At(dash + 1, dash + 1), []))
+                raw = b""
+            if raw:
+                self.gap(pos, child.start_byte, newlines, joins)
+            self.token(child)
             pos, prev = max(pos, child.end_byte), child
             out.append(child)
         self.gap(pos, max(pos, node.end_byte), newlines)
         return out
+
+    def token(self, node: Any) -> None:
+        """An operator's text is the operator (tree-sitter reads `cat -<<E` as `cat` and `-<<`)."""
+        if not node.is_named and self.src[node.start_byte : node.end_byte] != node.type.encode():
+            raise Unresolved(f"an operator tree-sitter reads differently ({self.text(node.start_byte, node.end_byte)!r})")
 
     def joined(self, nodes: list[Any]) -> list[Any]:
         """``nodes`` with the first two merged while they touch (one word for bash: a redirection

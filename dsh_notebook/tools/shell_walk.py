@@ -112,7 +112,8 @@ class Walk(Source):
     def redirected(self, node: Any, start: bool, nesting: int) -> None:
         body = node.child_by_field_name("body")
         extra: list[Any] = []
-        for i, child in enumerate(self.children(node, False)):
+        kids = self.children(node, False, extra if body is not None and body.type == "command" else None)
+        for i, child in enumerate(kids):
             if child is body or body is not None and child.id == body.id:
                 continue
             if node.field_name_for_child(i) != "redirect":
@@ -170,6 +171,8 @@ class Walk(Source):
         if not self.ends_word(node.end_byte):
             raise Unresolved("`]` joined to a word")
         leaves.sort(key=lambda n: n.start_byte)
+        if not leaves or leaves[0].start_byte != node.start_byte or leaves[-1].end_byte != node.end_byte:
+            raise Unresolved("a test the parser cannot follow")
         for before, after in zip(leaves, leaves[1:], strict=False):  # only blanks between the words
             if after.start_byte > before.end_byte:
                 self.gap(before.end_byte, after.start_byte, False)
