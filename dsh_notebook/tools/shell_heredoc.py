@@ -1,7 +1,9 @@
 """Here-documents, checked against bash's own rules rather than tree-sitter's reading.
 
 A here-document is resolved when its delimiter is a literal word, nothing else on the line of
-its ``<<`` is more than words, redirections and the rest of a pipeline or list, no other
+its ``<<`` is more than words, redirections and the rest of a pipeline or list — all of it on that
+line (``cat <<EOF |`` with the pipeline going on below: tree-sitter takes the delimiter's line
+for the next command, bash takes it for the body) —, no other
 here-document starts on that line, its body is not expanded by bash (a quoted delimiter, or a
 body without ``$``, backquote or backslash — a backslash-newline would join a line with the
 delimiter's), and bash's end of the body — the first line that is exactly the delimiter (leading
@@ -68,8 +70,8 @@ def heredoc(walk: Source, node: Any, nesting: int) -> list[Any]:
     quoted = any(c in raw for c in "'\"\\")
     extra, pos = _rest_of_line(walk, node, kids, nesting)
     src = walk.src
-    nl = src.find(b"\n", pos)
-    if nl < 0 or src[pos:nl].strip(b" \t") or nl in walk.heredoc_lines:
+    nl = src.find(b"\n", pos)  # bash reads the body from the line after the `<<` line
+    if nl < 0 or src[pos:nl].strip(b" \t") or nl in walk.heredoc_lines or b"\n" in src[node.start_byte : pos]:
         raise Unresolved("a here-document whose body the parser may place differently")
     walk.heredoc_lines.add(nl)
     start = line = nl + 1

@@ -19,11 +19,10 @@ reserved word where tree-sitter saw a command name. :func:`resolve` follows the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from .shell_words import Unresolved
+from .shell_words import ASSIGNMENT, Unresolved
 from .shell_wrappers import WRAPPERS, Word, skip_options
 
 if TYPE_CHECKING:
@@ -45,7 +44,6 @@ EVALUATING_OPTIONS: dict[str, tuple[str, frozenset[str]]] = {
 }
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "for", "while", "until", "do",
                       "done", "in", "{", "}", "!", "[[", "]]", "((", "))"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 BASH_LIKE = frozenset({"bash", "sh", "dash", "rbash"})
 OTHER_SHELLS = frozenset({"zsh", "ksh", "ash", "mksh", "busybox", "fish", "csh", "tcsh", "yash", "pwsh"})
 _SHELL_FLAGS = set("abcefhmnprtuvxBCEHPT")  # `-i`/`-l` read start-up files, `-O` changes the
@@ -53,22 +51,26 @@ _SHELL_LONG = frozenset({"--noprofile", "--norc", "--restricted", "--verbose", "
 _CODE_VARS = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "PROMPT_COMMAND", "LD_LIBRARY_PATH"})  # `-k` …
 
 
-def command_words(words: list[Word], first_raw: str, pipeline_start: bool) -> list[Word]:
-    """The words of the command run: the ``time`` keyword (unquoted, first in a pipeline) dropped."""
+def command_words(words: list[Word], raws: list[str], pipeline_start: bool) -> list[Word]:
+    """The words of the command run: the ``time`` keyword (unquoted, first in a pipeline) and its
+    unquoted ``-p`` / ``--`` dropped. ``raws``: the source text of the words (one per word, unless
+    tree-sitter joined some)."""
+    first_raw = raws[0].split()[0] if raws and raws[0].split() else ""
     if first_raw in RESERVED or first_raw in ("coproc", "select", "function"):
         raise Unresolved(f"`{first_raw}` where the parser saw a command")
-    if first_raw == "time" and pipeline_start:
-        rest = words[1:]
-        while rest and rest[0].text in ("-p", "--"):
-            rest = rest[1:]
-        if rest and rest[0].text.startswith("-"):
+    if first_raw != "time" or not pipeline_start:
+        return words
+    k = 1
+    while k < len(words) and words[k].text.startswith("-"):
+        if words[k].text not in ("-p", "--") or len(raws) != len(words) or raws[k] != words[k].text:
             raise Unresolved("an option of the `time` keyword the parser cannot follow")
-        if rest and _ASSIGNMENT.match(rest[0].text):
-            raise Unresolved(f"an assignment ({rest[0].text[:30]})")
-        if rest and rest[0].text in RESERVED | {"time", "coproc", "select", "function"}:
-            raise Unresolved(f"`time {rest[0].text}` (a reserved word after the keyword)")
-        return rest
-    return words
+        k += 1
+    rest = words[k:]
+    if rest and ASSIGNMENT.match(rest[0].text):
+        raise Unresolved(f"an assignment ({rest[0].text[:30]})")
+    if rest and rest[0].text in RESERVED | {"time", "coproc", "select", "function"}:
+        raise Unresolved(f"`time {rest[0].text}` (a reserved word after the keyword)")
+    return rest
 
 
 def _leading_options(words: list[Word]) -> Iterable[str]:

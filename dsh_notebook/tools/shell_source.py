@@ -10,11 +10,10 @@ run of adjacent word nodes goes to :func:`~.shell_words.split_words`, which read
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .shell_line import ParsedLine
-from .shell_words import Unresolved, Word, split_words
+from .shell_words import ASSIGNMENT, Unresolved, Word, split_words
 
 FD_OPS = frozenset({">&", "<&"})
 WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", ">&"})
@@ -34,7 +33,6 @@ WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "number", 
                       "command_name", "test_operator", "string_content"})
 _TEST_TOKENS = frozenset({"=", "==", "!=", "!", "-a", "-o"})
 BOUNDARY = tuple(c.encode() for c in " \t\n;&|()<>")  # what ends a word for bash
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 
 
 def wordish(node: Any) -> bool:
@@ -151,8 +149,9 @@ class Source:
         """Whether bash ends a word at ``pos``: before a blank or metacharacter, or the end."""
         return self.next_char(pos) in (b"", *BOUNDARY)
 
-    def words(self, nodes: list[Any], where: str) -> tuple[list[Word], str]:
-        """The bash words of word nodes in source order, and the raw text of the first one."""
+    def words(self, nodes: list[Any], where: str) -> tuple[list[Word], list[str]]:
+        """The bash words of word nodes in source order, and the source text of each run of
+        touching nodes (line continuations removed)."""
         nodes = sorted(nodes, key=lambda n: n.start_byte)
         for n in nodes:
             why = reason(n, where)
@@ -175,8 +174,7 @@ class Source:
             if self.text(a, b).replace("\\\n", "").isdigit() and self.next_char(b) in (b"<", b">"):
                 raise Unresolved("a number before a redirection (bash reads it as the file descriptor)")
             out += split_words(self.text(a, b))
-        first = self.text(*runs[0]).replace("\\\n", "").split()[0] if runs else ""
-        return out, first
+        return out, [self.text(a, b).replace("\\\n", "") for a, b in runs]
 
 
 __all__ = ["ASSIGNMENT", "BOUNDARY", "FD_OPS", "LINE_TOKENS", "NOT_RESOLVED", "READ_OPS", "WORDISH", "WRITE_OPS",

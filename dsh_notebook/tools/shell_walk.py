@@ -179,12 +179,12 @@ class Walk(Source):
         self.add(leaves + extra, True, "in a test", len(self.line.commands))
 
     def add(self, nodes: list[Any], start: bool, where: str, slot: int) -> None:
-        words, first = self.words(nodes, where)
+        words, raws = self.words(nodes, where)
         if not words:
             return
-        if ASSIGNMENT.match(first.replace("\\\n", "")):  # `E\<newline>x=1 cmd`: bash assigns
-            raise Unresolved(f"an assignment ({first[:30]})")
-        words = command_words(words, first, start)
+        if ASSIGNMENT.match(raws[0]):  # `E\<newline>x=1 cmd`: bash assigns
+            raise Unresolved(f"an assignment ({raws[0][:30]})")
+        words = command_words(words, raws, start)
         if not words:
             return
         resolved = resolve(words, self.line, self.depth, parse_into)

@@ -21,6 +21,7 @@ _META = ";&|()<>\n"
 _DQ_ESCAPES = '$`"\\\n'
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
                 "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")  # a word bash takes for `NAME=…`
 _BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)")  # on the unquoted skeleton of a word: `{a,b}`, `{1..3}`
 
 
@@ -186,4 +187,4 @@ def one_word(src: str) -> Word:
     return words[0]
 
 
-__all__ = ["Unresolved", "Word", "one_word", "split_words"]
+__all__ = ["ASSIGNMENT", "Unresolved", "Word", "one_word", "split_words"]

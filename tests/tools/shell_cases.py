@@ -152,7 +152,9 @@ PARSE_ERRORS_AND_SHELLS = [
     U("ls 3<>f", "parse error"),
     U("cat <<EOF\n EOF\ntouch X", "without its end"),
     U("echo a;;b", "`;;`"),
-    U("cat -<<E\nb\nE", "operator tree-sitter reads differently"),  # its `<<` token holds the `-`
+    U("cat -<<E\nb\nE", "operator tree-sitter reads differently"),
+    U("cat <<EOF |\nEOF\ntouch z\nEOF", "may place differently"),  # bash: body empty, then `touch z`
+    R("cat <<EOF | grep -c x\nbody\nEOF", ro=True),  # its `<<` token holds the `-`
     U("sh script.sh", "reads a script"),
     U("bash", "reads a script"),
     U("exec -a x bash", "reads a script"),

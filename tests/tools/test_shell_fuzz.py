@@ -20,7 +20,7 @@ from dsh_notebook.tools.shell_parse import parse_line
 from tests.tools.bash_oracle import HOME, bash_runs
 
 FRAGMENTS = [
-    "-<<E\n", "- <<E\n", "\nE\n", "x-",
+    "-<<E\n", "- <<E\n", "\nE\n", "x-", "<<E |\n", "<<E |", "$'--' ", "$'-p' ",
     "a", "b", "x", "echo", "ls", "touch", " ", " ", " ", "\t", ";", "&", "&&", "||", "|", "|&", "\n", "(", ")",
     "{ ", " }", "{", "}", "! ", "!", "'", '"', "\\", "$", "`", "#", "<", ">", ">>", "2>", "&>", ">&", "2>&1", ">&-",
     "<<EOF\n", "\nEOF\n", "<<'E'\n", "\nE\n", "<<-X\n\t", "\n\tX\n", "<<<", "EOF", "=", "a=b", "~", "*", "?", "[ ",
