@@ -13,12 +13,14 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_notebook.tools.shell_parse import parse_line
 from tests.tools.bash_oracle import HOME, bash_runs
 
+pytestmark = pytest.mark.integration  # every example may run /bin/bash (the oracle)
 FRAGMENTS = [
     "-<<E\n", "- <<E\n", "\nE\n", "x-", "<<E |\n", "<<E |", "$'--' ", "$'-p' ",
     "a", "b", "x", "echo", "ls", "touch", " ", " ", " ", "\t", ";", "&", "&&", "||", "|", "|&", "\n", "(", ")",
