@@ -281,8 +281,9 @@ def main(argv: list[str] | None = None) -> int:
             os.environ["DSH_CONTEXT_WINDOW"] = str(args.context_window)  # this process's window
         if args.command == "fork":
             from .session.fork import fork_main
+            from .tools.registry import is_read_only
 
-            return fork_main(args)
+            return fork_main(args, read_only=is_read_only)
         if args.command in ("checkpoints", "rewind"):
             from .checkpoint.cli import checkpoints_main, rewind_main
             from .host.hidden_paths import install

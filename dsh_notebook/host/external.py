@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import HostError
 from ..redaction import redact, redact_json_text
 from ..tools import policy
-from ..tools.base import Tool, ToolContext, ToolOutput
+from ..tools.base import Subject, Tool, ToolContext, ToolOutput, argument, whole_arguments
 from ..tools.outcome import ToolInvocation
 from ..wire.events import ErrorInfo as EventError
 from ..wire.events import (
@@ -61,9 +61,9 @@ async def _never(args: BaseModel, ctx: ToolContext) -> ToolOutput:  # the server
     raise HostError("an external call runs in the Jupyter Server process", code="INTERNAL")
 
 
-def _tool(name: str, effect: Any, approval: Any = "allow") -> Tool:
+def _tool(name: str, effect: Any, approval: Any = "allow", subject: Subject = whole_arguments) -> Tool:
     return Tool(name=name, description=f"the external agents' {name}", args_model=_Args, execute=_never,
-                approval=approval, effect=effect)
+                approval=approval, effect=effect, subject=subject)
 
 
 TOOLS: dict[str, Tool] = {
@@ -72,13 +72,14 @@ TOOLS: dict[str, Tool] = {
     "inspect_var": _tool("inspect_var", "read"),
     "session_events": _tool("session_events", "read"),
     "ask_agent": _tool("ask_agent", None),  # the agent decides each of its own calls
-    "execute_code": _tool("execute_code", "execute", "ask"),
-    "insert_cell": _tool("insert_cell", "edit", "ask"),
-    "edit_cell": _tool("edit_cell", "edit", "ask"),
+    "execute_code": _tool("execute_code", "execute", "ask", argument("code")),
+    "insert_cell": _tool("insert_cell", "edit", "ask", argument("path")),
+    "edit_cell": _tool("edit_cell", "edit", "ask", argument("path")),
 }
 """Each external tool as the policy sees it: what it does for the modes (``execute`` asks in
 ``default`` and ``accept-edits``; a cell edit is an ``edit`` of the notebook file: it runs in
-``accept-edits`` when the file is inside the workspace)."""
+``accept-edits`` when the file is inside the workspace) and what a rule's pattern matches (the
+code of ``execute_code``, the notebook's path of a cell edit, else the arguments)."""
 
 WRITES = frozenset(name for name, tool in TOOLS.items() if tool.effect in ("execute", "edit"))
 

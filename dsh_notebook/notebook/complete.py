@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from ..providers import hosted
 from .args import FLAGS
 from .cell_kinds import split_cell
 
 SUBCOMMANDS = ("stop", "sessions", "resume", "show", "config", "mode")
-MODEL_IDS = ("script:auto", "deepseek:deepseek-chat", "deepseek:deepseek-reasoner", "openai:gpt-4o-mini", "openai:gpt-4o")
+MODEL_IDS = ("script:auto", *(f"{p.prefix}:{m}" for p in hosted() for m in p.suggested))
 _VAR = re.compile(r"\{([A-Za-z_][\w]*)?$")
 _WORD = re.compile(r"[^\s]*$")
 

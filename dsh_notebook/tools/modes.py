@@ -18,8 +18,8 @@ notebook (4)        ask     ask           deny  deny      run     ask
 exit_plan_mode      deny    deny          ask   deny      deny    deny
 ==================  ======  ============  ====  ========  ======  ====
 
-(1) ``read``, ``grep``, ``glob``, ``notebook_read``, ``inspect_var`` (and MCP tools whose
-read-only hint is trusted); (2) :func:`bash_is_read_only` — ``default`` asks for every bash line as
+(1) a tool whose ``effect`` is ``read`` (``Tool.read_only``): ``read``, ``grep``, ``glob``,
+``notebook_read``, ``inspect_var`` (and MCP tools whose read-only hint is trusted); (2) :func:`bash_is_read_only` — ``default`` asks for every bash line as
 the issue says ("writes, edits, bash … ask"), ``accept-edits`` and ``plan`` let read-only lines
 run, and ``dont-ask`` denies what ``default`` would ask; (3) ``write`` / ``edit`` of a path inside
 the workspace and outside any ``.git`` directory (a ``.git/config`` or hook runs programs later:
@@ -49,9 +49,11 @@ from typing import TYPE_CHECKING, Literal
 from ..demo import is_demo_copy
 from ..errors import ToolError, UserError
 from ..wire.events import ChosenMode, Decider, ModeChanged, PermissionMode
-from .base import ApprovalMode, Tool, ToolEffect
-from .grants import name_grant_safe
+from .base import ApprovalMode, ToolEffect, ToolSpec
+from .git_guard import git_refusal
+from .grants import is_read_only
 from .outcome import PolicyVerdict
+from .registry import reads_phrase
 from .shell_parse import parse_line
 
 if TYPE_CHECKING:
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
 MODES: tuple[ChosenMode, ...] = ("default", "accept-edits", "plan", "dont-ask", "bypass")
 LEGACY: dict[ApprovalMode, PermissionMode] = {"ask": "default", "deny": "dont-ask", "auto": "auto"}
 ARM_VAR = "DSH_ALLOW_BYPASS"
-READS = "read, grep, glob, notebook_read, inspect_var and read-only bash"
+READS = reads_phrase()  # "read, grep, glob, notebook_read, inspect_var and read-only bash": the tools' own flags
 Action = Literal["allow", "ask", "deny"]
 CallKind = Literal["read", "read-bash", "edit", "execute", "notebook", "plan"]
 """What :func:`decide` is told a call does: a tool's :data:`~.base.ToolEffect`, refined per call
@@ -148,36 +150,32 @@ class SessionMode:
 # --- what a call does ------------------------------------------------------------------------
 
 
-def bash_is_read_only(command: str) -> bool:
+def bash_is_read_only(command: str, workspace: Path | None = None) -> bool:
     """Whether a bash line only reads, so that it runs as a read in every mode.
 
-    The one place this is decided (re-point it at the parser's ``is_read_only(parse_line(…))``):
-    today a fully resolved line without output redirection, with no ``$``, backquote, newline,
-    parenthesis, here-document or background ``&``, whose every simple command is a read-only
-    name a grant could cover (:func:`.grants.name_grant_safe`) — and never ``git``, which runs the
-    repository's own programs (fsmonitor, pagers, diff drivers) from a ``.git/config`` the agent
-    may have written."""
-    text = command.strip()
-    if not text or any(c in text for c in "$`\n()") or "<<" in text or "&" in text.replace("&&", ""):
+    The parser decides (:func:`.grants.is_read_only`): a resolved line without output redirection
+    whose every simple command is a read-only name a grant could cover. A line that runs git is
+    read-only only when :func:`.git_guard.git_refusal` finds nothing in how it starts git or in
+    the repository of ``workspace`` (the repository's configuration may run programs: fsmonitor,
+    filters, diff drivers from a ``.git/config`` the agent may have written); without a workspace,
+    never. Reads git's files: call it off the host loop."""
+    line = parse_line(command.strip())
+    if not is_read_only(line):
         return False
-    line = parse_line(text)
-    if line.unresolved or line.writes or not line.commands:
-        return False
-    for cmd in line.commands:
-        key = name_grant_safe(cmd)
-        if key is None or key.startswith("git ") or key == "git":
-            return False
+    if any("git" in (r[0] for r in cmd.resolved if r) for cmd in line.commands):
+        return workspace is not None and git_refusal(line, workspace) is None
     return True
 
 
-def call_effect(tool: Tool, args: object, workspace: Workspace | None) -> tuple[CallKind | None, str | None]:
+def call_effect(tool: ToolSpec, args: object, workspace: Workspace | None) -> tuple[CallKind | None, str | None]:
     """What this call does for the modes, and a note (why an edit or a bash line counts as it does).
 
     ``None``: a tool that declares nothing (its ``approval`` default stands: allow runs, ask asks)."""
     effect: ToolEffect | None = tool.effect
     if effect == "bash":
         command = getattr(args, "command", "")
-        return ("read-bash", "a read-only command") if bash_is_read_only(str(command)) else ("execute", None)
+        root = workspace.root if workspace is not None else None
+        return ("read-bash", "a read-only command") if bash_is_read_only(str(command), root) else ("execute", None)
     if effect == "edit":
         path = getattr(args, "file_path", None)
         if workspace is None or not isinstance(path, str):
@@ -242,7 +240,7 @@ def decide(mode: PermissionMode, verdict: PolicyVerdict, effect: CallKind | None
         said = Decision("ask", "mode", f"{name} writes into the notebook: a person decides in every mode but bypass")
     elif not explicit:
         asks = effect in _ASKS[mode] if effect is not None else verdict.decision == "ask" and mode != "auto"
-        said = Decision("ask" if asks else "allow", "mode", None if asks else f"mode {mode}")
+        said = Decision("ask" if asks else "allow", "mode", verdict.reason if asks else f"mode {mode}")  # why: unresolved …
     elif mode == "auto" and said.action == "ask":  # the legacy auto asked nothing but cells
         said = Decision("allow", "mode", "mode auto")
     if said.action == "ask" and mode == "dont-ask":

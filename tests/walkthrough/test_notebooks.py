@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from dsh_notebook.kernel.walkthrough import execute_notebook, notebooks_in
+from dsh_notebook.providers import key_variables
 
 pytestmark = [pytest.mark.kernel, pytest.mark.e2e]  # tier: the walkthroughs executed as a reader runs them
 
@@ -27,7 +28,7 @@ NAMES = [
     "07-checkpoints.ipynb",
     "08-external-agents.ipynb",
 ]
-_KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+_KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", *key_variables())
 
 
 @pytest.fixture(scope="module")
