@@ -76,7 +76,7 @@ async def ask_agent(run: ExternalCallRun, notebooks: Any) -> Outcome:
                 if said:
                     await run.ctx.progress.say(said)
     except asyncio.CancelledError:
-        await asyncio.shield(wire.rpc("session/cancel", {"sessionId": sid}, timeout=10))
+        wire.post("session/cancel", {"sessionId": sid})
         raise
     finally:
         wire.cancel(stream_id)

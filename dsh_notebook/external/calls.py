@@ -112,6 +112,9 @@ class ExternalCallRun:
         watch = asyncio.ensure_future(self._watch_decision())
         try:
             begun = await self.link.guard(self.link.wire.rpc("external/begin", begin))
+        except asyncio.CancelledError:  # the client gave up while a person or a turn was awaited
+            self._cancelled("while it waited to be decided")
+            raise
         finally:
             watch.cancel()
         if not begun.get("allowed"):
@@ -122,12 +125,21 @@ class ExternalCallRun:
         except DshError as exc:
             outcome = Outcome(error=exc)
         except asyncio.CancelledError:
-            await self._end(Outcome(error=DshError("the MCP client cancelled the call", code="CANCELLED")))
+            self._cancelled("while it ran")
             raise
         ended = await self._end(outcome)
         texts = iter(p.get("text", "") for p in ended.get("content", []) if tag(p) == "text")
         masked = [Part("text", next(texts, "")) if p.kind == "text" else p for p in outcome.parts]
         return masked, outcome.error
+
+    def _cancelled(self, when: str) -> None:
+        """The MCP client cancelled the call: say so to the host now (a cancelled task cannot wait
+        for the answer) — its external turn ends ``aborted``, an approval still asked is withdrawn."""
+        message = f"the MCP client cancelled the call {when}"
+        self.link.wire.post("external/end", {
+            "sessionId": self.session_id, "callId": self.call_id, "isError": True,
+            "content": [{"type": "text", "text": f"[CANCELLED] {message}"}],
+            "error": {"code": "CANCELLED", "message": message}})
 
     async def _end(self, outcome: Outcome) -> dict[str, Any]:
         content = [{"type": "text", "text": p.text} if p.kind == "text"

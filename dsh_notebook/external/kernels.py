@@ -60,6 +60,7 @@ class KernelLink:
         self._listeners: dict[str, Callable[[dict[str, Any]], None]] = {}  # parent msg_id → iopub/shell sink
         self._hello: asyncio.Future[dict[str, Any]] | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._spawned: set[asyncio.Future[Any]] = set()
         self._lock = asyncio.Lock()
 
     # -- state of the kernel -------------------------------------------------------------------
@@ -253,7 +254,7 @@ class KernelLink:
             "code": code, "silent": silent, "store_history": not silent, "user_expressions": {},
             "allow_stdin": False, "stop_on_error": False})
         msg_id = msg["header"]["msg_id"]
-        reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         idle = asyncio.Event()
 
         def on(m: dict[str, Any]) -> None:
@@ -267,19 +268,25 @@ class KernelLink:
 
         self._listeners[msg_id] = on
         self.client.shell_channel.send(msg)
+        idle_wait: asyncio.Future[Any] = asyncio.ensure_future(idle.wait())
         try:
             while not (reply.done() and idle.is_set()):
-                try:
-                    await asyncio.wait_for(asyncio.gather(asyncio.shield(reply), idle.wait()), 2.0)
-                except asyncio.TimeoutError:
+                await asyncio.wait({reply, idle_wait}, timeout=2.0)
+                if not (reply.done() and idle.is_set()):
                     await self.check_alive()
             return reply.result()
         except asyncio.CancelledError:
             if not reply.done():  # the caller gave up on a run under way: stop it, as Interrupt does
-                await ensure_async(self.km.interrupt_kernel())
+                self._spawn(ensure_async(self.km.interrupt_kernel()))  # now: a cancelled task cannot wait
             raise
         finally:
+            idle_wait.cancel()
             self._listeners.pop(msg_id, None)
+
+    def _spawn(self, aw: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(aw)
+        self._spawned.add(task)
+        task.add_done_callback(self._spawned.discard)
 
     def close(self) -> None:
         for task in self._tasks:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import DshError
@@ -31,14 +31,22 @@ class WireLink:
         self._rpcs: dict[str, asyncio.Future[Any]] = {}
         self._streams: dict[str, asyncio.Queue[dict[str, Any]]] = {}
 
-    async def rpc(self, method: str, args: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """One unary call: its ``value``, or its coded error raised as :class:`DshError`."""
+    def rpc(self, method: str, args: dict[str, Any], timeout: float | None = None) -> Awaitable[dict[str, Any]]:
+        """One unary call, sent now: awaiting it gives its ``value``, or raises its coded error as
+        :class:`DshError`. (Sent before anything is awaited, so a caller cancelled while it waits
+        has still made the request: the host's side of it never depends on the waiting.)"""
         rpc_id = f"x{next(_ids)}"
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._rpcs[rpc_id] = fut
         try:
-            self._send({"kind": "envelope", "cid": CID, "envelope": {
-                "type": "client-request", "rpcId": rpc_id, "method": method, "payload": {"args": args}}})
+            self._send(self._request(rpc_id, method, args))
+        except BaseException:
+            self._rpcs.pop(rpc_id, None)
+            raise
+        return self._answer(rpc_id, fut, timeout)
+
+    async def _answer(self, rpc_id: str, fut: asyncio.Future[Any], timeout: float | None) -> dict[str, Any]:
+        try:
             result = await asyncio.wait_for(fut, timeout)
         finally:
             self._rpcs.pop(rpc_id, None)
@@ -47,6 +55,19 @@ class WireLink:
             raise DshError(str(error.get("message", "failed")), code=str(error.get("code", "HOST_ERROR")))
         value = result.get("value")
         return value if isinstance(value, dict) else {}
+
+    def post(self, method: str, args: dict[str, Any]) -> None:
+        """A request nobody waits for the answer of, sent now — what a cancelled call can still
+        say (its answer, when it comes, is dropped). Nothing is raised when the link is closed."""
+        try:
+            self._send(self._request(f"x{next(_ids)}", method, args))
+        except DshError:
+            pass
+
+    @staticmethod
+    def _request(rpc_id: str, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"kind": "envelope", "cid": CID, "envelope": {
+            "type": "client-request", "rpcId": rpc_id, "method": method, "payload": {"args": args}}}
 
     def open(self, endpoint: str, args: dict[str, Any]) -> tuple[str, asyncio.Queue[dict[str, Any]]]:
         """Open a stream: its id and the queue of its frames (``item`` / ``error`` / ``end``)."""

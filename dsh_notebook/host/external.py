@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +99,8 @@ class _Pending:
     result: asyncio.Future[ExternalEndArgs] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     ended: asyncio.Future[ExternalEnded] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     task: asyncio.Task[None] | None = None
+    deciding: asyncio.Task[Any] | None = None  # ``begin`` while it has not answered (queued, or deciding)
+    cancelled: ExternalEndArgs | None = None  # the client's CANCELLED end, when it came before the decision
 
 
 def masked_content(parts: tuple[ExternalContent, ...]) -> tuple[ExternalContent, ...]:
@@ -117,13 +120,16 @@ class ExternalCalls:
     def __init__(self, registry: AgentRegistry) -> None:
         self.registry = registry
         self.pending: dict[str, _Pending] = {}
+        self._ended_early: deque[str] = deque(maxlen=256)  # cancelled by their client before their begin ran
 
     async def begin(self, args: ExternalBeginArgs, inv: GatewayInvocation) -> ExternalBegun:
         live, how = await self.registry.resolve(args.session_id, by=inv.caller)
         inv.note("resolver", how)
         if args.call_id in self.pending:
             raise HostError(f"external call {args.call_id} is already under way", code="REQUEST_CONFLICT")
-        pending = _Pending(live, args.call_id, -1, args.tool, inv.caller)
+        if args.call_id in self._ended_early:
+            raise HostError(f"external call {args.call_id} was cancelled by its client", code="EXTERNAL_CALL_ENDED")
+        pending = _Pending(live, args.call_id, -1, args.tool, inv.caller, deciding=asyncio.current_task())
         self.pending[args.call_id] = pending
         try:
             if args.tool in WRITES:
@@ -132,17 +138,31 @@ class ExternalCalls:
                 return await asyncio.shield(pending.begun)
             return await self._read(live, args, pending)
         except BaseException:
-            if pending.task is None or pending.task.done():  # a turn still waiting goes on (abandon ends it)
+            if pending.task is None or pending.task.done():  # a turn still waiting goes on (it ends itself)
                 self.pending.pop(args.call_id, None)
+                if pending.task is None and pending.cancelled is not None and pending.call_seq >= 0:
+                    await self._log_result(pending, pending.cancelled)  # a read cancelled while it was decided
             raise
+        finally:
+            pending.deciding = None
 
     async def end(self, args: ExternalEndArgs, inv: GatewayInvocation) -> ExternalEnded:
         pending = self.pending.get(args.call_id)
+        cancel = args.error is not None and args.error.code == "CANCELLED"
+        if pending is None and cancel:
+            self._ended_early.append(args.call_id)
         if pending is None or pending.live.id != args.session_id:
             raise HostError(f"external call {args.call_id} is not under way in session {args.session_id} "
                             "(it ended: %dsh stop, a refusal, or a restart of the kernel)", code="EXTERNAL_CALL_ENDED")
         if pending.result.done():
             raise HostError(f"external call {args.call_id} has its result already", code="REQUEST_CONFLICT")
+        if cancel and pending.deciding is not None:  # cancelled while queued or awaiting a decision
+            pending.cancelled = args
+            if pending.task is not None:
+                pending.task.cancel()  # its turn ends aborted (cause client), the approval withdrawn
+            pending.deciding.cancel()
+            raise HostError(f"external call {args.call_id} was cancelled by its client before it ran",
+                            code="EXTERNAL_CALL_ENDED")
         if pending.task is None:  # a read: log its result now
             self.pending.pop(args.call_id, None)
             return await self._log_result(pending, args)
@@ -195,12 +215,17 @@ class ExternalCalls:
             pending.begun.set_result(ExternalBegun(session_id=live.id, call_id=args.call_id, seq=pending.call_seq,
                                                    allowed=True, turn=turn, mode=live.mode))
             result = await pending.result
+            if result.error is not None and result.error.code == "CANCELLED":  # the client gave up as it ran
+                reason = TurnEndReason(kind="aborted", cause="client")
             pending.ended.set_result(await self._log_result(pending, result))
         except asyncio.CancelledError:
-            cause = agent.cancel_cause or "cancelled"
+            cause = "client" if pending.cancelled is not None else agent.cancel_cause or "cancelled"
             reason = TurnEndReason(kind="aborted", cause=cause)
             error = EventError(code="CANCELLED", message=f"the external turn was stopped in the notebook ({cause})")
-            self._log_error(pending, error, turn)
+            if pending.cancelled is not None:
+                self._append_result(pending, pending.cancelled)
+            else:
+                self._log_error(pending, error, turn)
             for fut in (pending.begun, pending.ended):
                 if not fut.done():
                     fut.set_exception(HostError(error.message, code="EXTERNAL_CALL_ENDED"))
@@ -249,14 +274,19 @@ class ExternalCalls:
         return live.session.append(event).seq
 
     async def _log_result(self, pending: _Pending, args: ExternalEndArgs) -> ExternalEnded:
-        content = masked_content(args.content)
-        error = EventError(code=args.error.code, message=redact(args.error.message)) if args.error else None
-        event = pending.live.session.append(ExternalResult(
-            call_id=args.call_id, tool=pending.tool, content=content, is_error=args.is_error or error is not None,
-            error=error, turn=pending.turn, meta=args.meta, source_event_seqs=(pending.call_seq,)))
+        event = self._append_result(pending, args)
         if pending.task is None:
             await pending.live.agent.flush_quietly("an external call's result")
-        return ExternalEnded(session_id=pending.live.id, call_id=args.call_id, seq=event.seq, content=content)
+        return ExternalEnded(session_id=pending.live.id, call_id=args.call_id, seq=event.seq, content=event.content)
+
+    @staticmethod
+    def _append_result(pending: _Pending, args: ExternalEndArgs) -> ExternalResult:
+        content = masked_content(args.content)
+        error = EventError(code=args.error.code, message=redact(args.error.message)) if args.error else None
+        event = ExternalResult(
+            call_id=args.call_id, tool=pending.tool, content=content, is_error=args.is_error or error is not None,
+            error=error, turn=pending.turn, meta=args.meta, source_event_seqs=(pending.call_seq,))
+        return pending.live.session.append(event)
 
     @staticmethod
     def _log_error(pending: _Pending, error: EventError, turn: int | None) -> None:

@@ -245,6 +245,10 @@ async def test_a_dead_kernel_is_reported_and_never_replaced_and_a_restarted_one_
     assert kernel_state["execution_state"] in ("dead", "unknown", "restarting") or not _alive(pid)
 
 
+def _sessions(server: Server) -> set[str]:
+    return {p.stem for p in (server.home / "sessions").glob("*.jsonl")}
+
+
 def _alive(pid: int) -> bool:
     """A process that has not exited (a zombie waiting for its parent counts as gone)."""
     try:
@@ -292,3 +296,57 @@ async def test_a_kernel_that_dies_while_a_call_waits_for_approval_ends_the_call_
         os.kill(pid, signal.SIGKILL)
         dead = await asyncio.wait_for(call, 120)
     assert dead.is_error and texts(dead).startswith("[KERNEL_DEAD]"), texts(dead)
+
+
+async def test_a_client_that_cancels_a_call_waiting_for_approval_ends_its_external_turn(
+        server: Server, kernels: list[Kernel]) -> None:
+    """Claude Code's Esc: the MCP client cancels a call that waits for a person; the external turn
+    ends (nothing ran, no approval left pending) and the notebook's session takes the next call."""
+    name, kernel = opened(server, kernels, "pass", mode="default")
+    async with mcp_client(server) as mcp:
+        call = asyncio.ensure_future(mcp.call_tool("execute_code", {"path": name, "code": "cancelled = 1"}))
+        await _wait_for(lambda: bool(kernel.session_id() != "None" and of_type(server.events(kernel.session_id()),
+                                                                                "approval/asked")))
+        sid = await asyncio.to_thread(kernel.session_id)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await _wait_for(lambda: bool(of_type(server.events(sid), "turn/end")))
+        second = asyncio.ensure_future(mcp.call_tool("execute_code", {"path": name, "code": "after = 2"}))
+        await _wait_for(lambda: len(of_type(server.events(sid), "approval/asked")) == 2)
+        await asyncio.to_thread(kernel.approve, of_type(server.events(sid), "approval/asked")[1]["callId"])
+        after = await second
+    assert not after.is_error and kernel.run("print(after)").strip() == "2", texts(after)
+    assert "NameError" in kernel.run("cancelled")
+    events = server.events(sid)
+    first_end = of_type(events, "turn/end")[0]
+    assert first_end["reason"] == {"kind": "aborted", "cause": "client"}
+    first = of_type(events, "external/result")[0]
+    assert first["error"]["code"] == "CANCELLED" and "MCP client cancelled" in first["error"]["message"]
+    assert of_type(events, "approval/decided")[0]["decision"] != "allow"  # the banner's question withdrawn
+
+
+async def test_a_client_that_cancels_a_running_execute_code_interrupts_it_and_ends_the_turn(
+        server: Server, kernels: list[Kernel]) -> None:
+    name, kernel = opened(server, kernels, "pass")
+    said: list[str] = []
+
+    async def progress(p: float, total: float | None, message: str | None) -> None:
+        said.append(message or "")
+
+    before = _sessions(server)
+    async with mcp_client(server) as mcp:
+        call = asyncio.ensure_future(mcp.call_tool(
+            "execute_code", {"path": name, "code": "import time\nprint('started')\nfor i in range(3000):\n    time.sleep(0.1)"},
+            progress_callback=progress))
+        await _wait_for(lambda: any(s.startswith("running (") and "started" in s for s in said))  # the loop runs
+        (sid,) = _sessions(server) - before  # the one the call made (the kernel, busy, is not asked)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await _wait_for(lambda: bool(of_type(server.events(sid), "turn/end")))
+        after = await mcp.call_tool("execute_code", {"path": name, "code": "print(i < 2999)"})
+    assert not after.is_error and texts(after).strip() == "True", texts(after)  # interrupted, the kernel free
+    events = server.events(sid)
+    assert of_type(events, "turn/end")[0]["reason"] == {"kind": "aborted", "cause": "client"}
+    assert of_type(events, "external/result")[0]["error"]["code"] == "CANCELLED"
