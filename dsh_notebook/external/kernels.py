@@ -179,7 +179,7 @@ class KernelLink:
         self._listeners[msg_id] = on
         getattr(self.client, f"{channel}_channel").send(msg)
         try:
-            return await done
+            return await self.guard(done)  # a kernel that dies meanwhile never answers
         finally:
             if self._listeners.get(msg_id) is on:
                 self._listeners.pop(msg_id, None)
