@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DshError
+from ..redaction import redact
 from ..wire.base import tag
-from .cells import Part, image_bytes
+from .cells import Part, clip, image_bytes
 from .kernels import KernelLink
+from .pages import Pages
 
 HEARTBEAT = 30.0
 """Seconds between two progress notifications while nothing changes (clients with idle timeouts
@@ -81,6 +83,7 @@ class CallContext:
     client: dict[str, Any]
     mcp_session_id: str | None
     progress: Progress
+    pages: Pages | None = None  # the JupyterLab pages: a banner above the notebook while a person decides
 
 
 @dataclass
@@ -117,6 +120,8 @@ class ExternalCallRun:
             raise
         finally:
             watch.cancel()
+            if self.ctx.pages is not None:
+                self.ctx.pages.settled(self.call_id)
         if not begun.get("allowed"):
             return [], DshError(f"{begun.get('reason') or 'denied'} (session {self.session_id}, mode "
                                 f"{begun.get('mode')})", code=str(begun.get("code") or "DENIED"))
@@ -131,6 +136,17 @@ class ExternalCallRun:
         texts = iter(p.get("text", "") for p in ended.get("content", []) if tag(p) == "text")
         masked = [Part("text", next(texts, "")) if p.kind == "text" else p for p in outcome.parts]
         return masked, outcome.error
+
+    def _banner(self) -> dict[str, Any]:
+        """What the banner above the notebook says of this call (masked, as the log has it)."""
+        what = self.arguments.get("code") if self.tool == "execute_code" else self.arguments.get("source")
+        return {"tool": self.tool, "client": self.ctx.client, "sessionId": self.session_id,
+                "text": redact(clip(str(what), 4000)) if isinstance(what, str) else None}
+
+    async def _approve(self, decision: str) -> None:
+        """A person's answer in the banner: ``session/approve``, as the widget's buttons send it."""
+        await self.link.wire.rpc("session/approve", {"sessionId": self.session_id, "callId": self.call_id,
+                                                     "decision": decision}, timeout=30)
 
     def _cancelled(self, when: str) -> None:
         """The MCP client cancelled the call: say so to the host now (a cancelled task cannot wait
@@ -162,6 +178,8 @@ class ExternalCallRun:
             except (DshError, asyncio.TimeoutError):
                 continue
             waiting = [a for a in info.get("pendingApprovals", []) if a.get("callId") == self.call_id]
+            if waiting and self.ctx.pages is not None:
+                self.ctx.pages.asking(self.call_id, self.notebook, self._banner(), self._approve)
             if waiting:
                 await self.ctx.progress.say(f"waiting for a person to approve {self.tool} ({self.call_id}) in the "
                                             f"notebook (session {self.session_id}, mode {info.get('mode')})")

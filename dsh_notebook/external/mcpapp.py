@@ -21,12 +21,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from ..errors import DshError
 from ..redaction import redact
-from . import version
+from . import clean_path, version
 from .ask import ask_agent
 from .calls import HEARTBEAT, CallContext, ExternalCallRun, Progress
 from .cells import Part
 from .kernels import KernelLink
-from .notebooks import Notebooks, clean_path
+from .notebooks import Notebooks
+from .pages import Pages
 from .tools import BODIES, TOOLS
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,8 @@ class NotebookMcp:
 
     def __init__(self, serverapp: Any, heartbeat: float = HEARTBEAT) -> None:
         self.app = serverapp
-        self.notebooks = Notebooks(serverapp)
+        self.pages = Pages()
+        self.notebooks = Notebooks(serverapp, self.pages)
         self.links: dict[str, KernelLink] = {}
         self.heartbeat = heartbeat
         self.server: Server[Any] = Server("dsh-notebook", version=version(), instructions=INSTRUCTIONS,
@@ -137,7 +139,9 @@ class NotebookMcp:
         with Progress(report, self.heartbeat) as progress:
             await progress.say("connecting to the notebook's kernel")
             await link.ready()
-            run = ExternalCallRun(link, CallContext(client, mcp_session, progress), name, args, path,
+            if name in ("insert_cell", "edit_cell"):
+                await self.notebooks.settle(path)  # the person's unsaved changes before the checkpoint
+            run = ExternalCallRun(link, CallContext(client, mcp_session, progress, self.pages), name, args, path,
                                   self.notebooks.os_path(path))
             body = ask_agent if name == "ask_agent" else BODIES[name]
             parts, error = await run.run(lambda r: body(r, self.notebooks))

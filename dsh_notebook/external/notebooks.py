@@ -4,39 +4,37 @@
   notebook without one is ``NO_KERNEL`` (nothing here starts a kernel), an unknown path
   ``UNKNOWN_NOTEBOOK``.
 - ``insert_cell`` / ``edit_cell`` address cells by nbformat id only: an unknown id is
-  ``UNKNOWN_CELL``, never a position. They write through Jupyter's contents manager with a
-  compare-and-swap: the file is read with its hash, changed, and saved only if its hash is still
-  the same (else ``EDIT_CONFLICT``: someone saved it meanwhile; nothing is written). An
-  ``expected_source`` that no longer matches the cell is ``EDIT_CONFLICT`` too. Writes of one
-  notebook are serialised in this process.
+  ``UNKNOWN_CELL``, never a position. An ``expected_source`` that no longer matches the cell is
+  ``EDIT_CONFLICT``. Writes of one notebook are serialised in this process.
+- A notebook open in a JupyterLab page (:mod:`.pages`) is read and changed **there**: the tool's
+  edit runs on what the page shows, and the page applies the difference — cells by id — to the
+  open notebook only if the cells it touches are still as they were read (else ``EDIT_CONFLICT``)
+  and saves it when it had no unsaved changes of the person's. The person sees the cell appear.
+- Otherwise the file, through Jupyter's contents manager, with a compare-and-swap: the file is read
+  with its hash, changed, and saved only if its hash is still the same (else ``EDIT_CONFLICT``:
+  someone saved it meanwhile; nothing is written).
 """
 
 from __future__ import annotations
 
 import asyncio
-import posixpath
+import copy
 import uuid
 from typing import Any
 
 from jupyter_core.utils import ensure_async
 
 from ..errors import DshError
-
-
-def clean_path(path: str) -> str:
-    """A notebook path as Jupyter's contents API names it (relative to its root, ``/`` separated)."""
-    text = str(path or "").strip().replace("\\", "/").lstrip("/")
-    norm = posixpath.normpath(text) if text else ""
-    if not norm or norm == "." or norm.startswith("../") or norm == "..":
-        raise DshError(f"{path!r} is not a notebook path inside Jupyter's root folder", code="UNKNOWN_NOTEBOOK")
-    return norm
+from . import clean_path
+from .pages import Pages
 
 
 class Notebooks:
     """Jupyter's sessions and contents, for the tools."""
 
-    def __init__(self, serverapp: Any) -> None:
+    def __init__(self, serverapp: Any, pages: Pages | None = None) -> None:
         self.app = serverapp
+        self.pages = pages if pages is not None else Pages()
         self._locks: dict[str, asyncio.Lock] = {}
 
     @property
@@ -72,6 +70,25 @@ class Notebooks:
         model = await ensure_async(self.contents.get(clean_path(path), content=True, type="notebook", require_hash=True))
         return model["content"], model.get("hash")
 
+    async def view(self, path: str) -> tuple[dict[str, Any], str]:
+        """The notebook as the person sees it — the open page's, unsaved changes included — or
+        its file; and a phrase saying which."""
+        path = clean_path(path)
+        page = self.pages.showing(path)
+        if page is not None:
+            live = await page.request("read", path)
+            unsaved = "with unsaved changes" if live.get("dirty") else "saved"
+            return dict(live["notebook"]), f"as open in JupyterLab, {unsaved}"
+        nb, digest = await self.read(path)
+        return nb, f"as last saved; hash {digest}"
+
+    async def settle(self, path: str) -> None:
+        """Before a write: the open page saves the person's unsaved changes (when its autosave is
+        on), so the checkpoint before the write holds them and ``%dsh undo`` keeps them."""
+        page = self.pages.showing(clean_path(path))
+        if page is not None:
+            await page.request("save", clean_path(path))
+
     async def current_hash(self, path: str) -> str | None:
         model = await ensure_async(self.contents.get(path, content=False, type="notebook", require_hash=True))
         return model.get("hash")
@@ -97,17 +114,46 @@ class Notebooks:
 
     # -- writes --------------------------------------------------------------------------------
     async def change(self, path: str, edit: Any) -> Any:
-        """Read, ``edit(notebook)`` (returns what the tool reports), compare-and-swap save."""
+        """Read, ``edit(notebook)`` (returns what the tool reports, a dict), compare-and-swap save —
+        in the open page, or the file. The report gains ``where``."""
         path = clean_path(path)
         lock = self._locks.setdefault(path, asyncio.Lock())
         async with lock:
+            page = self.pages.showing(path)
+            if page is not None:
+                live = await page.request("read", path)
+                nb = dict(live["notebook"])
+                was = copy.deepcopy(nb)
+                outcome = edit(nb)
+                done = await page.request("apply", path, ops=cell_ops(was, nb))
+                saved = "saved" if done.get("saved") else "not saved yet: the person has unsaved changes in it"
+                return {**outcome, "where": f"in the notebook open in JupyterLab ({saved})"}
             nb, before = await self.read(path)
             outcome = edit(nb)
             if before is not None and await self.current_hash(path) != before:
                 raise DshError(f"{path} changed on disk while this edit was made (someone saved it): nothing was "
                                "written; read it again and retry", code="EDIT_CONFLICT")
             await ensure_async(self.contents.save({"type": "notebook", "format": "json", "content": nb}, path))
-            return outcome
+            return {**outcome, "where": "in the notebook file (no JupyterLab page has it open)"}
+
+
+def cell_ops(was: dict[str, Any], now: dict[str, Any]) -> list[dict[str, Any]]:
+    """What changed from ``was`` to ``now``, cell by id, as the page applies it: ``insert`` (after
+    the cell with id ``after``, or first) and ``replace`` (the cell whose source is still
+    ``expect``). The tools never delete or move a cell."""
+    before = {c.get("id"): c for c in was.get("cells") or []}
+    ops: list[dict[str, Any]] = []
+    previous: str | None = None
+    for cell in now.get("cells") or []:
+        old = before.get(cell.get("id"))
+        if old is None:
+            ops.append({"op": "insert", "after": previous, "cell": cell})
+        elif old != cell:
+            source = old.get("source")
+            ops.append({"op": "replace", "id": cell["id"], "cell": cell,
+                        "expect": "".join(source) if isinstance(source, list) else str(source or "")})
+        previous = cell.get("id")
+    return ops
 
 
 def find_cell(nb: dict[str, Any], cell_id: str) -> int:

@@ -27,9 +27,10 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.application import ExtensionApp
 from tornado import web
 
-from . import PATH
+from . import PAGES_PATH, PATH
 from .asgi import serve_asgi
 from .mcpapp import NotebookMcp
+from .pages import PagesHandler
 
 
 class McpHandler(APIHandler):
@@ -87,6 +88,7 @@ class ExternalAgentsApp(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.append((rf"/{PATH}/?", McpHandler, {"mcp": self.mcp}))
+        self.handlers.append((rf"/{PAGES_PATH}/?", PagesHandler, {"pages": self.mcp.pages}))
 
     async def stop_extension(self) -> None:
         await self.mcp.stop()

@@ -36,7 +36,7 @@ def _schema(required: list[str], **props: Any) -> dict[str, Any]:
 TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     "list_notebooks": ("The notebooks of this Jupyter server: the open ones with their kernel's state, and the notebook "
                        "files under its root folder.", {"type": "object", "properties": {}, "additionalProperties": False}),
-    "read_notebook": ("A notebook's cells as last saved, addressed by nbformat cell id, with their outputs (images as "
+    "read_notebook": ("A notebook's cells as the person sees them (open in JupyterLab: with unsaved changes; else as saved), addressed by nbformat cell id, with their outputs (images as "
                       "images; long outputs cut to their head and tail). cell_ids: only these cells.",
                       _schema([], cell_ids={"type": "array", "items": {"type": "string"}})),
     "execute_code": ("Run code in the notebook's live kernel (its variables are there, and what you define stays). "
@@ -73,15 +73,14 @@ def _str(args: dict[str, Any], name: str, *, required: bool = True) -> str | Non
 
 
 async def read_notebook(run: ExternalCallRun, notebooks: Any) -> Outcome:
-    nb, digest = await notebooks.read(run.notebook)
+    nb, which = await notebooks.view(run.notebook)
     cells = nb.get("cells") or []
     wanted = run.arguments.get("cell_ids")
     if wanted is not None:
         if not isinstance(wanted, list) or not all(isinstance(x, str) for x in wanted):
             raise DshError("cell_ids must be a list of cell ids", code="BAD_ARGS")
         cells = [cells[find_cell(nb, cid)] for cid in wanted]
-    head = Part("text", f"{run.notebook} (as last saved; {len(nb.get('cells') or [])} cells; hash {digest}; "
-                        f"session {run.session_id})")
+    head = Part("text", f"{run.notebook} ({which}; {len(nb.get('cells') or [])} cells; session {run.session_id})")
     parts = [head, *(p for cell in cells for p in cell_parts(cell))]
     return Outcome(fit(parts), meta={"cells": len(cells)})
 
@@ -131,8 +130,8 @@ async def insert_cell(run: ExternalCallRun, notebooks: Any) -> Outcome:
         return {"cellId": cell["id"], "index": index}
 
     done = await notebooks.change(run.notebook, edit)
-    return Outcome([Part("text", f"inserted {kind} cell {done['cellId']} at position {done['index']} of {run.notebook}")],
-                   meta={**done, "provenance": prov})
+    return Outcome([Part("text", f"inserted {kind} cell {done['cellId']} at position {done['index']} of {run.notebook}, "
+                                 f"{done['where']}")], meta={**done, "provenance": prov})
 
 
 async def edit_cell(run: ExternalCallRun, notebooks: Any) -> Outcome:
@@ -162,7 +161,8 @@ async def edit_cell(run: ExternalCallRun, notebooks: Any) -> Outcome:
         return {"cellId": cell_id, "before": clip(before, 2000)}
 
     done = await notebooks.change(run.notebook, edit)
-    return Outcome([Part("text", f"edited cell {cell_id} of {run.notebook}")], meta={**done, "provenance": prov})
+    return Outcome([Part("text", f"edited cell {cell_id} of {run.notebook}, {done['where']}")],
+                   meta={**done, "provenance": prov})
 
 
 async def inspect_var(run: ExternalCallRun, notebooks: Any) -> Outcome:

@@ -89,6 +89,7 @@ def test_an_external_call_waits_for_the_approval_clicked_in_the_notebook(lab: La
         call = agent.run(agent.call("execute_code", {"path": name, "code": "answer = 6 * 7\nprint('answer', answer)"}))
         item = page.locator(".dsh-loop .dsh-approval-external").first
         item.wait_for(timeout=90_000)
+        page.locator(".jp-NotebookPanel .dsh-lab-banner").first.wait_for(timeout=30_000)
         title = item.locator(".dsh-approval-title").text_content() or ""
         assert "The external agent claude-code (over MCP) waits for your approval: execute_code" in title
         assert "answer = 6 * 7" in (item.locator(".dsh-approval-command").text_content() or "")
@@ -104,6 +105,9 @@ def test_an_external_call_waits_for_the_approval_clicked_in_the_notebook(lab: La
         wait_until(lambda: row.get_attribute("data-status") == "done", timeout=30, what="the external call drawn done")
         assert "by claude-code 2.1.0" in (row.text_content() or "")
         assert page.locator(".dsh-loop .dsh-approval-banner .dsh-approval-item").count() == 0
+        # the same question, asked above the notebook too (the JupyterLab extension), went with the answer
+        wait_until(lambda: page.locator(".jp-NotebookPanel .dsh-lab-banner").count() == 0, timeout=30,
+                   what="the notebook's banner gone")
         # the legend names the external agent; its colour is not the in-kernel agent's
         legend = page.locator('.dsh-loop .dsh-legend-item[data-role="external"]').first
         assert "External agent" in (legend.text_content() or "")
@@ -122,3 +126,94 @@ def test_an_external_call_waits_for_the_approval_clicked_in_the_notebook(lab: La
     assert [(e["decision"], e["decider"], e["mode"]) for e in asked] == [("allow", "user", "default")]
     kinds = [e["type"] for e in events]
     assert kinds.index("external/call") > kinds.index("turn/end")  # after the in-kernel agent's own turn
+
+
+def _kernel_run(lab: Lab, name: str, code: str) -> str:
+    """Run ``code`` in the kernel of the open notebook ``name``, as another front end of it would."""
+    from jupyter_client import BlockingKernelClient
+
+    (session,) = [s for s in lab.api("/api/sessions") if s["path"] == name]
+    client = BlockingKernelClient()
+    client.load_connection_file(str(lab.root.parent / "state" / "runtime" / f"kernel-{session['kernel']['id']}.json"))
+    client.start_channels()
+    out: list[str] = []
+    try:
+        client.wait_for_ready(timeout=60)
+        client.execute_interactive(code, timeout=120, output_hook=lambda m: out.append(
+            m["content"].get("text", "") if m["msg_type"] == "stream" else ""))
+    finally:
+        client.stop_channels()
+    return "".join(out)
+
+
+def _cells(page: Any) -> list[str]:
+    return list(page.evaluate("""() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')]
+        .map(c => c.querySelector('.jp-InputArea-editor')?.textContent ?? '')"""))
+
+
+def test_an_external_agents_cell_appears_in_the_open_notebook_marked_and_goes_with_undo(lab: Lab, page: Any) -> None:
+    """The JupyterLab extension's side: the approval in a banner above the notebook (no loop widget
+    in it), the cell appearing in the open notebook with its mark, saved; ``%dsh undo`` takes it
+    out of the page too; a cell the person is typing in is an ``EDIT_CONFLICT`` for the agent."""
+    name = lab.write_notebook("external_cells.ipynb", "%load_ext dsh_notebook\n%config DshMagics.mode = 'default'",
+                              "x = 1")
+    open_notebook(page, lab, name)
+    run_all_cells(page)
+    wait_until(lambda: "[2]" in (page.locator(".jp-Cell").nth(1).locator(".jp-InputPrompt").text_content() or ""),
+               timeout=60, what="both cells run")
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")  # the person saves (Ctrl+S)
+    wait_until(lambda: json.loads((lab.root / name).read_text())["cells"][1]["execution_count"] == 2,
+               timeout=30, what="the run notebook saved")
+    first, second = (c["id"] for c in json.loads((lab.root / name).read_text())["cells"])
+    agent = Agent(lab)
+    try:
+        agent.open()
+        call = agent.run(agent.call("insert_cell", {"path": name, "cell_id": second, "source": "y = x + 1"}))
+        banner = page.locator(".jp-NotebookPanel .dsh-lab-banner").first
+        banner.wait_for(timeout=90_000)
+        assert "External agent claude-code 2.1.0 asks to run insert_cell" in (banner.text_content() or "")
+        assert (banner.locator(".dsh-lab-banner-text").text_content() or "") == "y = x + 1"
+        assert not call.done()
+        for theme in ("JupyterLab Dark", "JupyterLab Light"):
+            set_theme(page, theme)
+            settle(banner)
+            assert violations(audit(page, ".jp-NotebookPanel .dsh-lab-banner")) == [], theme
+        shot(page, "external-banner", ".jp-NotebookPanel")
+        banner.locator(".dsh-lab-allow").click()
+        done = call.result(90)
+        assert not done.is_error and texts_of(done).endswith("in the notebook open in JupyterLab (saved)"), texts_of(done)
+        wait_until(lambda: _cells(page) == [_cells(page)[0], "x = 1", "y = x + 1"], timeout=30,
+                   what="the agent's cell in the open notebook, below x = 1")
+        mark = page.locator(".jp-Cell.dsh-external-cell .dsh-provenance").first
+        assert (mark.text_content() or "").startswith("insert_cell by external agent claude-code 2.1.0 · call x")
+        assert violations(audit(page, ".jp-Cell.dsh-external-cell .dsh-provenance")) == []
+        assert page.locator(".jp-NotebookPanel .dsh-lab-banner").count() == 0
+        shot(page, "external-cell-marked", ".jp-NotebookPanel")
+        saved = json.loads((lab.root / name).read_text())["cells"]
+        assert ["".join(c["source"]) for c in saved][1:] == ["x = 1", "y = x + 1"]
+        assert saved[2]["metadata"]["dsh"]["provenance"]["client"] == {"name": "claude-code", "version": "2.1.0"}
+
+        said = _kernel_run(lab, name, "%dsh undo")
+        assert f"restore {name}" in said, said
+        wait_until(lambda: len(_cells(page)) == 2, timeout=30, what="the undone cell gone from the page")
+        assert page.locator(".dsh-provenance").count() == 0
+
+        editor = page.locator(".jp-Cell").nth(1).locator(".cm-content")
+        editor.click()
+        page.keyboard.press("End")
+        page.keyboard.type("  # mine")
+        wait_until(lambda: _cells(page)[1] == "x = 1  # mine", timeout=10, what="the person's typing")
+        read = agent.run(agent.call("read_notebook", {"path": name, "cell_ids": [second]})).result(60)
+        assert "with unsaved changes" in texts_of(read) and "x = 1  # mine" in texts_of(read)
+        stale = agent.run(agent.call("edit_cell", {"path": name, "cell_id": second, "source": "x = 2",
+                                                   "expected_source": "x = 1"}))
+        page.locator(".jp-NotebookPanel .dsh-lab-banner .dsh-lab-allow").first.click(timeout=90_000)
+        refused = stale.result(90)
+        assert refused.is_error and texts_of(refused).startswith("[EDIT_CONFLICT]"), texts_of(refused)
+        assert _cells(page)[1] == "x = 1  # mine"
+    finally:
+        agent.close()
+
+
+def texts_of(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
