@@ -39,6 +39,9 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DSH_HOME", str(tmp_path_factory.mktemp("dsh_home")))
         mp.setenv("JUPYTER_PATH", os.environ.get("JUPYTER_PATH", ""))  # 05 may add a temporary kernelspec
+        # the kernels (and 08's Jupyter server) import this checkout's package, not whichever one the
+        # environment's editable install points at
+        mp.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(NOTEBOOKS.parent), os.environ.get("PYTHONPATH")) if p))
         for name in _KEY_VARS:
             mp.delenv(name, raising=False)
         for name in NAMES:
