@@ -133,7 +133,7 @@ class Kernel:
 
 
 @contextlib.contextmanager
-def launch(base: Path, *flags: str) -> Iterator[Server]:
+def launch(base: Path, *flags: str, base_url: str = "/") -> Iterator[Server]:
     root, state, home = base / "root", base / "state", base / "dsh_home"
     runtime = base / "runtime"
     for d in (root, state / "config", home):
@@ -156,9 +156,10 @@ def launch(base: Path, *flags: str) -> Iterator[Server]:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
                  "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-                 "--allow-root", *flags], env=env, stdout=fh, stderr=subprocess.STDOUT)
+                 f"--ServerApp.base_url={base_url}", "--allow-root", *flags], env=env, stdout=fh,
+                stderr=subprocess.STDOUT)
         try:
-            url = f"http://127.0.0.1:{port}"
+            url = f"http://127.0.0.1:{port}{base_url.rstrip('/')}"
             deadline = time.time() + 90
             while True:
                 try:

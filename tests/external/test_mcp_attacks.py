@@ -130,3 +130,33 @@ async def test_mcp_bridge_relays_stdio_to_the_running_server(server: Server, ker
     assert said, "progress notifications reach the client through the bridge"
     calls = [e for e in server.events(kernel.session_id()) if e["type"] == "external/call"]
     assert calls[-1]["client"] == {"name": "bridged-agent", "version": "2"}
+
+
+async def test_under_a_base_url_the_server_answers_at_base_url_dsh_mcp_and_the_bridge_finds_it(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """JupyterHub serves a person's JupyterLab under ``/user/<name>/``: MCP is at
+    ``{base_url}dsh/mcp`` (and not at the root), and ``mcp-bridge`` finds it from the runtime file."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp_types import Implementation
+
+    from .conftest import launch, mcp_client
+
+    base = tmp_path_factory.mktemp("hub")
+    with launch(base, base_url="/user/ada/") as hub:
+        assert hub.endpoint.endswith("/user/ada/dsh/mcp")
+        at_root = Server(hub.url.removesuffix("/user/ada"), hub.root, hub.runtime, hub.home, hub.log)
+        root_status, _ = post(at_root, {"Authorization": f"token {TOKEN}"})
+        async with mcp_client(hub) as mcp:
+            listed = texts(await mcp.call_tool("list_notebooks", {}))
+        hub.notebook("a = 1", name="here.ipynb")
+        params = StdioServerParameters(command=sys.executable, args=["-m", "dsh_notebook", "mcp-bridge"],
+                                       cwd=str(hub.root), env={**os.environ, "JUPYTER_RUNTIME_DIR": str(hub.runtime),
+                                                               "PYTHONPATH": str(REPO)})
+        async with stdio_client(params) as (read, write), \
+                ClientSession(read, write, client_info=Implementation(name="bridged", version="1")) as bridged:
+            await bridged.initialize()
+            through_bridge = texts(await bridged.call_tool("list_notebooks", {}))
+    assert root_status == 404  # nothing at the root: the server lives under its base_url
+    assert listed == "(no notebooks)"
+    assert "here.ipynb · no kernel" in through_bridge
