@@ -50,8 +50,12 @@ class Page:
         self.closed = False
 
     def send(self, message: dict[str, Any]) -> None:
-        if not self.closed:
+        if self.closed:
+            return
+        try:
             self._send(json.dumps(message))
+        except websocket.WebSocketClosedError:  # gone without its close seen yet
+            self.close()
 
     async def request(self, kind: str, path: str, **fields: Any) -> dict[str, Any]:
         """Ask the page; its ``value``, or its coded error raised as :class:`DshError`."""
@@ -62,6 +66,8 @@ class Page:
         self.waiting[ident] = fut
         try:
             self.send({"kind": kind, "id": ident, "path": path, **fields})
+            if self.closed:
+                raise DshError("the JupyterLab page that showed the notebook closed", code="PAGE_GONE")
             reply = await asyncio.wait_for(fut, TIMEOUT)
         except asyncio.TimeoutError:
             raise DshError(f"the JupyterLab page showing {path} did not answer in {TIMEOUT:.0f} s; nothing is known "
@@ -209,6 +215,8 @@ class PagesHandler(WebSocketMixin, JupyterHandler, websocket.WebSocketHandler): 
             task.add_done_callback(lambda t: t.exception())
 
     def on_close(self) -> None:
+        if self.ping_callback is not None:
+            self.ping_callback.stop()
         if self.page is not None:
             self.pages.remove(self.page)
         super().on_close()
