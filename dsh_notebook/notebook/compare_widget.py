@@ -23,6 +23,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ..session.align import TurnAlignment, align_turns
 from ..session.compare import Divergence, StepPair, compare_events
 from ..session.request_index import StepSummary, step_summaries
 from ..wire.events import AnyEvent, AssistantMessageEvent
@@ -59,6 +60,7 @@ def _side(step: StepSummary | None, events: Sequence[AnyEvent]) -> dict[str, Any
     answer = events[ref.response_seq] if ref.response_seq is not None else None
     return {
         "seq": ref.seq,
+        "turn": ref.turn,  # in this log's own numbers (a fork's may differ from the row's)
         "model": ref.model_id,
         "messages": step.messages,
         "last": _summary(step.last),
@@ -67,12 +69,21 @@ def _side(step: StepSummary | None, events: Sequence[AnyEvent]) -> dict[str, Any
     }
 
 
+def _aligned(steps: dict[tuple[int, int], StepSummary], align: TurnAlignment) -> dict[tuple[int, int], StepSummary]:
+    """The steps of one log keyed as the comparison numbers its turns (a fork's as its origin's)."""
+    out: dict[tuple[int, int], StepSummary] = {}
+    for (turn, step), summary in steps.items():
+        if align.keeps(turn, summary.ref.seq):
+            out[(align.turn(turn), step)] = summary
+    return out
+
+
 def comparison_data(a_id: str, a: Sequence[AnyEvent], b_id: str, b: Sequence[AnyEvent],
                     compared: tuple[Sequence[StepPair], Divergence | None] | None = None) -> dict[str, Any]:
     """What the compare widget draws (JSON): both sessions, every aligned step, the divergence
     (``compared``: what :func:`compare_events` gave for ``a`` and ``b``, when the caller has it)."""
     pairs, divergence = compared if compared is not None else compare_events(a, b)
-    sa, sb = step_summaries(a), step_summaries(b)  # linear: no request's messages materialised
+    sa, sb = (_aligned(step_summaries(log), al) for log, al in zip((a, b), align_turns(a, b), strict=True))
     first = (divergence.turn, divergence.step) if divergence is not None else None
     rows = []
     for key in sorted(set(sa) | set(sb)):

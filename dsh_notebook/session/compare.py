@@ -6,7 +6,9 @@ attempt of each (turn, step), the one the step went on with. They are walked sid
 the responses. The first pair that differs is **the divergence**: the first message where the
 requests differ (with the surface seq of that message in each log) or, if the requests agree,
 the two responses; a session that stops earlier diverges where its steps run out. A fork compared
-with its origin agrees on every step before the fork point.
+with its origin agrees on every step before the fork point, and its turns after that point are
+numbered as the origin's (:mod:`.align`): a replay of the turn the fork cut is compared with
+that turn of the origin, so an exact replay reports no divergence.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire.events import AnyEvent, AssistantMessageEvent
+from .align import TurnAlignment, align_turns
 from .request_index import RequestIndex, RequestRef
 from .requests import RequestPoint, canonical, masked, model_view, request_points
 
@@ -39,13 +42,17 @@ def _lines(messages: Sequence[dict[str, Any]], model_ids: Sequence[str]) -> list
 
 @dataclass(frozen=True)
 class StepPair:
-    """One aligned step: the request seq in A and in B (None: that session has no such step)."""
+    """One aligned step: the request seq in A and in B (None: that session has no such step).
+    ``turn`` is the comparison's turn; ``a_turn`` / ``b_turn`` the turn in each log's own numbers
+    (a fork's turns after its fork point are numbered as its origin's)."""
 
     turn: int
     step: int
     a_seq: int | None
     b_seq: int | None
     same: bool
+    a_turn: int | None = None
+    b_turn: int | None = None
 
 
 @dataclass(frozen=True)
@@ -115,11 +122,13 @@ def _response(ref: RequestRef, events: Sequence[AnyEvent]) -> AssistantMessageEv
     return event if isinstance(event, AssistantMessageEvent) else None
 
 
-def _last_per_step(refs: Sequence[RequestRef]) -> list[RequestRef]:
+def _last_per_step(refs: Sequence[RequestRef], align: TurnAlignment) -> list[tuple[int, RequestRef]]:
+    """The last request attempt of each (turn, step) as the comparison numbers the turns."""
     last: dict[tuple[int, int], RequestRef] = {}
     for ref in refs:
-        last[(ref.turn, ref.step)] = ref
-    return list(last.values())
+        if align.keeps(ref.turn, ref.seq):
+            last[(align.turn(ref.turn), ref.step)] = ref
+    return [(turn, ref) for (turn, _), ref in sorted(last.items(), key=lambda kv: kv[0])]
 
 
 def compare_events(
@@ -130,30 +139,34 @@ def compare_events(
     Linear in the logs' size: requests are compared by fingerprint (:mod:`.request_index`) and
     only a pair whose fingerprints differ is materialised and compared message by message."""
     ia, ib = RequestIndex(a), RequestIndex(b)
-    sa, sb = _last_per_step(ia.refs), _last_per_step(ib.refs)
+    al_a, al_b = align_turns(a, b)
+    sa, sb = _last_per_step(ia.refs, al_a), _last_per_step(ib.refs, al_b)
     mask = sorted(ia.model_ids | ib.model_ids)  # each session's own model id is no difference
     fa, fb = ia.fingerprints(mask), ib.fingerprints(mask)
     pairs: list[StepPair] = []
     for k in range(max(len(sa), len(sb))):
-        pa = sa[k] if k < len(sa) else None
-        pb = sb[k] if k < len(sb) else None
-        if pa is not None and pb is not None and (pa.turn, pa.step) != (pb.turn, pb.step):
+        ta, pa = sa[k] if k < len(sa) else (0, None)
+        tb, pb = sb[k] if k < len(sb) else (0, None)
+        if pa is not None and pb is not None and (ta, pa.step) != (tb, pb.step):
             # both go on, but not with the same step: the one at the earlier step has it alone
-            pa, pb = (pa, None) if (pa.turn, pa.step) < (pb.turn, pb.step) else (None, pb)
+            pa, pb = (pa, None) if (ta, pa.step) < (tb, pb.step) else (None, pb)
         if pa is None or pb is None:
-            here = pa or pb
+            here, turn = (pa, ta) if pa is not None else (pb, tb)
             assert here is not None
             lacking = names[0] if pa is None else names[1]
             a_seq, b_seq = (pa.seq if pa else None), (pb.seq if pb else None)
-            pairs.append(StepPair(here.turn, here.step, a_seq, b_seq, False))
+            pairs.append(StepPair(turn, here.step, a_seq, b_seq, False, pa.turn if pa else None, pb.turn if pb else None))
             return pairs, Divergence(
-                "missing", here.turn, here.step, a_seq, b_seq, a_seq, b_seq, None,
-                [f"{lacking} has no request at turn {here.turn} step {here.step}"],
+                "missing", turn, here.step, a_seq, b_seq, a_seq, b_seq, None,
+                [f"{lacking} has no request at turn {turn} step {here.step}"],
             )
         same = fa[pa.seq].same_messages(fb[pb.seq])
         found = (None if same else _request_divergence(ia.point(pa), ib.point(pb), names, mask)) \
             or _response_divergence(pa, pb, a, b, names, mask)
-        pairs.append(StepPair(pa.turn, pa.step, pa.seq, pb.seq, found is None))
+        if found is not None and found.turn != ta:
+            found = Divergence(found.what, ta, found.step, found.a_request_seq, found.b_request_seq, found.a_seq,
+                               found.b_seq, found.message_index, found.diff)
+        pairs.append(StepPair(ta, pa.step, pa.seq, pb.seq, found is None, pa.turn, pb.turn))
         if found is not None:
             return pairs, found
     return pairs, None
@@ -166,7 +179,9 @@ def render_comparison(
     out = [f"{'turn':>4} {'step':>4}  {names[0] + ' request':>14}  {names[1] + ' request':>14}"]
     for p in pairs:
         cells = [str(p.a_seq) if p.a_seq is not None else "-", str(p.b_seq) if p.b_seq is not None else "-"]
-        out.append(f"{p.turn:>4} {p.step:>4}  {cells[0]:>14}  {cells[1]:>14}  {'same' if p.same else 'DIVERGES'}")
+        own = [f"{n} turn {t}" for n, t in zip(names, (p.a_turn, p.b_turn), strict=True) if t is not None and t != p.turn]
+        out.append(f"{p.turn:>4} {p.step:>4}  {cells[0]:>14}  {cells[1]:>14}  {'same' if p.same else 'DIVERGES'}"
+                   + (f"  ({', '.join(own)})" if own else ""))
     if divergence is None:
         out.append(f"no divergence: the sessions agree on {_steps(len(pairs))}")
         return out
@@ -195,7 +210,8 @@ def compare_main(args: Any) -> int:
         print(json.dumps({
             "a": {"sessionId": logs[0].id, "path": str(logs[0].path)},
             "b": {"sessionId": logs[1].id, "path": str(logs[1].path)},
-            "steps": [{"turn": p.turn, "step": p.step, "a": p.a_seq, "b": p.b_seq, "same": p.same} for p in pairs],
+            "steps": [{"turn": p.turn, "step": p.step, "a": p.a_seq, "b": p.b_seq, "same": p.same,
+                       "aTurn": p.a_turn, "bTurn": p.b_turn} for p in pairs],
             "divergence": divergence.to_dict() if divergence else None,
         }, ensure_ascii=False))
         return 0
