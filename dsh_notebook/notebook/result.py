@@ -26,10 +26,28 @@ from ..wire.events import (
     ToolResult,
     TurnEndReason,
     TurnStart,
-    Usage,
     UserMessageEvent,
 )
 from ..wire.messages import CellRef
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    """A turn's token counts, the sums ``show --stats`` gives for that turn (its ``turns`` row and
+    :attr:`TurnResult.stats`): ``input_tokens`` is every request's whole prompt, the cached part
+    included (as providers count it); ``cached_input_tokens`` that cached part; ``output_tokens``
+    includes ``reasoning_tokens``; ``requests`` the request attempts they were summed over."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """The prompt tokens that were not cache hits (what providers bill at the full price)."""
+        return self.input_tokens - self.cached_input_tokens
 
 
 @dataclass(frozen=True)
@@ -58,13 +76,13 @@ class TurnResult:
         return session_stats(self.events).turn(self.turn)
 
     @property
-    def usage(self) -> Usage:
-        """The provider's token counts summed over the turn's requests (disjoint, like ``Usage``)."""
+    def usage(self) -> TurnUsage:
+        """The turn's token sums, equal to its row of ``show --stats`` (see :class:`TurnUsage`)."""
         t = self.stats
         if t is None:
-            return Usage()
-        return Usage(input_tokens=t.input_tokens - t.cached_input_tokens, output_tokens=t.output_tokens,
-                     cache_read_tokens=t.cached_input_tokens or None, reasoning_tokens=t.reasoning_tokens or None)
+            return TurnUsage()
+        return TurnUsage(input_tokens=t.input_tokens, cached_input_tokens=t.cached_input_tokens,
+                         output_tokens=t.output_tokens, reasoning_tokens=t.reasoning_tokens, requests=t.requests)
 
     @property
     def duration_ms(self) -> int | None:
