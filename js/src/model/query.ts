@@ -123,10 +123,21 @@ const csvCell = (v: unknown): string => { const s = v === undefined || v === nul
 
 export interface ExportRow { ev: SessionEvent; turn: number | undefined; tool: string | undefined; snippet: string }
 
+/** An event's `time` (epoch ms) in ISO 8601 UTC to the millisecond, as `show --export csv` writes it. */
+export function isoTime(ms: unknown): string {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return ms === undefined || ms === null ? "" : String(ms);
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}
+
+/** The header line and one line per row of the CSV export (the columns of `show --export csv`). */
+export const CSV_HEADER = `${CSV_COLUMNS.join(",")}\n`;
+export function csvLine(r: ExportRow): string {
+  return `${[r.ev.seq, isoTime(r.ev.time), r.turn, r.ev.type, r.tool, exitCode(r.ev), r.snippet].map(csvCell).join(",")}\n`;
+}
+
 /** The rows as JSON lines (the events themselves) or CSV (the same columns as `show --export csv`). */
 export function exportRows(rows: ExportRow[], format: "jsonl" | "csv"): string {
   if (format === "jsonl") return rows.map((r) => `${JSON.stringify(r.ev)}\n`).join("");
-  const lines = [CSV_COLUMNS.join(",")];
-  for (const r of rows) lines.push([r.ev.seq, r.ev.time, r.turn, r.ev.type, r.tool, exitCode(r.ev), r.snippet].map(csvCell).join(","));
-  return `${lines.join("\n")}\n`;
+  return CSV_HEADER + rows.map(csvLine).join("");
 }
