@@ -61,7 +61,7 @@ def describe_pause(p: PauseState) -> str:
     what = f" · {p['name']} {p['callId']}" if p.get("callId") else ""
     seq = f" · seq {p['seq']}" if p.get("seq") is not None else ""
     edit = f" · e edits the {p['editable']}" if p.get("editable") else ""
-    return f"⏸ paused at stage {p['stage']} ({STAGE_NAMES.get(p['stage'], '?')}){what}{seq}{edit}"
+    return f"|| paused at stage {p['stage']} ({STAGE_NAMES.get(p['stage'], '?')}){what}{seq}{edit}"
 
 
 def brief(payload: Any, width: int = 300) -> str:

@@ -2,6 +2,7 @@
 // seqs), then this run's real values beside the guess, each row marked match / mismatch.
 import type { Guess, Question, Reveal, Score } from "../model/predict";
 import { h, replace } from "./dom";
+import { icon, iconLabel } from "./icons";
 
 export interface PredictCallbacks {
   answer(guess: Guess): void;
@@ -56,12 +57,14 @@ function questionEl(q: Question, cb: PredictCallbacks, vote: boolean, score: Sco
 function revealEl(r: Reveal, cb: PredictCallbacks, score: Score): HTMLElement {
   const g = r.guess;
   const guessText = g.kind === "skipped" ? "(skipped)" : g.kind === "vote" ? "(class vote)" : g.kind === "arguments" ? g.text || "(empty)" : `[${g.seqs.join(", ")}]`;
-  const next = h("button", { class: "dsh-btn dsh-predict-next", type: "button" }, "Continue ▶");
+  const next = h("button", { class: "dsh-btn dsh-predict-next", type: "button" });
+  iconLabel(next, "next", "Continue", true);
   next.addEventListener("click", () => cb.next());
-  const mark = (m: boolean) => h("span", { class: `dsh-mark ${m ? "dsh-match" : "dsh-mismatch"}`, "aria-label": m ? "match" : "mismatch" }, m ? "✓" : "✗");
+  const mark = (m: boolean) => h("span", { class: `dsh-mark ${m ? "dsh-match" : "dsh-mismatch"}`, "aria-label": m ? "match" : "mismatch", role: "img" }, icon(m ? "check" : "cross"));
   const voting = g.kind === "vote" && !r.judged;
   const judge = (right: boolean) => {
-    const b = h("button", { class: `dsh-btn dsh-predict-judge`, type: "button", "data-right": String(right) }, right ? "the class got it ✓" : "the class missed it ✗");
+    const b = h("button", { class: `dsh-btn dsh-predict-judge`, type: "button", "data-right": String(right) });
+    iconLabel(b, right ? "check" : "cross", right ? "the class got it" : "the class missed it", true);
     b.addEventListener("click", () => cb.judge(right));
     return b;
   };

@@ -6,6 +6,7 @@ import type { TrajectoryFold } from "../model/trajectory";
 import type { SessionEvent } from "../types";
 import { button as btn, fmtMs, h, replace } from "./dom";
 import { niceStep, redrawOnScroll, zoomKey } from "./axis";
+import { iconLabel } from "./icons";
 
 const LABEL_W = 230;
 const ROW = 24; // px per lane (widget.css .dsh-wf-label / .dsh-wf-track)
@@ -31,8 +32,10 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
   const el = h("div", { class: "dsh-waterfall", tabindex: 0, role: "group", "aria-label": "waterfall: requests and tool calls of one turn on a time axis; + and − zoom, 0 fits, [ and ] change the turn" });
   const turnLabel = h("span", { class: "dsh-wf-turn" });
   const scaleLabel = h("span", { class: "dsh-wf-scale dsh-muted" });
-  const prev = btn("dsh-wf-prev", "◀", "previous turn", () => stepTurn(-1));
-  const next = btn("dsh-wf-next", "▶", "next turn", () => stepTurn(1));
+  const prev = btn("dsh-wf-prev", "", "previous turn", () => stepTurn(-1));
+  iconLabel(prev, "back", "");
+  const next = btn("dsh-wf-next", "", "next turn", () => stepTurn(1));
+  iconLabel(next, "next", "");
   const controls = h("div", { class: "dsh-wf-controls" }, prev, turnLabel, next,
     btn("dsh-wf-out", "−", "zoom out", () => setZoom(zoom / 2)), btn("dsh-wf-in", "+", "zoom in", () => setZoom(zoom * 2)),
     btn("dsh-wf-fit", "Fit", "fit the turn", () => setZoom(1)), scaleLabel,
