@@ -41,6 +41,7 @@ from ..wire.endpoints import (
     SessionRef,
     TurnDiff,
 )
+from ..wire.pages import Page, PageArgs
 
 __all__ = ["DESCRIPTORS", "Descriptor", "dump"]
 
@@ -102,6 +103,7 @@ DESCRIPTORS: dict[str, Descriptor] = {
         _d("session/debug", DebugArgs, DebugState, "breakpoints, step, continue, edit (the agent debugger)"),
         _d("session/rewind", RewindArgs, Rewound, "files / conversation / variables back to the start of a turn"),
         _d("session/diff", DiffArgs, TurnDiff, "the unified diffs of the files a turn changed"),
+        _d("session/page", PageArgs, Page, "a page of a session's views: rows, stats, timeline, a turn, a diff, messages"),
         _d("session/follow", FollowArgs, None, "snapshot + durable events + live frames"),
         _d("session/control", NoArgs, None, "host-wide queue and status frames"),
     )

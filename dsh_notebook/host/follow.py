@@ -161,8 +161,11 @@ class SessionHub:
             follower.sink.item(event_item(session.line(follower.last_seq)))
 
     # -- following --------------------------------------------------------------------------
-    def open(self, sink: StreamSink, cursor: int | None, *, cold: ColdLog | None = None) -> Callable[[], None]:
-        """Send the snapshot and register ``sink``. ``cold``: a saved log no agent owns."""
+    def open(self, sink: StreamSink, cursor: int | None, *, cold: ColdLog | None = None,
+             window: int | None = None) -> Callable[[], None]:
+        """Send the snapshot and register ``sink``. ``cold``: a saved log no agent owns;
+        ``window``: send at most the last ``window`` events (the snapshot's ``start`` says where
+        they begin; the client reads the rest in pages)."""
         session = self.session
         if session is not None:
             header = SessionHeader.model_construct(id=session.id, cwd=session.cwd, created_at=session.created_at)
@@ -178,9 +181,12 @@ class SessionHub:
                 f"cursor {start} is outside the log (last seq {last}); follow without a cursor",
                 code="BAD_ARGS",
             )
+        begins: int | None = None
+        if window is not None and last - start > window:
+            begins = start = last - window
         lines = [session.line(i) for i in range(start + 1, count)] if session is not None else cold.lines[start + 1 :]  # type: ignore[union-attr]
         snapshot = Snapshot.model_construct(
-            session_id=self.session_id, header=header, cursor=last,
+            session_id=self.session_id, header=header, cursor=last, start=begins,
             live=self.run_state.view(attached, self.approvals() if attached else []),
         )  # fmt: skip
         sink.item(snapshot_item(snapshot, lines))

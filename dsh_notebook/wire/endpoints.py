@@ -16,6 +16,7 @@ from .control import AgentStatus, QueueItem
 from .events import DebugStage, EditTarget, Grant, RewindOutcome
 from .follow import PendingApproval
 from .messages import CellRef
+from .pages import Page, PageArgs
 from .pause import AnyPausedItem
 
 Mode = Literal["queue", "steer"]
@@ -133,8 +134,13 @@ class DebugArgs(Frozen):
 
 
 class FollowArgs(Frozen):
+    """``cursor``: the last seq the client holds (events after it come); ``window``: hold at most
+    the last ``window`` events — the snapshot then starts there (its ``start``) and the rest of
+    the session is read in pages (``session/page``, :mod:`.pages`)."""
+
     session_id: str
     cursor: int | None = None
+    window: Annotated[int, Field(ge=1)] | None = None
 
 
 # --- results -------------------------------------------------------------------------------------
@@ -330,6 +336,7 @@ UnaryResult = (
     | SessionInfo
     | Rewound
     | TurnDiff
+    | Page
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
 
@@ -348,6 +355,7 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/debug": (DebugArgs, DebugState),
     "session/rewind": (RewindArgs, Rewound),
     "session/diff": (DiffArgs, TurnDiff),
+    "session/page": (PageArgs, Page),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),
 }

@@ -12,6 +12,13 @@ export interface Accepted {
   accepted?: boolean;
 }
 
+/** Where a call's approval was asked and decided (the seqs its waterfall bar links to). */
+export interface Approval {
+  callId: string;
+  asked?: number | null;
+  decided?: number | null;
+}
+
 export interface ApprovalAsked {
   seq: number;
   time: number;
@@ -370,6 +377,11 @@ export interface Decided {
   decision: "allow" | "deny";
 }
 
+export interface DerivedMessage {
+  seq: number;
+  message: UserMessage | SystemMessage | AssistantMessage | ToolMessage;
+}
+
 /**
  * ``session/diff``: the unified diffs of the files turn ``turn`` changed (its start checkpoint
  * against its end one); ``paths``: these files alone (default: every file it changed).
@@ -378,6 +390,17 @@ export interface DiffArgs {
   sessionId: string;
   turn: number;
   paths?: string[] | null;
+}
+
+/**
+ * A message the request adds (``kind`` says what it is) or no longer carries (``removed``),
+ * with its event (to summarise it) when the log holds one.
+ */
+export interface DiffItem {
+  seq: number;
+  kind: ("tool result" | "steering" | "user prompt" | "runtime context" | "assistant" | "system" | "other") | "removed";
+  type: string;
+  event?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored) | null;
 }
 
 /** Every error code the package raises (the closed set; ``code`` fields stay strings). */
@@ -394,6 +417,41 @@ export interface ErrorInfo {
 export interface EventItem {
   type: "event";
   event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
+}
+
+/** ``text``: the export of rows ``offset`` .. (``rows`` of them) of the ``total`` listed. */
+export interface ExportPage {
+  kind: "export";
+  count: number;
+  total: number;
+  offset: number;
+  rows: number;
+  text: string;
+}
+
+/**
+ * The listed rows as ``jsonl`` (the events) or ``csv`` (``show --export csv``'s columns), the
+ * rows ``offset`` .. ``offset + limit``; ``csv`` text starts with its header at offset 0.
+ */
+export interface ExportQuery {
+  kind: "export";
+  filter?: RowFilter;
+  format: "jsonl" | "csv";
+  offset?: number;
+  limit?: number;
+}
+
+/** What the filters offer: every event type, tool and turn of the session, sorted. */
+export interface Facets {
+  kind: "facets";
+  count: number;
+  types?: string[];
+  tools?: string[];
+  turns?: number[];
+}
+
+export interface FacetsQuery {
+  kind: "facets";
 }
 
 /**
@@ -433,9 +491,15 @@ export interface FinishChunk {
   providerState?: { [k: string]: JsonValue } | null;
 }
 
+/**
+ * ``cursor``: the last seq the client holds (events after it come); ``window``: hold at most
+ * the last ``window`` events — the snapshot then starts there (its ``start``) and the rest of
+ * the session is read in pages (``session/page``, :mod:`.pages`).
+ */
 export interface FollowArgs {
   sessionId: string;
   cursor?: number | null;
+  window?: number | null;
 }
 
 export interface FollowStatus {
@@ -512,7 +576,39 @@ export interface MessageSource {
   cell?: CellRef | null;
 }
 
+/** Messages ``offset`` .. of the ``total`` derived as of ``seq`` (or of its frozen request). */
+export interface MessagesPage {
+  kind: "messages";
+  count: number;
+  seq: number;
+  total: number;
+  offset: number;
+  messages?: DerivedMessage[];
+}
+
+/**
+ * ``derive_messages()`` as of ``seq`` (``request``: the messages of the frozen request at
+ * ``seq``), from ``offset`` — without one, the last ``limit`` (the newest).
+ */
+export interface MessagesQuery {
+  kind: "messages";
+  seq: number;
+  request?: boolean;
+  offset?: number | null;
+  limit?: number;
+}
+
 export type NoArgs = Record<string, never>;
+
+/** ``session/page``'s answer: the page of the query's kind. */
+export interface Page {
+  page: RowsPage | Facets | StatsPage | TimelinePage | TurnPage | RequestDiffPage | MessagesPage | ExportPage;
+}
+
+export interface PageArgs {
+  sessionId: string;
+  query: RowsQuery | FacetsQuery | StatsQuery | TimelineQuery | TurnQuery | RequestDiffQuery | MessagesQuery | ExportQuery;
+}
 
 /** Stage 02 (``tool/call`` logged) or 03 (before the tool runs). */
 export interface PausedCall {
@@ -631,6 +727,34 @@ export interface ReplaceOp {
   endSeq: number;
 }
 
+/**
+ * Request ``toSeq`` against the one before (``fromSeq``; ``null``: the first request);
+ * ``kept`` messages it shares with it, ``added`` new ones, ``removed`` gone; ``items`` from
+ * ``offset`` (added first). ``toSeq`` is ``null`` when no request is frozen at or after the seq.
+ */
+export interface RequestDiffPage {
+  kind: "request-diff";
+  count: number;
+  fromSeq: number | null;
+  toSeq: number | null;
+  kept?: number;
+  added?: number;
+  removed?: number;
+  offset?: number;
+  items?: DiffItem[];
+}
+
+/**
+ * What the frozen request at ``seq`` (or the first one after it) adds to the one before and
+ * what it no longer carries: its items from ``offset`` (added first, then removed).
+ */
+export interface RequestDiffQuery {
+  kind: "request-diff";
+  seq: number;
+  offset?: number;
+  limit?: number;
+}
+
 export interface RequestFrozen {
   seq: number;
   time: number;
@@ -692,7 +816,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound | TurnDiff;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound | TurnDiff | Page;
 }
 
 /** Stage 04: the tool's outcome before its ``tool/result`` is committed. */
@@ -774,6 +898,64 @@ export interface Rewound {
   dryRun?: boolean;
   forkedLog?: string | null;
   restoredSeq?: number | null;
+}
+
+/**
+ * One event of the list: the event as stored, its turn (its own, else the turn it falls in),
+ * the tool it concerns, the span it starts or ends (``durationMs``: a request, a tool call, an
+ * approval wait, a step, a turn) and the events that cite it.
+ */
+export interface Row {
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
+  turn: number | null;
+  tool: string | null;
+  durationMs: number | null;
+  citedBy?: number[];
+  snippet?: Snippet | null;
+}
+
+/**
+ * What the event list shows: an event ``type``, a ``turn``, a ``tool`` (the selects) and a
+ * query of ``show --search``'s language (``text``); all must hold.
+ */
+export interface RowFilter {
+  type?: string | null;
+  turn?: number | null;
+  tool?: string | null;
+  text?: string;
+}
+
+/**
+ * ``total`` rows pass the filter (of ``count`` events); these are rows ``offset`` ..;
+ * ``index``: with ``seq``, that event's row (``null``: the filter hides it); ``error``: the
+ * query could not be read (``BAD_QUERY: …``, no rows); ``terms``: its free-text terms (what
+ * the rows mark); ``partial``: the figures that need the whole log (durations, citations) are
+ * not in yet — ask again to get them.
+ */
+export interface RowsPage {
+  kind: "rows";
+  count: number;
+  total: number;
+  offset: number;
+  index?: number | null;
+  rows?: Row[];
+  terms?: string[];
+  error?: string | null;
+  partial?: boolean;
+}
+
+/**
+ * The rows of the event list from ``offset``; with ``seq``, the page that holds that event
+ * (``offset`` then starts ``limit // 2`` rows before it). ``complete``: answer once every figure
+ * is in (the durations need the whole log read) rather than at once with ``partial``.
+ */
+export interface RowsQuery {
+  kind: "rows";
+  filter?: RowFilter;
+  offset?: number;
+  limit?: number;
+  seq?: number | null;
+  complete?: boolean;
 }
 
 /** The ``live`` part of a snapshot: the state the transient frames describe. */
@@ -868,13 +1050,52 @@ export interface SessionRef {
   sessionId: string;
 }
 
+/**
+ * The session as the follow opens: its header, last seq (``cursor``), the events after the
+ * client's cursor and the live part. ``start``: the follow asked for a window and the events
+ * begin after this seq — the client holds nothing before it (it pages the rest in).
+ */
 export interface Snapshot {
   type: "snapshot";
   sessionId: string;
   header: SessionHeader;
   cursor: number;
+  start?: number | null;
   events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored)[];
   live: RunState;
+}
+
+/** The text of a row around the search's first hit (the client marks the hits in it). */
+export interface Snippet {
+  text: string;
+}
+
+/**
+ * Rows ``offset`` .. of a ``show --stats`` table (``total`` rows), the session's ``totals``,
+ * what the requests carried (``sent``: ``show --stats``' lines), ``index`` of ``seq``'s row.
+ */
+export interface StatsPage {
+  kind: "stats";
+  count: number;
+  table: "requests" | "tools" | "turns";
+  total: number;
+  offset: number;
+  index?: number | null;
+  rows?: ({ [k: string]: JsonValue })[];
+  totals?: { [k: string]: JsonValue };
+  sent?: string[];
+}
+
+/**
+ * Rows of one table of ``show --stats`` (``offset``, ``limit``); with ``seq``, the page holding
+ * the row of that event.
+ */
+export interface StatsQuery {
+  kind: "stats";
+  table: "requests" | "tools" | "turns";
+  offset?: number;
+  limit?: number;
+  seq?: number | null;
 }
 
 export interface StepEnd {
@@ -995,6 +1216,48 @@ export interface TextPart {
   text: string;
 }
 
+/**
+ * Rows ``offset`` .. of the timeline (``total`` rows, ``bars`` of them bars); ``index``: the
+ * row asked for by ``bar`` or ``seq``; ``busy``: with ``axis``, the session's busy spans
+ * ``[start, end]`` (epoch ms, merged, in order: turns and their bars) — what a time axis keeps
+ * when it cuts the idle gaps; ``totals``: the session's.
+ */
+export interface TimelinePage {
+  kind: "timeline";
+  count: number;
+  total: number;
+  bars: number;
+  offset: number;
+  index?: number | null;
+  rows?: TimelineRow[];
+  busy?: ([number, number])[] | null;
+  totals?: { [k: string]: JsonValue };
+}
+
+/**
+ * Rows of the session timeline: each turn, then its request and tool bars in time order.
+ * With ``bar`` (the n-th bar of the session) or ``seq`` (the bar of that event), the page that
+ * holds it. ``axis``: also the busy spans of the whole session (what its time axis keeps).
+ */
+export interface TimelineQuery {
+  kind: "timeline";
+  offset?: number;
+  limit?: number;
+  bar?: number | null;
+  seq?: number | null;
+  axis?: boolean;
+}
+
+/**
+ * A turn (``turn``: its ``TurnStats``) or one of its bars (``request``: a ``RequestStats``,
+ * ``tool``: a ``ToolStats``; ``bar`` its index among the session's bars).
+ */
+export interface TimelineRow {
+  kind: "turn" | "request" | "tool";
+  stats: { [k: string]: JsonValue };
+  bar?: number | null;
+}
+
 export interface ToolCall {
   seq: number;
   time: number;
@@ -1096,6 +1359,35 @@ export interface TurnEndReason {
   cause?: string | null;
   error?: ErrorInfo | null;
   limit?: number | null;
+}
+
+/**
+ * One turn's figures (``turn``: its ``TurnStats``; ``null`` when the session has no turn yet),
+ * its request attempts and tool calls (``RequestStats`` / ``ToolStats``) and approvals, and
+ * where the others are: ``turns`` in all, the ``first`` / ``previous`` / ``next`` / ``last``.
+ */
+export interface TurnPage {
+  kind: "turn";
+  count: number;
+  turn: { [k: string]: JsonValue } | null;
+  requests?: ({ [k: string]: JsonValue })[];
+  tools?: ({ [k: string]: JsonValue })[];
+  approvals?: Approval[];
+  turns?: number;
+  first: number | null;
+  previous: number | null;
+  next: number | null;
+  last: number | null;
+}
+
+/**
+ * One turn's requests and tool calls (the waterfall): ``turn``, else the turn that holds
+ * ``seq``, else the last turn.
+ */
+export interface TurnQuery {
+  kind: "turn";
+  turn?: number | null;
+  seq?: number | null;
 }
 
 export interface TurnStart {

@@ -1,0 +1,168 @@
+"""``session/page`` (issue 38 item 1): the host's side of a widget that holds a window of a session.
+
+A :class:`PageSource` keeps one session's :class:`~dsh_notebook.observe.pages.SessionPages` up to
+date with its log — a live session's stored lines as they are appended, or a saved log's — and
+answers the pages of :mod:`dsh_notebook.wire.pages` from it. All reading, indexing and folding
+runs off the host loop (one worker at a time per session); the loop only hands out the lines that
+are new since the last page.
+
+Nothing waits for the whole log when it need not: a source starts building its index as soon as
+a windowed follow opens (:meth:`PageSource.prepare`), the first page of the unfiltered event list
+is served from the stored lines while that runs (``partial``), and a rows page never waits for
+the figures (``show --stats`` of the whole log: the durations column) unless it asks
+``complete`` — the widget asks again that way to fill them in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..observe.pages import SessionPages
+from ..observe.pages_requests import messages_page, request_diff_page
+from ..observe.pages_rows import export_page, facets_page, quick_rows, rows_page
+from ..observe.pages_stats import stats_page, timeline_page, turn_page
+from ..session.saved import SavedLog
+from ..session.session import Session
+from ..wire.events import AnyEvent
+from ..wire.pages import Page, PageQuery, RowsQuery
+
+QUICK_MIN = 5_000
+"""A log this long is indexed in the background; its first rows page comes from its lines."""
+
+
+class PageSource:
+    """One session's pages: its index kept up to date by ``new_lines`` (called on the loop: the
+    stored lines after the first ``n``), its typed events from ``models``."""
+
+    def __init__(self, session_id: str, new_lines: Callable[[int], Sequence[str]],
+                 models: Callable[[int], Sequence[AnyEvent]], *, total: Callable[[], int]) -> None:
+        self.pages = SessionPages(session_id, models)
+        self._new_lines = new_lines
+        self._total = total
+        self._indexing: asyncio.Task[None] | None = None
+        self._figuring: asyncio.Task[Any] | None = None
+        self._seen = 0  # lines handed to the index so far
+
+    def prepare(self) -> None:
+        """Start indexing the log now (a windowed follow opened: pages will be asked for)."""
+        self._index()
+        self._figures()
+
+    def _index(self) -> asyncio.Task[None]:
+        if self._indexing is not None and not self._indexing.done():
+            return self._indexing
+        lines = list(self._new_lines(self._seen))
+        self._seen += len(lines)
+
+        async def run(prev: asyncio.Task[None] | None) -> None:
+            if prev is not None and not prev.done():
+                await prev
+            if lines:
+                await asyncio.to_thread(self.pages.extend, lines)
+
+        self._indexing = asyncio.get_running_loop().create_task(run(self._indexing))
+        return self._indexing
+
+    def _figures(self) -> asyncio.Task[Any]:
+        if self._figuring is not None and not self._figuring.done():
+            return self._figuring
+        index = self._index()
+
+        async def run() -> Any:
+            await index
+            return await asyncio.to_thread(self.pages.figures)
+
+        self._figuring = asyncio.get_running_loop().create_task(run())
+        return self._figuring
+
+    async def _sync(self) -> None:
+        """Index what the log holds now (what was appended while an earlier pass ran too)."""
+        for _ in range(2):
+            await self._index()
+            if self._seen >= self._total():
+                return
+
+    async def page(self, query: PageQuery) -> Page:
+        if isinstance(query, RowsQuery) and self._quick(query):
+            self.prepare()
+            return Page.model_validate({"page": quick_rows(list(self._new_lines(0)), query)})
+        await self._sync()
+        if query.kind in ("stats", "timeline", "turn") or (isinstance(query, RowsQuery) and query.complete):
+            await self._figures()
+        elif isinstance(query, RowsQuery) and not self.pages.figures_ready:
+            self._figures()  # the rows go now; the durations column follows when asked again
+        answer = await asyncio.to_thread(self._answer, query)
+        return Page.model_validate({"page": answer})
+
+    def _quick(self, q: RowsQuery) -> bool:
+        """The first rows of the unfiltered list of a long log not indexed yet: from its lines."""
+        f = q.filter
+        return (self.pages.count == 0 and not q.complete and q.seq is None and q.offset == 0
+                and not (f.type or f.turn is not None or f.tool or f.text.strip()) and self._total() >= QUICK_MIN)
+
+    def _answer(self, q: PageQuery) -> dict[str, Any]:
+        p = self.pages
+        with p.lock:
+            if q.kind == "rows":
+                return rows_page(p, q)
+            if q.kind == "facets":
+                return facets_page(p)
+            if q.kind == "stats":
+                return stats_page(p, q)
+            if q.kind == "timeline":
+                return timeline_page(p, q)
+            if q.kind == "turn":
+                return turn_page(p, q)
+            if q.kind == "request-diff":
+                return request_diff_page(p, q)
+            if q.kind == "messages":
+                return messages_page(p, q)
+            return export_page(p, q)
+
+
+def saved_source(saved: SavedLog) -> PageSource:
+    """The pages of a saved log (its lines do not change)."""
+    lines = saved.lines
+    return PageSource(saved.session_id, lambda n: lines[n:], lambda n: saved.events(0, n), total=lambda: len(lines))
+
+
+def live_source(session: Session) -> PageSource:
+    """The pages of a live session: its stored lines as they are appended, its own typed events."""
+    def new_lines(n: int) -> list[str]:
+        return [session.line(i) for i in range(n, len(session))]
+
+    return PageSource(session.id, new_lines, lambda n: session.events[:n], total=lambda: len(session))
+
+
+class PageSources:
+    """The page sources of one host or one replay: live ones by session, saved ones (the most
+    recently used few: a saved log's index is large) by session and log."""
+
+    def __init__(self, keep: int = 3) -> None:
+        self.keep = keep
+        self._saved: OrderedDict[tuple[str, int], PageSource] = OrderedDict()
+        self._live: dict[str, tuple[Session, PageSource]] = {}
+
+    def saved(self, saved: SavedLog) -> PageSource:
+        key = (saved.session_id, id(saved.lines))
+        found = self._saved.get(key)
+        if found is None:
+            found = self._saved[key] = saved_source(saved)
+            while len(self._saved) > self.keep:
+                self._saved.popitem(last=False)
+        self._saved.move_to_end(key)
+        return found
+
+    def live(self, session: Session, live_ids: Callable[[], Any] | None = None) -> PageSource:
+        """``live_ids``: the ids still live (the sources of the others are let go)."""
+        if live_ids is not None:
+            keep = live_ids()
+            for sid in [k for k in self._live if k not in keep]:
+                del self._live[sid]
+        entry = self._live.get(session.id)
+        if entry is None or entry[0] is not session:
+            entry = self._live[session.id] = (session, live_source(session))
+        return entry[1]

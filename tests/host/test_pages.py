@@ -1,0 +1,197 @@
+"""``session/page`` (issue 38 item 1): a window of a session in the widget, the rest in pages the
+host computes where the log is — checked against the package's own answers to the same questions
+(``show --search``, ``show --stats``, the Core Session's ``derive_messages``, the frozen requests'
+messageSeqs), through the real Host and its Gateway, on recorded real runs and a 12,000-event log."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_notebook.host.host import Host
+from dsh_notebook.observe.query import parse_query, search_events
+from dsh_notebook.observe.query_view import export_rows
+from dsh_notebook.session.persistence import load_log
+from dsh_notebook.session.requests import resolve_message_seqs
+from dsh_notebook.session.saved import read_saved_fast
+from dsh_notebook.session.session import Session
+from dsh_notebook.session.stats import session_stats
+from tests.benchmarks._widget_logs import write_log
+from tests.client.parity import FIXTURES, followed_events
+from tests.fixtures.record_streams import load
+
+
+class Client:
+    """A connection to a Host serving one saved log, its replies read back by rpcId / streamId."""
+
+    def __init__(self, host: Host, path: Path) -> None:
+        self.saved = read_saved_fast(path)
+        self.got: dict[str, list[Any]] = {}
+        self.cond = threading.Condition()
+        self.conn = host.connect_saved(self._send, self.saved)
+        self.n = 0
+
+    def _send(self, text: str) -> None:
+        msg = json.loads(text)
+        with self.cond:
+            self.got.setdefault(msg.get("rpcId") or msg.get("streamId"), []).append(msg)
+            self.cond.notify_all()
+
+    def wait(self, key: str, n: int = 1) -> list[Any]:
+        with self.cond:
+            assert self.cond.wait_for(lambda: len(self.got.get(key, ())) >= n, timeout=120), key
+            return self.got[key]
+
+    def page(self, **query: Any) -> dict[str, Any]:
+        self.n += 1
+        rpc = f"r{self.n}"
+        self.conn.receive(json.dumps({"type": "client-request", "rpcId": rpc, "method": "session/page",
+                                      "payload": {"args": {"sessionId": self.saved.session_id, "query": query}}}))
+        reply = self.wait(rpc)[0]
+        assert reply["result"]["ok"], reply
+        page: dict[str, Any] = reply["result"]["value"]["page"]
+        return page
+
+    def error(self, **query: Any) -> dict[str, Any]:
+        self.n += 1
+        rpc = f"r{self.n}"
+        self.conn.receive(json.dumps({"type": "client-request", "rpcId": rpc, "method": "session/page",
+                                      "payload": {"args": {"sessionId": self.saved.session_id, "query": query}}}))
+        reply = self.wait(rpc)[0]
+        assert not reply["result"]["ok"], reply
+        err: dict[str, Any] = reply["result"]["error"]
+        return err
+
+
+@pytest.fixture(scope="module")
+def host() -> Any:
+    h = Host.get()
+    yield h
+
+
+def saved_fixture(tmp_path: Path, name: str) -> Path:
+    """A recorded real run's events as a log file."""
+    events = followed_events(load(next(f for f in FIXTURES if f.stem == name)))
+    path = tmp_path / f"s_{name.replace('-', '')}.jsonl"
+    header = {"type": "session", "version": 1, "id": path.stem, "cwd": "/ws", "createdAt": events[0]["time"]}
+    path.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in [header, *events]))
+    return path
+
+
+@pytest.mark.parametrize("name", ["approvals", "steering", "checkpoints", "fix-tests"])
+def test_pages_answer_what_the_package_answers(host: Host, tmp_path: Path, name: str) -> None:
+    path = saved_fixture(tmp_path, name)
+    c = Client(host, path)
+    loaded = load_log(path)
+    events, dicts = loaded.events, [json.loads(x) for x in loaded.lines]
+    n = len(events)
+    # the whole list, every row with its turn, tool, citations and (complete) durations
+    rows = c.page(kind="rows", limit=1000, complete=True)
+    assert rows["count"] == rows["total"] == n and not rows["partial"]
+    assert [r["event"] for r in rows["rows"]] == dicts
+    cites = {e.seq: [x.seq for x in events if e.seq in (x.source_event_seqs or ())] for e in events}
+    assert all(r["citedBy"] == cites[r["event"]["seq"]] for r in rows["rows"])
+    stats = session_stats(events)
+    for r in stats.requests:
+        assert rows["rows"][r.seq]["durationMs"] == r.duration_ms
+    # the query language: the same rows as show --search, with snippets
+    for query in ("type:tool/result", "name:bash", "exit:1", "turn:1 type:tool", "test", '"the tests"', "seq:3..9"):
+        page = c.page(kind="rows", filter={"text": query}, limit=1000)
+        want = [h.event["seq"] for h in search_events(dicts, parse_query(query))]
+        assert [r["event"]["seq"] for r in page["rows"]] == want and page["total"] == len(want), query
+        if parse_query(query).texts:
+            assert all(r["snippet"]["text"] for r in page["rows"])
+    # the selects and a query together; a seq found in its page
+    turn = next(e["turn"] for e in dicts if e["type"] == "tool/call")
+    page = c.page(kind="rows", filter={"turn": turn, "type": "tool/call"}, limit=1000)
+    assert page["rows"] and all(r["turn"] == turn and r["event"]["type"] == "tool/call" for r in page["rows"])
+    target = dicts[n // 2]["seq"]
+    at = c.page(kind="rows", seq=target, limit=10)
+    assert at["rows"][at["index"] - at["offset"]]["event"]["seq"] == target
+    hidden = c.page(kind="rows", filter={"type": "no/such"}, seq=target)
+    assert hidden["index"] is None and hidden["total"] == 0
+    bad = c.page(kind="rows", filter={"text": "turn:x"})
+    assert bad["error"].startswith("BAD_QUERY") and bad["rows"] == []
+    # facets
+    facets = c.page(kind="facets")
+    assert facets["types"] == sorted({e["type"] for e in dicts})
+    assert facets["turns"] == sorted({e.turn for e in events if e.type == "turn/start"})  # type: ignore[attr-defined]
+    # stats: the rows of show --stats --json, paged
+    for table in ("requests", "tools", "turns"):
+        want_rows = [x.model_dump(mode="json") for x in getattr(stats, table)]
+        got_rows = [x for off in range(0, max(1, len(want_rows)), 2)
+                    for x in c.page(kind="stats", table=table, offset=off, limit=2)["rows"]]
+        assert got_rows == want_rows, table
+    # derived messages at every request, and each request's own messages
+    for e in events:
+        if e.type != "request/frozen":
+            continue
+        derived = c.page(kind="messages", seq=e.seq, limit=1000)
+        oracle = Session.restore("x", events[: e.seq + 1], mark_seed=False).derive_messages()
+        assert [m["seq"] for m in derived["messages"]] == list(oracle.seqs) and derived["total"] == len(oracle.seqs)
+        sent = c.page(kind="messages", seq=e.seq, request=True, limit=1000)
+        assert [m["seq"] for m in sent["messages"]] == [s for s in resolve_message_seqs(events, e.seq)
+                                                       if events[s].type != "assistant/message" or events[s].message.content]  # type: ignore[attr-defined]
+        tail = c.page(kind="messages", seq=e.seq, limit=2)
+        assert tail["messages"] == derived["messages"][-2:] and tail["offset"] == max(0, derived["total"] - 2)
+    # the request diff: added = what the request sends that the one before did not
+    frozen = [e.seq for e in events if e.type == "request/frozen"]
+    for k, seq in enumerate(frozen):
+        d = c.page(kind="request-diff", seq=seq, limit=1000)
+        before = set(resolve_message_seqs(events, frozen[k - 1])) if k else set()
+        after = resolve_message_seqs(events, seq)
+        assert (d["toSeq"], d["fromSeq"]) == (seq, frozen[k - 1] if k else None)
+        assert [i["seq"] for i in d["items"] if i["kind"] != "removed"] == [s for s in after if s not in before]
+        assert d["kept"] + d["added"] == len(after)
+    # export: what show --search … --export csv writes
+    for fmt in ("csv", "jsonl"):
+        part = c.page(kind="export", filter={"text": "type:tool"}, format=fmt)
+        buf = io.StringIO()
+        export_rows(search_events(dicts, parse_query("type:tool")), fmt, buf)
+        assert part["text"] == buf.getvalue() and part["rows"] == part["total"]
+
+
+def test_a_long_log_first_rows_at_once_then_the_figures(host: Host, tmp_path: Path) -> None:
+    n = 12_000
+    path = write_log(tmp_path / "s_longpagesaaa.jsonl", n, chained=True)
+    c = Client(host, path)
+    c.conn.receive(json.dumps({"type": "open", "streamId": "f", "endpoint": "session/follow",
+                               "payload": {"args": {"sessionId": c.saved.session_id, "window": 300}}}))
+    snap = c.wait("f")[0]["value"]
+    # the window: the last 300 events, and where they start
+    assert snap["type"] == "snapshot" and snap["cursor"] == n - 1 and snap["start"] == n - 301
+    assert [e["seq"] for e in snap["events"]] == list(range(n - 300, n))
+    first = c.page(kind="rows", limit=40)
+    assert [r["event"]["seq"] for r in first["rows"]] == list(range(40)) and first["total"] == n
+    full = c.page(kind="rows", limit=40, complete=True)
+    assert not full["partial"] and full["rows"][3]["durationMs"] is not None  # a request's duration
+    assert [r["turn"] for r in full["rows"]] == [r["turn"] for r in first["rows"]]
+    last = c.page(kind="rows", seq=n - 1, limit=40)
+    assert last["index"] == n - 1 and last["rows"][-1]["event"]["seq"] == n - 1
+    tl = c.page(kind="timeline", limit=30, axis=True)
+    turns = session_stats(load_log(path).events).turns
+    assert tl["total"] == len(turns) + tl["bars"] and tl["rows"][0]["kind"] == "turn"
+    busy = tl["busy"]
+    assert busy == sorted(busy) and all(a <= b for a, b in busy) and all(busy[i][1] < busy[i + 1][0] for i in range(len(busy) - 1))
+    bar = c.page(kind="timeline", bar=tl["bars"] - 1, limit=10)
+    assert bar["rows"][bar["index"] - bar["offset"]]["bar"] == tl["bars"] - 1
+    wf = c.page(kind="turn", seq=n // 2)
+    assert wf["turn"]["seq"] <= n // 2 and wf["previous"] == wf["turn"]["turn"] - 1 and wf["last"] == turns[-1].turn
+    assert {r["turn"] for r in wf["requests"]} == {wf["turn"]["turn"]}
+
+
+def test_a_bad_line_is_a_coded_error_of_the_page(host: Host, tmp_path: Path) -> None:
+    n = 6_000
+    path = write_log(tmp_path / "s_badpagesaaa.jsonl", n, chained=True)
+    lines = path.read_text().split("\n")
+    lines[4000] = '{"seq":3999,"time":1,"type":"no/such-event"}'
+    path.write_text("\n".join(lines))
+    c = Client(host, path)
+    assert c.page(kind="rows", limit=5)["rows"]  # the first rows still come (from the lines)
+    err = c.error(kind="stats", table="requests")
+    assert err["code"] == "LOG_CORRUPT" and "line 4001" in err["message"]
