@@ -87,6 +87,11 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     header's "Present" toggle, ``%dsh show --present``, ``LoopWidget(..., present=True)``)."""
     pricing = traitlets.Dict().tag(sync=True)
     """The price table the browser folds tokens into cost and context fill with (models/price_table.py)."""
+    window = traitlets.Int(2000).tag(sync=True)
+    """The most events the browser holds (0: all): a longer session's rest is read in pages
+    (``session/page``), so a 100,000-event session opens as fast as a short one. The inspector
+    holds 2,000 by default; the loop widget its whole session (its stages read the history at
+    any seq)."""
 
     def __repr__(self) -> str:
         """Cheap and readable where no widget can render (text output, headless runs)."""
@@ -98,8 +103,12 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 "or VS Code; `%dsh show --no-widget` prints the events as text>")
 
     def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
-                 host: Any = None, interval: float = 0.05, **kwargs: Any) -> None:
+                 host: Any = None, interval: float = 0.05, window: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if window is not None:
+            if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+                raise HostError(f"window must be a whole number of events (0: all), not {window!r}", code="BAD_ARGS")
+            self.window = window
         self.pricing = pricing_table()
         self._host = host
         self.log_path: Path | None = None
@@ -250,10 +259,11 @@ class LoopWidget(_SessionWidget):
 
     def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
                  model: str | None = None, approve: str | None = None, cwd: str | None = None,
-                 base_url: str | None = None, host: Any = None, interval: float = 0.05, present: bool = False) -> None:
+                 base_url: str | None = None, host: Any = None, interval: float = 0.05, present: bool = False,
+                 window: int | None = None) -> None:
         create = {k: v for k, v in {"model": model, "approve": approve, "cwd": cwd, "baseUrl": base_url}.items() if v}
         super().__init__(session_id, path=path, host=host, interval=interval, kind="loop", create_args=create,
-                         present=bool(present))
+                         present=bool(present), window=0 if window is None else window)
         if not self.session_id and not self.readonly:
             self.error = check_create_args(model, approve, cwd, base_url)
 
@@ -267,11 +277,11 @@ class SessionInspector(_SessionWidget):
     selected_seq = traitlets.Int(-1).tag(sync=True)
 
     def __init__(self, session_id_or_path: str | os.PathLike[str], *, host: Any = None,
-                 interval: float = 0.05, present: bool = False, selected_seq: int = -1) -> None:
+                 interval: float = 0.05, present: bool = False, selected_seq: int = -1, window: int | None = None) -> None:
         value = target_text(session_id_or_path, "SessionInspector")
         path = value if _looks_like_path(value) else None
         super().__init__(None if path else value, path=path, host=host, interval=interval, kind="inspector",
-                         present=bool(present))
+                         present=bool(present), window=window)
         self.selected_seq = int(selected_seq)
 
 

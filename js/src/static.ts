@@ -32,7 +32,8 @@ export class StaticModel implements WidgetModel {
   private readonly state: Record<string, unknown>;
 
   constructor(private readonly data: EmbeddedSession, kind: "loop" | "inspector") {
-    this.state = { kind, session_id: data.sessionId, readonly: true, error: "", create_args: {}, pricing: data.pricing };
+    // window 0: the page holds the whole session (no kernel to read pages from)
+    this.state = { kind, session_id: data.sessionId, readonly: true, error: "", create_args: {}, pricing: data.pricing, window: 0 };
   }
 
   get(name: string): unknown { return this.state[name]; }

@@ -103,6 +103,11 @@ export function snippetOf(text: string, terms: string[], width = 60): Snippet {
   return { text: cut, marks: spans(cut.toLowerCase(), terms) };
 }
 
+/** The spans of every hit of `terms` (lowercase) in `text`, merged where they overlap. */
+export function markSpans(text: string, terms: string[]): [number, number][] {
+  return spans(text.toLowerCase(), terms);
+}
+
 function spans(low: string, terms: string[]): [number, number][] {
   const all: [number, number][] = [];
   for (const t of terms) {

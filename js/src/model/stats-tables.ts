@@ -3,7 +3,7 @@
 // (model/trajectory.ts — the one cost computation, model/pricing.ts). The inspector draws them as
 // HTML tables; `formatStats` gives the CLI's exact text (tests/client/test_stats_tables_parity.py).
 import { fmtInt } from "./counts";
-import type { SessionStats, Totals, ToolStats } from "./trajectory";
+import type { RequestStats, SessionStats, Totals, ToolStats, TurnStats } from "./trajectory";
 
 /** Python's `f"{x:.{d}f}"` for x >= 0: JS rounds an exact tie up, Python to even. */
 export function pyFixed(x: number, d: number): string {
@@ -44,23 +44,33 @@ export function summaryLine(t: Totals): string {
 
 export interface StatsTable { title: string; head: string[]; rows: string[][]; right: number[]; seqs: number[] }
 
+/** One table of `show --stats`: its head, which columns are right-aligned, each row's cells. */
+export interface TableSpec<R> { title: "requests" | "tools" | "turns"; head: string[]; right: number[]; cells(row: R): string[] }
+
+export const REQUESTS_TABLE: TableSpec<RequestStats> = {
+  title: "requests", head: ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED", "OUT", "COST", "CONTEXT"],
+  right: [0, 4, 5, 6, 7, 8, 9, 10, 11],
+  cells: (r) => [String(r.seq), `${r.turn}.${r.step}.${r.attempt}`, `${r.provider}:${r.model}`, r.outcome + (r.error ? ` ${r.error}` : ""),
+    fmtStatMs(r.firstByteMs), fmtStatMs(r.ttftMs), fmtStatMs(r.durationMs), fmtTokens(r.inputTokens), fmtTokens(r.cachedInputTokens),
+    fmtTokens(r.outputTokens), r.inputTokens === null ? "-" : costCell(r.costUsd), fmtFraction(r.contextUsed)],
+};
+export const TOOLS_TABLE: TableSpec<ToolStats> = {
+  title: "tools", head: ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "RESULT"], right: [0, 4, 5],
+  cells: (t) => [String(t.seq), `${t.turn}.${t.step}`, t.callId, t.name, fmtStatMs(t.durationMs), fmtStatMs(t.approvalWaitMs),
+    t.approval || "-", toolResult(t)],
+};
+export const TURNS_TABLE: TableSpec<TurnStats> = {
+  title: "turns", head: ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST", "CONTEXT"],
+  right: [0, 2, 3, 4, 5, 6, 7, 8, 9],
+  cells: (t) => [String(t.turn), t.reason || "running", String(t.steps.length), String(t.requests), String(t.toolCalls),
+    fmtStatMs(t.durationMs), fmtTokens(t.inputTokens), fmtTokens(t.outputTokens), costCell(t.costUsd), fmtFraction(t.contextUsed)],
+};
+
 /** The three tables of `show --stats` (requests, tools, turns); `seqs`: the event of each row. */
 export function statsTables(stats: SessionStats): StatsTable[] {
-  return [
-    { title: "requests", head: ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED", "OUT", "COST", "CONTEXT"],
-      right: [0, 4, 5, 6, 7, 8, 9, 10, 11], seqs: stats.requests.map((r) => r.seq),
-      rows: stats.requests.map((r) => [String(r.seq), `${r.turn}.${r.step}.${r.attempt}`, `${r.provider}:${r.model}`, r.outcome + (r.error ? ` ${r.error}` : ""),
-        fmtStatMs(r.firstByteMs), fmtStatMs(r.ttftMs), fmtStatMs(r.durationMs), fmtTokens(r.inputTokens), fmtTokens(r.cachedInputTokens),
-        fmtTokens(r.outputTokens), r.inputTokens === null ? "-" : costCell(r.costUsd), fmtFraction(r.contextUsed)]) },
-    { title: "tools", head: ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "RESULT"],
-      right: [0, 4, 5], seqs: stats.tools.map((t) => t.seq),
-      rows: stats.tools.map((t) => [String(t.seq), `${t.turn}.${t.step}`, t.callId, t.name, fmtStatMs(t.durationMs), fmtStatMs(t.approvalWaitMs),
-        t.approval || "-", toolResult(t)]) },
-    { title: "turns", head: ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST", "CONTEXT"],
-      right: [0, 2, 3, 4, 5, 6, 7, 8, 9], seqs: stats.turns.map((t) => t.seq),
-      rows: stats.turns.map((t) => [String(t.turn), t.reason || "running", String(t.steps.length), String(t.requests), String(t.toolCalls),
-        fmtStatMs(t.durationMs), fmtTokens(t.inputTokens), fmtTokens(t.outputTokens), costCell(t.costUsd), fmtFraction(t.contextUsed)]) },
-  ];
+  const table = <R extends { seq: number }>(spec: TableSpec<R>, rows: R[]): StatsTable =>
+    ({ title: spec.title, head: spec.head, right: spec.right, seqs: rows.map((r) => r.seq), rows: rows.map(spec.cells) });
+  return [table(REQUESTS_TABLE, stats.requests), table(TOOLS_TABLE, stats.tools), table(TURNS_TABLE, stats.turns)];
 }
 
 /** What the requests carried, one line per change (stats_view.sent_lines). */

@@ -5,6 +5,7 @@ import { fromCell } from "../model/cell";
 import type { DerivedMessage } from "../model/history";
 import { visibleHistory } from "../model/history";
 import type { Block, Message } from "../types";
+import { fmtInt } from "../model/counts";
 import { h } from "./dom";
 import { TRUNCATE_CHARS } from "./json";
 
@@ -49,6 +50,10 @@ function messageEl(seq: number | null, m: Message, focusCall?: string, streaming
 
 export interface HistoryInput {
   messages: DerivedMessage[];
+  /** Messages before these that are not here (a page of the session's messages: the newest). */
+  earlier?: number;
+  /** Shows the page of messages before these (when `earlier`). */
+  onEarlier?: () => void;
   showWrappers: boolean;
   focusCall?: string;
   /** The live attempt, when following a running agent. */
@@ -70,8 +75,13 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
   toggle.checked = d.showWrappers;
   toggle.addEventListener("change", () => onToggle(toggle.checked));
   const list = h("div", { class: "dsh-history" });
-  const start = Math.max(0, shown.length - MAX_SHOWN);
-  if (start > 0) list.append(h("div", { class: "dsh-muted" }, `… ${start} earlier messages (open the inspector for all)`));
+  const start = d.onEarlier ? 0 : Math.max(0, shown.length - MAX_SHOWN); // a paged history shows what it was given
+  const earlier = start + (d.earlier ?? 0);
+  if (earlier > 0 && d.onEarlier) {
+    const more = h("button", { class: "dsh-link dsh-history-earlier", type: "button" }, `… ${fmtInt(earlier)} earlier messages: show ${Math.min(earlier, MAX_SHOWN)} more`);
+    more.addEventListener("click", () => d.onEarlier?.());
+    list.append(more);
+  } else if (earlier > 0) list.append(h("div", { class: "dsh-muted" }, `… ${fmtInt(earlier)} earlier messages (open the inspector for all)`));
   const fresh = new Set(d.fresh ?? []);
   const inReq = new Set(d.inRequest ?? []);
   for (const dm of shown.slice(start)) list.append(messageEl(dm.seq, dm.message, d.focusCall, false, { current: dm.seq === d.current, fresh: fresh.has(dm.seq), inRequest: inReq.has(dm.seq) }));
