@@ -16,11 +16,13 @@ the figures (``show --stats`` of the whole log: the durations column) unless it 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..observe.pages import SessionPages
+from ..observe.pages import CHUNK, SessionPages
 from ..observe.pages_requests import messages_page, request_diff_page
 from ..observe.pages_rows import export_page, facets_page, quick_rows, rows_page
 from ..observe.pages_stats import stats_page, timeline_page, turn_page
@@ -45,11 +47,23 @@ class PageSource:
         self._indexing: asyncio.Task[None] | None = None
         self._figuring: asyncio.Task[Any] | None = None
         self._seen = 0  # lines handed to the index so far
+        self._early: tuple[concurrent.futures.Future[None], concurrent.futures.Future[None]] | None = None
 
     def prepare(self) -> None:
         """Start indexing the log now (a windowed follow opened: pages will be asked for)."""
         self._index()
         self._figures()
+
+    def adopt(self, pages: SessionPages, indexed: concurrent.futures.Future[None],
+              figured: concurrent.futures.Future[None]) -> None:
+        """Take over an index a thread is building of the same lines (:func:`prebuild`)."""
+        self.pages = pages
+        self._seen = self._total()
+        self._early = (indexed, figured)
+
+    async def _prebuilt(self, figures: bool = False) -> None:
+        if self._early is not None:
+            await asyncio.wrap_future(self._early[1 if figures else 0])
 
     def _index(self) -> asyncio.Task[None]:
         if self._indexing is not None and not self._indexing.done():
@@ -58,6 +72,7 @@ class PageSource:
         self._seen += len(lines)
 
         async def run(prev: asyncio.Task[None] | None) -> None:
+            await self._prebuilt()
             if prev is not None and not prev.done():
                 await prev
             if lines:
@@ -73,6 +88,7 @@ class PageSource:
 
         async def run() -> Any:
             await index
+            await self._prebuilt(figures=True)
             return await asyncio.to_thread(self.pages.figures)
 
         self._figuring = asyncio.get_running_loop().create_task(run())
@@ -98,9 +114,9 @@ class PageSource:
         return Page.model_validate({"page": answer})
 
     def _quick(self, q: RowsQuery) -> bool:
-        """The first rows of the unfiltered list of a long log not indexed yet: from its lines."""
+        """The first rows of the unfiltered list of a long log not wholly indexed yet: from its lines."""
         f = q.filter
-        return (self.pages.count == 0 and not q.complete and q.seq is None and q.offset == 0
+        return (self.pages.count < self._total() and not q.complete and q.seq is None and q.offset == 0
                 and not (f.type or f.turn is not None or f.tool or f.text.strip()) and self._total() >= QUICK_MIN)
 
     def _answer(self, q: PageQuery) -> dict[str, Any]:
@@ -123,10 +139,60 @@ class PageSource:
             return export_page(p, q)
 
 
+def _saved_models(saved: SavedLog) -> Callable[[int], list[AnyEvent]]:
+    """A saved log's first ``n`` typed events, validated a part at a time (one call over a long
+    log would hold the GIL for seconds)."""
+    def models(n: int) -> list[AnyEvent]:
+        out: list[AnyEvent] = []
+        for at in range(0, n, CHUNK):
+            out.extend(saved.events(at, min(n, at + CHUNK)))
+        return out
+
+    return models
+
+
 def saved_source(saved: SavedLog) -> PageSource:
-    """The pages of a saved log (its lines do not change)."""
+    """The pages of a saved log (its lines do not change); an index :func:`prebuild` started
+    is taken over."""
     lines = saved.lines
-    return PageSource(saved.session_id, lambda n: lines[n:], lambda n: saved.events(0, n), total=lambda: len(lines))
+    source = PageSource(saved.session_id, lambda n: lines[n:], _saved_models(saved), total=lambda: len(lines))
+    with _PREBUILT_LOCK:
+        early = _PREBUILT.pop(id(lines), None)
+    if early is not None and early[0] is lines:
+        source.adopt(early[1], early[2], early[3])
+    return source
+
+
+Done = concurrent.futures.Future[None]
+_PREBUILT: dict[int, tuple[list[str], SessionPages, Done, Done]] = {}
+_PREBUILT_LOCK = threading.Lock()
+
+
+def prebuild(saved: SavedLog) -> None:
+    """Start indexing a saved log now, on a thread of its own (a widget's replay: the page's
+    figures are read while the browser loads the widget); the host's source takes it over."""
+    if len(saved.lines) < QUICK_MIN:
+        return
+    pages = SessionPages(saved.session_id, _saved_models(saved))
+    indexed: Done = concurrent.futures.Future()
+    figured: Done = concurrent.futures.Future()
+
+    def run() -> None:
+        for step, done in ((lambda: pages.extend(saved.lines), indexed), (pages.figures, figured)):
+            try:
+                step()
+                done.set_result(None)
+            except BaseException as exc:  # the source's pages meet the error (a bad line: LOG_CORRUPT)
+                done.set_exception(exc)
+                if not figured.done():
+                    figured.set_exception(exc)
+                return
+
+    with _PREBUILT_LOCK:
+        _PREBUILT[id(saved.lines)] = (saved.lines, pages, indexed, figured)
+        while len(_PREBUILT) > 4:
+            _PREBUILT.pop(next(iter(_PREBUILT)))
+    threading.Thread(target=run, name="dsh-pages-prebuild", daemon=True).start()
 
 
 def live_source(session: Session) -> PageSource:

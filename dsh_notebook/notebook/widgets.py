@@ -66,6 +66,12 @@ def _looks_like_path(value: str) -> bool:
             or (not _SESSION_ID.match(value) and Path(value).exists()))
 
 
+def _prebuild(saved: SavedLog) -> None:
+    from ..host.pages import prebuild  # (the host's modules load on this thread, not the kernel's)
+
+    prebuild(saved)
+
+
 def _running_host() -> Any:
     from ..host.host import Host
 
@@ -197,6 +203,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
         try:
             saved = read_saved_fast(path)  # validated part by part as the follow sends it
             self._saved_count = len(saved.lines)
+            if self.window and len(saved.lines) > self.window:
+                # the browser will read this log in pages: index it while the browser loads the view
+                threading.Thread(target=_prebuild, args=(saved,), daemon=True, name="dsh-pages-prebuild").start()
             self.session_id = saved.session_id
             if saved.warnings:
                 self.error = f"note: {'; '.join(saved.warnings)}"

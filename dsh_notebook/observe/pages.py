@@ -31,6 +31,8 @@ from ..wire.base import tag
 from ..wire.events import AnyEvent
 
 Event = dict[str, Any]
+CHUNK = 2_000
+"""Lines parsed (or validated) in one call: each call holds the GIL, a part of a long log briefly."""
 Models = Callable[[int], Sequence[AnyEvent]]
 """The first ``n`` events of the session as typed events (validated: a bad line raises its coded
 error)."""
@@ -75,13 +77,15 @@ class SessionPages:
 
     # -- the index --------------------------------------------------------------------------
     def extend(self, lines: Sequence[str]) -> None:
-        """Index ``lines``, the stored events that follow the ones indexed (seq order)."""
-        if not lines:
-            return
-        parsed: list[Event] = json.loads("[" + ",".join(lines) + "]")
-        with self.lock:
-            for line, ev in zip(lines, parsed, strict=True):
-                self._add(line, ev)
+        """Index ``lines``, the stored events that follow the ones indexed (seq order). Parsed a
+        part at a time: one ``json.loads`` of a whole long log would hold the GIL for seconds (the
+        host's loop, the kernel's comm thread and the first page wait on it)."""
+        for at in range(0, len(lines), CHUNK):
+            part = lines[at:at + CHUNK]
+            parsed: list[Event] = json.loads("[" + ",".join(part) + "]")
+            with self.lock:
+                for line, ev in zip(part, parsed, strict=True):
+                    self._add(line, ev)
 
     def _add(self, line: str, ev: Event) -> None:
         seq = len(self.events)

@@ -195,3 +195,21 @@ def test_a_bad_line_is_a_coded_error_of_the_page(host: Host, tmp_path: Path) -> 
     assert c.page(kind="rows", limit=5)["rows"]  # the first rows still come (from the lines)
     err = c.error(kind="stats", table="requests")
     assert err["code"] == "LOG_CORRUPT" and "line 4001" in err["message"]
+
+
+def test_an_index_started_before_the_host_is_taken_over(host: Host, tmp_path: Path) -> None:
+    """A widget's replay starts indexing its log at construction (host/pages.py prebuild); the
+    host's page source takes that index over instead of reading the log again."""
+    from dsh_notebook.host import pages as host_pages
+
+    path = write_log(tmp_path / "s_prebuiltaaaa.jsonl", 7_000, chained=True)
+    saved = read_saved_fast(path)
+    host_pages.prebuild(saved)
+    early = host_pages._PREBUILT[id(saved.lines)][1]
+    c = Client.__new__(Client)
+    c.saved, c.got, c.cond, c.n = saved, {}, threading.Condition(), 0
+    c.conn = host.connect_saved(c._send, saved)
+    page = c.page(kind="stats", table="turns", limit=3)
+    assert page["total"] == len(session_stats(load_log(path).events).turns)
+    assert id(saved.lines) not in host_pages._PREBUILT  # taken over
+    assert early.count == 7_000 and early.figures_ready

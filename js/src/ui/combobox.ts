@@ -44,6 +44,7 @@ export function createCombobox(cls: string, label: string, all: string, onPick: 
     const found = matching(input.value);
     shown = ["", ...found.slice(0, MAX_SHOWN)];
     if (active >= shown.length) active = shown.length - 1;
+    list.dataset.matches = String(found.length);
     list.replaceChildren(...shown.map((v, i) => h("li", { class: `dsh-combo-opt${i === active ? " dsh-combo-active" : ""}`, id: optionId(i),
       role: "option", "aria-selected": String(v === picked), "data-value": v }, v === "" ? all : v)));
     if (found.length > MAX_SHOWN) list.append(h("li", { class: "dsh-combo-more dsh-muted", role: "presentation" }, `${found.length - MAX_SHOWN} more — type to narrow`));
@@ -71,7 +72,8 @@ export function createCombobox(cls: string, label: string, all: string, onPick: 
     close();
     onPick(v);
   }
-  input.addEventListener("input", () => { active = 0; open(); draw(); });
+  // typing makes the first match the active option (Enter picks it); an empty text, "all"
+  input.addEventListener("input", () => { active = input.value.trim() ? 1 : 0; open(); draw(); });
   input.addEventListener("focus", () => input.select());
   input.addEventListener("blur", () => {
     setTimeout(() => { if (document.activeElement !== input) { close(); input.value = picked; } }, 0);

@@ -203,13 +203,14 @@ export function createTimeline(pages: PageSource, onSelect: (seq: number) => voi
     const w = view.to - view.from;
     const step = niceStep(w / 6);
     const pxPerMs = (axisEl.clientWidth || 600) / Math.max(1e-9, w);
+    // each cut of the axis, marked with how long it was (close ones as one mark); no tick under a mark
+    const cuts = breaksIn(axis, view.from, view.to, 110 / pxPerMs);
     const ticks: HTMLElement[] = [];
     for (let ms = Math.ceil(view.from / step) * step; ms <= view.to; ms += step) {
       const left = ((ms - view.from) / w) * 100;
-      if (left <= 92) ticks.push(h("span", { class: "dsh-tl-tick", style: `left:${left.toFixed(2)}%` }, fmtMs(ms)));
+      if (left <= 92 && !cuts.some((k) => (ms - k.at) * pxPerMs > -48 && (ms - k.at) * pxPerMs < 115)) ticks.push(h("span", { class: "dsh-tl-tick", style: `left:${left.toFixed(2)}%` }, fmtMs(ms)));
     }
-    // each cut of the axis, marked with how long it was (close ones as one mark)
-    const marks = breaksIn(axis, view.from, view.to, 70 / pxPerMs).map((k) => {
+    const marks = cuts.map((k) => {
       const text = k.count === 1 ? `${fmtMs(k.ms)} idle` : `${k.count} gaps · ${fmtMs(k.ms)} idle`;
       return h("span", { class: "dsh-axis-break dsh-tl-break", style: `left:${(((k.at - view.from) / w) * 100).toFixed(2)}%`,
         "data-idle-ms": k.ms, "data-gaps": k.count, title: `${text}: cut out of the axis` }, icon("break"), text);

@@ -185,10 +185,15 @@ export function createWaterfall(pages: PageSource, onSelect: (seq: number) => vo
     const view = scroll.clientWidth || 1200;
     const from = Math.max(0, Math.floor((scroll.scrollLeft - view) / scale / step) * step);
     const to = Math.min(span, (scroll.scrollLeft + 2 * view) / scale);
+    const cuts = breaksIn(cut, from, to, 110 / scale);
     const ticks: HTMLElement[] = [];
-    // no tick whose label would be cut at the canvas's end
-    for (let ms = from; ms <= to; ms += step) if (ms === 0 || (span - ms) * scale >= 48) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
-    const marks = breaksIn(cut, from, to, 70 / scale).map((k) => {
+    // no tick whose label would be cut at the canvas's end, nor one under a cut's mark
+    for (let ms = from; ms <= to; ms += step) {
+      if ((ms === 0 || (span - ms) * scale >= 48) && !cuts.some((k) => (ms - k.at) * scale > -48 && (ms - k.at) * scale < 115)) {
+        ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
+      }
+    }
+    const marks = cuts.map((k) => {
       const text = k.count === 1 ? `${fmtMs(k.ms)} idle` : `${k.count} gaps · ${fmtMs(k.ms)} idle`;
       return h("span", { class: "dsh-axis-break dsh-wf-break", style: `left:${(k.at * scale).toFixed(1)}px`, "data-idle-ms": k.ms,
         "data-gaps": k.count, title: `${text}: cut out of the axis` }, icon("break"), text);
