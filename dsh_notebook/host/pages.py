@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..observe.pages import CHUNK, SessionPages
@@ -40,7 +41,7 @@ class PageSource:
     stored lines after the first ``n``), its typed events from ``models``."""
 
     def __init__(self, session_id: str, new_lines: Callable[[int], Sequence[str]],
-                 models: Callable[[int], Sequence[AnyEvent]], *, total: Callable[[], int]) -> None:
+                 models: Callable[[int], Iterable[AnyEvent]], *, total: Callable[[], int]) -> None:
         self.pages = SessionPages(session_id, models)
         self._new_lines = new_lines
         self._total = total
@@ -139,14 +140,13 @@ class PageSource:
             return export_page(p, q)
 
 
-def _saved_models(saved: SavedLog) -> Callable[[int], list[AnyEvent]]:
-    """A saved log's first ``n`` typed events, validated a part at a time (one call over a long
-    log would hold the GIL for seconds)."""
-    def models(n: int) -> list[AnyEvent]:
-        out: list[AnyEvent] = []
+def _saved_models(saved: SavedLog) -> Callable[[int], Iterator[AnyEvent]]:
+    """A saved log's first ``n`` typed events, validated a part at a time as they are read (one
+    call over a long log would hold the GIL for seconds, and all of them the memory)."""
+    def models(n: int) -> Iterator[AnyEvent]:
         for at in range(0, n, CHUNK):
-            out.extend(saved.events(at, min(n, at + CHUNK)))
-        return out
+            yield from saved.events(at, min(n, at + CHUNK))
+            time.sleep(0)  # the host's loop and the kernel go first
 
     return models
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,19 +34,21 @@ from ..wire.events import AnyEvent
 Event = dict[str, Any]
 CHUNK = 2_000
 """Lines parsed (or validated) in one call: each call holds the GIL, a part of a long log briefly."""
-Models = Callable[[int], Sequence[AnyEvent]]
+Models = Callable[[int], Iterable[AnyEvent]]
 """The first ``n`` events of the session as typed events (validated: a bad line raises its coded
-error)."""
+error); iterated once (a saved log's are validated a part at a time as the fold reads them)."""
 
 
 @dataclass
 class Figures:
-    """``show --stats`` of the first ``count`` events, and the durations column: seq → ms."""
+    """``show --stats`` of the first ``count`` events, and the durations column: seq → ms;
+    ``cache``: what the pages derive from them (the timeline's rows, the sent lines)."""
 
     count: int
     stats: SessionStats
     durations: dict[int, int]
     approvals: dict[str, dict[str, int]]
+    cache: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -86,6 +89,7 @@ class SessionPages:
             with self.lock:
                 for line, ev in zip(part, parsed, strict=True):
                     self._add(line, ev)
+            time.sleep(0)  # let the threads waiting for the GIL (the host's loop, the kernel) go first
 
     def _add(self, line: str, ev: Event) -> None:
         seq = len(self.events)

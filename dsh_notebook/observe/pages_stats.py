@@ -35,22 +35,27 @@ def stats_page(p: SessionPages, q: StatsQuery) -> JsonDict:
         index = next((i for i, r in enumerate(table) if r.seq == q.seq), None)
         if index is not None:
             offset = max(0, index - q.limit // 2)
+    if "sent" not in figures.cache:
+        figures.cache["sent"] = sent_lines(stats)
     return {"kind": "stats", "count": figures.count, "table": q.table, "total": len(table), "offset": offset,
             "index": index, "rows": [_dump(r) for r in table[offset:offset + q.limit]],
-            "totals": _dump(stats.totals), "sent": sent_lines(stats)}
+            "totals": _dump(stats.totals), "sent": figures.cache["sent"]}
 
 
 @dataclass
 class Timeline:
-    """The timeline's rows as (kind, position in stats.turns / requests / tools), the bars' rows."""
+    """The timeline's rows as (kind, position in stats.turns / requests / tools), the bars' rows,
+    each bar row's bar, the busy spans (computed when first asked)."""
 
     rows: list[tuple[str, int]]
     bar_rows: list[int]
     row_of_seq: dict[int, int]
+    bar_of_row: dict[int, int]
+    busy: list[tuple[int, int]] | None = None
 
 
 def timeline(figures: Figures) -> Timeline:
-    cache: dict[str, Any] = figures.__dict__.setdefault("cache", {})
+    cache = figures.cache
     found: Timeline | None = cache.get("timeline")
     if found is not None:
         return found
@@ -70,7 +75,7 @@ def timeline(figures: Figures) -> Timeline:
             row_of_seq[seq] = len(rows)
             bar_rows.append(len(rows))
             rows.append((kind, i))
-    found = cache["timeline"] = Timeline(rows, bar_rows, row_of_seq)
+    found = cache["timeline"] = Timeline(rows, bar_rows, row_of_seq, {r: b for b, r in enumerate(bar_rows)})
     return found
 
 
@@ -107,16 +112,18 @@ def timeline_page(p: SessionPages, q: TimelineQuery) -> JsonDict:
         index = tl.row_of_seq.get(q.seq)
     if index is not None:
         offset = max(0, index - q.limit // 2)
-    bar_of_row = {r: b for b, r in enumerate(tl.bar_rows)} if tl.rows else {}
+    bar_of_row = tl.bar_of_row
     rows = []
     for r in range(offset, min(len(tl.rows), offset + q.limit)):
         kind, i = tl.rows[r]
         model = stats.turns[i] if kind == "turn" else stats.requests[i] if kind == "request" else stats.tools[i]
         rows.append({"kind": kind, "stats": _dump(model), "bar": bar_of_row.get(r)})
-    now = p.events[figures.count - 1].get("time", 0) if figures.count else 0
+    if q.axis and tl.busy is None:
+        now = p.events[figures.count - 1].get("time", 0) if figures.count else 0
+        tl.busy = busy_spans(stats, int(now))
     return {"kind": "timeline", "count": figures.count, "total": len(tl.rows), "bars": len(tl.bar_rows),
-            "offset": offset, "index": index, "rows": rows,
-            "busy": busy_spans(stats, int(now)) if q.axis else None, "totals": _dump(stats.totals)}
+            "offset": offset, "index": index, "rows": rows, "busy": tl.busy if q.axis else None,
+            "totals": _dump(stats.totals)}
 
 
 def turn_page(p: SessionPages, q: TurnQuery) -> JsonDict:
