@@ -26,7 +26,7 @@ from typing import Any
 from ..observe.pages import CHUNK, SessionPages
 from ..observe.pages_requests import messages_page, request_diff_page
 from ..observe.pages_rows import export_page, facets_page, quick_rows, rows_page
-from ..observe.pages_stats import stats_page, timeline_page, turn_page
+from ..observe.pages_stats import stats_page, timeline, timeline_page, turn_page
 from ..session.saved import SavedLog
 from ..session.session import Session
 from ..wire.events import AnyEvent
@@ -178,7 +178,10 @@ def prebuild(saved: SavedLog) -> None:
     figured: Done = concurrent.futures.Future()
 
     def run() -> None:
-        for step, done in ((lambda: pages.extend(saved.lines), indexed), (pages.figures, figured)):
+        def figures() -> None:
+            timeline(pages.figures())  # and the timeline's rows, which it is read with
+
+        for step, done in ((lambda: pages.extend(saved.lines), indexed), (figures, figured)):
             try:
                 step()
                 done.set_result(None)

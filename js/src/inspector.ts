@@ -380,8 +380,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const onErr = () => { errorText = String(model.get("error") ?? ""); render.schedule(); };
   model.on("change:error", onErr);
   const sid = String(model.get("session_id") ?? "");
-  if (sid && !s.follow) follow(s, sid, (m) => { errorText = m; render.schedule(); });
-  else if (sid) s.sessionId = sid;
+  if (sid && !s.follow) {
+    follow(s, sid, (m) => { errorText = m; render.schedule(); });
+    if (s.window > 0) pages.prefetch(rowsQuery(filter, 0, PAGE)); // a long session's first rows, beside its snapshot
+  } else if (sid) s.sessionId = sid;
   render.flush();
   return () => {
     render.cancel();

@@ -45,7 +45,7 @@ describe("glyphs", () => {
     expect(outside).toEqual([]);
     expect(found.size).toBeGreaterThan(5); // the scan reads the literals (it finds the set's glyphs)
     expect(GLYPHS).not.toContain("⏸");
-  });
+  }, 60_000); // parses every source: seconds on a loaded machine
 
   it("draws symbols as inline SVG with no text", () => {
     const svg = icon("pause");

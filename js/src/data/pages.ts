@@ -47,6 +47,9 @@ export class SessionPages implements PageSource {
 
   private get which(): PageSource { return this.fold.whole ? this.here : this.there; }
   get local(): boolean { return this.fold.whole; }
+  /** Ask the kernel for `q` before the window says whether it holds the whole session (a long
+   *  session's first rows then come with its follow's snapshot, not one round trip after it). */
+  prefetch(q: PageQuery): void { void this.there.fetch(q).catch(() => undefined); }
   get error(): string { return this.which.error; }
   get<Q extends PageQuery>(q: Q): PageFor<Q> | undefined { return this.which.get(q); }
   fetch<Q extends PageQuery>(q: Q): Promise<PageFor<Q>> { return this.which.fetch(q); }
