@@ -37,13 +37,13 @@ QUICK_MIN = 5_000
 
 
 class PageSource:
-    """One session's pages: its index kept up to date by ``new_lines`` (called on the loop: the
-    stored lines after the first ``n``), its typed events from ``models``."""
+    """One session's pages: its index kept up to date by ``lines`` (the stored lines ``start`` ..
+    ``stop``), its typed events from ``models``."""
 
-    def __init__(self, session_id: str, new_lines: Callable[[int], Sequence[str]],
+    def __init__(self, session_id: str, lines: Callable[[int, int], Sequence[str]],
                  models: Callable[[int], Iterable[AnyEvent]], *, total: Callable[[], int]) -> None:
         self.pages = SessionPages(session_id, models)
-        self._new_lines = new_lines
+        self._lines = lines
         self._total = total
         self._indexing: asyncio.Task[None] | None = None
         self._figuring: asyncio.Task[Any] | None = None
@@ -69,15 +69,16 @@ class PageSource:
     def _index(self) -> asyncio.Task[None]:
         if self._indexing is not None and not self._indexing.done():
             return self._indexing
-        lines = list(self._new_lines(self._seen))
-        self._seen += len(lines)
+        start, stop = self._seen, self._total()
+        self._seen = max(start, stop)
 
         async def run(prev: asyncio.Task[None] | None) -> None:
             await self._prebuilt()
             if prev is not None and not prev.done():
                 await prev
-            if lines:
-                await asyncio.to_thread(self.pages.extend, lines)
+            if stop > start:
+                # the lines read off the loop (a resumed session's events are serialised on first use)
+                await asyncio.to_thread(lambda: self.pages.extend(self._lines(start, stop)))
 
         self._indexing = asyncio.get_running_loop().create_task(run(self._indexing))
         return self._indexing
@@ -105,7 +106,8 @@ class PageSource:
     async def page(self, query: PageQuery) -> Page:
         if isinstance(query, RowsQuery) and self._quick(query):
             self.prepare()
-            return Page.model_validate({"page": quick_rows(list(self._new_lines(0)), query)})
+            return Page.model_validate({"page": quick_rows(self._lines(query.offset, query.offset + query.limit),
+                                                           self._total(), query)})
         await self._sync()
         if query.kind in ("stats", "timeline", "turn") or (isinstance(query, RowsQuery) and query.complete):
             await self._figures()
@@ -155,7 +157,7 @@ def saved_source(saved: SavedLog) -> PageSource:
     """The pages of a saved log (its lines do not change); an index :func:`prebuild` started
     is taken over."""
     lines = saved.lines
-    source = PageSource(saved.session_id, lambda n: lines[n:], _saved_models(saved), total=lambda: len(lines))
+    source = PageSource(saved.session_id, lambda a, b: lines[a:b], _saved_models(saved), total=lambda: len(lines))
     with _PREBUILT_LOCK:
         early = _PREBUILT.pop(id(lines), None)
     if early is not None and early[0] is lines:
@@ -200,10 +202,10 @@ def prebuild(saved: SavedLog) -> None:
 
 def live_source(session: Session) -> PageSource:
     """The pages of a live session: its stored lines as they are appended, its own typed events."""
-    def new_lines(n: int) -> list[str]:
-        return [session.line(i) for i in range(n, len(session))]
+    def lines(start: int, stop: int) -> list[str]:
+        return [session.line(i) for i in range(start, min(stop, len(session)))]
 
-    return PageSource(session.id, new_lines, lambda n: session.events[:n], total=lambda: len(session))
+    return PageSource(session.id, lines, lambda n: session.events[:n], total=lambda: len(session))
 
 
 class PageSources:

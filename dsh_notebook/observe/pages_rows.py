@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..wire.base import tag
@@ -118,10 +119,11 @@ def rows_page(p: SessionPages, q: RowsQuery) -> JsonDict:
             "terms": terms, "error": found.error, "partial": not ready}
 
 
-def quick_rows(lines: list[str], q: RowsQuery) -> JsonDict:
-    """The first rows of the unfiltered list from the stored lines alone (no index yet): each
-    row's turn is its own or the last ``turn/start``'s before it on the page (``partial``)."""
-    events = [json.loads(line) for line in lines[q.offset:q.offset + q.limit]]
+def quick_rows(lines: Sequence[str], total: int, q: RowsQuery) -> JsonDict:
+    """The first rows of the unfiltered list from their stored ``lines`` alone (no index yet, the
+    log ``total`` events long): each row's turn is its own or the last ``turn/start``'s before it
+    on the page (``partial``)."""
+    events = [json.loads(line) for line in lines]
     turn: int | None = None
     rows = []
     for ev in events:
@@ -132,7 +134,7 @@ def quick_rows(lines: list[str], q: RowsQuery) -> JsonDict:
         name = str(ev.get("name")) if kind in ("tool/call", "approval/asked", "approval/decided") and ev.get("name") else None
         rows.append({"event": ev, "turn": own if isinstance(own, int) and not isinstance(own, bool) else turn,
                      "tool": name, "durationMs": None, "citedBy": []})
-    return {"kind": "rows", "count": len(lines), "total": len(lines), "offset": q.offset, "index": None,
+    return {"kind": "rows", "count": total, "total": total, "offset": q.offset, "index": None,
             "rows": rows, "terms": [], "error": None, "partial": True}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.host.host import Host
 from dsh_notebook.observe.query import parse_query, search_events
 from dsh_notebook.observe.query_view import export_rows
@@ -69,7 +70,8 @@ class Client:
 
 
 @pytest.fixture(scope="module")
-def host() -> Any:
+def shared() -> Any:
+    """The kernel's Host (a replay widget's saved logs are served by it)."""
     h = Host.get()
     yield h
 
@@ -84,9 +86,9 @@ def saved_fixture(tmp_path: Path, name: str) -> Path:
 
 
 @pytest.mark.parametrize("name", ["approvals", "steering", "checkpoints", "fix-tests"])
-def test_pages_answer_what_the_package_answers(host: Host, tmp_path: Path, name: str) -> None:
+def test_pages_answer_what_the_package_answers(shared: Host, tmp_path: Path, name: str) -> None:
     path = saved_fixture(tmp_path, name)
-    c = Client(host, path)
+    c = Client(shared, path)
     loaded = load_log(path)
     events, dicts = loaded.events, [json.loads(x) for x in loaded.lines]
     n = len(events)
@@ -156,10 +158,10 @@ def test_pages_answer_what_the_package_answers(host: Host, tmp_path: Path, name:
         assert part["text"] == buf.getvalue() and part["rows"] == part["total"]
 
 
-def test_a_long_log_first_rows_at_once_then_the_figures(host: Host, tmp_path: Path) -> None:
+def test_a_long_log_first_rows_at_once_then_the_figures(shared: Host, tmp_path: Path) -> None:
     n = 12_000
     path = write_log(tmp_path / "s_longpagesaaa.jsonl", n, chained=True)
-    c = Client(host, path)
+    c = Client(shared, path)
     c.conn.receive(json.dumps({"type": "open", "streamId": "f", "endpoint": "session/follow",
                                "payload": {"args": {"sessionId": c.saved.session_id, "window": 300}}}))
     snap = c.wait("f")[0]["value"]
@@ -185,19 +187,19 @@ def test_a_long_log_first_rows_at_once_then_the_figures(host: Host, tmp_path: Pa
     assert {r["turn"] for r in wf["requests"]} == {wf["turn"]["turn"]}
 
 
-def test_a_bad_line_is_a_coded_error_of_the_page(host: Host, tmp_path: Path) -> None:
+def test_a_bad_line_is_a_coded_error_of_the_page(shared: Host, tmp_path: Path) -> None:
     n = 6_000
     path = write_log(tmp_path / "s_badpagesaaa.jsonl", n, chained=True)
     lines = path.read_text().split("\n")
     lines[4000] = '{"seq":3999,"time":1,"type":"no/such-event"}'
     path.write_text("\n".join(lines))
-    c = Client(host, path)
+    c = Client(shared, path)
     assert c.page(kind="rows", limit=5)["rows"]  # the first rows still come (from the lines)
     err = c.error(kind="stats", table="requests")
     assert err["code"] == "LOG_CORRUPT" and "line 4001" in err["message"]
 
 
-def test_an_index_started_before_the_host_is_taken_over(host: Host, tmp_path: Path) -> None:
+def test_an_index_started_before_the_host_is_taken_over(shared: Host, tmp_path: Path) -> None:
     """A widget's replay starts indexing its log at construction (host/pages.py prebuild); the
     host's page source takes that index over instead of reading the log again."""
     from dsh_notebook.host import pages as host_pages
@@ -208,8 +210,33 @@ def test_an_index_started_before_the_host_is_taken_over(host: Host, tmp_path: Pa
     early = host_pages._PREBUILT[id(saved.lines)][1]
     c = Client.__new__(Client)
     c.saved, c.got, c.cond, c.n = saved, {}, threading.Condition(), 0
-    c.conn = host.connect_saved(c._send, saved)
+    c.conn = shared.connect_saved(c._send, saved)
     page = c.page(kind="stats", table="turns", limit=3)
     assert page["total"] == len(session_stats(load_log(path).events).turns)
     assert id(saved.lines) not in host_pages._PREBUILT  # taken over
     assert early.count == 7_000 and early.figures_ready
+
+
+def test_a_live_session_pages_as_it_grows(client: DshClient) -> None:
+    """A live session's pages (the host's Session, its lines as they are appended): a second turn
+    makes the next pages longer; the figures are those of the Session's events."""
+    first = client.run("read README.md and summarise", timeout=60)
+    sid = first.session_id
+
+    def page(**query: Any) -> Any:
+        return client.remote.session.page(session_id=sid, query=query).page
+
+    n = client.info(sid).last_seq + 1
+    rows = page(kind="rows", limit=1000, complete=True)
+    assert (rows.count, rows.total, rows.partial) == (n, n, False)
+    assert [r.event.seq for r in rows.rows] == list(range(n))
+    assert page(kind="stats", table="turns").total == 1
+    client.run("read README.md and summarise", session_id=sid, timeout=60)
+    m = client.info(sid).last_seq + 1
+    assert m > n
+    again = page(kind="rows", limit=1000, complete=True)
+    assert again.total == m and [r.event.seq for r in again.rows] == list(range(m))
+    turns = page(kind="stats", table="turns")
+    assert turns.total == 2 and turns.rows[1]["turn"] == 2
+    tail = page(kind="messages", seq=m - 1, limit=2)
+    assert tail.total >= 4 and len(tail.messages) == 2
