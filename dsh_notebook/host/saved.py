@@ -32,8 +32,9 @@ from .pages import PageSources
 
 FIRST_PART = 2_000
 """Events in the first snapshot of a log sent in parts (enough for the first screens)."""
-PART = 25_000
-"""Events in each later snapshot part."""
+PART = 10_000
+"""Events in each later snapshot part (the browser folds each in one task: a loop widget replaying
+100,000 events takes ten of them, none long)."""
 
 Reader = Callable[[str], Awaitable[SavedLog]]
 """Session id → its saved log (raises a coded error when there is none)."""
