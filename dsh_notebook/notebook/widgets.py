@@ -67,7 +67,10 @@ def _looks_like_path(value: str) -> bool:
 
 
 def _prebuild(saved: SavedLog) -> None:
-    from ..host.pages import prebuild  # (the host's modules load on this thread, not the kernel's)
+    # after the host's modules have loaded (another thread imports them now: the first rows wait
+    # on that, and this work would only slow it), on this thread, not the kernel's
+    importlib.import_module("dsh_notebook.host.host")
+    from ..host.pages import prebuild
 
     prebuild(saved)
 
