@@ -3,6 +3,7 @@
 #                 (make demo-headless executes all walkthrough notebooks instead, no browser;
 #                 both install the agent kernel "Agent (dsh)" into the venv first: make kernel)
 #   make test   — set up everything (incl. Chromium for the browser tests) and run every test
+#                 (make test-fast runs the unit tier only: in-process tests, under a minute)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -61,7 +62,7 @@ bubblewrap:
 	  echo "bubblewrap not installed: bash runs without a sandbox (python -m dsh_notebook doctor)"
 
 lint: setup
-	$(VENV)/bin/ruff check dsh_notebook tests
+	$(VENV)/bin/ruff check dsh_notebook tests docs
 	$(VENV)/bin/mypy
 	cd js && npm run --silent typecheck
 	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent check:types
@@ -91,9 +92,12 @@ test: setup chromium
 	echo "== browser tests (tests/browser/artifacts/pytest.log)"; cat tests/browser/artifacts/pytest.log; \
 	test $$js -eq 0 && test $$others -eq 0 && test $$status -eq 0
 
+# The unit tier (tests/support/tiers.py: in-process, no subprocess, kernel, browser or network beyond
+# a loopback server in the test's own process): under a minute on 2 cores, two workers (its tests
+# compute rather than wait). `make test` runs it too, with the integration, e2e and scale tiers.
 test-fast: export PYTHONDONTWRITEBYTECODE =
 test-fast: setup
-	$(PY) -m pytest -q -m "not kernel and not browser" -n 3 --dist loadgroup
+	$(PY) -m pytest -q -m unit -n 2 --dist loadgroup
 
 bench: setup
 	$(PY) -m pip install -q pydantic-ai-slim openai-agents

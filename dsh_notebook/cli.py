@@ -18,14 +18,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 from .config import positive_int
 from .errors import DshError, UserError
+from .wire.events import ChosenMode
+
+MODES: tuple[str, ...] = get_args(ChosenMode)  # default, accept-edits, plan, dont-ask, bypass
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with the product's coded errors: a bad flag or value is ``[BAD_ARGS] …``, exit 2."""
+    """argparse with the product's coded errors: a bad flag or value is ``[BAD_ARGS] …``, exit 2.
+    No flag is ever taken by a prefix (``allow_abbrev=False``, subcommands too): ``run --mode X``
+    once silently meant ``--model X``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False  # every parser of this package, subparsers included
+        super().__init__(*args, **kwargs)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
         self._given = list(sys.argv[1:] if args is None else args)  # what error() may name
@@ -47,7 +56,7 @@ class _Parser(argparse.ArgumentParser):
             name = token.split("=", 1)[0]
             if not name.startswith("-") or name == "-" or name.lstrip("-").replace(".", "").isdigit():
                 continue
-            if name not in known and not (name.startswith("--") and any(k.startswith(name) for k in known)):
+            if name not in known:
                 unknown.append(token)
         return unknown
 
@@ -66,11 +75,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", nargs="+", help="the prompt text")
     run.add_argument("--model", help="provider:model, e.g. script:auto, deepseek:deepseek-chat")
     run.add_argument("--base-url", help="an OpenAI-compatible endpoint")
-    run.add_argument("--cwd", help="workspace (default: a fresh copy of the demo workspace)")
+    run.add_argument("--cwd", help="workspace (default: a fresh copy of the demo workspace for the scripted model "
+                                   "script:*, else the current directory)")
+    run.add_argument("--demo", action="store_true",
+                     help="work on a fresh copy of the demo workspace, whatever the model (approvals auto there)")
     run.add_argument("--session", help="continue this session id")
+    run.add_argument("--mode", choices=MODES, default=None,
+                     help="the permission mode: default (reads run; edits, bash, python ask on the terminal), "
+                          "accept-edits (workspace edits run too), plan (only reads; the plan is approved before "
+                          "any work), dont-ask (what would ask is denied: CI), bypass (everything runs but deny "
+                          "rules; needs DSH_ALLOW_BYPASS=1). Default: auto in a demo copy, else default")
     run.add_argument("--approve", choices=["auto", "ask", "deny"], default=None,
-                     help="approval for bash/write/edit: ask on the terminal (default outside the demo "
-                          "workspace; without a terminal, denied), auto (default on the demo copy), deny")
+                     help="legacy spelling of --mode: ask = default, deny = dont-ask, auto = everything runs "
+                          "but notebook cells (the demo copy's default)")
     run.add_argument("--quiet", action="store_true",
                      help="no progress on stderr: only the final answer and the session line on stdout")
     run.add_argument("--json", action="store_true",
@@ -153,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = policy_sub.add_parser("check", help="dry run: the verdict of the rules for every tool call of a saved session")
     check.add_argument("target", help="session id or path to a .jsonl log")
     check.add_argument("--rules", metavar="FILE", help="a JSON rules file (default DSH_POLICY_FILE)")
+    check.add_argument("--mode", choices=(*MODES, "auto"),
+                       help="what this permission mode would have decided for each call (rules and grants of the "
+                            "log included); without it, the rules alone")
 
     fork = sub.add_parser("fork", help="a new session repeating events 0..SEQ of a saved one")
     fork.add_argument("target", help="session id or path to a .jsonl log")
@@ -205,6 +225,10 @@ def _window(raw: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .cli_tty import guard_output
+
+    given = sys.argv[1:] if argv is None else argv
+    guard_output(given[0] if given else "")  # bidi and control characters printed visible (issue 35)
     args = build_parser().parse_args(argv)
     if getattr(args, "no_network", False):
         from .tools.confine import configure
@@ -251,10 +275,14 @@ def main(argv: list[str] | None = None) -> int:
             os.environ["DSH_CONTEXT_WINDOW"] = str(args.context_window)  # this process's window
         if args.command == "fork":
             from .session.fork import fork_main
+            from .tools.registry import is_read_only
 
-            return fork_main(args)
+            return fork_main(args, read_only=is_read_only)
         if args.command in ("checkpoints", "rewind"):
             from .checkpoint.cli import checkpoints_main, rewind_main
+            from .host.hidden_paths import install
+
+            install()  # what the sandbox hides is never restored
 
             return checkpoints_main(args) if args.command == "checkpoints" else rewind_main(args)
         if args.command == "compare":

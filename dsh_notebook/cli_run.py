@@ -34,6 +34,7 @@ from .errors import UserError
 from .host.host import Host
 from .host.waiting import WaitingTicker
 from .models.request_options import request_flags
+from .notebook.live_view import LiveTurnView
 from .notebook.render import TurnView
 from .notebook.sinks import TerminalSink
 
@@ -66,16 +67,30 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     prompt = " ".join(args.prompt)
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
-    options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None), **flags}
+    mode = getattr(args, "mode", None)
+    if mode is not None:
+        from .tools.modes import check_mode
+
+        check_mode(mode)  # BYPASS_NOT_ARMED before a session (and a demo copy) is made
+    options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None),
+                               "mode": mode, **flags}
+    cwd = args.cwd
+    if getattr(args, "demo", False):
+        if args.cwd or args.session:
+            raise UserError("--demo starts a new session on a fresh copy of the demo workspace: "
+                            f"drop {'--cwd' if args.cwd else '--session'}", code="BAD_FLAG")
+        from .demo import copy_demo_workspace
+
+        cwd = str(copy_demo_workspace())
     host = Host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
     quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
     session_id: str | None = args.session
     request_id = f"req_{uuid.uuid4().hex[:12]}"
-    view = TurnView(request_id, None if quiet else TerminalSink(cast(TextIO, PrintableStream(sys.stderr))))
+    view = LiveTurnView(request_id, None if quiet else TerminalSink(cast(TextIO, PrintableStream(sys.stderr))))
     try:
         if session_id is None:
-            created = client.create_session(cwd=args.cwd, model=args.model, approve=args.approve,
+            created = client.create_session(cwd=cwd, model=args.model, approve=args.approve,
                                             base_url=args.base_url, **options)
             session_id = created.session_id
             if not quiet:
@@ -87,10 +102,14 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
                 print(f"note: resuming {session_id}: {warning}", file=sys.stderr)
         handle = client.follow(session_id, None)
         sid = session_id
-        approvals = TtyApprovals(handle, lambda call_id, decision: client.approve(sid, call_id, decision), sys.stderr)
+        approvals = TtyApprovals(handle, lambda call_id, decision, **plan: client.approve(sid, call_id, decision, **plan),
+                                 sys.stderr)
         debugger = _debugger(args, client, sid, handle, view)
 
-        ticker = WaitingTicker(sys.stderr) if not quiet else None
+        # "waiting for the model · 3 s" from the first second: in place on a terminal, else a line at
+        # the first second and every 10 s (after any half-written line of the turn's text)
+        sink = view.sink
+        ticker = WaitingTicker(sys.stderr, before_show=sink.flush) if sink is not None else None
 
         def idle() -> None:  # the cell view of the notebook, on stderr, then any approval to ask
             with handle.cond:
@@ -111,6 +130,8 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
             print(f"session: {session_id} log: {client.info(session_id).log_path}")
             return 128 + signals[0] if signals else 130
         finally:
+            if ticker is not None:
+                ticker.clear()
             with handle.cond:
                 view.render(handle.model)
             if view.sink is not None:

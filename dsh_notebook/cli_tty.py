@@ -2,12 +2,20 @@
 and SIGTERM / SIGHUP handled like Ctrl-C.
 
 - :func:`printable` neutralises terminal control sequences in text the CLI prints (model text,
-  tool output, reasons): ESC becomes a visible ``␛``, every other C0 control, DEL and C1 control a
-  visible picture or ``\\x..`` escape, so a clipboard write (OSC 52), a title change or a clear
-  screen never reaches the terminal. ``\\n`` and ``\\t`` are kept.
-- :class:`TtyApprovals` answers the host's approval asks (``--approve ask``) from the waiting
-  thread: a ``[y/N]`` prompt on ``/dev/tty``, else on stdin when it is a terminal; without a
-  terminal every ask is denied with a note saying why and what to use instead.
+  tool output, reasons, file names): ESC becomes a visible ``␛``, every other C0 control and DEL a
+  visible picture, a C1 control ``\\u0085``, so a clipboard write (OSC 52), a title change or a
+  clear screen never reaches the terminal; the bidirectional overrides and isolates (``U+202E``
+  RIGHT-TO-LEFT OVERRIDE …) and invisible characters (zero-width space, word joiner, BOM, tag
+  characters, line and paragraph separators) become visible ``\\u202e`` escapes, so a file name
+  or an answer cannot show text in another order than it is (issue 35). ``\\n`` and ``\\t`` are
+  kept. Each escape is also a JSON string escape of the same character: JSON output stays valid
+  and means the same.
+- :func:`guard_output` puts :class:`PrintableStream` on stdout and stderr for a whole command.
+- :class:`TtyApprovals` answers the host's approval asks (modes ``default``, ``accept-edits``,
+  ``plan``) from the waiting thread: a ``[y/N]`` prompt on ``/dev/tty``, else on stdin when it
+  is a terminal; ``exit_plan_mode`` shows the plan and asks ``[a]ccept-edits / [d]efault /
+  [k]eep planning`` (then a line of feedback); without a terminal every ask is denied with a
+  note saying why and what to use instead.
 - :func:`terminate_as_interrupt` makes SIGTERM / SIGHUP raise ``KeyboardInterrupt`` in the main
   thread, so ``run`` cancels the turn through the controller (aborted, every call answered,
   log flushed) exactly as for Ctrl-C, and exits non-zero.
@@ -20,16 +28,22 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from .client.follow import FollowHandle
-from .tools.visible import approval_text
-from .wire.events import ToolCall
+if TYPE_CHECKING:  # the terminal guard is imported by every command: nothing heavy at import
+    from .client.follow import FollowHandle
 
-__all__ = ["NO_TTY", "PrintableStream", "TtyApprovals", "printable", "terminate_as_interrupt"]
+__all__ = ["NO_TTY", "RAW_OUTPUT", "PrintableStream", "TtyApprovals", "guard_output", "printable", "terminate_as_interrupt"]
 
-NO_TTY = "no terminal to ask on, so it was denied (use --approve auto to allow tools, or run in a terminal)"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+NO_TTY = ("no terminal to ask on, so it was denied (run in a terminal, allow the call with --rules, or choose a mode: "
+          "--mode accept-edits runs workspace edits, --mode dont-ask denies without asking, --approve auto runs "
+          "everything)")
+
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but \n, \t), DEL, C1
+    "\u00ad\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\u3164"
+    "\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"  # bidi controls, invisible and format characters
+)
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -40,16 +54,21 @@ def _picture(match: re.Match[str]) -> str:
         return chr(0x2400 + c)  # the Unicode control pictures: ␇ ␈ ␍ ...
     if c == 0x7F:
         return "␡"
-    return f"\\x{c:02x}"  # C1 controls (CSI 0x9b, OSC 0x9d ...)
+    if c > 0xFFFF:  # tag characters: as a surrogate pair, JSON's form
+        c -= 0x10000
+        return f"\\u{0xD800 + (c >> 10):04x}\\u{0xDC00 + (c & 0x3FF):04x}"
+    return f"\\u{c:04x}"  # C1 controls (CSI 0x9b …), bidi overrides (RLO 202e …), zero-width characters
 
 
 def printable(text: str) -> str:
-    """``text`` with every terminal control character made visible (``\\n`` and ``\\t`` kept)."""
+    """``text`` with every terminal control, bidi override and invisible character made visible
+    (``\\n`` and ``\\t`` kept)."""
     return _CONTROL.sub(_picture, text) if _CONTROL.search(text) else text
 
 
 class PrintableStream:
-    """A text stream that writes through :func:`printable` (progress on stderr stays safe)."""
+    """A text stream that writes through :func:`printable` (progress on stderr stays safe); any
+    other attribute is the wrapped stream's (``isatty``, ``encoding``, ``fileno`` …)."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -57,8 +76,31 @@ class PrintableStream:
     def write(self, text: str) -> int:
         return self.out.write(printable(text))
 
+    def write_raw(self, text: str) -> int:
+        """Text the product composed itself from fixed words and numbers (the waiting line's
+        ``\\r`` rewrite), never model, tool or file text: written as it is."""
+        return self.out.write(text)
+
     def flush(self) -> None:
         self.out.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.out, name)
+
+
+RAW_OUTPUT = frozenset({"serve", "mcp-bridge"})
+"""Commands whose stdout is a protocol, written as it is."""
+
+
+def guard_output(command: str) -> None:
+    """Everything ``command`` prints — on stdout and stderr — goes through :func:`printable`
+    (issue 35: ``show``, ``sessions`` … printed a right-to-left override in a file name raw)."""
+    if command in RAW_OUTPUT:
+        return
+    if not isinstance(sys.stdout, PrintableStream):
+        sys.stdout = cast(TextIO, PrintableStream(sys.stdout))
+    if not isinstance(sys.stderr, PrintableStream):
+        sys.stderr = cast(TextIO, PrintableStream(sys.stderr))
 
 
 class _Terminal:
@@ -90,7 +132,7 @@ class _Terminal:
 class TtyApprovals:
     """Asks each approval the followed session waits for, once; answers with ``session/approve``."""
 
-    def __init__(self, handle: FollowHandle, answer: Callable[[str, str], Any], note: TextIO) -> None:
+    def __init__(self, handle: FollowHandle, answer: Callable[..., Any], note: TextIO) -> None:
         self.handle, self.answer, self.note = handle, answer, note
         self._asked: set[str] = set()
         self._terminal: _Terminal | None = None
@@ -99,12 +141,15 @@ class TtyApprovals:
         """The wait's idle hook (the waiting thread): ask what is new."""
         with self.handle.cond:
             waiting = {cid: a for cid, a in self.handle.model.approvals.items() if cid not in self._asked}
-            calls = {cid: self._arguments(cid) for cid in waiting}
+            calls = {cid: self._arguments(cid, plan=a.get("name") == "exit_plan_mode") for cid, a in waiting.items()}
         for call_id, ask in waiting.items():
             self._asked.add(call_id)
             name = printable(str(ask.get("name") or "tool"))
             if self._terminal is None:
                 self._terminal = _Terminal()
+            if ask.get("name") == "exit_plan_mode":
+                self._plan(call_id, calls[call_id])
+                continue
             reply = self._terminal.ask(f"dsh: allow {name} {printable(calls[call_id])}? [y/N] ")
             if reply is None:
                 self.note.write(f"  approval for {name}: {NO_TTY}\n")
@@ -113,10 +158,25 @@ class TtyApprovals:
                 decision = "allow" if reply.strip().lower() in ("y", "yes") else "deny"
             self.answer(call_id, decision)
 
-    def _arguments(self, call_id: str) -> str:
+    def _plan(self, call_id: str, plan: str) -> None:
+        """``exit_plan_mode``: the plan, then which mode the work continues in, or feedback."""
+        assert self._terminal is not None
+        from .tools.plan import PLAN_CHOICES, parse_plan_answer
+
+        reply = self._terminal.ask(f"dsh: the agent's plan:\n{printable(plan)}\n{PLAN_CHOICES}\n> ")
+        if reply is None:
+            self.note.write(f"  approval for the plan: {NO_TTY}\n")
+        decision, mode, feedback = parse_plan_answer(reply or "")
+        self.answer(call_id, decision, **({"mode": mode} if mode else {"feedback": feedback} if feedback else {}))
+
+    def _arguments(self, call_id: str, *, plan: bool = False) -> str:
+        from .tools.plan import plan_text
+        from .tools.visible import approval_text
+        from .wire.events import ToolCall
+
         for event in reversed(self.handle.model.events):
             if isinstance(event, ToolCall) and event.call_id == call_id:
-                return approval_text(event.name, event.arguments)
+                return plan_text(event.arguments) if plan else approval_text(event.name, event.arguments)
         return ""
 
     def close(self) -> None:

@@ -1,8 +1,8 @@
 """Configuration from the environment (DESIGN §6): model, base URL, API key, home.
 
 ``DSH_MODEL`` (default ``script:auto``), ``DSH_BASE_URL``, ``DSH_API_KEY`` (else the provider's
-usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default ``~/.dsh``;
-session logs under ``$DSH_HOME/sessions/``), the model timeouts ``DSH_FIRST_BYTE_TIMEOUT`` (seconds
+usual variable, its row's ``key_env`` in :mod:`.providers`: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``),
+``DSH_HOME`` (default ``~/.dsh``; session logs under ``$DSH_HOME/sessions/``), the model timeouts ``DSH_FIRST_BYTE_TIMEOUT`` (seconds
 a request waits for the server's first chunk; default ``DSH_TIMEOUT`` when set, else 600 for a
 loopback server, which may spend minutes on CPU prompt processing, else 120) and ``DSH_IDLE_TIMEOUT`` (seconds between two
 chunks; default ``DSH_TIMEOUT``, else 120) — either fails ``MODEL_TIMEOUT``, and there is no total
@@ -13,7 +13,9 @@ read-only run without asking), the turn budgets
 ``DSH_MAX_STEPS`` (model requests per turn, default 50; 0: unbounded) and ``DSH_MAX_TIME``
 (seconds per turn), ``DSH_POLICY_FILE`` (approval rules, :mod:`dsh_notebook.tools.rules`) and
 ``DSH_COMPACT_THRESHOLD`` (compact the context above this share of the model's window, default
-0.8). The key is never printed: :meth:`Settings.describe` shows it only as set / not set.
+0.8) and ``DSH_RETRY_DELAY`` (seconds before the first retry of a failed model request, doubled at
+each further attempt up to 30 s; default 0.5; ``0``: retry at once — a server's own Retry-After is
+still honoured). The key is never printed: :meth:`Settings.describe` shows it only as set / not set.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .errors import UserError, register_secret
 from .errors import register_secret as _register
+from .providers import by_prefix, key_variables, known_prefixes, own_base_url
 
 DEFAULT_MODEL = "script:auto"
 DEFAULT_TIMEOUT_S = 120.0
@@ -35,11 +38,15 @@ DEFAULT_MAX_STEPS = 50
 DEFAULT_COMPACT_THRESHOLD = 0.8
 DEFAULT_SCRIPT_PACE_S = 0.02  # the scripted model streams at a pace a class can follow
 MAX_SCRIPT_PACE_S = 10.0
-PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
-PROVIDER_BASE_URL = {
-    "deepseek": "https://api.deepseek.com",
-    "openai": "https://api.openai.com/v1",
-}
+DEFAULT_RETRY_DELAY_S = 0.5  # the first retry of a failed model request; doubled at each further one
+MAX_RETRY_DELAY_S = 30.0  # the cap of every retry delay (AgentConfig.retry_cap_ms)
+# Upper bounds of the numeric flags and variables (issue 35: `--max-tokens` with 23 digits was
+# accepted and sent): past them a value is a coded BAD_CONFIG / BAD_FLAG error, not a request.
+MAX_COUNT = 1_000_000_000  # any positive count: context windows (the largest are ~10M tokens), threads
+MAX_OUTPUT_TOKENS = 10_000_000
+MAX_STEPS = 1_000_000
+MAX_REPEATS = 10_000
+MAX_SECONDS = 366 * 24 * 3600.0  # a turn budget or a model timeout: at most a year
 
 
 _SECRET_PARAM = re.compile(r"(?i)token|key|secret|pass|auth|sig|credential|session")
@@ -109,8 +116,9 @@ def check_base_url(url: str) -> str:
                         "http://localhost:11434/v1", code="BAD_BASE_URL")
     register_url_secrets(url)
     return url.strip()
-KNOWN_PROVIDERS = frozenset({"openai", "deepseek", "script", "replay", "local"})
-"""The prefixes a model id may start with; with a base URL anything else is part of the name."""
+KNOWN_PROVIDERS = known_prefixes()
+"""The prefixes a model id may start with (the provider table's and ``script``, ``replay``,
+``local``); with a base URL anything else is part of the name."""
 
 
 def normalize_model_id(model_id: str, base_url: str | None) -> str:
@@ -159,6 +167,7 @@ class Settings:
     idle_timeout: float | None = None  # seconds between chunks (None: ``timeout``)
     explicit_timeout: bool = False  # DSH_TIMEOUT was set: it is also the loopback first-byte default
     script_pace: float = DEFAULT_SCRIPT_PACE_S  # the scripted model's pause before each chunk, seconds
+    retry_delay: float = DEFAULT_RETRY_DELAY_S  # seconds before a failed model request's first retry
 
     @property
     def sessions_dir(self) -> Path:
@@ -172,13 +181,14 @@ class Settings:
         """The API key for this model: ``DSH_API_KEY``-style explicit key, else the provider's."""
         if self.api_key:
             return self.api_key
-        env = PROVIDER_KEY_ENV.get(self.provider)
+        row = by_prefix(self.provider)
+        env = row.key_env if row is not None else None
         key = os.environ.get(env) if env else None
         register_secret(key)
         return key
 
     def resolved_base_url(self) -> str | None:
-        return self.base_url or PROVIDER_BASE_URL.get(self.provider)
+        return self.base_url or own_base_url(self.provider)
 
     def with_overrides(
         self, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None
@@ -206,7 +216,7 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
     env = os.environ if environ is None else environ
     key = env.get("DSH_API_KEY") or None
     register_secret(key)
-    for name in PROVIDER_KEY_ENV.values():
+    for name in key_variables():
         register_secret(env.get(name))
     register_url_secrets(env.get("DSH_BASE_URL"))
     home = Path(env.get("DSH_HOME") or "~/.dsh").expanduser()
@@ -229,6 +239,7 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
         first_byte_timeout=parse_timeout(env.get("DSH_FIRST_BYTE_TIMEOUT"), "DSH_FIRST_BYTE_TIMEOUT"),
         idle_timeout=parse_timeout(env.get("DSH_IDLE_TIMEOUT"), "DSH_IDLE_TIMEOUT"),
         script_pace=parse_pace(env.get("DSH_SCRIPT_PACE")),
+        retry_delay=parse_retry_delay(env.get("DSH_RETRY_DELAY")),
     )
 
 
@@ -248,31 +259,48 @@ def model_timeouts(settings: Settings, base_url: str | None) -> tuple[float, flo
     return first, idle
 
 
-def positive_int(raw: object, name: str, *, what: str = "a positive whole number", code: str = "BAD_CONFIG") -> int:
-    """``raw`` (an int or its text) as a positive whole number, else a coded ``UserError``:
+def positive_int(raw: object, name: str, *, what: str = "a positive whole number", code: str = "BAD_CONFIG",
+                 most: int = MAX_COUNT) -> int:
+    """``raw`` (an int or its text) as a whole number in ``1..most``, else a coded ``UserError``:
     "``name`` must be ``what``, not ``raw``". The one parser of the positive counts read from
     the environment, flags and the price catalog (windows, threads)."""
-    value = 0
-    if isinstance(raw, (int, str)) and not isinstance(raw, bool):
-        try:
-            value = int(raw)
-        except ValueError:
-            value = 0
-    if value <= 0:
-        raise UserError(f"{name} must be {what}, not {raw!r}", code=code)
+    value = _whole(raw, 0)
+    if not 0 < value <= most:
+        raise UserError(f"{name} must be {what} (at most {most:,}), not {_shown(raw)}", code=code)
     return value
+
+
+def _whole(raw: object, bad: int) -> int:
+    """``raw`` (an int or its text) as an int, else ``bad``."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        return bad
+    try:
+        return int(raw)
+    except ValueError:  # not a number, or more digits than Python reads (4,300)
+        return bad
+
+
+def _seconds(raw: object, bad: float) -> float:
+    try:
+        return float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return bad
+
+
+def _shown(raw: object) -> str:
+    """``raw`` as an error quotes it: a few dozen characters, not a 4,000-digit number."""
+    text = repr(raw)
+    return text if len(text) <= 40 else f"{text[:30]}… ({len(text)} characters)"
 
 
 def parse_max_tokens(raw: str | int | None, name: str = "--max-tokens") -> int | None:
     """An output limit in tokens: a positive integer; unset or blank: ``None`` (the default)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = 0
-    if value <= 0:
-        raise UserError(f"{name} must be a positive number of tokens, not {raw!r}", code="BAD_CONFIG")
+    value = _whole(raw, 0)
+    if not 0 < value <= MAX_OUTPUT_TOKENS:
+        raise UserError(f"{name} must be a positive number of tokens (at most {MAX_OUTPUT_TOKENS:,}), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value
 
 
@@ -280,12 +308,10 @@ def parse_max_repeats(raw: str | int | None, name: str = "--max-repeats") -> int
     """How many identical tool calls answered identically in a row are tolerated (``0``: the guard is off)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = -1
-    if value < 0:
-        raise UserError(f"{name} must be a whole number of repeats (0: no guard), not {raw!r}", code="BAD_CONFIG")
+    value = _whole(raw, -1)
+    if not 0 <= value <= MAX_REPEATS:
+        raise UserError(f"{name} must be a whole number of repeats up to {MAX_REPEATS:,} (0: no guard), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value
 
 
@@ -293,12 +319,10 @@ def parse_timeout(raw: str | float | None, name: str) -> float | None:
     """A positive number of seconds; unset or blank: ``None`` (the default)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise UserError(f"{name} must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
+    value = _seconds(raw, 0.0)
+    if not 0 < value <= MAX_SECONDS:
+        raise UserError(f"{name} must be a positive number of seconds (at most {MAX_SECONDS:,.0f}), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value
 
 
@@ -306,12 +330,10 @@ def parse_max_steps(raw: str | int | None, name: str = "--max-steps", default: i
     """A step budget: a positive integer; ``0`` means unbounded; unset or blank: ``default``."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise UserError(f"{name} must be a whole number of steps (0: no limit), not {raw!r}", code="BAD_CONFIG")
+    value = _whole(raw, -1)
+    if not 0 <= value <= MAX_STEPS:
+        raise UserError(f"{name} must be a whole number of steps up to {MAX_STEPS:,} (0: no limit), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value or None
 
 
@@ -319,12 +341,10 @@ def parse_max_time(raw: str | float | None, name: str = "--max-time") -> float |
     """A time budget in seconds: positive; ``0`` means unbounded; unset or blank: none."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise UserError(f"{name} must be a number of seconds (0: no limit), not {raw!r}", code="BAD_CONFIG")
+    value = _seconds(raw, -1.0)
+    if not 0 <= value <= MAX_SECONDS:
+        raise UserError(f"{name} must be a number of seconds up to {MAX_SECONDS:,.0f} (0: no limit), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value or None
 
 
@@ -340,6 +360,21 @@ def parse_pace(raw: str | None, name: str = "DSH_SCRIPT_PACE") -> float:
     if not 0 <= value <= MAX_SCRIPT_PACE_S:
         raise UserError(f"{name} must be seconds between 0 and {MAX_SCRIPT_PACE_S:g} (0: no pause), not {raw!r}",
                         code="BAD_CONFIG")
+    return value
+
+
+def parse_retry_delay(raw: str | None, name: str = "DSH_RETRY_DELAY") -> float:
+    """Seconds before the first retry of a failed model request, in [0, 30] (``0``: at once);
+    unset or blank: ``DEFAULT_RETRY_DELAY_S``."""
+    if raw is None or not raw.strip():
+        return DEFAULT_RETRY_DELAY_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= MAX_RETRY_DELAY_S:
+        raise UserError(f"{name} must be seconds between 0 and {MAX_RETRY_DELAY_S:g} (0: retry at once), "
+                        f"not {raw!r}", code="BAD_CONFIG")
     return value
 
 
@@ -360,10 +395,8 @@ def _timeout(raw: str | None, default: float = DEFAULT_TIMEOUT_S, var: str = "DS
     """``DSH_TIMEOUT`` (or ``var``) in seconds (unset or blank: the default)."""
     if not raw or not raw.strip():
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise UserError(f"{var} must be a positive number of seconds, not {raw!r}", code="BAD_CONFIG")
+    value = _seconds(raw, 0.0)
+    if not 0 < value <= MAX_SECONDS:
+        raise UserError(f"{var} must be a positive number of seconds (at most {MAX_SECONDS:,.0f}), "
+                        f"not {_shown(raw)}", code="BAD_CONFIG")
     return value

@@ -119,8 +119,8 @@ TERMS: tuple[Term, ...] = (
     T("message history", "request", "The first view: the messages derive_messages() gives — only user / assistant / "
       "tool; the system prompt and runtime-context wrappers are hidden unless you show them.", ("history",)),
     T("runtime-context wrapper", "request", "A user message the harness adds (source kind plugin) carrying runtime "
-      "state — the workspace, the date — deduplicated when unchanged (RuntimeContextProjection). Hidden in the "
-      "history by default.", ("runtime-context", "runtime context", "wrapper", "wrappers")),
+      "state — the workspace, the date — deduplicated when unchanged (RuntimeContextProjection), entered before the "
+      "step's input so that a request ends with the user's prompt. Hidden in the history by default.", ("runtime-context", "runtime context", "wrapper", "wrappers")),
     T("tool call", "request", "The model's request to run a tool: a tool-call block with an id (c1), a name and "
       "its raw JSON arguments, then a tool/call event.", ("tool-call", "tool-call block", "call id", "callId")),
     T("tool result", "request", "What the tool returned, as a tool message in tool/result; every call gets exactly "

@@ -12,6 +12,7 @@ file, the line and the import.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,8 +22,8 @@ from tests.test_rules import PKG, imported, modules, ownership_entries
 # Ground first. A unit may import its own rank and the ranks below it, never a rank above.
 RANKS: tuple[tuple[str, ...], ...] = (
     # the ground: the wire's vocabulary, coded errors, redaction, the glossary's words, settings,
-    # the bundled demo workspace (and what a copy of it is allowed)
-    ("wire", "errors", "redaction", "glossary", "config", "demo"),
+    # the bundled demo workspace (and what a copy of it is allowed), the provider table
+    ("wire", "errors", "redaction", "glossary", "config", "demo", "providers"),
     ("session",),  # the event log: writer, store, folds over events
     ("checkpoint",),  # workspace snapshots per turn, rewind (reads and forks session logs)
     ("models",),  # model adapters (replay reads session logs) and the price catalog's users
@@ -67,8 +68,10 @@ def resolve(name: str) -> str | None:
     return None
 
 
+@functools.cache
 def file_edges() -> dict[str, list[tuple[int, str]]]:
-    """file → [(line, file it imports)] over the whole package."""
+    """file → [(line, file it imports)] over the whole package (read once per test process; the
+    tests only read it)."""
     edges: dict[str, list[tuple[int, str]]] = {}
     for path in modules():
         rel = path.relative_to(PKG).as_posix()
@@ -192,7 +195,7 @@ def test_the_checker_sees_an_upward_import_inside_a_function_and_under_type_chec
 
 
 def test_the_ownership_map_follows_the_ranks() -> None:
-    """The README's map lists the units floor by floor, ground first."""
+    """The ownership map (docs/architecture/ownership-map.md) lists the units floor by floor, ground first."""
     ranks = rank_of()
     seen = [ranks[unit_of(e)] for e in ownership_entries() if not e.startswith("js/") and unit_of(e) in ranks]
-    assert seen == sorted(seen), "order the README's ownership map by floor (ground first)"
+    assert seen == sorted(seen), "order the ownership map (docs/architecture/ownership-map.md) by floor (ground first)"

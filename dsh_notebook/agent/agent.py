@@ -26,12 +26,14 @@ from ..context import HarnessContext
 from ..models.base import ModelAdapter
 from ..session.session import Session
 from ..tools.base import ApprovalMode, Approver, AutoApprover
+from ..tools.modes import LEGACY, SessionMode
+from ..tools.plan import attach_plan_mode
 from ..tools.registry import ToolRegistry, builtin_tools
 from ..tools.rules import ApprovalPolicy
 from ..tools.runtime import ToolRuntime
 from ..wire.base import dump
 from ..wire.control import AgentStatus
-from ..wire.events import ContextCompacted, ToolSchema, TurnStart
+from ..wire.events import ContextCompacted, PermissionMode, ToolSchema, TurnStart
 from ..wire.follow import FollowStatus, FrameSink, RunFrame
 from ..wire.messages import UserMessage, user_text
 from .compactor import Compactor
@@ -71,6 +73,7 @@ class Agent(AgentDriver):
         frames: FrameSink | None = None,
         flush: Callable[[], None] | None = None,
         approval_policy: ApprovalPolicy | None = None,
+        mode: PermissionMode | None = None,
     ) -> None:
         """Build the agent of ``session`` (fresh or resumed: inbox, projections and the turn
         counter are restored from its log). ``config`` says what it does (``model=`` alone is
@@ -79,7 +82,9 @@ class Agent(AgentDriver):
         ``runtime_factory(agent)`` or a default ``ToolRuntime(approver, policy_mode)``. ``context``
         is the host's (global) context: the agent lives in a child ``agent:<id>``
         (``agent.context``) whose Scope decides what it sees. ``frames`` gets the transient
-        frames; ``flush`` makes the log durable (before every model request and at turn ends)."""
+        frames; ``flush`` makes the log durable (before every model request and at turn ends).
+        ``mode``: the permission mode (:mod:`dsh_notebook.tools.modes`; default: the legacy
+        ``policy_mode``'s) unless the log's last ``mode/changed`` says otherwise; ``agent.modes``."""
         if config is None:
             if model is None:
                 raise TypeError("Agent needs a config (or model=)")
@@ -89,9 +94,11 @@ class Agent(AgentDriver):
         self.adapter_for = adapter_for
         self.approver: Approver = approver or AutoApprover()
         self.policy_mode: ApprovalMode = policy_mode
+        self.modes = SessionMode(session, mode or LEGACY[policy_mode])
         self.context = (context or HarnessContext("host")).child(f"agent:{session.id}")
         self.context.provide("agent", self)
         self.scope = self.context.scope()
+        attach_plan_mode(self.context, self.modes)  # disposed with the context
         self.frames = frames
         self.flush = flush
         self.approval_policy = approval_policy  # rules / grants / callables, first pre-execute hook
@@ -212,21 +219,22 @@ class Agent(AgentDriver):
 
     # -- context ------------------------------------------------------------------------------
     def resnapshot(self, decision: PreStep, *, entered: bool, turn: int) -> PreStep:
-        """After a compaction shadowed the runtime-context snapshot, send it again: with the
+        """After a compaction shadowed the runtime-context snapshot, send it again: before the
         step's entered messages, or (when they were already committed) appended now."""
         snapshot = self.runtime_context.project(decision.assembly.rendered_contexts())
         if snapshot is None or (decision.snapshot is not None and decision.snapshot.content == snapshot.content
                                 and not entered):
             return decision
-        if entered:
+        if entered:  # the step's input is committed: the snapshot can only follow it
             self.requests.append_entered([snapshot], turn=turn, on_commit=self.runtime_context.committed)
             return decision
-        return dataclasses.replace(decision, messages=(*decision.messages, snapshot), snapshot=snapshot)
+        rest = tuple(m for m in decision.messages if m is not decision.snapshot)
+        return dataclasses.replace(decision, messages=(snapshot, *rest), snapshot=snapshot)  # before the prompt
 
     async def compact(self) -> ContextCompacted | None:
-        """Compact on demand (``%dsh compact``): summarise every turn but the last one (or, with a
-        single turn, up to its last exchange). Only while idle (``TURN_RUNNING`` otherwise);
-        ``None`` when there is nothing to compact."""
+        """Compact on demand (``%dsh compact``): summarise every turn but the last one, which stays
+        whole. Only while idle (``TURN_RUNNING`` otherwise); ``None`` when there is nothing to
+        compact (a session of one turn)."""
         await self.wait_turn_over()
         route = route_for_config(self, self.config)
         self.compactor.window_tokens = (await resolve_window(self.config, route, self.asked_windows)).tokens

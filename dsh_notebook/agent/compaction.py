@@ -75,6 +75,19 @@ SUMMARY_SYSTEM = (
     "invent anything and do not address the user; output only the summary."
 )
 CLIP = 2000  # characters kept of one message in the transcript
+OVERFLOW_ADVICE = (
+    "To go on: compact the session (%dsh compact, or python -m dsh_notebook compact ID), give the "
+    "model's real window if it is larger (--context-window N), leave more room for the prompt with a "
+    "smaller --max-tokens N, or ask for less at once (a narrower read, fewer or smaller files)"
+)
+
+
+def overflow_error(exc: ModelError) -> ModelError:
+    """``CONTEXT_OVERFLOW`` that says what to change (:data:`OVERFLOW_ADVICE`), once."""
+    if exc.code != "CONTEXT_OVERFLOW" or OVERFLOW_ADVICE in exc.message:
+        return exc
+    return ModelError(f"{exc.message.rstrip('. ')}. {OVERFLOW_ADVICE}.", code=exc.code, retryable=False,
+                      status=exc.status, retry_after_ms=exc.retry_after_ms)
 
 
 def estimate_tokens(messages: Sequence[AnyMessage], tools: Sequence[ToolSchema] = (),
@@ -141,11 +154,14 @@ def _safe_cuts(session: Session, nodes: Sequence[int], start: int) -> list[int]:
     return cuts
 
 
-def plan_compaction(session: Session, keep_turn: int | None, *, running: bool = False) -> CompactionPlan | None:
+def plan_compaction(session: Session, keep_turn: int | None, *, running: bool = False,
+                    whole_turn: bool = False) -> CompactionPlan | None:
     """The nodes to summarise: everything before ``keep_turn``'s first node (all of it when that
-    turn has no node yet); when that leaves nothing, up to the last safe cut inside the turn.
-    ``running``: ``keep_turn`` is the turn being run, so a lone earlier summary before it is not
-    "nothing to gain" — a long turn compacts again inside itself (keeping its last exchange)."""
+    turn has no node yet); when that leaves nothing, up to the last safe cut inside the turn —
+    unless ``whole_turn`` (``%dsh compact``: every turn but the last, which stays whole; a session
+    of one turn has nothing to compact). ``running``: ``keep_turn`` is the turn being run, so a
+    lone earlier summary before it is not "nothing to gain" — a long turn compacts again inside
+    itself (keeping its last exchange)."""
     events = session.events
     nodes = session.surface
     start = next((i for i, s in enumerate(nodes) if not isinstance(events[s], SystemMessageEvent)), None)
@@ -160,6 +176,8 @@ def plan_compaction(session: Session, keep_turn: int | None, *, running: bool = 
         cut = len(nodes) if len(nodes) in cuts else (cuts[-1] if cuts else None)
     elif first > start and first in cuts and not (running and all(_is_summary(events[s]) for s in nodes[start:first])):
         cut = first
+    elif whole_turn:
+        cut = first if first > start and first in cuts else None
     else:  # the kept turn is all there is (or only an earlier summary precedes it): cut inside it
         cut = inside[-1] if inside else None
     if cut is None:
@@ -267,6 +285,6 @@ def commit_compaction(session: Session, plan: CompactionPlan, summary: str, *, t
 
 
 __all__ = [
-    "PLUGIN", "SUMMARY_SYSTEM", "CompactionPlan", "Trigger", "commit_compaction", "estimate_tokens",
-    "plan_compaction", "summarise", "summary_request", "transcript",
+    "OVERFLOW_ADVICE", "PLUGIN", "SUMMARY_SYSTEM", "CompactionPlan", "Trigger", "commit_compaction", "estimate_tokens",
+    "overflow_error", "plan_compaction", "summarise", "summary_request", "transcript",
 ]  # fmt: skip

@@ -79,7 +79,7 @@ class Compactor:
         """Summarise the older nodes with the step's model and replace them; ``None`` when there
         is nothing to compact. Raises the summarisation request's ``ModelError``."""
         keep = turn if keep_turn is None else keep_turn
-        plan = plan_compaction(self.session, keep, running=turn is not None)
+        plan = plan_compaction(self.session, keep, running=turn is not None, whole_turn=trigger == "manual")
         if plan is None:
             return None
         history = self.session.derive_messages()

@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 
 from ..models.base import ModelRequest
+from ..redaction import redact_json_text
 from ..session.session import Session
 from ..tools.scheduler import ArgumentsEdited, ToolBatch
 from ..wire.events import AssistantMessageEvent, ReplaceOp
@@ -72,13 +73,15 @@ class DebuggerHook(TurnHook):
 
 def arguments_edited(session: Session, event: AssistantMessageEvent) -> ArgumentsEdited:
     """The model sees an edited call: the assistant message is replaced in the surface by a
-    copy with the edited arguments, citing what it shadows and the edits."""
+    copy with the edited arguments (masked, as every logged call is), citing what it shadows and
+    the edits."""
     node: list[AssistantMessageEvent] = [event]  # the surface node that shows this message now
 
     def replace_call(call_id: str, arguments: str, edits: tuple[int, ...]) -> None:
         current = node[0]
         message = current.message
-        blocks = tuple(b.model_copy(update={"arguments": arguments})
+        shown = redact_json_text(arguments)
+        blocks = tuple(b.model_copy(update={"arguments": shown})
                        if isinstance(b, ToolCallBlock) and b.id == call_id else b for b in message.content)
         node[0] = session.append(AssistantMessageEvent(
             turn=event.turn, step=event.step, message=message.model_copy(update={"content": blocks}),

@@ -37,6 +37,7 @@ from typing import Any, Literal, cast
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import HostError
+from ..redaction import redact_data, redact_json_text
 from ..session.repair import repair_pairing
 from ..session.session import Session
 from ..wire.events import AssistantMessageEvent, DebugEdit, DebugStage, EditTarget
@@ -230,8 +231,9 @@ class Debugger:
             raise _bad(f"paused on call {pause.call_id!r}, not {call_id!r}")
         after = _normalise(pause.target, value)
         event = self.session.append(
-            DebugEdit(stage=pause.stage, target=pause.target, call_id=pause.call_id, before=_wire(pause.value),
-                      after=_wire(after), by=by, source_event_seqs=pause.cite or None)
+            DebugEdit(stage=pause.stage, target=pause.target, call_id=pause.call_id,
+                      before=_shown(pause.value), after=_shown(after), by=by,
+                      source_event_seqs=pause.cite or None)  # logged masked; the loop uses `after` as typed
         )
         pause.value = after
         pause.edits.append(event.seq)
@@ -263,6 +265,12 @@ class Debugger:
 
 def _target(target: RunToTarget | None) -> dict[str, str] | None:
     return {"stage": target.stage, "call": target.call} if target is not None else None
+
+
+def _shown(value: Any) -> Any:
+    """A value as a ``debug/edit`` logs it: secrets masked (arguments inside their JSON)."""
+    wired = _wire(value)
+    return redact_json_text(wired) if isinstance(wired, str) and wired.lstrip().startswith("{") else redact_data(wired)
 
 
 def _wire(value: Any) -> Any:

@@ -26,7 +26,7 @@ from ..session.history import MessageHistory
 from ..session.session import Session
 from ..wire.events import AssistantMessageEvent, ToolSchema
 from ..wire.messages import AnyMessage
-from .compaction import estimate_tokens, plan_compaction
+from .compaction import estimate_tokens, overflow_error, plan_compaction
 from .compactor import MIN_SAVING
 from .config import AgentConfig
 from .hooks import PreStep
@@ -162,10 +162,10 @@ def _cut(run: TurnRun, route: ModelRoute, decision: PreStep, derived: DerivedReq
         if estimate <= budget:
             return derived, estimate
     what = _describe(history[index], seq, size) if index is not None else "the request"
-    raise ModelError(
+    raise overflow_error(ModelError(
         f"the request does not fit the model's window ({run.window.tokens if run.window else '?'} tokens, "
         f"about {estimate} needed plus room for the answer): {what} is too large to send",
-        code="CONTEXT_OVERFLOW")
+        code="CONTEXT_OVERFLOW"))
 
 
 def _describe(message: AnyMessage, seq: int | None, size: int) -> str:

@@ -20,6 +20,7 @@ from ..models.base import ModelRequest
 from ..tools.outcome import error_outcome
 from ..tools.sandbox import cap_middle
 from ..wire.events import AssistantMessageEvent, LlmRetry, ToolCall, ToolResult
+from .compaction import overflow_error
 from .config import AgentConfig
 from .fit import fit_request
 from .hooks import COMPLETED, MAX_TOKENS, PreStep, error_info
@@ -38,7 +39,7 @@ async def model_step(run: TurnRun, node: ModelStep) -> Node:
     if stream.finish_reason == "max-tokens":
         answer_truncated(run, event, stream)
         return StepDone(MAX_TOKENS)
-    return ToolStep(event) if calls else StepDone(COMPLETED)
+    return ToolStep(event, stream.calls_to_run()) if calls else StepDone(COMPLETED)
 
 
 def route_for(run: TurnRun) -> ModelRoute:
@@ -73,6 +74,8 @@ async def _attempts(run: TurnRun, decision: PreStep) -> tuple[AssistantMessageEv
                 if retry is not None:
                     decision = retry
                     continue
+            if exc.code == "CONTEXT_OVERFLOW":  # compacted and retried once already: say what to change
+                raise overflow_error(exc) from None
             if not exc.retryable or attempt > cfg.max_retries:
                 raise
             delay = retry_delay(cfg, exc, attempt)

@@ -1,8 +1,11 @@
 """How prompt state enters the facts (seed 001 objects 26 and 30).
 
-:class:`RuntimeContextProjection` turns the runtime-context sections into a trailing user
-message **only when they changed** since the retained snapshot (or the CLEARED marker when they
-became empty). :class:`SystemPromptProjection` keeps the rendered system prompt as
+:class:`RuntimeContextProjection` turns the runtime-context sections into a user message
+(``source.kind: plugin``) **only when they changed** since the retained snapshot (or the CLEARED
+marker when they became empty). The step enters it *before* its input, so a request's last
+message is the user's prompt — a small model answers the last user message it sees, and took a
+trailing snapshot ("Today's date: …") for the question. Logs written when it trailed the prompt
+read and replay as they were (the order is the surface's). :class:`SystemPromptProjection` keeps the rendered system prompt as
 ``system/message`` surface nodes: **append** (no head yet, or a changed prompt on an in-history
 route), **replace** (the head with the new text; ``sourceEventSeqs=[replaced seq]``), **clear**
 (replace with empty content) or **unchanged**. Both restore their state from the session, so a

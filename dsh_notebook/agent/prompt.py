@@ -2,8 +2,10 @@
 
 - :class:`PromptAssembly` — the four collections of one step, gathered from an agent's
   :class:`~dsh_notebook.context.Scope` over built-in defaults: **sections** (→ the system
-  prompt), **contexts** (→ the runtime-context user message), **tools** (→ definitions) and
-  **variables** (``provider``, ``model``, ``cwd`` built in).
+  prompt), **contexts** (→ the runtime-context user message, placed before the step's prompt),
+  **tools** (→ definitions: exactly the turn's ``--tools``, the Scope's tools included) and
+  **variables** (``provider``, ``model``, ``cwd`` built in). A section given as ``fn(env)`` sees
+  the tools offered (``env.tools``): the tool guidance is left out of a turn offered none.
 - :func:`render_prompt` — strict ``{{name}}`` interpolation: an unknown or undefined name is a
   coded error, a lone ``{{`` stays literal, substituted values are never rescanned.
 - :class:`RuntimeContextProjection` and :class:`SystemPromptProjection` live in
@@ -16,8 +18,8 @@ import functools
 import re
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..context import Contribution, Scope
@@ -47,6 +49,13 @@ class PromptEnv:
     cwd: str
     session_id: str = ""
     now_ms: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
+    tools: frozenset[str] | None = None  # the names offered this step (set by collect_assembly)
+
+    def offers(self, name: str | None = None) -> bool:
+        """Whether the step offers ``name`` (any tool at all without a name); unknown: yes."""
+        if self.tools is None:
+            return True
+        return bool(self.tools) if name is None else name in self.tools
 
 
 @dataclass(frozen=True)
@@ -65,9 +74,13 @@ def _date_of_minute(minute: int) -> str:
     return "Today's date: " + time.strftime("%Y-%m-%d", time.localtime(minute * 60))
 
 
+def _tool_guidance(env: PromptEnv) -> str:
+    return TOOL_GUIDANCE if env.offers() else ""  # a plain chat turn (--tools none): no word of tools
+
+
 BUILTIN_SECTIONS: tuple[Contribution, ...] = (
     Contribution("section", "harness:identity", IDENTITY, -100, "builtin"),
-    Contribution("section", "harness:tool-guidance", TOOL_GUIDANCE, 100, "builtin"),
+    Contribution("section", "harness:tool-guidance", _tool_guidance, 100, "builtin"),
 )
 BUILTIN_CONTEXTS: tuple[Contribution, ...] = (
     Contribution("context", "cwd", lambda env: f"Working directory: {env.cwd}", 0, "builtin"),
@@ -146,11 +159,14 @@ def collect_assembly(
     env: PromptEnv,
     *,
     tools: Sequence[ToolSchema] = (),
+    offered: Collection[str] | None = None,
     include_runtime_context: bool = True,
 ) -> PromptAssembly:
     """Gather the assembly an agent sees: built-ins, overlaid by its scope (nearer wins by name).
 
-    ``tools`` are the schemas the agent's tool registry offers (scope tools shadow them by name).
+    ``tools`` are the schemas the agent's tool registry offers (scope tools shadow them by name);
+    ``offered`` (the turn's ``--tools``: ``None`` every tool, ``()`` none) filters both — a
+    notebook's or an MCP server's tools are offered only when named, like the built-ins.
     """
     sections, contexts, var_fns, scoped_tools = _visible(scope)
     if not include_runtime_context:
@@ -159,6 +175,9 @@ def collect_assembly(
         by_name = {t.name: t for t in tools}
         by_name.update((t.name, _schema_of(t)) for t in scoped_tools)
         tools = tuple(by_name[name] for name in sorted(by_name))
+    if offered is not None:
+        tools = tuple(t for t in tools if t.name in offered)
+    env = replace(env, tools=frozenset(t.name for t in tools))
     return PromptAssembly(
         sections=tuple(NamedText(s.name, _text_of(s, env)) for s in sections),
         contexts=tuple(NamedText(c.name, _text_of(c, env)) for c in contexts),

@@ -23,7 +23,7 @@ from pydantic import JsonValue
 
 from ..config import parse_model_id
 from ..errors import DshError
-from ..models.base import ModelAdapter, ModelRequest
+from ..models.base import DefaultOptions, ModelAdapter, ModelRequest
 from ..session.catalog import env_context_window
 from ..session.history import MessageHistory
 from ..session.repair import PairingRepairer, RepairResult
@@ -56,9 +56,12 @@ def prepare_request(
     adapter_for: Callable[[str], ModelAdapter],
     config: Mapping[str, Any] | None = None,
 ) -> ModelRoute:
-    """Route ``provider:model`` to its adapter (errors such as ``NO_API_KEY`` come from it)."""
+    """Route ``provider:model`` to its adapter (errors such as ``NO_API_KEY`` come from it). The
+    adapter's default options (a local model's card sampling) go first; ``config`` overrides them."""
     provider, model = parse_model_id(model_id)
-    return ModelRoute(provider, model, adapter_for(model_id), dict(config or {}))
+    adapter = adapter_for(model_id)
+    defaults = adapter.default_options() if isinstance(adapter, DefaultOptions) else {}
+    return ModelRoute(provider, model, adapter, {**defaults, **(config or {})})
 
 
 class RequestBuilder:

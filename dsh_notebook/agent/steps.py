@@ -139,7 +139,8 @@ class ModelStep:
 
 @dataclass(frozen=True)
 class ToolStep:
-    event: AssistantMessageEvent
+    event: AssistantMessageEvent  # the message as logged (secrets masked)
+    calls: tuple[ToolCallBlock, ...] = ()  # its calls as the model wrote them: what runs (memory only)
 
 
 @dataclass(frozen=True)

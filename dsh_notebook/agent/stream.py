@@ -114,24 +114,33 @@ class StreamAttempt:
 
     def feed(self, chunk: StreamChunk) -> None:
         """Take one chunk. Model text is shown, recorded and assembled only after the known
-        secrets are masked (a tail that may be the start of one waits for the next delta)."""
+        secrets are masked (a tail that may be the start of one waits for the next delta). A tool
+        call's arguments are shown and recorded masked but assembled **as the model wrote them**:
+        what the call runs with is never changed by redaction (issue 35 finding 3)."""
         t = type(chunk)
         if t is TextDelta or t is ReasoningDelta:
             said = cast(TextDelta | ReasoningDelta, chunk)
             text = self._redactor(self._redactors, said.index).feed(said.text)
             if text != said.text:  # masked or held back (the same text: the same chunk)
                 chunk = type(said)(said.index, text)
-        elif t is ToolCallDelta:  # shown live: masked too
+        elif t is ToolCallDelta:
             call = cast(ToolCallDelta, chunk)
-            if call.arguments_delta:
+            self._assemble(call)
+            if call.arguments_delta:  # shown live: masked
                 delta = self._redactor(self._arg_redactors, call.index).feed(call.arguments_delta)
                 if delta != call.arguments_delta:
                     chunk = ToolCallDelta(call.index, call.id, delta, name=call.name)
+            self._show(chunk)
+            return
         elif t is BlockEnd or t is Finish:
             self.flush_text()
             if t is BlockEnd:
                 end = cast(BlockEnd, chunk)
-                clean = _clean(end.block)  # the settled block is shown too
+                clean = _clean(end.block)  # the settled block is shown masked
+                if isinstance(end.block, ToolCallBlock):
+                    self._assemble(end)  # ... and runs as the model wrote it
+                    self._show(BlockEnd(end.index, clean) if clean is not end.block else end)
+                    return
                 if clean is not end.block:
                     chunk = BlockEnd(end.index, clean)
         self._feed(chunk)
@@ -145,7 +154,8 @@ class StreamAttempt:
         return found
 
     def flush_text(self) -> None:
-        """Release the held-back tails of every text block (as one more delta each)."""
+        """Release the held-back tails of every block (as one more delta each); a tool call's
+        tail is only shown (its arguments were assembled as they came)."""
         for index, redactor in list(self._redactors.items()):
             if redactor.pending:
                 kind = self.blocks[index].kind if index in self.blocks else "text"
@@ -154,27 +164,37 @@ class StreamAttempt:
         for index, redactor in list(self._arg_redactors.items()):
             if redactor.pending:
                 block = self.blocks.get(index)
-                self._feed(ToolCallDelta(index, (block.id if block else None) or "", redactor.flush()))
+                self._show(ToolCallDelta(index, (block.id if block else None) or "", redactor.flush()))
 
     def _feed(self, chunk: StreamChunk) -> None:
+        self._show(chunk)
+        self._assemble(chunk)
+
+    def _show(self, chunk: StreamChunk) -> None:
+        """The chunk as it is shown (a frame) and recorded (``assistant/message.stream``)."""
         t = self.clock()
         if self.frames is not None:
             self._send(StreamChunkFrame.model_construct(
                 attempt_id=self.attempt_id, index=self.chunks, time=t, chunk=chunk))
         self.chunks += 1
         if isinstance(chunk, TextDelta | ReasoningDelta):
+            self._record("text" if isinstance(chunk, TextDelta) else "reasoning", chunk.index, chunk.text, t)
+        elif isinstance(chunk, ToolCallDelta):
+            self._record("tool-call", chunk.index, chunk.arguments_delta, t, chunk.id, chunk.name)
+
+    def _assemble(self, chunk: StreamChunk) -> None:
+        """The chunk into the blocks of the message (text masked, a tool call's arguments raw)."""
+        if isinstance(chunk, TextDelta | ReasoningDelta):
             kind: Literal["text", "reasoning"] = "text" if isinstance(chunk, TextDelta) else "reasoning"
             block = self._block(chunk.index, kind)
             if block.final is None:
                 block.parts.append(chunk.text)
-            self._record(kind, chunk.index, chunk.text, t)
         elif isinstance(chunk, ToolCallDelta):
             block = self._block(chunk.index, "tool-call")
             block.id = block.id or chunk.id
             block.name = block.name or chunk.name
             if block.final is None:
                 block.parts.append(chunk.arguments_delta)
-            self._record("tool-call", chunk.index, chunk.arguments_delta, t, chunk.id, chunk.name)
         elif isinstance(chunk, BlockStart):
             block = self._block(chunk.index, chunk.block_type)
             block.id = block.id or chunk.id
@@ -218,18 +238,29 @@ class StreamAttempt:
         )
 
     def message(self, provider: str, model: str) -> AssistantMessage:
-        """The settled assistant message. On ``max-tokens`` a tool call that was cut keeps its
-        place (the agent answers it ``TRUNCATED_CALL``) with ``{}`` for arguments that are not
-        valid JSON (:meth:`raw_arguments` has what arrived)."""
+        """The settled assistant message, as it is logged, shown and sent back to the model:
+        every secret masked (:meth:`calls_to_run` has the calls as the model wrote them). On
+        ``max-tokens`` a tool call that was cut keeps its place (the agent answers it
+        ``TRUNCATED_CALL``) with ``{}`` for arguments that are not valid JSON (:meth:`raw_arguments`
+        has what arrived)."""
         self.flush_text()
-        blocks = [b if part.final is not None else _clean(b)  # a final block was cleaned as it came
-                  for i in sorted(self.blocks) if (b := (part := self.blocks[i]).build()) is not None]
+        blocks = [b if part.final is not None and not isinstance(b, ToolCallBlock) else _clean(b)
+                  for b, part in self._built()]  # a final text block was cleaned as it came
         if self.finish_reason == "max-tokens":
             blocks = [_whole(b) if isinstance(b, ToolCallBlock) else b for b in blocks]
         return AssistantMessage(content=tuple(blocks), provider=provider, model=model)
 
+    def calls_to_run(self) -> tuple[ToolCallBlock, ...]:
+        """The message's tool calls with their arguments exactly as the model wrote them: what the
+        tools run with. Held in memory only, from the stream to the calls' execution; the log, the
+        frames and the history keep the masked ones of :meth:`message`."""
+        return tuple(b for b, _part in self._built() if isinstance(b, ToolCallBlock))
+
+    def _built(self) -> list[tuple[AssistantBlock, BlockParts]]:
+        return [(b, part) for i in sorted(self.blocks) if (b := (part := self.blocks[i]).build()) is not None]
+
     def raw_arguments(self, call_id: str) -> str:
-        """The arguments of call ``call_id`` as they arrived (cut ones included)."""
+        """The arguments of call ``call_id`` as they arrived (cut ones included; not masked)."""
         for block in self.blocks.values():
             if block.id == call_id:
                 built = block.build()
@@ -259,7 +290,8 @@ def _whole(block: ToolCallBlock) -> ToolCallBlock:
 
 def _clean(block: AssistantBlock) -> AssistantBlock:
     """A settled block with every secret masked: text and reasoning as a whole, a tool call's
-    arguments inside their JSON strings (issue 21: they are logged, shown, indexed and run)."""
+    arguments inside their JSON strings (issue 21: they are logged, shown, indexed and sent back;
+    issue 35: never run — the calls run with :meth:`StreamAttempt.calls_to_run`)."""
     if isinstance(block, TextBlock | ReasoningBlock):
         clean = redact(block.text)
         if clean != block.text:

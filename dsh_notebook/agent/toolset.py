@@ -2,7 +2,10 @@
 filters them: ``None`` every tool, ``()`` none) and the cached :class:`ToolRuntime`.
 
 A call to a tool that was not offered this turn is answered ``UNKNOWN_TOOL`` (the runtime's
-registry holds only the offered tools), never run.
+registry holds only the offered tools), never run. :func:`check_tool_names` refuses a ``--tools``
+name that is no tool here (``BAD_TOOLS``, naming it and the tools there are) before a session is
+made or changed: the built-ins, the Scope's tools (a notebook's ``python`` …) and, for a server of
+``mcp.json`` not started yet, any ``SERVER__TOOL`` name of it.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..tools.registry import ToolRegistry
+from ..errors import UserError
+from ..tools.registry import ToolRegistry, builtin_tools
 from ..tools.runtime import ToolRuntime
 from ..wire.events import ToolSchema
 
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
     from ..context import HarnessContext, Scope
     from ..session.session import Session
     from ..tools.base import ApprovalMode, Approver
+    from ..tools.modes import SessionMode
     from ..tools.rules import ApprovalPolicy
     from ..wire.follow import FrameSink
     from .hooks import ToolHookBridge
@@ -31,6 +36,7 @@ class ToolsetOwner(Protocol):
     scope: Scope
     context: HarnessContext
     policy_mode: ApprovalMode
+    modes: SessionMode
     approver: Approver
     frames: FrameSink | None
     approval_policy: ApprovalPolicy | None
@@ -92,7 +98,43 @@ class Toolset:
         if self.runtime_factory is not None:
             return self.runtime_factory(agent)
         return ToolRuntime(self.effective(), workspace=agent.session.cwd or os.getcwd(), approver=agent.approver,
-                           session=agent.session, frames=agent.frames, policy_mode=agent.policy_mode)
+                           session=agent.session, frames=agent.frames, policy_mode=agent.policy_mode,
+                           modes=agent.modes)
 
 
-__all__ = ["Toolset"]
+def offerable_tools(context: HarnessContext, registry: ToolRegistry | None = None) -> tuple[set[str], list[str]]:
+    """The tool names a session under ``context`` can be offered (``registry``: the agent's, else
+    the built-ins), and the ``SERVER__`` prefixes of the enabled MCP servers (whose tools are known
+    only once a step starts them)."""
+    names = set((registry if registry is not None else ToolRegistry(builtin_tools())).names)
+    names.update(t.name for t in context.scope().tools())
+    prefixes: list[str] = []
+    try:
+        mcp = context.service("mcp")
+    except UserError:  # no MCP manager here (an agent built without a host)
+        mcp = None
+    if mcp is not None:
+        from ..tools.mcp.names import SEP
+
+        servers = getattr(mcp, "servers", {})
+        prefixes = sorted(p + SEP for name, p in getattr(mcp, "prefixes", {}).items()
+                          if name in servers and not servers[name].spec.disabled)
+    return names, prefixes
+
+
+def check_tool_names(tools: tuple[str, ...] | None, context: HarnessContext,
+                     registry: ToolRegistry | None = None) -> None:
+    """``BAD_TOOLS`` when a name of ``tools`` (the parsed ``--tools``) is no tool here."""
+    if not tools:
+        return
+    known, prefixes = offerable_tools(context, registry)
+    bad = [n for n in tools if n not in known and not any(n.startswith(p) and len(n) > len(p) for p in prefixes)]
+    if not bad:
+        return
+    mcp = f"; MCP tools as {' or '.join(p + 'TOOL' for p in prefixes)}" if prefixes else ""
+    what = f"{'an unknown tool' if len(bad) == 1 else 'unknown tools'} {', '.join(repr(b) for b in bad)}"
+    raise UserError(f"--tools names {what}; the tools here: {', '.join(sorted(known))}{mcp} "
+                    "(or none, or all)", code="BAD_TOOLS")
+
+
+__all__ = ["Toolset", "check_tool_names", "offerable_tools"]

@@ -87,6 +87,7 @@ async def tool_step(run: TurnRun, node: ToolStep) -> Node:
         agent.session, event.message.tool_calls, turn=run.turn, step=run.step, runtime=agent.tool_runtime(),
         max_parallel=run.config.max_parallel, checkpoints=agent.debugger,
         on_arguments_edited=arguments_edited(agent.session, event), review=run.review,
+        run_arguments={call.id: call.arguments for call in node.calls},
     )
     for message in batch.deferred:  # contexts deferred by tools: only after the whole batch
         agent.inbox.inject(message)
@@ -114,10 +115,13 @@ async def pre_step(run: TurnRun, target: Any, step: int) -> PreStep:
     provider, _, name = run.config.model.partition(":")
     env = PromptEnv(provider=provider, model=name, cwd=agent.session.cwd, session_id=agent.session.id)
     await agent.scope.waterfall("agent/prepare-tools", agent)  # lazy tool providers (MCP) start here
-    assembly = collect_assembly(agent.scope, env, tools=agent.tool_schemas(run.config.tools))
+    assembly = collect_assembly(agent.scope, env, tools=agent.tool_schemas(run.config.tools),
+                                offered=run.config.tools)
     agent.last_assembly = assembly
     snapshot = agent.runtime_context.project(assembly.rendered_contexts())
-    messages = (*claimed, snapshot) if snapshot is not None else tuple(claimed)
+    # the runtime context goes before the step's input: a request's last message is the prompt
+    # (a small model answers whatever user message comes last)
+    messages = (snapshot, *claimed) if snapshot is not None else tuple(claimed)
     decision = PreStep(run.turn, step, messages, assembly, tuple(claimed), snapshot)
     out = await agent.scope.waterfall("agent/pre-step", decision)
     return out if isinstance(out, PreStep) else decision

@@ -1,4 +1,10 @@
-"""``python -m dsh_notebook checkpoints ID_OR_PATH`` and ``rewind ID_OR_PATH --to-turn N …``."""
+"""``python -m dsh_notebook checkpoints ID_OR_PATH`` and ``rewind ID_OR_PATH --to-turn N …``.
+
+A rewind (not a dry run) holds the session's writer lock from before it plans until its
+``checkpoint/restored`` is written: a ``run`` of the session started meanwhile is ``SESSION_BUSY``
+(issue 35). Files and conversation are all-or-nothing: a fork that fails puts the files back.
+Every failure is printed with its own code (``CHECKPOINT_UNSAFE_PATH``, ``CHECKPOINT_BLOB_MISSING``,
+``DISK_FULL`` …); exit 1 for conflicts, 2 for failures."""
 
 from __future__ import annotations
 
@@ -7,19 +13,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import HostError, UserError
+from ..errors import DshError, HostError, UserError
 from ..wire.base import dump
-from ..wire.events import CheckpointRestored
+from .entry import failure
+from .owner import has_checkpoint, rewind_owner
 from .rewind import (
     Timeline,
+    apply_files,
     describe,
     fork_conversation,
     fork_point,
+    plan_files,
     restored_event,
-    rewind_files,
     summary_of,
     timeline,
     turn_diff,
+    undo_files,
 )
 from .turns import store_for
 
@@ -54,6 +63,12 @@ def listing_lines(tl: Timeline) -> list[str]:
         lines += [f"  - {f.path}" for f in ch.deleted if f.path not in moved]
         lines += [f"  variable {v.name}: {v.change}" + ("" if v.restorable else f" (not restorable: {v.why})")
                   for v in ch.variables]
+    for k in tl.reverts:
+        lines.append(f"reverted {', '.join(k.paths)} of turn {k.to_turn}: {len(k.written)} restored, "
+                     f"{len(k.removed)} removed, {len(k.conflicts)} conflicts")
+    for t, kept in sorted(tl.kept.items()):
+        if kept:
+            lines.append(f"kept from turn {t}: {', '.join(sorted(kept))}")
     for r in tl.restores:
         lines.append(f"rewound to turn {r.to_turn}: {len(r.written)} restored, {len(r.removed)} removed, "
                      f"{len(r.conflicts)} conflict{'' if len(r.conflicts) == 1 else 's'}" + (f", forked {r.forked}" if r.forked else ""))
@@ -77,52 +92,89 @@ def checkpoints_main(args: Any) -> int:
     return 0
 
 
-def log_restored(path: Path, session_id: str, event: CheckpointRestored) -> None:
-    """Append ``checkpoint/restored`` to a saved session that no process is running."""
+def _failure_code(failed: list[str]) -> str:
+    """The code of the first failure (``path: CODE: why``)."""
+    for line in failed:
+        for part in line.split(": ")[1:2]:
+            if part.isupper() and "_" in part:
+                return part
+    return "CHECKPOINT_FAILED"
+
+
+def _lock(path: Path, session_id: str) -> tuple[Any, Any]:
+    """The session's writer lock, held for the whole rewind (``SESSION_BUSY`` when a run, a
+    kernel or a host writes it): a run started meanwhile is refused."""
     from ..session.store import SessionStore
 
     store = SessionStore(path.parent.parent)
     store.sessions_dir = path.parent
-    session = store.resume(session_id)  # SESSION_BUSY when another process writes it
     try:
-        session.append(event)
-    finally:
-        store.close(session_id)
+        session = store.resume(session_id)
+    except HostError:
+        raise
+    except Exception as exc:
+        code = getattr(exc, "code", "")
+        if code == "SESSION_BUSY":
+            raise HostError(f"session {session_id} is being run by another process: rewind it there (%dsh rewind, "
+                            "the rewind endpoint) or when it has ended", code="SESSION_BUSY") from None
+        raise
+    return store, session
 
 
 def rewind_main(args: Any) -> int:
-    from ..session.logfile import writer_of
-
     if args.variables:
         raise UserError("--variables needs the live kernel the variables live in: use %dsh rewind N "
                         "--variables or %dsh undo in the notebook", code="VARIABLES_NEED_KERNEL")
-    path, loaded, tl = _load(args.target)
-    files = args.files or not args.conversation
-    writer = writer_of(path)
-    if writer is not None and not args.dry_run:
-        raise HostError(f"session {loaded.id} is being run by process {writer}: rewind it there "
-                        "(%dsh rewind, the rewind endpoint) or when it has ended", code="SESSION_BUSY")
-    store = store_for(_home())
-    fr = rewind_files(store, tl, args.to_turn, force=args.force, dry_run=args.dry_run) if files else None
-    if fr is not None:
-        print("\n".join(describe(fr, dry_run=args.dry_run)))
-    forked = None
-    if args.conversation:
-        at = fork_point(loaded.events, tl, args.to_turn)
-        if args.dry_run:
-            print(f"would fork the conversation of {loaded.id} at seq {at} (before turn {args.to_turn})")
-        else:
-            from ..config import settings_from_env
+    from ..config import settings_from_env
 
-            forked, new_path = fork_conversation(path, loaded.events, tl, args.to_turn, settings_from_env().sessions_dir)
+    path, loaded, tl = _load(args.target)
+    conversation = args.conversation
+    if not has_checkpoint(loaded.events, args.to_turn):
+        owner = rewind_owner(loaded.id, loaded.events, path.parent)
+        if owner is not None:  # the conversation a rewind forked: the rewind's session has the checkpoints
+            print(f"{loaded.id} is the conversation a rewind of {owner.session_id} forked: rewinding the files of "
+                  f"{owner.session_id}", file=sys.stderr)
+            path, loaded, tl = _load(str(owner.path))
+            conversation = False
+    files = args.files or not args.conversation
+    store = store_for(_home())
+    held = _lock(path, loaded.id) if not args.dry_run else None
+    try:
+        if held is not None:  # the log as the lock holder sees it (no writer can add to it now)
+            tl = timeline(held[1].events, loaded.header.cwd)
+        fr = plan_files(store, tl, args.to_turn, force=args.force) if files else None
+        if conversation:
+            fork_point(loaded.events, tl, args.to_turn)  # BAD_FORK_POINT before anything changes
+        failed: list[str] = []
+        forked = new_path = None
+        if fr is not None and not args.dry_run:
+            apply_files(store, fr)
+        if conversation and not args.dry_run and not (fr is not None and fr.rolled_back):
+            try:
+                forked, new_path = fork_conversation(path, loaded.events, tl, args.to_turn, settings_from_env().sessions_dir)
+            except DshError as exc:  # the files go back as they were
+                lost = undo_files(store, fr) if fr is not None else []
+                failed += [": ".join(failure("(conversation)", f"{exc.message}; the files were put back", code=exc.code)),
+                           *(f"{p}: {why}" for p, why in lost)]
+        if fr is not None:
+            print("\n".join(describe(fr, dry_run=args.dry_run)), flush=True)
+        if conversation and args.dry_run:
+            print(f"would fork the conversation of {loaded.id} at seq {fork_point(loaded.events, tl, args.to_turn)} "
+                  f"(before turn {args.to_turn})")
+        elif forked is not None:
             print(f"forked the conversation before turn {args.to_turn}")
             print(f"session: {forked} log: {new_path}")
-    if not args.dry_run:
-        log_restored(path, loaded.id, restored_event(fr, args.to_turn, forked=forked, force=args.force, by="cli"))
-    if fr is not None and fr.failed:
-        names = ", ".join(p for p, _ in fr.failed)
-        print(f"error: [CHECKPOINT_BLOB_MISSING] these files could not be restored (the rest was): {names}",
-              file=sys.stderr)
+        if held is not None:
+            held[1].append(restored_event(fr, args.to_turn, forked=forked, force=args.force, by="cli", failed=failed,
+                                          rolled_back=bool(failed)))
+    finally:
+        if held is not None:
+            held[0].close(loaded.id)
+    problems = [*(f"{p}: {why}" for p, why in (fr.failed if fr is not None else [])), *failed]
+    if problems:
+        what = "nothing was changed (rolled back)" if failed or (fr is not None and fr.rolled_back) else "the rest was"
+        print(f"error: [{_failure_code(problems)}] these could not be restored ({what}): "
+              f"{', '.join(p.split(': ')[0] for p in problems)}", file=sys.stderr)
         return 2
     if fr is not None and fr.plan.conflicts:
         return 1

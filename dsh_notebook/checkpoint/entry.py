@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from typing import Any
+
+from ..errors import DshError
 
 RACY_NS = 100_000_000  # mtimes within 100 ms of the scan that recorded them are re-hashed next time
 
@@ -28,6 +31,26 @@ class Entry:
 
 
 Listing = dict[str, Entry]
+FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG})
+
+
+class CheckpointError(DshError):
+    """A checkpoint or a rewind could not be done; ``code`` says why (``DISK_FULL``, ``IO_ERROR``,
+    ``INTERRUPTED``, ``CHECKPOINT_NOT_FOUND`` …)."""
+
+    code = "CHECKPOINT_FAILED"
+
+
+def failure(path: str, why: str, *, code: str) -> tuple[str, str]:
+    """One path a rewind could not restore, as it is reported: ``(path, "CODE: why")``."""
+    return path, f"{code}: {why}"
+
+
+def io_error(exc: OSError, doing: str) -> CheckpointError:
+    """An ``OSError`` of the checkpoint store as a coded error (a full disk is ``DISK_FULL``)."""
+    if exc.errno in FULL_ERRNOS:
+        return CheckpointError(f"{doing}: the disk is full ({exc.strerror})", code="DISK_FULL")
+    return CheckpointError(f"{doing}: {exc.strerror or exc}", code="IO_ERROR")
 
 
 @dataclass

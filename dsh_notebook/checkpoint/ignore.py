@@ -1,8 +1,8 @@
-"""What a checkpoint covers: ``.git`` skipped, ``.gitignore`` files and ``DSH_CHECKPOINT_IGNORE``
-honoured as git does them, size caps per file and per workspace (``DSH_CHECKPOINT_MAX_FILE``,
-``DSH_CHECKPOINT_MAX_TOTAL``).
+"""What a checkpoint covers: ``.git`` skipped (but its ``config`` and ``hooks``, see :mod:`.scan`),
+``.gitignore`` files and ``DSH_CHECKPOINT_IGNORE`` honoured as git does them, size caps per file
+and per workspace (``DSH_CHECKPOINT_MAX_FILE``, ``DSH_CHECKPOINT_MAX_TOTAL``).
 
-``.gitignore`` syntax (git's, checked against ``git check-ignore`` on real trees): a ``.gitignore``
+``.gitignore`` syntax (git's, checked against ``git ls-files`` on real trees): a ``.gitignore``
 in any folder applies to the paths below it, a deeper one before a shallower one, and within a file
 the last matching line wins; blank lines and ``#`` comments (``\\#`` a literal ``#``), trailing
 spaces dropped unless escaped; ``!pattern`` re-includes (not below an ignored folder: an ignored
@@ -11,10 +11,20 @@ is anchored at its ``.gitignore``'s folder (``/build``), else it matches a name 
 ``*`` ``?`` ``[a-z]`` ``[!a-z]`` never match ``/``; ``**/x``, ``x/**``, ``a/**/b`` span folders.
 ``DSH_CHECKPOINT_IGNORE`` is a comma-separated list of the same patterns, read as git reads
 ``.git/info/exclude`` (anchored at the workspace, under every ``.gitignore``).
+
+**Linear time** (issue 35 finding 5: ``*a*a*a*a*a*a*a*a*b`` against a 200-character name froze
+the kernel in a backtracking regex that held the GIL). A glob is still one regex — all the rules
+of a folder are one alternation, matched in C — but one that cannot backtrack into a star: within
+a name, the pieces between stars have a fixed length, so matching each at its *earliest* place is
+exact, and each is written as an atomic group (a lookahead that captures, then a backreference:
+Python's lookaheads never backtrack, on 3.10 as on 3.11) — only the last piece's star may give
+characters back, one at a time. ``a/**/b/**/c``: the blocks between ``**`` are placed the same
+way (earliest, atomically), the last one where it must end. A match costs O(path × pattern).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Mapping
@@ -27,6 +37,7 @@ DEFAULT_MAX_FILE = 10 * MB
 DEFAULT_MAX_TOTAL = 500 * MB
 ALWAYS_SKIPPED = frozenset({".git"})
 GITIGNORE = ".gitignore"
+_NAMES = itertools.count()  # atomic groups' names, unique across every combined regex
 
 
 @dataclass(frozen=True)
@@ -38,21 +49,29 @@ class Rule:
     dir_only: bool
 
 
-def _glob(text: str) -> str:
-    """A wildmatch glob (no ``**`` here) as a regex whose wildcards never match ``/``."""
-    out, i, n = [], 0, len(text)
+def _atomic(rx: str) -> str:
+    """``rx`` matched once, at its first success, never re-entered by backtracking."""
+    name = f"a{next(_NAMES)}"
+    return f"(?=(?P<{name}>{rx}))(?P={name})"
+
+
+def _pieces(text: str) -> list[list[str]]:
+    """A name's glob as its pieces between stars, each a list of one-character regexes (a star
+    never matches ``/``; runs of stars are one star)."""
+    pieces: list[list[str]] = [[]]
+    i, n = 0, len(text)
     while i < n:
         c = text[i]
         if c == "\\" and i + 1 < n:
-            out.append(re.escape(text[i + 1]))
+            pieces[-1].append(re.escape(text[i + 1]))
             i += 2
             continue
         if c == "*":
             while i + 1 < n and text[i + 1] == "*":
                 i += 1
-            out.append("[^/]*")
+            pieces.append([])
         elif c == "?":
-            out.append("[^/]")
+            pieces[-1].append("[^/]")
         elif c == "[":
             j = i + 1
             if j < n and text[j] in "!^":
@@ -62,17 +81,55 @@ def _glob(text: str) -> str:
             while j < n and text[j] != "]":
                 j += 1
             if j >= n:
-                out.append(re.escape(c))
+                pieces[-1].append(re.escape(c))
             else:
                 body = text[i + 1:j]
                 neg = body[:1] in ("!", "^")
                 body = body[1:] if neg else body
                 body = body.replace("\\", "\\\\").replace("[", "\\[")
-                out.append(f"[^/{body}]" if neg else f"(?!/)[{body}]")
+                pieces[-1].append(f"[^/{body}]" if neg else f"(?!/)[{body}]")
                 i = j
         else:
-            out.append(re.escape(c))
+            pieces[-1].append(re.escape(c))
         i += 1
+    return pieces
+
+
+def _glob(text: str) -> str:
+    """A wildmatch glob of one name (no ``**`` here) as a regex that matches in linear time: the
+    middle pieces atomically at their earliest place, the last one's star alone backtracking."""
+    first, *rest = ["".join(p) for p in _pieces(text)]
+    if not rest:
+        return first
+    *middle, last = rest
+    return first + "".join(_atomic(f"[^/]*?{p}") for p in middle) + f"[^/]*{last}"
+
+
+def _path_glob(parts: list[str]) -> str:
+    """The regex of a pattern's ``/``-separated parts, ``**`` spanning folders: a block of names
+    between two ``**`` is placed at its earliest folder, atomically (exact: the blocks have a fixed
+    number of names); the last block must end the path, so only its ``**/`` backtracks."""
+    out: list[str] = []
+    k, n = 0, len(parts)
+    while k < n:
+        if parts[k] != "**":
+            out.append(_glob(parts[k]) + ("" if k == n - 1 else "/"))
+            k += 1
+            continue
+        while k + 1 < n and parts[k + 1] == "**":
+            k += 1  # a/**/**/b is a/**/b
+        if k == n - 1:  # "x/**": everything inside x (not x); "**" alone: everything
+            out.append(".+" if out else ".*")
+            break
+        end = k + 1
+        while end < n and parts[end] != "**":
+            end += 1
+        block = "/".join(_glob(p) for p in parts[k + 1:end])
+        if end < n:  # another ** follows: earliest place, atomically
+            out.append(_atomic(f"(?:[^/]*/)*?{block}/"))
+        else:  # the last block: it must end the path
+            out.append(f"(?:.*/)?{block}")
+        k = end
     return "".join(out)
 
 
@@ -93,19 +150,7 @@ def compile_rule(raw: str, base: str = "") -> Rule | None:
     if not line:
         return None
     anchored = "/" in line
-    line = line.lstrip("/")
-    parts = line.split("/")
-    body: list[str] = []
-    for k, part in enumerate(parts):
-        last = k == len(parts) - 1
-        if part == "**":
-            if last:
-                body.append(".+" if k else ".*")  # "x/**": everything inside x (not x)
-            else:
-                body.append("(?:.*/)?")
-            continue
-        body.append(_glob(part) + ("" if last else "/"))
-    rx = "".join(body)
+    rx = _path_glob(line.lstrip("/").split("/"))
     prefix = re.escape(base + "/") if base else ""
     if not anchored:
         prefix += "(?:.*/)?"

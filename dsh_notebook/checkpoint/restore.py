@@ -1,24 +1,32 @@
-"""Put a workspace back as a listing says, safely.
+"""Put a workspace back as a listing says: a plan, then its application — all of it or none.
 
-A plan compares the target listing (the checkpoint) with the current one: files and symlinks to
-write or remove, directories to create or remove. A path whose current state differs from the
-state the agent left it in (``last``: the listing at the end of the last turn) was changed
-outside the agent: it is a **conflict**, left alone unless ``force``.
+A **plan** compares the target listing (the checkpoint) with the workspace as it is (``current``:
+the listing of a fresh scan, plus what :mod:`.probe` found on disk that the scan does not cover —
+ignored files, folders holding them). Every path the rewind would write, delete or replace whose
+state differs from the state the agent left it in (``last``: the workspace at the end of the last
+turn, or after the last whole rewind) was changed outside the agent — by hand, by a per-file
+Revert, by anything — and is a **conflict**, left alone unless ``force``; what lies below a
+conflicting path is left alone with it. Paths the user **kept** (``keep``) are left alone too.
 
-Applying never writes outside the workspace: every relative path is checked (no ``..``, not
-absolute), every parent folder is ``lstat``-ed (a symlinked folder is refused, ``UNSAFE_PATH``),
-and content goes to a temporary file in the folder that then *replaces* the name — so a symlink
-is never followed and a hard link is never written through (the other names keep their bytes).
-A missing or corrupt blob fails that file only; the rest is restored.
+**Applying** goes through :class:`~.fsat.Tree` (directory descriptors, ``O_NOFOLLOW``, nothing
+written outside the workspace). What can be known beforehand fails its path only and is reported
+(``CHECKPOINT_UNSAFE_PATH``: a path outside the workspace or excluded; ``CHECKPOINT_BLOB_MISSING``;
+``CHECKPOINT_UNRESTORABLE``: over a size cap when it was taken); anything that fails while applying
+(a folder swapped for a symlink, a full disk, a permission) undoes what the rewind had already
+done (``rolledBack``), from the blobs of the workspace taken just before it.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 
-from .store import CheckpointStore, Entry, Listing
+from .entry import Entry, Listing, failure, io_error
+from .exclude import is_excluded
+from .fsat import Tree, UnsafePath, check_rel
+from .store import CheckpointStore
+
+__all__ = ["Outcome", "Plan", "UnsafePath", "apply_plan", "plan_restore"]
 
 
 @dataclass
@@ -28,7 +36,10 @@ class Plan:
     mkdirs: list[tuple[str, Entry]] = field(default_factory=list)
     rmdirs: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
-    unrestorable: list[tuple[str, str]] = field(default_factory=list)  # path, why
+    unrestorable: list[tuple[str, str]] = field(default_factory=list)  # path, why (over a cap when taken)
+    unsafe: list[tuple[str, str]] = field(default_factory=list)  # path, why (outside the workspace, excluded)
+    kept: list[str] = field(default_factory=list)  # left as they are: the user kept them
+    prior: Listing = field(default_factory=dict)  # the state before, of every path the plan changes
 
     @property
     def empty(self) -> bool:
@@ -39,37 +50,71 @@ class Plan:
 class Outcome:
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)  # path, why (blob missing, unsafe path …)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # path, "CODE: why"
+    rolled_back: bool = False
 
 
-def plan_restore(target: Listing, current: Listing, last: Listing | None, *,
-                 only: set[str] | None = None, force: bool = False) -> Plan:
+def _state(e: Entry | None) -> tuple[object, ...] | None:
+    """What a conflict compares: a folder is a folder (its mode aside); a file or link whole."""
+    if e is None:
+        return None
+    return ("d",) if e.kind == "d" else (e.kind, e.mode, e.size, e.sha, e.target, e.why)
+
+
+def _under(path: str, prefixes: set[str]) -> bool:
+    parts = path.split("/")
+    return any("/".join(parts[:k]) in prefixes for k in range(1, len(parts)))
+
+
+def plan_restore(target: Listing, current: Listing, last: Listing | None, *, only: set[str] | None = None,
+                 force: bool = False, keep: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset(),
+                 crowded: frozenset[str] = frozenset()) -> Plan:
+    """The plan from ``current`` to ``target``; ``crowded``: folders of ``current`` that hold
+    entries no listing covers (a rewind cannot replace them by a file without losing those)."""
     out = Plan()
+    blocked: set[str] = set()  # conflicting paths: nothing below them is touched
     for path in sorted(set(target) | set(current)):
         if only is not None and path not in only:
             continue
         want, have = target.get(path), current.get(path)
         if want == have:
             continue
+        try:
+            check_rel(path)
+        except UnsafePath as exc:
+            out.unsafe.append((path, str(exc)))
+            continue
+        if is_excluded(path, excluded):
+            out.unsafe.append((path, "$DSH_HOME, the store or hidden by the sandbox: never restored"))
+            continue
+        if _under(path, blocked):
+            if want is not None or have is not None and have.kind != "d":
+                out.conflicts.append(path)
+            continue
+        if path in keep and only is None:
+            out.kept.append(path)
+            continue
+        retype = have is not None and want is not None and (have.kind == "d") != (want.kind == "d")
+        changed = last is not None and _state(have) != _state(last.get(path))
+        if (changed and not force) or (retype and have is not None and have.kind == "d" and path in crowded):
+            out.conflicts.append(path)  # changed outside the agent since (or holds what no checkpoint has)
+            if retype or have is not None and have.kind == "d":
+                blocked.add(path)
+            continue
+        out.prior[path] = have  # type: ignore[assignment]
         if want is not None and want.kind == "d":
-            if have is None or have.kind != "d" or have.mode != want.mode:
-                out.mkdirs.append((path, want))
             if have is not None and have.kind != "d":
                 out.removes.append(path)
-            continue
-        if have is not None and have.kind == "d":
+            out.mkdirs.append((path, want))
+        elif have is not None and have.kind == "d":
             out.rmdirs.append(path)
-            if want is None:
-                continue
-        if not force and last is not None and _file(have) != _file(last.get(path)):
-            out.conflicts.append(path)  # changed outside the agent since the last turn
-            if have is not None and have.kind == "d":
-                out.rmdirs.remove(path)
-            continue
-        if want is None:
+            if want is not None:
+                out.writes.append((path, want))
+        elif want is None:
             out.removes.append(path)
         elif want.kind == "f" and want.sha is None:
             out.unrestorable.append((path, want.why or "not restorable"))
+            out.prior.pop(path, None)
         else:
             out.writes.append((path, want))
     out.rmdirs.sort(key=lambda p: p.count("/"), reverse=True)
@@ -77,111 +122,108 @@ def plan_restore(target: Listing, current: Listing, last: Listing | None, *,
     return out
 
 
-def _file(entry: Entry | None) -> Entry | None:
-    return None if entry is None or entry.kind == "d" else entry
+class _Apply:
+    """One application of a plan, with the journal that undoes it."""
+
+    def __init__(self, store: CheckpointStore, tree: Tree, plan: Plan) -> None:
+        self.store, self.tree, self.plan = store, tree, plan
+        self.done: list[tuple[str, str, Entry | None]] = []  # (op, path, prior state)
+        self.out = Outcome()
+        self.at = ""  # the path of the step under way (named when it fails)
+
+    def _put(self, rel: str, entry: Entry) -> None:
+        data = None
+        if entry.kind == "f":
+            data = self.store.read_blob(entry.sha or "")
+            if data is None:
+                raise LookupError(f"blob {entry.sha} of {rel} is missing or corrupt")
+        self.tree.write(rel, entry.kind, data, entry.mode, entry.target)
+
+    def run(self) -> None:
+        p, tree = self.plan, self.tree
+        for rel in sorted(p.removes, key=lambda x: x.count("/"), reverse=True):
+            self.at = rel
+            if tree.unlink(rel):
+                self.done.append(("removed", rel, p.prior.get(rel)))
+        for rel in p.rmdirs:
+            self.at = rel
+            if tree.rmdir(rel):
+                self.done.append(("rmdir", rel, p.prior.get(rel)))
+        for rel, entry in p.mkdirs:
+            self.at = rel
+            before = tree.lstat(rel)
+            created = tree.mkdir(rel, entry.mode)
+            self.done.append(("mkdir" if created else "chmod", rel,
+                              None if created or before is None else Entry("d", before.st_mode & 0o7777)))
+        for rel, entry in p.writes:
+            self.at = rel
+            self._put(rel, entry)
+            self.done.append(("wrote", rel, p.prior.get(rel)))
+
+    def undo(self) -> list[tuple[str, str]]:
+        """Put back, newest first, what :meth:`run` did; the paths that could not be."""
+        lost: list[tuple[str, str]] = []
+        for op, rel, prior in reversed(self.done):
+            try:
+                if op in ("wrote", "removed"):
+                    if prior is None or prior.kind == "d":
+                        self.tree.unlink(rel)
+                    elif prior.kind == "f" and prior.sha is None:
+                        lost.append(failure(rel, "it was over a size cap: not kept", code="CHECKPOINT_UNRESTORABLE"))
+                    else:
+                        self._put(rel, prior)
+                elif op == "mkdir":
+                    self.tree.rmdir(rel)
+                elif op == "rmdir" or op == "chmod":
+                    self.tree.mkdir(rel, prior.mode if prior is not None else 0o755)
+            except (OSError, UnsafePath, LookupError) as exc:
+                lost.append(failure(rel, f"could not be put back ({exc})", code="CHECKPOINT_ROLLED_BACK"))
+        return lost
 
 
-class UnsafePath(Exception):
-    pass
+def planned_failures(plan: Plan) -> list[tuple[str, str]]:
+    """The paths a plan knows it cannot restore, each with its code."""
+    return [*(failure(p, why, code="CHECKPOINT_UNSAFE_PATH") for p, why in plan.unsafe),
+            *(failure(p, f"{why} when it was taken", code="CHECKPOINT_UNRESTORABLE") for p, why in plan.unrestorable)]
 
 
-def _check_rel(rel: str) -> list[str]:
-    parts = rel.split("/")
-    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
-        raise UnsafePath(f"not a path inside the workspace: {rel!r}")
-    return parts
-
-
-def _safe_parent(cwd: str, rel: str, *, create: bool) -> str:
-    """The real folder holding ``rel``, every step a real directory (no symlink) inside ``cwd``."""
-    parts = _check_rel(rel)
-    here = cwd
-    for name in parts[:-1]:
-        here = os.path.join(here, name)
-        try:
-            st = os.lstat(here)
-        except FileNotFoundError:
-            if not create:
-                raise UnsafePath(f"{rel}: its folder does not exist") from None
-            os.mkdir(here, 0o755)
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            raise UnsafePath(f"{rel}: {os.path.relpath(here, cwd)} is a symlink or a file, not a folder")
-    return here
-
-
-def _write(cwd: str, rel: str, entry: Entry, data: bytes | None) -> None:
-    parent = _safe_parent(cwd, rel, create=True)
-    final = os.path.join(parent, rel.rsplit("/", 1)[-1])
-    tmp = os.path.join(parent, f".dsh-restore-{os.getpid()}.tmp")
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    if entry.kind == "l":
-        os.symlink(entry.target or "", tmp)
-    else:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        try:
-            view = memoryview(data or b"")
-            while view:
-                view = view[os.write(fd, view):]
-            os.fchmod(fd, entry.mode)
-        finally:
-            os.close(fd)
-    try:
-        os.replace(tmp, final)
-    except OSError:
-        os.unlink(tmp)
-        raise
+def _preflight(store: CheckpointStore, plan: Plan) -> list[tuple[str, str]]:
+    """Drop from ``plan`` the writes whose blob is missing or corrupt (known before anything runs)."""
+    failed: list[tuple[str, str]] = []
+    kept: list[tuple[str, Entry]] = []
+    for rel, entry in plan.writes:
+        if entry.kind == "f" and store.read_blob(entry.sha or "") is None:
+            failed.append(failure(rel, f"blob {entry.sha} is missing or corrupt", code="CHECKPOINT_BLOB_MISSING"))
+        else:
+            kept.append((rel, entry))
+    plan.writes = kept
+    return failed
 
 
 def apply_plan(store: CheckpointStore, cwd: str, plan: Plan) -> Outcome:
-    cwd = os.path.realpath(cwd)
-    out = Outcome()
-
-    def attempt(rel: str, fn: object) -> None:
+    """Apply ``plan`` to the workspace ``cwd``: every change, or — when one fails — none."""
+    failed = [*planned_failures(plan), *_preflight(store, plan)]
+    try:
+        tree = Tree(os.path.realpath(cwd))
+    except UnsafePath as exc:
+        return Outcome(failed=[*failed, failure("", f"the workspace: {exc}", code="CHECKPOINT_UNSAFE_PATH")])
+    except OSError as exc:
+        return Outcome(failed=[*failed, failure("", f"the workspace: {exc.strerror}", code=io_error(exc, "").code)])
+    with tree:
+        job = _Apply(store, tree, plan)
         try:
-            fn()  # type: ignore[operator]
-        except UnsafePath as exc:
-            out.failed.append((rel, f"UNSAFE_PATH: {exc}"))
-        except OSError as exc:
-            out.failed.append((rel, f"{type(exc).__name__}: {exc.strerror or exc}"))
-
-    for rel in sorted(plan.removes, key=lambda p: p.count("/"), reverse=True):
-        def remove(rel: str = rel) -> None:
-            final = os.path.join(_safe_parent(cwd, rel, create=False), rel.rsplit("/", 1)[-1])
-            if os.path.lexists(final) and not stat.S_ISDIR(os.lstat(final).st_mode):
-                os.unlink(final)  # a symlink itself, never its target
-            out.removed.append(rel)
-        attempt(rel, remove)
-    for rel in plan.rmdirs:
-        def rmdir(rel: str = rel) -> None:
-            final = os.path.join(_safe_parent(cwd, rel, create=False), rel.rsplit("/", 1)[-1])
-            if stat.S_ISDIR(os.lstat(final).st_mode):
-                try:
-                    os.rmdir(final)
-                except OSError:
-                    return  # not empty: something not tracked (ignored) is in it
-                out.removed.append(rel)
-        attempt(rel, rmdir)
-    for rel, entry in plan.mkdirs:
-        def mkdir(rel: str = rel, entry: Entry = entry) -> None:
-            final = os.path.join(_safe_parent(cwd, rel, create=True), rel.rsplit("/", 1)[-1])
-            if not os.path.lexists(final):
-                os.mkdir(final, 0o700)
-            if not stat.S_ISDIR(os.lstat(final).st_mode):
-                raise UnsafePath(f"{rel} is not a folder")
-            os.chmod(final, entry.mode)
-        attempt(rel, mkdir)
-    for rel, entry in plan.writes:
-        data = None
-        if entry.kind == "f":
-            data = store.read_blob(entry.sha or "")
-            if data is None:
-                out.failed.append((rel, f"CHECKPOINT_BLOB_MISSING: blob {entry.sha} is missing or corrupt"))
-                continue
-
-        def write(rel: str = rel, entry: Entry = entry, data: bytes | None = data) -> None:
-            _write(cwd, rel, entry, data)
-            out.written.append(rel)
-        attempt(rel, write)
+            job.run()
+        except (OSError, UnsafePath, LookupError) as exc:
+            rel = job.at
+            code = ("CHECKPOINT_UNSAFE_PATH" if isinstance(exc, UnsafePath) else "CHECKPOINT_BLOB_MISSING"
+                    if isinstance(exc, LookupError) else io_error(exc, "restore").code)
+            why = str(exc) if not isinstance(exc, OSError) else (exc.strerror or str(exc))
+            lost = job.undo()
+            return Outcome(failed=[*failed, failure(rel, f"{why}; nothing was changed (rolled back)", code=code), *lost],
+                           rolled_back=True)
+    out = job.out
+    out.failed = failed
+    out.written = [rel for op, rel, _ in job.done if op == "wrote"]
+    out.removed = [rel for op, rel, _ in job.done if op in ("removed", "rmdir")]
     return out
+

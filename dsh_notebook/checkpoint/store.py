@@ -10,7 +10,10 @@
   A checkpoint appends only the entries it changed to ``index.log``; every :data:`JOURNAL_MAX`
   lines the index is written whole again.
 
-Every folder is 0700, every file 0600. A listing maps a workspace-relative POSIX path to an
+Every folder is 0700, every file 0600; a write that fails (a full disk) leaves no temporary file
+behind and raises a coded :class:`CheckpointError` (``DISK_FULL``, ``IO_ERROR``). What
+:mod:`.exclude` names (``$DSH_HOME`` with this store, what the sandbox hides) is never snapshotted.
+A listing maps a workspace-relative POSIX path to an
 :class:`Entry`: a file (mode, size, sha — or ``why`` it is not restorable), a symlink (its
 target, never followed) or a directory (mode). Blocking I/O: call it off the host loop.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -27,7 +31,8 @@ from typing import Any
 
 from ..errors import UserError
 from ..session.logfile import ensure_private_dir
-from .entry import Entry, Listing, Snapshot
+from .entry import Entry, Listing, Snapshot, io_error
+from .exclude import excluded_paths
 from .ignore import Limits, limits_for
 from .scan import Scan
 
@@ -40,21 +45,48 @@ def workspace_key(cwd: str) -> str:
 
 
 def _write_private(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` (0600) through a temporary name: whole or not at all, and a failed
+    write (a full disk) removes its temporary file before the error goes on."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_regular(path: Path) -> bytes | None:
+    """A regular file's bytes (never a FIFO's or through a symlink), or ``None``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
     finally:
         os.close(fd)
-    os.replace(tmp, path)
 
 
 class CheckpointStore:
     """Blobs, snapshots and per-workspace indexes under ``home/checkpoints``."""
 
     def __init__(self, home: str | Path) -> None:
+        self.home = Path(home)
         self.root = Path(home) / "checkpoints"
         self._lock = threading.RLock()
         self._dirs: set[Path] = set()
@@ -81,12 +113,16 @@ class CheckpointStore:
         return sha, True
 
     def read_blob(self, sha: str) -> bytes | None:
-        """The blob's bytes, or ``None`` when it is missing or does not hash to ``sha`` (corrupt)."""
-        try:
-            data = self.blob_path(sha).read_bytes()
-        except OSError:
+        """The blob's bytes, or ``None`` when it is missing, not a regular file or does not hash
+        to ``sha`` (corrupt)."""
+        if len(sha) != 64 or not all(c in "0123456789abcdef" for c in sha):
             return None
-        return data if hashlib.sha256(data).hexdigest() == sha else None
+        data = read_regular(self.blob_path(sha))
+        return data if data is not None and hashlib.sha256(data).hexdigest() == sha else None
+
+    def excluded(self, cwd: str) -> frozenset[str]:
+        """The paths of the workspace ``cwd`` no checkpoint of this store covers (:mod:`.exclude`)."""
+        return excluded_paths(cwd, self.home, self.root)
 
     # -- snapshots ----------------------------------------------------------------------------
     def _snap_path(self, snap_id: str) -> Path:
@@ -105,8 +141,8 @@ class CheckpointStore:
                 if cur in self._listings:
                     break
                 try:
-                    doc = json.loads(self._snap_path(cur).read_bytes())
-                except (OSError, ValueError):
+                    doc = json.loads(read_regular(self._snap_path(cur)) or b"")
+                except ValueError:
                     raise UserError(f"checkpoint {cur} is missing or unreadable under {self.root}",
                                     code="CHECKPOINT_NOT_FOUND") from None
                 chain.append(doc)
@@ -160,18 +196,27 @@ class CheckpointStore:
             return self._write_snapshot(os.path.realpath(cwd), None, (0, 0), {}, listing)[0]
 
     # -- taking one ---------------------------------------------------------------------------
-    def take(self, cwd: str, limits: Limits | None = None) -> Snapshot:
-        """Snapshot the workspace ``cwd`` now (stat walk; only changed files are read)."""
+    def take(self, cwd: str, limits: Limits | None = None, cancel: threading.Event | None = None) -> Snapshot:
+        """Snapshot the workspace ``cwd`` now (stat walk; only changed files are read); a coded
+        :class:`CheckpointError` when the store cannot be written (``DISK_FULL`` …) or ``cancel``
+        is set (``INTERRUPTED``)."""
         cwd = os.path.realpath(cwd)
         if not os.path.isdir(cwd):
             raise UserError(f"the workspace {cwd} is not a directory", code="BAD_CWD")
         limits = limits or limits_for(cwd)
+        excluded = self.excluded(cwd)
+        try:
+            return self._take(cwd, limits, excluded, cancel)
+        except OSError as exc:
+            raise io_error(exc, f"checkpoint of {cwd}") from None
+
+    def _take(self, cwd: str, limits: Limits, excluded: frozenset[str], cancel: threading.Event | None) -> Snapshot:
         with self._lock:
             wdir = self._dir(self.root / "workspaces" / workspace_key(cwd))
             index, old = self._index(wdir)
             files: dict[str, Any] = index.get("files", {})
             started = time.time_ns()
-            scan = Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0))).run()
+            scan = Scan(self, cwd, limits, files, old, int(index.get("taken_ns", 0)), excluded, cancel).run()
             parent = index.get("head")
             chain = (int(index.get("depth", 0)), int(index.get("chain", 0)))
             if parent is not None and not scan.changed:
@@ -226,9 +271,16 @@ class CheckpointStore:
             index["journal"] = 0
         else:
             line = json.dumps({"meta": meta, "set": changed, "del": gone}, separators=(",", ":")).encode() + b"\n"
-            fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             try:
-                os.write(fd, line)
+                good = os.fstat(fd).st_size
+                try:
+                    view = memoryview(line)
+                    while view:
+                        view = view[os.write(fd, view):]
+                except OSError:
+                    os.ftruncate(fd, good)  # no torn line left (a full disk): the entries are re-hashed next time
+                    raise
             finally:
                 os.close(fd)
             index["journal"] = int(index.get("journal", 0)) + 1

@@ -5,8 +5,12 @@
 - ``agent/turn-end`` (just before ``turn/end``): snapshot again and commit ``checkpoint/changes``
   (what the turn changed, by any tool, with the hashes a later rewind checks conflicts against).
 
-A failure to checkpoint never fails the turn: it is logged and the turn goes on. ``DSH_CHECKPOINTS=0``
-turns checkpoints off.
+A failure to checkpoint never fails the turn: the turn goes on and the failure is an event,
+``checkpoint/failed`` with its code (``DISK_FULL`` on a full disk: nothing partial is left in the
+store, so the turn's own events still have room), and one warning line — never a traceback. A
+cancelled turn stops its scan at the next folder. A rewind of the session holds
+:attr:`TurnCheckpoints.rewinding`; a turn that starts meanwhile takes its first checkpoint (and
+so runs its first tool) only after the rewind is done. ``DSH_CHECKPOINTS=0`` turns checkpoints off.
 """
 
 from __future__ import annotations
@@ -14,11 +18,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..wire.events import CheckpointChanges, CheckpointTaken, FileChange
+from ..errors import DshError
+from ..wire.events import (
+    CheckpointChanges,
+    CheckpointFailed,
+    CheckpointPhase,
+    CheckpointTaken,
+    FileChange,
+)
 from .diff import MAX_LISTED, Changes, diff_listings, renames
 from .store import CheckpointStore, Entry, Snapshot
 from .variables import keeper
@@ -63,38 +75,61 @@ class TurnCheckpoints:
         self.agent, self.store = agent, store
         self.start: dict[int, Snapshot] = {}
         self.variables = keeper(agent.session.id, store.root / "variables")  # notebook variables the turns' python calls change
+        self._rewinding: asyncio.Lock | None = None
+
+    @property
+    def rewinding(self) -> asyncio.Lock:
+        """Held by a rewind of this session (created on the host loop, on first use)."""
+        if self._rewinding is None:
+            self._rewinding = asyncio.Lock()
+        return self._rewinding
 
     @property
     def cwd(self) -> str:
         return str(self.agent.session.cwd or "")
 
-    async def _take(self) -> Snapshot | None:
+    def failed(self, turn: int | None, phase: CheckpointPhase, code: str, message: str) -> None:
+        """A checkpoint that could not be taken: a warning line and a ``checkpoint/failed`` event."""
+        log.warning("checkpoint at the %s of turn %s not taken [%s]: %s", phase, turn, code, message)
+        self.agent.session.append(CheckpointFailed(turn=turn, phase=phase, code=code, message=message))
+
+    async def _take(self, turn: int | None, phase: CheckpointPhase) -> Snapshot | None:
         if not self.cwd:
             return None
+        cancel = threading.Event()
+        task = asyncio.ensure_future(asyncio.to_thread(self.store.take, self.cwd, None, cancel))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a scan stopped late is not "unretrieved"
         try:
-            return await asyncio.shield(asyncio.to_thread(self.store.take, self.cwd))
+            async with self.rewinding:
+                return await asyncio.shield(task)
         except asyncio.CancelledError:
-            return None  # the turn was cancelled meanwhile: it goes on ending, without this checkpoint
-        except Exception:
-            log.exception("checkpoint of %s failed", self.cwd)
-            return None
+            cancel.set()  # the scan stops at its next folder
+            if phase == "start":
+                raise  # the turn answers its cancel now
+            return None  # a turn ending cancelled: it ends without this checkpoint
+        except DshError as exc:
+            self.failed(turn, phase, exc.code, exc.message)
+        except Exception as exc:  # a defect: still no traceback for the user; the detail at debug level
+            log.debug("checkpoint of %s failed", self.cwd, exc_info=True)
+            self.failed(turn, phase, "INTERNAL", f"{type(exc).__name__}: {exc}")
+        return None
 
     async def pre_step(self, decision: Any) -> None:
         try:
             await self._pre_step(decision)
-        except Exception:
-            log.exception("checkpoint at the start of a turn failed")
+        except DshError as exc:
+            self.failed(getattr(decision, "turn", None), "start", exc.code, exc.message)
 
     async def turn_end(self, stopping: Any) -> None:
         try:
             await self._turn_end(stopping)
-        except Exception:
-            log.exception("checkpoint at the end of a turn failed")
+        except DshError as exc:
+            self.failed(getattr(stopping, "turn", None), "end", exc.code, exc.message)
 
     async def _pre_step(self, decision: Any) -> None:
         if getattr(decision, "step", 0) != 1 or decision.turn in self.start:
             return
-        snap = await self._take()
+        snap = await self._take(decision.turn, "start")
         if snap is None:
             return
         self.start[decision.turn] = snap
@@ -109,7 +144,7 @@ class TurnCheckpoints:
         start = self.start.pop(turn, None) if isinstance(turn, int) else None
         if start is None or not isinstance(turn, int):
             return
-        end = await self._take()
+        end = await self._take(turn, "end")
         if end is None:
             return
         variables = tuple(self.variables.end(turn))

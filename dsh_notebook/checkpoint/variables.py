@@ -2,18 +2,22 @@
 
 Before each ``python`` call the names its code may rebind or delete (assignments, ``del``,
 imports, ``def`` / ``class``, ``global`` declarations — read from the code's AST) are kept once
-per turn: their value pickled within ``DSH_CHECKPOINT_MAX_VARIABLE`` bytes (default 20 MB), else
-recorded as not restorable with its type. After the call the namespace diff (``nsdiff``) adds the
+per turn, in a format that cannot run code (:mod:`.varformats`: JSON, ``.npy`` without pickle,
+Parquet) within ``DSH_CHECKPOINT_MAX_VARIABLE`` bytes (default 20 MB, checked before the value
+is serialised), else recorded as not restorable with its type and why. After the call the namespace diff (``nsdiff``) adds the
 names the AST could not foresee (``exec``, ``globals()[...]``) as not restorable. A rewind to
 the start of turn N walks the later turns back: names added since are deleted, kept values are
 put back. Plain dict work on the namespace; this module imports no IPython.
 
 The kept values of each ended turn are also written to the checkpoint store
-(``$DSH_HOME/checkpoints/variables/<session>/<turn>.json``: the pickles base64-encoded, 0600 in
-0700 folders), so ``rewind --variables`` works in a new kernel of the same session: the keeper of
-a session reads them back when it is made, and a rewind deletes the turns it undid. The namespace
-a rewind writes into is the last ``python`` call's, else the one the notebook registered
-(:func:`use_namespace`).
+(``$DSH_HOME/checkpoints/variables/<session>/<turn>.json``: each value's format and bytes, base64,
+0600 in 0700 folders), so ``rewind --variables`` works in a new kernel of the same session: the
+keeper of a session reads them back when it is made, and a rewind deletes the turns it undid. A
+file written by an earlier version is read as "not restorable": nothing of it is ever
+unpickled. A rewind first reads back every value it will put back (:meth:`VariableKeeper.prepare`),
+then changes the namespace (:meth:`VariableKeeper.apply`), so a value that cannot be read stops
+nothing half-way. The namespace a rewind writes into is the last ``python`` call's, else the one
+the notebook registered (:func:`use_namespace`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import base64
 import json
 import logging
 import os
-import pickle
 import re
 import threading
 from collections.abc import Callable, Mapping, MutableMapping
@@ -32,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..wire.events import VariableKept
+from .entry import failure
+from .varformats import NotKept, decode, encode
 
 DEFAULT_MAX_VARIABLE = 20 * 1024 * 1024
 _MISSING = object()
@@ -51,10 +56,30 @@ class Kept:
     data: bytes | None = None
     type: str | None = None
     why: str | None = None
+    format: str = "json"  # json | npy | parquet (varformats)
 
     @property
     def restorable(self) -> bool:
         return not self.existed or self.data is not None
+
+
+@dataclass
+class VariablePlan:
+    """What a rewind of the variables will do, every value already read back: ``put`` names and
+    values, ``drop`` names to delete, ``failed`` ``name: why`` not restorable, ``turns`` undone."""
+
+    put: dict[str, Any]
+    drop: set[str]
+    why: dict[str, str]  # name -> why it cannot be put back
+    turns: list[int]
+
+    @property
+    def failed(self) -> list[str]:
+        return [f"{n}: {w}" for n, w in sorted(self.why.items())]
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(set(self.put) | self.drop)
 
 
 def assigned_names(code: str) -> set[str]:
@@ -99,12 +124,12 @@ def keep(ns: Mapping[str, Any], name: str) -> Kept:
         return Kept(existed=False)
     kind = type(value).__name__
     try:
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:
-        return Kept(True, None, kind, f"does not pickle ({type(exc).__name__})")
-    if len(data) > _max_size():
-        return Kept(True, None, kind, f"over DSH_CHECKPOINT_MAX_VARIABLE ({len(data)} bytes pickled)")
-    return Kept(True, data, kind)
+        fmt, data = encode(value, _max_size())
+    except NotKept as exc:
+        return Kept(True, None, kind, str(exc))
+    except Exception as exc:  # a value whose own methods raise while being read
+        return Kept(True, None, kind, f"could not be read ({type(exc).__name__})")
+    return Kept(True, data, kind, format=fmt)
 
 
 class VariableKeeper:
@@ -130,8 +155,7 @@ class VariableKeeper:
             try:
                 doc = json.loads((folder / name).read_bytes())
                 turn = int(doc["turn"])
-                self.turns[turn] = {n: Kept(bool(k[0]), base64.b64decode(k[1]) if k[1] is not None else None, k[2], k[3])
-                                    for n, k in doc["kept"].items()}
+                self.turns[turn] = {str(n): _kept_of(doc.get("v"), k) for n, k in doc["kept"].items()}
                 self.changed[turn] = {str(n): str(h) for n, h in doc["changed"].items()}
             except (OSError, ValueError, KeyError, TypeError, IndexError):
                 log.warning("kept variables %s are unreadable: skipped", folder / name)
@@ -142,9 +166,9 @@ class VariableKeeper:
         from ..session.logfile import ensure_private_dir
         from .store import _write_private
 
-        doc = {"v": 1, "turn": turn, "changed": self.changed.get(turn, {}),
-               "kept": {n: [k.existed, base64.b64encode(k.data).decode() if k.data is not None else None, k.type, k.why]
-                        for n, k in self.turns.get(turn, {}).items()}}
+        doc = {"v": 2, "turn": turn, "changed": self.changed.get(turn, {}),
+               "kept": {n: [k.existed, base64.b64encode(k.data).decode() if k.data is not None else None, k.type, k.why,
+                            k.format] for n, k in self.turns.get(turn, {}).items()}}
         try:
             ensure_private_dir(self.folder)
             _write_private(self.folder / f"{turn}.json", json.dumps(doc).encode())
@@ -199,30 +223,60 @@ class VariableKeeper:
                     for n, how in sorted(changed.items())]
 
     def plan(self, to_turn: int) -> list[str]:
-        with self._lock:
-            return sorted({n for t, kept in self.turns.items() if t >= to_turn
-                           for n, k in kept.items() if k.restorable and n in self.changed.get(t, {})})
+        return self.prepare(to_turn).names
 
-    def restore(self, to_turn: int) -> list[str]:
-        """Put back the names turns ``to_turn``… changed, as they were at its start."""
+    def prepare(self, to_turn: int) -> VariablePlan:
+        """Read back every value turns ``to_turn``… changed (the earliest turn's wins): nothing is
+        changed yet, and a value that cannot be read is reported, not raised."""
+        with self._lock:
+            out = VariablePlan({}, set(), {}, sorted((t for t in self.turns if t >= to_turn), reverse=True))
+            for turn in out.turns:
+                for name, k in self.turns[turn].items():
+                    if name not in self.changed.get(turn, {}):
+                        continue
+                    out.put.pop(name, None)
+                    out.drop.discard(name)
+                    out.why.pop(name, None)
+                    if not k.restorable:
+                        out.why[name] = k.why or "not kept"
+                    elif not k.existed:
+                        out.drop.add(name)
+                    else:
+                        try:
+                            out.put[name] = decode(k.format, k.data or b"")
+                        except Exception as exc:
+                            out.why[name] = failure(name, f"{type(exc).__name__}: {exc}",
+                                                    code="CHECKPOINT_VARIABLE_UNREADABLE")[1]
+            return out
+
+    def apply(self, plan: VariablePlan) -> list[str]:
+        """Change the namespace as ``plan`` says (plain dict work: it cannot fail half-way) and
+        forget the turns it undid; the names put back or deleted."""
         with self._lock:
             ns = self.namespace if self.namespace is not None else _NAMESPACE() if _NAMESPACE is not None else None
             if ns is None:
                 return []
-            done: set[str] = set()
-            for turn in sorted((t for t in self.turns if t >= to_turn), reverse=True):
-                for name, k in self.turns[turn].items():
-                    if name not in self.changed.get(turn, {}) or not k.restorable:
-                        continue
-                    if not k.existed:
-                        ns.pop(name, None)
-                    else:
-                        ns[name] = pickle.loads(k.data or b"")
-                    done.add(name)
+            for name in plan.drop:
+                ns.pop(name, None)
+            ns.update(plan.put)
+            for turn in plan.turns:
                 self.turns.pop(turn, None)
                 self.changed.pop(turn, None)
                 self._forget(turn)
-            return sorted(done)
+            return plan.names
+
+    def restore(self, to_turn: int) -> list[str]:
+        """Put back the names turns ``to_turn``… changed, as they were at its start."""
+        return self.apply(self.prepare(to_turn))
+
+
+def _kept_of(version: object, raw: list[Any]) -> Kept:
+    """One kept value as a file holds it; an earlier version's pickle is never read."""
+    existed, data, kind, why = bool(raw[0]), raw[1], raw[2], raw[3]
+    if version != 2 and data is not None:
+        return Kept(existed, None, kind, "kept as a pickle by an earlier version: never read")
+    fmt = str(raw[4]) if len(raw) > 4 else "json"
+    return Kept(existed, base64.b64decode(data) if data is not None else None, kind, why, fmt)
 
 
 _KEEPERS: dict[str, VariableKeeper] = {}

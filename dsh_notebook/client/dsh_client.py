@@ -26,6 +26,7 @@ from ..wire.endpoints import (
     DebugState,
     Decided,
     ListedSession,
+    ModeSet,
     Resumed,
     Rewound,
     SessionCreated,
@@ -64,7 +65,7 @@ class DshClient:
         rules: str | None = None, **request: Any,
     ) -> SessionCreated:
         """``max_steps`` / ``max_time`` (turn budgets, 0: unbounded), ``rules`` (an approval
-        rules file) and ``request`` (``max_tokens``, ``options``, ``tools``, ``max_repeats``,
+        rules file) and ``request`` (``mode``, ``max_tokens``, ``options``, ``tools``, ``max_repeats``,
         ``first_byte_timeout``, ``idle_timeout``) are :class:`~dsh_notebook.host.contract.SessionOptions`."""
         created: SessionCreated = self.remote.session.create(
             cwd=cwd, model=model, approve=approve, base_url=base_url, max_steps=max_steps, max_time=max_time,
@@ -110,12 +111,20 @@ class DshClient:
         """Abort the running turn (it ends ``aborted``, every call answered). ``False`` if idle."""
         return bool(self.remote.session.cancel(session_id=session_id).cancelled)
 
-    def approve(self, session_id: str, call_id: str, decision: str, scope: str = "call") -> Decided:
+    def approve(self, session_id: str, call_id: str, decision: str, scope: str = "call", *,
+                mode: str | None = None, feedback: str | None = None) -> Decided:
         """``scope="session"``: allow this tool (bash: a read-only command name or this exact
-        command) for the rest of the session."""
+        command) for the rest of the session. ``exit_plan_mode``: ``mode`` (``accept-edits`` or
+        ``default``) with allow, ``feedback`` with deny (keep planning)."""
+        extra: dict[str, Any] = {k: v for k, v in (("mode", mode), ("feedback", feedback)) if v is not None}
         decided: Decided = self.remote.session.approve(session_id=session_id, call_id=call_id, decision=decision,
-                                                       scope=scope)
+                                                       scope=scope, **extra)
         return decided
+
+    def set_mode(self, session_id: str, mode: str) -> ModeSet:
+        """``session/mode``: the session's permission mode from now on (``BYPASS_NOT_ARMED`` …)."""
+        done: ModeSet = self.remote.session.mode(session_id=session_id, mode=mode)
+        return done
 
     # -- prompts ------------------------------------------------------------------------------
     def prompt(self, text: str, session_id: str, mode: str = "queue", request_id: str | None = None,

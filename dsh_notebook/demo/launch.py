@@ -72,7 +72,8 @@ def wait_until_up(url: str, proc: subprocess.Popen[bytes], timeout: float) -> bo
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dsh_notebook.demo.launch", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m dsh_notebook.demo.launch", description=__doc__.split("\n\n")[0],
+                                     allow_abbrev=False)
     parser.add_argument("notebook", help="the notebook to open, relative to this directory")
     parser.add_argument("--port", type=int, default=int(os.environ.get("DSH_DEMO_PORT", "0")),
                         help="the server's port (default DSH_DEMO_PORT, else a free one)")

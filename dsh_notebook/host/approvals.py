@@ -4,9 +4,10 @@ When a tool's policy says *ask*, the tool runtime logs ``approval/asked``, emits
 frame ``phase: "approval", status: "waiting"`` and awaits ``approver.decide(request)``. In a host
 session that approver is :class:`PendingApprovals`: it parks the request until some client —
 stdin in the magic, a button in the widget, a line on ``serve --stdio`` — calls
-``session/approve {sessionId, callId, decision, scope?}`` (``scope: "session"``: allow for the
-rest of the session). Cancelling the run cancels the wait (the
-runtime records ``cancelled``). Lives on the host loop; not thread-safe by itself.
+``session/approve {sessionId, callId, decision, scope?, mode?, feedback?}`` (``scope: "session"``:
+allow for the rest of the session; ``mode`` / ``feedback``: the answer to ``exit_plan_mode``).
+Cancelling the run cancels the wait (the runtime records ``cancelled``). Lives on the host loop;
+not thread-safe by itself.
 
 A wait is a durability point (as a debugger pause is): ``durable`` (the log's flush, off the
 loop) runs once the request is parked, so the ``approval/asked`` a client sees in its follow —
@@ -22,7 +23,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..errors import HostError
-from ..tools.base import ApprovalDecision, ApprovalRequest, Approver
+from ..redaction import redact_json_text
+from ..tools.base import ApprovalDecision, ApprovalRequest, Approver, PlanAnswer
 from ..wire.follow import PendingApproval
 
 
@@ -43,6 +45,7 @@ class PendingApprovals(Approver):
         self.decided: list[tuple[str, ApprovalDecision]] = []  # for learners: what was answered
         self._by: dict[str, str] = {}  # call id → the client that answered
         self._session_scope: set[str] = set()  # call ids allowed "for the rest of the session"
+        self._plans: dict[str, PlanAnswer] = {}  # exit_plan_mode answers: the mode chosen, or feedback
         self.closed = False  # no client can answer any more: every ask is ``cancelled``
         self.durable: Callable[[], Awaitable[None]] | None = None  # flushes the log (set by the registry)
 
@@ -74,8 +77,11 @@ class PendingApprovals(Approver):
             return True
         return False
 
+    def plan_answer(self, call_id: str) -> PlanAnswer | None:
+        return self._plans.pop(call_id, None)
+
     def answer(self, call_id: str, decision: ApprovalDecision, *, by: str = "client",
-               scope: str = "call") -> None:
+               scope: str = "call", mode: str | None = None, feedback: str | None = None) -> None:
         """Resolve the wait of ``call_id``; ``UNKNOWN_APPROVAL`` when nothing waits for it.
         ``scope="session"`` with ``allow``: allow this tool (bash: a read-only command name or
         this exact command) for the rest of the session — the runtime logs the grant and the session's policy honours it."""
@@ -86,6 +92,8 @@ class PendingApprovals(Approver):
         self._by[call_id] = by
         if scope == "session" and decision == "allow":
             self._session_scope.add(call_id)
+        if mode is not None or feedback is not None:
+            self._plans[call_id] = PlanAnswer(mode=mode, feedback=feedback)  # type: ignore[arg-type]
         waiting.future.set_result(decision)
 
     def pending(self) -> list[PendingApproval]:
@@ -93,7 +101,7 @@ class PendingApprovals(Approver):
             PendingApproval(
                 call_id=w.request.call_id,
                 name=w.request.tool_name,
-                arguments=w.request.arguments,
+                arguments=redact_json_text(w.request.arguments),  # shown masked; the call runs them as written
                 reason=w.request.reason,
             )
             for w in self._waiting.values()

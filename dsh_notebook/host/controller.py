@@ -13,9 +13,9 @@ import os
 from collections.abc import Callable
 
 from ..config import normalize_model_id, parse_model_id
-from ..demo import is_demo_copy
 from ..errors import HostError, UserError
 from ..session.session import Session
+from ..tools.modes import approve_of_mode, check_mode, default_mode, mode_of_approve
 from ..wire.endpoints import (
     Accepted,
     ApproveArgs,
@@ -27,7 +27,11 @@ from ..wire.endpoints import (
     Decided,
     DiffArgs,
     FollowArgs,
+    KeepArgs,
+    KeptFiles,
     ListedSession,
+    ModeArgs,
+    ModeSet,
     NoArgs,
     PromptArgs,
     ResumeArgs,
@@ -64,6 +68,8 @@ class SessionController:
         self.pages = PageSources()
 
     async def create(self, args: CreateArgs, inv: GatewayInvocation) -> SessionCreated:
+        if args.mode is not None:
+            check_mode(args.mode)  # BYPASS_NOT_ARMED before a workspace is copied or a session made
         settings = self.registry.settings
         model = normalize_model_id(args.model or settings.model, args.base_url or settings.base_url)
         provider, _ = parse_model_id(model)
@@ -75,10 +81,12 @@ class SessionController:
             cwd = str(await asyncio.to_thread(copy_demo_workspace))
         else:
             cwd = os.getcwd()
-        approve = args.approve or ("auto" if is_demo_copy(cwd) else "ask")
-        live = await self.registry.create(cwd, model, approve, args.base_url, args)
-        inv.note("created", {"sessionId": live.id, "cwd": cwd, "model": model, "approve": approve})
-        return SessionCreated(session_id=live.id, cwd=cwd, model=model, approve=approve, log_path=live.log_path)
+        # --mode wins over the legacy --approve; neither: what the workspace implies (auto in a demo copy)
+        mode = args.mode or (mode_of_approve(args.approve) if args.approve else default_mode(cwd))
+        live = await self.registry.create(cwd, model, mode, args.base_url, args, by=inv.caller)
+        inv.note("created", {"sessionId": live.id, "cwd": cwd, "model": model, "mode": mode})
+        return SessionCreated(session_id=live.id, cwd=cwd, model=model, approve=approve_of_mode(mode),
+                              log_path=live.log_path, mode=live.mode)
 
     async def prompt(self, args: PromptArgs, inv: GatewayInvocation) -> Accepted:
         inv.note("delegated", "SessionCommandHandler.prompt")
@@ -114,16 +122,28 @@ class SessionController:
 
     async def resume(self, args: ResumeArgs, inv: GatewayInvocation) -> Resumed:
         live, how = await self.registry.resolve(
-            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url, options=args
+            args.session_id, model=args.model, approve=args.approve, base_url=args.base_url, options=args,
+            by=inv.caller,
         )
         inv.note("resolver", how)
         warnings = tuple(live.warnings) if how == "resumed" else ()
-        return Resumed(session_id=live.id, cwd=live.session.cwd, model=live.model, resolution=how, warnings=warnings)
+        return Resumed(session_id=live.id, cwd=live.session.cwd, model=live.model, resolution=how, warnings=warnings,
+                       mode=live.mode)
 
     async def approve(self, args: ApproveArgs, inv: GatewayInvocation) -> Decided:
         live = self._live(args.session_id)
-        live.approvals.answer(args.call_id, args.decision, by=inv.caller, scope=args.scope)
+        live.approvals.answer(args.call_id, args.decision, by=inv.caller, scope=args.scope, mode=args.mode,
+                              feedback=args.feedback)
         return Decided(session_id=live.id, call_id=args.call_id, decision=args.decision)
+
+    async def mode(self, args: ModeArgs, inv: GatewayInvocation) -> ModeSet:
+        """Set the permission mode (a saved session is resumed first); ``BYPASS_NOT_ARMED``."""
+        live, how = await self.registry.resolve(args.session_id)
+        inv.note("resolver", how)
+        previous = live.mode
+        seq = await live.set_mode(args.mode, inv.caller)
+        inv.note("mode", {"mode": live.mode, "previous": previous})
+        return ModeSet(session_id=live.id, mode=live.mode, previous=previous, changed_seq=seq)
 
     async def debug(self, args: DebugArgs, inv: GatewayInvocation) -> DebugState:
         """The agent debugger (see :mod:`dsh_notebook.agent.debugger`). ``break`` makes a saved
@@ -174,6 +194,14 @@ class SessionController:
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
         return await rewind_live(self.registry, live, args, by=inv.caller)
+
+    async def keep(self, args: KeepArgs, inv: GatewayInvocation) -> KeptFiles:
+        """Keep what a turn did to some files (the inspector's Keep): ``checkpoint/kept``."""
+        from ..checkpoint.host_rewind import keep_live
+
+        live, how = await self.registry.resolve(args.session_id)
+        inv.note("resolver", how)
+        return await keep_live(self.registry, live, args, by=inv.caller)
 
     async def diff(self, args: DiffArgs, inv: GatewayInvocation) -> TurnDiff:
         """The unified diffs of the files a turn changed (see :mod:`dsh_notebook.checkpoint.host_rewind`)."""
@@ -256,6 +284,7 @@ def info_of(live: LiveSession) -> SessionInfo:
         rules=policy.rules.source if policy is not None and policy.rules is not None else None,
         grants=tuple(policy.grants) if policy is not None else (),
         request=request_info(agent),
+        mode=live.mode,
     )
 
 

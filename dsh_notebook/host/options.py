@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..agent.agent import Agent
+from ..agent.toolset import check_tool_names
 from ..config import (
     Settings,
     parse_max_repeats,
@@ -30,6 +31,7 @@ from ..config import (
     parse_model_id,
     parse_timeout,
 )
+from ..context import HarnessContext
 from ..errors import DshError
 from ..models.base import HttpAdapter, ModelAdapter
 from ..models.request_options import merge_options, parse_options, parse_tools, tools_text
@@ -95,6 +97,18 @@ def check_request_options(options: SessionOptions | None) -> None:
     parse_max_repeats(options.max_repeats, "maxRepeats")
     parse_timeout(options.first_byte_timeout, "firstByteTimeout")
     parse_timeout(options.idle_timeout, "idleTimeout")
+
+
+def check_offered_tools(options: SessionOptions | None, context: HarnessContext, agent: Agent | None = None) -> None:
+    """``BAD_TOOLS`` when ``options.tools`` names a tool that is not there (for ``agent``, or for a
+    new session under ``context``), before anything is made or changed."""
+    if options is None or options.tools is None:
+        return
+    tools = parse_tools(options.tools, "tools")
+    if agent is not None:
+        check_tool_names(tools, agent.context, agent.tools)
+    else:
+        check_tool_names(tools, context)
 
 
 def session_settings(settings: Settings, options: SessionOptions | None) -> Settings:

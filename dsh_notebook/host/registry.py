@@ -27,30 +27,38 @@ from ..agent.config import AgentConfig
 from ..checkpoint.turns import attach_checkpoints
 from ..config import (
     MASK,
-    PROVIDER_BASE_URL,
     Settings,
     normalize_model_id,
     parse_model_id,
     redact_url,
 )
 from ..context import HarnessContext
-from ..demo import default_approve
 from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
 from ..models.routing import LOCAL_PROVIDERS, resolve_adapter
 from ..observe import attach as attach_observers
+from ..providers import own_base_url
 from ..session.session import Session
 from ..session.store import SessionStore
-from ..tools.base import ApprovalMode, Approver, AutoApprover, DenyApprover
+from ..tools.base import ApprovalMode
+from ..tools.modes import approve_of_mode, bypass_armed, check_mode, default_mode, mode_of_approve
 from ..wire.endpoints import SessionOptions
-from ..wire.events import InboxSpliced, RequestFrozen, RequestHeader, UserMessageEvent
+from ..wire.events import (
+    InboxSpliced,
+    PermissionMode,
+    RequestFrozen,
+    RequestHeader,
+    UserMessageEvent,
+)
 from .approvals import PendingApprovals
 from .control import ControlHub
 from .follow import SessionHub
+from .hidden_paths import install as install_hidden
 from .options import (
     apply_options,
     apply_plan,
     apply_timeouts,
+    check_offered_tools,
     initial_budgets,
     initial_plan,
     initial_rules,
@@ -94,7 +102,6 @@ class LiveSession:
     hub: SessionHub
     approvals: PendingApprovals
     model: str
-    approve: ApprovalMode
     resolution: Resolution
     log_path: str
     request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> content_digest admitted
@@ -105,6 +112,23 @@ class LiveSession:
     @property
     def id(self) -> str:
         return self.session.id
+
+    @property
+    def mode(self) -> PermissionMode:
+        """The permission mode in force (issue 36); ``approve`` is its legacy reading."""
+        return self.agent.modes.current
+
+    @property
+    def approve(self) -> ApprovalMode:
+        return approve_of_mode(self.mode)
+
+    async def set_mode(self, mode: PermissionMode, by: str) -> int | None:
+        """Change the mode (``BYPASS_NOT_ARMED`` …) and make the change durable at once (a crash
+        must not resume a session in a mode it left); the ``mode/changed`` seq, ``None`` if unchanged."""
+        event = self.agent.modes.change(mode, by=by, turn=self.agent.current_turn)
+        if event is not None:
+            await self.agent.flush_quietly("a mode change")
+        return event.seq if event is not None else None
 
 
 def content_digest(blocks: Sequence[Any]) -> str:
@@ -136,7 +160,7 @@ def endpoint_from_log(session: Session) -> str | None:
     for event in reversed(session.events):
         if isinstance(event, RequestHeader):
             provider = str(event.config.get("provider", ""))
-            return None if event.endpoint == PROVIDER_BASE_URL.get(provider) else event.endpoint
+            return None if event.endpoint == own_base_url(provider) else event.endpoint
     return None
 
 
@@ -172,14 +196,21 @@ class AgentRegistry:
 
     async def resolve(
         self, session_id: str, *, model: str | None = None, approve: ApprovalMode | None = None,
-        base_url: str | None = None, options: SessionOptions | None = None,
+        base_url: str | None = None, options: SessionOptions | None = None, by: str = "host",
     ) -> tuple[LiveSession, Resolution]:
         """Session id → live agent (``live``), or resume it from disk (``resumed``). ``options``
-        (budgets, rules) apply to a live session too."""
+        (budgets, rules, the mode) apply to a live session too; ``approve`` only to one resumed.
+        A resumed session keeps the mode its log last set (unless ``options.mode`` / ``approve``
+        name another); ``by`` is who asked (logged on a ``mode/changed``)."""
         self.check_id(session_id)
+        if options is not None and options.mode is not None:
+            check_mode(options.mode)  # BYPASS_NOT_ARMED before anything changes
         live = self.live.get(session_id)
         if live is not None:
+            check_offered_tools(options, self.context, live.agent)
             apply_options(live.agent, options)
+            if options is not None and options.mode is not None:
+                await live.set_mode(options.mode, by)
             return live, "live"
         pending = self._resuming.get(session_id)
         if pending is None:
@@ -189,6 +220,7 @@ class AgentRegistry:
             self._resuming[session_id] = pending
             try:
                 self.resumes_started += 1
+                check_offered_tools(options, self.context)  # BAD_TOOLS before the log is touched
                 refuse_self_replay(session_id, model, self.store.path_for(session_id))
                 given = model is not None
                 # a local model (replay:, script:) is built before the log is touched: a bad one
@@ -215,9 +247,10 @@ class AgentRegistry:
                     if early is not None:
                         await early.aclose()
                     raise
-                live = self._start(session, model, approve or default_approve(session.cwd), base_url, "resumed",
-                                   options, adapter)
+                live = self._start(session, model, default_mode(session.cwd), base_url, "resumed", options, adapter)
                 live.warnings = self.store.warnings.pop(session_id, [])
+                await self._resumed_mode(live, (options.mode if options is not None else None)
+                                         or (mode_of_approve(approve) if approve else None), by)
                 pending.set_result(live)
             except BaseException as exc:
                 pending.set_exception(exc if isinstance(exc, Exception) else HostError("resume cancelled", code="CANCELLED"))
@@ -228,6 +261,19 @@ class AgentRegistry:
             live.agent.kick()  # input queued before the crash runs now
             return live, "resumed"
         return await asyncio.shield(pending), "resumed"
+
+    @staticmethod
+    async def _resumed_mode(live: LiveSession, asked: PermissionMode | None, by: str) -> None:
+        """A resumed session keeps its logged mode; ``asked`` replaces it; a logged ``bypass`` this
+        process is not armed for falls back to ``default`` (logged, and a warning says so)."""
+        if asked is not None:
+            await live.set_mode(asked, by)
+        elif live.mode == "bypass" and not bypass_armed():
+            live.agent.modes.change("default", by="host", reason="bypass is not armed in this process "
+                                    "(DSH_ALLOW_BYPASS=1)", turn=live.agent.current_turn)
+            await live.agent.flush_quietly("a mode change")
+            live.warnings.append("its mode was bypass, which this process is not armed for "
+                                 "(DSH_ALLOW_BYPASS=1): it continues in mode default")
 
     def _logged_endpoint(self, session: Session) -> str | None:
         """The endpoint of the log's last request/header. Its credentials were never logged
@@ -244,10 +290,15 @@ class AgentRegistry:
         )
 
     async def create(
-        self, cwd: str, model: str, approve: ApprovalMode, base_url: str | None,
-        options: SessionOptions | None = None,
+        self, cwd: str, model: str, mode: PermissionMode, base_url: str | None,
+        options: SessionOptions | None = None, by: str = "host",
     ) -> LiveSession:
-        # fail early: BAD_CONFIG, NO_API_KEY, BAD_MODEL…
+        """A new session in ``mode``: a mode other than the one its workspace implies
+        (:func:`~dsh_notebook.tools.modes.default_mode`) is logged first (``mode/changed``)."""
+        if mode != "auto":
+            check_mode(mode)  # BYPASS_NOT_ARMED before anything is made
+        # fail early: BAD_CONFIG, BAD_TOOLS, NO_API_KEY, BAD_MODEL…
+        check_offered_tools(options, self.context)
         adapter = self.adapter_factory(session_settings(self.settings, options), model, base_url)
         try:
             initial_budgets(self.settings, options)  # … BAD_CONFIG, BAD_RULES
@@ -256,11 +307,14 @@ class AgentRegistry:
         except BaseException:
             await adapter.aclose()
             raise
-        return self._start(session, model, approve, base_url, "created", options, adapter)
+        live = self._start(session, model, default_mode(cwd), base_url, "created", options, adapter)
+        if mode != live.mode:
+            await live.set_mode(mode, by)
+        return live
 
     # -- building a live session --------------------------------------------------------------
     def _start(
-        self, session: Session, model: str, approve: ApprovalMode, base_url: str | None, how: Resolution,
+        self, session: Session, model: str, mode: PermissionMode, base_url: str | None, how: Resolution,
         options: SessionOptions | None = None,
         adapter: ModelAdapter | None = None,
     ) -> LiveSession:
@@ -270,8 +324,7 @@ class AgentRegistry:
         max_steps, max_time = initial_budgets(self.settings, options)
         policy = session_policy(session.events, initial_rules(self.settings, options), sid)
         hub = self.hubs.setdefault(sid, SessionHub(sid))
-        approvals = PendingApprovals()
-        approver: Approver = AutoApprover() if approve == "auto" else DenyApprover() if approve == "deny" else approvals
+        approvals = PendingApprovals()  # every mode may ask (auto: cells; plan: the plan)
         settings = session_settings(self.settings, options)
 
         prebuilt = {model: adapter} if adapter is not None else {}
@@ -281,10 +334,12 @@ class AgentRegistry:
 
         agent = Agent(
             session,
-            AgentConfig(model=model, max_steps=max_steps, max_time=max_time),
+            AgentConfig(model=model, max_steps=max_steps, max_time=max_time,
+                        retry_base_ms=round(settings.retry_delay * 1000)),
             adapter_for=adapter_for,
-            approver=approver,
-            policy_mode=approve,
+            approver=approvals,
+            policy_mode=approve_of_mode(mode),
+            mode=mode,
             context=self.context,
             frames=hub.on_frame,
             flush=lambda: self.store.flush(sid),
@@ -297,11 +352,12 @@ class AgentRegistry:
         # an approval wait flushes the log (off the loop, a failure logged), as a debugger pause does
         approvals.durable = lambda: agent.flush_quietly("an approval wait")
         live = LiveSession(
-            session, agent, hub, approvals, model, approve, how,
+            session, agent, hub, approvals, model, how,
             str(self.store.path_for(sid)), admitted_request_ids(session),
         )  # fmt: skip
         hub.attach(session, approvals.pending)
         live.undo.append(attach_observers(session, home=settings.home, log_path=live.log_path))
+        install_hidden()  # checkpoints leave out what the sandbox hides
         live.checkpoints, detach = attach_checkpoints(agent, settings.home)
         live.undo.append(detach)
         live.undo.append(agent.on_status(lambda status: self.control.status(sid, status)))
@@ -321,6 +377,7 @@ class AgentRegistry:
                 "sessionId": sid,
                 "model": ls.model,
                 "approve": ls.approve,
+                "mode": ls.mode,
                 "status": ls.agent.status,
                 "resolution": ls.resolution,
                 "followers": len(ls.hub.followers),

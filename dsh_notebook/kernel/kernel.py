@@ -5,7 +5,9 @@ Nothing of the Jupyter protocol is reimplemented. At its first execution the ker
 cell would) and installs :class:`~.cells.CellRewriter`; from then on a prompt cell *is* a
 ``%%dsh`` cell — the same machinery (:mod:`dsh_notebook.notebook.magics`): live streaming, the
 widget with ``--bg``, interrupt, stdin approvals, ``{name}``, the ``TurnResult`` value.
-Executions that are silent or keep no history (front ends' own introspection) run as Python.
+Executions that are silent or keep no history (front ends' own introspection) run as Python, and
+so does a cell that is only ``exit`` or ``quit`` (``exit()``, ``quit()``): as in IPython's kernel,
+the execute_reply carries the ``ask_exit`` payload and ``jupyter console`` ends.
 
 ``complete_request`` answers ``%dsh`` flags, subcommands and values and ``{variables}``
 (:mod:`dsh_notebook.notebook.complete`); ``inspect_request`` (Shift+Tab, ``?``) on a ``{name}`` describes the variable
@@ -30,13 +32,14 @@ from ..notebook.usage import help_text
 from . import DISPLAY_NAME
 
 _BRACED = re.compile(r"\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
+_EXIT = re.compile(r"^\s*(?:exit|quit)(?:\(\s*\))?\s*$")
 
 
 class DshKernel(IPythonKernel):
     implementation = "dsh"
     implementation_version = __version__
     banner = (f"{DISPLAY_NAME}: every cell is a prompt to this kernel's agent session; %%python cells run "
-              "Python in the same namespace; % and ! lines are IPython's (%dsh --help).")
+              "Python in the same namespace; % and ! lines are IPython's (%dsh --help); exit or quit alone leaves.")
     language_info = {
         "name": "dsh",
         "version": __version__,
@@ -70,7 +73,9 @@ class DshKernel(IPythonKernel):
                          user_expressions: Any = None, allow_stdin: bool = False, *,
                          cell_meta: Any = None, cell_id: Any = None) -> Any:
         self._ensure_agent()
-        self.rewriter.enabled = bool(store_history and not silent)
+        # `exit` / `quit` alone in a cell are IPython's (the reply's ask_exit payload ends
+        # jupyter console), not a prompt; `%dsh exit` still sends the word to the agent
+        self.rewriter.enabled = bool(store_history and not silent) and not _EXIT.match(code)
         extra = {k: v for k, v in (("cell_meta", cell_meta), ("cell_id", cell_id)) if v is not None}
         try:  # only what the request carried: ipykernel 6 knows no cell_meta
             return await super().do_execute(code, silent, store_history, user_expressions, allow_stdin, **extra)

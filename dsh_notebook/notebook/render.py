@@ -222,7 +222,8 @@ def _note_for(event: AnyEvent) -> str | None:
         return None  # shown on the tool line (tool-runtime approval frame)
     if isinstance(event, ApprovalDecided) and (event.decision != "allow" or event.rule):
         rule = f" ({event.rule})" if event.rule else ""
-        return f"{event.name}: {event.decision}" + (f" by {event.by}" if event.by else "") + rule
+        mode = f" · mode {event.mode}" if event.mode else ""  # what the permission mode was (issue 36)
+        return f"{event.name}: {event.decision}" + (f" by {event.by}" if event.by else "") + rule + mode
     if isinstance(event, ContextCompacted):
         return (f"context compacted ({event.trigger}): {event.replaced} earlier messages summarised into one; "
                 f"~{event.tokens_before} → ~{event.tokens_after} tokens")

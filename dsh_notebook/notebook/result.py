@@ -9,6 +9,7 @@ it was canceled before it ran. The result holds the typed events from that turn'
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,6 +30,8 @@ from ..wire.events import (
     UserMessageEvent,
 )
 from ..wire.messages import CellRef
+
+_MD_SPECIAL = re.compile(r"[\\`*\[\]<>!|]")  # what could open a link, an image, HTML or emphasis
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,8 @@ class TurnResult:
 
     def _repr_markdown_(self) -> str:
         mark = "✓" if self.ok else "⚠"
-        return f"{mark} *{self.summary()}*"
+        summary = _MD_SPECIAL.sub(r"\\\g<0>", self.summary())  # it may quote a provider's error: no link, image, HTML
+        return f"{mark} *{summary}*"
 
     def _repr_html_(self) -> str:
         mark = "✓" if self.ok else "⚠"

@@ -1,7 +1,8 @@
 """Where a :class:`~.render.TurnView` is shown: each ``show(segments)`` gets the turn's whole view.
 
 - :class:`DisplaySink` (a Jupyter kernel: JupyterLab, classic notebook, nbclient, papermill): one
-  display output holding Markdown and plain text, updated **in place** through its display id,
+  display output holding inert HTML (the model's Markdown rendered with nothing that loads: issue
+  35 finding 4) and plain text, updated **in place** through its display id,
   at most every ``interval`` seconds (updates are coalesced; :meth:`flush` forces the last one).
   After a question typed on stdin, :meth:`~DisplaySink.split` freezes that display (it ends with
   the call that asked, waiting) and the rest of the turn goes to a new display below the typed
@@ -14,33 +15,21 @@
 
 from __future__ import annotations
 
-import re
+import html
 import sys
 import time
 from dataclasses import replace
 from typing import Any, TextIO
 
+from .inert_html import inert_html
 from .render import NoteSeg, Segment, TextSeg, ToolSeg
 
 
-def _code(text: str) -> str:
-    """Inline Markdown code that survives backticks in ``text``."""
-    if not text:
-        return ""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _md_escape(text: str) -> str:
-    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
-
-
-def tool_markdown(seg: ToolSeg) -> str:
-    state = seg.state_line()
-    edited = " *(edited)*" if seg.edited else ""
-    return f"- **{_md_escape(seg.name)}** {_code(seg.args_line())}{edited} — {_md_escape(state)}"
+def tool_html(seg: ToolSeg) -> str:
+    """One tool line: name, arguments (as code), state — every part escaped text."""
+    edited = " <em>(edited)</em>" if seg.edited else ""
+    return (f"<li><strong>{html.escape(seg.name)}</strong> <code>{html.escape(seg.args_line())}</code>{edited}"
+            f" — {html.escape(seg.state_line())}</li>")
 
 
 def tool_plain(seg: ToolSeg) -> str:
@@ -61,23 +50,31 @@ def segment_key(seg: Segment) -> str:
     return f"tool:{seg.call_id}" if isinstance(seg, ToolSeg) else f"{type(seg).__name__}:{seg.key}"
 
 
-def view_markdown(segments: list[Segment]) -> str:
+def view_html(segments: list[Segment]) -> str:
+    """The turn as HTML that loads nothing: the model's Markdown rendered inert
+    (:func:`~.inert_html.inert_html`: no image, no raw HTML), tool lines and notes escaped."""
     parts: list[str] = []
     tools: list[str] = []
     for seg in segments:
         if isinstance(seg, ToolSeg):
-            tools.append(tool_markdown(seg))
+            tools.append(tool_html(seg))
             continue
         if tools:
-            parts.append("\n".join(tools))
+            parts.append(f"<ul class=\"dsh-tools\">{''.join(tools)}</ul>")
             tools = []
         if isinstance(seg, TextSeg) and seg.text:
-            parts.append(seg.text)
+            parts.append(inert_html(seg.text))
         elif isinstance(seg, NoteSeg):
-            parts.append(f"*{_md_escape(seg.text)}*")
+            parts.append(f"<p><em>{html.escape(seg.text)}</em></p>")
     if tools:
-        parts.append("\n".join(tools))
-    return "\n\n".join(parts) or "*…*"
+        parts.append(f"<ul class=\"dsh-tools\">{''.join(tools)}</ul>")
+    return f"<div class=\"dsh-answer\">{''.join(parts) or '<p><em>…</em></p>'}</div>"
+
+
+def display_bundle(segments: list[Segment]) -> dict[str, str]:
+    """What a display output holds: inert ``text/html`` and readable ``text/plain`` — never the
+    model's Markdown as ``text/markdown``, which a viewer would render and fetch images from."""
+    return {"text/html": view_html(segments), "text/plain": view_plain(segments)}
 
 
 def view_plain(segments: list[Segment]) -> str:
@@ -124,7 +121,7 @@ class DisplaySink:
         shown = self._visible()
         if any(isinstance(s, ToolSeg) and not s.done for s in shown):  # its last word: "continued below"
             final = [replace(s, continued=True) if isinstance(s, ToolSeg) and not s.done else s for s in shown]
-            self._handle.update({"text/markdown": view_markdown(final), "text/plain": view_plain(final)}, raw=True)
+            self._handle.update(display_bundle(final), raw=True)
             self.updates += 1
         keep = f"tool:{call_id}" if call_id else None
         self._frozen.update(k for k in map(segment_key, self.segments) if k != keep)
@@ -143,7 +140,7 @@ class DisplaySink:
         shown = self._visible()
         if self._handle is None and not shown:
             return
-        bundle = {"text/markdown": view_markdown(shown), "text/plain": view_plain(shown)}
+        bundle = display_bundle(shown)
         if self._handle is None:
             self._handle = display(bundle, raw=True, display_id=True)
             self.displays += 1

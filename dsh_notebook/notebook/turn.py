@@ -32,11 +32,13 @@ from ..client.follow import FollowHandle
 from ..client.model import ClientSessionModel
 from ..client.state import PauseState
 from ..errors import DshError, HostError, RunCancelled
+from ..host.waiting import WaitingTicker
 from .approvals import Asker, StdinApprovals
 from .cells import CellRefJson
 from .debug_console import DebugConsole, describe_pause
+from .live_view import LiveTurnView
 from .mainthread import MainThreadRunner
-from .render import Sink, TurnView
+from .render import Sink
 from .result import TurnResult, turn_result
 from .sinks import DisplaySink
 
@@ -74,9 +76,11 @@ class TurnRun:
         self.clear_breakpoints = clear_breakpoints  # --bg --break: the breakpoints end with the turn
         self.request_id = "req_" + uuid.uuid4().hex[:12]
         self.runner = runner
-        # the ticking "waiting for the model" line: every second in place, every 10 s as appended text
-        every = 1 if isinstance(sink, DisplaySink) else 10
-        self.view = TurnView(self.request_id, sink, wait_every=every) if sink is not None else None
+        # the ticking "waiting for the model · N s" line, from the first second: a display shows it
+        # as a note of the turn's view, a stream (console, IPython) as one line rewritten in place
+        display = isinstance(sink, DisplaySink)
+        self.view = LiveTurnView(self.request_id, sink, wait_every=1 if display else None) if sink is not None else None
+        self.ticker = WaitingTicker(None, in_place=True, before_show=sink.flush) if sink is not None and not display else None
         self.interrupted = False
         self.handle: FollowHandle | None = None
         self._consumed: list[Any] = []  # pauses this handle stepped / continued from (kept: identity)
@@ -289,6 +293,8 @@ class TurnRun:
         finally:
             if remove:
                 remove()
+            if self.ticker is not None:
+                self.ticker.clear()
             if self.view is not None and self.view.sink is not None:
                 self.view.sink.flush()
         return self._future.result()
@@ -422,21 +428,21 @@ class TurnRun:
         return result.reason.kind if result is not None else "ended"
 
     def _render(self) -> None:
-        """Show this turn's segments if the model changed (the model is read under its lock)."""
+        """Show this turn's segments if the model changed (the model is read under its lock); the
+        waiting line first (wiped before the turn's next text is written)."""
         if self.view is None:
             return
         with self.model_lock():
+            if self.ticker is not None:
+                self.ticker.tick(None if self._future.done() else self.model.attempt)
             self.view.render(self.model)
 
     def _ask_approvals(self, ask: Asker) -> None:
         sink = self.view.sink if self.view is not None else None
 
-        def answer(call_id: str, decision: str, scope: str = "call") -> None:
-            try:
-                if scope == "call":
-                    self.client.approve(self.session_id, call_id, decision)
-                else:  # "allow for the rest of the session"
-                    self.client.approve(self.session_id, call_id, decision, scope)
+        def answer(call_id: str, decision: str, scope: str = "call", **plan: str) -> None:
+            try:  # scope "session": "allow for the rest of the session"; plan: exit_plan_mode's mode / feedback
+                self.client.approve(self.session_id, call_id, decision, scope, **plan)
             except HostError as exc:
                 if exc.code != "UNKNOWN_APPROVAL":  # already decided elsewhere (the widget)
                     raise

@@ -21,7 +21,9 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("mcp remove NAME", "remove an MCP server from mcp.json (it stops; its tools go)"),
     ("doctor", "which protections are active here: sandbox, network, redaction, grep engine, locks"),
     ("compact [ID]", "summarise the older turns of a session (default: current) into one message now"),
-    ("policy [ID]", "the approval policy of a session: budgets, rules file, session grants, callables"),
+    ("policy [ID]", "the approval policy of a session: mode, budgets, rules file, session grants, callables"),
+    ("mode [NAME]", "the current session's permission mode; with NAME it changes (a new session's when none yet): "
+     "default, accept-edits, plan, dont-ask, bypass (DSH_ALLOW_BYPASS=1)"),
     ("fork [ID] --at SEQ", "a new session repeating events 0..SEQ of ID (default: current); it becomes current"),
     ("compare A B", "two sessions side by side by turn and step (a widget); the first divergence and its diff"),
     ("rewind [N]", "files, variables and conversation back to the start of turn N (default: the last); "
@@ -40,6 +42,14 @@ EXAMPLES = """\
       {name} / {name.attr} insert str() of a notebook variable; {{ and }} are literal braces
   %dsh --no-interpolate write a dict literal like {"a": 1}
   %dsh --approve auto --cwd ~/project run the linter
+  %dsh --new --demo --model local:smollm2 read README.md and summarise
+      --demo: a fresh copy of the demo project, for any model (else a real model works in this folder)
+  %dsh --mode accept-edits --cwd ~/project fix the linter's findings
+  %dsh --mode plan add a --verbose flag to the CLI
+      plan first: only reads run; the agent presents its plan, you approve it (continue in
+      accept-edits or default) or send it back with feedback
+  %dsh mode dont-ask
+      from now on nothing is asked: what would ask is denied (CI, papermill)
   %dsh -- show me the README
       `--` ends the flags: this is a prompt, not the `show` subcommand
   %%dsh --session s_0123456789ab
@@ -55,7 +65,8 @@ EXAMPLES = """\
   @dsh_notebook.policy
   def no_pushes(call): return "deny" if call.tool == "bash" and "git push" in call.subject else None
   %config DshMagics.model = "deepseek:deepseek-chat"
-      also DshMagics.base_url, .approve (auto|ask|deny), .home, .output (auto|display|stream),
+      also DshMagics.base_url, .mode (a new session's), .approve (legacy: auto|ask|deny), .home,
+      .output (auto|display|stream),
       .max_steps, .max_time, .policy_file
   output auto: a live display in JupyterLab / Notebook 7 / nbclient, a text stream in
       jupyter console and terminal IPython; DshMagics.output overrides it"""
@@ -74,15 +85,16 @@ def help_text() -> str:
         lines.append(f"  %dsh {usage.ljust(width - 5)}{text}")
     lines += ["", "The cell blocks and streams the turn; its value is a TurnResult (.text, .session_id,",
               ".turn, .reason, .events, .tool_calls, .usage, .duration_ms, .cost_usd). Interrupt the kernel to cancel the turn (every",
-              "tool call gets a result; the session stays usable). With --approve ask, tools that need",
-              "approval ask on stdin while the cell runs, showing the whole call (y: yes, n: no, a: allow",
-              "this tool — for bash a read-only command name or this exact command — for the rest of the",
-              "session); in --bg mode the widget asks.",
+              "tool call gets a result; the session stays usable). In modes that ask (default, accept-edits,",
+              "plan), a call that needs approval asks on stdin while the cell runs, showing the whole call",
+              "(y: yes, n: no, a: allow this tool — for bash a read-only command name or this exact command",
+              "— for the rest of the session); in --bg mode the widget asks. Every call's decision names",
+              "the mode and what decided it (rule, grant, mode, user): show --stats counts them by mode.",
               "Tools: read, write, edit, bash, glob, grep, and python (runs code in this notebook's",
-              "namespace, on the main thread; approval needed unless the session runs --approve auto;",
+              "namespace, on the main thread; it asks unless the mode is bypass or the legacy auto;",
               "its result lists the names it added, rebound, deleted), notebook_read (the cells run so",
               "far, with outputs), inspect_var (a variable, without running its code), notebook_insert",
-              "(proposes a cell below, on approval). In the agent kernel (install-kernel) every cell is",
+              "(proposes a cell below; a person approves it in every mode but bypass). In the agent kernel (install-kernel) every cell is",
               "a prompt; %%python cells run Python; % and ! lines are IPython's.",
               "Environment: DSH_MODEL, DSH_BASE_URL, DSH_API_KEY (else DEEPSEEK_API_KEY /",
               "OPENAI_API_KEY), DSH_HOME (default ~/.dsh; logs in $DSH_HOME/sessions).",

@@ -41,10 +41,17 @@ def target_text(value: Any, what: str) -> str:
 
 
 def check_create_args(model: str | None, approve: str | None, cwd: str | None,
-                      base_url: str | None) -> str:
+                      base_url: str | None, mode: str | None = None) -> str:
     """The first problem of a prompt box's ``session/create`` arguments (``""``: none)."""
     if approve is not None and approve not in APPROVE_MODES:
         return f"BAD_FLAG: approve={approve!r}: use one of {', '.join(APPROVE_MODES)}"
+    if mode is not None:
+        from ..tools.modes import parse_mode
+
+        try:
+            parse_mode(mode, "mode=")  # BAD_MODE, BYPASS_NOT_ARMED
+        except DshError as exc:
+            return coded(exc)
     if cwd is not None and not Path(cwd).expanduser().is_dir():
         return f"BAD_FLAG: cwd={cwd!r}: no such directory"
     if model is None:

@@ -265,19 +265,21 @@ class LoopWidget(_SessionWidget):
     """The six stages of seed 000 for a real session: diagram, three views, playback, prompt box.
 
     ``session_id``: follow that session of this kernel's Host (live, or saved and replayed).
-    ``None``: the prompt box creates a session (``model``/``approve``/``cwd``/``base_url`` are
-    passed to ``session/create``). ``path``: replay a saved log read-only.
+    ``None``: the prompt box creates a session (``model``/``mode``/``approve``/``cwd``/``base_url``
+    are passed to ``session/create``; the header's mode selector also picks its mode). ``path``:
+    replay a saved log read-only.
     """
 
     def __init__(self, session_id: str | None = None, *, path: str | os.PathLike[str] | None = None,
                  model: str | None = None, approve: str | None = None, cwd: str | None = None,
                  base_url: str | None = None, host: Any = None, interval: float = 0.05, present: bool = False,
-                 window: int | None = None) -> None:
-        create = {k: v for k, v in {"model": model, "approve": approve, "cwd": cwd, "baseUrl": base_url}.items() if v}
+                 mode: str | None = None, window: int | None = None) -> None:
+        create = {k: v for k, v in {"model": model, "approve": approve, "cwd": cwd, "baseUrl": base_url,
+                                    "mode": mode}.items() if v}
         super().__init__(session_id, path=path, host=host, interval=interval, kind="loop", create_args=create,
                          present=bool(present), window=0 if window is None else window)
         if not self.session_id and not self.readonly:
-            self.error = check_create_args(model, approve, cwd, base_url)
+            self.error = check_create_args(model, approve, cwd, base_url, mode)
 
 
 class SessionInspector(_SessionWidget):

@@ -66,6 +66,7 @@ class SessionPages:
     cited_by: dict[int, list[int]] = field(default_factory=dict)
     frozen: list[int] = field(default_factory=list)
     turn_starts: dict[int, int] = field(default_factory=dict)  # turn -> the seq of its (last) turn/start
+    mode: str | None = None  # the permission mode of the last mode/changed (None: none logged)
     lock: threading.RLock = field(default_factory=threading.RLock)
     listings: OrderedDict[tuple[Any, ...], tuple[int, Any]] = field(default_factory=OrderedDict)  # pages_rows' cache
     _turn: int | None = None
@@ -113,6 +114,8 @@ class SessionPages:
                 name = name or self._by_seq.get(s)
         elif kind == "request/frozen":
             self.frozen.append(seq)
+        elif kind == "mode/changed" and isinstance(ev.get("mode"), str):
+            self.mode = ev["mode"]
         for s in ev.get("sourceEventSeqs") or ():
             self.cited_by.setdefault(s, []).append(seq)
         self.lines.append(line)

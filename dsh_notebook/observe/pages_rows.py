@@ -140,7 +140,8 @@ def quick_rows(lines: Sequence[str], total: int, q: RowsQuery) -> JsonDict:
 
 def facets_page(p: SessionPages) -> JsonDict:
     return {"kind": "facets", "count": p.count, "types": sorted(set(p.types)),
-            "tools": sorted({t for t in p.tools if t}), "turns": sorted({t for t in p.turns if t is not None})}
+            "tools": sorted({t for t in p.tools if t}), "turns": sorted({t for t in p.turns if t is not None}),
+            "mode": p.mode}
 
 
 def export_page(p: SessionPages, q: ExportQuery) -> JsonDict:

@@ -1,5 +1,6 @@
 """``stats``, ``timeline`` and ``turn`` pages (:mod:`.pages`): the figures of ``show --stats``
-(``session_stats``, the one fold), a table or a turn at a time.
+(``session_stats``, the one fold), a table (requests, tools, turns, decisions by mode) or a turn
+at a time.
 
 The timeline lists every turn followed by its request attempts and tool calls in the order they
 started (the bars). Its time axis keeps what the session was busy with: :func:`busy_spans` are
@@ -32,7 +33,7 @@ def stats_page(p: SessionPages, q: StatsQuery) -> JsonDict:
     table: list[Any] = getattr(stats, q.table)
     offset, index = q.offset, None
     if q.seq is not None:
-        index = next((i for i, r in enumerate(table) if r.seq == q.seq), None)
+        index = next((i for i, r in enumerate(table) if getattr(r, "seq", None) == q.seq), None)
         if index is not None:
             offset = max(0, index - q.limit // 2)
     if "sent" not in figures.cache:

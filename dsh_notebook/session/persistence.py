@@ -54,7 +54,7 @@ def share_fields_sets(event: Any) -> None:
     shared = _FIELD_SETS.setdefault(frozenset(fs), fs)
     if shared is not fs:
         object.__setattr__(event, "__pydantic_fields_set__", shared)
-    if message is not None:
+    if message is not None and not isinstance(message, str):  # checkpoint/failed's message is text
         fs = message.__pydantic_fields_set__
         shared = _FIELD_SETS.setdefault(frozenset(fs), fs)
         if shared is not fs:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..demo import default_approve
 from ..errors import DshError, HostError, LogFormatError
+from ..wire.base import tag
 from ..wire.endpoints import SessionInfo
 from ..wire.events import AnyEvent, EventAdapter, RequestFrozen
 from ..wire.log import SessionHeader
@@ -23,6 +24,7 @@ from .logfile import read_regular
 from .persistence import _ListAdapter, load_log, parse_header
 
 _FROZEN = '"type":"request/frozen"'
+_MODE_CHANGED = '"type":"mode/changed"'
 FAST_MIN_EVENTS = 5_000
 """Below this many events :func:`read_saved_fast` validates everything now (it costs < 0.1 s)."""
 
@@ -42,11 +44,28 @@ class SavedLog:
 
     def info(self, default_model: str) -> SessionInfo:
         cwd = self.header.cwd
+        mode = self.mode()
+        approve = default_approve(cwd) if mode is None else "deny" if mode == "dont-ask" else \
+            "auto" if mode in ("bypass", "auto") else "ask"
+        implied = "auto" if default_approve(cwd) == "auto" else "default"
         return SessionInfo(
             session_id=self.session_id, cwd=cwd, model=self.model or default_model,
-            approve=default_approve(cwd), status="idle", live=False, last_seq=len(self.lines) - 1,
-            log_path=self.path,
+            approve=approve, status="idle", live=False, last_seq=len(self.lines) - 1,
+            log_path=self.path, mode=mode or implied,
         )  # fmt: skip
+
+    def mode(self) -> str | None:
+        """The permission mode the log's last ``mode/changed`` set (``None``: it never changed)."""
+        for line in reversed(self.lines):
+            if _MODE_CHANGED in line:
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if tag(value) == "mode/changed":
+                    mode = value.get("mode")
+                    return mode if isinstance(mode, str) else None
+        return None
 
     def verify(self, start: int, stop: int) -> None:
         """Validate ``lines[start:stop]`` as events (blocking: call it off the host loop); a bad

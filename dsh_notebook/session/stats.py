@@ -16,6 +16,10 @@ Every figure is derived from facts the log already holds — nothing here is sto
 - a **tool call** starts at ``tool/call`` and ends at its ``tool/result`` (``finishedTime`` when
   the result waited for earlier ones); ``approvalWaitMs`` = ``approval/decided`` − ``approval/asked``.
 - a **turn** and a **step** run from their start to their end event.
+- **decisions** (issue 36): every ``approval/decided`` counted by the ``mode`` it was made in —
+  allow / deny / cancelled, and by what decided it (``rule``, ``grant``, ``mode``, ``user``);
+  ``asked`` counts the ``approval/asked`` of that mode. Each tool call carries its ``mode``,
+  ``decider`` and ``decision``.
 
 Used by ``show --stats``, :class:`~dsh_notebook.notebook.result.TurnResult`, the ``%dsh``
 summary line and the OpenTelemetry export, so a live run and its saved log show the same figures.
@@ -45,6 +49,7 @@ from ..wire.events import (
 )
 from .catalog import Catalog, Price, context_window, default_catalog
 from .stats_model import (
+    ModeDecisions,
     RequestStats,
     SessionStats,
     StepStats,
@@ -54,7 +59,7 @@ from .stats_model import (
     stats_schema,
 )
 
-__all__ = ["RequestStats", "SessionStats", "StepStats", "ToolStats", "Totals", "TurnStats", "session_stats",
+__all__ = ["ModeDecisions", "RequestStats", "SessionStats", "StepStats", "ToolStats", "Totals", "TurnStats", "session_stats",
            "stats_schema"]
 
 
@@ -157,6 +162,7 @@ def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) ->
     calls: dict[int, Acc] = {}
     by_id: dict[str, Acc] = {}
     asked: dict[str, int] = {}
+    decisions: dict[str, Acc] = {}
     turn: Acc | None = None
     sent: dict[str, Any] = {}  # the last request/header's config: what every request carries
     for ev in events:
@@ -183,12 +189,20 @@ def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) ->
             tools.append(tool)
         elif isinstance(ev, ApprovalAsked):
             asked[ev.call_id] = ev.time
+            _decisions(decisions, ev.mode)["asked"] += 1
         elif isinstance(ev, ApprovalDecided):
             found = by_id.get(ev.call_id)
             if found is not None and ev.call_id in asked:
                 found["approval_asked_time"] = asked.pop(ev.call_id)
                 found["approval_wait_ms"] = _ms(ev.time, found["approval_asked_time"])
                 found["approval"] = ev.decision
+            if found is not None:
+                found.update(mode=ev.mode, decider=ev.decider, decision=ev.decision)
+            counts = _decisions(decisions, ev.mode)
+            counts["decisions"] += 1
+            counts[ev.decision] += 1
+            if ev.decider is not None:
+                counts[f"by_{ev.decider}"] += 1
         elif isinstance(ev, ToolResult):
             src = ev.source_event_seqs[0] if ev.source_event_seqs else None
             found = calls.get(src) if src is not None else by_id.get(ev.message.tool_call_id)
@@ -210,10 +224,19 @@ def _fold(events: Iterable[AnyEvent], override: int | None, catalog: _Prices) ->
         elif isinstance(ev, StepEnd) and turn is not None and turn["steps"] and turn["steps"][-1]["step"] == ev.step:
             last = turn["steps"][-1]
             last.update(end_time=ev.time, duration_ms=_ms(ev.time, last["start_time"]))
-    return _build(requests, tools, turns)
+    return _build(requests, tools, turns, list(decisions.values()))
 
 
-def _build(requests: list[Acc], tools: list[Acc], turns: list[Acc]) -> SessionStats:
+def _decisions(by_mode: dict[str, Acc], mode: str | None) -> Acc:
+    key = mode or "unrecorded"
+    found = by_mode.get(key)
+    if found is None:
+        found = by_mode[key] = {"mode": key, "decisions": 0, "allow": 0, "deny": 0, "cancelled": 0, "asked": 0,
+                                "by_rule": 0, "by_grant": 0, "by_mode": 0, "by_user": 0}
+    return found
+
+
+def _build(requests: list[Acc], tools: list[Acc], turns: list[Acc], decisions: list[Acc]) -> SessionStats:
     reqs_by_turn: dict[int, list[Acc]] = {}
     tools_by_turn: dict[int, list[Acc]] = {}
     for r in requests:
@@ -233,4 +256,5 @@ def _build(requests: list[Acc], tools: list[Acc], turns: list[Acc]) -> SessionSt
         tools=[ToolStats.model_validate(c) for c in tools],
         turns=[TurnStats.model_validate(t) for t in turns],
         totals=Totals.model_validate(totals),
+        decisions=[ModeDecisions.model_validate(d) for d in decisions],
     )

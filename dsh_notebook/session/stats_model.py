@@ -60,6 +60,9 @@ class ToolStats(_Out):
     approval_asked_time: int | None = None
     approval_wait_ms: int | None = None
     approval: str | None = None
+    mode: str | None = None  # the permission mode its decision was made in (issue 36)
+    decider: str | None = None  # rule | grant | mode | user
+    decision: str | None = None  # allow | deny | cancelled (its last approval/decided)
     run_ms: int | None = None
     error: str | None = None
     exit_code: int | None = None  # a command's exit code (bash): "the tool ran" is not "it succeeded"
@@ -100,11 +103,28 @@ class TurnStats(Totals):
     steps: list[StepStats] = []
 
 
+class ModeDecisions(_Out):
+    """The decisions made in one permission mode (``unrecorded``: a log from before issue 36): how
+    many, what they were, what made them; ``asked`` how many calls a person was asked about."""
+
+    mode: str
+    decisions: int = 0
+    allow: int = 0
+    deny: int = 0
+    cancelled: int = 0
+    asked: int = 0
+    by_rule: int = 0
+    by_grant: int = 0
+    by_mode: int = 0
+    by_user: int = 0
+
+
 class SessionStats(_Out):
     requests: list[RequestStats] = []
     tools: list[ToolStats] = []
     turns: list[TurnStats] = []
     totals: Totals = Totals()
+    decisions: list[ModeDecisions] = []  # by mode, in the order the modes first decided
 
     def to_json_dict(self) -> dict[str, JsonValue]:
         return self.model_dump(mode="json")

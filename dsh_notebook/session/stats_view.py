@@ -41,6 +41,13 @@ def _result(t: ToolStats) -> str:
     return t.error or (f"exit {t.exit_code}" if t.exit_code is not None else "ok")
 
 
+def _decided(t: ToolStats) -> str:
+    """``allow by mode (plan)``: a call's decision, what made it, in which mode."""
+    if t.decision is None:
+        return "-"
+    return f"{t.decision} by {t.decider or '?'}" + (f" ({t.mode})" if t.mode else "")
+
+
 def fmt_fraction(f: float | None) -> str:
     return "-" if f is None else f"{f * 100:.1f}%"
 
@@ -77,17 +84,21 @@ def format_stats(stats: SessionStats) -> str:
              "-" if r.input_tokens is None else fmt_cost(r.cost_usd).replace("cost n/a", "n/a"),
              fmt_fraction(r.context_used)] for r in stats.requests]
     tools = [[str(t.seq), f"{t.turn}.{t.step}", t.call_id, t.name, fmt_ms(t.duration_ms), fmt_ms(t.approval_wait_ms),
-              t.approval or "-", _result(t)] for t in stats.tools]
+              t.approval or "-", _decided(t), _result(t)] for t in stats.tools]
     turns = [[str(t.turn), t.reason or "running", str(len(t.steps)), str(t.requests), str(t.tool_calls),
               fmt_ms(t.duration_ms), fmt_tokens(t.input_tokens), fmt_tokens(t.output_tokens),
               fmt_cost(t.cost_usd).replace("cost n/a", "n/a"), fmt_fraction(t.context_used)] for t in stats.turns]
     lines = _table("requests", ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED",
                                 "OUT", "COST", "CONTEXT"], reqs, {0, 4, 5, 6, 7, 8, 9, 10, 11})
     lines += sent_lines(stats)
-    lines += ["", *_table("tools", ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "RESULT"],
-                          tools, {0, 4, 5})]
+    lines += ["", *_table("tools", ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "DECIDED",
+                                    "RESULT"], tools, {0, 4, 5})]
     lines += ["", *_table("turns", ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST",
                                     "CONTEXT"], turns, {0, 2, 3, 4, 5, 6, 7, 8, 9})]
+    modes = [[d.mode, str(d.decisions), str(d.allow), str(d.deny), str(d.cancelled), str(d.asked), str(d.by_rule),
+              str(d.by_grant), str(d.by_mode), str(d.by_user)] for d in stats.decisions]
+    lines += ["", *_table("decisions by mode", ["MODE", "DECISIONS", "ALLOW", "DENY", "CANCELLED", "ASKED", "BY RULE",
+                                                "BY GRANT", "BY MODE", "BY USER"], modes, set(range(1, 10)))]
     lines += ["", f"total: {summary_line(stats.totals)}  (prices as of {stats.totals.prices_as_of})"]
     return "\n".join(lines) + "\n"
 

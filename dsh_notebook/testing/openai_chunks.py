@@ -7,12 +7,14 @@ A :class:`Reply` is either a stream (``chunks``: chat-completion chunk dicts, ea
 bytes in pieces, each its own TCP write — also inside multi-byte UTF-8 characters), ``gap``
 (seconds between pieces), ``head_delay`` (seconds before the response headers: the time to
 first byte), ``first_delay`` (seconds after the headers before the first chunk), ``raw`` (send these SSE bytes verbatim), ``error_event`` (an
-``{"error": ...}`` event mid-stream).
+``{"error": ...}`` event mid-stream), ``hold`` (a :class:`threading.Event`: no byte of the response
+until the test sets it, from any thread — a first byte held as long as a test needs, no clock).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +41,7 @@ class Reply:
     raw: bytes | None = None
     error_event: dict[str, Any] | None = None
     hang_up: bool = False  # close the connection before any byte (a kept-alive connection the server dropped)
+    hold: threading.Event | None = None  # no byte of the response until it is set
 
     def body(self, model: str = "fake-model") -> bytes:
         """The whole SSE body, as the server sends it (defaults filled into each chunk)."""

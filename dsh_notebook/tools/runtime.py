@@ -2,9 +2,9 @@
 
 ``prepare`` — parse the raw JSON (``""`` → ``{}``) and validate it with the tool's pydantic
 model; run the pre-execute policy (the tool's default ``allow``/``ask``/``deny``, then each hook
-in order, waterfall); resolve ``ask`` by ``policy_mode`` (``auto`` → allow, ``deny`` → deny,
-``ask`` → the :class:`Approver`, logging ``approval/asked`` and ``approval/decided``); then the
-guards, which can only deny. ``dispatch`` — execute wrappers around the body, the tool's
+in order, waterfall); the session's permission mode decides (:mod:`.modes`; ``ask`` → the
+:class:`Approver`, logging ``approval/asked`` and ``approval/decided``); then the guards, which
+can only deny. ``dispatch`` — execute wrappers around the body, the tool's
 timeout innermost; then the post-execute hooks. Every failure becomes a :class:`ToolOutcome`
 with a code; nothing here raises except cancellation, which the scheduler answers. Every
 result text, deferred context and progress line is passed through :func:`~..redaction.redact`
@@ -37,6 +37,7 @@ from ..wire.frames import Phase, RuntimeStatus, ToolRuntimeFrame
 from ..wire.messages import ToolCallBlock
 from .arguments import parse_arguments
 from .base import ApprovalMode, Approver, ToolContext, ToolOutput
+from .modes import LEGACY, SessionMode
 from .outcome import (
     Dispatch,
     ExecuteWrapper,
@@ -71,6 +72,7 @@ class ToolRuntime:
         session: Session | None = None,
         frames: FrameSink | None = None,
         policy_mode: ApprovalMode = "ask",
+        modes: SessionMode | None = None,
         pre_execute: Sequence[PreExecuteHook] = (),
         guards: Sequence[Guard] = (),
         post_execute: Sequence[PostExecuteHook] = (),
@@ -83,7 +85,8 @@ class ToolRuntime:
         self.approver = approver
         self.session = session
         self.frames = frames
-        self.policy_mode: ApprovalMode = policy_mode
+        self.policy_mode: ApprovalMode = policy_mode  # legacy: the initial mode when ``modes`` is not given
+        self.modes = modes if modes is not None else SessionMode(session, LEGACY[policy_mode])
         self.pre_execute: list[PreExecuteHook] = list(pre_execute)
         self.guards: list[Guard] = list(guards)
         self.post_execute: list[PostExecuteHook] = list(post_execute)
@@ -179,6 +182,7 @@ class ToolRuntime:
             progress=lambda text: self.emit(call, "progress", "start", redact_known(text)),
             main_thread=self.main_thread,
             env=self.env,
+            mode=self.modes.current,
         )
         self.emit(call, "execute", "start")
         try:

@@ -18,13 +18,17 @@
   their results, appends a synthetic ``tool/call`` + ``tool/result`` pair
   (``ABORTED_BEFORE_DISPATCH``) for each call never started, and re-raises. Every call gets
   exactly one result. An internal failure (the Session refusing an append) stops the batch
-  and re-raises without fabricating results — crash repair answers what is left.
+  and re-raises without fabricating results — crash repair answers what is left;
+- ``calls`` are the blocks as logged (secrets masked): what ``tool/call`` records and a pause
+  shows; ``run_arguments`` (call id → the arguments as the model wrote them, held in memory
+  only) is what each call runs with, unless an edit at a pause replaced them (issue 35: redaction
+  never changes what a tool runs or writes).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -83,8 +87,10 @@ class ToolBatch:
         checkpoints: Checkpoints | None = None,
         on_arguments_edited: ArgumentsEdited | None = None,
         review: Review | None = None,
+        run_arguments: Mapping[str, str] | None = None,
     ) -> None:
         self.session, self.calls, self.runtime = session, list(calls), runtime
+        self.run_arguments = dict(run_arguments or {})  # call id → the model's own arguments
         self.review = review  # sees (and may reword) each outcome just before it is committed
         self.turn, self.step = turn, step
         self.checkpoints = checkpoints if checkpoints is not None and checkpoints.active else None
@@ -109,7 +115,7 @@ class ToolBatch:
     def fill(self) -> None:
         """Start calls in model order while the pool and barrier rules allow."""
         while self.next < len(self.calls) and not self.exclusive_running:
-            safe = self.runtime.is_concurrency_safe(self.calls[self.next])
+            safe = self.runtime.is_concurrency_safe(self.runnable(self.calls[self.next]))
             if self.running and (not safe or len(self.running) >= self.max_parallel):
                 return
             self.start(self.next, exclusive=not safe)
@@ -136,13 +142,19 @@ class ToolBatch:
         task = asyncio.ensure_future(self._run(i))
         self.running[task] = i
 
+    def runnable(self, call: ToolCallBlock) -> ToolCallBlock:
+        """``call`` (as logged) with the arguments it runs with: the model's own."""
+        raw = self.run_arguments.get(call.id)
+        return call if raw is None or raw == call.arguments else call.model_copy(update={"arguments": raw})
+
     async def _run(self, i: int) -> ToolOutcome:
         call = self.calls[i]
         try:
             if self.checkpoints is not None:
                 call = await self._pause_before(i, call)
+            run = self.runnable(call) if call is self.calls[i] else call  # an edit runs as edited
             async with self._policy_lock:
-                prepared = await self.runtime.prepare(call)
+                prepared = await self.runtime.prepare(run)
             self.dispatched[i] = prepared.dispatchable
             outcome = await self.runtime.dispatch(prepared)
             if self.checkpoints is not None:
@@ -322,10 +334,12 @@ async def execute_tool_calls(
     checkpoints: Checkpoints | None = None,
     on_arguments_edited: ArgumentsEdited | None = None,
     review: Review | None = None,
+    run_arguments: Mapping[str, str] | None = None,
 ) -> BatchOutcome:
     """Run one assistant message's tool calls; see the module docstring for the rules."""
     batch = ToolBatch(session, calls, turn=turn, step=step, runtime=runtime, max_parallel=max_parallel,
-                      checkpoints=checkpoints, on_arguments_edited=on_arguments_edited, review=review)
+                      checkpoints=checkpoints, on_arguments_edited=on_arguments_edited, review=review,
+                      run_arguments=run_arguments)
     return await batch.run()
 
 

@@ -13,7 +13,7 @@ from pydantic import Field, JsonValue
 
 from .base import Frozen
 from .control import AgentStatus, QueueItem
-from .events import DebugStage, EditTarget, Grant, RewindOutcome
+from .events import ChosenMode, DebugStage, EditTarget, Grant, PermissionMode, RewindOutcome
 from .follow import PendingApproval
 from .messages import CellRef
 from .pages import Page, PageArgs
@@ -35,8 +35,11 @@ class SessionOptions(Frozen):
     derived from the window); ``options`` request options merged into the session's (a ``null``
     value removes one); ``tools`` the tools offered (``all``, ``none`` or a comma list);
     ``maxRepeats`` identical calls answered identically tolerated (``0``: no guard); ``firstByteTimeout`` /
-    ``idleTimeout`` seconds to the first chunk / between chunks of a model response."""
+    ``idleTimeout`` seconds to the first chunk / between chunks of a model response.
+    Issue 36: ``mode`` the permission mode (``bypass`` needs ``DSH_ALLOW_BYPASS=1`` in the host's
+    environment, else ``BYPASS_NOT_ARMED``); a change is the event ``mode/changed``."""
 
+    mode: ChosenMode | None = None
     max_steps: int | None = None
     max_time: float | None = None
     rules: str | None = None
@@ -101,12 +104,23 @@ class NoArgs(Frozen):
 
 class ApproveArgs(Frozen):
     """``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
-    rest of the session (logged as ``approval/decided.grant``)."""
+    rest of the session (logged as ``approval/decided.grant``). For ``exit_plan_mode``: ``allow``
+    with ``mode`` (``accept-edits`` or ``default``, the default) approves the plan and the work
+    continues in that mode; ``deny`` with ``feedback`` sends the plan back (keep planning)."""
 
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
     scope: Literal["call", "session"] = "call"
+    mode: Literal["accept-edits", "default"] | None = None
+    feedback: str | None = None
+
+
+class ModeArgs(Frozen):
+    """``session/mode``: set the session's permission mode (a saved session is resumed first)."""
+
+    session_id: str
+    mode: ChosenMode
 
 
 class DebugArgs(Frozen):
@@ -152,6 +166,7 @@ class SessionCreated(Frozen):
     model: str
     approve: ApproveMode
     log_path: str | None = None
+    mode: PermissionMode | None = None
 
 
 class Accepted(Frozen):
@@ -186,12 +201,23 @@ class Resumed(Frozen):
     model: str
     resolution: Literal["live", "resumed"]  # what the Agent resolver did (seed 001 object 16)
     warnings: tuple[str, ...] = ()  # what loading the log had to drop or defer (a torn tail ...)
+    mode: PermissionMode | None = None
 
 
 class Decided(Frozen):
     session_id: str
     call_id: str
     decision: Literal["allow", "deny"]
+
+
+class ModeSet(Frozen):
+    """``session/mode``'s answer: the mode now, the one before, and the ``mode/changed`` seq
+    (``None`` when the mode was already that one)."""
+
+    session_id: str
+    mode: PermissionMode
+    previous: PermissionMode
+    changed_seq: int | None = None
 
 
 class RunToTarget(Frozen):
@@ -261,12 +287,33 @@ class RewindArgs(Frozen):
 
 
 class Rewound(RewindOutcome):
-    """What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``."""
+    """What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``
+    (``checkpoint/reverted`` for a rewind of ``paths``). ``sessionId`` is the session whose
+    checkpoints were used: the one asked, or — when that is the conversation a rewind forked and
+    it lacks the turn — the session the rewind was made on."""
 
     session_id: str
     dry_run: bool = False
     forked_log: str | None = None
     restored_seq: int | None = None
+
+
+class KeepArgs(Frozen):
+    """``session/keep``: the user keeps what turn ``turn`` did to ``paths`` (the inspector's Keep);
+    logged as ``checkpoint/kept``, which later rewinds and undos respect."""
+
+    session_id: str
+    turn: int
+    paths: tuple[str, ...]
+
+
+class KeptFiles(Frozen):
+    """``session/keep``'s answer: the paths now kept and the seq of the ``checkpoint/kept`` event."""
+
+    session_id: str
+    turn: int
+    paths: tuple[str, ...]
+    kept_seq: int
 
 
 class DiffArgs(Frozen):
@@ -322,6 +369,7 @@ class SessionInfo(Frozen):
     rules: str | None = None  # the approval rules file's name, if any
     grants: tuple[Grant, ...] = ()  # "allow for the rest of the session" answers so far
     request: RequestInfo | None = None  # live sessions: what their requests carry
+    mode: PermissionMode | None = None  # the permission mode in force (issue 36)
 
 
 UnaryResult = (
@@ -331,10 +379,12 @@ UnaryResult = (
     | SessionList
     | Resumed
     | Decided
+    | ModeSet
     | Compacted
     | DebugState
     | SessionInfo
     | Rewound
+    | KeptFiles
     | TurnDiff
     | Page
 )
@@ -350,10 +400,12 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/list": (NoArgs, SessionList),
     "session/resume": (ResumeArgs, Resumed),
     "session/approve": (ApproveArgs, Decided),
+    "session/mode": (ModeArgs, ModeSet),
     "session/info": (SessionRef, SessionInfo),
     "session/compact": (SessionRef, Compacted),
     "session/debug": (DebugArgs, DebugState),
     "session/rewind": (RewindArgs, Rewound),
+    "session/keep": (KeepArgs, KeptFiles),
     "session/diff": (DiffArgs, TurnDiff),
     "session/page": (PageArgs, Page),
     "session/follow": (FollowArgs, "FollowStreamItem"),

@@ -242,12 +242,32 @@ class InboxSpliced(EventBase):
     outcome: Literal["claimed", "canceled"] | None = None
 
 
+PermissionMode = Literal["default", "accept-edits", "plan", "dont-ask", "bypass", "auto"]
+"""What the agent may do without asking (issue 36; :mod:`dsh_notebook.tools.modes`): ``default``
+(reads run; the rest asks), ``accept-edits`` (workspace edits run too), ``plan`` (only reads),
+``dont-ask`` (what would ask is denied), ``bypass`` (everything runs; armed by
+``DSH_ALLOW_BYPASS=1``). ``auto`` is the legacy ``--approve auto``: everything runs but
+``notebook_insert``, which asks; it is never chosen by ``--mode``."""
+
+ChosenMode = Literal["default", "accept-edits", "plan", "dont-ask", "bypass"]
+"""The modes a person picks (``--mode``, ``%dsh mode``, the widget's selector, ``session/mode``)."""
+
+Decider = Literal["rule", "grant", "mode", "user"]
+"""What decided a call: a ``rule`` (a rules file's, a policy callable, a hook, a disabled tool),
+a ``grant`` ("allow for the rest of the session"), the permission ``mode``, or a ``user``'s answer."""
+
+
 class ApprovalAsked(EventBase):
+    """A call waits for a person: ``mode`` the session's mode, ``decider`` what made it ask
+    (``rule``: an ask rule; ``mode``: the mode asks for this kind of call)."""
+
     type: Literal["approval/asked"] = "approval/asked"
     call_id: str
     name: str
     reason: str | None = None
     approver: str | None = None
+    mode: PermissionMode | None = None
+    decider: Decider | None = None
 
 
 class Grant(Frozen):
@@ -259,9 +279,13 @@ class Grant(Frozen):
 
 
 class ApprovalDecided(EventBase):
-    """A decision on one call: by an approver's answer (``by`` names who answered) or, without
-    asking, by an approval policy (``by``: ``rule`` | ``session`` | ``policy``); ``rule`` names
-    the rule, grant or callable that made it; ``grant`` records an "allow for the session"."""
+    """The decision on one call — every call that reaches the policy gets one: by an approver's
+    answer (``by`` names who answered) or, without asking, by an approval policy (``by``:
+    ``rule`` | ``session`` | ``policy``) or the permission mode (``by: "mode"``); ``rule`` names
+    the rule, grant or callable that made it; ``grant`` records an "allow for the session".
+    ``mode``: the session's mode when it was decided; ``decider``: ``rule`` | ``grant`` |
+    ``mode`` | ``user``. An approved ``exit_plan_mode`` names the mode the work continues in
+    (``nextMode``); a plan sent back names the person's ``feedback``."""
 
     type: Literal["approval/decided"] = "approval/decided"
     call_id: str
@@ -270,6 +294,25 @@ class ApprovalDecided(EventBase):
     by: str | None = None
     rule: str | None = None
     grant: Grant | None = None
+    mode: PermissionMode | None = None
+    decider: Decider | None = None
+    next_mode: PermissionMode | None = None
+    feedback: str | None = None
+
+
+class ModeChanged(EventBase):
+    """The session's permission mode is ``mode`` from here on (was ``previous``). ``by``: who
+    changed it (``cli``, ``notebook``, ``widget``, a client name, ``plan`` for an approved
+    ``exit_plan_mode`` — then ``callId`` names it — or ``host`` when a resume could not keep it);
+    ``reason`` says why when the host chose."""
+
+    type: Literal["mode/changed"] = "mode/changed"
+    mode: PermissionMode
+    previous: PermissionMode | None = None
+    by: str | None = None
+    call_id: str | None = None
+    reason: str | None = None
+    turn: int | None = None
 
 
 class LlmRetry(EventBase):
@@ -401,18 +444,25 @@ class CheckpointChanges(EventBase):
 
 class RewindOutcome(Frozen):
     """What a rewind to the start of ``toTurn`` (checkpoint ``snapshot``) did: ``written`` /
-    ``removed`` files, ``conflicts`` left alone (changed outside the agent), ``failed`` (blob
-    missing, unsafe path), ``variables`` put back, ``forked`` the new session of a conversation
-    rewind. Shared by the ``checkpoint/restored`` event and the ``session/rewind`` answer."""
+    ``removed`` files, ``conflicts`` left alone (changed outside the agent since its last turn:
+    by hand, by a per-file Revert), ``kept`` left alone because the user kept them, ``failed``
+    (``path: CODE: why`` — ``CHECKPOINT_BLOB_MISSING``, ``CHECKPOINT_UNSAFE_PATH``,
+    ``CHECKPOINT_UNRESTORABLE`` …), ``variables`` put back (``variablesNotRestored``: ``name: why``),
+    ``forked`` the new session of a conversation rewind; ``rolledBack``: a step failed while
+    applying, and everything the rewind had done was undone. Shared by the ``checkpoint/restored``
+    and ``checkpoint/reverted`` events and the ``session/rewind`` answer."""
 
     to_turn: int
     snapshot: str | None = None
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()
+    variables_not_restored: tuple[str, ...] = ()
     forked: str | None = None
+    rolled_back: bool | None = None
 
 
 class CheckpointRestored(RewindOutcome, EventBase):
@@ -424,6 +474,45 @@ class CheckpointRestored(RewindOutcome, EventBase):
     after: str | None = None  # the workspace just after (later conflict checks compare with it)
     forced: bool | None = None
     by: str | None = None
+
+
+class CheckpointReverted(RewindOutcome, EventBase):
+    """A per-file Revert (the inspector's): ``paths`` put back as at the start of turn ``toTurn``.
+    A user's decision, not the agent's: a later rewind or undo treats these paths as changed
+    outside the agent (a conflict) unless its target is what they now hold."""
+
+    type: Literal["checkpoint/reverted"] = "checkpoint/reverted"
+    paths: tuple[str, ...]
+    before: str | None = None
+    after: str | None = None
+    by: str | None = None
+
+
+class CheckpointKept(EventBase):
+    """A per-file Keep (the inspector's): the user keeps what turn ``turn`` did to ``paths``; a
+    later rewind or undo over that turn leaves them as they are (listed as ``kept``), until a
+    Revert of them."""
+
+    type: Literal["checkpoint/kept"] = "checkpoint/kept"
+    turn: int
+    paths: tuple[str, ...]
+    by: str | None = None
+
+
+CheckpointPhase = Literal["start", "end"]
+
+
+class CheckpointFailed(EventBase):
+    """A warning: the checkpoint at the ``start`` or ``end`` of ``turn`` could not be taken; the
+    turn went on without it (its events are all logged). ``code``: ``DISK_FULL``, ``IO_ERROR``,
+    ``INTERRUPTED``, ``BAD_CWD`` …; ``message`` says what in words. Nothing partial is left in the
+    store."""
+
+    type: Literal["checkpoint/failed"] = "checkpoint/failed"
+    turn: int | None = None
+    phase: CheckpointPhase
+    code: str
+    message: str
 
 
 AnyEvent = (
@@ -442,6 +531,7 @@ AnyEvent = (
     | InboxSpliced
     | ApprovalAsked
     | ApprovalDecided
+    | ModeChanged
     | LlmRetry
     | ContextCompacted
     | SessionEndSeed
@@ -450,6 +540,9 @@ AnyEvent = (
     | CheckpointTaken
     | CheckpointChanges
     | CheckpointRestored
+    | CheckpointReverted
+    | CheckpointKept
+    | CheckpointFailed
 )
 """Every session event type (for isinstance checks and annotations)."""
 

@@ -9,7 +9,7 @@ shows of the rest comes from the host in pages, on demand — computed where the
 
 One query kind per view: ``rows`` (the event list, filtered and searched: the query language of
 ``show --search``), ``facets`` (the values the filters offer), ``stats`` (a table of ``show
---stats``: requests, tools or turns), ``timeline`` (turns and their request / tool bars, and the
+--stats``: requests, tools, turns or decisions by permission mode), ``timeline`` (turns and their request / tool bars, and the
 busy spans of the time axis), ``turn`` (one turn's requests and tool calls: the waterfall),
 ``request-diff`` (what a frozen request adds to the one before), ``messages`` (``derive_messages``
 at a seq, or a frozen request's messages) and ``export`` (the listed rows as JSONL or CSV text, a
@@ -17,7 +17,7 @@ part at a time). A page's ``count`` is the session's event count it was computed
 holding an older page of a growing session asks again.
 
 Stats rows are the figures of ``show --stats --json`` (``RequestStats``, ``ToolStats``,
-``TurnStats`` of :mod:`dsh_notebook.session.stats_model`, camelCase), carried as JSON objects here
+``TurnStats``, ``ModeDecisions`` of :mod:`dsh_notebook.session.stats_model`, camelCase), carried as JSON objects here
 (the wire imports no session model); the JS types of them are ``js/src/model/trajectory.ts``'s.
 """
 
@@ -70,12 +70,13 @@ class FacetsQuery(Frozen):
     kind: Literal["facets"] = "facets"
 
 
-StatsTable = Literal["requests", "tools", "turns"]
+StatsTable = Literal["requests", "tools", "turns", "decisions"]
+"""The tables of ``show --stats`` by their ``--json`` keys (``decisions``: 'decisions by mode')."""
 
 
 class StatsQuery(Frozen):
     """Rows of one table of ``show --stats`` (``offset``, ``limit``); with ``seq``, the page holding
-    the row of that event."""
+    the row of that event (a ``decisions`` row, one per mode, has no event)."""
 
     kind: Literal["stats"] = "stats"
     table: StatsTable
@@ -191,14 +192,18 @@ class RowsPage(Nullable):
     partial: bool = False
 
 
-class Facets(Frozen):
-    """What the filters offer: every event type, tool and turn of the session, sorted."""
+class Facets(Nullable):
+    """What the filters offer: every event type, tool and turn of the session, sorted; and
+    ``mode``, the permission mode the log last set (its last ``mode/changed``; ``null``: none, the
+    workspace's default) — what the header's selector shows when a window starts after it."""
 
+    __nullable__: ClassVar[tuple[str, ...]] = ("mode",)
     kind: Literal["facets"] = "facets"
     count: int
     types: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     turns: tuple[int, ...] = ()
+    mode: str | None = None
 
 
 class StatsPage(Nullable):

@@ -289,7 +289,7 @@ export const GLOSSARY: GlossaryTerm[] = [
  {
   "term": "runtime-context wrapper",
   "topic": "request",
-  "definition": "A user message the harness adds (source kind plugin) carrying runtime state — the workspace, the date — deduplicated when unchanged (RuntimeContextProjection). Hidden in the history by default.",
+  "definition": "A user message the harness adds (source kind plugin) carrying runtime state — the workspace, the date — deduplicated when unchanged (RuntimeContextProjection), entered before the step's input so that a request ends with the user's prompt. Hidden in the history by default.",
   "aliases": [
    "runtime-context",
    "runtime context",

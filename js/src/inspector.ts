@@ -12,7 +12,8 @@ import { stepOf } from "./types";
 import type { DiffItem, Row, RowFilter, RowsPage } from "./wire.gen";
 import { fmtMs, fmtTime, frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
-import { createPresentControls } from "./ui/present";
+import { createPresentControls, followLabPresentation } from "./ui/present";
+import { keepFocusInside } from "./ui/focus";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
 import { createVirtualList } from "./ui/vlist";
@@ -26,6 +27,8 @@ import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 import { reviewChanges } from "./ui/changes";
 import { createCombobox } from "./ui/combobox";
 import type { SessionEvent } from "./types";
+import { ModeFold } from "./model/mode";
+import { createModeControl } from "./ui/mode-select";
 
 const ROW = 26;
 const PAGE = 100; // rows a page of the list holds
@@ -64,7 +67,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
 
   const root = h("div", { class: "dsh-root dsh-inspector" });
   el.append(root);
-  const header = h("div", { class: "dsh-header" });
+  const modes = new ModeFold();
+  const modeCtl = createModeControl((m) => s.remote.setMode(s.sessionId as string, m), (msg) => { errorText = msg; render.schedule(); });
+  const headerInfo = h("span", { class: "dsh-header-info" });
+  const header = h("div", { class: "dsh-header" }, headerInfo, modeCtl.el);
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
   const typeSel = h("select", { class: "dsh-f-type", "aria-label": "filter by type" }) as HTMLSelectElement;
   const turnBox = createCombobox("dsh-f-turn", "filter by turn", "all turns", (v) => { filter = { ...filter, turn: v ? Number(v) : null }; refilter(); });
@@ -87,10 +93,13 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
   const glossary = createGlossary();
-  const present = createPresentControls(root, (on) => { model.set?.("present", on); model.save_changes?.(); });
+  const present = createPresentControls(root, (on, source) => { if (source === "toggle") { model.set?.("present", on); model.save_changes?.(); } });
   const onPresent = () => present.set(Boolean(model.get("present")));
   onPresent();
   model.on("change:present", onPresent);
+  // JupyterLab's presentation mode presents too; the focus stays inside after Present, A−, A+
+  const unLab = followLabPresentation(root, (on) => present.set(on || Boolean(model.get("present"))));
+  const keeper = keepFocusInside(root);
   root.append(header, glossary.panel, errorEl, toolbar, wf.el, ...views.panes, h("div", { class: "dsh-split" }, list.el, side));
   const unKeys = isolateKeys(root);
   const unPane = observePane(root);
@@ -249,8 +258,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     const row = selectedRow();
     if (!row) return `${selected}:none`;
     const seq = row.event.seq;
+    const decided = row.event.type === "checkpoint/changes" && detail === "event" ? decisionEvents(seq) : [];
     const extra = detail === "messages" ? pages.get({ kind: "messages", seq, limit: Math.min(1000, messagesShown) })?.count
-      : detail === "diff" ? pages.get({ kind: "request-diff", seq, offset: 0, limit: DIFF_PAGE })?.count : "";
+      : detail === "diff" ? pages.get({ kind: "request-diff", seq, offset: 0, limit: DIFF_PAGE })?.count
+      : decided === undefined ? undefined : decided.map((e) => e.seq).join(",");
     return `${seq}:${detail}:${row.citedBy?.length ?? 0}:${extra ?? "…"}:${messagesShown}`;
   }
 
@@ -261,6 +272,21 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     const p = selected >= 0 ? pages.get(rowsQuery(ROW_FILTER_NONE, 0, 1, selected)) : undefined;
     const r = p?.rows?.find((x) => x.event.seq === selected);
     return r ? (selRow = r) : null;
+  }
+
+  /** The Keep / Revert decisions logged after the checkpoint/changes at `seq` (ui/changes.ts
+   *  decisionsOf reads them): the window's events when it holds all that follow `seq`, else the
+   *  session's pages of those two types (undefined while they come). */
+  function decisionEvents(seq: number): SessionEvent[] | undefined {
+    const held = s.fold.events;
+    if (s.fold.whole || (held.length && held[0].seq <= seq + 1)) return held.filter((e) => e.seq > seq);
+    const found: SessionEvent[] = [];
+    for (const type of ["checkpoint/kept", "checkpoint/reverted"]) {
+      const p = pages.get(rowsQuery({ ...ROW_FILTER_NONE, text: `type:${type} seq:${seq + 1}..` }, 0, 1000));
+      if (!p) return undefined;
+      for (const r of p.rows ?? []) found.push(r.event as SessionEvent);
+    }
+    return found.sort((a, b) => a.seq - b.seq);
   }
 
   function renderDetailNow(): void {
@@ -289,7 +315,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
           h("div", null, "cites: ", ...(cites.length ? cites.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : ["—"])),
           h("div", { class: "dsh-citedby" }, ev.type === "tool/call" ? "result citing this call: " : "cited by: ",
             ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
-        ev.type === "checkpoint/changes" ? reviewChanges(ev, s.sessionId, s.remote) : null,
+        ev.type === "checkpoint/changes" ? reviewChanges(ev, s.sessionId, s.remote, decisionEvents(ev.seq) ?? []) : null,
         h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true), collapseKeys: QUIET_KEYS }, OPEN_ALL)),
         toolOutputText(ev) !== undefined ? plainOutput(toolOutputText(ev) as string) : null);
     } else if (detail === "messages") {
@@ -346,14 +372,20 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const render = frameThrottle(() => {
     if (press.hold()) return; // a click in progress: render after its release
     const count = eventCount(s.fold.cursor);
-    replace(header,
+    // the mode: the last mode/changed the window holds, else the one the whole log last set (the
+    // facets page: a long session's change can lie before the window)
+    const facets = count ? pages.get({ kind: "facets" }) : undefined;
+    const sessionMode = count ? modes.update(s.fold.events, s.fold.header?.cwd, facets?.mode ?? null) : null;
+    // a live session of this kernel can change its mode here; a saved log only shows it
+    modeCtl.update(sessionMode, Boolean(s.sessionId) && !model.get("readonly")); // (a saved one is resumed)
+    root.classList.toggle("dsh-bypass", sessionMode === "bypass");
+    replace(headerInfo,
       h("span", { class: "dsh-title" }, "Session inspector"),
       h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${countOf(count, "event")} · ${s.fold.status}`)),
       present.el, glossary.button);
     const problem = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "") || pages.error;
     errorEl.hidden = !problem;
     errorEl.textContent = problem;
-    const facets = count ? pages.get({ kind: "facets" }) : undefined;
     if (facets) {
       fillSelect(typeSel, "all types", facets.types ?? []);
       turnBox.setValues(facets.turns ?? []);
@@ -399,6 +431,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     clearTimeout(searchTimer);
     model.off("change:error", onErr);
     model.off("change:present", onPresent);
+    unLab();
+    keeper.dispose();
     model.off("change:selected_seq", onWant);
     release(model, s);
     root.remove();

@@ -1,6 +1,6 @@
 // Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint.
 import type { Connection, StreamHandle, StreamHandlers } from "./connection";
-import type { DebugArgs, DebugState, DiffArgs, Page, PageArgs, RewindArgs, Rewound, TurnDiff } from "./wire.gen";
+import type { DebugArgs, DebugState, DiffArgs, KeepArgs, KeptFiles, ModeSet, Page, PageArgs, RewindArgs, Rewound, TurnDiff } from "./wire.gen";
 
 export interface PromptRequest {
   sessionId: string;
@@ -18,7 +18,7 @@ export function newRequestId(): string {
 export class Remote {
   constructor(private readonly connection: Connection) {}
 
-  create(args: { cwd?: string; model?: string; approve?: string } = {}): Promise<{ sessionId: string; cwd?: string; model?: string }> {
+  create(args: { cwd?: string; model?: string; approve?: string; mode?: string } = {}): Promise<{ sessionId: string; cwd?: string; model?: string }> {
     return this.connection.call("session/create", args);
   }
   prompt(request: PromptRequest): Promise<{ accepted: boolean }> {
@@ -27,10 +27,18 @@ export class Remote {
   cancel(sessionId: string): Promise<unknown> {
     return this.connection.call("session/cancel", { sessionId });
   }
-  /** `scope: "session"` with allow: this tool (bash: a read-only command name or this exact command) for the rest of the session. */
-  approve(sessionId: string, callId: string, decision: "allow" | "deny", scope: "call" | "session" = "call"): Promise<unknown> {
-    const args = scope === "session" ? { sessionId, callId, decision, scope } : { sessionId, callId, decision };
+  /** `scope: "session"` with allow: this tool (bash: a read-only command name or this exact command) for the rest of the session.
+   *  `plan`: the answer to exit_plan_mode — `mode` (accept-edits / default) with allow, `feedback` with deny. */
+  approve(sessionId: string, callId: string, decision: "allow" | "deny", scope: "call" | "session" = "call",
+    plan: { mode?: string; feedback?: string } = {}): Promise<unknown> {
+    const args: Record<string, unknown> = scope === "session" ? { sessionId, callId, decision, scope } : { sessionId, callId, decision };
+    if (plan.mode) args.mode = plan.mode;
+    if (plan.feedback) args.feedback = plan.feedback;
     return this.connection.call("session/approve", args);
+  }
+  /** `session/mode`: the session's permission mode from now on (BYPASS_NOT_ARMED unless armed). */
+  setMode(sessionId: string, mode: string): Promise<ModeSet> {
+    return this.connection.call<ModeSet>("session/mode", { sessionId, mode });
   }
   info(sessionId: string): Promise<Record<string, unknown>> {
     return this.connection.call("session/info", { sessionId });
@@ -44,6 +52,11 @@ export class Remote {
     return this.connection.call<Rewound>("session/rewind", args as unknown as Record<string, unknown>);
   }
   /** Checkpoints: the unified diffs of the files a turn changed (`session/diff`). */
+  /** The inspector's per-file Keep: `checkpoint/kept`, which later rewinds and undos respect (`session/keep`). */
+  keep(args: KeepArgs): Promise<KeptFiles> {
+    return this.connection.call<KeptFiles>("session/keep", args as unknown as Record<string, unknown>);
+  }
+
   diff(args: DiffArgs): Promise<TurnDiff> {
     return this.connection.call<TurnDiff>("session/diff", args as unknown as Record<string, unknown>);
   }

@@ -19,6 +19,10 @@ export interface Approval {
   decided?: number | null;
 }
 
+/**
+ * A call waits for a person: ``mode`` the session's mode, ``decider`` what made it ask
+ * (``rule``: an ask rule; ``mode``: the mode asks for this kind of call).
+ */
 export interface ApprovalAsked {
   seq: number;
   time: number;
@@ -28,12 +32,18 @@ export interface ApprovalAsked {
   name: string;
   reason?: string | null;
   approver?: string | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  decider?: ("rule" | "grant" | "mode" | "user") | null;
 }
 
 /**
- * A decision on one call: by an approver's answer (``by`` names who answered) or, without
- * asking, by an approval policy (``by``: ``rule`` | ``session`` | ``policy``); ``rule`` names
+ * The decision on one call — every call that reaches the policy gets one: by an approver's
+ * answer (``by`` names who answered) or, without asking, by an approval policy (``by``:
+ * ``rule`` | ``session`` | ``policy``) or the permission mode (``by: "mode"``); ``rule`` names
  * the rule, grant or callable that made it; ``grant`` records an "allow for the session".
+ * ``mode``: the session's mode when it was decided; ``decider``: ``rule`` | ``grant`` |
+ * ``mode`` | ``user``. An approved ``exit_plan_mode`` names the mode the work continues in
+ * (``nextMode``); a plan sent back names the person's ``feedback``.
  */
 export interface ApprovalDecided {
   seq: number;
@@ -46,17 +56,25 @@ export interface ApprovalDecided {
   by?: string | null;
   rule?: string | null;
   grant?: Grant | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  decider?: ("rule" | "grant" | "mode" | "user") | null;
+  nextMode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  feedback?: string | null;
 }
 
 /**
  * ``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
- * rest of the session (logged as ``approval/decided.grant``).
+ * rest of the session (logged as ``approval/decided.grant``). For ``exit_plan_mode``: ``allow``
+ * with ``mode`` (``accept-edits`` or ``default``, the default) approves the plan and the work
+ * continues in that mode; ``deny`` with ``feedback`` sends the plan back (keep planning).
  */
 export interface ApproveArgs {
   sessionId: string;
   callId: string;
   decision: "allow" | "deny";
   scope?: "call" | "session";
+  mode?: ("accept-edits" | "default") | null;
+  feedback?: string | null;
 }
 
 export interface ArgsPayload {
@@ -181,6 +199,38 @@ export interface CheckpointChanges {
 }
 
 /**
+ * A warning: the checkpoint at the ``start`` or ``end`` of ``turn`` could not be taken; the
+ * turn went on without it (its events are all logged). ``code``: ``DISK_FULL``, ``IO_ERROR``,
+ * ``INTERRUPTED``, ``BAD_CWD`` …; ``message`` says what in words. Nothing partial is left in the
+ * store.
+ */
+export interface CheckpointFailed {
+  seq: number;
+  time: number;
+  type: "checkpoint/failed";
+  sourceEventSeqs?: number[] | null;
+  turn?: number | null;
+  phase: "start" | "end";
+  code: string;
+  message: string;
+}
+
+/**
+ * A per-file Keep (the inspector's): the user keeps what turn ``turn`` did to ``paths``; a
+ * later rewind or undo over that turn leaves them as they are (listed as ``kept``), until a
+ * Revert of them.
+ */
+export interface CheckpointKept {
+  seq: number;
+  time: number;
+  type: "checkpoint/kept";
+  sourceEventSeqs?: number[] | null;
+  turn: number;
+  paths: string[];
+  by?: string | null;
+}
+
+/**
  * A rewind (see :class:`RewindOutcome`); ``before`` the snapshot of the workspace just
  * before (a rewind can be undone), ``after`` the one just after.
  */
@@ -194,12 +244,42 @@ export interface CheckpointRestored {
   written?: string[];
   removed?: string[];
   conflicts?: string[];
+  kept?: string[];
   failed?: string[];
   variables?: string[];
+  variablesNotRestored?: string[];
   forked?: string | null;
+  rolledBack?: boolean | null;
   before?: string | null;
   after?: string | null;
   forced?: boolean | null;
+  by?: string | null;
+}
+
+/**
+ * A per-file Revert (the inspector's): ``paths`` put back as at the start of turn ``toTurn``.
+ * A user's decision, not the agent's: a later rewind or undo treats these paths as changed
+ * outside the agent (a conflict) unless its target is what they now hold.
+ */
+export interface CheckpointReverted {
+  seq: number;
+  time: number;
+  type: "checkpoint/reverted";
+  sourceEventSeqs?: number[] | null;
+  toTurn: number;
+  snapshot?: string | null;
+  written?: string[];
+  removed?: string[];
+  conflicts?: string[];
+  kept?: string[];
+  failed?: string[];
+  variables?: string[];
+  variablesNotRestored?: string[];
+  forked?: string | null;
+  rolledBack?: boolean | null;
+  paths: string[];
+  before?: string | null;
+  after?: string | null;
   by?: string | null;
 }
 
@@ -292,6 +372,7 @@ export interface ControlStatus {
 export type ControlStreamItem = Baseline | QueueChanged | ControlStatus;
 
 export interface CreateArgs {
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass") | null;
   maxSteps?: number | null;
   maxTime?: number | null;
   rules?: string | null;
@@ -400,11 +481,11 @@ export interface DiffItem {
   seq: number;
   kind: ("tool result" | "steering" | "user prompt" | "runtime context" | "assistant" | "system" | "other") | "removed";
   type: string;
-  event?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored) | null;
+  event?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed) | null;
 }
 
 /** Every error code the package raises (the closed set; ``code`` fields stay strings). */
-export type ErrorCode = "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_MESSAGE_SEQS" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOL_NAME" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "CANCELLED" | "CHECKPOINT_NOT_FOUND" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_RAISED" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
+export type ErrorCode = "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOL_NAME" | "BAD_TOOLS" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_RAISED" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
 
 /** A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``). */
 export interface ErrorInfo {
@@ -416,7 +497,7 @@ export interface ErrorInfo {
 
 export interface EventItem {
   type: "event";
-  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
 }
 
 /** ``text``: the export of rows ``offset`` .. (``rows`` of them) of the ``total`` listed. */
@@ -441,13 +522,18 @@ export interface ExportQuery {
   limit?: number;
 }
 
-/** What the filters offer: every event type, tool and turn of the session, sorted. */
+/**
+ * What the filters offer: every event type, tool and turn of the session, sorted; and
+ * ``mode``, the permission mode the log last set (its last ``mode/changed``; ``null``: none, the
+ * workspace's default) — what the header's selector shows when a window starts after it.
+ */
 export interface Facets {
   kind: "facets";
   count: number;
   types?: string[];
   tools?: string[];
   turns?: number[];
+  mode?: string | null;
 }
 
 export interface FacetsQuery {
@@ -539,6 +625,24 @@ export interface InboxSpliced {
   outcome?: ("claimed" | "canceled") | null;
 }
 
+/**
+ * ``session/keep``: the user keeps what turn ``turn`` did to ``paths`` (the inspector's Keep);
+ * logged as ``checkpoint/kept``, which later rewinds and undos respect.
+ */
+export interface KeepArgs {
+  sessionId: string;
+  turn: number;
+  paths: string[];
+}
+
+/** ``session/keep``'s answer: the paths now kept and the seq of the ``checkpoint/kept`` event. */
+export interface KeptFiles {
+  sessionId: string;
+  turn: number;
+  paths: string[];
+  keptSeq: number;
+}
+
 /** One row of ``session/list``: a saved or live session. */
 export interface ListedSession {
   sessionId: string;
@@ -564,7 +668,7 @@ export interface LlmRetry {
 }
 
 /** One line of a session log: the header line or one event. */
-export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
+export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
 
 /** Where a user-role message came from: a person (``user``) or a plugin (``plugin``). */
 export interface MessageSource {
@@ -596,6 +700,42 @@ export interface MessagesQuery {
   request?: boolean;
   offset?: number | null;
   limit?: number;
+}
+
+/** ``session/mode``: set the session's permission mode (a saved session is resumed first). */
+export interface ModeArgs {
+  sessionId: string;
+  mode: "default" | "accept-edits" | "plan" | "dont-ask" | "bypass";
+}
+
+/**
+ * The session's permission mode is ``mode`` from here on (was ``previous``). ``by``: who
+ * changed it (``cli``, ``notebook``, ``widget``, a client name, ``plan`` for an approved
+ * ``exit_plan_mode`` — then ``callId`` names it — or ``host`` when a resume could not keep it);
+ * ``reason`` says why when the host chose.
+ */
+export interface ModeChanged {
+  seq: number;
+  time: number;
+  type: "mode/changed";
+  sourceEventSeqs?: number[] | null;
+  mode: "default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto";
+  previous?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  by?: string | null;
+  callId?: string | null;
+  reason?: string | null;
+  turn?: number | null;
+}
+
+/**
+ * ``session/mode``'s answer: the mode now, the one before, and the ``mode/changed`` seq
+ * (``None`` when the mode was already that one).
+ */
+export interface ModeSet {
+  sessionId: string;
+  mode: "default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto";
+  previous: "default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto";
+  changedSeq?: number | null;
 }
 
 export type NoArgs = Record<string, never>;
@@ -816,7 +956,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | Compacted | DebugState | SessionInfo | Rewound | TurnDiff | Page;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | ModeSet | Compacted | DebugState | SessionInfo | Rewound | KeptFiles | TurnDiff | Page;
 }
 
 /** Stage 04: the tool's outcome before its ``tool/result`` is committed. */
@@ -834,6 +974,7 @@ export interface ResultPayload {
  * the :class:`SessionOptions` (budgets, rules) always.
  */
 export interface ResumeArgs {
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass") | null;
   maxSteps?: number | null;
   maxTime?: number | null;
   rules?: string | null;
@@ -855,6 +996,7 @@ export interface Resumed {
   model: string;
   resolution: "live" | "resumed";
   warnings?: string[];
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
 }
 
 /**
@@ -884,16 +1026,24 @@ export interface RewindArgs {
   force?: boolean;
 }
 
-/** What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``. */
+/**
+ * What a rewind did (or, ``dryRun``, would do); ``restoredSeq``: its ``checkpoint/restored``
+ * (``checkpoint/reverted`` for a rewind of ``paths``). ``sessionId`` is the session whose
+ * checkpoints were used: the one asked, or — when that is the conversation a rewind forked and
+ * it lacks the turn — the session the rewind was made on.
+ */
 export interface Rewound {
   toTurn: number;
   snapshot?: string | null;
   written?: string[];
   removed?: string[];
   conflicts?: string[];
+  kept?: string[];
   failed?: string[];
   variables?: string[];
+  variablesNotRestored?: string[];
   forked?: string | null;
+  rolledBack?: boolean | null;
   sessionId: string;
   dryRun?: boolean;
   forkedLog?: string | null;
@@ -906,7 +1056,7 @@ export interface Rewound {
  * approval wait, a step, a turn) and the events that cite it.
  */
 export interface Row {
-  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored;
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
   turn: number | null;
   tool: string | null;
   durationMs: number | null;
@@ -991,6 +1141,7 @@ export interface SessionCreated {
   model: string;
   approve: "auto" | "ask" | "deny";
   logPath?: string | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
 }
 
 export interface SessionEndSeed {
@@ -1040,6 +1191,7 @@ export interface SessionInfo {
   rules?: string | null;
   grants?: Grant[];
   request?: RequestInfo | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
 }
 
 export interface SessionList {
@@ -1061,7 +1213,7 @@ export interface Snapshot {
   header: SessionHeader;
   cursor: number;
   start?: number | null;
-  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored)[];
+  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed)[];
   live: RunState;
 }
 
@@ -1077,7 +1229,7 @@ export interface Snippet {
 export interface StatsPage {
   kind: "stats";
   count: number;
-  table: "requests" | "tools" | "turns";
+  table: "requests" | "tools" | "turns" | "decisions";
   total: number;
   offset: number;
   index?: number | null;
@@ -1088,11 +1240,11 @@ export interface StatsPage {
 
 /**
  * Rows of one table of ``show --stats`` (``offset``, ``limit``); with ``seq``, the page holding
- * the row of that event.
+ * the row of that event (a ``decisions`` row, one per mode, has no event).
  */
 export interface StatsQuery {
   kind: "stats";
-  table: "requests" | "tools" | "turns";
+  table: "requests" | "tools" | "turns" | "decisions";
   offset?: number;
   limit?: number;
   seq?: number | null;

@@ -1,8 +1,8 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
-import { changesBadge, renderChanges } from "../src/ui/changes";
+import { changesBadge, decisionsOf, renderChanges } from "../src/ui/changes";
 import { summarize } from "../src/model/summary";
-import type { CheckpointChanges, Rewound, TurnDiff } from "../src/wire.gen";
+import type { CheckpointChanges, KeptFiles, Rewound, TurnDiff } from "../src/wire.gen";
 import type { SessionEvent } from "../src/types";
 
 const changes: CheckpointChanges = {
@@ -23,15 +23,20 @@ describe("checkpoint changes in the widgets", () => {
     expect(badge?.dataset.turn).toBe("2");
   });
 
-  it("lists each file once (a rename as one row) with Keep and Revert; Revert rewinds that file alone", async () => {
+  it("lists each file once (a rename as one row) with Keep and Revert; Revert rewinds that file alone, Keep is logged", async () => {
     const asked: string[][] = [];
+    const kept: string[][] = [];
+    const keep = (paths: string[]): Promise<KeptFiles> => {
+      kept.push(paths);
+      return Promise.resolve({ sessionId: "s", turn: 2, paths, keptSeq: 12 });
+    };
     const revert = (paths: string[]): Promise<Rewound> => {
       asked.push(paths);
       return Promise.resolve(paths[0] === "src/math.ts"
         ? { sessionId: "s", toTurn: 2, conflicts: ["src/math.ts"] }
         : { sessionId: "s", toTurn: 2, written: paths.slice(1), removed: paths.slice(0, 1) });
     };
-    const el = renderChanges(changes, revert);
+    const el = renderChanges(changes, revert, null, keep);
     const rows = [...el.querySelectorAll("li")];
     expect(rows.map((r) => r.querySelector(".dsh-change-path")?.textContent)).toEqual(
       ["NOTES.md", "t/old.mjs → t/new.mjs", "src/math.ts", "package.json"]);
@@ -42,17 +47,34 @@ describe("checkpoint changes in the widgets", () => {
     expect(asked).toEqual([["t/new.mjs", "t/old.mjs"], ["src/math.ts"]]);
     expect(rows[1].querySelector(".dsh-change-status")?.textContent).toBe("reverted");
     expect(rows[2].querySelector(".dsh-change-status")?.textContent).toContain("changed outside the agent");
+    expect(kept).toEqual([["package.json"]]);  // session/keep: the host logs checkpoint/kept
     expect(rows[3].querySelector(".dsh-change-status")?.textContent).toBe("kept");
-    expect((rows[3].querySelector(".dsh-revert") as HTMLButtonElement).disabled).toBe(true);
+    expect((rows[3].querySelector(".dsh-keep") as HTMLButtonElement).disabled).toBe(true);
+    expect((rows[3].querySelector(".dsh-revert") as HTMLButtonElement).disabled).toBe(false);  // a Revert may follow
+  });
+
+  it("shows the decisions already logged (the latest per file wins; a revert that met a conflict is none)", () => {
+    const events = [
+      { seq: 10, time: 1, type: "checkpoint/kept", turn: 2, paths: ["NOTES.md", "src/math.ts"] },
+      { seq: 11, time: 1, type: "checkpoint/reverted", toTurn: 2, paths: ["NOTES.md"], removed: ["NOTES.md"] },
+      { seq: 12, time: 1, type: "checkpoint/reverted", toTurn: 2, paths: ["package.json"], conflicts: ["package.json"] },
+      { seq: 13, time: 1, type: "checkpoint/kept", turn: 1, paths: ["other.txt"] },
+    ] as SessionEvent[];
+    const decided = decisionsOf(events, 2);
+    expect([...decided.entries()].sort()).toEqual([["NOTES.md", "reverted"], ["src/math.ts", "kept"]]);
+    const rows = [...renderChanges(changes, null, null, null, decided).querySelectorAll("li")];
+    expect(rows.map((r) => r.querySelector(".dsh-change-status")?.textContent)).toEqual(["reverted", "", "kept", ""]);
+    expect(summarize(events[0])).toBe("turn 2 · kept NOTES.md, src/math.ts");
   });
 
   it("the inspector's row summary of a checkpoint/changes", () => {
     expect(summarize(changes as SessionEvent)).toBe("+2 ~1 -2 files");
   });
 
-  it("read-only (no host): Revert is disabled", () => {
+  it("read-only (no host): Revert and Keep are disabled", () => {
     const el = renderChanges(changes, null);
     expect([...el.querySelectorAll(".dsh-revert")].every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
+    expect([...el.querySelectorAll(".dsh-keep")].every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
   });
 });
 

@@ -45,19 +45,19 @@ describe("history follows the stage", () => {
     const c2 = traces[1];
     const at = (seq: number) => deriveMessages(events, seq).map((d) => d.seq);
     const s1 = historyFocus(events, c2, 1, at(c2.assistantSeq as number));
-    expect(s1).toMatchObject({ current: 15, fresh: [15] });
+    expect(s1).toMatchObject({ current: 16, fresh: [16] });
     const s4 = historyFocus(events, c2, 4, at(c2.resultSeq as number));
-    expect(s4).toMatchObject({ current: 17, fresh: [17] });
+    expect(s4).toMatchObject({ current: 19, fresh: [19] });
     const s5 = historyFocus(events, c2, 5, at(c2.deriveSeq as number));
-    expect(s5.current).toBe(17);
+    expect(s5.current).toBe(19);
     expect(s5.fresh).toEqual([]); // 05 adds no message: the tool message was new at 04, not here
-    expect(s5.change).toContain("#17 (committed at 04)");
+    expect(s5.change).toContain("#19 (committed at 04)");
     const frozen = resolveMessageSeqs(events, c2.frozenSeq as number);
     const s6 = historyFocus(events, c2, 6, frozen);
-    expect(s6.current).toBe(17);
+    expect(s6.current).toBe(19);
     expect(s6.fresh).toEqual([]); // "new at this stage" only where the event happened
-    expect(s6.inRequest).toEqual([15, 17]); // request #20 adds the assistant message and the tool message to #14
-    expect(s6.change).toContain("#15, #17");
+    expect(s6.inRequest).toEqual([16, 19]); // request #22 adds the assistant message and the tool message to #15 (#18: its approval/decided)
+    expect(s6.change).toContain("#16, #19");
     expect(historyFocus(events, undefined, 0, [])).toEqual({ current: null, fresh: [], change: "" });
   });
 });
@@ -74,7 +74,7 @@ describe("pacing", () => {
       sched.run(); // the first step at once
       const out: number[] = [];
       for (let i = 0; i < 5; i++) { out.push(sched.queue[0].ms); sched.run(); }
-      expect(p.lastDelay).toBe(out[out.length - 1]);
+      expect(p.lastDelay).toBe(sched.queue[0].ms); // the delay of the step scheduled last
       return out;
     };
     const d = SPEEDS.map((sp) => delays(sp));
@@ -128,7 +128,7 @@ describe("predict, then reveal", () => {
     const wrong = reveal(qa, { kind: "arguments", text: '{"command":"npm test"}' }, traces, events);
     expect(wrong.match).toBe(false);
     expect(wrong.marks).toEqual([{ label: "command", guess: "npm test", real: "node test/run.mjs", match: false }]);
-    expect(reveal(qa, { kind: "skipped" }, traces, events).match).toBe(false);
+    expect(reveal(qa, { kind: "unsure" }, traces, events).match).toBe(false);
 
     const qs = questionFor(steps, kinds.indexOf("sources"), traces, events);
     if (!qs) throw new Error("no question");
@@ -139,11 +139,11 @@ describe("predict, then reveal", () => {
 
     const qm = questionFor(steps, kinds.indexOf("messages"), traces, events);
     if (!qm) throw new Error("no question");
-    expect(qm.options.map((o) => o.seq)).toEqual([4, 5, 6, 9, 11]);
-    const rm = reveal(qm, { kind: "messages", seqs: [5, 9, 11] }, traces, events);
+    expect(qm.options.map((o) => o.seq)).toEqual([4, 5, 6, 9, 12]);
+    const rm = reveal(qm, { kind: "messages", seqs: [5, 9, 12] }, traces, events);
     expect(rm.match).toBe(false);
-    expect(rm.real).toBe("[4, 5, 6, 9, 11]");
+    expect(rm.real).toBe("[4, 5, 6, 9, 12]");
     expect(rm.marks.filter((m) => !m.match).map((m) => m.label.split(" ")[0])).toEqual(["#4", "#6"]);
-    expect(reveal(qm, { kind: "messages", seqs: [4, 5, 6, 9, 11] }, traces, events).match).toBe(true);
+    expect(reveal(qm, { kind: "messages", seqs: [4, 5, 6, 9, 12] }, traces, events).match).toBe(true);
   });
 });

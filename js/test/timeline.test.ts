@@ -109,11 +109,11 @@ describe("show --stats' formatting in the browser", () => {
     expect([fmtTokens(9999), fmtTokens(12_050), fmtCost(null), fmtCost(0.00123), fmtCost(2.5)]).toEqual(["9,999", "12.1k", "cost n/a", "$0.0012", "$2.50"]);
   });
 
-  it("lays out the three tables as the CLI does", () => {
+  it("lays out the four tables as the CLI does", () => {
     const stats = foldOf(session(2)).stats();
     const [reqs, tools, turns] = statsTables(stats);
     expect(reqs.rows[0].slice(0, 4)).toEqual(["2", "1.1.1", "deepseek:deepseek-chat", "completed"]);
-    expect(tools.rows[0]).toEqual(["4", "1.1", "c1", "bash", "300 ms", "-", "-", "exit 0"]);
+    expect(tools.rows[0]).toEqual(["4", "1.1", "c1", "bash", "300 ms", "-", "-", "-", "exit 0"]); // DECIDED "-": a log from before issue 36
     expect(turns.rows.map((r) => r[0])).toEqual(["1", "2"]);
     const text = formatStats(stats);
     expect(text.split("\n")[0]).toBe("requests");
@@ -126,12 +126,37 @@ describe("show --stats' formatting in the browser", () => {
     const v = createStatsView(pagesOf(session(2)), onSelect);
     v.update();
     const tables = [...v.el.querySelectorAll("table")];
-    expect(tables.map((t) => t.dataset.table)).toEqual(["requests", "tools", "turns"]);
+    expect(tables.map((t) => t.dataset.table)).toEqual(["requests", "tools", "turns", "decisions by mode"]);
     const want = statsTables(fold.stats());
-    tables.forEach((t, i) => expect([...t.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent))).toEqual(want[i].rows));
+    // an empty table (no decisions in a log from before issue 36) shows one "(none)" row
+    tables.forEach((t, i) => expect([...t.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent)))
+      .toEqual(want[i].rows.length ? want[i].rows : [["(none)"]]));
     expect(v.el.querySelector(".dsh-stats-total")?.textContent).toMatch(/^total: 2\.48 s · 4 requests/);
     (v.el.querySelector('button[data-seq="13"]') as HTMLButtonElement).click();
     expect(onSelect).toHaveBeenCalledWith(13);
+  });
+
+  it("pages the decisions by mode as the CLI's table: a row per mode, no seq link (a mode has no event)", () => {
+    const events = session(1);
+    const t0 = events[events.length - 1].time;
+    const more: Partial<SessionEvent>[] = [
+      { type: "mode/changed", mode: "plan", previous: "default", by: "widget", time: t0 + 1 },
+      { type: "approval/decided", callId: "c1", name: "bash", decision: "deny", by: "mode", mode: "plan", decider: "mode", time: t0 + 2 },
+    ];
+    const all = [...events, ...more.map((e, i) => ({ ...e, seq: events.length + i }) as SessionEvent)];
+    const pages = pagesOf(all);
+    const page = pages.get({ kind: "stats", table: "decisions", offset: 0, limit: 100, seq: 3 });
+    expect([page.total, page.index]).toEqual([1, null]);
+    expect(page.rows).toEqual(foldOf(all).stats().decisions);
+    const v = createStatsView(pages, vi.fn());
+    v.update();
+    const table = v.el.querySelector('table[data-table="decisions by mode"]') as HTMLTableElement;
+    expect(table.classList.contains("dsh-stats-decisions-by-mode")).toBe(true);
+    const rows = [...table.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent));
+    expect(rows).toEqual(statsTables(foldOf(all).stats())[3].rows);
+    expect(rows[0].slice(0, 4)).toEqual(["plan", "1", "0", "1"]);
+    expect(table.querySelector("button")).toBeNull();
+    expect(pages.get({ kind: "facets" }).mode).toBe("plan");
   });
 });
 

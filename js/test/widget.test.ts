@@ -244,4 +244,32 @@ describe("SessionInspector in the DOM", () => {
     typeSel.dispatchEvent(new Event("change"));
     expect(el2.querySelector(".dsh-f-count")?.textContent).toBe("1 of 18 events");
   });
+
+  it("holding a window, shows the mode and the Keep / Revert decisions the log set before it (the kernel's pages)", async () => {
+    const events: Record<string, unknown>[] = [
+      { type: "turn/start", turn: 1 },
+      { type: "mode/changed", mode: "accept-edits", previous: "default", by: "notebook" },
+      { type: "checkpoint/changes", turn: 1, snapshot: "a1", after: "b2", added: [{ path: "NOTES.md", size: 4, sha: "x" }],
+        modified: [{ path: "src/math.ts", size: 9, beforeSize: 8, sha: "y" }], deleted: [], addedCount: 1, modifiedCount: 1, deletedCount: 0 },
+      { type: "checkpoint/kept", turn: 1, paths: ["NOTES.md"], by: "widget" },
+      { type: "turn/end", turn: 1, reason: { kind: "completed" } },
+    ];
+    for (let t = 2; t < 40; t++) events.push({ type: "turn/start", turn: t }, { type: "turn/end", turn: t, reason: { kind: "completed" } });
+    const all = events.map((e, i) => ({ ...e, seq: i, time: 1_000 + i }));
+    const model = new FakeModel({ kind: "inspector", session_id: "s_win", readonly: true, error: "", create_args: {}, window: 10 },
+      [{ type: "snapshot", sessionId: "s_win", header: { type: "session", version: 1, id: "s_win", cwd: "/home/me/p", createdAt: 0 },
+        cursor: all.length - 1, events: all, live: { attached: false, status: "idle", turn: null, step: null, assistant: null } }] as unknown as FollowItem[]);
+    const el = mount(model);
+    await waitFor(() => el.querySelector(".dsh-f-count")?.textContent === `${all.length} of ${all.length} events`);
+    // the window holds none of the first events: the mode is the kernel's facets' (the log's last mode/changed)
+    await waitFor(() => (el.querySelector(".dsh-mode") as HTMLElement | null)?.dataset.mode === "accept-edits");
+    expect(el.querySelector(".dsh-mode-badge")?.textContent).toBe("mode accept-edits");
+    const seqIn = el.querySelector(".dsh-f-seq") as HTMLInputElement;
+    seqIn.value = "2";
+    (el.querySelector(".dsh-f-go") as HTMLElement).click();
+    await waitFor(() => el.querySelector(".dsh-detail .dsh-changes-review") !== null);
+    const status = (path: string) => el.querySelector(`.dsh-detail .dsh-change[data-path="${path}"] .dsh-change-status`)?.textContent;
+    await waitFor(() => status("NOTES.md") === "kept"); // its checkpoint/kept lies before the window too
+    expect(status("src/math.ts")).toBe("");
+  });
 });

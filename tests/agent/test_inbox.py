@@ -103,8 +103,9 @@ async def test_inject_waits_for_something_else_to_wake() -> None:
     assert agent.status == "idle" and model.requests == []
     agent.followup("question")
     await agent.wait_idle()
-    texts = [m.content[0].text for m in model.requests[0].messages if getattr(m, "role", "") == "user"]
-    assert texts[:2] == ["question", "background note"]
+    users = [m for m in model.requests[0].messages if getattr(m, "role", "") == "user"]
+    assert users[0].source.kind == "plugin"  # the runtime context, before the step's input
+    assert [m.content[0].text for m in users[1:3]] == ["question", "background note"]
 
 
 async def test_pending_input_survives_resume() -> None:

@@ -22,7 +22,7 @@ from dsh_notebook.wire.events import (
     ToolResult,
     TurnEnd,
 )
-from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
+from tests.support.fake_openai import FakeOpenAIServer, error_reply, text_reply, tool_call_reply
 
 from .fakes import ChunkModel, EchoArgs, calls, echo_tool, make_agent, text
 
@@ -134,6 +134,24 @@ async def test_a_user_message_that_alone_cannot_fit_ends_the_turn_with_context_o
     assert end.reason.kind == "error" and end.reason.error is not None
     assert end.reason.error.code == "CONTEXT_OVERFLOW" and "the user message at seq" in end.reason.error.message
     assert model.requests == []  # never a request the server must refuse
+    said = end.reason.error.message  # what to change (issue 39 item 11)
+    assert all(w in said for w in ("%dsh compact", "--context-window N", "--max-tokens N")), said
+
+
+async def test_a_server_that_still_overflows_after_compacting_says_what_to_change(
+    fake_openai: FakeOpenAIServer, adapter: OpenAICompatAdapter
+) -> None:
+    """The provider's own context-length error, again after the compaction it caused: the turn's
+    error is CONTEXT_OVERFLOW with the server's words and what to change, once."""
+    overflow = error_reply(400, "too long", code="context_length_exceeded")
+    fake_openai.enqueue(overflow, text_reply("Summary: the user said hello."), overflow)
+    agent = Agent(Session("s_over", cwd="/tmp"), AgentConfig(model="openai:fake-model"),
+                  adapter_for=lambda _m: adapter, tools=ToolRegistry([]))
+    await run(agent, "hello")
+    (end,) = ends(agent)
+    assert end.reason.error is not None and end.reason.error.code == "CONTEXT_OVERFLOW"
+    said = end.reason.error.message
+    assert "too long" in said and said.count("%dsh compact") == 1 and "--context-window N" in said, said
 
 
 # -- item 6: the no-progress guard ---------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dsh_notebook.agent.prompt import (
@@ -117,3 +119,102 @@ def test_system_prompt_in_history_appends_changes() -> None:
     # a new series normalises: later nodes cleared, head replaced
     assert proj.project("v3", turn=2, step=1, starts_series=True) == "replace"
     assert [m.content[0].text for m in session.derive_messages() if m.role == "system"] == ["v3"]
+
+
+# -- issue 39 items 1 and 2: exactly the tools asked for; the prompt last --------------------------
+
+
+def _scope_tool(name: str) -> Any:
+    from dsh_notebook.tools.base import Tool
+
+    from .fakes import EchoArgs
+
+    async def run(args: Any, ctx: Any) -> Any:
+        raise AssertionError("never called")
+
+    return Tool(name, f"the {name} tool", EchoArgs, run)
+
+
+async def test_a_turn_offers_exactly_its_tools_the_scopes_included_and_ends_with_the_prompt() -> None:
+    """``--tools none`` is a plain chat turn even where a Scope contributes tools (a notebook's
+    ``python`` …): no tool definitions, no word of tools in the system prompt; ``--tools read,python``
+    offers those two, the scope's among them. Every request's last message is the prompt, the
+    runtime context before it."""
+    from dsh_notebook.agent.config import AgentConfig
+    from dsh_notebook.tools.registry import ToolRegistry, builtin_tools
+
+    from .fakes import ChunkModel, make_agent, text
+
+    model = ChunkModel(text("plain"), text("with tools"))
+    root = HarnessContext("host")
+    root.tool(_scope_tool("python"))
+    root.tool(_scope_tool("notebook_read"))
+    agent = make_agent(model, context=root)
+    agent.toolset.registry = ToolRegistry(builtin_tools())
+    agent.config = AgentConfig(model="fake:m1", tools=())
+    agent.followup("Say hello in five words.")
+    await agent.wait_idle()
+    plain = model.requests[0]
+    assert plain.tools == ()
+    assert "Act through the tools" not in plain.messages[0].content[0].text  # the system prompt
+    assert [m.role for m in plain.messages] == ["system", "user", "user"]
+    assert plain.messages[1].source.kind == "plugin" and "Today's date" in plain.messages[1].content[0].text
+    assert plain.messages[-1].content[0].text == "Say hello in five words."
+    agent.config = AgentConfig(model="fake:m1", tools=("read", "python"))
+    agent.followup("Now read something.")
+    await agent.wait_idle()
+    second = model.requests[1]
+    assert sorted(t.name for t in second.tools) == ["python", "read"]
+    assert "Act through the tools" in second.messages[0].content[0].text
+    assert second.messages[-1].content[0].text == "Now read something."
+
+
+def test_an_unknown_tool_name_is_bad_tools_naming_it_and_the_tools_there() -> None:
+    from dsh_notebook.agent.toolset import check_tool_names
+
+    root = HarnessContext("host")
+    root.tool(_scope_tool("python"))
+    check_tool_names(("read", "python"), root)  # a scope's tool is a tool here
+    check_tool_names((), root)
+    check_tool_names(None, root)
+    with pytest.raises(UserError) as caught:
+        check_tool_names(("read", "pyhton", "gerp"), root)
+    said = caught.value.message
+    assert caught.value.code == "BAD_TOOLS" and "'pyhton', 'gerp'" in said
+    assert "bash, edit, glob, grep, python, read, write" in said
+    # an MCP server's tools are known only once it starts: any SERVER__TOOL name of an enabled one
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(disabled=False)
+    root.provide("mcp", SimpleNamespace(prefixes={"fs": "fs", "off": "off"},
+                                        servers={"fs": SimpleNamespace(spec=spec),
+                                                 "off": SimpleNamespace(spec=SimpleNamespace(disabled=True))}))
+    check_tool_names(("fs__read_file",), root)
+    for bad in ("off__x", "fs__", "gh__issues"):
+        with pytest.raises(UserError) as caught:
+            check_tool_names((bad,), root)
+        assert caught.value.code == "BAD_TOOLS" and "MCP tools as fs__TOOL" in caught.value.message
+
+
+async def test_a_log_whose_snapshot_trails_its_prompt_reads_and_goes_on() -> None:
+    """Logs written before the context moved (the snapshot after the prompt) load, resume and go on:
+    the retained snapshot is not sent again, and the new turn's request ends with its prompt."""
+    from .fakes import ChunkModel, make_agent, text
+
+    first = ChunkModel(text("one"))
+    agent = make_agent(first)
+    agent.followup("first question")
+    await agent.wait_idle()
+    snapshot = first.requests[0].messages[1]
+    old = Session("s_old", cwd="/tmp")  # the same facts in the older order: prompt, then snapshot
+    old.append(SystemMessageEvent(turn=1, step=1, message=first.requests[0].messages[0]))
+    old.append(UserMessageEvent(turn=1, message=first.requests[0].messages[2]))
+    old.append(UserMessageEvent(turn=1, message=snapshot))
+    second = ChunkModel(text("two"))
+    resumed = make_agent(second, session=reload(old))
+    resumed.followup("second question")
+    await resumed.wait_idle()
+    sent = second.requests[0].messages
+    assert [m.role for m in sent] == ["system", "user", "user", "user"]
+    assert sent[1].content[0].text == "first question" and sent[2].source.kind == "plugin"
+    assert sent[-1].content[0].text == "second question"  # no snapshot again: it did not change

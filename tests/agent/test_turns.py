@@ -30,7 +30,7 @@ async def test_completed_turn_has_the_seed_boundaries() -> None:
     t = [x for x in types(agent.session) if x != "agent/inbox/spliced"]
     assert t == [
         "turn/start", "step/start", "system/message", "user/message", "user/message",
-        "request/header", "request/frozen", "assistant/message", "tool/call", "tool/result",
+        "request/header", "request/frozen", "assistant/message", "tool/call", "approval/decided", "tool/result",
         "step/end", "step/start", "request/frozen", "assistant/message", "step/end", "turn/end",
     ]
     assert ends(agent.session)[0].reason.kind == "completed"
@@ -56,14 +56,16 @@ async def test_pre_step_may_rewrite_messages() -> None:
     model = ChunkModel(text("ok"))
     agent = make_agent(model)
 
-    def rewrite(d: PreStep) -> PreStep:
-        return d.with_messages([user_text("rewritten"), *d.messages[1:]])
+    def rewrite(d: PreStep) -> PreStep:  # the runtime context comes first, the claimed prompt after it
+        return d.with_messages([user_text("rewritten") if m is d.claimed[0] else m for m in d.messages])
 
     agent.context.on("agent/pre-step", rewrite)
     agent.followup("original")
     await agent.wait_idle()
-    users = [e.message.content[0].text for e in agent.session.events if isinstance(e, UserMessageEvent)]
-    assert users[0] == "rewritten" and "original" not in users
+    users = [e.message for e in agent.session.events if isinstance(e, UserMessageEvent)]
+    assert [m.source.kind for m in users] == ["plugin", "user"]  # the snapshot, then the prompt
+    assert users[1].content[0].text == "rewritten" and "original" not in [m.content[0].text for m in users]
+    assert model.requests[0].messages[-1].content[0].text == "rewritten"  # the request ends with the prompt
 
 
 async def test_non_retryable_model_error_ends_error_with_code() -> None:

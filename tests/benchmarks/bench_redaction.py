@@ -27,6 +27,12 @@ SHAPES = {
     "colon-at": lambda n: ("ab:cd@" * (n // 6 + 1))[:n],
     "scheme-runs": lambda n: (("x" * 200 + "://" + "u:" * 50) * (n // 303 + 1))[:n],
     "prose+keys": lambda n: (("the quick brown fox sk-abcdefgh12345678 jumps over Bearer tok12345678 ") * (n // 70 + 1))[:n],
+    # issue 35: key bodies read by the random-looking test; look-alikes not at a word boundary;
+    # a registered secret's JSON-escaped and percent-encoded forms
+    "key-bodies": lambda n: (("task-sk-" + "aB3" * 60 + " api_key=" + "x9Y" * 40 + " sk-" + "q" * 300 + " ")
+                             * (n // 700 + 1))[:n],
+    "escaped": lambda n: (('{"password": "Pa\\"ss\\\\w\\u00f6rd-Zq9!x", "u": "Pa%22ss%5Cw%C3%B6rd-Zq9%21x"} ')
+                          * (n // 80 + 1))[:n],
 }
 
 
@@ -47,6 +53,7 @@ def _stream(text: str) -> str:
 
 def main() -> int:
     register_secret("a-registered-secret-value-1234")
+    register_secret('Pa"ss\\wörd-Zq9!x')  # a quote, a backslash, a non-ASCII letter: ~20 written forms
     sizes = [100_000, 1_000_000] if "--quick" in sys.argv else [100_000, 1_000_000, 10_000_000]
     for name, make in SHAPES.items():
         row = {}

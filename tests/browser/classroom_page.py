@@ -13,7 +13,19 @@ from typing import Any
 import pytest
 
 from .a11y_audit import audit, summary, violations
-from .conftest import ARTIFACTS, Lab, is_done, open_notebook, run_all_cells, shot, wait_until
+from .conftest import (
+    ARTIFACTS,
+    Lab,
+    click_until,
+    frames,
+    is_done,
+    open_notebook,
+    run_all_cells,
+    set_theme,
+    settle,
+    shot,
+    wait_until,
+)
 
 PROMPT = "run the tests; if they fail, fix src/math.ts; tell me the result"
 LOOP = ".dsh-loop[data-kind=replay]"
@@ -61,27 +73,17 @@ def stage_now(page: Any) -> str | None:
 
 def go_stage(page: Any, n: int, call: int = 0) -> None:
     page.locator(f"{LOOP} .dsh-scrubber").first.fill(str(call))
-
-    def there() -> bool:
-        if stage_now(page) == str(n):
-            return True
-        page.locator(f'{LOOP} .dsh-stage[data-stage="{n}"]').first.click()
-        page.wait_for_timeout(120)
-        return stage_now(page) == str(n)
-
-    wait_until(there, timeout=10, what=f"stage 0{n}")
+    click_until(page.locator(f'{LOOP} .dsh-stage[data-stage="{n}"]'), lambda: stage_now(page) == str(n), f"stage 0{n}")
 
 
 def view(page: Any, name: str) -> None:
     page.locator(f'{LOOP} .dsh-tab[data-view="{name}"]').first.click()
-    page.wait_for_timeout(120)
+    page.locator(f'{LOOP} .dsh-tab[data-view="{name}"][aria-selected="true"]').first.wait_for(timeout=10_000)
+    settle(page.locator(LOOP))
 
 
 def theme(page: Any, name: str) -> None:
-    light = "true" if name == "JupyterLab Light" else "false"
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=20_000)
-    page.wait_for_timeout(600)
+    set_theme(page, name)
 
 
 def audit_states(page: Any, tag: str) -> tuple[list[str], dict[str, float]]:
@@ -126,4 +128,4 @@ def nb_state(page: Any) -> dict[str, Any]:
 def press_notebook_keys(page: Any) -> None:
     for k in ("b", "a", "d", "d", "ArrowDown", "ArrowUp", "Shift+Enter", "m"):
         page.keyboard.press(k)
-        page.wait_for_timeout(60)
+        frames(page, 1)  # drawn before the next key, as a person types

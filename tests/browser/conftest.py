@@ -288,6 +288,75 @@ def wait_until(fn: Callable[[], Any], timeout: float = 30.0, every: float = 0.05
     raise AssertionError(f"{what}: not met within {timeout}s")
 
 
+# ---------- waits on the page's state (no test waits a fixed time) --------------------------------
+
+FRAMES_JS = "(n) => new Promise((done) => { const on = (k) => (k ? requestAnimationFrame(() => on(k - 1)) : done()); on(n); })"
+
+# Resolves true once the element (or, without one, the document) has looked the same for `frames`
+# animation frames in a row and no CSS transition or finite animation runs in it: a render done,
+# a ResizeObserver's class applied, a scroller at rest, a theme's colours no longer fading. The
+# widgets render on animation frames, so a frame is the unit of "done". False after ~10 s of frames.
+SETTLE_JS = """async (el, frames) => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  const running = () => (el ? el.getAnimations({subtree: true}) : document.getAnimations()).some((a) =>
+    (a.playState === 'running' || a.pending) && a.effect && a.effect.getComputedTiming().iterations !== Infinity);
+  const scrollers = '.dsh-diagram-scroll, .dsh-history, .dsh-vlist, [role=tablist], .jp-WindowedPanel-outer';
+  const sig = () => {
+    if (!el) return [document.body.dataset.jpThemeName, getComputedStyle(document.body).getPropertyValue('--jp-layout-color0')].join('|');
+    const r = el.getBoundingClientRect();
+    const parts = [r.left, r.top, r.width, r.height, el.scrollLeft, el.scrollTop, el.scrollWidth, el.scrollHeight,
+                   el.dataset.pane || '', el.getElementsByTagName('*').length, el.textContent.length];
+    for (const s of el.querySelectorAll(scrollers)) parts.push(s.scrollLeft, s.scrollTop);
+    return parts.join('|');
+  };
+  let last = null, same = 0;
+  for (let i = 0; i < 600; i++) {
+    await frame();
+    const now = sig();
+    same = now === last && !running() ? same + 1 : 0;
+    if (same >= frames) return true;
+    last = now;
+  }
+  return false;
+}"""
+
+
+def frames(page: Any, n: int = 2) -> None:
+    """Wait for ``n`` animation frames of the page: whatever a key or a click scheduled for the next
+    render (the widgets render on animation frames) has been drawn."""
+    page.evaluate(FRAMES_JS, n)
+
+
+def settle(target: Any, frames: int = 2) -> None:
+    """Wait until ``target`` (a locator, or a page for the whole document) is at rest: see SETTLE_JS."""
+    if hasattr(target, "evaluate_all"):  # a locator: its first element
+        done = target.first.evaluate(SETTLE_JS, frames)
+    else:
+        done = target.evaluate(f"(frames) => ({SETTLE_JS})(null, frames)", frames)
+    assert done, "the page did not come to rest within ~10 s of animation frames"
+
+
+def set_theme(page: Any, theme: str) -> None:
+    """Switch JupyterLab's theme and wait until its colours are applied everywhere (the theme's CSS
+    loaded — JupyterLab says so on ``body`` — and no colour transition still running)."""
+    page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
+    light = "true" if theme.endswith("Light") else "false"
+    page.wait_for_function("(light) => document.body.dataset.jpThemeLight === light", arg=light, timeout=20_000)
+    settle(page)
+
+
+def click_until(target: Any, done: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    """Click ``target`` until ``done()``. The widgets re-render on animation frames and a render may
+    replace the element a click lands on (the click is then lost): after each click the page draws
+    its next frames before ``done()`` is asked again."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not reached by clicking within {timeout}s")
+        target.first.click()
+        frames(target.page, 2)
+
+
 def is_done(prompt: str | None) -> bool:
     return re.fullmatch(r"\[\d+\]:", prompt or "") is not None
 

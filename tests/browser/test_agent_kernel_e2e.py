@@ -82,7 +82,7 @@ def test_agent_kernel_from_the_launcher_runs_prompt_and_python_cells(agent_lab: 
     assert "Agent (dsh)" in (kernel_name.inner_text() or "")
 
     run_cell(page, 0, "read README.md and summarise")
-    # the answer is a markdown output, rendered asynchronously: it can come after the plain-text
+    # the answer is an HTML output, rendered asynchronously: it can come after the plain-text
     # "✓ completed" line, so the wait is on everything a person reads there
     first_seen = ("✓ completed", "README.md", "demo-math", "from cell [1]")
     wait_until(lambda: all(s in output_text(page, 0) for s in first_seen), timeout=90,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
-from .test_debugger_e2e import CONTRAST_JS, set_theme
+from .conftest import Lab, open_notebook, run_all_cells, set_theme, shot, wait_until
+from .test_debugger_e2e import CONTRAST_JS
 
 pytestmark = [pytest.mark.browser]
 DEMO = Path(__file__).resolve().parents[2] / "dsh_notebook" / "demo" / "workspace"
@@ -72,7 +72,8 @@ def test_keep_and_revert_per_file_in_the_inspector(lab: Lab, page: Any) -> None:
     review.locator('li[data-path="NOTES.md"] .dsh-keep').click()
     status = review.locator('li[data-path="src/math.ts"] .dsh-change-status')
     wait_until(lambda: status.text_content() == "reverted", timeout=30, what="the revert's answer")
-    assert review.locator('li[data-path="NOTES.md"] .dsh-change-status').text_content() == "kept"
+    kept = review.locator('li[data-path="NOTES.md"] .dsh-change-status')
+    wait_until(lambda: kept.text_content() == "kept", timeout=30, what="the keep's answer")
     assert (ws / "src" / "math.ts").read_text() == edited.removeprefix("// edited by the agent\n")
     assert (ws / "NOTES.md").exists() and not (ws / "package.json").exists()  # the other files as the agent left them
     assert math.locator(".dsh-dl-add").count() == 1  # the diff stays open (the turn's diff, not the disk's)

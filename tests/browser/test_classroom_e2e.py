@@ -31,7 +31,7 @@ from .classroom_page import (
     theme,
     view,
 )
-from .conftest import shot, wait_until
+from .conftest import settle, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["nb"]  # the module-scoped page fixture
@@ -173,7 +173,7 @@ def test_arrows_space_enter_and_a_distinct_focus_ring(nb: Any) -> None:
 def test_narrow_1000_scrolls_with_a_cue_and_wide_1400_tabs_on_one_line(nb: Any) -> None:
     try:
         nb.set_viewport_size({"width": 1000, "height": 1400})
-        nb.wait_for_timeout(600)
+        settle(nb.locator(LOOP))
         go_stage(nb, 1)
         frame = nb.locator(f"{LOOP} .dsh-diagram-frame").first
         port = frame.locator(".dsh-diagram-scroll")
@@ -198,7 +198,8 @@ def test_narrow_1000_scrolls_with_a_cue_and_wide_1400_tabs_on_one_line(nb: Any) 
         assert not bad, bad
         shot(nb, "classroom-1000px", LOOP)
         nb.set_viewport_size({"width": 1400, "height": 1400})
-        nb.wait_for_timeout(600)
+        settle(nb.locator(LOOP))
+        settle(nb.locator(INSP))
         insp = nb.locator(INSP).first
         insp.locator(".dsh-row").nth(9).click()
         tabs = insp.locator(".dsh-detail [role=tab]")

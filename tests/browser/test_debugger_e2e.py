@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, loop_widget, open_notebook, run_all_cells, shot, wait_until
+from .conftest import Lab, loop_widget, open_notebook, run_all_cells, set_theme, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,13 +43,6 @@ def log_events(lab: Lab, session_id: str) -> list[dict[str, Any]]:
 
 def contrast(page: Any, selector: str) -> dict[str, float]:
     return dict(page.locator(selector).first.evaluate(CONTRAST_JS))
-
-
-def set_theme(page: Any, theme: str) -> None:
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
-    light = "true" if theme == "JupyterLab Light" else "false"
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=15_000)
-    page.wait_for_timeout(500)
 
 
 def test_pause_at_04_edit_the_result_step_and_continue(lab: Lab, page: Any) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import ARTIFACTS, REPO, shot, wait_until
+from .conftest import ARTIFACTS, REPO, settle, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -103,7 +103,7 @@ def test_export_html_replays_the_loop_and_the_inspector_offline(browser: Any, se
 
         wait_until(reached_six, timeout=20, every=0.02, what="playback reached stage 06")
         assert len(seen) >= 3, seen  # it walked, it did not jump
-        page.wait_for_timeout(300)
+        settle(loop)
         shot(page, "export-html-loop-played", ".dsh-loop")
 
         # the inspector lists the events, every one of them

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, is_done, open_notebook, run_all_cells, shot, wait_until
+from .conftest import Lab, is_done, open_notebook, run_all_cells, set_theme, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -86,7 +86,7 @@ def test_glossary_outcome_lines_and_one_event_count(lab: Lab, page: Any) -> None
 
     # the tool lines lead with the outcome: ✗ for the failing run, ✓ for the passing one
     run_cell = page.locator(CELL).nth(1)
-    lines = [t.strip() for t in run_cell.locator(".jp-OutputArea .jp-RenderedMarkdown").first.locator("li").all_text_contents()]
+    lines = [t.strip() for t in run_cell.locator(".jp-OutputArea .dsh-answer").first.locator("li").all_text_contents()]
     details = run_cell.locator(".dsh-turn-result + details li").all_text_contents()
     assert details[0].startswith("bash ✗ exit 1 · 2 of 6 tests failed") and details[-1].startswith("bash ✓ exit 0"), details
     bash = [ln for ln in lines if ln.startswith("bash")]
@@ -105,11 +105,8 @@ def test_glossary_outcome_lines_and_one_event_count(lab: Lab, page: Any) -> None
 
     check_glossary(page, loop, "light")
     check_glossary(page, insp, "light")
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=15_000)
-    page.wait_for_timeout(500)
+    set_theme(page, "JupyterLab Dark")
     check_glossary(page, loop, "dark")
     check_glossary(page, insp, "dark")
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=15_000)
+    set_theme(page, "JupyterLab Light")
     assert page.page_errors == [], page.page_errors

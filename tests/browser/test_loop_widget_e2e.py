@@ -11,7 +11,17 @@ from typing import Any
 
 import pytest
 
-from .conftest import CLASSROOM_PACE, Lab, is_done, open_notebook, run_all_cells, shot, wait_until
+from .conftest import (
+    CLASSROOM_PACE,
+    Lab,
+    click_until,
+    is_done,
+    open_notebook,
+    run_all_cells,
+    settle,
+    shot,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -48,23 +58,41 @@ def assert_live_walk(runs: list[tuple[str, str, bool]], call: str) -> None:
     assert walk[k:] in ([], ["6"]), runs  # a jump to 06 only, and only as the last step
 
 
+# the turn is over: the header says idle with more than the session's first events
+TURN_DONE_JS = r"""() => { const t = (document.querySelector('.dsh-loop .dsh-sub') || {}).textContent || '';
+  const m = t.match(/([\d,]+) events? · idle$/); return !!m && Number(m[1].replace(/,/g, '')) > 5; }"""
+
+
 def answer_approvals(page: Any, decision: str, until: Any, timeout: float = 90.0) -> int:
-    """Click Allow/Deny whenever the widget waits for an approval, until ``until()``."""
-    clicks, t0, shot_taken = 0, time.time(), False
-    while time.time() - t0 < timeout:
-        if until():
-            return clicks
-        btn = page.locator(f".dsh-loop .dsh-{decision}")
-        if btn.count():
-            if not shot_taken:
-                page.locator(".dsh-loop .dsh-phase-waiting").first.wait_for(timeout=5000)
-                shot(page, f"loop-approval-waiting-{decision}", ".dsh-loop")
-                shot_taken = True
-            btn.first.click()
-            clicks += 1
-            page.wait_for_timeout(300)
-        page.wait_for_timeout(50)
-    raise AssertionError("the run did not finish")
+    """Click Allow/Deny whenever the widget waits for an approval, until ``until()``: each time,
+    wait for the next button or the end of the turn; after a click, for that call's banner to go."""
+    clicks, deadline, shot_taken = 0, time.monotonic() + timeout, False
+    button = f".dsh-loop .dsh-approval-item .dsh-{decision}:not([disabled])"
+    while not until():
+        left_ms = (deadline - time.monotonic()) * 1000
+        if left_ms <= 0:
+            raise AssertionError("the run did not finish")
+        page.wait_for_function(f"() => !!document.querySelector({button!r}) || ({TURN_DONE_JS})()", timeout=left_ms)
+        btn = page.locator(button)
+        if not btn.count():
+            continue  # the turn ended: until() says so
+        if not shot_taken:
+            page.locator(".dsh-loop .dsh-phase-waiting").first.wait_for(timeout=5000)
+            shot(page, f"loop-approval-waiting-{decision}", ".dsh-loop")
+            shot_taken = True
+        call_id = btn.first.get_attribute("data-call-id")
+        btn.first.click()
+        clicks += 1
+        page.locator(f'.dsh-loop .dsh-approval-item[data-call-id="{call_id}"]').wait_for(state="detached", timeout=30_000)
+    return clicks
+
+
+def caught_up(page: Any) -> None:
+    """The live diagram has walked to the end of the run: the last call, at stage 06."""
+    page.wait_for_function(r"""() => { const r = document.querySelector('.dsh-loop');
+      const cur = r && r.querySelector('.dsh-stage[data-state=current]');
+      const m = ((r && r.querySelector('.dsh-scrub-label')) || {}).textContent?.match(/^call (\d+)\/(\d+)/);
+      return !!cur && cur.dataset.stage === '6' && !!m && m[1] === m[2]; }""", timeout=30_000)
 
 
 def scrub_to_first_call(page: Any) -> None:
@@ -87,7 +115,7 @@ def test_bg_run_advances_six_stages_live_with_approvals(lab: Lab, page: Any, rec
     page.wait_for_selector(".dsh-loop .dsh-stage", timeout=60_000)
     clicks = answer_approvals(page, "allow", lambda: turn_done(page))
     assert clicks >= 1
-    page.wait_for_timeout(2500)  # let the live diagram finish walking the last stages
+    caught_up(page)
     runs = stage_runs(samples())
     first_call = [stage for call, stage, running in runs if call == "call 1"]
     assert first_call[:6] == ["1", "2", "3", "4", "5", "6"], runs
@@ -129,20 +157,14 @@ def test_deny_answers_the_call_with_a_denied_result(lab: Lab, page: Any) -> None
     page.wait_for_selector(".dsh-loop .dsh-stage", timeout=60_000)
     clicks = answer_approvals(page, "deny", lambda: turn_done(page))
     assert clicks == 1
-    page.wait_for_timeout(2500)
+    caught_up(page)
     scrub_to_first_call(page)
     # the widget re-renders on animation frames (the scrub's render may replace the card being
     # clicked): click stage 04 until its explanation shows
     explain = page.locator(".dsh-loop .dsh-explain").first
 
-    def at_stage4() -> bool:
-        if (explain.text_content() or "").startswith("04"):
-            return True
-        page.locator('.dsh-loop .dsh-stage[data-stage="4"]').first.click()
-        page.wait_for_timeout(100)
-        return (explain.text_content() or "").startswith("04")
-
-    wait_until(at_stage4, timeout=10, what="stage 04 explained")
+    click_until(page.locator('.dsh-loop .dsh-stage[data-stage="4"]'),
+                lambda: (explain.text_content() or "").startswith("04"), "stage 04 explained")
     assert "DENIED" in (explain.text_content() or "")
     page.locator('.dsh-loop .dsh-tab[data-view="payloads"]').first.click()
     card = page.locator('.dsh-loop .dsh-card[data-type="tool/result"]').first
@@ -172,7 +194,7 @@ def test_prompt_box_accepted_then_answer_and_reload_catches_up(lab: Lab, page: A
     wait_until(lambda: (status.text_content() or "").startswith("answered ✓"), timeout=10, what="the status line updated")
     assert "arrives" not in (status.text_content() or "")
     assert t_accepted - t_send < 10
-    page.wait_for_timeout(2500)
+    caught_up(page)
     runs = stage_runs(samples())
     assert_live_walk(runs, "call 1")
     shot(page, "loop-prompt-box-answer", ".dsh-loop")
@@ -222,15 +244,16 @@ def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
     assert count.endswith("events") and count.split(" of ")[0] == count.split(" of ")[1].split()[0]
     # jump to the tool/call, see the result that cites it; then the diff of the next request
     insp.locator(".dsh-f-type").select_option("tool/call")
-    call_seq = insp.locator(".dsh-row").first.get_attribute("data-seq")
     insp.locator(".dsh-row").first.click()
-    assert "result citing this call: #" in (insp.locator(".dsh-detail .dsh-citedby").text_content() or "")
+    cited = insp.locator(".dsh-detail .dsh-citedby").text_content() or ""
+    assert "result citing this call: #" in cited
+    result_seq = cited.split("result citing this call: #", 1)[1].split()[0].strip(".,;")  # after its approval/decided
     shot(page, "inspector-tool-call", ".dsh-inspector")
     insp.locator(".dsh-f-type").select_option("request/frozen")
     insp.locator(".dsh-row").nth(1).click()
     insp.locator('.dsh-tab[data-detail="diff"]').click()
     diff = insp.locator(".dsh-diff").text_content() or ""
-    assert "tool result" in diff and f"#{int(call_seq or 0) + 1}" in diff
+    assert "tool result" in diff and f"#{result_seq}" in diff
     shot(page, "inspector-request-diff", ".dsh-inspector")
     insp.locator('.dsh-tab[data-detail="messages"]').click()
     assert insp.locator(".dsh-detail .dsh-msg").count() >= 3
@@ -242,7 +265,9 @@ def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
     wait_until(lambda: loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage") == "3",
                timeout=10, what="replay at stage 3")
     phases = loop.locator('.dsh-phases[data-origin="log"]')
-    assert phases.locator('.dsh-phase-derived[data-phase="prepare"]').text_content() == "prepare · start"
+    # stage 03 is where the policy decided (the call's approval/decided, issue 36): prepared, allowed
+    assert phases.locator('.dsh-phase-derived[data-phase="prepare"]').text_content() == "prepare · done"
+    assert (phases.locator('.dsh-phase-derived[data-phase="policy"]').text_content() or "").startswith("policy · allow")
     assert "tool/result not reached yet" in (phases.locator(".dsh-phase-origin").text_content() or "")
     shot(page, "replay-stage3-derived-phases", ".dsh-loop")
     loop.locator(".dsh-forward").click()
@@ -264,6 +289,6 @@ def test_inspector_and_replay_of_a_saved_session(lab: Lab, page: Any) -> None:
     # the same widget in JupyterLab's dark theme (Jupyter CSS variables)
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=15_000)
-    page.wait_for_timeout(500)
+    settle(page)
     shot(page, "replay-stage6-dark", ".dsh-loop")
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")

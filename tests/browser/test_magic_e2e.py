@@ -24,13 +24,14 @@ FIX_PROMPT = "run the tests; if they fail fix src/math.ts; tell me the result"
 CELL = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 # Samples the %dsh cell (index 1) every 40 ms: its prompt, the streamed view (the display output,
-# rendered Markdown), the tool lines in it (``- **bash** `cmd` — state``) and any stdin box.
+# the answer rendered inert: ``.dsh-answer``), the tool lines in it (``<li><strong>bash</strong>
+# <code>cmd</code> — state``) and any stdin box.
 SAMPLER_JS = """(sel) => {
   window.__cell = [];
   const sample = () => {
     const cell = document.querySelectorAll(sel)[1];
     if (!cell) return;
-    const view = cell.querySelector('.jp-OutputArea .jp-RenderedMarkdown');
+    const view = cell.querySelector('.jp-OutputArea .dsh-answer');
     const tools = view ? [...view.querySelectorAll('li')]
         .map(li => (li.querySelector('strong') || {}).textContent || '').filter(Boolean) : [];
     window.__cell.push({
@@ -64,7 +65,7 @@ def prompt_of(page: Any, index: int) -> str:
 
 def views(page: Any, index: int = 1) -> Any:
     """The streamed view: one display, or several when typed stdin answers sit between them."""
-    return cell(page, index).locator(".jp-OutputArea .jp-RenderedMarkdown")
+    return cell(page, index).locator(".jp-OutputArea .dsh-answer")
 
 
 def view_text(page: Any, index: int = 1) -> str:
@@ -107,7 +108,9 @@ def test_blocking_dsh_streams_into_the_running_cell(lab: Lab, page: Any) -> None
     shot(page, "magic-midrun")
 
     wait_until(lambda: is_done(prompt_of(page, 1)), timeout=90, what="the %dsh cell finished")
-    page.wait_for_timeout(300)  # a last sample of the finished cell
+    # a last sample of the finished cell: the sampler has recorded it done
+    page.wait_for_function(r"() => /^\[\d+\]:$/.test((window.__cell[window.__cell.length - 1] || {}).prompt || '')",
+                           timeout=10_000)
     page.evaluate("() => clearInterval(window.__cellTimer)")
     rec = samples(page)
     running = [s for s in rec if s["prompt"] == "[*]:"]
@@ -135,7 +138,7 @@ def test_blocking_dsh_streams_into_the_running_cell(lab: Lab, page: Any) -> None
     assert all("✓" in line for line in lines[1:]), lines
     assert "node test/run.mjs" in lines[0] and "src/math.ts" in lines[1]
     out = output_text(page)
-    assert re.search(r"dsh: new session s_[0-9a-f]{12} · script:auto · approve auto · workspace \S*dsh-demo-\S+/demo", out), out
+    assert re.search(r"dsh: new session s_[0-9a-f]{12} · script:auto · mode auto · workspace \S*dsh-demo-\S+/demo", out), out
     assert "✓ completed" in out and "4 tool calls" in out
     assert not page.page_errors, page.page_errors
     shot(page, "magic-final-cell", f"{CELL} >> nth=1")
@@ -173,7 +176,9 @@ def test_stdin_approval_allow_then_deny(lab: Lab, page: Any) -> None:
     answer_stdin(page, "n", "dsh: allow edit file_path=src/math.ts", "magic-stdin-ask-edit")
     assert time.time() - t0 < 60
     wait_until(lambda: is_done(prompt_of(page, 1)), timeout=60, what="the %dsh cell finished")
-    page.wait_for_timeout(200)
+    # the cell's reply can come before its last display update: wait for the edit's outcome
+    wait_until(lambda: any(line.startswith("edit") and "waiting" not in line for line in tool_lines(page)),
+               timeout=10, what="the edit line's outcome")
 
     lines = tool_lines(page)
     assert [line.split()[0] for line in lines] == ["bash", "read", "edit"], lines

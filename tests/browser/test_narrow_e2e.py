@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from .a11y_audit import audit, violations
-from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
+from .conftest import Lab, open_notebook, run_all_cells, set_theme, settle, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -86,13 +86,6 @@ TOTALS_JS = r"""(root) => { const rr = root.getBoundingClientRect(), tot = root.
   return {items, belowTitle: tot.getBoundingClientRect().top >= title.top - 1}; }"""
 
 
-def set_theme(page: Any, theme: str) -> None:
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
-    light = "true" if theme.endswith("Light") else "false"
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=20_000)
-    page.wait_for_timeout(500)
-
-
 def widget(page: Any, cell: int, width: int | None) -> Any:
     """The widget of a cell, brought into the DOM (the notebook detaches cells out of view) and
     scrolled to, its container set to ``width`` px (None: as wide as the notebook makes it)."""
@@ -104,7 +97,7 @@ def widget(page: Any, cell: int, width: int | None) -> Any:
     if width:
         wait_until(lambda: root.evaluate("(r, w) => Math.abs(r.getBoundingClientRect().width - w) < 1", width),
                    timeout=5, what=f"the widget at {width}px")
-    page.wait_for_timeout(250)  # the pane class (ResizeObserver) and the waterfall's fit settle
+    settle(root)  # the pane class (ResizeObserver) and the waterfall's fit applied, drawn, at rest
     root.scroll_into_view_if_needed()
     return root
 
@@ -162,7 +155,7 @@ def test_widgets_at_520_and_900_px_in_both_themes(lab: Lab, page: Any) -> None:
             shot(page, f"narrow-{width}-{tag}-loop", CELL.format(LOOP))
             frame = loop.locator(".dsh-diagram-frame")
             frame.locator(".dsh-diagram-scroll").evaluate("e => { e.scrollLeft = e.scrollWidth; }")
-            page.wait_for_timeout(200)
+            settle(frame)  # the scroller at its end, its "more" cues redrawn
             shot(page, f"narrow-{width}-{tag}-stages-05-06", f"{CELL.format(LOOP)} .dsh-diagram-frame")
 
             insp = widget(page, INSP, width)

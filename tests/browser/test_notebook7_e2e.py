@@ -73,7 +73,7 @@ def test_dsh_then_loop_widget_in_notebook7(nb7: Lab, nb7_page: Any, record: Any)
     dsh_out = page.locator(CELL).nth(1).locator(".jp-OutputArea").first
     text = dsh_out.inner_text()
     assert "demo-math" in text and "It has 3 sections" in text, text
-    tools = dsh_out.locator(".jp-RenderedMarkdown li strong").all_text_contents()
+    tools = dsh_out.locator(".dsh-answer li strong").all_text_contents()
     assert tools[:1] == ["read"], tools
     assert "✓ completed" in text and "1 tool call" in text
 

@@ -14,7 +14,7 @@ from tests.benchmarks._widget_logs import write_log
 
 from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.scale]
 
 N = 100_000
 ROW = 26  # px, the inspector's row height (js/src/inspector.ts)

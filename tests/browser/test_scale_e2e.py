@@ -50,6 +50,7 @@ def elements(page: Any) -> int:
     return int(page.evaluate("() => document.getElementsByTagName('*').length"))
 
 
+@pytest.mark.scale  # 100,000 events (the suite's scale tier, as tests/browser/test_scale.py)
 def test_every_panel_of_a_100k_session_is_a_window(lab: Lab, page: Any) -> None:
     write_log(lab.root / "huge.jsonl", N, chained=True)
     page.add_init_script(LONGTASKS)

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import REPO, Lab, inspector_view, shot, wait_until
-from .test_trajectory_widgets_e2e import READABLE_JS, THEMES, set_theme
+from .conftest import REPO, Lab, inspector_view, set_theme, shot, wait_until
+from .test_trajectory_widgets_e2e import READABLE_JS, THEMES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = Path("/work/shots/timeline")

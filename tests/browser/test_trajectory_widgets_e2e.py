@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, inspector_view, is_done, open_notebook, shot, wait_until
+from .conftest import Lab, inspector_view, is_done, open_notebook, set_theme, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -49,13 +49,6 @@ def cell(page: Any, index: int) -> Any:
 
 def prompt_of(page: Any, index: int) -> str:
     return (cell(page, index).locator(".jp-InputPrompt").text_content() or "").strip()
-
-
-def set_theme(page: Any, theme: str) -> None:
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
-    light = "true" if theme == "JupyterLab Light" else "false"
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=15_000)
-    page.wait_for_timeout(400)
 
 
 def run_cells(page: Any, index: int, where: str) -> None:

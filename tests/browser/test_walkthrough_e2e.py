@@ -19,7 +19,17 @@ from typing import Any
 
 import pytest
 
-from .conftest import REPO, Lab, is_done, open_notebook, run_all_cells, shot, wait_until
+from .conftest import (
+    REPO,
+    Lab,
+    click_until,
+    is_done,
+    open_notebook,
+    run_all_cells,
+    settle,
+    shot,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -95,16 +105,17 @@ def cell(page: Any, index: int) -> Any:
 
 
 def scroll_to(page: Any, index: int, align: str = "start") -> None:
-    """Scroll the (windowed) notebook to a cell with its own API, then let it paint."""
+    """Scroll the (windowed) notebook to a cell with its own API, then let it paint: the cell is
+    visible and the notebook's scroller at rest."""
     page.evaluate("([i, a]) => window.jupyterapp.shell.currentWidget.content.scrollToItem(i, a)", [index, align])
-    page.wait_for_timeout(600)
-    wait_until(lambda: cell(page, index).is_visible(), timeout=5, what=f"cell {index} painted")
+    wait_until(lambda: cell(page, index).is_visible(), timeout=10, what=f"cell {index} painted")
+    settle(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer"))
 
 
 def dsh_view(page: Any, index: int) -> tuple[str, list[str]]:
-    """The %dsh cell's streamed view (rendered Markdown) and the tool names of its tool lines
-    (``- **name** `args` — ✓ summary``; the answer's own bullet lists have no ``—`` state)."""
-    view = cell(page, index).locator(".jp-OutputArea .jp-RenderedMarkdown").first
+    """The %dsh cell's streamed view (the answer rendered inert) and the tool names of its tool lines
+    (``name args — ✓ summary``; the answer's own bullet lists have no ``—`` state)."""
+    view = cell(page, index).locator(".jp-OutputArea .dsh-answer").first
     lines = [re.match(r"(\w+) .* — [✓✗]", t) for t in view.locator("li").all_text_contents()]
     return view.text_content() or "", [m.group(1) for m in lines if m]
 
@@ -124,14 +135,8 @@ def assert_loop_widget(page: Any, index: int) -> Any:
         scrub.fill("0")  # the first tool call
     explain = loop.locator(".dsh-explain").first
 
-    def at_stage4() -> bool:  # the widget re-renders on animation frames: click until it shows 04
-        if (explain.text_content() or "").startswith("04"):
-            return True
-        loop.locator('.dsh-stage[data-stage="4"]').first.click()
-        page.wait_for_timeout(100)
-        return (explain.text_content() or "").startswith("04")
-
-    wait_until(at_stage4, timeout=10, what="stage 04 explained")
+    click_until(loop.locator('.dsh-stage[data-stage="4"]'), lambda: (explain.text_content() or "").startswith("04"),
+                "stage 04 explained")
     loop.locator('.dsh-tab[data-view="payloads"]').first.click()
     call = loop.locator('.dsh-card[data-type="tool/call"]').first
     call.wait_for(timeout=5000)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
-from .test_debugger_e2e import contrast, set_theme
+from .conftest import Lab, open_notebook, run_all_cells, set_theme, shot, wait_until
+from .test_debugger_e2e import contrast
 
 pytestmark = [pytest.mark.browser]
 

@@ -27,11 +27,12 @@ def client(tmp_path: Path) -> Iterator[DshClient]:
     host.shutdown()
 
 
-def restored_events(log: str) -> list[dict]:  # type: ignore[type-arg]
+def restored_events(log: str, kind: str = "checkpoint/restored") -> list[dict]:  # type: ignore[type-arg]
     lines = Path(log).read_text().splitlines()[1:]
-    return [e for e in map(json.loads, lines) if e["type"] == "checkpoint/restored"]
+    return [e for e in map(json.loads, lines) if e["type"] == kind]
 
 
+@pytest.mark.integration
 def test_revert_one_file_dry_run_and_undo(client: DshClient, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     shutil.copytree(DEMO, ws)
@@ -55,7 +56,10 @@ def test_revert_one_file_dry_run_and_undo(client: DshClient, tmp_path: Path) -> 
     assert tree_state(ws) == original
     log = client.info(sid).log_path
     assert log is not None
-    assert [e["written"] for e in restored_events(log)] == [["src/math.ts"], list(whole.written)]
+    # the per-file Revert is the user's decision (checkpoint/reverted), the undo a rewind (checkpoint/restored)
+    assert [(e["paths"], e["written"]) for e in restored_events(log, "checkpoint/reverted")] == [
+        (["src/math.ts"], ["src/math.ts"])]
+    assert [e["written"] for e in restored_events(log)] == [list(whole.written)]
 
 
 def test_rewind_while_a_turn_runs_is_session_busy(client: DshClient, tmp_path: Path) -> None:
@@ -75,6 +79,7 @@ def test_rewind_while_a_turn_runs_is_session_busy(client: DshClient, tmp_path: P
     assert not (ws / "NOTES.md").exists()  # the turn was cancelled before its first call ran
 
 
+@pytest.mark.integration
 def test_session_diff_gives_each_changed_files_unified_diff(client: DshClient, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     shutil.copytree(DEMO, ws)
@@ -95,3 +100,56 @@ def test_session_diff_gives_each_changed_files_unified_diff(client: DshClient, t
     with pytest.raises(DshError) as err:
         client.remote.session.diff(session_id=sid, turn=9)
     assert err.value.code == "CHECKPOINT_NOT_FOUND"
+
+
+def _two_turns(client: DshClient, ws: Path) -> str:
+    shutil.copytree(DEMO, ws)
+    first = client.run("make a checkpoint demo", model="script:auto", cwd=str(ws), approve="auto")
+    sid = first.session_id
+    second = client.run("hello", sid, model="script:auto")
+    assert second.reason is not None and second.reason["kind"] == "completed"
+    return sid
+
+
+@pytest.mark.integration
+def test_revert_then_undo_respects_the_revert_and_keep_is_logged(client: DshClient, tmp_path: Path) -> None:
+    """Issue 38 item 4: after Revert of a file, %dsh undo deleted it again with no conflict."""
+    ws = tmp_path / "ws"
+    sid = _two_turns(client, ws)
+    reverted = client.rewind(sid, to_turn=1, paths=("package.json",))  # turn 1 deleted it: Revert puts it back
+    assert reverted.written == ("package.json",) and (ws / "package.json").exists()
+    kept = client.remote.session.keep(session_id=sid, turn=1, paths=("NOTES.md",))
+    assert kept.paths == ("NOTES.md",) and kept.kept_seq > reverted.restored_seq  # type: ignore[operator]
+    with pytest.raises(DshError) as err:
+        client.remote.session.keep(session_id=sid, turn=1, paths=("README.md",))  # not changed by turn 1
+    assert err.value.code == "BAD_ARGS"
+    undo = client.rewind(sid)  # turn 2 changed nothing: the reverted file stays, reported as a conflict
+    assert undo.to_turn == 2 and undo.conflicts == ("package.json",) and undo.removed == ()
+    assert (ws / "package.json").exists()
+    whole = client.rewind(sid, to_turn=1)  # over turn 1: the kept file is left, the reverted one is as wanted
+    assert whole.kept == ("NOTES.md",) and (ws / "NOTES.md").exists() and "NOTES.md" not in whole.removed
+    assert "src/math.ts" in whole.written and whole.conflicts == ()
+    log = client.info(sid).log_path
+    assert log is not None
+    assert [e["paths"] for e in restored_events(log, "checkpoint/kept")] == [["NOTES.md"]]
+    assert [e["kept"] for e in restored_events(log)][-1] == ["NOTES.md"]
+
+
+@pytest.mark.integration
+def test_force_after_a_conflict_acts_on_the_session_that_owns_the_checkpoints(client: DshClient,
+                                                                             tmp_path: Path) -> None:
+    """Issue 38 item 4: %dsh rewind 1 --force after a conflict failed CHECKPOINT_NOT_FOUND (the
+    current session was the empty fork the first rewind made)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    original = tree_state(ws)
+    sid = client.run("make a checkpoint demo", model="script:auto", cwd=str(ws), approve="auto").session_id
+    (ws / "NOTES.md").write_text("the user's edit\n")
+    first = client.rewind(sid, to_turn=1, conversation=True)
+    assert first.conflicts == ("NOTES.md",) and first.forked is not None
+    fork = first.forked
+    forced = client.rewind(fork, to_turn=1, force=True)  # what the notebook does: its current session is the fork
+    assert forced.session_id == sid and forced.removed == ("NOTES.md",) and forced.forked is None
+    assert tree_state(ws) == original
+    undo = client.rewind(fork, force=True, dry_run=True)  # undo in the fork: the same rewind, by its owner
+    assert undo.session_id == sid and undo.to_turn == 1

@@ -77,6 +77,7 @@ def test_remote_is_built_from_the_descriptors(host: Host) -> None:
     remote.connection.close()
 
 
+@pytest.mark.integration
 def test_approvals_in_ask_mode_wait_for_session_approve(client: DshClient, models: Models, tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     models.fakes["tools"] = ToolModel([("bash", {"command": "echo approved-run"}), ("write", {"file_path": "x.txt", "content": "no"})])

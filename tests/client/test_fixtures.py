@@ -16,6 +16,7 @@ def test_every_scenario_has_a_committed_fixture() -> None:
     assert sorted(p.stem for p in OUT.glob("*.jsonl")) == sorted(SCENARIOS)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_committed_fixture_matches_a_fresh_recording(name: str, tmp_path: Path) -> None:
     committed = shape(load(OUT / f"{name}.jsonl"))

@@ -54,7 +54,7 @@ def queries(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         qs.append({"kind": "turn", "turn": turn})
     for tool in tools:
         qs.append({"kind": "rows", "filter": {"tool": tool, "type": "tool/call"}, "limit": 1000})
-    for table in ("requests", "tools", "turns"):
+    for table in ("requests", "tools", "turns", "decisions"):
         qs += [{"kind": "stats", "table": table, "limit": 1000}, {"kind": "stats", "table": table, "offset": 1, "limit": 2}]
     qs += [{"kind": "timeline", "limit": 1000, "axis": True}, {"kind": "timeline", "bar": 2, "limit": 3},
            {"kind": "turn", "seq": n // 2}, {"kind": "turn"}, {"kind": "request-diff", "seq": 0}]
@@ -100,3 +100,5 @@ def test_the_browser_and_the_kernel_give_the_same_pages(js_pages: Path, fixture:
     # the queries ask something of every kind, and the answers are not empty
     assert {q["kind"] for q in qs} == {"facets", "rows", "stats", "timeline", "turn", "request-diff", "messages", "export"}
     assert python[1]["total"] == len(events) and python[0]["types"]
+    decisions = next(p for q, p in zip(qs, python, strict=True) if q == {"kind": "stats", "table": "decisions", "limit": 1000})
+    assert decisions["total"] == len({e.get("mode") or "unrecorded" for e in events if e["type"] == "approval/decided"})

@@ -1,9 +1,11 @@
 """Executed notebooks (``jupyter nbconvert --execute``, papermill): the saved ``.ipynb`` holds the
-tool lines and the final answer as text any viewer shows — ``text/plain`` / ``text/markdown`` or a
+tool lines and the final answer as text any viewer shows — ``text/plain`` / ``text/html`` or a
 stream — with no kernel and no widget manager. Both kernels; the real CLIs as subprocesses."""
 
 from __future__ import annotations
 
+import html
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from tests.fixtures.cells import joined_streams
 
 from .conftest import BIN
 
-pytestmark = [pytest.mark.kernel, pytest.mark.slow]
+pytestmark = [pytest.mark.kernel, pytest.mark.slow, pytest.mark.e2e]  # tier: nbconvert and papermill walkthroughs
 
 FIX = "run the tests; if they fail fix src/math.ts; tell me the result"
 SPECS = {"python3": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -30,17 +32,19 @@ def build(path: Path, kernel: str) -> None:
 
 
 def viewer_text(cell: Any) -> tuple[str, str]:
-    """(plain, markdown): what a viewer without a kernel shows of a cell's outputs."""
+    """(plain, rich): what a viewer without a kernel shows of a cell's outputs — the rich view is
+    the text of the turn's ``text/html`` (tags dropped, entities read)."""
     plain: list[str] = []
-    markdown: list[str] = []
+    rich: list[str] = []
     for out in joined_streams(cell.get("outputs", [])):
         if out["output_type"] == "stream":
             plain.append(out["text"])
         elif out["output_type"] in ("display_data", "execute_result"):
             data = out.get("data", {})
             plain.append(str(data.get("text/plain", "")))
-            markdown.append(str(data.get("text/markdown", "")))
-    return "\n".join(plain), "\n".join(markdown)
+            if out["output_type"] == "display_data":
+                rich.append(html.unescape(re.sub(r"<[^>]*>", "", str(data.get("text/html", "")))))
+    return "\n".join(plain), "\n".join(rich)
 
 
 def check_turn(cell: Any) -> None:

@@ -121,6 +121,7 @@ def test_touch_variants_never_run_under_approve_auto_with_a_deny_rule(tmp_path: 
     assert sorted(p.name for p in ws.iterdir()) == []
 
 
+@pytest.mark.integration
 def test_the_stdin_prompt_shows_the_whole_command_made_visible(shell: Any, fake_server: FakeOpenAIServer,  # noqa: F811
                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hidden = "echo hello" + " " * 400 + "; touch MARKER"

@@ -44,6 +44,7 @@ def test_doctor_says_refused_where_bash_would_be_refused(fake_home: Path) -> Non
     assert rows["workspace"].startswith("REFUSED here (WORKSPACE_UNSAFE)"), rows
 
 
+@pytest.mark.integration
 def test_the_probe_reports_what_is_missing_when_the_sandbox_keeps_capabilities(
     fake_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

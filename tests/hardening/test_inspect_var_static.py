@@ -9,6 +9,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dsh_notebook.notebook.cells import CellLog
 from dsh_notebook.notebook.mainthread import MainThreadRunner
 from dsh_notebook.notebook.notebook_tools import make_notebook_tools
@@ -68,6 +70,7 @@ async def test_a_metaclass_getattribute_never_runs() -> None:
     assert "Sneaky" in (await inspect(ns, "obj")).text
 
 
+@pytest.mark.scale
 async def test_a_twenty_million_item_list_is_not_copied() -> None:
     big = list(range(20_000_000))
     tracemalloc.start()

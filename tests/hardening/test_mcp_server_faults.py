@@ -46,6 +46,7 @@ def test_a_tool_with_a_broken_schema_is_left_out_and_the_others_kept(tmp_path: P
     assert "'broken'" in said and "'invalid'" in said and "left out" in said
 
 
+@pytest.mark.integration
 def test_junk_on_stdout_is_one_clear_line_and_the_server_still_answers(
     tmp_path: Path, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -63,6 +64,7 @@ def test_junk_on_stdout_is_one_clear_line_and_the_server_still_answers(
     assert not [r for r in caplog.records if r.exc_info is not None]
 
 
+@pytest.mark.scale
 def test_ten_thousand_tools_are_capped_per_server_and_in_all(tmp_path: Path) -> None:
     home = tmp_path / "home"
     servers = {f"many{i}": stub("--tools", "10000", "--page", "1000") for i in range(3)}

@@ -83,6 +83,7 @@ def zombie_children() -> list[int]:
     return out
 
 
+@pytest.mark.integration
 async def test_detached_processes_without_a_marker_end_with_the_call(tmp_path: Path) -> None:
     tag = f"31{secrets.randbelow(10**6):06d}."
     zombies_before = set(zombie_children())

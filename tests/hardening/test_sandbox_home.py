@@ -77,6 +77,7 @@ def assert_held(out: str, home: Path, ws: Path) -> None:
     assert (ws / "proj" / "out.txt").read_text() == "written\n"  # the workspace stays writable
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind", ["home", "project", "holds-dsh-home"])
 async def test_the_bash_tool_hides_secrets_and_keeps_dsh_home_and_dotfiles_unwritable(
     fake_home: Path, monkeypatch: pytest.MonkeyPatch, kind: str

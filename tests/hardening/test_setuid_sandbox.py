@@ -23,6 +23,8 @@ from tests.hardening.conftest import give_to, needs_bwrap, normal_user
 from tests.hardening.homes import outside_tmp_home
 from tests.tools.helpers import Frames, call
 
+pytestmark = pytest.mark.integration  # every test here starts bwrap or a process as another user
+
 SETUID_BIN = next((p for p in ("/usr/bin/passwd", "/usr/bin/su", "/bin/su", "/usr/bin/mount")
                    if os.path.exists(p) and os.stat(p).st_mode & stat.S_ISUID), None)
 TAR_MAKER = ("import io, tarfile\n"

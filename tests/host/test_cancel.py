@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.host.host import Host
 from dsh_notebook.session.persistence import load_log
@@ -38,6 +40,7 @@ def test_cancel_mid_stream_ends_the_turn_aborted(host: Host, client: DshClient, 
     handle.close()
 
 
+@pytest.mark.integration
 def test_cancel_mid_batch_answers_every_call(host: Host, client: DshClient, models: Models) -> None:
     models.fakes["tools"] = ToolModel([("bash", {"command": "sleep 30"}), ("read", {"file_path": "README.md"}), ("bash", {"command": "echo later"})])
     sid = client.create_session(model="fake:tools", approve="auto").session_id

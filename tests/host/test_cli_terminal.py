@@ -39,7 +39,7 @@ def test_without_a_terminal_ask_is_the_default_outside_the_demo_copy_and_denies(
         done = _run(*flags, "--cwd", str(ws), FIX, home=tmp_path / "home", stdin=subprocess.DEVNULL,
                     start_new_session=True)
         assert "approval for bash: no terminal to ask on, so it was denied" in done.stderr
-        assert "use --approve auto" in done.stderr
+        assert "--mode dont-ask denies without asking" in done.stderr
     assert (ws / "src" / "math.ts").read_text() == before
 
 
@@ -72,7 +72,7 @@ def test_control_sequences_in_model_text_and_tool_output_are_neutralised(tmp_pat
         assert raw not in out
     assert "title ␛]0;pwned␇ bell ␇ cr ␍ tab\tok" in done.stdout
     assert "clip ␛]52;c;SGVsbG8=␇" in done.stderr  # the tool result's outcome line (its last line)
-    assert printable("a\nb\tc\x00\x7f\x85") == "a\nb\tc␀␡\\x85"
+    assert printable("a\nb\tc\x00\x7f\x85") == "a\nb\tc␀␡\\u0085"
 
 
 def test_sigterm_ends_the_turn_aborted_with_every_call_answered(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ def full_run(client: DshClient) -> tuple[str, list[dict[str, Any]], list[dict[st
     return sid, frames, events
 
 
+@pytest.mark.integration
 def test_follow_frames_are_ordered_and_complete(client: DshClient) -> None:
     sid, frames, events = full_run(client)
     assert frames[0]["type"] == "snapshot" and frames[0]["cursor"] == len(frames[0]["events"]) - 1
@@ -49,6 +51,7 @@ def test_follow_frames_are_ordered_and_complete(client: DshClient) -> None:
     assert all(by_seq[o["seq"]]["type"] == "assistant/message" for o in ends)
 
 
+@pytest.mark.integration
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_reconnect_from_any_cursor_equals_one_uninterrupted_follow(client: DshClient, data: st.DataObject) -> None:
@@ -79,6 +82,7 @@ def _fold(sid: str, events: list[dict[str, Any]]) -> ClientSessionModel:
     return m
 
 
+@pytest.mark.integration
 def test_reconnect_mid_run_loses_and_duplicates_nothing(client: DshClient, models: Models) -> None:
     models.pace = 0.002
     reference = client.follow(sid := client.create_session().session_id)

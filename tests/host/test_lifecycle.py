@@ -61,7 +61,9 @@ def test_a_saved_session_is_served_read_only_with_every_info_field(tmp_path: Pat
         required = {f.alias or n for n, f in SessionInfo.model_fields.items() if f.is_required()}
         assert required <= set(value) and "lastSeq" in required
         assert info.live is False and info.model == "counted:x" and info.cwd == str(tmp_path)
-        assert info.approve == "ask" and info.status == "idle" and info.log_path and Path(info.log_path).is_file()
+        # created with --approve auto: the log's mode/changed says so, and a saved session keeps its mode
+        assert info.approve == "auto" and info.mode == "auto"
+        assert info.status == "idle" and info.log_path and Path(info.log_path).is_file()
         lines = Path(info.log_path).read_text().splitlines()
         assert info.last_seq == len(lines) - 2
         conn.send({"type": "open", "streamId": "f", "endpoint": "session/follow", "payload": {"args": {"sessionId": sid}}})

@@ -123,12 +123,16 @@ def test_pages_answer_what_the_package_answers(shared: Host, tmp_path: Path, nam
     facets = c.page(kind="facets")
     assert facets["types"] == sorted({e["type"] for e in dicts})
     assert facets["turns"] == sorted({e.turn for e in events if e.type == "turn/start"})  # type: ignore[attr-defined]
-    # stats: the rows of show --stats --json, paged
-    for table in ("requests", "tools", "turns"):
+    changes = [e["mode"] for e in dicts if e["type"] == "mode/changed"]  # the header's mode past a window
+    assert facets["mode"] == (changes[-1] if changes else None)
+    # stats: the rows of show --stats --json, paged (decisions: a row per permission mode)
+    for table in ("requests", "tools", "turns", "decisions"):
         want_rows = [x.model_dump(mode="json") for x in getattr(stats, table)]
         got_rows = [x for off in range(0, max(1, len(want_rows)), 2)
                     for x in c.page(kind="stats", table=table, offset=off, limit=2)["rows"]]
         assert got_rows == want_rows, table
+    assert stats.decisions and sum(d.decisions for d in stats.decisions) == sum(1 for e in dicts if e["type"] == "approval/decided")
+    assert c.page(kind="stats", table="decisions", seq=0)["index"] is None  # a mode's row has no event
     # derived messages at every request, and each request's own messages
     for e in events:
         if e.type != "request/frozen":
@@ -158,6 +162,7 @@ def test_pages_answer_what_the_package_answers(shared: Host, tmp_path: Path, nam
         assert part["text"] == buf.getvalue() and part["rows"] == part["total"]
 
 
+@pytest.mark.scale  # a 12,000-event log indexed and folded whole
 def test_a_long_log_first_rows_at_once_then_the_figures(shared: Host, tmp_path: Path) -> None:
     n = 12_000
     path = write_log(tmp_path / "s_longpagesaaa.jsonl", n, chained=True)
@@ -199,6 +204,7 @@ def test_a_bad_line_is_a_coded_error_of_the_page(shared: Host, tmp_path: Path) -
     assert err["code"] == "LOG_CORRUPT" and "line 4001" in err["message"]
 
 
+@pytest.mark.scale  # a 7,000-event log indexed and folded whole
 def test_an_index_started_before_the_host_is_taken_over(shared: Host, tmp_path: Path) -> None:
     """A widget's replay starts indexing its log at construction (host/pages.py prebuild); the
     host's page source takes that index over instead of reading the log again."""

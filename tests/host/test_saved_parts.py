@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dsh_notebook.client.model import ClientSessionModel
 from dsh_notebook.host.saved import FIRST_PART, PART, ReadOnlyController
 from dsh_notebook.session.saved import FAST_MIN_EVENTS, read_saved, read_saved_fast
@@ -56,6 +58,7 @@ async def follow(saved: Any, until: int) -> Sink:
     return sink
 
 
+@pytest.mark.scale
 def test_a_large_log_arrives_in_parts_that_fold_into_the_whole_log(tmp_path: Path) -> None:
     n = FIRST_PART + PART + 500
     path = write_log(tmp_path / "big.jsonl", n, chained=True)

@@ -42,6 +42,7 @@ def server() -> Any:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.integration
 @given(raw=st.one_of(
     st.binary(max_size=40).filter(lambda b: b"\n" not in b and b"\r" not in b and b.strip()),
     st.text(max_size=40).filter(lambda t: "\n" not in t and "\r" not in t and t.strip() and "\u2028" not in t).map(lambda t: t.encode("utf-8", "surrogatepass")),
@@ -59,6 +60,7 @@ def test_malformed_lines_never_kill_the_server(server: Server, raw: bytes) -> No
     assert second["rpcId"] == "alive" and second["result"]["ok"] is True
 
 
+@pytest.mark.integration
 def test_a_scripted_conversation_over_stdio(monkeypatch: pytest.MonkeyPatch) -> None:
     # the classroom pace: a steer and a cancel are sent while a scripted turn is still streaming
     monkeypatch.setenv("DSH_SCRIPT_PACE", "0.02")

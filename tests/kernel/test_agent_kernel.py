@@ -46,7 +46,7 @@ def test_done_when_a_notebook_on_kernel_dsh_runs_prompts_python_and_sessions(
     client.execute()  # raises on any cell error
     prompt, python, interpolated, sessions = nb.cells
     [live] = [o for o in prompt.outputs if o.output_type == "display_data"]  # one display, updated in place
-    assert "**read** `README.md`" in live.data["text/markdown"] and "demo-math" in live.data["text/markdown"]
+    assert "<strong>read</strong> <code>README.md</code>" in live.data["text/html"] and "demo-math" in live.data["text/html"]
     assert "TurnResult completed" in texts(prompt) and "from cell [1]" in texts(prompt)
     assert [o["text"] for o in joined_streams(python.outputs) if o["output_type"] == "stream"] == ["42\n"]
     events = log_events(isolated_dsh_home)
@@ -182,7 +182,13 @@ def test_notebook_tools_namespace_diff_and_cell_links(
             text_reply("all done"))
         assert run(kc, '%config DshMagics.approve = "auto"')[0]["content"]["status"] == "ok"
         assert run(kc, "%%python\nrows = [1, 2, 3]\nscratch = [0, 0, 0]\nprint('rows ready')")[0]["content"]["status"] == "ok"
-        reply, shown = run(kc, "look at my notebook and total the rows", cell_id="cell-abc-123")
+        msg_id = execute(kc, "look at my notebook and total the rows", cell_id="cell-abc-123", allow_stdin=True)
+        # a cell insert asks a person even under the legacy auto (issue 37 item 7): yes, on stdin
+        asked = kc.get_stdin_msg(timeout=120)["content"]["prompt"]
+        assert "allow notebook_insert" in asked and "print(total)" in asked and "[y/N]" in asked
+        kc.input("y")
+        reply = shell_reply(kc, msg_id)
+        shown = json.dumps([m["content"] for m in iopub_until_idle(kc, msg_id)], ensure_ascii=False)
         assert reply["content"]["status"] == "ok"
         tools = {m["tool_call_id"]: m["content"] for r in fake_server.requests for m in r.messages if m.get("role") == "tool"}
         assert "[2]\n%%python\nrows = [1, 2, 3]" in tools["c1"] and "rows ready" in tools["c1"]

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from dsh_notebook.client.dsh_client import DshClient
 from tests.mcptools.support import (
     SDK_SERVER,
@@ -27,6 +29,7 @@ from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 
 
+@pytest.mark.integration
 def test_a_server_that_crashes_mid_call_gives_a_coded_error_and_restarts_on_next_use(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
@@ -55,6 +58,7 @@ def test_a_server_that_crashes_mid_call_gives_a_coded_error_and_restarts_on_next
     assert wait_gone(str(SDK_SERVER)) == []
 
 
+@pytest.mark.integration
 def test_a_hung_server_times_out_with_a_coded_error_is_stopped_and_restarts(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
@@ -78,6 +82,7 @@ def test_a_hung_server_times_out_with_a_coded_error_is_stopped_and_restarts(
     assert wait_gone(str(SDK_SERVER)) == []
 
 
+@pytest.mark.integration
 def test_servers_start_lazily_and_a_server_killed_while_idle_restarts_transparently(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
@@ -113,6 +118,7 @@ def wait_file(path: Path, timeout: float = 60) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.integration
 def test_cancelling_a_turn_mid_call_answers_the_call_and_the_server_stays_usable(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
@@ -146,6 +152,7 @@ def test_cancelling_a_turn_mid_call_answers_the_call_and_the_server_stays_usable
         host.shutdown()
 
 
+@pytest.mark.integration
 def test_a_server_that_cannot_start_leaves_the_turn_working_and_says_why(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     home = tmp_path / "home"
     write_config(home, {"t": sdk_stdio(), "gone": {"command": str(tmp_path / "missing-binary")},
@@ -167,6 +174,7 @@ def test_a_server_that_cannot_start_leaves_the_turn_working_and_says_why(tmp_pat
     assert not any(name.startswith(("gone__", "crashy__", "off__")) for name in offered)
 
 
+@pytest.mark.integration
 def test_a_server_that_hangs_at_start_fails_with_a_reason_and_is_not_left_running(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
@@ -221,6 +229,7 @@ def test_an_http_server_that_dies_mid_call_is_reached_again_once_it_is_back(
     assert results["c2"]["message"]["content"][0]["text"] == "echo: back" and "error" not in results["c2"]
 
 
+@pytest.mark.integration
 def test_a_server_that_failed_to_start_is_tried_again_at_a_later_step(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     launcher = tmp_path / "launch-server"
     home = tmp_path / "home"

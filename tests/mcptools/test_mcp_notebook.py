@@ -17,6 +17,7 @@ from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 
 
+@pytest.mark.integration
 def test_mcp_add_list_use_and_remove_from_a_notebook(
     shell: Any, fake_server: FakeOpenAIServer, isolated_dsh_home: Path, tmp_path: Path,
     capsys: pytest.CaptureFixture[str],

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dsh_notebook.client.dsh_client import DshClient
 from tests.mcptools.support import (
     SDK_SERVER,
@@ -31,6 +33,7 @@ from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
 
 
+@pytest.mark.integration
 def test_a_configured_stdio_tool_is_offered_runs_and_its_result_reaches_the_next_request(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
@@ -74,6 +77,7 @@ def test_streamable_http_server_structured_and_image_results(tmp_path: Path, fak
     assert outcome.reason["kind"] == "completed"
 
 
+@pytest.mark.integration
 def test_invalid_arguments_are_refused_by_the_servers_schema_before_the_server_runs(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
@@ -87,6 +91,7 @@ def test_invalid_arguments_are_refused_by_the_servers_schema_before_the_server_r
     assert "'b' is a required property" in text and "a: 'two' is not of type 'integer'" in text
 
 
+@pytest.mark.integration
 def test_approval_asks_by_default_and_a_denial_is_answered(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     home = tmp_path / "home"
     write_config(home, {"t": sdk_stdio()})
@@ -115,6 +120,7 @@ def test_approval_asks_by_default_and_a_denial_is_answered(tmp_path: Path, fake:
     assert result["error"]["code"] == "DENIED"
 
 
+@pytest.mark.integration
 def test_read_only_tools_run_without_asking_only_when_trusted(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     home = tmp_path / "home"
     write_config(home, {"t": sdk_stdio()})
@@ -150,6 +156,7 @@ def test_the_core_imports_and_runs_without_the_mcp_package(tmp_path: Path) -> No
     assert done.stdout.strip() == "completed failed: the 'mcp' package is not installed: pip install 'dsh-notebook[mcp]'"
 
 
+@pytest.mark.integration
 def test_progress_notifications_are_live_frames_and_list_changed_adds_the_new_tool(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:

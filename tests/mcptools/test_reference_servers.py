@@ -27,6 +27,7 @@ needs_npm = pytest.mark.skipif(FS is None or EVERYTHING is None,
                                reason="npm reference servers not installed (cd tests/mcptools && npm install)")
 
 
+@pytest.mark.integration
 @needs_npm
 def test_filesystem_server_reads_a_file_and_the_content_reaches_the_next_request(tmp_path: Path) -> None:
     root = (tmp_path / "shared").resolve()
@@ -59,6 +60,7 @@ def test_filesystem_server_reads_a_file_and_the_content_reaches_the_next_request
     assert wait_gone("mcp-server-filesystem") == []
 
 
+@pytest.mark.integration
 @needs_npm
 def test_everything_server_echo_sum_image_and_a_clean_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

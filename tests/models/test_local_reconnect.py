@@ -4,10 +4,12 @@ of its own accord); a second hang-up is the CONNECTION error it is. A server pro
 ended is ``LOCAL_SERVER_FAILED`` (tests/realmodel: the real llama.cpp server, killed).
 
 The server's process is a real process standing in for llama.cpp's (``sleep``), its HTTP side the
-loopback fake: what the adapter sees of a server is its process and its socket."""
+fake on the start's private Unix socket, requiring the start's key: what the adapter sees of a
+server is its process and its socket."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,9 @@ import pytest
 from dsh_notebook.config import Settings
 from dsh_notebook.errors import ModelError
 from dsh_notebook.models.base import Finish, ModelRequest
-from dsh_notebook.models.local_server import LocalAdapter, LocalServer
+from dsh_notebook.models.local_adapter import LocalAdapter
+from dsh_notebook.models.local_channel import Channel
+from dsh_notebook.models.local_server import LocalServer
 from dsh_notebook.testing import FakeOpenAIServer, text_reply
 from dsh_notebook.testing.openai_chunks import Reply
 from dsh_notebook.wire.messages import user_text
@@ -25,9 +29,12 @@ from dsh_notebook.wire.messages import user_text
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[LocalAdapter, LocalServer, FakeOpenAIServer]]:
-    with FakeOpenAIServer(api_key=None) as fake:
-        server = LocalServer(tmp_path / "model.gguf", ctx=4096, threads=1)
-        server.base_url = fake.base_url
+    server = LocalServer(tmp_path / "model.gguf", ctx=4096, threads=1)
+    channel = server.channel = Channel()
+    # the fake answers on the start's private socket and requires its key; it serves from this
+    # process, so this process is the server the channel's peer check expects
+    channel.pid = os.getpid()
+    with FakeOpenAIServer(api_key=channel.key, uds=str(channel.socket_path)) as fake:
         server.proc = subprocess.Popen(["sleep", "300"], stdin=subprocess.PIPE)
         server._ready = True  # what ensure_started leaves after the server answered
         adapter = LocalAdapter(server, "fake-model", Settings(home=tmp_path / "home"))

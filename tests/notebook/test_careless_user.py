@@ -199,9 +199,10 @@ def test_fork_and_compare_find_sessions_under_the_magics_home(kernel: tuple[Any,
     other = tmp_path / "other-home"
     assert _cell(kc, f"%config DshMagics.home = {str(other)!r}")[0]["content"]["status"] == "ok"
     fake_server.enqueue(text_reply("at home"))
-    assert _cell(kc, f"r = %dsh {fake_flags(fake_server)} hello\nsid = r.session_id")[0]["content"]["status"] == "ok"
+    assert _cell(kc, f"r = %dsh {fake_flags(fake_server)} hello\nsid = r.session_id\nend = r.events[-1].seq")[0][
+        "content"]["status"] == "ok"
     # before: LOG_NOT_FOUND, looked for the id under DSH_HOME instead of the host's DshMagics.home
-    reply, shown, _ = _cell(kc, "%dsh fork {sid} --at 9")
+    reply, shown, _ = _cell(kc, "%dsh fork {sid} --at {end}")  # the whole first turn (its model included)
     assert reply["content"]["status"] == "ok" and f"log: {other / 'sessions'}" in shown, shown
     reply, shown, _ = _cell(kc, "%dsh compare {sid} {sid}")
     assert reply["content"]["status"] == "ok" and "no divergence" in shown

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.utils.capture import capture_output
 
 from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.views import EventListing, SessionTable
+from dsh_notebook.notebook.views import SessionTable
 from dsh_notebook.session.inspect import sessions_main, show_main
 
 
@@ -34,9 +35,10 @@ def test_every_view_counts_the_same_events(shell: Any, isolated_dsh_home: Path, 
     table = shell.run_cell("%dsh sessions").result
     assert isinstance(table, SessionTable) and table.headers[3] == "events"
     assert table.rows[0][3] == str(counts[1])
-    listing = shell.run_cell("%dsh show --no-widget").result
-    assert isinstance(listing, EventListing)
-    assert f"({counts[1]} events)" in repr(listing)
+    with capture_output() as shown:  # displayed where the line stands
+        shell.run_cell("%dsh show --no-widget")
+    [listing] = [o.data["text/plain"] for o in shown.outputs]
+    assert f"({counts[1]} events)" in listing
     path = next(iter(isolated_dsh_home.glob("sessions/*.jsonl")))
     assert logged_events(str(path)) == counts[1]
     capsys.readouterr()

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from dsh_notebook.notebook.views import ConfigView
 from dsh_notebook.tools import confine
 
 
+@pytest.mark.integration
 def test_magic_doctor_lists_the_protections(shell: Any) -> None:
     view = shell.run_cell("%dsh doctor").result
     assert isinstance(view, ConfigView)
@@ -17,6 +20,7 @@ def test_magic_doctor_lists_the_protections(shell: Any) -> None:
     assert view.items["grep engine"].startswith("RE2") and "<table" in view._repr_html_()
 
 
+@pytest.mark.integration
 def test_sandbox_network_traitlet_turns_the_network_off(shell: Any) -> None:
     try:
         shell.run_line_magic("config", "DshMagics.sandbox_network = False")

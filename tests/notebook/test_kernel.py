@@ -57,13 +57,14 @@ def test_nbclient_runs_dsh_cells_with_the_scripted_model(kernel_env: dict[str, s
     ], tmp_path)
     run_cell, cell_cell = nb.cells[1], nb.cells[2]
     live = [o for o in run_cell.outputs if o.output_type == "display_data"]
-    assert len(live) == 1 and "text/markdown" in live[0].data  # one display, updated in place
-    markdown = live[0].data["text/markdown"]
-    assert "**bash** `node test/run.mjs`" in markdown and "**edit**" in markdown and "✓" in markdown
-    assert "tests pass now" in markdown
+    assert len(live) == 1 and "text/html" in live[0].data  # one display, updated in place
+    assert "text/markdown" not in live[0].data  # issue 35: the model's Markdown is never handed to a renderer
+    rich = live[0].data["text/html"]
+    assert "<strong>bash</strong> <code>node test/run.mjs</code>" in rich and "<strong>edit</strong>" in rich and "✓" in rich
+    assert "tests pass now" in rich
     result = next(o for o in run_cell.outputs if o.output_type == "execute_result")
     assert "TurnResult completed" in result.data["text/plain"] and "text/html" in result.data
-    assert "**read** `README.md`" in text_of(cell_cell)
+    assert "→ read README.md" in text_of(cell_cell)
     assert "(True, 2, ['read'])" in text_of(nb.cells[3])
     assert text_of(nb.cells[4]).count("s_") == 1 and "read README.md and summarise" not in text_of(nb.cells[4])
     assert "tool/call" in text_of(nb.cells[5]) and "turn 2 completed" in text_of(nb.cells[5])
@@ -98,13 +99,13 @@ def test_nbclient_against_the_openai_compatible_server(kernel_env: dict[str, str
         f"%%dsh --new --model openai:fake-model --base-url {fake_server.base_url}\nrun echo",
     ], tmp_path)
     answer = text_of(nb.cells[1])
-    assert "**read** `notes.txt`" in answer and "The notes say alpha and beta." in answer
+    assert "→ read notes.txt" in answer and "The notes say alpha and beta." in answer
     assert "sk-fake" not in json.dumps(nb)  # the key never reaches an output
     assert "('bg done', 'completed', True)" in text_of(nb.cells[4])
     python_result = [m for m in fake_server.requests[3].messages if m.get("role") == "tool"][-1]
     assert python_result["content"] == "[stdout]\n3\n[value]\n6\n[namespace] no names changed"  # ran in the notebook, during `await`
     denied = text_of(nb.cells[5])  # approve defaults to ask outside the demo; nbclient has no stdin
-    assert "approve ask" in denied and "no stdin to ask on; denied" in denied and "denied it" in denied
+    assert "mode default" in denied and "no stdin to ask on; denied" in denied and "denied it" in denied
     bash_result = [m for m in fake_server.requests[5].messages if m.get("role") == "tool"][-1]
     assert "should-not-run" not in bash_result["content"]
 

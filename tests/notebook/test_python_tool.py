@@ -68,6 +68,7 @@ def test_runner_wakes_a_waiter_and_skips_cancelled_items() -> None:
     remove()
 
 
+@pytest.mark.integration
 async def test_python_tool_executes_through_the_runner_from_another_loop(tmp_path: Path) -> None:
     runner = MainThreadRunner(asyncio.get_running_loop())  # bg mode: scheduled on this loop
     ns: dict[str, object] = {"data": [1, 2, 3]}

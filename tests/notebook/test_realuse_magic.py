@@ -39,6 +39,7 @@ def test_max_steps_on_the_magic_ends_the_turn_with_reason_budget(shell: Any, fak
     assert_valid_log(settled_log(shell, result.session_id))
 
 
+@pytest.mark.integration
 def test_a_allows_the_command_prefix_for_the_rest_of_the_session(shell: Any, fake_server: FakeOpenAIServer,
                                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_server.enqueue(_bash("c1", "echo one"), _bash("c2", "echo two three"), _bash("c3", "touch nope"),
@@ -58,6 +59,7 @@ def test_a_allows_the_command_prefix_for_the_rest_of_the_session(shell: Any, fak
     assert shell.run_cell("%dsh policy").result.items["granted for the session"] == 'bash "echo *"'
 
 
+@pytest.mark.integration
 def test_a_policy_callable_registered_from_the_notebook_decides_and_is_logged(shell: Any, fake_server: FakeOpenAIServer,
                                                                              tmp_path: Path) -> None:
     def no_touching(call: Any) -> str | None:
@@ -73,7 +75,10 @@ def test_a_policy_callable_registered_from_the_notebook_decides_and_is_logged(sh
     decided = {e.call_id: e for e in result.events if isinstance(e, ApprovalDecided)}
     assert (decided["c1"].decision, decided["c1"].by) == ("deny", "policy")
     assert decided["c1"].rule is not None and decided["c1"].rule.endswith("no_touching")
-    assert "c2" not in decided  # no opinion: the session's mode (auto) decided
+    # no opinion: the session's mode (auto, the legacy --approve auto) decided, and the log says so
+    assert (decided["c2"].decision, decided["c2"].by, decided["c2"].decider, decided["c2"].mode) == (
+        "allow", "mode", "mode", "auto")
+    assert (decided["c1"].decider, decided["c1"].mode) == ("rule", "auto")
     assert not (tmp_path / "denied").exists() and "no_touching" in listed
 
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.utils.capture import capture_output
 
 from dsh_notebook.notebook.magics import DshMagicError, DshMagics
 from dsh_notebook.notebook.result import TurnResult
 from dsh_notebook.notebook.turn import TurnRun
-from dsh_notebook.notebook.views import ConfigView, EventListing, SessionTable
+from dsh_notebook.notebook.views import ConfigView, SessionTable
 from dsh_notebook.wire.events import ToolCall, UserMessageEvent
 
 from .conftest import magics_of
@@ -30,6 +31,7 @@ def test_load_twice_registers_one_magic(shell: Any) -> None:
     assert "--no-interpolate" in (shell.find_line_magic("dsh").__doc__ or "")
 
 
+@pytest.mark.integration
 def test_blocking_prompt_streams_tool_calls_and_returns_a_turn_result(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     result = shell.run_cell("%dsh run the tests; if they fail fix src/math.ts").result
     out = capsys.readouterr().out
@@ -58,11 +60,11 @@ def test_second_prompt_reuses_the_session_and_says_the_model_notice_once(shell: 
 def test_cell_magic_interpolates_notebook_variables(shell: Any) -> None:
     shell.user_ns["target"] = "README.md"
     result = shell.run_cell("%%dsh\nread {target} and summarise").result
-    prompt = next(e for e in result.events if isinstance(e, UserMessageEvent))
+    prompt = next(e for e in result.events if isinstance(e, UserMessageEvent) and e.message.source.kind == "user")
     assert prompt.message.content[0].text == "read README.md and summarise"
     assert any(isinstance(e, ToolCall) and e.name == "read" for e in result.events)
     literal = shell.run_cell("%dsh --no-interpolate say {target} and {undefined}").result
-    prompt2 = next(e for e in literal.events if isinstance(e, UserMessageEvent))
+    prompt2 = next(e for e in literal.events if isinstance(e, UserMessageEvent) and e.message.source.kind == "user")
     assert prompt2.message.content[0].text == "say {target} and {undefined}"
 
 
@@ -86,10 +88,11 @@ def test_subcommands_sessions_show_config(shell: Any, isolated_dsh_home: Path) -
     row = table.rows[0]
     assert row[0] == f"{result.session_id} *" and row[1].startswith("read README.md") and row[2] == "1"
     assert row[5] == "idle" and "<table" in table._repr_html_()
-    listing = shell.run_cell("%dsh show --no-widget").result
-    assert isinstance(listing, EventListing) and listing.session_id == result.session_id
-    assert [e.seq for e in listing.events] == list(range(len(listing.events)))
-    assert "tool/call" in repr(listing) and "turn 1 completed" in repr(listing)
+    with capture_output() as shown:  # displayed where the line stands (not the cell's value)
+        assert shell.run_cell("%dsh show --no-widget").result is None
+    [listing] = [o.data["text/plain"] for o in shown.outputs]
+    assert listing.startswith(f"session {result.session_id} (")
+    assert "tool/call" in listing and "turn 1 completed" in listing
     config = shell.run_cell("%dsh config").result
     assert isinstance(config, ConfigView)
     assert config.items["home"] == str(isolated_dsh_home) and config.items["API key"] == "not set"
@@ -160,7 +163,8 @@ def test_question_marks_end_prompts_not_help(shell: Any) -> None:
     assert shell.run_cell("x = %dsh is 2+2 four ?").error_in_exec is None
     spaced = shell.user_ns["x"]
     assert isinstance(result, TurnResult) and isinstance(spaced, TurnResult)
-    prompts = [next(e for e in r.events if isinstance(e, UserMessageEvent)).message.content[0].text for r in (result, spaced)]
+    prompts = [next(e for e in r.events if isinstance(e, UserMessageEvent) and e.message.source.kind == "user")
+               .message.content[0].text for r in (result, spaced)]
     assert prompts == ["what can you do?", "is 2+2 four ?"]
 
 

@@ -47,6 +47,7 @@ def test_python_tool_runs_in_the_user_namespace_on_the_main_thread(shell: Any, f
     assert {"python", "bash", "read"} <= tools
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("answer", "allowed"), [("y", True), ("no", False)])
 def test_ask_approval_through_input(shell: Any, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch,
                                     answer: str, allowed: bool) -> None:
@@ -70,6 +71,7 @@ def test_ask_approval_through_input(shell: Any, fake_server: FakeOpenAIServer, m
     assert [e.decision for e in result.events if e.type == "approval/decided"] == ["allow" if allowed else "deny"]
 
 
+@pytest.mark.integration
 def test_stop_cancels_a_background_turn_and_the_session_goes_on(shell: Any, fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
     fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "touch started && sleep 30"}')]), text_reply("after"))
     handle = shell.run_cell(f"%dsh --bg --no-widget --cwd {tmp_path} {fake_flags(fake_server)} sleep").result
@@ -85,6 +87,7 @@ def test_stop_cancels_a_background_turn_and_the_session_goes_on(shell: Any, fake
     assert tool_messages(fake_server, 1)[0]["tool_call_id"] == "c1"  # the strict server saw the answer
 
 
+@pytest.mark.integration
 def test_interrupt_cancels_the_blocking_turn(shell: Any, fake_server: FakeOpenAIServer, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "touch started && sleep 30"}')]), text_reply("next"))
@@ -105,6 +108,7 @@ def test_interrupt_cancels_the_blocking_turn(shell: Any, fake_server: FakeOpenAI
     assert again.ok and again.text == "next" and again.session_id == last.session_id
 
 
+@pytest.mark.integration
 def test_queue_and_steer_while_a_turn_runs(shell: Any, fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
     fake_server.enqueue(
         tool_call_reply([("c1", "bash", '{"command": "echo held"}')]),  # waits for approval

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.utils.capture import capture_output
 
 from dsh_notebook.notebook.magics import DshMagicError
 from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.views import SearchResults, StatsView
+from dsh_notebook.notebook.views import SearchResults
 from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
@@ -70,9 +71,14 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
     assert turn["durationMs"] == result.duration_ms and turn["costUsd"] == result.cost_usd
     assert saved["requests"][0]["ttftMs"] >= 200
 
-    view = shell.run_cell("%dsh show --stats").result
-    assert isinstance(view, StatsView) and view.to_json() == saved
-    assert "6,200 in / 70 out tokens" in repr(view).splitlines()[-1] and "<pre" in view._repr_html_()
+    with capture_output() as shown:  # displayed where the line stands (issue 39 item 9)
+        assert shell.run_cell("%dsh show --stats").result is None
+    [view] = shown.outputs
+    text = view.data["text/plain"]
+    assert text.startswith(f"session {result.session_id}\n")
+    assert "6,200 in / 70 out tokens" in text.splitlines()[-1]
+    as_text = dsh("show", "--stats", result.session_id, env=env, timeout=60).stdout
+    assert as_text.strip().splitlines()[-1] == text.splitlines()[-1]  # the same totals as the CLI's
 
     found = shell.run_cell("%dsh sessions --search wombatquill").result
     assert isinstance(found, SearchResults) and found.session_ids() == [result.session_id]

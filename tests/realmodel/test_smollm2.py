@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
+import uuid
 from pathlib import Path
 
 import psutil
@@ -42,10 +42,21 @@ def _workers() -> list[psutil.Process]:
     return out
 
 
-def _port_closed(endpoint: str) -> bool:
-    port = int(endpoint.rsplit(":", 1)[1].split("/")[0])
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) != 0
+def _workers_marked(mark: str) -> list[psutil.Process]:
+    """The llama.cpp workers alive whose environment carries ``DSH_TEST_MARK=mark`` (a run's own)."""
+    out = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if "dsh_notebook.models.local_worker" in (proc.info.get("cmdline") or []) and \
+                    proc.environ().get("DSH_TEST_MARK") == mark:
+                out.append(proc)
+        except psutil.Error:
+            pass
+    return out
+
+
+def _marked() -> dict[str, str]:
+    return {**THREADS, "DSH_TEST_MARK": uuid.uuid4().hex}
 
 
 async def test_a_plain_question_completes_and_the_window_comes_from_the_server(
@@ -110,9 +121,10 @@ async def test_a_rambling_answer_is_cut_by_max_tokens() -> None:
 
 
 def test_run_on_the_local_model_ends_bounded_with_a_valid_log_and_no_process_left(tmp_path: Path) -> None:
+    env = _marked()
     done = run_cli("run", "--model", "local:smollm2", "--approve", "deny", "--cwd", str(tmp_path),
                    "--max-tokens", "48", "--max-steps", "3", "Say hello in five words.",
-                   home=tmp_path / "home", extra_env=THREADS, timeout=280)
+                   home=tmp_path / "home", extra_env=env, timeout=280)
     assert done.returncode in (0, 1), done.stderr
     _sid, log = session_of(done.stdout)
     events = assert_valid_log(log)
@@ -120,7 +132,7 @@ def test_run_on_the_local_model_ends_bounded_with_a_valid_log_and_no_process_lef
     assert end.reason.kind in ("completed", "max-tokens", "budget", "stuck")
     header = [e for e in events if isinstance(e, RequestHeader)][-1]
     assert header.config.get("max_tokens") == 48 and header.endpoint is not None
-    assert _port_closed(header.endpoint)  # the server is gone with the run
+    assert not _workers_marked(env["DSH_TEST_MARK"])  # the server is gone with the run
 
 
 def test_an_oversized_prompt_never_reaches_the_server_oversized(tmp_path: Path) -> None:
@@ -160,7 +172,7 @@ def test_a_repeated_denied_call_ends_stuck_within_a_few_steps(tmp_path: Path) ->
 def test_a_multi_turn_session_compacts_before_overflow_and_goes_on(tmp_path: Path) -> None:
     """A small server window (DSH_LOCAL_CTX): the turns' prompts fill it; a compaction comes before any
     request the server would refuse, and the next turns go on in the same session."""
-    env = {**THREADS, "DSH_LOCAL_CTX": "512", "DSH_COMPACT_THRESHOLD": "0.6"}
+    env = {**_marked(), "DSH_LOCAL_CTX": "512", "DSH_COMPACT_THRESHOLD": "0.6"}
     # plain English (about 4 characters a token, as the estimate assumes): ~150 tokens a prompt, so
     # the 512-token window is past its threshold at turn 2 or 3 and each request is short to process
     filler = " ".join(["the team wrote down what they saw in the garden today and what to plant next week"] * 9)
@@ -185,13 +197,12 @@ def test_a_multi_turn_session_compacts_before_overflow_and_goes_on(tmp_path: Pat
     assert compacted[0].tokens_after < compacted[0].tokens_before and said
     refused = [e for e in events if isinstance(e, (LlmRetry, AssistantAttempt)) and e.error is not None]
     assert not refused
-    header = [e for e in events if isinstance(e, RequestHeader)][-1]
-    assert header.endpoint is not None and _port_closed(header.endpoint)  # the server is gone afterwards
+    assert not _workers_marked(env["DSH_TEST_MARK"])  # the server is gone afterwards
 
 
 def test_the_server_dies_with_a_parent_that_is_killed(tmp_path: Path) -> None:
     """SIGKILL of the process that started the server (no atexit, no close): the server's stdin
-    pipe closes and it ends by itself."""
+    pipe closes and it ends by itself, removing its private folder (socket, log) as it goes."""
     import signal
     import subprocess
     import sys
@@ -202,7 +213,7 @@ def test_the_server_dies_with_a_parent_that_is_killed(tmp_path: Path) -> None:
         "from dsh_notebook.models.routing import resolve_adapter\n"
         "model = resolve_adapter(settings_from_env(), 'local:smollm2')\n"
         "asyncio.run(model.server.ensure_started())\n"
-        "print(model.server.proc.pid, flush=True)\n"
+        "print(model.server.proc.pid, model.server.channel.folder, flush=True)\n"
         "sys.stdin.read()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **THREADS}
@@ -210,10 +221,13 @@ def test_the_server_dies_with_a_parent_that_is_killed(tmp_path: Path) -> None:
                               text=True, env=env)
     try:
         assert parent.stdout is not None
-        worker = psutil.Process(int(parent.stdout.readline()))
+        pid, folder = parent.stdout.readline().split()
+        worker = psutil.Process(int(pid))
+        assert Path(folder, "server.sock").exists()
         assert worker.is_running()
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
     gone, alive = psutil.wait_procs([worker], timeout=60)
     assert not alive, "the llama.cpp server outlived its parent"
+    assert not Path(folder).exists()

@@ -143,3 +143,22 @@ def test_the_compact_command_summarises_a_saved_session_once(tmp_path: Path) -> 
     contents = [m["content"] for m in messages]
     assert "first question" not in contents and "second question" in contents  # the last turn is kept
     assert any("Summary: the user said one thing." in c for c in contents)
+
+
+def test_compact_keeps_the_last_turn_whole_so_a_one_turn_session_has_nothing_to_compact(tmp_path: Path) -> None:
+    """``compact`` summarises every turn but the last, as the README says: a session of one turn
+    (here one with a tool call, so there is an exchange inside it to cut at) is left as it is, and
+    no summary is asked of the model."""
+    home = tmp_path / "home"
+    (tmp_path / "notes.txt").write_text("notes\n")
+    with FakeOpenAIServer() as server:
+        server.enqueue(tool_call_reply([("c1", "read", '{"file_path": "notes.txt"}')]), text_reply("read it"),
+                       text_reply("Summary: never asked for."))
+        first = run_cli("run", "--model", "fake-model", "--base-url", server.base_url, "--cwd", str(tmp_path),
+                        "--approve", "auto", "read notes.txt", home=home)
+        sid, log = session_of(first.stdout)
+        done = run_cli("compact", sid, home=home)
+        requests = list(server.requests)
+    assert done.returncode == 0 and done.stdout.startswith("nothing to compact"), done.stdout + done.stderr
+    assert len(requests) == 2  # no summarisation request
+    assert not [e for e in assert_valid_log(log) if isinstance(e, ContextCompacted)]

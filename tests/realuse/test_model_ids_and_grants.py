@@ -55,6 +55,7 @@ def _wait(predicate: object, what: str, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.integration
 def test_an_allow_for_the_session_is_logged_and_restored_on_resume(tmp_path: Path, isolated_dsh_home: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeOpenAIServer() as server:

@@ -105,7 +105,11 @@ def test_rules_decide_in_a_live_run_and_every_decision_names_its_rule(tmp_path: 
     results = {e.message.tool_call_id: e.message for e in events if isinstance(e, ToolResult)}
     assert results["call_rm"].is_error and "rules.json#1" in results["call_rm"].text
     assert (tmp_path / "build").is_dir()  # the denied rm never ran
-    assert results["call_ls"].is_error and "policy_mode=deny" in results["call_ls"].text  # no rule: the mode
+    # no rule: the mode (--approve deny is dont-ask) denies what default would ask — bash, `ls` too
+    assert results["call_ls"].is_error and "mode is dont-ask" in results["call_ls"].text
+    assert (decided["call_ls"].by, decided["call_ls"].decider) == ("mode", "mode")
+    assert results["call_chain"].is_error and "dont-ask" in results["call_chain"].text
+    assert {e.mode for e in decided.values()} == {"dont-ask"}
     assert not results["call_git"].is_error or "not a git repository" in results["call_git"].text  # it ran
     tool_messages = [m for m in server.requests[1].messages if m["role"] == "tool"]
     assert len(tool_messages) == len(CALLS)  # every call answered in the next request

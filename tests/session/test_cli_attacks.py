@@ -117,6 +117,7 @@ def _log(path: Path, turns: int, *, chained: bool, odd_turn: int | None = None) 
     return path
 
 
+@pytest.mark.scale
 def test_compare_of_huge_logs_is_exact_and_finishes(tmp_path: Path) -> None:
     """Two 30,000-event sessions (one chaining its requests, one listing the whole history each
     time) with one tool result changed near the end: the comparison names that result. Before,

@@ -32,6 +32,7 @@ async def gone(pid: int) -> bool:
     return False
 
 
+@pytest.mark.integration
 async def test_runs_in_workspace_and_reports_exit_code(make_runtime: MakeRuntime, ws: Path) -> None:
     (ws / "hello.txt").write_text("hi from the workspace\n")
     runtime = make_runtime()
@@ -43,11 +44,13 @@ async def test_runs_in_workspace_and_reports_exit_code(make_runtime: MakeRuntime
     assert out.meta == {"exitCode": 3, "bytes": out.meta["bytes"]} if out.meta else False
 
 
+@pytest.mark.integration
 async def test_no_output_is_said(make_runtime: MakeRuntime) -> None:
     out = await make_runtime().run(call("bash", {"command": "true"}))
     assert out.text == "(no output)\n[exit code: 0]"
 
 
+@pytest.mark.integration
 async def test_env_has_no_api_keys(make_runtime: MakeRuntime, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak-123456")
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-nor-this-one-123456")
@@ -63,6 +66,7 @@ async def test_env_has_no_api_keys(make_runtime: MakeRuntime, monkeypatch: pytes
     assert "PATH=" in out.text and "HOME=" in out.text
 
 
+@pytest.mark.integration
 async def test_output_cap_keeps_head_and_tail(
     make_runtime: MakeRuntime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -77,6 +81,7 @@ async def test_output_cap_keeps_head_and_tail(
     assert len(out.text) < 5000
 
 
+@pytest.mark.integration
 async def test_timeout_kills_the_whole_process_group(make_runtime: MakeRuntime, ws: Path) -> None:
     cmd = "sleep 300.101 & echo started; wait"
     out = await make_runtime().run(call("bash", {"command": cmd, "timeout_ms": 500}))
@@ -86,6 +91,7 @@ async def test_timeout_kills_the_whole_process_group(make_runtime: MakeRuntime, 
     assert await none_left("300.101")
 
 
+@pytest.mark.integration
 async def test_cancel_kills_the_process_group(make_runtime: MakeRuntime, ws: Path) -> None:
     runtime = make_runtime()
     cmd = "sleep 300.102 & echo x > started; wait"
@@ -98,6 +104,7 @@ async def test_cancel_kills_the_process_group(make_runtime: MakeRuntime, ws: Pat
     assert await none_left("300.102")
 
 
+@pytest.mark.integration
 async def test_background_child_holding_the_pipe_does_not_hang(
     make_runtime: MakeRuntime, ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,6 +41,7 @@ DETACHED = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind", sorted(DETACHED))
 async def test_no_process_outlives_a_finished_call(make_runtime: MakeRuntime, mode: str, kind: str) -> None:
     n = f"{sorted(DETACHED).index(kind)}{len(mode)}"
@@ -49,6 +50,7 @@ async def test_no_process_outlives_a_finished_call(make_runtime: MakeRuntime, mo
     assert await none_left(f"310.{n}"), f"{kind} child survived the call ({mode})"
 
 
+@pytest.mark.integration
 async def test_no_process_outlives_a_timed_out_call(make_runtime: MakeRuntime, mode: str) -> None:
     n = len(mode)
     out = await make_runtime().run(call("bash", {"command": f"setsid sleep 311.{n} & sleep 300.9{n}", "timeout_ms": 400}))
@@ -56,6 +58,7 @@ async def test_no_process_outlives_a_timed_out_call(make_runtime: MakeRuntime, m
     assert await none_left(f"311.{n}") and await none_left(f"300.9{n}")
 
 
+@pytest.mark.integration
 async def test_no_process_outlives_a_cancelled_call(make_runtime: MakeRuntime, mode: str, ws: Path) -> None:
     n = len(mode)
     task = asyncio.ensure_future(make_runtime().run(call("bash", {"command": f"setsid sleep 312.{n} & touch up; wait"})))
@@ -67,6 +70,7 @@ async def test_no_process_outlives_a_cancelled_call(make_runtime: MakeRuntime, m
     assert await none_left(f"312.{n}")
 
 
+@pytest.mark.integration
 @needs_bwrap
 async def test_sandbox_sees_only_its_own_processes_and_no_host_environment(
     make_runtime: MakeRuntime, monkeypatch: pytest.MonkeyPatch
@@ -82,6 +86,7 @@ async def test_sandbox_sees_only_its_own_processes_and_no_host_environment(
     assert "PATH=" in text  # PID 1's environment is the minimal one bwrap itself was given
 
 
+@pytest.mark.integration
 @needs_bwrap
 async def test_sandbox_file_system_is_read_only_but_for_the_workspace(
     make_runtime: MakeRuntime, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -100,6 +105,7 @@ async def test_sandbox_file_system_is_read_only_but_for_the_workspace(
     assert "hidden-home" in text and "log line" not in text
 
 
+@pytest.mark.integration
 @needs_bwrap
 @pytest.mark.parametrize("network", [True, False])
 async def test_network_is_on_by_default_and_off_by_config(
@@ -145,6 +151,7 @@ def test_no_sandbox_is_said_once(capsys: pytest.CaptureFixture[str], monkeypatch
     assert err.count("no sandbox") == 1 and "test reason" in err and "doctor" in err
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("timeout", [None, 400])
 async def test_a_child_that_clears_its_environment_is_still_ended(make_runtime: MakeRuntime, mode: str, timeout: int | None) -> None:
     """No marker to find it by: the PID namespace (bwrap) or the subreaper (fallback) ends it."""

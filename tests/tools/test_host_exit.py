@@ -57,6 +57,7 @@ def test_stopping_run_mid_call_leaves_no_process(tmp_path: Path, mode: str, sig:
     assert _wait(lambda: not procs_with(token), 500), f"left behind after {sig.name} ({mode}): {procs_with(token)}"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=pytest.mark.skipif(bubblewrap() is None, reason="no bwrap")),
                                   "fallback"])
 def test_eof_on_serve_stdio_mid_call_leaves_no_process(tmp_path: Path, mode: str) -> None:

@@ -36,6 +36,7 @@ def cell_line(outcome: Outcome) -> str:
     return seg.state_line()
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(shutil.which("node") is None, reason="the demo's tests need node")
 async def test_a_failing_test_run_is_a_cross_with_the_exit_code_and_the_verdict(make_runtime: MakeRuntime, demo: Path) -> None:
     failing = await outcome_of(make_runtime, "bash", command="node test/run.mjs")
@@ -46,6 +47,7 @@ async def test_a_failing_test_run_is_a_cross_with_the_exit_code_and_the_verdict(
     assert passing.ok and cell_line(passing) == "✓ exit 0 · all 6 tests passed (7 lines)"
 
 
+@pytest.mark.integration
 async def test_a_silent_command_and_a_failing_one(make_runtime: MakeRuntime, demo: Path) -> None:
     quiet = await outcome_of(make_runtime, "bash", command="true")
     assert str(quiet) == "✓ exit 0 · (no output)"

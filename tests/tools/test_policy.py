@@ -32,10 +32,14 @@ async def test_policy_modes(make_runtime: MakeRuntime, session: Session, ws: Pat
     assert out.code is None and (ws / "x.txt").read_text() == "hi"
     out = await make_runtime(policy_mode="deny").run(call("write", {**args, "content": "no"}, "d"))
     assert out.code == "DENIED" and out.text.startswith("Error: permission denied")
-    assert "policy_mode=deny" in out.text and (ws / "x.txt").read_text() == "hi"
+    assert "mode is dont-ask" in out.text and (ws / "x.txt").read_text() == "hi"
     out = await make_runtime(policy_mode="deny").run(call("read", {"file_path": "x.txt"}, "r"))
     assert out.code is None  # allow tools still run in deny mode
-    assert approval_events(session) == []  # auto and deny modes never ask anyone
+    # auto and deny (legacy auto, dont-ask) never ask anyone; each call's decision is logged, by the mode
+    assert approval_events(session) == [("decided:allow", "a"), ("decided:deny", "d"), ("decided:allow", "r")]
+    decided = [e for e in session.events if isinstance(e, ApprovalDecided)]
+    assert [(e.mode, e.by, e.decider) for e in decided] == [
+        ("auto", "mode", "mode"), ("dont-ask", "mode", "mode"), ("dont-ask", "mode", "mode")]
 
 
 async def test_ask_mode_uses_the_approver_and_logs(make_runtime: MakeRuntime, session: Session, ws: Path, frames: Frames) -> None:
@@ -64,7 +68,8 @@ async def test_ask_mode_with_builtin_approvers_and_none(make_runtime: MakeRuntim
     out = await make_runtime(policy_mode="ask").run(call("write", args, "c"))
     assert out.code == "DENIED" and "no approver" in out.text
     decided = [e for e in session.events if isinstance(e, ApprovalDecided)]
-    assert [(e.call_id, e.decision, e.by) for e in decided] == [("a", "allow", "auto"), ("b", "deny", "deny")]
+    assert [(e.call_id, e.decision, e.by) for e in decided] == [
+        ("a", "allow", "auto"), ("b", "deny", "deny"), ("c", "deny", "no-approver")]
 
 
 async def test_cancel_while_waiting_for_approval_logs_cancelled(make_runtime: MakeRuntime, session: Session) -> None:
@@ -101,7 +106,10 @@ async def test_hooks_can_allow_deny_or_ask(make_runtime: MakeRuntime, session: S
     assert (await runtime.run(call("write", {"file_path": "ok.txt", "content": ""}, "h2"))).code is None
     out = await runtime.run(call("read", {"file_path": "ok.txt"}, "h3"))
     assert out.code == "DENIED"
-    assert approval_events(session) == [("asked", "h3"), ("decided:deny", "h3")]
+    assert approval_events(session) == [
+        ("decided:deny", "h1"), ("decided:allow", "h2"), ("asked", "h3"), ("decided:deny", "h3")]
+    decided = [e for e in session.events if isinstance(e, ApprovalDecided)]
+    assert [(e.by, e.decider) for e in decided] == [("hook", "rule"), ("hook", "rule"), ("fake", "user")]
 
 
 async def test_async_hook_and_failing_hook_fail_closed(make_runtime: MakeRuntime) -> None:

@@ -56,8 +56,11 @@ def test_short_values_are_not_masked_by_value() -> None:
 
 
 def test_key_shapes_and_url_credentials_without_registration() -> None:
+    """Key shapes need a random-looking body (issue 35: `sk-abcdefghijkl` or `Bearer abcdefghijk`
+    are words, not keys; tests/hardening/test_redaction_runs.py has the false positives)."""
     r = Redactor()
-    out = r.redact("https://bob:pw123456@h/p?token=abcdef123&x=1 Bearer abcdefghijk sk-abcdefghijkl")
+    out = r.redact("https://bob:pw123456@h/p?token=Zx81kQ2mPw9vLr4T&x=1 Bearer eyJhbGciOi9JIUzI1NiJ9x7Qp "
+                   "sk-proj-4fT9xQ2mLp8vRz1KwY6b")
     assert out == "https://bob:***@h/p?token=***&x=1 Bearer *** ***"
 
 
@@ -93,13 +96,13 @@ def test_registering_while_other_threads_redact_is_safe() -> None:
     threads = [threading.Thread(target=reader) for _ in range(3)]
     for t in threads:
         t.start()
-    for i in range(300):
+    for i in range(100):  # each add compiles the whole alternation again: 300 took 9 s beside the readers
         r.add([f"value-{i:010d}"])
     stop.set()
     for t in threads:
         t.join()
     assert errors == []
-    assert len(r.values) == 300 and r.redact("value-0000000299") == "***"
+    assert len(r.values) == 100 and r.redact("value-0000000099") == "***"
 
 
 def test_ordinary_text_waits_at_most_for_the_end_of_its_word() -> None:

@@ -52,7 +52,7 @@ async def test_invalid_args_carry_the_validation_message(make_runtime: MakeRunti
 
 async def test_tool_raised_and_tool_error(make_runtime: MakeRuntime, frames: Frames) -> None:
     def boom(ctx: ToolContext) -> ToolOutput:
-        raise RuntimeError("kaput sk-abcdefghijklmnop")
+        raise RuntimeError("kaput sk-Qm7Xc2Lp9RtV4bNw8KzY1aFh")
 
     def coded(ctx: ToolContext) -> ToolOutput:
         raise ToolError("specific failure", code="MY_CODE")
@@ -60,7 +60,7 @@ async def test_tool_raised_and_tool_error(make_runtime: MakeRuntime, frames: Fra
     runtime = make_runtime([make_tool("boom", boom), make_tool("coded", coded)])
     out = await runtime.run(call("boom", {}, "b"))
     assert out.code == "TOOL_RAISED" and out.error and out.error.name == "RuntimeError"
-    assert out.text.startswith("Error: RuntimeError: kaput") and "sk-abcdef" not in out.text
+    assert out.text.startswith("Error: RuntimeError: kaput") and "sk-Qm7Xc" not in out.text
     assert frames.phases("b")[-2:] == [("execute", "error"), ("result", "error")]
     out = await runtime.run(call("coded", {}, "k"))
     assert out.code == "MY_CODE" and out.text == "Error: specific failure"

@@ -107,6 +107,7 @@ async def test_duplicate_call_ids_each_get_a_result(
     assert_paired(session)
 
 
+@pytest.mark.integration
 async def test_every_error_path_becomes_a_coded_result(
     make_runtime: MakeRuntime, session: Session, ws: Path
 ) -> None:
@@ -150,10 +151,12 @@ async def test_deferred_contexts_and_conclusion_come_back_after_the_batch(
     assert outcome.concluded
     assert [m.content[0].text for m in outcome.deferred] == ["note from d1", "note from d2"]
     assert all(m.source.kind == "plugin" and m.source.form == "deferred-context" for m in outcome.deferred)
-    assert [e.type for e in session.events] == ["tool/call", "tool/result", "tool/call", "tool/result"]
+    assert [e.type for e in session.events] == ["tool/call", "approval/decided", "tool/result",
+                                                "tool/call", "approval/decided", "tool/result"]
     assert len(session.derive_messages()) == 2  # only the two tool messages; contexts not yet
 
 
+@pytest.mark.integration
 async def test_bash_progress_reaches_frames_not_the_session(
     make_runtime: MakeRuntime, session: Session, frames: Frames
 ) -> None:
@@ -163,7 +166,7 @@ async def test_bash_progress_reaches_frames_not_the_session(
     assert "PROGRESS-LINE-2" in outcome.results[0].message.text
     progress = [f for f in frames if f["frame"]["phase"] == "progress"]
     assert progress and "PROGRESS-LINE" in progress[0]["frame"]["detail"]
-    assert [e.type for e in session.events] == ["tool/call", "tool/result"]
+    assert [e.type for e in session.events] == ["tool/call", "approval/decided", "tool/result"]
     assert all('"progress"' not in session.line(e.seq) for e in session.events)
     assert frames.phases("b")[-1] == ("result", "done")
 

@@ -53,7 +53,7 @@ def test_show_stats_json_has_the_delay_and_the_servers_tokens(tmp_path: Path) ->
     done = cli("show", "--stats", "--json", sid, home=tmp_path / "home", env=env)
     assert done.returncode == 0, done.stderr
     stats: dict[str, Any] = json.loads(done.stdout)
-    assert set(stats) == {"requests", "tools", "turns", "totals"}
+    assert set(stats) == {"requests", "tools", "turns", "totals", "decisions"}
     r1, r2 = stats["requests"]
     events = [json.loads(line) for line in log.read_text().splitlines()[1:]]
     frozen = [e["seq"] for e in events if e["type"] == "request/frozen"]
@@ -116,4 +116,7 @@ def test_a_commands_exit_code_is_its_result_not_ok(tmp_path: Path) -> None:
     text = cli("show", "--stats", sid, home=home).stdout.splitlines()
     rows = [line.split() for line in text[text.index("tools") + 2:] if line.strip()][:4]
     assert [r[3] for r in rows] == ["bash", "read", "edit", "bash"]
-    assert [r[-1] for r in rows] == ["1", "ok", "ok", "0"] and [r[-2] for r in rows] == ["exit", "-", "-", "exit"]
+    assert [r[-1] for r in rows] == ["1", "ok", "ok", "0"] and [r[-2] for r in rows] == ["exit", "(auto)", "(auto)", "exit"]
+    # each call's decision (DECIDED, before RESULT): --approve auto is the legacy mode auto, which decided them all
+    decided = [" ".join(r[-6:-2] if r[-2] == "exit" else r[-5:-1]) for r in rows]
+    assert decided == ["allow by mode (auto)"] * 4

@@ -97,7 +97,7 @@ def test_an_unknown_price_makes_the_total_unknown_and_old_logs_still_fold() -> N
     assert stats.turns[0].cost_usd is not None and stats.turns[1].cost_usd is None
     assert stats.totals.cost_usd is None and stats.totals.duration_ms == 20
     payload = stats.to_json_dict()
-    assert set(payload) == {"requests", "tools", "turns", "totals"}
+    assert set(payload) == {"requests", "tools", "turns", "totals", "decisions"}
     assert {"seq", "model", "ttftMs", "durationMs", "inputTokens", "outputTokens", "costUsd", "contextUsed"} <= set(
         payload["requests"][0])
     assert {"inputTokens", "outputTokens", "costUsd", "durationMs"} <= set(payload["totals"])

@@ -13,8 +13,9 @@ import nbformat
 import pytest
 
 from dsh_notebook.kernel.walkthrough import execute_notebook, notebooks_in
+from dsh_notebook.providers import key_variables
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.e2e]  # tier: the walkthroughs executed as a reader runs them
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 NAMES = [
@@ -26,7 +27,7 @@ NAMES = [
     "06-debugger.ipynb",
     "07-checkpoints.ipynb",
 ]
-_KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+_KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", *key_variables())
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +143,8 @@ def test_04_inspects_diffs_and_resumes(executed: dict[str, Any]) -> None:
     out = text_of(run(executed, NAMES[3]))
     assert "exit code: 0" in out and "read-only: True" in out
     assert "c1: assistant/message" in out and "ProvenanceError BAD_PROVENANCE" in out
-    assert "adds 10 assistant/message, 12 tool/result; drops nothing" in out  # after checkpoint/taken (#3)
+    # after checkpoint/taken (#3); #12 between the call (#11) and its result is the call's approval/decided
+    assert "adds 10 assistant/message, 13 tool/result; drops nothing" in out
     assert "resumed from its log" in out and "reason=resume" in out
     assert "The tests already pass" in out
 
@@ -151,7 +153,7 @@ def test_05_runs_on_the_agent_kernel(executed: dict[str, Any]) -> None:
     nb = run(executed, NAMES[4])
     assert nb.metadata.kernelspec.name == "dsh"
     out = text_of(nb)
-    assert "**read** `README.md`" in out and "demo-math" in out  # a prose cell is a prompt
+    assert "<strong>read</strong> <code>README.md</code>" in out and "demo-math" in out  # a prose cell is a prompt
     assert "from cell [3]" in out and "sent from: cell_id=None execution_count=3" in out
     assert "'the value of x is 42; what can you tell me about it?'" in out  # {x} reached the model
     for tool in ("notebook_read", "inspect_var", "python", "notebook_insert"):

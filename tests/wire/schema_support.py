@@ -1,4 +1,5 @@
-"""Validate wire JSON against the document ``python -m dsh_notebook schema`` prints."""
+"""Validate wire JSON against the document ``python -m dsh_notebook schema`` prints (built in this
+process: ``test_the_document_is_deterministic_across_processes`` pins that the CLI prints exactly it)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from tests.support.cli import dsh
+from dsh_notebook.wire.schema import schema_json
 
 
 @functools.cache
 def document() -> dict[str, Any]:
-    """The schema exactly as the CLI prints it (a real subprocess, as an outside checker sees it)."""
-    out = dsh("schema", check=True).stdout
-    return json.loads(out)  # type: ignore[no-any-return]
+    """The schema as the CLI prints it."""
+    return json.loads(schema_json())  # type: ignore[no-any-return]
 
 
 @functools.cache

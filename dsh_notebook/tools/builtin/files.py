@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ToolError
-from ..base import Tool, ToolContext, ToolOutput
+from ..base import Tool, ToolContext, ToolOutput, argument
 from ..sandbox import Workspace
 from .safe_io import Cancel, LineReader, open_regular, run_io, write_all
 from .search import glob_tool, grep_tool
@@ -218,6 +218,8 @@ read_tool = Tool(
     timeout_s=FILE_TOOL_TIMEOUT_S,
     concurrency_safe=True,
     approval="allow",
+    effect="read",
+    subject=argument("file_path"),
 )
 
 write_tool = Tool(
@@ -228,6 +230,8 @@ write_tool = Tool(
     execute=write_file,
     timeout_s=FILE_TOOL_TIMEOUT_S,
     approval="ask",
+    effect="edit",
+    subject=argument("file_path"),
 )
 
 edit_tool = Tool(
@@ -240,6 +244,8 @@ edit_tool = Tool(
     execute=edit_file,
     timeout_s=FILE_TOOL_TIMEOUT_S,
     approval="ask",
+    effect="edit",
+    subject=argument("file_path"),
 )
 
 __all__ = [

@@ -14,13 +14,15 @@ import asyncio
 import os
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import re2
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ToolError
-from ..base import Tool, ToolContext, ToolOutput
+from ..base import Tool, ToolContext, ToolOutput, argument
 from ..sandbox import Workspace
 from .safe_io import Cancel, open_regular, run_io
 
@@ -225,7 +227,17 @@ glob_tool = Tool(
     execute=glob_files,
     concurrency_safe=True,
     approval="allow",
+    effect="read",
+    subject=argument("pattern"),
 )
+
+
+def _grep_subject(args: Mapping[str, Any]) -> str | None:
+    """`path` when given, else `pattern`
+
+    A grep's rule subject: the folder it searches when it names one, else what it searches for."""
+    return argument("path")(args) if isinstance(args.get("path"), str) else argument("pattern")(args)
+
 
 grep_tool = Tool(
     name="grep",
@@ -239,4 +251,6 @@ grep_tool = Tool(
     timeout_s=GREP_TIMEOUT_S + 10,
     concurrency_safe=True,
     approval="allow",
+    effect="read",
+    subject=_grep_subject,
 )

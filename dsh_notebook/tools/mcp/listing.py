@@ -64,7 +64,7 @@ def parse_add(tokens: list[str]) -> tuple[str, ServerEntry]:
     if "--" in tokens:
         cut = tokens.index("--")
         tokens, command = tokens[:cut], tokens[cut + 1:]
-    parser = argparse.ArgumentParser(prog="mcp add", add_help=False, exit_on_error=False)
+    parser = argparse.ArgumentParser(prog="mcp add", add_help=False, exit_on_error=False, allow_abbrev=False)
     parser.add_argument("name")
     parser.add_argument("--url")
     parser.add_argument("--env", action="append")

@@ -9,7 +9,7 @@ import { deriveMessages, messagesOfSeqs } from "../model/history";
 import { ProvenanceIndex } from "../model/provenance";
 import type { Pricing } from "../model/pricing";
 import { csvLine, CSV_HEADER, eventText, snippetOf, type ExportRow } from "../model/query";
-import { sentLines } from "../model/stats-tables";
+import { sentLines, type StatsPageTable } from "../model/stats-tables";
 import { EventFilter } from "../model/summary";
 import { TrajectoryFold, type SessionStats } from "../model/trajectory";
 import { approvalSeqs, durationsBySeq } from "../model/waterfall";
@@ -31,6 +31,7 @@ export class LocalPages implements PageSource {
   private readonly traj: TrajectoryFold;
   private readonly listings = new Map<string, Listing>();
   private figures: { n: number; stats: SessionStats; durations: Map<number, number> } | null = null;
+  private modeSeen: { n: number; mode: string | null } = { n: 0, mode: null };
 
   constructor(private readonly fold: ClientSessionModel, pricing: Pricing) {
     this.traj = new TrajectoryFold(pricing);
@@ -101,14 +102,26 @@ export class LocalPages implements PageSource {
       error: found.error || null, partial: false };
   }
 
-  private facets(): Facets {
-    const o = this.filterer.options(this.events);
-    return { kind: "facets", count: this.events.length, types: o.types, tools: o.tools, turns: o.turns };
+  /** The mode of the last mode/changed, null when none (observe/pages.py SessionPages.mode). */
+  private modeNow(): string | null {
+    const events = this.events;
+    if (events.length < this.modeSeen.n) this.modeSeen = { n: 0, mode: null }; // the fold was reset
+    for (let i = this.modeSeen.n; i < events.length; i++) {
+      const ev = events[i];
+      if (ev.type === "mode/changed") this.modeSeen.mode = ev.mode;
+    }
+    this.modeSeen.n = events.length;
+    return this.modeSeen.mode;
   }
 
-  private stats(table: "requests" | "tools" | "turns", offset: number, limit: number, seq: number | null): StatsPage {
+  private facets(): Facets {
+    const o = this.filterer.options(this.events);
+    return { kind: "facets", count: this.events.length, types: o.types, tools: o.tools, turns: o.turns, mode: this.modeNow() };
+  }
+
+  private stats(table: StatsPageTable, offset: number, limit: number, seq: number | null): StatsPage {
     const { stats } = this.figuresNow();
-    const all = stats[table] as unknown as { seq: number }[];
+    const all = stats[table] as unknown as { seq?: number }[]; // a decisions row (a mode's) has no seq
     let index: number | null = null;
     if (seq !== null) {
       const i = all.findIndex((r) => r.seq === seq);

@@ -27,6 +27,7 @@ export function payloadCards(events: readonly SessionEvent[], call: ToolCallTrac
   } else {
     cards.push(card("assistant/message", call.assistantSeq, "No assistant/message carries this call (synthetic)."));
     cards.push(card("tool/call", call.callSeq, "Appended by execute_tool_calls() when the call starts."));
+    if (call.policySeq !== undefined) cards.push(card("approval/decided", call.policySeq, ""));
     for (const s of call.approvalSeqs) cards.push(card(events[s]?.type ?? "approval", s, ""));
     cards.push(card("tool/result", call.resultSeq, `Will carry the tool message and sourceEventSeqs: [${call.callSeq ?? "tool/call seq"}].`));
     cards.push(card("request/frozen", call.frozenSeq, "The next request: prepare_request() freezes messageSeqs including the result."));

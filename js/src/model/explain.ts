@@ -1,6 +1,7 @@
 // The words beneath the diagram and in the responsibilities view, filled with real values.
 import type { SessionEvent } from "../types";
 import { resolveMessageSeqs } from "./diff";
+import { decisionText } from "./mode";
 import type { StageNo, ToolCallTrace } from "./stages";
 
 export type Role = "model" | "agent" | "tools" | "session";
@@ -56,6 +57,13 @@ export function requestEdits(events: readonly SessionEvent[], frozenSeq: number 
   return out;
 }
 
+/** " Decided: allow by mode · mode plan (approval/decided #12)." — what decided the call, in which
+ *  permission mode (issue 36); empty before its decision or in a log without one. */
+export function decided(t: ToolCallTrace, events: readonly SessionEvent[]): string {
+  const ev = t.decisionSeq !== undefined ? events[t.decisionSeq] : undefined;
+  return ev && ev.type === "approval/decided" ? ` Decided: ${decisionText(ev)} (approval/decided #${ev.seq}).` : "";
+}
+
 export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly SessionEvent[]): { title: string; text: string } {
   const args = short(t.arguments, 120);
   switch (stage) {
@@ -76,7 +84,7 @@ export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly 
     case 3:
       return {
         title: "The tool runtime takes over",
-        text: `The tool runtime runs ${t.name}(${args}) through prepare → policy → ${t.approvalSeqs.length ? "approval → " : ""}execute → result handling. Progress goes to the view only, never into the history.${argumentsEdited(t, false)}`,
+        text: `The tool runtime runs ${t.name}(${args}) through prepare → policy → ${t.approvalSeqs.length ? "approval → " : ""}execute → result handling. Progress goes to the view only, never into the history.${decided(t, events)}${argumentsEdited(t, false)}`,
       };
     case 4:
       return {
@@ -107,16 +115,18 @@ export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly 
 }
 
 /** One line per role: what it does at this stage, with real function names. */
-export function roleLines(t: ToolCallTrace | undefined, stage: StageNo | 0): Record<Role, string> {
+export function roleLines(t: ToolCallTrace | undefined, stage: StageNo | 0, events: readonly SessionEvent[] = []): Record<Role, string> {
   const c = t?.callId ?? "c1";
   const n = t?.name ?? "read";
+  const ev = t?.decisionSeq !== undefined ? events[t.decisionSeq] : undefined;
+  const decidedBy = ev && ev.type === "approval/decided" ? ` The policy decided: ${decisionText(ev)}.` : "";
   return {
     model: stage === 6 ? `adapter.stream() sends it the frozen request, now holding ${n}'s result for ${c}.`
       : `Produces the intent: the ${n} call ${c} with its arguments in assistant/message. It reads no files itself.`,
     agent: stage === 5 || stage === 6 ? `prepare_request() derives and freezes the next messages for the next step.`
       : `execute_tool_calls() schedules this step's tools; tool/call is logged when ${c} starts.`,
-    tools: stage === 3 ? `Runs ${n}: prepare → policy → execute → result handling (progress only to the view).`
-      : `Executes ${n} under the execution mode and barriers; commit_ready() then commits in call order.`,
+    tools: (stage === 3 ? `Runs ${n}: prepare → policy → execute → result handling (progress only to the view).`
+      : `Executes ${n} under the execution mode and barriers; commit_ready() then commits in call order.`) + decidedBy,
     session: stage === 4 ? `Commits tool/result citing the tool/call seq; commit (memory) and flush (disk) are separate.`
       : `Stores events and projects the surface: derive_messages() gives the history with the result.`,
   };

@@ -3,6 +3,7 @@
 // tool-runtime frames exist for it (a replay, a page reload, a follow that began after the call).
 import type { ToolPhase, ToolState } from "../fold";
 import type { SessionEvent } from "../types";
+import { decisionText } from "./mode";
 import type { ToolCallTrace } from "./stages";
 
 /** Codes the runtime produces while preparing (parse/validate): the body never started. */
@@ -38,6 +39,12 @@ export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace,
   const add = (ev: SessionEvent, phase: string, status: string, detail?: string | null) =>
     phases.push({ phase, status, time: ev.time, seq: ev.seq, detail: detail ?? null });
   add(call, "prepare", "start");
+  // decided without asking (issue 36: every call's decision is logged, with its mode and decider)
+  const policy = t.policySeq !== undefined && t.policySeq <= through ? events[t.policySeq] : undefined;
+  if (policy && policy.type === "approval/decided") {
+    add(policy, "prepare", "done");
+    add(policy, "policy", String(policy.decision), decisionText(policy));
+  }
   let asked = false;
   let decision: string | undefined;
   for (const s of t.approvalSeqs) {
@@ -46,11 +53,11 @@ export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace,
     if (ev.type === "approval/asked") {
       asked = true;
       add(ev, "prepare", "done");
-      add(ev, "policy", "ask", ev.reason ?? undefined);
+      add(ev, "policy", "ask", [ev.reason, ev.mode ? `mode ${ev.mode}` : "", ev.decider ? `asked by ${ev.decider}` : ""].filter(Boolean).join(" · ") || undefined);
       add(ev, "approval", "waiting", ev.approver ?? undefined);
     } else if (ev.type === "approval/decided") {
       decision = String(ev.decision ?? "");
-      add(ev, "approval", decision, ev.by ? `by ${String(ev.by)}` : undefined);
+      add(ev, "approval", decision, ev.decider ? decisionText(ev) : ev.by ? `by ${String(ev.by)}` : undefined);
     }
   }
   const res = t.resultSeq !== undefined && t.resultSeq <= through ? events[t.resultSeq] : undefined;
@@ -59,12 +66,13 @@ export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace,
     const isError = Boolean(res.type === "tool/result" && res.message.isError) || code !== undefined;
     const status = isError ? "error" : "done";
     if (code !== undefined && PREPARE_CODES.has(code)) add(res, "prepare", "error", code);
-    else if (!asked && code !== "ABORTED_BEFORE_DISPATCH") {
+    else if (!asked && !policy && code !== "ABORTED_BEFORE_DISPATCH") {
       add(res, "prepare", "done");
       // no ask was logged: the policy decided on its own (allowed unless the result says DENIED)
       add(res, "policy", code === "DENIED" ? "deny" : "allow");
     }
-    const dispatched = (decision === undefined || decision === "allow") && (code === undefined || !NOT_DISPATCHED.has(code));
+    const allowed = (decision === undefined || decision === "allow") && (!policy || policy.type !== "approval/decided" || policy.decision === "allow");
+    const dispatched = allowed && (code === undefined || !NOT_DISPATCHED.has(code));
     if (dispatched) add(res, "execute", status, code);
     add(res, "result", status, code);
   }

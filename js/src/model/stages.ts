@@ -22,7 +22,12 @@ export interface ToolCallTrace {
   step?: number;
   assistantSeq?: number;
   callSeq?: number;
+  /** approval/asked and the approval/decided that answered it: a person was asked. */
   approvalSeqs: number[];
+  /** the approval/decided of a call decided without asking (by the mode, a rule or a grant). */
+  policySeq?: number;
+  /** the last approval/decided of the call (with asking or without): its `mode` and `decider`. */
+  decisionSeq?: number;
   resultSeq?: number;
   isError?: boolean;
   errorCode?: string;
@@ -91,7 +96,12 @@ export class CallTracer {
       case "approval/decided": {
         const list = this.openByCallId.get(String(ev.callId ?? "")) ?? [];
         const t = [...list].reverse().find((x) => x.callSeq !== undefined && x.resultSeq === undefined);
-        if (t) t.approvalSeqs.push(ev.seq);
+        if (!t) return;
+        if (ev.type === "approval/decided") t.decisionSeq = ev.seq;
+        // a decision with no ask before it is the policy's (mode, rule, grant): not an approval step
+        const asked = t.approvalSeqs.length > 0 && events[t.approvalSeqs[t.approvalSeqs.length - 1]]?.type === "approval/asked";
+        if (ev.type === "approval/decided" && !asked) { if (t.policySeq === undefined) t.policySeq = ev.seq; return; }
+        t.approvalSeqs.push(ev.seq);
         return;
       }
       case "tool/result": {
@@ -154,7 +164,7 @@ export function stageSeq(t: ToolCallTrace, stage: StageNo): number | undefined {
   switch (stage) {
     case 1: return t.assistantSeq ?? t.callSeq;
     case 2: return t.callSeq;
-    case 3: return t.approvalSeqs.length ? t.approvalSeqs[t.approvalSeqs.length - 1] : t.callSeq;
+    case 3: return t.approvalSeqs.length ? t.approvalSeqs[t.approvalSeqs.length - 1] : t.policySeq ?? t.callSeq;
     case 4: return t.resultSeq;
     case 5: return t.deriveSeq;
     case 6: return t.frozenSeq;

@@ -3,7 +3,7 @@
 // (model/trajectory.ts — the one cost computation, model/pricing.ts). The inspector draws them as
 // HTML tables; `formatStats` gives the CLI's exact text (tests/client/test_stats_tables_parity.py).
 import { fmtInt } from "./counts";
-import type { RequestStats, SessionStats, Totals, ToolStats, TurnStats } from "./trajectory";
+import type { ModeDecisions, RequestStats, SessionStats, Totals, ToolStats, TurnStats } from "./trajectory";
 
 /** Python's `f"{x:.{d}f}"` for x >= 0: JS rounds an exact tie up, Python to even. */
 export function pyFixed(x: number, d: number): string {
@@ -25,6 +25,12 @@ export const fmtCost = (usd: number | null): string => (usd === null ? "cost n/a
 export const fmtFraction = (f: number | null): string => (f === null ? "-" : `${pyFixed(f * 100, 1)}%`);
 const costCell = (usd: number | null) => fmtCost(usd).replace("cost n/a", "n/a");
 
+/** `allow by mode (plan)`: a call's decision, what made it, in which mode (stats_view._decided). */
+function decided(t: ToolStats): string {
+  if (t.decision === null) return "-";
+  return `${t.decision} by ${t.decider || "?"}${t.mode ? ` (${t.mode})` : ""}`;
+}
+
 function toolResult(t: ToolStats): string {
   if (t.endTime === null) return "open";
   return t.error || (t.exitCode !== null ? `exit ${t.exitCode}` : "ok");
@@ -44,33 +50,49 @@ export function summaryLine(t: Totals): string {
 
 export interface StatsTable { title: string; head: string[]; rows: string[][]; right: number[]; seqs: number[] }
 
-/** One table of `show --stats`: its head, which columns are right-aligned, each row's cells. */
-export interface TableSpec<R> { title: "requests" | "tools" | "turns"; head: string[]; right: number[]; cells(row: R): string[] }
+/** One table of `show --stats`: its name in a `stats` page query (`table`), its caption (`title`,
+ *  the CLI's), its head, which columns are right-aligned, each row's cells. */
+export interface TableSpec<R> { table: StatsPageTable; title: string; head: string[]; right: number[]; cells(row: R): string[] }
+export type StatsPageTable = "requests" | "tools" | "turns" | "decisions";
 
 export const REQUESTS_TABLE: TableSpec<RequestStats> = {
-  title: "requests", head: ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED", "OUT", "COST", "CONTEXT"],
+  table: "requests", title: "requests",
+  head: ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED", "OUT", "COST", "CONTEXT"],
   right: [0, 4, 5, 6, 7, 8, 9, 10, 11],
   cells: (r) => [String(r.seq), `${r.turn}.${r.step}.${r.attempt}`, `${r.provider}:${r.model}`, r.outcome + (r.error ? ` ${r.error}` : ""),
     fmtStatMs(r.firstByteMs), fmtStatMs(r.ttftMs), fmtStatMs(r.durationMs), fmtTokens(r.inputTokens), fmtTokens(r.cachedInputTokens),
     fmtTokens(r.outputTokens), r.inputTokens === null ? "-" : costCell(r.costUsd), fmtFraction(r.contextUsed)],
 };
 export const TOOLS_TABLE: TableSpec<ToolStats> = {
-  title: "tools", head: ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "RESULT"], right: [0, 4, 5],
+  table: "tools", title: "tools", head: ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "DECIDED", "RESULT"],
+  right: [0, 4, 5],
   cells: (t) => [String(t.seq), `${t.turn}.${t.step}`, t.callId, t.name, fmtStatMs(t.durationMs), fmtStatMs(t.approvalWaitMs),
-    t.approval || "-", toolResult(t)],
+    t.approval || "-", decided(t), toolResult(t)],
 };
 export const TURNS_TABLE: TableSpec<TurnStats> = {
-  title: "turns", head: ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST", "CONTEXT"],
+  table: "turns", title: "turns", head: ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST", "CONTEXT"],
   right: [0, 2, 3, 4, 5, 6, 7, 8, 9],
   cells: (t) => [String(t.turn), t.reason || "running", String(t.steps.length), String(t.requests), String(t.toolCalls),
     fmtStatMs(t.durationMs), fmtTokens(t.inputTokens), fmtTokens(t.outputTokens), costCell(t.costUsd), fmtFraction(t.contextUsed)],
 };
+/** Decisions by permission mode: a row per mode, no event of its own (its seq: -1, no link). */
+export const DECISIONS_TABLE: TableSpec<ModeDecisions> = {
+  table: "decisions", title: "decisions by mode",
+  head: ["MODE", "DECISIONS", "ALLOW", "DENY", "CANCELLED", "ASKED", "BY RULE", "BY GRANT", "BY MODE", "BY USER"],
+  right: [1, 2, 3, 4, 5, 6, 7, 8, 9],
+  cells: (d) => [d.mode, d.decisions, d.allow, d.deny, d.cancelled, d.asked, d.byRule, d.byGrant, d.byMode, d.byUser].map(String),
+};
+/** The tables in the order `show --stats` prints them. */
+export const STATS_TABLES = [REQUESTS_TABLE, TOOLS_TABLE, TURNS_TABLE, DECISIONS_TABLE] as readonly TableSpec<never>[];
 
-/** The three tables of `show --stats` (requests, tools, turns); `seqs`: the event of each row. */
+/** The four tables of `show --stats` (requests, tools, turns, decisions by mode); `seqs`: the
+ *  event of each row (a mode's row: none, -1). */
 export function statsTables(stats: SessionStats): StatsTable[] {
-  const table = <R extends { seq: number }>(spec: TableSpec<R>, rows: R[]): StatsTable =>
-    ({ title: spec.title, head: spec.head, right: spec.right, seqs: rows.map((r) => r.seq), rows: rows.map(spec.cells) });
-  return [table(REQUESTS_TABLE, stats.requests), table(TOOLS_TABLE, stats.tools), table(TURNS_TABLE, stats.turns)];
+  const table = <R>(spec: TableSpec<R>, rows: R[]): StatsTable =>
+    ({ title: spec.title, head: spec.head, right: spec.right, rows: rows.map(spec.cells),
+      seqs: rows.map((r) => (typeof (r as { seq?: unknown }).seq === "number" ? (r as { seq: number }).seq : -1)) });
+  return [table(REQUESTS_TABLE, stats.requests), table(TOOLS_TABLE, stats.tools), table(TURNS_TABLE, stats.turns),
+    table(DECISIONS_TABLE, stats.decisions)];
 }
 
 /** What the requests carried, one line per change (stats_view.sent_lines). */
@@ -105,8 +127,8 @@ function textTable(t: StatsTable): string[] {
 
 /** `show --stats` as text, exactly as the CLI prints it. */
 export function formatStats(stats: SessionStats): string {
-  const [reqs, tools, turns] = statsTables(stats);
-  const lines = [...textTable(reqs), ...sentLines(stats), "", ...textTable(tools), "", ...textTable(turns), "",
+  const [reqs, tools, turns, modes] = statsTables(stats);
+  const lines = [...textTable(reqs), ...sentLines(stats), "", ...textTable(tools), "", ...textTable(turns), "", ...textTable(modes), "",
     `total: ${summaryLine(stats.totals)}  (prices as of ${stats.totals.pricesAsOf})`];
   return `${lines.join("\n")}\n`;
 }

@@ -44,9 +44,11 @@ export function summarize(ev: SessionEvent): string {
       return `${r?.kind ?? ""}${r?.cause ? ` (${r.cause}${limit})` : ""}${r?.error?.code ? ` ${r.error.code}` : ""}`;
     }
     case "approval/asked":
-      return `${ev.name} ${ev.callId}${ev.reason ? ` · ${String(ev.reason)}` : ""}`;
+      return `${ev.name} ${ev.callId}${ev.mode ? ` · mode ${ev.mode}` : ""}${ev.decider ? ` · asked by ${ev.decider}` : ""}${ev.reason ? ` · ${String(ev.reason)}` : ""}`;
     case "approval/decided":
-      return `${ev.name} ${ev.callId} → ${String(ev.decision)}${ev.by ? ` by ${String(ev.by)}` : ""}${ev.rule ? ` · ${String(ev.rule)}` : ""}`;
+      return `${ev.name} ${ev.callId} → ${String(ev.decision)}${ev.decider ?? ev.by ? ` by ${ev.decider ?? ev.by}` : ""}${ev.decider && ev.by && ev.by !== ev.decider ? ` (${String(ev.by)})` : ""}${ev.mode ? ` · mode ${ev.mode}` : ""}${ev.nextMode ? ` → ${ev.nextMode}` : ""}${ev.rule ? ` · ${String(ev.rule)}` : ""}`;
+    case "mode/changed":
+      return `${ev.previous ?? "?"} → ${ev.mode}${ev.by ? ` by ${ev.by}` : ""}${ev.reason ? ` · ${ev.reason}` : ""}`;
     case "context/compacted":
       return `${String(ev.trigger)} · ${typeof ev.replaced === "number" ? countOf(ev.replaced, "node") : `${String(ev.replaced)} nodes`} #${String(ev.startSeq)}..#${String(ev.endSeq)} → summary #${String(ev.summarySeq)} · ~${String(ev.tokensBefore)} → ~${String(ev.tokensAfter)} tokens`;
     case "llm/retry":
@@ -60,7 +62,13 @@ export function summarize(ev: SessionEvent): string {
     case "checkpoint/changes":
       return `+${ev.addedCount ?? ev.added?.length ?? 0} ~${ev.modifiedCount ?? ev.modified?.length ?? 0} -${ev.deletedCount ?? ev.deleted?.length ?? 0} files${ev.variables?.length ? ` · variables ${ev.variables.map((v) => v.name).join(", ")}` : ""}`;
     case "checkpoint/restored":
-      return `to turn ${ev.toTurn} · ${ev.written?.length ?? 0} restored, ${ev.removed?.length ?? 0} removed${ev.conflicts?.length ? `, ${countOf(ev.conflicts.length, "conflict")}` : ""}${ev.forked ? ` · forked ${ev.forked}` : ""}`;
+      return `to turn ${ev.toTurn} · ${ev.written?.length ?? 0} restored, ${ev.removed?.length ?? 0} removed${ev.conflicts?.length ? `, ${countOf(ev.conflicts.length, "conflict")}` : ""}${ev.kept?.length ? `, ${ev.kept.length} kept` : ""}${ev.rolledBack ? " · rolled back" : ""}${ev.forked ? ` · forked ${ev.forked}` : ""}`;
+    case "checkpoint/reverted":
+      return `${ev.paths.join(", ")} back to turn ${ev.toTurn}${ev.conflicts?.length ? ` · ${countOf(ev.conflicts.length, "conflict")}` : ""}${ev.failed?.length ? ` · ${ev.failed.length} failed` : ""}`;
+    case "checkpoint/kept":
+      return `turn ${ev.turn} · kept ${ev.paths.join(", ")}`;
+    case "checkpoint/failed":
+      return `${ev.phase} of turn ${ev.turn ?? "?"} · ${ev.code}: ${ev.message}`;
     default:
       return "";
   }

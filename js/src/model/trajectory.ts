@@ -21,7 +21,14 @@ export interface RequestStats {
 export interface ToolStats {
   callId: string; name: string; seq: number; turn: number; step: number; startTime: number; endTime: Ms;
   resultSeq: number | null; durationMs: Ms; approvalAskedTime: Ms; approvalWaitMs: Ms; approval: string | null;
+  /** the permission mode its decision was made in, what decided it, and the decision (issue 36) */
+  mode: string | null; decider: string | null; decision: string | null;
   runMs: Ms; error: string | null; exitCode: number | null;
+}
+/** The decisions made in one permission mode (stats.py `ModeDecisions`); "unrecorded": an older log. */
+export interface ModeDecisions {
+  mode: string; decisions: number; allow: number; deny: number; cancelled: number; asked: number;
+  byRule: number; byGrant: number; byMode: number; byUser: number;
 }
 export interface StepStats { step: number; seq: number; startTime: number; endTime: Ms; durationMs: Ms }
 export interface Totals {
@@ -33,7 +40,9 @@ export interface Totals {
 export interface TurnStats extends Totals {
   turn: number; seq: number; startTime: number; endSeq: number | null; endTime: Ms; reason: string | null; steps: StepStats[];
 }
-export interface SessionStats { requests: RequestStats[]; tools: ToolStats[]; turns: TurnStats[]; totals: Totals }
+export interface SessionStats { requests: RequestStats[]; tools: ToolStats[]; turns: TurnStats[]; totals: Totals; decisions: ModeDecisions[] }
+
+const BY: Record<string, "byRule" | "byGrant" | "byMode" | "byUser"> = { rule: "byRule", grant: "byGrant", mode: "byMode", user: "byUser" };
 
 /** The exit code a command's result ends with ("[exit code: N]", the bash tool's last line) — as
  *  ToolMessage.exit_code in dsh_notebook/wire/messages.py. */
@@ -55,6 +64,8 @@ export class TrajectoryFold {
   private readonly calls = new Map<number, ToolStats>();
   private readonly byId = new Map<string, ToolStats>();
   private readonly asked = new Map<string, number>();
+  /** decisions by permission mode, in the order the modes first decided */
+  readonly decisions = new Map<string, ModeDecisions>();
   private turn: OpenTurn | null = null;
   private through = -1;
   private sent: Record<string, unknown> = {}; // the last request/header's config: what every request carries
@@ -121,17 +132,22 @@ export class TrajectoryFold {
       }
       case "tool/call": {
         const t: ToolStats = { callId: ev.callId, name: ev.name, seq: ev.seq, turn: ev.turn, step: ev.step, startTime: ev.time,
-          endTime: null, resultSeq: null, durationMs: null, approvalAskedTime: null, approvalWaitMs: null, approval: null, runMs: null, error: null, exitCode: null };
+          endTime: null, resultSeq: null, durationMs: null, approvalAskedTime: null, approvalWaitMs: null, approval: null,
+          mode: null, decider: null, decision: null, runMs: null, error: null, exitCode: null };
         this.calls.set(ev.seq, t); this.byId.set(ev.callId, t); this.tools.push(t);
         return;
       }
-      case "approval/asked": this.asked.set(ev.callId, ev.time); return;
+      case "approval/asked": this.asked.set(ev.callId, ev.time); this.modeCounts(ev.mode).asked += 1; return;
       case "approval/decided": {
         const t = this.byId.get(ev.callId), at = this.asked.get(ev.callId);
         if (t && at !== undefined) {
           this.asked.delete(ev.callId);
           t.approvalAskedTime = at; t.approvalWaitMs = ms(ev.time, at); t.approval = ev.decision;
         }
+        if (t) { t.mode = ev.mode ?? null; t.decider = ev.decider ?? null; t.decision = ev.decision; }
+        const c = this.modeCounts(ev.mode);
+        c.decisions += 1; c[ev.decision] += 1;
+        if (ev.decider) c[BY[ev.decider]] += 1;
         return;
       }
       case "tool/result": {
@@ -168,6 +184,16 @@ export class TrajectoryFold {
     }
   }
 
+  private modeCounts(mode: string | null | undefined): ModeDecisions {
+    const key = mode || "unrecorded";
+    let c = this.decisions.get(key);
+    if (!c) {
+      c = { mode: key, decisions: 0, allow: 0, deny: 0, cancelled: 0, asked: 0, byRule: 0, byGrant: 0, byMode: 0, byUser: 0 };
+      this.decisions.set(key, c);
+    }
+    return c;
+  }
+
   /** Token, cost and approval totals of `reqs` / `tools` (stats.py `_add`). */
   totalsOf(reqs: readonly RequestStats[], tools: readonly ToolStats[]): Omit<Totals, "turns" | "durationMs"> {
     let n = 0, tin = 0, cached = 0, tout = 0, reasoning = 0, unpriced = false, cost = 0, priced = 0;
@@ -195,7 +221,8 @@ export class TrajectoryFold {
     const turns: TurnStats[] = this.turns.map((t) => ({ ...this.totalsOf(reqsBy.get(t.turn) ?? [], toolsBy.get(t.turn) ?? []),
       turns: 1, durationMs: t.durationMs ?? 0, turn: t.turn, seq: t.seq, startTime: t.startTime, endSeq: t.endSeq,
       endTime: t.endTime, reason: t.reason, steps: t.steps.map((s) => ({ ...s })) }));
-    return { requests: this.requests.map((r) => ({ ...r })), tools: this.tools.map((t) => ({ ...t })), turns, totals: this.totals() };
+    return { requests: this.requests.map((r) => ({ ...r })), tools: this.tools.map((t) => ({ ...t })), turns, totals: this.totals(),
+      decisions: [...this.decisions.values()].map((d) => ({ ...d })) };
   }
 
   /** The session totals (what the loop widget's header shows). */

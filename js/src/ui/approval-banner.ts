@@ -1,9 +1,24 @@
 // The approval banner of the widget header: every call the agent waits on now (the run's real
 // state, not the animated stage), with the full command or the edit as a diff, and the buttons.
-import { approvalDetail, waitingKey, type ApprovalDetail, type WaitingApproval } from "../model/approval";
+// exit_plan_mode (plan mode, issue 36) shows the plan and asks which mode the work continues in —
+// accept-edits or default — or to keep planning with feedback; notebook_insert is never granted
+// "for this session" (a person decides each one, issue 37).
+import { approvalDetail, visibleLines, waitingKey, type ApprovalDetail, type WaitingApproval } from "../model/approval";
 import { h, replace } from "./dom";
 
-export type Decide = (callId: string, decision: "allow" | "deny", scope: "call" | "session") => Promise<unknown> | void;
+export interface PlanAnswer { mode?: "accept-edits" | "default"; feedback?: string }
+export type Decide = (callId: string, decision: "allow" | "deny", scope: "call" | "session", plan?: PlanAnswer) => Promise<unknown> | void;
+
+/** The tools an "allow for this session" never covers. */
+const NEVER_GRANTED = new Set(["notebook_insert", "exit_plan_mode"]);
+
+function planOf(args: string): string {
+  try {
+    const v = JSON.parse(args) as { plan?: unknown };
+    if (v && typeof v.plan === "string") return v.plan;
+  } catch { /* shown as sent */ }
+  return args;
+}
 
 function detailEl(d: ApprovalDetail): HTMLElement {
   switch (d.kind) {
@@ -22,20 +37,45 @@ function detailEl(d: ApprovalDetail): HTMLElement {
   }
 }
 
+function button(w: WaitingApproval, cls: string, label: string, title: string, fn: () => Promise<unknown> | void): HTMLButtonElement {
+  const b = h("button", { class: `dsh-btn ${cls}`, type: "button", "data-call-id": w.callId, title }, label) as HTMLButtonElement;
+  // disabled while the decision travels; enabled again if it failed (the banner stays)
+  b.addEventListener("click", () => { b.disabled = true; void Promise.resolve(fn()).catch(() => undefined).finally(() => { b.disabled = false; }); });
+  return b;
+}
+
+function planItemEl(w: WaitingApproval, decide: Decide): HTMLElement {
+  const feedbackId = `dsh-plan-feedback-${w.callId.replace(/[^\w-]/g, "_")}`;
+  const feedback = h("textarea", { class: "dsh-plan-feedback", id: feedbackId, rows: 2, "data-call-id": w.callId,
+    placeholder: "what to change in the plan (sent to the agent with Keep planning)" }) as HTMLTextAreaElement;
+  return h("div", { class: "dsh-approval-item dsh-approval-plan", "data-call-id": w.callId, role: "group", "aria-label": "the agent's plan" },
+    h("div", { class: "dsh-approval-title" }, `The agent presents its plan (${w.callId}): approve it to start the work, or keep planning`),
+    h("pre", { class: "dsh-approval-command dsh-plan-text", "aria-label": "plan" }, visibleLines(planOf(w.arguments))),
+    h("div", { class: "dsh-approval-buttons" },
+      button(w, "dsh-allow dsh-plan-accept-edits", "Approve · continue in accept-edits",
+        "approve the plan; from now on workspace edits run without asking (bash and python still ask)",
+        () => decide(w.callId, "allow", "call", { mode: "accept-edits" })),
+      button(w, "dsh-allow dsh-plan-default", "Approve · continue in default",
+        "approve the plan; from now on writes, edits, bash and python ask",
+        () => decide(w.callId, "allow", "call", { mode: "default" }))),
+    h("label", { class: "dsh-plan-feedback-label", for: feedbackId }, "Feedback"),
+    feedback,
+    h("div", { class: "dsh-approval-buttons" },
+      button(w, "dsh-deny dsh-plan-keep", "Keep planning", "send the plan back (with the feedback above); the session stays in plan mode",
+        () => decide(w.callId, "deny", "call", feedback.value.trim() ? { feedback: feedback.value.trim() } : {}))));
+}
+
 function itemEl(w: WaitingApproval, decide: Decide): HTMLElement {
-  const btn = (cls: string, label: string, title: string, fn: () => Promise<unknown> | void) => {
-    const b = h("button", { class: `dsh-btn ${cls}`, type: "button", "data-call-id": w.callId, title }, label);
-    // disabled while the decision travels; enabled again if it failed (the banner stays)
-    b.addEventListener("click", () => { b.disabled = true; void Promise.resolve(fn()).catch(() => undefined).finally(() => { b.disabled = false; }); });
-    return b;
-  };
+  if (w.name === "exit_plan_mode") return planItemEl(w, decide);
+  const btn = (cls: string, label: string, title: string, fn: () => Promise<unknown> | void) => button(w, cls, label, title, fn);
   return h("div", { class: "dsh-approval-item", "data-call-id": w.callId },
     h("div", { class: "dsh-approval-title" }, `The agent waits for your approval: ${w.name} · ${w.callId}${w.reason ? ` — ${w.reason}` : ""}`),
     detailEl(approvalDetail(w.name, w.arguments)),
     h("div", { class: "dsh-approval-buttons" },
       btn("dsh-allow", "Allow", "allow this call", () => decide(w.callId, "allow", "call")),
       btn("dsh-deny", "Deny", "deny this call", () => decide(w.callId, "deny", "call")),
-      btn("dsh-allow-session", "Allow for this session", "allow this tool (for bash: a read-only command name, else this exact command) for the rest of the session",
+      NEVER_GRANTED.has(w.name) ? null : btn("dsh-allow-session", "Allow for this session",
+        "allow this tool (for bash: a read-only command name, else this exact command) for the rest of the session",
         () => decide(w.callId, "allow", "session"))));
 }
 

@@ -1,8 +1,11 @@
 // Checkpoints in the widgets (issue 26): the loop header's `+a ~m -d` of the last turn that changed
 // files, and the inspector's review of a `checkpoint/changes` event — each file with Keep / Revert
-// (Revert of one file is a rewind of that file alone: `session/rewind` with `paths`) and a Diff
-// toggle that fetches the file's unified diff (`session/diff`, read from the checkpoint blobs).
-import type { CheckpointChanges, FileChange, FileDiff, Rewound, TurnDiff } from "../wire.gen";
+// and a Diff toggle that fetches the file's unified diff (`session/diff`, read from the checkpoint
+// blobs). Both decisions are events the host logs (issue 38 item 4): Revert is a rewind of that
+// file alone (`session/rewind` with `paths` → `checkpoint/reverted`), Keep is `session/keep` →
+// `checkpoint/kept`; later rewinds and undos respect them. A read-only review (a saved log with no
+// host) shows the decisions already logged.
+import type { CheckpointChanges, FileChange, FileDiff, KeptFiles, Rewound, TurnDiff } from "../wire.gen";
 import type { SessionEvent } from "../types";
 import type { Remote } from "../remote";
 import { h } from "./dom";
@@ -29,6 +32,7 @@ export function changesBadge(events: readonly SessionEvent[]): HTMLElement | nul
 }
 
 type Revert = (paths: string[]) => Promise<Rewound>;
+type Keep = (paths: string[]) => Promise<KeptFiles>;
 /** The diffs of these files of the turn (`session/diff` with `paths`). */
 export type DiffFetch = (paths: string[]) => Promise<TurnDiff>;
 
@@ -85,8 +89,22 @@ function outcome(res: Rewound, paths: string[]): string {
   return done.length ? "reverted" : "already as before the turn";
 }
 
+/** The decisions already logged on turn `turn`'s files: path → "kept" | "reverted" (the latest wins). */
+export function decisionsOf(events: readonly SessionEvent[], turn: number): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const ev of events) {
+    if (ev.type === "checkpoint/kept" && ev.turn === turn) for (const p of ev.paths) out.set(p, "kept");
+    if (ev.type === "checkpoint/reverted" && ev.toTurn === turn) {
+      const held = new Set(ev.conflicts ?? []);
+      for (const p of ev.paths) if (!held.has(p)) out.set(p, "reverted");
+    }
+  }
+  return out;
+}
+
 /** The review of one turn's changes: a row per file with Diff / Keep / Revert. */
-export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff: DiffFetch | null = null): HTMLElement {
+export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff: DiffFetch | null = null,
+  keepFn: Keep | null = null, decided: Map<string, string> = new Map()): HTMLElement {
   const moved = new Set((ev.added ?? []).map((f) => f.renamedFrom).filter((p): p is string => !!p));
   const rows: [string, FileChange, string[]][] = [
     ...(ev.added ?? []).map((f): [string, FileChange, string[]] => f.renamedFrom ? ["renamed", f, [f.path, f.renamedFrom]] : ["added", f, [f.path]]),
@@ -96,10 +114,19 @@ export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff
   const list = h("ul", { class: "dsh-changes-list", "aria-label": `files turn ${ev.turn} changed` });
   for (const [kind, f, paths] of rows) {
     const status = h("span", { class: "dsh-change-status", role: "status" });
-    const keep = h("button", { class: "dsh-btn dsh-keep", type: "button", title: "keep the agent's change" }, "Keep");
+    const keep = h("button", { class: "dsh-btn dsh-keep", type: "button", disabled: keepFn === null,
+      title: keepFn ? "keep the agent's change: later rewinds and undos leave it" : "read-only: no host to record it" }, "Keep");
     const back = h("button", { class: "dsh-btn dsh-revert", type: "button", disabled: revert === null,
       title: revert ? `put ${paths.join(" and ")} back as at the start of turn ${ev.turn}` : "read-only: no host to rewind" }, "Revert");
-    keep.addEventListener("click", () => { status.textContent = "kept"; keep.disabled = back.disabled = true; });
+    const already = decided.get(f.path);
+    if (already) status.textContent = already;
+    keep.addEventListener("click", () => {
+      if (!keepFn) return;
+      keep.disabled = back.disabled = true;
+      status.textContent = "keeping…";
+      keepFn(paths.filter((p) => p === f.path)).then(() => { status.textContent = "kept"; back.disabled = false; })
+        .catch((e: Error) => { status.textContent = `keep failed: ${e.message}`; keep.disabled = back.disabled = false; });
+    });
     back.addEventListener("click", () => {
       if (!revert) return;
       keep.disabled = back.disabled = true;
@@ -121,8 +148,11 @@ export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff
 }
 
 /** The inspector's review of one turn's changes, wired to the host when the session is known. */
-export function reviewChanges(ev: CheckpointChanges, sessionId: string | null | undefined, remote: Remote): HTMLElement {
-  if (!sessionId) return renderChanges(ev, null, null);
+export function reviewChanges(ev: CheckpointChanges, sessionId: string | null | undefined, remote: Remote,
+  events: readonly SessionEvent[] = []): HTMLElement {
+  const decided = decisionsOf(events, ev.turn);
+  if (!sessionId) return renderChanges(ev, null, null, null, decided);
   return renderChanges(ev, (paths) => remote.rewind({ sessionId, toTurn: ev.turn, paths, files: true }),
-    (paths) => remote.diff({ sessionId, turn: ev.turn, paths }));
+    (paths) => remote.diff({ sessionId, turn: ev.turn, paths }),
+    (paths) => remote.keep({ sessionId, turn: ev.turn, paths }), decided);
 }

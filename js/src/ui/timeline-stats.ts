@@ -1,11 +1,11 @@
-// The inspector's "Stats" view: the `show --stats` tables (requests, tools, turns, what the
-// requests carried, the total) as HTML tables with the CLI's exact cells (model/stats-tables.ts),
+// The inspector's "Stats" view: the `show --stats` tables (requests, tools, turns, decisions by
+// permission mode, what the requests carried, the total) as HTML tables with the CLI's exact cells (model/stats-tables.ts),
 // their rows from the session's pages (data/pages.ts: computed here for a short session, the
 // kernel's for a long one) and drawn only around what is scrolled into view — a table of 33,000
 // rows is a screenful of <tr>s. A row's seq is a link that selects its event. Also mounts the
 // Timeline and Stats toggles.
 import type { PageSource } from "../data/pages";
-import { REQUESTS_TABLE, summaryLine, TOOLS_TABLE, TURNS_TABLE, type TableSpec } from "../model/stats-tables";
+import { STATS_TABLES, summaryLine, type TableSpec } from "../model/stats-tables";
 import type { Totals } from "../model/trajectory";
 import type { StatsPage } from "../wire.gen";
 import { h, replace } from "./dom";
@@ -14,17 +14,16 @@ import { createTimeline } from "./timeline";
 const ROW_H = 21; // px, .dsh-stats-box tr
 const PAGE = 100;
 const MARGIN = 15;
-type Table = "requests" | "tools" | "turns";
 
 function tableView(spec: TableSpec<never>, pages: PageSource): { el: HTMLElement; draw(): void } {
   const tbody = h("tbody");
-  const table = h("table", { class: `dsh-stats-table dsh-stats-${spec.title}`, "data-table": spec.title },
+  const table = h("table", { class: `dsh-stats-table dsh-stats-${spec.title.replace(/ /g, "-")}`, "data-table": spec.title },
     h("caption", null, spec.title),
     h("thead", null, h("tr", null, ...spec.head.map((c, i) => h("th", { scope: "col", class: spec.right.includes(i) ? "dsh-num" : null }, c)))),
     tbody);
   const box = h("div", { class: "dsh-stats-box", tabindex: 0, role: "region", "aria-label": `${spec.title} table` }, table);
   let drawn = "";
-  const page = (offset: number) => pages.get({ kind: "stats", table: spec.title as Table, offset, limit: PAGE });
+  const page = (offset: number) => pages.get({ kind: "stats", table: spec.table, offset, limit: PAGE });
   function draw(): void {
     const first = page(0);
     if (!first) { if (!drawn) replace(tbody, h("tr", null, h("td", { colspan: spec.head.length, class: "dsh-muted" }, "loading…"))); return; }
@@ -37,11 +36,12 @@ function tableView(spec: TableSpec<never>, pages: PageSource): { el: HTMLElement
     let missing = false;
     for (let i = a; i < b; i++) {
       const p = page(Math.floor(i / PAGE) * PAGE);
-      const r = p?.rows?.[i - p.offset] as { seq: number } | undefined;
+      const r = p?.rows?.[i - p.offset] as { seq?: number } | undefined;
       if (!r) { missing = true; rows.push(h("tr", { class: "dsh-stats-pending" }, h("td", { colspan: spec.head.length, class: "dsh-muted" }, "…"))); continue; }
       const cells = spec.cells(r as never);
-      rows.push(h("tr", { "data-seq": r.seq }, ...cells.map((c, k) => h("td", { class: spec.right.includes(k) ? "dsh-num" : null },
-        k === 0 ? h("button", { class: "dsh-link dsh-seqlink", type: "button", "data-seq": r.seq, title: `select event #${r.seq}` }, c) : c))));
+      const seq = typeof r.seq === "number" ? r.seq : -1; // a mode's row has no event
+      rows.push(h("tr", { "data-seq": seq }, ...cells.map((c, k) => h("td", { class: spec.right.includes(k) ? "dsh-num" : null },
+        k === 0 && seq >= 0 ? h("button", { class: "dsh-link dsh-seqlink", type: "button", "data-seq": seq, title: `select event #${seq}` }, c) : c))));
     }
     const key = `${a}:${b}:${first.count}:${missing}`;
     if (key === drawn) return;
@@ -55,12 +55,11 @@ function tableView(spec: TableSpec<never>, pages: PageSource): { el: HTMLElement
 }
 
 export function createStatsView(pages: PageSource, onSelect: (seq: number) => void): { el: HTMLElement; update(): void } {
-  const el = h("div", { class: "dsh-stats", role: "region", "aria-label": "show --stats: requests, tools, turns" });
-  const tables = [tableView(REQUESTS_TABLE as TableSpec<never>, pages), tableView(TOOLS_TABLE as TableSpec<never>, pages),
-    tableView(TURNS_TABLE as TableSpec<never>, pages)];
+  const el = h("div", { class: "dsh-stats", role: "region", "aria-label": "show --stats: requests, tools, turns, decisions by mode" });
+  const tables = STATS_TABLES.map((spec) => tableView(spec, pages));
   const sent = h("pre", { class: "dsh-stats-sent" });
   const total = h("div", { class: "dsh-stats-total" });
-  el.append(tables[0].el, sent, tables[1].el, tables[2].el, total);
+  el.append(tables[0].el, sent, tables[1].el, tables[2].el, tables[3].el, total);
   el.addEventListener("click", (e) => {
     const b = (e.target as Element | null)?.closest?.("[data-seq]") as HTMLElement | null;
     if (b && b.tagName === "BUTTON") onSelect(Number(b.dataset.seq));
@@ -98,7 +97,7 @@ export function sessionViews(pages: PageSource, onSelect: (seq: number) => void,
   const buttons = [
     toggle("dsh-f-timeline", "Timeline", "the whole session: turns, requests and tool calls on one time axis (idle gaps cut), tokens and cost", tl.el,
       (open) => { if (!open) tl.clear(); }),
-    toggle("dsh-f-stats", "Stats", "the show --stats tables: requests, tools, turns", stPane, (open) => {
+    toggle("dsh-f-stats", "Stats", "the show --stats tables: requests, tools, turns, decisions by mode", stPane, (open) => {
       if (open) { st = createStatsView(pages, onSelect); replace(stPane, st.el); } else { st = null; replace(stPane); }
     }),
   ];
