@@ -119,4 +119,23 @@ describe("the turn filter's combobox", () => {
     (list.querySelector('[data-value="7"]') as HTMLElement).click();
     expect(picked[picked.length - 1]).toBe("7");
   });
+
+  it("typed before the values came, the first match is active once they do; an arrow then moves it", () => {
+    const picked: string[] = [];
+    const cb = createCombobox("dsh-f-turn", "filter by turn", "all turns", (v) => picked.push(v));
+    document.body.append(cb.el);
+    const input = cb.input;
+    type(input, "7");
+    type(input, "77"); // a long session's turns come with the kernel's facets, after the first keys
+    const activeText = () => document.getElementById(input.getAttribute("aria-activedescendant") ?? "")?.textContent;
+    expect(activeText()).toBe("all turns");
+    cb.setValues(Array.from({ length: 1000 }, (_, i) => i + 1));
+    expect(activeText()).toBe("77");
+    key(input, "ArrowDown");
+    expect(activeText()).toBe("770");
+    cb.setValues(Array.from({ length: 1001 }, (_, i) => i + 1)); // more turns: the arrow's choice stays
+    expect(activeText()).toBe("770");
+    key(input, "Enter");
+    expect(picked).toEqual(["770"]);
+  });
 });

@@ -207,7 +207,9 @@ def test_history_follows_the_stage_pacing_and_predict(lab: Lab, page: Any) -> No
 
     loop.locator(".dsh-steponly").first.check()
     # play under hold says so, and a press would release the hold (issue 37 item 5)
-    wait_until(lambda: loop.locator(".dsh-play").first.inner_text() == "▶ play (hold on)", timeout=5, what="play says the hold is on")
+    play = loop.locator(".dsh-play").first  # its play symbol an inline SVG, the words beside it
+    wait_until(lambda: play.inner_text().strip() == "play (hold on)" and play.locator("svg").count() == 1, timeout=5,
+               what="play says the hold is on")
     index = int(loop.get_attribute("data-step-index") or -1)
     # nothing moves on its own: a check that something does not happen needs the time in which it
     # would; that is the widget's own pace, measured above (a step at 0.5x, twice: longer than a

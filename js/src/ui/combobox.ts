@@ -31,6 +31,7 @@ export function createCombobox(cls: string, label: string, all: string, onPick: 
   let values: string[] = [];
   let shown: string[] = [];
   let active = -1;
+  let typed = false; // the active option follows the text (the first match) until an arrow moves it
   let picked = "";
 
   const matching = (text: string): string[] => {
@@ -43,6 +44,8 @@ export function createCombobox(cls: string, label: string, all: string, onPick: 
   function draw(): void {
     const found = matching(input.value);
     shown = ["", ...found.slice(0, MAX_SHOWN)];
+    // typed before the values came (a long session's turns arrive with its facets): still the first match
+    if (typed) active = input.value.trim() && shown.length > 1 ? 1 : 0;
     if (active >= shown.length) active = shown.length - 1;
     list.dataset.matches = String(found.length);
     list.replaceChildren(...shown.map((v, i) => h("li", { class: `dsh-combo-opt${i === active ? " dsh-combo-active" : ""}`, id: optionId(i),
@@ -63,6 +66,7 @@ export function createCombobox(cls: string, label: string, all: string, onPick: 
     list.hidden = true;
     list.remove();
     active = -1;
+    typed = false;
     input.setAttribute("aria-expanded", "false");
     input.removeAttribute("aria-activedescendant");
   }
@@ -73,7 +77,7 @@ export function createCombobox(cls: string, label: string, all: string, onPick: 
     onPick(v);
   }
   // typing makes the first match the active option (Enter picks it); an empty text, "all"
-  input.addEventListener("input", () => { active = input.value.trim() ? 1 : 0; open(); draw(); });
+  input.addEventListener("input", () => { typed = true; open(); draw(); });
   input.addEventListener("focus", () => input.select());
   input.addEventListener("blur", () => {
     setTimeout(() => { if (document.activeElement !== input) { close(); input.value = picked; } }, 0);
@@ -82,11 +86,13 @@ export function createCombobox(cls: string, label: string, all: string, onPick: 
     const k = e.key;
     if (k === "ArrowDown" || k === "ArrowUp") {
       e.preventDefault();
+      typed = false;
       if (list.hidden) { open(); active = k === "ArrowDown" ? Math.max(0, shown.indexOf(picked)) : shown.length - 1; draw(); return; }
       active = Math.max(0, Math.min(shown.length - 1, active + (k === "ArrowDown" ? 1 : -1)));
       draw();
     } else if ((k === "Home" || k === "End") && !list.hidden) {
       e.preventDefault();
+      typed = false;
       active = k === "Home" ? 0 : shown.length - 1;
       draw();
     } else if (k === "Enter") {
