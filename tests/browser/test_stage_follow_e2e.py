@@ -59,7 +59,9 @@ STEPS_JS = """() => {
 
 
 # the lowest text contrast among the elements matching a selector inside root: the element's colour
-# over the first opaque background up its ancestors (translucent ones blended in), opacity included
+# over the first opaque background up its ancestors (translucent ones blended in), opacity included;
+# an element whose content is a symbol (an inline SVG in currentColor, js/src/ui/icons.ts) counts
+# as text, named by its aria-label
 CONTRAST_JS = """([root, sel]) => {
   const cv = document.createElement('canvas').getContext('2d');
   const rgba = (c) => { cv.clearRect(0, 0, 1, 1); cv.fillStyle = '#000'; cv.fillStyle = c; cv.fillRect(0, 0, 1, 1);
@@ -69,7 +71,8 @@ CONTRAST_JS = """([root, sel]) => {
   const over = (top, bottom) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3]));
   let worst = null;
   for (const el of root.querySelectorAll(sel)) {
-    if (!el.offsetParent || !el.textContent.trim()) continue;
+    const text = el.textContent.trim() || (el.querySelector('svg') ? el.getAttribute('aria-label') || 'svg' : '');
+    if (!el.offsetParent || !text) continue;
     const layers = []; let opacity = 1;
     for (let e = el; e; e = e.parentElement) {
       const cs = getComputedStyle(e); opacity *= Number(cs.opacity);
@@ -81,7 +84,7 @@ CONTRAST_JS = """([root, sel]) => {
     const fg = over([fg0[0], fg0[1], fg0[2], fg0[3] * opacity], bg);
     const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
     const ratio = (a + 0.05) / (b + 0.05);
-    if (!worst || ratio < worst.ratio) worst = {ratio, text: el.textContent.trim().slice(0, 40), cls: el.className};
+    if (!worst || ratio < worst.ratio) worst = {ratio, text: text.slice(0, 40), cls: String(el.className)};
   }
   return worst;
 }"""
