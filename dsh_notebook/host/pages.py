@@ -10,7 +10,9 @@ Nothing waits for the whole log when it need not: a source starts building its i
 a windowed follow opens (:meth:`PageSource.prepare`), the first page of the unfiltered event list
 is served from the stored lines while that runs (``partial``), and a rows page never waits for
 the figures (``show --stats`` of the whole log: the durations column) unless it asks
-``complete`` — the widget asks again that way to fill them in.
+``complete`` — the widget asks again that way to fill them in. A widget's replay of a long log
+starts folding it while the browser loads the view (:func:`prebuild`): the figures first, so
+Stats, the Timeline and a turn's Waterfall wait for the fold only, then the index.
 """
 
 from __future__ import annotations
@@ -108,6 +110,10 @@ class PageSource:
             self.prepare()
             return Page.model_validate({"page": quick_rows(self._lines(query.offset, query.offset + query.limit),
                                                            self._total(), query)})
+        if query.kind in ("stats", "timeline", "turn") and self._early is not None:
+            # a prebuilt log's figures are folded before its index: these pages need nothing else
+            await self._prebuilt(figures=True)
+            return Page.model_validate({"page": await asyncio.to_thread(self._answer, query)})
         await self._sync()
         if query.kind in ("stats", "timeline", "turn") or (isinstance(query, RowsQuery) and query.complete):
             await self._figures()
@@ -171,8 +177,8 @@ _PREBUILT_LOCK = threading.Lock()
 
 
 def prebuild(saved: SavedLog) -> None:
-    """Start indexing a saved log now, on a thread of its own (a widget's replay: the page's
-    figures are read while the browser loads the widget); the host's source takes it over."""
+    """Start folding and indexing a saved log now, on a thread of its own (a widget's replay: the
+    page's figures are read while the browser loads the widget); the host's source takes it over."""
     if len(saved.lines) < QUICK_MIN:
         return
     pages = SessionPages(saved.session_id, _saved_models(saved))
@@ -180,18 +186,22 @@ def prebuild(saved: SavedLog) -> None:
     figured: Done = concurrent.futures.Future()
 
     def run() -> None:
+        # the figures first (Stats, Timeline, Waterfall need only them; the first rows come from
+        # the lines meanwhile), the timeline's rows, then the index (filters, search, the durations
+        # column); each step's error is what the pages that wait for it meet (a bad line: LOG_CORRUPT)
         def figures() -> None:
-            timeline(pages.figures())  # and the timeline's rows, which it is read with
+            pages.figures(len(saved.lines))
+            figured.set_result(None)
+            timeline(pages.figures())  # not under the pages' lock: a page that needs them first lays them out too
 
-        for step, done in ((lambda: pages.extend(saved.lines), indexed), (figures, figured)):
+        for step, done in ((figures, figured), (lambda: pages.extend(saved.lines), indexed)):
             try:
                 step()
-                done.set_result(None)
-            except BaseException as exc:  # the source's pages meet the error (a bad line: LOG_CORRUPT)
-                done.set_exception(exc)
-                if not figured.done():
-                    figured.set_exception(exc)
-                return
+                if not done.done():
+                    done.set_result(None)
+            except BaseException as exc:
+                if not done.done():
+                    done.set_exception(exc)
 
     with _PREBUILT_LOCK:
         _PREBUILT[id(saved.lines)] = (saved.lines, pages, indexed, figured)

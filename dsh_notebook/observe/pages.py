@@ -8,7 +8,8 @@ whole log where the log is, so a widget holds only a window of it (:mod:`dsh_not
   what the event list, its filters and search, the request diff and the derived messages need;
 - **the figures** (:meth:`SessionPages.figures`): ``session_stats`` over the typed events (the
   ``show --stats`` fold) and the span each event starts or ends (the list's durations column),
-  recomputed when the log has grown.
+  recomputed when the log has grown; folded from the typed events alone, so a saved log's can
+  come before its index.
 
 Each kind of page is answered by its own module: :mod:`.pages_rows` (rows, facets, export),
 :mod:`.pages_stats` (stats, timeline, turn) and :mod:`.pages_requests` (request diff, messages).
@@ -23,13 +24,13 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..session.stats import SessionStats, session_stats
 from ..wire.base import tag
-from ..wire.events import AnyEvent
+from ..wire.events import AnyEvent, ApprovalAsked, ApprovalDecided
 
 Event = dict[str, Any]
 CHUNK = 2_000
@@ -42,12 +43,16 @@ error); iterated once (a saved log's are validated a part at a time as the fold 
 @dataclass
 class Figures:
     """``show --stats`` of the first ``count`` events, and the durations column: seq → ms;
-    ``cache``: what the pages derive from them (the timeline's rows, the sent lines)."""
+    ``approvals``: where each call's approval was asked and decided; ``last_time``: the time of
+    the last of those events (the timeline's now); ``cache``: what the pages derive from them (the
+    timeline's rows, the sent lines). What the stats, timeline and turn pages read: nothing of
+    the index."""
 
     count: int
     stats: SessionStats
     durations: dict[int, int]
     approvals: dict[str, dict[str, int]]
+    last_time: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
 
 
@@ -135,34 +140,48 @@ class SessionPages:
         return low
 
     # -- the figures ------------------------------------------------------------------------
-    def figures(self) -> Figures:
-        """``show --stats`` and the durations of the events indexed so far (cached until it grows)."""
+    def figures(self, upto: int | None = None) -> Figures:
+        """``show --stats`` and the durations of the first ``upto`` events — by default the events
+        indexed so far — cached until the index grows past them. Folded from the typed events
+        alone, so a saved log's figures can come before its index (``upto``: its length)."""
         with self.lock:
-            n = self.count
-            if self._figures is not None and self._figures.count == n:
+            n = self.count if upto is None else upto
+            if self._figures is not None and self._figures.count >= n:
                 return self._figures
-        stats = session_stats(self.models(n))
-        approvals = approval_seqs(self.events[:n], self.types[:n])
-        figures = Figures(n, stats, durations_by_seq(stats, approvals), approvals)
+        tap = _Tap()
+        stats = session_stats(tap.events(self.models(n)))
+        figures = Figures(n, stats, durations_by_seq(stats, tap.approvals), tap.approvals, tap.last_time)
         with self.lock:
-            self._figures = figures
-        return figures
+            if self._figures is None or self._figures.count < n:
+                self._figures = figures
+            return self._figures
 
     @property
     def figures_ready(self) -> bool:
-        return self._figures is not None and self._figures.count == self.count
+        """The figures cover every indexed event."""
+        return self._figures is not None and self._figures.count >= self.count
 
 
-def approval_seqs(events: Sequence[Event], types: Sequence[str]) -> dict[str, dict[str, int]]:
-    """Where each call's approval was asked and decided (js/src/model/waterfall.ts approvalSeqs):
-    a later ``approval/asked`` of the same call starts its entry again."""
-    out: dict[str, dict[str, int]] = {}
-    for ev, kind in zip(events, types, strict=False):
-        if kind == "approval/asked":
-            out[str(ev.get("callId"))] = {"asked": ev["seq"]}
-        elif kind == "approval/decided":
-            out.setdefault(str(ev.get("callId")), {})["decided"] = ev["seq"]
-    return out
+@dataclass
+class _Tap:
+    """What the figures note of the events as the fold reads them: where each call's approval was
+    asked and decided (js/src/model/waterfall.ts approvalSeqs: a later ``approval/asked`` of the
+    same call starts its entry again) and the last event's time."""
+
+    approvals: dict[str, dict[str, int]] = field(default_factory=dict)
+    last_time: int = 0
+
+    def events(self, events: Iterable[AnyEvent]) -> Iterator[AnyEvent]:
+        approvals = self.approvals
+        ev = None
+        for ev in events:
+            if isinstance(ev, ApprovalAsked):
+                approvals[ev.call_id] = {"asked": ev.seq}
+            elif isinstance(ev, ApprovalDecided):
+                approvals.setdefault(ev.call_id, {})["decided"] = ev.seq
+            yield ev
+        if ev is not None:
+            self.last_time = ev.time
 
 
 def durations_by_seq(stats: SessionStats, approvals: dict[str, dict[str, int]]) -> dict[int, int]:

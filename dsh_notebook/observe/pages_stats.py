@@ -120,8 +120,7 @@ def timeline_page(p: SessionPages, q: TimelineQuery) -> JsonDict:
         model = stats.turns[i] if kind == "turn" else stats.requests[i] if kind == "request" else stats.tools[i]
         rows.append({"kind": kind, "stats": _dump(model), "bar": bar_of_row.get(r)})
     if q.axis and tl.busy is None:
-        now = p.events[figures.count - 1].get("time", 0) if figures.count else 0
-        tl.busy = busy_spans(stats, int(now))
+        tl.busy = busy_spans(stats, figures.last_time)
     return {"kind": "timeline", "count": figures.count, "total": len(tl.rows), "bars": len(tl.bar_rows),
             "offset": offset, "index": index, "rows": rows, "busy": tl.busy if q.axis else None,
             "totals": _dump(stats.totals)}
@@ -144,17 +143,12 @@ def turn_page(p: SessionPages, q: TurnQuery) -> JsonDict:
     t = turns[k]
     end = t.end_seq if t.end_seq is not None else figures.count - 1
     calls = {c.call_id for c in stats.tools if c.turn == t.turn}
-    approvals = []
-    seen: dict[str, dict[str, Any]] = {}
-    for s in range(t.seq, end + 1):  # the turn's approvals (js: approvalSeqs(events.slice(...)))
-        kind = p.types[s]
-        if kind == "approval/asked":
-            seen[str(p.events[s].get("callId"))] = {"asked": s}
-        elif kind == "approval/decided":
-            seen.setdefault(str(p.events[s].get("callId")), {})["decided"] = s
-    for call_id, a in seen.items():
+    approvals = []  # the turn's approvals (js: approvalSeqs(events.slice(...))), in the log's order
+    for call_id, a in figures.approvals.items():
         if call_id in calls:
-            approvals.append({"callId": call_id, **a})
+            inside = {k: s for k, s in a.items() if t.seq <= s <= end}
+            if inside:
+                approvals.append({"callId": call_id, **inside})
     return {"kind": "turn", "count": figures.count, "turn": _dump(t),
             "requests": [_dump(r) for r in stats.requests if r.turn == t.turn],
             "tools": [_dump(c) for c in stats.tools if c.turn == t.turn], "approvals": approvals,

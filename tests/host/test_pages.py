@@ -22,6 +22,7 @@ from dsh_notebook.session.requests import resolve_message_seqs
 from dsh_notebook.session.saved import read_saved_fast
 from dsh_notebook.session.session import Session
 from dsh_notebook.session.stats import session_stats
+from dsh_notebook.wire.pages import Page
 from tests.benchmarks._widget_logs import write_log
 from tests.client.parity import FIXTURES, followed_events
 from tests.fixtures.record_streams import load
@@ -220,7 +221,56 @@ def test_an_index_started_before_the_host_is_taken_over(shared: Host, tmp_path: 
     page = c.page(kind="stats", table="turns", limit=3)
     assert page["total"] == len(session_stats(load_log(path).events).turns)
     assert id(saved.lines) not in host_pages._PREBUILT  # taken over
+    # Stats, the Timeline and a turn wait for the figures only: the same pages as from a log
+    # indexed first (the package's own functions over an index and its figures)
+    from dsh_notebook.observe.pages import SessionPages
+    from dsh_notebook.observe.pages_stats import timeline_page, turn_page
+    from dsh_notebook.wire.pages import PageArgs
+
+    indexed = SessionPages("s_prebuiltaaaa", host_pages._saved_models(saved))
+    indexed.extend(saved.lines)
+    for q in ({"kind": "timeline", "axis": True, "limit": 50}, {"kind": "timeline", "bar": 600, "limit": 9},
+              {"kind": "turn", "turn": 3}, {"kind": "turn"}):
+        query = PageArgs.model_validate({"sessionId": "s_prebuiltaaaa", "query": q}).query
+        want = Page.model_validate({"page": (timeline_page if q["kind"] == "timeline" else turn_page)(indexed, query)})  # type: ignore[arg-type]
+        assert Page.model_validate({"page": c.page(**q)}) == want, q
+    # the complete rows wait for the index too
+    rows = c.page(kind="rows", limit=5, complete=True)
+    assert (rows["total"], rows["partial"]) == (7_000, False) and rows["rows"][0]["durationMs"] is not None
     assert early.count == 7_000 and early.figures_ready
+
+
+def test_a_saved_logs_figures_come_before_its_index() -> None:
+    """The figures are folded from the typed events alone (a prebuilt log's before its index, so
+    its Stats tables wait for the fold only): the same figures, approvals and durations as when
+    folded after the index, and kept — not folded again — while the index catches up."""
+    from dsh_notebook.observe.pages import SessionPages
+    from dsh_notebook.wire.events import EventAdapter
+
+    fixture = next(f for f in FIXTURES if f.stem == "approvals")
+    events = followed_events(load(fixture))
+    typed = [EventAdapter.validate_python(e) for e in events]
+    lines = [json.dumps(e, separators=(",", ":")) for e in events]
+    n = len(events)
+    ahead = SessionPages("s_ahead", lambda k: typed[:k])
+    early = ahead.figures(n)
+    assert (ahead.count, early.count) == (0, n) and ahead.figures_ready
+    ahead.extend(lines[:5])
+    assert ahead.figures() is early and ahead.figures_ready  # the index behind the figures: no second fold
+    ahead.extend(lines[5:])
+    assert ahead.figures() is early
+    after = SessionPages("s_after", lambda k: typed[:k])
+    after.extend(lines)
+    late = after.figures()
+    assert early.approvals and early.durations  # the run asked for approvals: their waits are durations
+    assert (early.stats, early.approvals, early.durations) == (late.stats, late.approvals, late.durations)
+    asked_decided: dict[str, dict[str, int]] = {}  # from the log's JSON, as the browser reads it
+    for e in events:
+        if e["type"] == "approval/asked":
+            asked_decided[e["callId"]] = {"asked": e["seq"]}
+        elif e["type"] == "approval/decided":
+            asked_decided.setdefault(e["callId"], {})["decided"] = e["seq"]
+    assert early.approvals == asked_decided
 
 
 def test_a_live_session_pages_as_it_grows(client: DshClient) -> None:
