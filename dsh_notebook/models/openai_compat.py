@@ -32,6 +32,7 @@ from typing import Any
 import httpx2
 import openai
 from openai._streaming import ServerSentEvent, SSEDecoder  # only to see [DONE] (see _Client)
+from pydantic import JsonValue
 
 from ..config import (
     DEFAULT_TIMEOUT_S,
@@ -119,13 +120,12 @@ class OpenAICompatAdapter(ModelAdapter):
         # no read timeout in the HTTP client: the first-byte and idle timers of ``stream`` decide
         # (a response still arriving is never cut); connecting gives up sooner
         connect = min(self.idle_timeout, CONNECT_TIMEOUT_S)
-        options: dict[str, Any] = {"timeout": httpx2.Timeout(None, connect=connect, write=self.idle_timeout,
-                                                             pool=self.idle_timeout)}
+        limits = httpx2.Timeout(None, connect=connect, write=self.idle_timeout, pool=self.idle_timeout)
         self._client = _Client(
-            base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client, **options
+            base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client, timeout=limits
         )
         self._tools_key: tuple[ToolSchema, ...] | None = None
-        self._tools: list[dict[str, Any]] = []
+        self._tools: list[dict[str, JsonValue]] = []
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -158,7 +158,8 @@ class OpenAICompatAdapter(ModelAdapter):
         }
         if request.tools:
             params["tools"] = self.openai_tools(request.tools)
-        extra: dict[str, Any] = dict(request.config.get("extra_body") or {})
+        given = request.config.get("extra_body")  # a JSON object (check_option refuses anything else)
+        extra: dict[str, JsonValue] = dict(given) if isinstance(given, dict) else {}
         for key, value in request.config.items():
             if key in _SDK_OPTIONS:
                 params[key] = value
@@ -186,7 +187,7 @@ class OpenAICompatAdapter(ModelAdapter):
             fixed.append(msg)
         return fixed
 
-    def openai_tools(self, tools: tuple[ToolSchema, ...]) -> list[dict[str, Any]]:
+    def openai_tools(self, tools: tuple[ToolSchema, ...]) -> list[dict[str, JsonValue]]:
         if tools is not self._tools_key:
             self._tools = [
                 {"type": "function",
