@@ -716,7 +716,14 @@ export interface PromptArgs {
   request: PromptCommand;
 }
 
-/** The Prompt command (seed 001 object 6): which session, which submission, how, what. */
+/**
+ * The Prompt command (seed 001 object 6): which session, which submission, how, what.
+ *
+ * The one check of a prompt, on both sides (the client builds one before it sends anything; the
+ * host's Gateway validates what arrives): ``requestId`` 1–200 characters, the content text only
+ * (``UNSUPPORTED_CONTENT``) and not blank (``EMPTY_CONTENT``) — the codes ride the validation
+ * error (:func:`~dsh_notebook.wire.base.error_code`). :attr:`blocks` is the content as text blocks.
+ */
 export interface PromptCommand {
   sessionId: string;
   requestId: string;
