@@ -45,7 +45,7 @@ from ..wire.events import ToolSchema
 from ..wire.messages import AnyMessage
 from .accumulator import ChunkAccumulator
 from .base import ModelAdapter, ModelRequest, StreamChunk, mark_first_byte
-from .chat_format import to_openai_messages
+from .chat_format import ChatMessage, to_openai_messages
 from .openai_errors import is_overflow, map_status_error, retry_after_ms
 from .server_window import cached_window, probe_window
 from .server_window import server_window as probe_server_window
@@ -172,18 +172,19 @@ class OpenAICompatAdapter(ModelAdapter):
             params.setdefault("max_completion_tokens", params.pop("max_tokens"))
         return params
 
-    def openai_messages(self, messages: Sequence[AnyMessage]) -> list[dict[str, Any]]:
+    def openai_messages(self, messages: Sequence[AnyMessage]) -> list[ChatMessage]:
         out = to_openai_messages(messages, include_reasoning=self.send_reasoning)
         if not self.send_reasoning:
             return out
         fixed = []
-        for msg in out:
-            if msg.get("role") == "assistant":
+        for msg in out:  # shared with the cache: changed copies only
+            if msg["role"] == "assistant":
                 if msg.get("tool_calls"):
-                    if not isinstance(msg.get("reasoning_content"), str):
+                    if "reasoning_content" not in msg:
                         msg = {**msg, "reasoning_content": ""}
                 elif "reasoning_content" in msg:
-                    msg = {k: v for k, v in msg.items() if k != "reasoning_content"}
+                    msg = msg.copy()
+                    del msg["reasoning_content"]
             fixed.append(msg)
         return fixed
 
