@@ -8,8 +8,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
 UNTYPED = "dict[str, Any]"
-LIMIT = 60
-"""At most this many lines of the package say ``dict[str, Any]``. A JSON value is
+LIMIT = 39
+"""At most this many lines of the package say ``dict[str, Any]`` (issue 40 asks for at most 60;
+this is where it stands: lower it as lines get their types, never raise it). A JSON value is
 ``pydantic.JsonValue`` (``dict[str, JsonValue]``), a fixed JSON shape a TypedDict or a wire
 model, Python values of any kind ``dict[str, object]``."""
 
@@ -23,7 +24,7 @@ def untyped_lines(package: Path = PKG) -> Counter[str]:
     return found
 
 
-def test_at_most_sixty_lines_say_dict_str_any() -> None:
+def test_dict_str_any_lines_stay_at_most_the_limit() -> None:
     found = untyped_lines()
     total = sum(found.values())
     by_file = "\n".join(f"  {n:3} {f}" for f, n in found.most_common())
