@@ -10,7 +10,7 @@ PKG = ROOT / "dsh_notebook"
 UNTYPED = "dict[str, Any]"
 LIMIT = 60
 """At most this many lines of the package say ``dict[str, Any]`` (issue 40 asks for at most 60;
-this is where it stands: lower it as lines get their types, never raise it). A JSON value is
+the issue's ceiling while branches merge; lower it as lines get their types, never raise it). A JSON value is
 ``pydantic.JsonValue`` (``dict[str, JsonValue]``), a fixed JSON shape a TypedDict or a wire
 model, Python values of any kind ``dict[str, object]``."""
 
