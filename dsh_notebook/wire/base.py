@@ -8,16 +8,20 @@ the schema makes them required.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     JsonValue,
     SerializerFunctionWrapHandler,
+    ValidationError,
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from .codes import ERROR_CODES, ErrorCode
 
 
 def _required_in_schema(schema: dict[str, Any], cls: type) -> None:
@@ -105,3 +109,18 @@ class Encoded:
 
 ItemValue = BaseModel | Encoded
 """What a stream sink accepts: an item model, or its JSON text already encoded."""
+
+
+def refusal(*, code: ErrorCode, message: str) -> PydanticCustomError:
+    """What a model's own check raises to refuse a value with a code (read by :func:`error_code`)."""
+    return PydanticCustomError(code, message)  # no context: the message is taken as written
+
+
+def error_code(exc: ValidationError) -> tuple[ErrorCode, str] | None:
+    """The code and message a model's own check raised (a ``PydanticCustomError`` whose type is an
+    :data:`~dsh_notebook.wire.codes.ErrorCode`, e.g. ``PromptCommand``'s ``EMPTY_CONTENT``), if
+    one did: the Gateway and the client refuse with that code, not ``BAD_ARGS``."""
+    for err in exc.errors():
+        if err["type"] in ERROR_CODES:
+            return cast(ErrorCode, err["type"]), err["msg"]
+    return None
