@@ -24,7 +24,7 @@ import { plainOutput } from "./ui/payload-view";
 import { createWaterfall } from "./ui/waterfall";
 import { sessionViews } from "./ui/timeline-stats";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
-import { reviewChanges } from "./ui/changes";
+import { reviewChanges, showDecisions } from "./ui/changes";
 import { createCombobox } from "./ui/combobox";
 import type { SessionEvent } from "./types";
 import { ModeFold } from "./model/mode";
@@ -250,19 +250,28 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
    *  arrived or changed (a page landing does not rebuild an open JSON tree). */
   function renderDetail(force = true): void {
     const key = detailState();
-    if (!force && key === detailKey) return;
-    detailKey = key;
-    keepFocus(side, renderDetailNow)();
+    if (force || key !== detailKey) {
+      detailKey = key;
+      keepFocus(side, renderDetailNow)();
+    }
+    reviewDecisions();
   }
   function detailState(): string {
     const row = selectedRow();
     if (!row) return `${selected}:none`;
     const seq = row.event.seq;
-    const decided = row.event.type === "checkpoint/changes" && detail === "event" ? decisionEvents(seq) : [];
     const extra = detail === "messages" ? pages.get({ kind: "messages", seq, limit: Math.min(1000, messagesShown) })?.count
-      : detail === "diff" ? pages.get({ kind: "request-diff", seq, offset: 0, limit: DIFF_PAGE })?.count
-      : decided === undefined ? undefined : decided.map((e) => e.seq).join(",");
+      : detail === "diff" ? pages.get({ kind: "request-diff", seq, offset: 0, limit: DIFF_PAGE })?.count : "";
     return `${seq}:${detail}:${row.citedBy?.length ?? 0}:${extra ?? "…"}:${messagesShown}`;
+  }
+  /** A checkpoint's review on screen: the Keep / Revert decisions logged since it was drawn (or
+   *  read from the kernel's pages since) shown in place — a diff opened in it stays open. */
+  function reviewDecisions(): void {
+    const review = side.querySelector<HTMLElement>(".dsh-changes-review");
+    const ev = review ? (selectedRow()?.event as SessionEvent | undefined) : undefined;
+    if (!review || ev?.type !== "checkpoint/changes") return;
+    const events = decisionEvents(ev.seq);
+    if (events) showDecisions(review, ev.turn, events);
   }
 
   /** The selected event's row (its event, citations), from the list's pages or the window. */
