@@ -245,7 +245,8 @@ class SessionController:
         return await self._pages(live.session).page(args.query)
 
     def _pages(self, session: Session) -> PageSource:
-        return self.pages.live(session, lambda: self.registry.live)
+        # what its followers may see: a turn/end once it is on disk (the follow hub holds it till then)
+        return self.pages.live(session, lambda: self.registry.live, self.registry.hub(session.id).visible)
 
     def _check_saved(self, session_id: str) -> None:
         if not self.registry.saved(session_id):
@@ -282,7 +283,7 @@ def info_of(live: LiveSession) -> SessionInfo:
         max_steps=agent.config.max_steps,
         max_time=agent.config.max_time,
         rules=policy.rules.source if policy is not None and policy.rules is not None else None,
-        grants=tuple(policy.grants) if policy is not None else (),
+        grants=tuple(policy.shown_grants()) if policy is not None else (),  # secrets masked
         request=request_info(agent),
         mode=live.mode,
     )

@@ -210,12 +210,13 @@ def prebuild(saved: SavedLog) -> None:
     threading.Thread(target=run, name="dsh-pages-prebuild", daemon=True).start()
 
 
-def live_source(session: Session) -> PageSource:
-    """The pages of a live session: its stored lines as they are appended, its own typed events."""
+def live_source(session: Session, visible: Callable[[], int] | None = None) -> PageSource:
+    """The pages of a live session: its stored lines as they are appended, its own typed events;
+    ``visible``: how many of them its follow hub lets be seen (a turn/end once it is on disk)."""
     def lines(start: int, stop: int) -> list[str]:
         return [session.line(i) for i in range(start, min(stop, len(session)))]
 
-    return PageSource(session.id, lines, lambda n: session.events[:n], total=lambda: len(session))
+    return PageSource(session.id, lines, lambda n: session.events[:n], total=visible or (lambda: len(session)))
 
 
 class PageSources:
@@ -237,13 +238,15 @@ class PageSources:
         self._saved.move_to_end(key)
         return found
 
-    def live(self, session: Session, live_ids: Callable[[], Any] | None = None) -> PageSource:
-        """``live_ids``: the ids still live (the sources of the others are let go)."""
+    def live(self, session: Session, live_ids: Callable[[], Any] | None = None,
+             visible: Callable[[], int] | None = None) -> PageSource:
+        """``live_ids``: the ids still live (the sources of the others are let go); ``visible``:
+        how many of the session's events may be seen (its follow hub's)."""
         if live_ids is not None:
             keep = live_ids()
             for sid in [k for k in self._live if k not in keep]:
                 del self._live[sid]
         entry = self._live.get(session.id)
         if entry is None or entry[0] is not session:
-            entry = self._live[session.id] = (session, live_source(session))
+            entry = self._live[session.id] = (session, live_source(session, visible))
         return entry[1]
