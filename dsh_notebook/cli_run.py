@@ -3,7 +3,7 @@
 Create (or resume with ``--session``) a session, open ``session/follow``, submit the prompt
 (``session/prompt`` → ``{"accepted": true}``), follow to the end of the turn that ran it, then
 print the final answer and ``session: <id> log: <path>`` on stdout. Progress (streamed text,
-tool phases: the notebook's :class:`~dsh_notebook.notebook.render.TurnView` on a stream sink, read
+tool phases: the notebook's :class:`~dsh_notebook.notebook.cell.render.TurnView` on a stream sink, read
 from the follow's client model) goes to stderr unless ``--quiet``. At a terminal (stdout and stderr
 both TTYs) the streamed answer is not printed a second time on stdout; piped or redirected, stdout
 always carries it. ``--json`` prints one object instead (``sessionId``, ``logPath``, ``turn``,
@@ -34,9 +34,9 @@ from .errors import UserError
 from .host.host import Host
 from .host.waiting import WaitingTicker
 from .models.request_options import request_flags
-from .notebook.live_view import LiveTurnView
-from .notebook.render import TurnView
-from .notebook.sinks import TerminalSink
+from .notebook.cell.live_view import LiveTurnView
+from .notebook.cell.render import TurnView
+from .notebook.cell.sinks import TerminalSink
 
 
 def run_main(args: argparse.Namespace) -> int:
@@ -151,7 +151,7 @@ def _debugger(args: argparse.Namespace, client: DshClient, sid: str, handle: Any
     """``--break STAGES [--break-tools NAMES] [--break-when EXPR] [--run-to 'N cK']``: the pdb-like debugger of the
     notebook on the terminal (c/s/r/p/e/q); without a terminal each pause is continued."""
     from .cli_tty import _Terminal
-    from .notebook.debug_console import DebugConsole, parse_stages
+    from .notebook.cell.debug_console import DebugConsole, parse_stages
 
     stages = parse_stages(getattr(args, "breakpoints", None))
     tools = (getattr(args, "break_tools", None) or "").replace(",", " ").split() or None

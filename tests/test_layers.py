@@ -187,9 +187,9 @@ def test_no_import_circle_in_the_widget_code() -> None:
 def test_the_checker_sees_an_upward_import_inside_a_function_and_under_type_checking(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..client import model\n"
-                     "def f():\n    from ..notebook import magics\n")
+                     "def f():\n    from ..notebook.magic import magics\n")
     names = {resolve(n) for _, n in imported(probe, ["dsh_notebook", "session"])} - {None}
-    assert names == {"client/model.py", "notebook/magics.py"}
+    assert names == {"client/model.py", "notebook/magic/magics.py"}
     ranks = rank_of()
     assert all(ranks[unit_of(n)] > ranks["session"] for n in names if n)
 

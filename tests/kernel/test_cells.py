@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.notebook.cell_kinds import CellRewriter, rewrite, split_cell
-from dsh_notebook.notebook.complete import complete
+from dsh_notebook.notebook.magic.cell_kinds import CellRewriter, rewrite, split_cell
+from dsh_notebook.notebook.magic.complete import complete
 from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]

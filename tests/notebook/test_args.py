@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dsh_notebook.errors import UserError
-from dsh_notebook.notebook.args import FLAGS, interpolate, parse_line
-from dsh_notebook.notebook.usage import SUBCOMMANDS, help_text
+from dsh_notebook.notebook.magic.args import FLAGS, interpolate, parse_line
+from dsh_notebook.notebook.magic.usage import SUBCOMMANDS, help_text
 
 
 def test_free_text_keeps_quotes_apostrophes_and_spacing() -> None:
@@ -148,7 +148,7 @@ def test_subcommand_words_that_name_sessions_are_a_usage_error_not_a_prompt() ->
 
 
 def test_a_break_flag_that_names_no_stage_is_a_bad_flag() -> None:
-    from dsh_notebook.notebook.debug_console import parse_stages
+    from dsh_notebook.notebook.cell.debug_console import parse_stages
 
     for text in (",", " , ", ",,"):
         with pytest.raises(UserError, match="names no stage"):

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..client.model import ClientSessionModel
-from ..client.summary import event_count, tool_outcome
-from ..session.stats import TurnStats, session_stats
-from ..session.stats_view import fmt_cost, fmt_ms, fmt_tokens
-from ..wire.events import (
+from ...client.model import ClientSessionModel
+from ...client.summary import event_count, tool_outcome
+from ...session.stats import TurnStats, session_stats
+from ...session.stats_view import fmt_cost, fmt_ms, fmt_tokens
+from ...wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     EventAdapter,
@@ -30,7 +30,7 @@ from ..wire.events import (
     Usage,
     UserMessageEvent,
 )
-from ..wire.messages import CellRef
+from ...wire.messages import CellRef
 
 _MD_SPECIAL = re.compile(r"[\\`*\[\]<>!|]")  # what could open a link, an image, HTML or emphasis
 

@@ -32,25 +32,25 @@ from IPython.core.magic import (
 from IPython.display import display
 from traitlets import Bool, Dict, Enum, Float, Int, Unicode, observe
 
-from ..config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
-from ..demo import copy_demo_workspace, is_demo_copy
-from ..errors import DshError, HostError, RunCancelled, UserError
-from ..models.request_options import parse_options, parse_tools, request_flags, tools_text
-from ..tools.modes import MODES, parse_mode
+from ...config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
+from ...demo import copy_demo_workspace, is_demo_copy
+from ...errors import DshError, HostError, RunCancelled, UserError
+from ...models.request_options import parse_options, parse_tools, request_flags, tools_text
+from ...tools.modes import MODES, parse_mode
+from ..cell.debug_console import parse_stages
+from ..cell.frontend import choose_output
+from ..cell.result import TurnResult
+from ..cell.sinks import DisplaySink, TerminalSink
+from ..cell.turn import TurnRun
+from ..context.cells import CellLog, current_cell
+from ..context.mainthread import MainThreadRunner
+from ..context.notebook_tools import make_notebook_tools
+from ..context.python_tool import make_python_tool
+from ..context.records import record_session
 from .args import DshMagicError, MagicArgs, interpolate, parse_line
-from .cells import CellLog, current_cell
-from .commands import CommandsMixin
 from .completion import install_completer
-from .debug_console import parse_stages
-from .frontend import choose_output
-from .mainthread import MainThreadRunner
-from .notebook_tools import make_notebook_tools
-from .python_tool import make_python_tool
-from .records import record_session
-from .result import TurnResult
-from .sinks import DisplaySink, TerminalSink
+from .subcommands import CommandsMixin
 from .trajectory import apply_context_window, set_prices_file
-from .turn import TurnRun
 from .usage import help_text, keep_question_marks
 
 BYPASS_BANNER = ("mode bypass: every tool call of this session runs without asking — deny rules and the "
@@ -111,7 +111,7 @@ class DshMagics(CommandsMixin, Magics):
 
     @observe("sandbox_network")
     def _sandbox_network_changed(self, change: Any) -> None:
-        from ..tools.confine import configure
+        from ...tools.confine import configure
 
         configure(network=change["new"])
     max_steps = Int(None, allow_none=True,
@@ -188,8 +188,8 @@ class DshMagics(CommandsMixin, Magics):
     @property
     def link(self) -> Any:
         if self._link is None or getattr(self._link.host, "closed", False):
-            from ..client.dsh_client import DshClient
-            from ..host.host import Host
+            from ...client.dsh_client import DshClient
+            from ...host.host import Host
 
             settings = self.settings()
             host = Host.get(settings)
@@ -379,14 +379,14 @@ class DshMagics(CommandsMixin, Magics):
         """``--break STAGES [--break-tools NAMES] [--break-when EXPR]``, checked before any session is created."""
         stages = parse_stages(args.breakpoints)
         if args.break_when is not None:
-            from ..agent.breakwhen import parse_when
+            from ...agent.breakwhen import parse_when
 
             if not stages:
                 raise UserError("--break-when needs --break STAGES (e.g. --break 03 --break-when 'name==bash')",
                                 code="BAD_FLAG")
             parse_when(args.break_when)  # BAD_BREAK_WHEN before anything runs
         if args.run_to is not None:
-            from ..agent.runto import parse_run_to
+            from ...agent.runto import parse_run_to
 
             parse_run_to(args.run_to)  # BAD_RUN_TO before anything runs
         if args.break_tools and not stages:
@@ -403,7 +403,7 @@ class DshMagics(CommandsMixin, Magics):
         if stages:
             self.link.debug(session_id, "break", stages=stages, tools=tools, when=args.break_when)
         if args.run_to is not None:
-            from ..agent.runto import parse_run_to
+            from ...agent.runto import parse_run_to
 
             stage, call = parse_run_to(args.run_to)
             self.link.debug(session_id, "run-to", stage=stage, call=call)

@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from ..client.summary import event_count, tool_outcome
-from ..observe.search import SessionMatches
-from ..wire.events import (
+from ...client.summary import event_count, tool_outcome
+from ...observe.search import SessionMatches
+from ...wire.events import (
     AnyEvent,
     AssistantMessageEvent,
     ToolCall,
@@ -24,7 +24,7 @@ from ..wire.events import (
     TurnEnd,
     UserMessageEvent,
 )
-from .render import format_arguments, summarize_result
+from ..cell.render import format_arguments, summarize_result
 
 
 def _ago(ms: int | None) -> str:
@@ -91,7 +91,7 @@ class StatsView:
         self.session_id, self.stats = session_id, stats
 
     def __repr__(self) -> str:
-        from ..session.stats_view import format_stats
+        from ...session.stats_view import format_stats
 
         return f"session {self.session_id}\n{format_stats(self.stats)}".rstrip()
 

@@ -23,12 +23,12 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ..session.compare import Divergence, StepPair, compare_events
-from ..session.request_index import StepSummary, step_summaries
-from ..wire.events import AnyEvent, AssistantMessageEvent
-from ..wire.messages import AnyMessage, AssistantMessage, ToolMessage
+from ...session.compare import Divergence, StepPair, compare_events
+from ...session.request_index import StepSummary, step_summaries
+from ...wire.events import AnyEvent, AssistantMessageEvent
+from ...wire.messages import AnyMessage, AssistantMessage, ToolMessage
 from .compare_view import ComparisonView
-from .widgets import _css, _esm
+from .loop import _css, _esm
 
 __all__ = ["CompareWidget", "comparison_data"]
 
@@ -133,7 +133,7 @@ class CompareWidget(anywidget.AnyWidget):  # type: ignore[misc]
             return shown
         from IPython.display import display
 
-        from .widgets import SessionInspector
+        from .loop import SessionInspector
 
         shown = SessionInspector(self._targets[side], selected_seq=seq)
         self.inspectors[side] = shown

@@ -20,10 +20,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..client.dsh_client import DshClient
-from ..client.model import ClientSessionModel
-from ..client.state import PauseState
-from ..errors import HostError
+from ...client.dsh_client import DshClient
+from ...client.model import ClientSessionModel
+from ...client.state import PauseState
+from ...errors import HostError
 
 __all__ = ["STAGE_NAMES", "DebugConsole", "parse_stages"]
 
@@ -37,7 +37,7 @@ NO_STDIN = "no stdin to answer the debugger on; continued (use --bg and the hand
 
 def parse_stages(text: str | None) -> list[str]:
     """``"03,06"`` / ``"3 6"`` / ``"all"`` → ``["03", "06"]``; ``BAD_FLAG`` for anything else."""
-    from ..errors import UserError
+    from ...errors import UserError
 
     if text is None:
         return []
@@ -177,7 +177,7 @@ class DebugConsole:
 
     def _run_to_asked(self, ask: Callable[[str], str], say: Callable[[str], None]) -> bool:
         """``r``: ask where to, set the one-shot target (the run goes on); False if not set."""
-        from ..agent.runto import parse_run_to
+        from ...agent.runto import parse_run_to
 
         raw = ask("run to (stage, call), e.g. 05 c3 or stage 5 of c3; empty cancels> ").strip()
         if not raw:
@@ -194,7 +194,7 @@ class DebugConsole:
 
     def asked(self, text: str) -> None:
         """A run-to set by a flag (``--run-to``): said at the turn's end like one asked here."""
-        from ..agent.runto import parse_run_to
+        from ...agent.runto import parse_run_to
 
         stage, call = parse_run_to(text)
         self._run_to = f"stage {stage} of {call}"

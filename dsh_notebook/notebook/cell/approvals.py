@@ -13,10 +13,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from ..client.model import ClientSessionModel
-from ..tools.plan import PLAN_CHOICES, parse_plan_answer, plan_text
-from ..tools.rules import grant_for
-from ..tools.visible import approval_text, visible
+from ...client.model import ClientSessionModel
+from ...tools.plan import PLAN_CHOICES, parse_plan_answer, plan_text
+from ...tools.rules import grant_for
+from ...tools.visible import approval_text, visible
 from .render import edited_arguments
 
 Asker = Callable[[str], str]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UserError
+from ...errors import UserError
 from .args import MagicArgs
 
 
@@ -82,9 +82,9 @@ def rewind_command(magics: Any, args: MagicArgs, *, undo: bool) -> None:
 
 
 def changes_command(magics: Any, args: MagicArgs) -> DiffView:
-    from ..checkpoint.rewind import summary_of, timeline, turn_diff
-    from ..checkpoint.turns import store_for
-    from ..session.persistence import load_log
+    from ...checkpoint.rewind import summary_of, timeline, turn_diff
+    from ...checkpoint.turns import store_for
+    from ...session.persistence import load_log
 
     session_id = args.session or magics.current_session
     if session_id is None:

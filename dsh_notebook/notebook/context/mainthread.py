@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..errors import RunCancelled
+from ...errors import RunCancelled
 
 T = TypeVar("T")
 

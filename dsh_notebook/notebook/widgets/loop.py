@@ -28,15 +28,15 @@ import anywidget
 import traitlets
 from pydantic import JsonValue
 
-from ..errors import DshError, HostError
-from ..models.price_table import pricing_table
+from ...errors import DshError, HostError
+from ...models.price_table import pricing_table
+from .checks import check_create_args, check_session, target_text
 from .comm_transport import Connect, HostConnection, WidgetBridge
-from .widget_checks import check_create_args, check_session, target_text
 
 if TYPE_CHECKING:
-    from ..session.saved import SavedLog
+    from ...session.saved import SavedLog
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
+STATIC = Path(__file__).resolve().parents[2] / "static"
 _SESSION_ID = re.compile(r"^s_[0-9a-zA-Z_-]+$")
 
 _MISSING_BUNDLE = """
@@ -67,7 +67,7 @@ def _looks_like_path(value: str) -> bool:
 
 
 def _running_host() -> Any:
-    from ..host.host import Host
+    from ...host.host import Host
 
     return Host.current()
 
@@ -132,8 +132,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def static_html(self) -> str | None:
         """This widget's replay as an HTML fragment with no kernel behind it (``None`` when there
         is nothing to replay yet or the bundle is not built)."""
-        from ..observe.export_html import FALLBACK_MAX_EVENTS, embedded_events, load, page_snippet
-        from ..wire.log import SessionHeader
+        from ...observe.export_html import FALLBACK_MAX_EVENTS, embedded_events, load, page_snippet
+        from ...wire.log import SessionHeader
 
         try:
             if self.log_path is not None:
@@ -141,7 +141,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
                     return None  # too big to copy into every output (and not read twice to learn it)
                 data = load(str(self.log_path))
             elif self.session_id:
-                from ..host.host import Host
+                from ...host.host import Host
 
                 host = self._host or Host.get()
                 sid = self.session_id
@@ -176,7 +176,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     # -- sources ----------------------------------------------------------------------------
     def _saved_log(self, path: Path) -> Connect:
-        from ..session.saved import read_saved_fast
+        from ...session.saved import read_saved_fast
 
         if self._host is None and "dsh_notebook.host.host" not in sys.modules:
             # the host's modules (agent, tools: ~1 s) load while the browser loads and renders the
@@ -202,7 +202,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
         def connect(send: Any) -> HostConnection:
             if self._host is None:
-                from ..host.host import Host
+                from ...host.host import Host
 
                 self._host = Host.get()
             conn: HostConnection = self._host.connect_saved(send, saved, caller="widget-replay")
@@ -212,7 +212,7 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _host_connect(self, send: Any) -> HostConnection:
         if self._host is None:
-            from ..host.host import Host
+            from ...host.host import Host
 
             self._host = Host.get()
         conn: HostConnection = self._host.connect(send, caller="widget")

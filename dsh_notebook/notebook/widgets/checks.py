@@ -17,8 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import DshError, UserError
-from .args import DshMagicError
+from ...errors import DshError, UserError
+from ..magic.args import DshMagicError
 
 __all__ = ["check_create_args", "check_session", "coded", "target_text"]
 
@@ -46,7 +46,7 @@ def check_create_args(model: str | None, approve: str | None, cwd: str | None,
     if approve is not None and approve not in APPROVE_MODES:
         return f"BAD_FLAG: approve={approve!r}: use one of {', '.join(APPROVE_MODES)}"
     if mode is not None:
-        from ..tools.modes import parse_mode
+        from ...tools.modes import parse_mode
 
         try:
             parse_mode(mode, "mode=")  # BAD_MODE, BYPASS_NOT_ARMED
@@ -56,8 +56,8 @@ def check_create_args(model: str | None, approve: str | None, cwd: str | None,
         return f"BAD_FLAG: cwd={cwd!r}: no such directory"
     if model is None:
         return ""
-    from ..config import settings_from_env
-    from ..models.routing import resolve_adapter
+    from ...config import settings_from_env
+    from ...models.routing import resolve_adapter
 
     try:
         resolve_adapter(settings_from_env(), model, base_url=base_url)
@@ -75,8 +75,8 @@ def check_session(host: Any | None, session_id: str) -> str:
         if host is not None:
             store = host.registry.store
         else:
-            from ..config import settings_from_env
-            from ..session.store import SessionStore
+            from ...config import settings_from_env
+            from ...session.store import SessionStore
 
             store = SessionStore(settings_from_env().home)
         try:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from ..config import positive_int
-from ..session.catalog import CONTEXT_WINDOW_ENV, PRICES_FILE_ENV, load_catalog
+from ...config import positive_int
+from ...session.catalog import CONTEXT_WINDOW_ENV, PRICES_FILE_ENV, load_catalog
 
 
 def apply_context_window(raw: str | None) -> int | None:
@@ -31,8 +31,8 @@ def set_prices_file(path: str | None) -> None:
 
 def trajectory_config() -> dict[str, str]:
     """The ``%dsh config`` rows for prices, the context window and the trace export."""
-    from ..observe.otel import describe
-    from ..session.catalog import PRICES_AS_OF
+    from ...observe.otel import describe
+    from ...session.catalog import PRICES_AS_OF
 
     prices = os.environ.get(PRICES_FILE_ENV, "").strip()
     window = os.environ.get(CONTEXT_WINDOW_ENV, "").strip()

@@ -27,17 +27,17 @@ import uuid
 from collections.abc import Callable, Generator
 from typing import Any, TypeVar
 
-from ..client.dsh_client import DshClient
-from ..client.follow import FollowHandle
-from ..client.model import ClientSessionModel
-from ..client.state import PauseState
-from ..errors import DshError, HostError, RunCancelled
-from ..host.waiting import WaitingTicker
+from ...client.dsh_client import DshClient
+from ...client.follow import FollowHandle
+from ...client.model import ClientSessionModel
+from ...client.state import PauseState
+from ...errors import DshError, HostError, RunCancelled
+from ...host.waiting import WaitingTicker
+from ..context.cells import CellRefJson
+from ..context.mainthread import MainThreadRunner
 from .approvals import Asker, StdinApprovals
-from .cells import CellRefJson
 from .debug_console import DebugConsole, describe_pause
 from .live_view import LiveTurnView
-from .mainthread import MainThreadRunner
 from .render import Sink
 from .result import TurnResult, turn_result
 from .sinks import DisplaySink
@@ -373,7 +373,7 @@ class TurnRun:
         """Pause once at a stage of a call (``"05 c3"``, ``"stage 5 of c3"``) and go on: waits for
         a pause like :meth:`step` (``NOT_PAUSED`` once the turn ended); ``RUN_TO_PASSED`` if the
         turn is already past it. Then :meth:`wait_paused` is that stage."""
-        from ..agent.runto import parse_run_to
+        from ...agent.runto import parse_run_to
 
         stage, call = parse_run_to(where)
         pause = self._pause_to_act_on(timeout)

@@ -15,15 +15,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import redact_url
-from ..errors import DshError, UserError
+from ...config import redact_url
+from ...errors import DshError, UserError
 from .args import MagicArgs
 from .trajectory import trajectory_config
 from .views import ConfigView, EventListing, McpView, SearchResults, SessionTable, StatsView
 
 if TYPE_CHECKING:
-    from ..config import Settings
-    from .turn import TurnRun
+    from ...config import Settings
+    from ..cell.turn import TurnRun
 
 
 def _is_log_path(target: str) -> bool:
@@ -62,7 +62,7 @@ class CommandsMixin:
 
     def cmd_sessions(self, args: MagicArgs) -> SessionTable | SearchResults:
         if args.search is not None:
-            from ..observe.search_view import search_sessions
+            from ...observe.search_view import search_sessions
 
             return SearchResults(args.search, search_sessions(self.settings().home, args.search))
         return SessionTable.from_summaries(self.link.list_sessions(), self.current_session)
@@ -73,7 +73,7 @@ class CommandsMixin:
     def cmd_resume(self, args: MagicArgs) -> None:
         target = args.target
         if target is None:  # this notebook's session, recorded before a restart (notebook/records.py)
-            from .records import notebook_key, recorded_session
+            from ..context.records import notebook_key, recorded_session
 
             target = recorded_session(Path(self.link.host.settings.home))
             if target is None:
@@ -101,7 +101,7 @@ class CommandsMixin:
                                 f"%dsh -- show {args.target}", code="UNKNOWN_SESSION") from None
             raise
         if args.stats:
-            from ..session.stats import session_stats
+            from ...session.stats import session_stats
 
             return StatsView(session_id, session_stats(self.link.read(session_id).events))
         if not args.no_widget:
@@ -117,7 +117,7 @@ class CommandsMixin:
 
     def log_path(self, target: str) -> Path:
         """The log of ``target``: a path to a log file, or a session id of this kernel's host."""
-        from ..errors import LogFormatError
+        from ...errors import LogFormatError
 
         path = Path(target).expanduser()
         if path.is_file() or _is_log_path(target):
@@ -129,18 +129,18 @@ class CommandsMixin:
         return by_id
 
     def _show_log(self, args: MagicArgs, path: str) -> Any:
-        from ..session.persistence import load_log
+        from ...session.persistence import load_log
 
         loaded = load_log(self.log_path(path))
         if args.stats:
-            from ..session.stats import session_stats
+            from ...session.stats import session_stats
 
             return StatsView(loaded.id, session_stats(loaded.events))
         widget = None if args.no_widget else self.make_widget(str(loaded.path), inspect=args.inspect, present=args.present)
         return widget if widget is not None else EventListing(loaded.id, loaded.events)
 
     def cmd_fork(self, args: MagicArgs) -> None:
-        from ..session.fork import fork_log
+        from ...session.fork import fork_log
 
         origin = self._session_or_current(args, "%dsh fork")
         try:
@@ -152,22 +152,22 @@ class CommandsMixin:
         self.remember(result.session_id)  # the notebook's current session: `%dsh resume` finds it
         closed = f"; {result.closers} closer{'' if result.closers == 1 else 's'} ended what was open there" if result.closers else ""
         print(f"dsh: forked {result.origin_id} at seq {result.at}{closed}; it is now the current session")
-        from ..session.fork_workspace import workspace_note
-        from ..session.persistence import load_log
+        from ...session.fork_workspace import workspace_note
+        from ...session.persistence import load_log
 
         loaded = load_log(self.log_path(origin))
         print(f"dsh: {workspace_note(loaded.events, result.at, loaded.header.cwd)}")
         print(f"session: {result.session_id} log: {result.path}")
 
     def cmd_compare(self, args: MagicArgs) -> Any:
-        from ..session.compare import compare_events
-        from ..session.persistence import load_log
-        from .compare_view import ComparisonView
+        from ...session.compare import compare_events
+        from ...session.persistence import load_log
+        from ..widgets.compare_view import ComparisonView
 
         a, b = (load_log(self.log_path(t)) for t in args.targets)
         if not args.no_widget and getattr(getattr(self, "shell", None), "kernel", None) is not None:
             try:
-                from .compare_widget import CompareWidget
+                from ..widgets.compare import CompareWidget
 
                 return CompareWidget(a.id, a.events, b.id, b.events, paths=(str(a.path), str(b.path)))
             except Exception as exc:  # never lose the comparison: the text/HTML form
@@ -201,7 +201,7 @@ class CommandsMixin:
             seconds = f"{live.max_time}s" if live.max_time is not None else "no time limit"
             items["turn budget"] = f"{steps} · {seconds} (--max-steps / --max-time)"
             items.update(request_items(live.request))
-        from ..models.routing import describe_defaults
+        from ...models.routing import describe_defaults
 
         options = live.request.options if live is not None and live.live and live.request else None
         defaults = describe_defaults(known[0].model if known is not None else settings.model, options)
@@ -212,7 +212,7 @@ class CommandsMixin:
         items["API key"] = described["api_key"]
         for key, value in trajectory_config().items():  # a live session's window (with its source) wins
             items.setdefault(key, value)
-        from ..tools.mcp.config import load_config
+        from ...tools.mcp.config import load_config
 
         mcp = load_config(settings.home)
         count = len(mcp.servers) + len(mcp.problems)
@@ -224,7 +224,7 @@ class CommandsMixin:
         """``%dsh mcp [list|start [NAME]|restart NAME|add NAME -- CMD ARGS|add NAME --url URL|remove NAME]``."""
         import shlex
 
-        from ..tools.mcp.listing import host_action
+        from ...tools.mcp.listing import host_action
 
         try:
             tokens = shlex.split(args.text)
@@ -233,7 +233,7 @@ class CommandsMixin:
         host = self.link.host
         return McpView(host.run(host_action(host.mcp, tokens)))
     def cmd_doctor(self, args: MagicArgs) -> ConfigView:
-        from ..doctor import protections
+        from ...doctor import protections
 
         return ConfigView(dict(protections()))
 
@@ -264,7 +264,7 @@ class CommandsMixin:
     def cmd_mode(self, args: MagicArgs) -> None:
         """``%dsh mode``: the current session's permission mode; ``%dsh mode NAME`` changes it (with
         no session yet: the mode of the next new one, as ``DshMagics.mode``)."""
-        from ..tools.modes import parse_mode
+        from ...tools.modes import parse_mode
 
         session_id = args.session or self.current_session
         if args.target is None:
@@ -287,7 +287,7 @@ class CommandsMixin:
         self.announce_mode(done.session_id, done.mode)
 
     def cmd_policy(self, args: MagicArgs) -> ConfigView:
-        from ..tools.rules import registered_policies
+        from ...tools.rules import registered_policies
 
         session_id = args.target or args.session or self.current_session
         info = self._info_or_none(session_id)
@@ -319,7 +319,7 @@ class CommandsMixin:
         if getattr(getattr(self, "shell", None), "kernel", None) is None:
             return None
         try:
-            from . import widgets
+            from ..widgets import loop as widgets
         except Exception:
             return None
         try:
@@ -366,8 +366,8 @@ def request_items(request: Any) -> dict[str, str]:
             "model timeouts": f"{timeouts} (--first-byte-timeout / --idle-timeout)"}
 def _grant_text(grant: Any) -> str:
     """``bash "git status *"``; an exact bash grant as its whole command, made visible."""
-    from ..tools.grants import glob_literal
-    from ..tools.visible import visible
+    from ...tools.grants import glob_literal
+    from ...tools.visible import visible
 
     exact = glob_literal(grant.pattern) if grant.tool == "bash" else None
     return f'{grant.tool} "{visible(exact if exact is not None else grant.pattern)}"'

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..client.model import ClientSessionModel
-from ..client.state import ToolState
-from ..client.summary import summarize_result, tool_outcome
-from ..tools.arguments import display_arguments
-from ..wire.events import (
+from ...client.model import ClientSessionModel
+from ...client.state import ToolState
+from ...client.summary import summarize_result, tool_outcome
+from ...tools.arguments import display_arguments
+from ...wire.events import (
     AnyEvent,
     ApprovalAsked,
     ApprovalDecided,
@@ -34,7 +34,7 @@ from ..wire.events import (
     ToolResult,
     TurnEnd,
 )
-from .nsdiff import short_form
+from ..context.nsdiff import short_form
 
 __all__ = ["NoteSeg", "Segment", "Sink", "TextSeg", "ToolSeg", "TurnView", "format_arguments", "summarize_result"]
 

@@ -154,7 +154,7 @@ class WidgetBridge:
         try:
             conn = self._conn(cid)
         except Exception as exc:  # no host: answer the envelope with a coded error, keep serving
-            from ..errors import DshError
+            from ...errors import DshError
 
             code = exc.code if isinstance(exc, DshError) else "HOST_UNAVAILABLE"
             for reply in refusal(envelope, code, str(exc)):
@@ -197,9 +197,9 @@ class WidgetBridge:
 
 def refusal(envelope: dict[str, JsonValue], code: str, message: str) -> list[str]:
     """The coded error reply to an envelope that cannot be served (the wire's own envelopes)."""
-    from ..host.envelopes import encode, response_error, stream_error
-    from ..wire.base import tag
-    from ..wire.envelopes import MAX_ID, WireError
+    from ...host.envelopes import encode, response_error, stream_error
+    from ...wire.base import tag
+    from ...wire.envelopes import MAX_ID, WireError
 
     error = WireError(code=code, message=message)
     kind = tag(envelope)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from .cells import _parent
+from ..context.cells import _parent
 
 OutputMode = Literal["display", "stream"]
 

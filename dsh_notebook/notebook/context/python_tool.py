@@ -26,11 +26,11 @@ from typing import Any, cast
 
 from pydantic import BaseModel, Field, JsonValue
 
-from ..checkpoint import variables
-from ..redaction import secrets_hidden
-from ..tools.base import Tool, ToolContext, ToolOutput
-from ..tools.reaper import CallSubreaper
-from ..tools.watchdog import CallProcesses
+from ...checkpoint import variables
+from ...redaction import secrets_hidden
+from ...tools.base import Tool, ToolContext, ToolOutput
+from ...tools.reaper import CallSubreaper
+from ...tools.watchdog import CallProcesses
 from . import nsdiff
 from .mainthread import MainThreadRunner
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, JsonValue
 
-from ..errors import redact
-from ..tools.base import Tool, ToolContext, ToolOutput
+from ...errors import redact
+from ...tools.base import Tool, ToolContext, ToolOutput
 from .cells import CellLog, notebook_path, read_ipynb
 from .inspection import _has_static, describe, static_attr
 from .mainthread import MainThreadRunner

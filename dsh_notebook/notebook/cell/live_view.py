@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..client.model import ClientSessionModel
-from ..host.waiting import waiting_seconds
-from ..wire.events import AssistantAttempt, LlmRetry
+from ...client.model import ClientSessionModel
+from ...host.waiting import waiting_seconds
+from ...wire.events import AssistantAttempt, LlmRetry
 from .render import NoteSeg, Segment, TurnView
 
 _LOOK_BACK = 16  # events between a failed attempt and its retry (a stream's own events at most)

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DshError, UserError
+from ...errors import DshError, UserError
 
 
 class DshMagicError(Exception):
