@@ -33,7 +33,13 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("observe",),  # observers the host attaches to live sessions; exports of saved ones
     ("host",),  # sessions served over the wire (stdio, comm)
     ("client",),  # the Python side that talks to a host
-    ("notebook",),  # %dsh magics, widgets, notebook tools
+    # the notebook, floor by floor: the notebook as the agent's context (cells, variables, the main
+    # thread, the python and notebook tools); one turn in a cell (rendering, sinks, TurnResult,
+    # approvals, the debugger console, the one-line error); the widgets; the %dsh magic on top
+    ("notebook", "notebook/context"),
+    ("notebook/cell",),
+    ("notebook/widgets",),
+    ("notebook/magic",),
     ("__init__",),  # the public face: lazy re-exports of the client, the widgets, the policy hook
     ("kernel",),  # the agent kernel (ipykernel) over the magics; the walkthrough runner
     ("cli", "cli_run", "cli_tty", "__main__", "teach"),  # commands; ``run`` on a terminal
@@ -51,8 +57,12 @@ FILE_CIRCLES: dict[frozenset[str], str] = {}
 
 
 def unit_of(rel_path: str) -> str:
-    first = rel_path.split("/")[0]
-    return first.removesuffix(".py")
+    """The unit a file belongs to: its top-level package or module; inside ``notebook/``, its
+    sub-package (``notebook/magic``), so the notebook's own floors are pinned too."""
+    parts = rel_path.split("/")
+    if parts[0] == "notebook" and len(parts) > 2:
+        return "/".join(parts[:2])
+    return parts[0].removesuffix(".py")
 
 
 def resolve(name: str) -> str | None:

@@ -9,13 +9,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
 
 from dsh_notebook.cli import main
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.host.host import Host
 from dsh_notebook.models.price_table import pricing_table
+from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
 from dsh_notebook.observe import export_html
 
 DEMO = Path(__file__).resolve().parents[2] / "dsh_notebook" / "demo" / "workspace"

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
 
+from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
 from dsh_notebook.notebook.widgets import loop as widgets
 from dsh_notebook.wire.endpoints import SessionInfo
 
@@ -219,9 +219,8 @@ def test_repr_is_cheap_text_naming_the_session_or_log(tmp_path) -> None:  # type
 def test_without_a_host_every_envelope_gets_a_coded_wire_error() -> None:
     import json as _json
 
-    from dsh_notebook.notebook.widgets.comm_transport import WidgetBridge
-
     from dsh_notebook.errors import HostError
+    from dsh_notebook.notebook.widgets.comm_transport import WidgetBridge
     from tests.wire.schema_support import problems
 
     sent: list[dict[str, Any]] = []

@@ -18,19 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import DshError, UserError
-
-
-class DshMagicError(Exception):
-    """A ``DshError`` from the magic, shown by IPython as one line instead of a traceback."""
-
-    def __init__(self, error: DshError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31mdsh [{self.error.code}]\x1b[0m {self.error.message}"]
-
+from ...errors import UserError
 
 MCP_ACTIONS = ("list", "start", "restart", "add", "remove")  # `%dsh mcp ACTION …` (tools/mcp/listing)
 

@@ -38,6 +38,7 @@ from ...errors import DshError, HostError, RunCancelled, UserError
 from ...models.request_options import parse_options, parse_tools, request_flags, tools_text
 from ...tools.modes import MODES, parse_mode
 from ..cell.debug_console import parse_stages
+from ..cell.errors import DshMagicError
 from ..cell.frontend import choose_output
 from ..cell.result import TurnResult
 from ..cell.sinks import DisplaySink, TerminalSink
@@ -47,7 +48,7 @@ from ..context.mainthread import MainThreadRunner
 from ..context.notebook_tools import make_notebook_tools
 from ..context.python_tool import make_python_tool
 from ..context.records import record_session
-from .args import DshMagicError, MagicArgs, interpolate, parse_line
+from .args import MagicArgs, interpolate, parse_line
 from .completion import install_completer
 from .subcommands import CommandsMixin
 from .trajectory import apply_context_window, set_prices_file

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DshError, UserError
-from ..magic.args import DshMagicError
+from ..cell.errors import DshMagicError
 
 __all__ = ["check_create_args", "check_session", "coded", "target_text"]
 
