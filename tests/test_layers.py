@@ -30,6 +30,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("context", "scope"),  # the harness context's hooks and the scoped namespace
     ("tools",),  # tools, their runtime, approval rules, the sandbox, MCP
     ("agent", "doctor"),  # the loop; the doctor checks what tools need
+    ("cmdline",),  # the command registry: every command and flag of the CLI and %dsh, their parsers, help, completion
     ("observe",),  # observers the host attaches to live sessions; exports of saved ones
     ("host",),  # sessions served over the wire (stdio, comm)
     ("client",),  # the Python side that talks to a host

@@ -13,7 +13,7 @@ PKG = ROOT / "dsh_notebook"
 CORE = ("session", "agent", "tools", "models", "wire", "checkpoint")
 UI = ("IPython", "ipywidgets", "anywidget")
 LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing", "checkpoint",
-          "redaction")
+          "redaction", "cmdline")
 TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "teach")
 
 

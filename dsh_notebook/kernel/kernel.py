@@ -25,10 +25,10 @@ from ipykernel.ipkernel import IPythonKernel
 from pydantic import JsonValue
 
 from .. import __version__
+from ..cmdline.help import help_text
 from ..notebook.context.inspection import describe
 from ..notebook.magic.cell_kinds import CellRewriter, split_cell
 from ..notebook.magic.complete import complete
-from ..notebook.magic.usage import help_text
 from . import DISPLAY_NAME
 
 _BRACED = re.compile(r"\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")

@@ -61,7 +61,7 @@ def names() -> list[str]:
     ("%dsh --session s_", ["s_0123456789ab"], 15),
     ("%dsh resume ", ["s_0123456789ab"], 12),
     ("%dsh --new --bg ", None, 16),
-    ("%dsh --model x --n", ["--new", "--no-widget", "--no-interpolate"], 15),
+    ("%dsh --model x --n", ["--new", "--no-widget", "--no-interpolate", "--no-network"], 15),
     ("%dsh tell me about ", [], 19),
     ("%dsh tell me about {da", ["data2}", "dataset}"], 20),
     ("compare {da", ["data2}", "dataset}"], 9),

@@ -62,7 +62,7 @@ def test_bad_mcp_lines_are_coded_errors(shell: Any, line: str, code: str) -> Non
 
 
 def test_a_prompt_that_starts_with_mcp_is_still_a_prompt() -> None:
-    from dsh_notebook.notebook.magic.args import parse_line
+    from dsh_notebook.cmdline.dsh_line import parse_line
 
     assert parse_line("mcp is a protocol; explain it").command == "prompt"
     args = parse_line("mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .")

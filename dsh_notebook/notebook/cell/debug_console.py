@@ -25,7 +25,7 @@ from ...client.model import ClientSessionModel
 from ...client.state import PauseState
 from ...errors import HostError
 
-__all__ = ["STAGE_NAMES", "DebugConsole", "parse_stages"]
+__all__ = ["STAGE_NAMES", "DebugConsole"]
 
 STAGE_NAMES = {
     "01": "model response settled", "02": "tool call registered", "03": "tool executes",
@@ -33,27 +33,6 @@ STAGE_NAMES = {
 }
 HELP = "debug: c continue · s step · r run to a stage of a call (05 c3) · p print the payload · e edit · q cancel the turn"
 NO_STDIN = "no stdin to answer the debugger on; continued (use --bg and the handle's .step()/.edit())"
-
-
-def parse_stages(text: str | None) -> list[str]:
-    """``"03,06"`` / ``"3 6"`` / ``"all"`` → ``["03", "06"]``; ``BAD_FLAG`` for anything else."""
-    from ...errors import UserError
-
-    if text is None:
-        return []
-    if text.strip().lower() == "all":
-        return list(STAGE_NAMES)
-    out = []
-    for part in text.replace(",", " ").split():
-        stage = part.zfill(2)
-        if stage not in STAGE_NAMES:
-            raise UserError(f"--break {text!r}: {part!r} is not a stage; the stages are 01..06 (or all)",
-                            code="BAD_FLAG")
-        out.append(stage)
-    if not out:  # "--break ," / "--break ' '": no stage named, not "no breakpoints"
-        raise UserError(f"--break {text!r} names no stage; the stages are 01..06 (e.g. --break 03,06, or all)",
-                        code="BAD_FLAG")
-    return sorted(set(out))
 
 
 def describe_pause(p: PauseState) -> str:

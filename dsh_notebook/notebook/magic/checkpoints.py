@@ -1,4 +1,5 @@
-"""``%dsh rewind [N]``, ``%dsh undo`` and ``%dsh changes [TURN]`` (checkpoints, issue 26).
+"""``%dsh rewind [N]``, ``%dsh undo``, ``%dsh changes [TURN]`` and ``%dsh checkpoints [ID]`` (checkpoints,
+issue 26).
 
 In the notebook a rewind with no ``--files`` / ``--conversation`` / ``--variables`` does all
 three: the workspace's files and the variables the turns' ``python`` calls changed go back to the
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...cmdline import checks
+from ...cmdline.dsh_line import MagicArgs
 from ...errors import UserError
-from .args import MagicArgs
 
 
 class DiffView:
@@ -98,3 +100,25 @@ def changes_command(magics: Any, args: MagicArgs) -> DiffView:
     tc = tl.turns.get(turn)
     title = f"turn {turn} of {session_id}: {summary_of(tc.changes if tc else None)}"
     return DiffView(title, turn_diff(store_for(magics.link.host.settings.home), tl, turn))
+
+
+def checkpoints_command(magics: Any, args: MagicArgs) -> DiffView | None:
+    """``%dsh checkpoints [ID] [--diff TURN]``: the CLI's listing of a session's turns with their
+    checkpoints and file changes, or one turn's changes as unified diffs."""
+    from ...checkpoint.cli import listing_lines
+    from ...checkpoint.rewind import timeline, turn_diff
+    from ...checkpoint.turns import store_for
+    from ...session.persistence import load_log
+
+    session_id = args.target or args.session or magics.current_session
+    if session_id is None:
+        raise UserError("no session yet: run a prompt first, or %dsh checkpoints ID (ids: %dsh sessions)",
+                        code="NO_SESSION")
+    loaded = load_log(magics.log_path(session_id))
+    tl = timeline(loaded.events, loaded.header.cwd)
+    if "diff" in args.options:
+        turn = checks.turn(args.options["diff"], "--diff")
+        return DiffView(f"turn {turn} of {loaded.id}", turn_diff(store_for(magics.link.host.settings.home), tl, turn))
+    print(f"session {loaded.id}  workspace {tl.cwd}")
+    print("\n".join(listing_lines(tl)))
+    return None

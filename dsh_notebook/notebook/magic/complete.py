@@ -5,7 +5,8 @@ returns ``(matches, start, end)`` or ``None`` when IPython's own completer shoul
 (``%%python`` cells, other magics, ``!`` lines). Inside a prompt, ``{na`` completes to the names
 of the notebook namespace (``{name}`` is interpolated when the prompt is sent); on a ``%dsh`` line
 the first word completes to flags and subcommands, a flag's value to its choices (``--approve``),
-known model ids (``--model``) or session ids (``--session``, ``resume``, ``show``).
+known model ids (``--model``) or session ids (``--session``, ``resume``, ``show``) — all of it read
+from the command registry (:func:`dsh_notebook.cmdline.complete.offers`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from .args import FLAGS
+from ...cmdline.complete import offers
 from .cell_kinds import split_cell
 
-SUBCOMMANDS = ("stop", "sessions", "resume", "show", "config", "mode")
-MODEL_IDS = ("script:auto", "deepseek:deepseek-chat", "deepseek:deepseek-reasoner", "openai:gpt-4o-mini", "openai:gpt-4o")
 _VAR = re.compile(r"\{([A-Za-z_][\w]*)?$")
 _WORD = re.compile(r"[^\s]*$")
 
@@ -63,38 +62,7 @@ def _dsh(line: str, cursor: int, names: Callable[[], Iterable[str]], sessions: C
         return [], cursor, cursor  # still typing "%dsh" itself: IPython has no better answer
     word = _WORD.search(line).group(0)  # type: ignore[union-attr]
     before = body[: len(body) - len(word)].split()
-    start = cursor - len(word)
-    previous = before[-1] if before else None
-    spec = next((s for s in FLAGS if s.name == previous), None)
-    if spec is not None and spec.metavar is not None:
-        if spec.choices:
-            values: Iterable[str] = spec.choices
-        elif spec.dest == "model":
-            values = MODEL_IDS
-        elif spec.dest == "session":
-            values = sessions()
-        else:
-            return [], cursor, cursor
-        return sorted(v for v in values if v.startswith(word)), start, cursor
-    if previous in ("resume", "show") and len(before) == 1:
-        return sorted(s for s in sessions() if s.startswith(word)), start, cursor
-    if previous == "mode" and len(before) == 1:
-        modes = next(s.choices for s in FLAGS if s.dest == "mode")
-        return [m for m in modes if m.startswith(word)], start, cursor
-    if not _in_flags(before):
+    found = offers(before, word, sessions)
+    if found is None:
         return [], cursor, cursor  # the prompt text: nothing to offer but {variables}
-    options = [s.name for s in FLAGS] if word.startswith("-") else [*SUBCOMMANDS, *(s.name for s in FLAGS)]
-    return [o for o in options if o.startswith(word)], start, cursor
-
-
-def _in_flags(tokens: list[str]) -> bool:
-    """Whether the words so far are all flags (with their values): the next word may be one too."""
-    by_name = {s.name: s for s in FLAGS}
-    i = 0
-    while i < len(tokens):
-        name, eq, _ = tokens[i].partition("=")
-        spec = by_name.get(name)
-        if spec is None:
-            return False
-        i += 1 if (eq or spec.metavar is None) else 2
-    return True
+    return found, cursor - len(word), cursor

@@ -32,12 +32,14 @@ from IPython.core.magic import (
 from IPython.display import display
 from traitlets import Bool, Dict, Enum, Float, Int, Unicode, observe
 
-from ...config import Settings, parse_max_steps, parse_max_time, parse_model_id, settings_from_env
+from ...cmdline.dsh_line import MagicArgs, parse_line
+from ...cmdline.help import command_help, help_text
+from ...cmdline.options import BreakPlan, apply_process_flags, break_plan, session_options
+from ...config import Settings, parse_model_id, settings_from_env
 from ...demo import copy_demo_workspace, is_demo_copy
 from ...errors import DshError, HostError, RunCancelled, UserError
-from ...models.request_options import parse_options, parse_tools, request_flags, tools_text
+from ...models.request_options import parse_options, parse_tools, tools_text
 from ...tools.modes import MODES, parse_mode
-from ..cell.debug_console import parse_stages
 from ..cell.errors import DshMagicError
 from ..cell.frontend import choose_output
 from ..cell.result import TurnResult
@@ -48,16 +50,16 @@ from ..context.mainthread import MainThreadRunner
 from ..context.notebook_tools import make_notebook_tools
 from ..context.python_tool import make_python_tool
 from ..context.records import record_session
-from .args import MagicArgs, interpolate, parse_line
 from .completion import install_completer
+from .interpolate import interpolate
+from .question_marks import keep_question_marks
 from .subcommands import CommandsMixin
-from .trajectory import apply_context_window, set_prices_file
-from .usage import help_text, keep_question_marks
+from .trajectory import set_prices_file
 
 BYPASS_BANNER = ("mode bypass: every tool call of this session runs without asking — deny rules and the "
                  "sandbox aside (%dsh mode default to ask again)")
 
-DISPLAYED = frozenset({"show", "changes"})
+DISPLAYED = frozenset({"show", "changes", "checkpoints"})
 """Subcommands whose view is displayed at once (a widget, the event listing, the stats, a diff): a
 README block pasted as one cell shows each of them, wherever the line stands."""
 
@@ -153,7 +155,10 @@ class DshMagics(CommandsMixin, Magics):
     def dsh(self, line: str = "", cell: str | None = None, local_ns: dict[str, Any] | None = None) -> Any:
         try:
             args = parse_line(line, cell)
-            apply_context_window(args.context_window)
+            apply_process_flags(args)  # --context-window, --no-network: this kernel's, from now on
+            if args.help and args.command not in ("prompt", "help"):
+                print(command_help(args.command))  # `%dsh show --help`
+                return None
             if args.command == "prompt":
                 return self.prompt(args, local_ns)
             if args.command == "help":
@@ -165,7 +170,7 @@ class DshMagics(CommandsMixin, Magics):
                 args.targets = [interpolate(t, namespaces) for t in args.targets]
                 args.options = {k: interpolate(v, namespaces) for k, v in args.options.items()}
                 args.model = interpolate(args.model, namespaces) if args.model else args.model  # replay:{origin}
-            shown = getattr(self, f"cmd_{args.command}")(args)
+            shown = getattr(self, "cmd_" + args.command.replace(" ", "_"))(args)
             if args.command in DISPLAYED and shown is not None:
                 display(shown)  # shown where the line stands in the cell, not only as its last line
                 return None
@@ -277,18 +282,10 @@ class DshMagics(CommandsMixin, Magics):
         return str(created.session_id)
 
     def session_options(self, args: MagicArgs) -> dict[str, Any]:
-        """The ``--max-steps`` / ``--max-time`` / ``--rules`` and the request flags (``--max-tokens``,
-        ``--option``, ``--tools``, ``--max-repeats``, the timeouts) given on this line (checked)."""
-        out: dict[str, Any] = {}
-        if args.max_steps is not None:
-            out["max_steps"] = parse_max_steps(args.max_steps, "--max-steps") or 0
-        if args.max_time is not None:
-            out["max_time"] = parse_max_time(args.max_time, "--max-time") or 0
-        if args.rules is not None:
-            out["rules"] = str(Path(args.rules).expanduser().resolve())
-        if args.mode is not None:
-            out["mode"] = parse_mode(args.mode)  # BYPASS_NOT_ARMED before anything is sent
-        return {**out, **request_flags(args)}
+        """The session options this line's flags set (``--max-steps``, ``--max-time``, ``--rules``,
+        ``--mode``, ``--max-tokens``, ``--option``, ``--tools``, ``--max-repeats``, the timeouts), each
+        checked as the CLI checks it (:func:`dsh_notebook.cmdline.options.session_options`)."""
+        return session_options(args)
 
     # --- prompts --------------------------------------------------------------------------------
 
@@ -376,39 +373,20 @@ class DshMagics(CommandsMixin, Magics):
                 raise
 
     @staticmethod
-    def _break_flags(args: MagicArgs) -> tuple[list[str], list[str] | None]:
-        """``--break STAGES [--break-tools NAMES] [--break-when EXPR]``, checked before any session is created."""
-        stages = parse_stages(args.breakpoints)
-        if args.break_when is not None:
-            from ...agent.breakwhen import parse_when
-
-            if not stages:
-                raise UserError("--break-when needs --break STAGES (e.g. --break 03 --break-when 'name==bash')",
-                                code="BAD_FLAG")
-            parse_when(args.break_when)  # BAD_BREAK_WHEN before anything runs
-        if args.run_to is not None:
-            from ...agent.runto import parse_run_to
-
-            parse_run_to(args.run_to)  # BAD_RUN_TO before anything runs
-        if args.break_tools and not stages:
-            raise UserError("--break-tools needs --break STAGES (e.g. --break 03 --break-tools bash)", code="BAD_FLAG")
-        tools = (args.break_tools or "").replace(",", " ").split() or None
-        if args.break_tools is not None and tools is None:  # "--break-tools ," must not mean every tool
-            raise UserError(f"--break-tools {args.break_tools!r} names no tool (e.g. --break-tools bash,edit)",
-                            code="BAD_FLAG")
-        return stages, tools
+    def _break_flags(args: MagicArgs) -> BreakPlan:
+        """``--break STAGES [--break-tools NAMES] [--break-when EXPR] [--run-to 'N cK']``, checked
+        before any session is created (as ``run`` checks them)."""
+        return break_plan(args)
 
     def _set_breakpoints(self, args: MagicArgs, session_id: str) -> bool:
         """The agent debugger for this prompt (``--break``, ``--run-to``); whether any was set."""
-        stages, tools = self._break_flags(args)
-        if stages:
-            self.link.debug(session_id, "break", stages=stages, tools=tools, when=args.break_when)
-        if args.run_to is not None:
-            from ...agent.runto import parse_run_to
-
-            stage, call = parse_run_to(args.run_to)
+        plan = self._break_flags(args)
+        if plan.stages:
+            self.link.debug(session_id, "break", stages=plan.stages, tools=plan.tools, when=plan.when)
+        if plan.run_to is not None:
+            stage, call = plan.run_to
             self.link.debug(session_id, "run-to", stage=stage, call=call)
-        return bool(stages) or args.run_to is not None
+        return bool(plan)
 
     def _session_ids(self) -> list[str]:
         try:

@@ -1,9 +1,11 @@
 """The ``%dsh`` subcommands: ``stop``, ``sessions``, ``resume ID``, ``show [ID]``, ``config``, ``mcp``,
 ``mode [NAME]`` (the permission mode: print it, or change it),
 ``doctor`` (which protections are active on this machine), ``rewind [N]`` / ``undo`` / ``changes [TURN]``
-(checkpoints: see :mod:`.checkpoints`), ``compact [ID]`` (summarise the older
-turns now), ``policy [ID]`` (budgets, rules, grants, registered policy callables), ``fork [ID]
---at SEQ`` and ``compare A B``.
+/ ``checkpoints [ID]`` (checkpoints: see :mod:`.checkpoints`), ``compact [ID]`` (summarise the older
+turns now), ``policy [ID]`` (budgets, rules, grants, registered policy callables), ``policy check [ID]``
+(the CLI's dry run of the rules or a mode), ``fork [ID] --at SEQ`` and ``compare A B``. Their words,
+flags and help are declared in the command registry (:mod:`dsh_notebook.cmdline.table`); each is
+``cmd_<name>`` here (``policy check``: ``cmd_policy_check``).
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
 a rich repr (:mod:`.views`), or prints one line.
@@ -15,9 +17,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...cmdline.dsh_line import MagicArgs
+from ...cmdline.table import command
 from ...config import redact_url
 from ...errors import DshError, UserError
-from .args import MagicArgs
 from .trajectory import trajectory_config
 from .views import ConfigView, EventListing, McpView, SearchResults, SessionTable, StatsView
 
@@ -143,10 +146,7 @@ class CommandsMixin:
         from ...session.fork import fork_log
 
         origin = self._session_or_current(args, "%dsh fork")
-        try:
-            at = int(args.options["at"])
-        except ValueError:
-            raise UserError(f"--at {args.options['at']!r} is not a seq (a whole number)", code="BAD_FORK_POINT") from None
+        at = command("fork").flag("--at").checked(args.options["at"])  # type: ignore[union-attr]  # BAD_FORK_POINT
         result = fork_log(self.log_path(origin), at, self._sessions_dir())
         self.current_session = result.session_id
         self.remember(result.session_id)  # the notebook's current session: `%dsh resume` finds it
@@ -261,6 +261,11 @@ class CommandsMixin:
 
         return changes_command(self, args)
 
+    def cmd_checkpoints(self, args: MagicArgs) -> Any:
+        from .checkpoints import checkpoints_command
+
+        return checkpoints_command(self, args)
+
     def cmd_mode(self, args: MagicArgs) -> None:
         """``%dsh mode``: the current session's permission mode; ``%dsh mode NAME`` changes it (with
         no session yet: the mode of the next new one, as ``DshMagics.mode``)."""
@@ -302,6 +307,21 @@ class CommandsMixin:
         names = [getattr(fn, "__qualname__", repr(fn)) for fn in registered_policies()]
         items["policy callables"] = ", ".join(names) or "(none: register with dsh_notebook.policy(fn))"
         return ConfigView(items)
+
+    def cmd_policy_check(self, args: MagicArgs) -> None:
+        """``%dsh policy check [ID|PATH] [--rules FILE] [--mode NAME]``: the CLI's dry run, one
+        ``CALLID NAME allow/deny/ask RULE`` line per tool call of the session."""
+        from ...tools.policy_check import verdicts
+
+        target = self._session_or_current(args, "%dsh policy check")
+        rules = args.options.get("rules") or self.settings().policy_file
+        warnings, found = verdicts(self.log_path(target), rules, args.options.get("mode"))
+        for warning in warnings:
+            print(f"warning: {warning}")
+        for verdict in found:
+            print(verdict.line())
+        if not found:
+            print(f"dsh: no tool call in {target}")
 
     def _info_or_none(self, session_id: str | None) -> Any | None:
         if session_id is None:

@@ -1,23 +1,14 @@
-"""The kernel-wide trajectory settings of ``%dsh``: ``--context-window N`` and
-``DshMagics.prices_file``. Both are the documented environment variables of
-:mod:`dsh_notebook.session.catalog` (``DSH_CONTEXT_WINDOW``, ``DSH_PRICES_FILE``), set for the
-kernel's process, where its host reads them for every later request and figure."""
+"""The kernel-wide trajectory settings of ``%dsh``: ``DshMagics.prices_file`` (and ``--context-window
+N``, applied by :func:`dsh_notebook.cmdline.options.apply_process_flags` as the CLI applies it).
+Both are the documented environment variables of :mod:`dsh_notebook.session.catalog`
+(``DSH_CONTEXT_WINDOW``, ``DSH_PRICES_FILE``), set for the kernel's process, where its host reads
+them for every later request and figure."""
 
 from __future__ import annotations
 
 import os
 
-from ...config import positive_int
 from ...session.catalog import CONTEXT_WINDOW_ENV, PRICES_FILE_ENV, load_catalog
-
-
-def apply_context_window(raw: str | None) -> int | None:
-    """Validate ``--context-window N`` and make it the kernel's window (``None``: unchanged)."""
-    if raw is None:
-        return None
-    value = positive_int(raw, "--context-window", what="a positive number of tokens", code="BAD_FLAG")
-    os.environ[CONTEXT_WINDOW_ENV] = str(value)
-    return value
 
 
 def set_prices_file(path: str | None) -> None:

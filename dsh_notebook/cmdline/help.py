@@ -1,36 +1,12 @@
-"""How ``%dsh`` is typed: the help text (``%dsh --help``, ``%dsh?``) and the one input
-transformer the extension installs, so that a prompt may end with a question mark.
+"""The help of the command lines, from the registry: ``%dsh --help`` (``%dsh?``, the agent
+kernel's help) and ``%dsh COMMAND --help``. The CLI's ``--help`` is argparse's, from the same
+declarations (:mod:`.argparser`).
 """
 
 from __future__ import annotations
 
-import re
-
-from .args import FLAGS
-
-SUBCOMMANDS: tuple[tuple[str, str], ...] = (
-    ("stop", "cancel the running turn of the current session (or --session ID)"),
-    ("sessions", "table of saved sessions: id, title, turns, last activity, status"),
-    ("sessions --search TEXT", "sessions and events (seq, type, snippet) whose prompts, answers or tool text match"),
-    ("resume [ID]", "reopen a saved session (crash repair applied) and make it the current one; without ID, this notebook's last session; --model=replay:ORIGIN replays a fork"),
-    ("show [ID|PATH]", "the loop widget of a session (default: current) or of a saved log by its path; --inspect for the inspector; --stats for its time, tokens and cost"),
-    ("config", "effective model, base URL, workspace, home; the key only as set / not set"),
-    ("mcp [list]", "MCP servers of $DSH_HOME/mcp.json: status (not started / running / failed) and tools"),
-    ("mcp start [NAME]", "start the MCP servers now (else the first prompt starts them); restart NAME"),
-    ("mcp add NAME -- CMD ARGS", "add a stdio MCP server to mcp.json (--env K=V, --timeout S); or NAME --url URL"),
-    ("mcp remove NAME", "remove an MCP server from mcp.json (it stops; its tools go)"),
-    ("doctor", "which protections are active here: sandbox, network, redaction, grep engine, locks"),
-    ("compact [ID]", "summarise the older turns of a session (default: current) into one message now"),
-    ("policy [ID]", "the approval policy of a session: mode, budgets, rules file, session grants, callables"),
-    ("mode [NAME]", "the current session's permission mode; with NAME it changes (a new session's when none yet): "
-     "default, accept-edits, plan, dont-ask, bypass (DSH_ALLOW_BYPASS=1)"),
-    ("fork [ID] --at SEQ", "a new session repeating events 0..SEQ of ID (default: current); it becomes current"),
-    ("compare A B", "two sessions side by side by turn and step (a widget); the first divergence and its diff"),
-    ("rewind [N]", "files, variables and conversation back to the start of turn N (default: the last); "
-     "--files / --conversation / --variables for some of them, --dry-run, --force (overwrite conflicts)"),
-    ("undo", "rewind the last turn (files, variables, conversation); --dry-run, --force"),
-    ("changes [TURN]", "the files a turn (default: the last) changed, as unified diffs"),
-)
+from .spec import Command
+from .table import command, line_flags, on
 
 EXAMPLES = """\
   %dsh what files are in this workspace?
@@ -72,16 +48,22 @@ EXAMPLES = """\
       jupyter console and terminal IPython; DshMagics.output overrides it"""
 
 
+def subcommand_lines() -> list[tuple[str, str]]:
+    """``%dsh --help``'s subcommand lines: (usage after ``%dsh ``, what it does), in the registry's order."""
+    return [line for cmd in on("dsh") for line in cmd.dsh_lines]
+
+
 def help_text() -> str:
-    width = max(len(f"{s.name} {s.metavar or ''}") for s in FLAGS) + 2
+    flags = line_flags()
+    width = max(len(f"{s.name} {s.metavar or ''}") for s in flags) + 2
     lines = ["%dsh [FLAGS] PROMPT      one prompt; the cell waits and streams the turn",
              "%%dsh [FLAGS]           the cell body is the prompt", "", "Flags (before the prompt):"]
-    for spec in FLAGS:
+    for spec in flags:
         left = f"{spec.name} {spec.metavar or ''}".rstrip()
-        lines.append(f"  {left.ljust(width)}{spec.help}")
+        lines.append(f"  {left.ljust(width)}{spec.help_on('dsh')}")
     lines += ["  --".ljust(width + 2) + "end of flags: everything after it is the prompt", "",
-              "Subcommands (the whole line):"]
-    for usage, text in SUBCOMMANDS:
+              "Subcommands (the whole line; COMMAND --help for one):"]
+    for usage, text in subcommand_lines():
         lines.append(f"  %dsh {usage.ljust(width - 5)}{text}")
     lines += ["", "The cell blocks and streams the turn; its value is a TurnResult (.text, .session_id,",
               ".turn, .reason, .events, .tool_calls, .usage, .duration_ms, .cost_usd). Interrupt the kernel to cancel the turn (every",
@@ -102,26 +84,18 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
-_QUESTION_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<assign>[A-Za-z_][\w.]*\s*=\s*)?%dsh[ \t]+(?P<rest>.*\S)[ \t]*\?[ \t]*$")
-
-
-def keep_question_marks(lines: list[str]) -> list[str]:
-    """An input transformer: ``%dsh what is this?`` is a prompt, not IPython's ``obj?`` help.
-
-    IPython turns any line ending in ``word?`` into a help request (and ``… ?`` into a syntax
-    error) *before* it looks at magics. This rewrites such ``%dsh`` lines to the very call
-    IPython itself would make (``get_ipython().run_line_magic("dsh", line)``), a step earlier.
-    ``%dsh?`` (help on the magic) and ``%%dsh`` cells are left alone.
-    """
-    if lines and lines[0].lstrip().startswith("%%"):
-        return lines
-    out = []
-    for line in lines:
-        m = _QUESTION_LINE.match(line.rstrip("\r\n"))
-        if m is None:
-            out.append(line)
-            continue
-        rest = line.rstrip("\r\n")[len(m.group("indent")) + len(m.group("assign") or "") + len("%dsh"):].strip()
-        ending = line[len(line.rstrip("\r\n")):]
-        out.append(f"{m.group('indent')}{m.group('assign') or ''}get_ipython().run_line_magic('dsh', {rest!r}){ending}")
-    return out
+def command_help(name: str) -> str:
+    """``%dsh COMMAND --help``: its usage, what it does, its words and flags on ``%dsh``."""
+    cmd: Command = command(name)
+    lines = [f"usage: {cmd.dsh_usage or '%dsh ' + cmd.name}", ""]
+    lines += [f"  %dsh {usage}\n      {text}" for usage, text in cmd.dsh_lines] or [f"  {cmd.help}"]
+    words = [a for a in cmd.args_on("dsh") if a.name != "rest"]
+    flags = [f for f in cmd.flags_on("dsh") if f.name != "--help"]
+    if words:
+        lines += ["", "Words:"] + [f"  {(a.metavar or a.name.upper()):<20}{a.help}" for a in words]
+    if flags:
+        lines += ["", "Flags:"] + [f"  {(f.name + ' ' + (f.metavar or '')).rstrip():<20}{f.help_on('dsh')}"
+                                   for f in flags]
+    if cmd.on("cli"):
+        lines += ["", f"The CLI has it too: python -m dsh_notebook {cmd.name} --help"]
+    return "\n".join(lines)

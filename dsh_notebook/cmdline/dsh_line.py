@@ -6,66 +6,26 @@ dollar signs and spacing exactly as typed. ``--`` ends the flags explicitly (``%
 a flag`` sends ``--new is a flag`` as the prompt, and ``%dsh -- show me`` is a prompt, not the
 ``show`` subcommand).
 
-``{name}`` (or ``{name.attr}``) in the prompt is replaced by ``str()`` of that notebook variable;
-``{{`` and ``}}`` are literal braces; any other brace is left as typed; a name that is not defined
-is a ``UserError`` (``UNKNOWN_VARIABLE``). ``--no-interpolate`` sends the text untouched.
+The flags, the subcommands, their words and their own options all come from the command registry
+(:mod:`.table`), the same declarations the CLI's parser is built from: a flag ``%dsh`` takes is the
+CLI's flag, with the same name, value and check. Flag values stay text here; :meth:`Flag.checked`
+(:mod:`.options`) turns them into what the program uses, with the CLI's coded errors.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import UserError
+from ..errors import UserError
+from .spec import Command, Flag
+from .table import MCP_ACTIONS, command, dsh_words, line_flags
 
-MCP_ACTIONS = ("list", "start", "restart", "add", "remove")  # `%dsh mcp ACTION …` (tools/mcp/listing)
+FLAGS: tuple[Flag, ...] = line_flags()
+_BY_NAME: dict[str, Flag] = {spec.name: spec for spec in FLAGS}
+_BY_NAME.update({spec.short: spec for spec in FLAGS if spec.short})
 
-
-@dataclass(frozen=True)
-class FlagSpec:
-    name: str
-    dest: str
-    metavar: str | None  # None: a switch without a value
-    help: str
-    choices: tuple[str, ...] = ()
-
-
-FLAGS: tuple[FlagSpec, ...] = (
-    FlagSpec("--model", "model", "PROVIDER:MODEL", "model id, e.g. script:auto, deepseek:deepseek-chat, openai:gpt-4o-mini (default: DSH_MODEL or DshMagics.model, else script:auto)"),
-    FlagSpec("--base-url", "base_url", "URL", "any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, a proxy)"),
-    FlagSpec("--session", "session", "ID", "send the prompt to this saved or open session (it becomes the current one)"),
-    FlagSpec("--new", "new", None, "start a new session for this prompt (it becomes the current one)"),
-    FlagSpec("--bg", "bg", None, "return a handle at once and show the live widget; await it, .wait() or .cancel() it"),
-    FlagSpec("--steer", "steer", None, "if a turn is running, steer it (the text joins its next step) instead of queueing"),
-    FlagSpec("--mode", "mode", "NAME", "the permission mode: default (reads run; edits, bash, python and cell inserts ask on stdin while the cell runs), accept-edits (workspace edits run too), plan (only reads; the agent presents a plan you approve), dont-ask (what would ask is denied), bypass (everything runs, deny rules aside; needs DSH_ALLOW_BYPASS=1); a new session's, or the current session's from this prompt on (default DshMagics.mode, else auto in a demo workspace copy, else default)", ("default", "accept-edits", "plan", "dont-ask", "bypass")),
-    FlagSpec("--approve", "approve", "MODE", "legacy spelling of --mode for new sessions: ask = default, deny = dont-ask, auto = everything runs but notebook_insert, which asks (the demo copy's default)", ("auto", "ask", "deny")),
-    FlagSpec("--cwd", "cwd", "DIR", "the workspace of a new session (default: a fresh copy of the demo workspace with the scripted model, else the kernel's working directory: the notebook's folder)"),
-    FlagSpec("--demo", "demo", None, "a new session on a fresh copy of the demo workspace, with any model (e.g. --demo --model local:smollm2; approvals auto there)"),
-    FlagSpec("--no-widget", "no_widget", None, "with --bg or show: no widget, plain text only"),
-    FlagSpec("--no-interpolate", "no_interpolate", None, "send {braces} as typed instead of interpolating notebook variables"),
-    FlagSpec("--inspect", "inspect", None, "with show: open the SessionInspector instead of the loop widget"),
-    FlagSpec("--stats", "stats", None, "with show: time, tokens, cost and context per request, tool call and turn"),
-    FlagSpec("--present", "present", None, "with show: the widget in presenter mode (large text for a projector, each stage held until PageDown / ArrowRight)"),
-    FlagSpec("--context-window", "context_window", "N", "the context window in tokens for this kernel's requests (default: the model's, from the price catalog; sets DSH_CONTEXT_WINDOW)"),
-    FlagSpec("--max-steps", "max_steps", "N", "model requests per turn before it ends with reason budget (default DSH_MAX_STEPS / DshMagics.max_steps, else 50; 0: no limit); applies to the session from now on"),
-    FlagSpec("--max-time", "max_time", "SECONDS", "seconds per turn before it ends with reason budget (default DSH_MAX_TIME / DshMagics.max_time, else none); applies to the session from now on"),
-    FlagSpec("--rules", "rules", "FILE", "approval rules for the session: a JSON list of {tool, pattern, action} (default DSH_POLICY_FILE / DshMagics.policy_file)"),
-    FlagSpec("--max-tokens", "max_tokens", "N", "output limit of every model request (default DSH_MAX_TOKENS / DshMagics.max_tokens, else derived from the window); a reply cut by it ends the turn max-tokens; applies to the session from now on"),
-    FlagSpec("--option", "option", "KEY=VALUE", "a request option sent with every request, the value as JSON else a string (repeatable: --option temperature=0.2 --option seed=7; KEY=null removes one; default DshMagics.options)"),
-    FlagSpec("--tools", "tools", "NAMES", "the tools offered to the model: a comma list (read,grep), none (a plain chat turn) or all (default DshMagics.tools)"),
-    FlagSpec("--max-repeats", "max_repeats", "N", "the same tool call answered the same way tolerated this many times in a row before the turn ends stuck (default 2; 0: no guard)"),
-    FlagSpec("--first-byte-timeout", "first_byte_timeout", "SECONDS", "seconds a model request waits for the first chunk (default DSH_FIRST_BYTE_TIMEOUT, else 600 for a loopback server, else 120)"),
-    FlagSpec("--idle-timeout", "idle_timeout", "SECONDS", "seconds between two chunks of a reply (default DSH_IDLE_TIMEOUT, else 120)"),
-    FlagSpec("--break", "breakpoints", "STAGES", "the agent debugger: pause the run at these stages of the loop (01–06, e.g. 03,06, or all); the cell asks c/s/r/p/e/q like pdb; with --bg the handle has .wait_paused(), .step(), .continue_(), .edit()"),
-    FlagSpec("--break-tools", "break_tools", "NAMES", "with --break: pause only for calls of these tools (comma-separated, e.g. bash,edit)"),
-    FlagSpec("--break-when", "break_when", "EXPR", "with --break: pause only for calls this condition holds for, e.g. 'name==bash and command~\"rm \"' (name, args or an argument; == != ~ !~; and or not, parentheses; quoted or bare values)"),
-    FlagSpec("--run-to", "run_to", "'N cK'", "the agent debugger: pause once at stage N of the turn's K-th tool call (or a call id), e.g. --run-to '05 c3' or 'stage 5 of c3'; with or without --break (its breakpoints still pause on the way); at a pause r asks for another"),
-    FlagSpec("--help", "help", None, "show this help"),
-)
-_BY_NAME = {spec.name: spec for spec in FLAGS}
-_BY_NAME["-h"] = _BY_NAME["--help"]
 
 @dataclass
 class MagicArgs:
@@ -81,6 +41,7 @@ class MagicArgs:
     mode: str | None = None
     cwd: str | None = None
     demo: bool = False  # --demo: a fresh copy of the demo workspace, whatever the model
+    no_network: bool = False  # --no-network: this kernel's sandboxed commands from now on
     no_widget: bool = False
     no_interpolate: bool = False
     inspect: bool = False
@@ -102,7 +63,7 @@ class MagicArgs:
     max_repeats: str | None = None
     first_byte_timeout: str | None = None
     idle_timeout: str | None = None
-    command: str = "prompt"  # "prompt", "help", "mcp", or one of SUBCOMMAND_SHAPES
+    command: str = "prompt"  # "prompt", or a %dsh command of the registry ("show", "policy check")
     target: str | None = None
     targets: list[str] = field(default_factory=list)  # every positional word of a subcommand
     options: dict[str, str] = field(default_factory=dict)  # a subcommand's own --opt VALUE
@@ -143,7 +104,7 @@ def _skip_space(line: str, pos: int) -> int:
     return pos
 
 
-def _set_flag(args: MagicArgs, spec: FlagSpec, value: str | None) -> None:
+def _set_flag(args: MagicArgs, spec: Flag, value: str | None) -> None:
     if spec.metavar is None:
         if value is not None:
             raise UserError(f"{spec.name} takes no value", code="BAD_FLAG")
@@ -208,26 +169,18 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
     return args
 
 
-# subcommand → (at most this many positional words, its own options that take a value)
-SUBCOMMAND_SHAPES: dict[str, tuple[int, tuple[str, ...]]] = {
-    "stop": (0, ()), "sessions": (0, ()), "config": (0, ()), "help": (0, ()),
-    "resume": (1, ()), "show": (1, ()), "fork": (1, ("--at",)), "compare": (2, ()),
-    "doctor": (0, ()), "compact": (1, ()), "policy": (1, ()),
-    "rewind": (1, ()), "undo": (0, ()), "changes": (1, ()), "mode": (1, ()),
-}
-REWIND_FLAGS = ("--files", "--conversation", "--variables", "--dry-run", "--force")
-
-
-SUBCOMMAND_USAGE = {
-    "stop": "%dsh stop (the current session's turn) or %dsh --session ID stop", "sessions": "%dsh sessions [--search TEXT]",
-    "config": "%dsh config", "help": "%dsh help", "doctor": "%dsh doctor", "resume": "%dsh resume [ID]",
-    "show": "%dsh show [--inspect|--stats] [--present] [ID]", "fork": "%dsh fork [ID] --at SEQ", "compare": "%dsh compare A B",
-    "compact": "%dsh compact [ID]", "policy": "%dsh policy [ID]",
-    "rewind": "%dsh rewind [ID] [N | --to-turn N] [--files] [--conversation] [--variables] [--dry-run] [--force]",
-    "undo": "%dsh undo [--dry-run] [--force]", "changes": "%dsh changes [TURN]",
-    "mode": "%dsh mode [default|accept-edits|plan|dont-ask|bypass]",
-}
 _TARGET = re.compile(r"^(s_[0-9A-Za-z_-]+|\{[A-Za-z_][\w.]*\}|\S+\.jsonl)$")
+CHECKPOINT_COMMANDS = ("rewind", "undo", "changes")  # their own spellings: N, --to-turn N, switches
+
+
+def usage(name: str) -> str:
+    """The usage a ``%dsh`` error quotes for a subcommand."""
+    return command(name).dsh_usage
+
+
+def _own(cmd: Command) -> dict[str, Flag]:
+    """A subcommand's own flags that take a value (``fork --at SEQ``): ``--at SEQ`` or ``--at=SEQ``."""
+    return {f.name: f for f in cmd.flags_on("dsh") if f.takes_value}
 
 
 def _looks_like_target(word: str) -> bool:
@@ -239,16 +192,26 @@ def _takes(limit: int) -> str:
     return "no session id" if limit == 0 else "one session id" if limit == 1 else f"{limit} session ids"
 
 
+def _head(words: list[str]) -> tuple[str, ...] | None:
+    """The words of the ``%dsh`` subcommand this line starts with (``policy check`` before ``policy``)."""
+    for named in dsh_words():
+        if tuple(words[: len(named)]) == named:
+            return named
+    return None
+
+
 def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     """A whole line like ``stop``, ``resume ID``, ``show [--inspect] [ID]``, ``fork [ID] --at SEQ``."""
     words = rest.split()
-    if words and words[0] == "mcp" and (len(words) == 1 or words[1] in MCP_ACTIONS):
+    if words and words[0] == "mcp" and (len(words) == 1 or words[1] in (*MCP_ACTIONS, "--help")):
         args.command, args.text = "mcp", rest[3:].strip()  # `%dsh mcp add NAME -- CMD …`: parsed later
+        args.help = words[1:] == ["--help"]
         return
-    if not words or words[0] not in SUBCOMMAND_SHAPES:
+    named = _head(words)
+    if named is None:
         return
-    head, tail = words[0], words[1:]
-    if head in ("rewind", "undo", "changes"):
+    head, tail = " ".join(named), words[len(named):]
+    if head in CHECKPOINT_COMMANDS:
         _checkpoint_subcommand(args, head, tail)
         return
     if head == "sessions" and tail and tail[0].partition("=")[0] == "--search":
@@ -258,7 +221,8 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
             raise UserError("usage: %dsh sessions --search TEXT", code="BAD_FLAG")
         args.command = "sessions"
         return
-    limit, own = SUBCOMMAND_SHAPES[head]
+    cmd = command(head)
+    limit, own = len(cmd.args_on("dsh")), _own(cmd)
     options: dict[str, str] = {}
     flags: list[str] = []
     positional: list[str] = []
@@ -271,6 +235,9 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
                 if k + 1 >= len(tail):
                     raise UserError(f"{head} {name} needs a value: %dsh {head} {name} VALUE", code="BAD_FLAG")
                 k, value = k + 1, tail[k + 1]
+            if own[name].choices and value not in own[name].choices:
+                raise UserError(f"{head} {name} must be one of {', '.join(own[name].choices)}, not {value!r}",
+                                code="BAD_FLAG")
             options[name.lstrip("-")] = value
         elif word.startswith("--") and name in _BY_NAME:
             flags.append(word)
@@ -283,22 +250,23 @@ def _detect_subcommand(args: MagicArgs, rest: str) -> None:
     if len(positional) > limit:
         if meant:
             raise UserError(f"%dsh {head} takes {_takes(limit)}, not {len(positional)}: {' '.join(positional)}; "
-                            f"usage: {SUBCOMMAND_USAGE[head]}", code="BAD_FLAG")
+                            f"usage: {usage(head)}", code="BAD_FLAG")
         return  # a prompt that happens to start with the word ("show me the code")
-    if head == "compare" and len(positional) != 2:
+    if head == "compare" and len(positional) != 2 and "--help" not in flags:
         if positional and not meant:
             return  # "compare both" is a prompt
         given = f"; got only {positional[0]}" if positional else ""
         raise UserError(f"usage: %dsh compare A B (two session ids or log paths; list them with %dsh sessions){given}",
                         code="BAD_FLAG")
-    if head == "fork" and "at" not in options:
-        raise UserError("usage: %dsh fork [ID] --at SEQ (the last event of ID to keep)", code="BAD_FLAG")
     for flag in flags:
         name, eq, value = flag.partition("=")
         spec = _BY_NAME[name]
         if spec.metavar is not None and not eq:
             raise UserError(f"{name} after {head} needs {name}=VALUE", code="BAD_FLAG")
         _set_flag(args, spec, value if eq else None)
+    missing = [f for f in cmd.flags_on("dsh") if f.required and f.name.lstrip("-") not in options]
+    if missing and not args.help:
+        raise UserError(f"usage: {usage(head)} ({missing[0].help_on('dsh')})", code="BAD_FLAG")
     args.command, args.target = head, (positional[0] if positional else None)
     args.targets, args.options = positional, options
 
@@ -319,14 +287,16 @@ def _checkpoint_subcommand(args: MagicArgs, head: str, tail: list[str]) -> None:
             words.append(w)
     targets = [w for w in words if head == "rewind" and _looks_like_target(w) and not w.startswith("{")]
     words = [w for w in words if w not in targets]
+    if "--help" in words:  # `%dsh rewind --help`: the command's help
+        args.help, words = True, [w for w in words if w != "--help"]
     if any(not w.startswith("--") and not w.isdigit() for w in words):
         return  # prose: a prompt
     numbers = [w for w in words if w.isdigit()]
     flags = [w for w in words if w.startswith("--")]
-    allowed = () if head == "changes" else REWIND_FLAGS if head == "rewind" else ("--dry-run", "--force")
+    allowed = {f.name for f in command(head).flags_on("dsh") if not f.takes_value}
     bad = [f for f in flags if f not in allowed]
     if bad or len(numbers) > (0 if head == "undo" else 1) or len(targets) > 1:
-        raise UserError(f"usage: {SUBCOMMAND_USAGE[head]}", code="BAD_FLAG")
+        raise UserError(f"usage: {usage(head)}", code="BAD_FLAG")
     args.command, args.target, args.targets = head, None, []
     if targets:
         args.session = targets[0]
@@ -334,38 +304,18 @@ def _checkpoint_subcommand(args: MagicArgs, head: str, tail: list[str]) -> None:
     args.options.update({f.lstrip("-"): "1" for f in flags})
 
 
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
-
-
-def interpolate(text: str, namespaces: Sequence[Mapping[str, Any]]) -> str:
-    """Replace ``{name}`` / ``{name.attr}`` by ``str(value)``; ``{{``/``}}`` are literal braces."""
-
-    def lookup(match: re.Match[str]) -> str:
-        whole = match.group(0)
-        if whole == "{{":
-            return "{"
-        if whole == "}}":
-            return "}"
-        dotted = match.group(1)
-        head, *attrs = dotted.split(".")
-        for ns in namespaces:
-            if head in ns:
-                value = ns[head]
-                break
-        else:
-            raise UserError(
-                f"{{{dotted}}} in the prompt names no notebook variable; define {head}, write "
-                f"{{{{{dotted}}}}} for literal braces, or use --no-interpolate",
-                code="UNKNOWN_VARIABLE",
-            )
-        for attr in attrs:
-            try:
-                value = getattr(value, attr)
-            except AttributeError:
-                raise UserError(f"{{{dotted}}}: {type(value).__name__} has no attribute {attr!r}", code="UNKNOWN_VARIABLE") from None
-        try:
-            return str(value)
-        except Exception as exc:
-            raise UserError(f"{{{dotted}}}: str() failed: {exc}", code="UNKNOWN_VARIABLE") from None
-
-    return _PLACEHOLDER.sub(lookup, text)
+def flag_values(args: MagicArgs) -> dict[str, Any]:
+    """The flags a parsed line gave, by ``dest``, as the CLI's parser holds them: the line's flags,
+    a subcommand's own (``fork --at``), switches as ``True``, ``rewind N`` as ``--to-turn N``.
+    What the conformance test holds against the CLI's namespace."""
+    name = "run" if args.command == "prompt" else args.command
+    out: dict[str, Any] = {}
+    for flag in (*FLAGS, *command(name).flags_on("dsh")):
+        key = flag.name.lstrip("-")
+        if key in args.options:
+            out[flag.dest] = args.options[key] if flag.takes_value else True
+        elif getattr(args, flag.dest, None) not in (None, False, []):
+            out[flag.dest] = getattr(args, flag.dest)
+    if args.command == "rewind" and "turn" in args.options:
+        out["to_turn"] = args.options["turn"]
+    return out
