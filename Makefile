@@ -62,7 +62,7 @@ bubblewrap:
 	  echo "bubblewrap not installed: bash runs without a sandbox (python -m dsh_notebook doctor)"
 
 lint: setup
-	$(VENV)/bin/ruff check dsh_notebook tests
+	$(VENV)/bin/ruff check dsh_notebook tests docs
 	$(VENV)/bin/mypy
 	cd js && npm run --silent typecheck
 	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent check:types

@@ -76,6 +76,11 @@ class PrintableStream:
     def write(self, text: str) -> int:
         return self.out.write(printable(text))
 
+    def write_raw(self, text: str) -> int:
+        """Text the product composed itself from fixed words and numbers (the waiting line's
+        ``\\r`` rewrite), never model, tool or file text: written as it is."""
+        return self.out.write(text)
+
     def flush(self) -> None:
         self.out.flush()
 

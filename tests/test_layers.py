@@ -206,7 +206,7 @@ def test_the_checker_sees_an_upward_import_inside_a_function_and_under_type_chec
 
 
 def test_the_ownership_map_follows_the_ranks() -> None:
-    """The README's map lists the units floor by floor, ground first."""
+    """The ownership map (docs/architecture/ownership-map.md) lists the units floor by floor, ground first."""
     ranks = rank_of()
     seen = [ranks[unit_of(e)] for e in ownership_entries() if not e.startswith("js/") and unit_of(e) in ranks]
-    assert seen == sorted(seen), "order the README's ownership map by floor (ground first)"
+    assert seen == sorted(seen), "order the ownership map (docs/architecture/ownership-map.md) by floor (ground first)"

@@ -46,8 +46,11 @@ def test_no_public_name_is_left_out_of_all() -> None:
 
 
 def test_what_the_docs_import_from_the_package_is_public() -> None:
-    """``from dsh_notebook import X`` in the README and the notebooks: X is listed or a module."""
-    texts = [(ROOT / "README.md").read_text()]
+    """``from dsh_notebook import X`` in the docs (README, CONTRIBUTING, docs/) and the notebooks: X is
+    listed or a module."""
+    from tests.readme.blocks import doc_files
+
+    texts = [path.read_text(encoding="utf-8") for path in doc_files()]
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         texts += ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"]
     imported = {n.strip() for t in texts for m in re.findall(r"from dsh_notebook import ([\w, ]+)", t)

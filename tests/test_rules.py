@@ -1,5 +1,5 @@
 """The package's rules as tests: layer imports (AST, imports inside functions included) and the
-README's ownership map against the modules that exist."""
+ownership map (docs/architecture/ownership-map.md) against the modules that exist."""
 
 from __future__ import annotations
 
@@ -97,12 +97,13 @@ def test_the_rule_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
 # --- the ownership map ---------------------------------------------------------------------------
 
 
+OWNERSHIP_MAP = ROOT / "docs" / "architecture" / "ownership-map.md"
+
+
 def ownership_entries() -> list[str]:
-    """The module paths named in the README's ownership map (its table's last column)."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## How it is built: the ownership map", 1)[1].split("\n## ", 1)[0]
+    """The module paths named in the ownership map (its table's last column)."""
     entries: list[str] = []
-    for row in section.splitlines():
+    for row in OWNERSHIP_MAP.read_text(encoding="utf-8").splitlines():
         if row.startswith("|") and not row.startswith("|---"):
             cells = [c.strip() for c in row.strip("|").split("|")]
             entries += re.findall(r"`([^`]+)`", cells[-1])
@@ -128,7 +129,7 @@ def test_every_module_of_the_map_exists() -> None:
             ok = bool(list(base.glob(entry)))
         if not ok:
             missing.append(entry)
-    assert missing == [], "the README's ownership map names modules that do not exist: " + ", ".join(missing)
+    assert missing == [], "the ownership map (docs/architecture/ownership-map.md) names modules that do not exist: " + ", ".join(missing)
 
 
 def test_every_package_module_is_in_the_map() -> None:
@@ -138,7 +139,7 @@ def test_every_package_module_is_in_the_map() -> None:
         if p.name != "__init__.py" and not covered(rel(p), entries)
     ]  # fmt: skip
     assert absent == [], (
-        "add these modules to the README's ownership map (`## How it is built`): " + ", ".join(absent)
+        "add these modules to the ownership map (docs/architecture/ownership-map.md): " + ", ".join(absent)
     )
 
 

@@ -90,16 +90,21 @@ class WaitingTicker:
             self.before_show()
         if in_place:
             pad = " " * max(0, self._width - len(text))
-            self.out.write(f"\r{text}{pad}")
+            self._write(f"\r{text}{pad}")
             self._width = len(text)
         else:
             self.out.write(text + "\n")
         self.out.flush()
 
+    def _write(self, text: str) -> None:
+        """The line's own ``\\r`` rewrites: past a stream that shows control characters visibly
+        (the CLI's guard, ``write_raw``), since this text is the ticker's, not a model's."""
+        getattr(self.out, "write_raw", self.out.write)(text)
+
     def clear(self) -> None:
         """Wipe the line shown in place (the cursor back at its start)."""
         if self._width:
-            self.out.write("\r" + " " * self._width + "\r")
+            self._write("\r" + " " * self._width + "\r")
             self.out.flush()
             self._width = 0
 
