@@ -10,13 +10,14 @@ What is read, and from where:
   (``cmdline/table.py``: ``line_flags()``, each command's ``dsh_lines``) and the ``DshMagics``
   traitlets (``%config``);
 - ``env.md``: every ``DSH_*`` / ``OTEL_*`` name the package's code holds as a string, and the
-  providers' key variables (``config.PROVIDER_KEY_ENV``); the meanings are written in :data:`ENV`
-  below, and a name found in the code without one (or described but no longer in the code) stops
+  providers' key variables (the provider table's, ``providers.key_variables()``); the meanings are
+  written in :data:`ENV` below (a key variable's from its provider row), and a name found in the code without one (or described but no longer in the code) stops
   the generation — so a new variable cannot go undocumented;
 - ``events.md``: the session events of ``wire/events.py`` (the ``AnyEvent`` union);
 - ``endpoints.md``: the wire's endpoints (``wire/endpoints.py`` ``ENDPOINTS``);
 - ``error-codes.md``: the closed set ``wire/codes.py`` and the modules that name each code;
-- ``tools.md``: the built-in tools and the notebook's tools, as the model sees them.
+- ``tools.md``: the built-in tools and the notebook's tools, as the model sees them, with what
+  policy reads of each (its default approval, effect, read-only flag and rule subject).
 
 ``tests/readme/test_reference.py`` fails when a committed page differs from a fresh generation.
 """
@@ -247,8 +248,6 @@ ENV: dict[str, str] = {
     "DSH_MODEL": "default model id (default `script:auto`, the embedded teaching model)",
     "DSH_BASE_URL": "default OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, a proxy)",
     "DSH_API_KEY": "key for that endpoint; else the provider's own variable below, sent only to that provider's host",
-    "DEEPSEEK_API_KEY": "DeepSeek's key, for `deepseek:` models on api.deepseek.com",
-    "OPENAI_API_KEY": "OpenAI's key, for `openai:` models on api.openai.com",
     "DSH_HOME": "sessions and state (default `~/.dsh`, created 0700; logs in `$DSH_HOME/sessions/<id>.jsonl`, "
                 "0600). A home that is a file or read-only is `BAD_HOME`, one too long `PATH_TOO_LONG`",
     "DSH_TIMEOUT": "the default of both model timeouts below for remote servers, seconds (default 120)",
@@ -303,20 +302,28 @@ ENV: dict[str, str] = {
 
 
 def env_names() -> dict[str, set[str]]:
-    from dsh_notebook.config import PROVIDER_KEY_ENV
+    from dsh_notebook.providers import key_variables
     from dsh_notebook.wire.codes import ERROR_CODES
 
     pattern = re.compile(r"(DSH|OTEL)_[A-Z0-9_]*[A-Z0-9]")
     found = {k: v for k, v in string_constants().items() if pattern.fullmatch(k) and k not in ERROR_CODES}
-    for env in PROVIDER_KEY_ENV.values():
-        found.setdefault(env, set()).add("config.py")
+    for env in key_variables():
+        found.setdefault(env, set()).add("providers.py")
     return found
+
+
+def key_meanings() -> dict[str, str]:
+    """Each provider row's key variable, described from its row (a new row documents its own)."""
+    from dsh_notebook.providers import hosted
+
+    return {p.key_env: f"{p.display_name}'s key, for `{p.prefix}:` models on {p.host}" for p in hosted() if p.key_env}
 
 
 def env_page() -> str:
     found = env_names()
-    missing = sorted(set(found) - set(ENV))
-    gone = sorted(set(ENV) - set(found))
+    meanings = {**ENV, **key_meanings()}
+    missing = sorted(set(found) - set(meanings))
+    gone = sorted(set(meanings) - set(found))
     if missing or gone:
         raise SystemExit(f"docs/gen.py: describe these variables in ENV: {missing}; no longer in the code: {gone}")
     lines = [HEAD.format(src="the package's code (every DSH_* / OTEL_* name it holds) and ENV in docs/gen.py")
@@ -325,7 +332,7 @@ def env_page() -> str:
              "which refuses to write this page while a variable of the code has none. Numeric values are "
              "bounded (past a bound: `BAD_CONFIG`). Keys never reach a log, a frame or an error text. "
              "Most settings are also `%config DshMagics.*` traitlets ([magics](magics.md)) and flags.", ""]
-    rows = [(code(name), ENV[name], ", ".join(code(m) for m in sorted(found[name]))) for name in sorted(found)]
+    rows = [(code(name), meanings[name], ", ".join(code(m) for m in sorted(found[name]))) for name in sorted(found)]
     lines += [table(("variable", "meaning", "read in"), rows)]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -456,7 +463,13 @@ def _json_type(spec: dict[str, Any]) -> str:
     return " | ".join(k for k in kinds if k != "null") or "any"
 
 
-def _tool_rows(tools: Iterable[Any]) -> list[tuple[str, str, str, str, str, str]]:
+def _subject(tool: Any) -> str:
+    """What a rule's ``pattern`` matches for this tool (its ``subject``'s docstring names it)."""
+    doc = inspect.getdoc(tool.subject) if tool.subject is not None else None
+    return doc.splitlines()[0] if doc else "the arguments' JSON"
+
+
+def _tool_rows(tools: Iterable[Any]) -> list[tuple[str, ...]]:
     rows = []
     for tool in tools:
         schema = tool.schema().parameters
@@ -464,31 +477,27 @@ def _tool_rows(tools: Iterable[Any]) -> list[tuple[str, str, str, str, str, str]
         params = ", ".join(f"{code(p)}{'' if p in required else '?'}: {_json_type(spec)}"
                            for p, spec in schema.get("properties", {}).items())
         safe = tool.concurrency_safe if isinstance(tool.concurrency_safe, bool) else "per call"
-        rows.append((code(tool.name), params, tool.approval, tool.effect or "—",
-                     "yes" if safe is True else "no" if safe is False else safe, tool.description))
+        rows.append((code(tool.name), params, tool.approval, tool.effect or "—", "yes" if tool.read_only else "no",
+                     _subject(tool), "yes" if safe is True else "no" if safe is False else safe, tool.description))
     return rows
 
 
 def tools_page() -> str:
-    from dsh_notebook.checkpoint import variables
-    from dsh_notebook.notebook.context.notebook_tools import make_notebook_tools
-    from dsh_notebook.notebook.context.python_tool import make_python_tool
+    from dsh_notebook.tools.kernel_tools import KERNEL_TOOLS
     from dsh_notebook.tools.plan import EXIT_PLAN_MODE
     from dsh_notebook.tools.registry import builtin_tools
 
-    kept = variables._NAMESPACE  # make_python_tool registers its namespace: put it back
-    try:
-        notebook = [make_python_tool(dict), *make_notebook_tools(None, None, None)]  # type: ignore[arg-type]
-    finally:
-        variables._NAMESPACE = kept
-    header = ("tool", "arguments", "approval", "effect", "runs in parallel", "description")
-    lines = [HEAD.format(src="tools/registry.py (builtin_tools), notebook/context/python_tool.py, notebook/context/notebook_tools.py, "
+    notebook = sorted(KERNEL_TOOLS, key=lambda t: t.name != "python")  # python first, then the table's order
+    header = ("tool", "arguments", "approval", "effect", "read-only", "rule subject", "runs in parallel", "description")
+    lines = [HEAD.format(src="tools/builtin/__init__.py (BUILTIN_TOOLS), tools/kernel_tools.py (KERNEL_TOOLS), "
                              "tools/plan.py")
              + "# Tools", "",
              "The tools a model is offered, as it sees them (`?`: optional). *approval* is the tool's own "
              "default (`allow`: it only reads; `ask`: it changes things or runs code) and *effect* what it "
              "does as the permission modes see it (`read`, `edit`, `bash`, `execute`, `notebook`, `plan`; "
-             "`—`: `read` when it allows, else `execute`); what actually runs, "
+             "`—`: `read` when it allows, else `execute`); *read-only* tools run in every mode, plan "
+             "included, and leave the workspace as it was; a rule's `pattern` ([approvals](../guides/approvals.md)) "
+             "is matched against the call's *rule subject*. What actually runs, "
              "asks or is refused is decided by the session's permission mode, rules and grants "
              "([approvals](../guides/approvals.md)). Calls of tools that run in parallel in one batch run "
              "together; results are committed in the model's order either way. `--tools` chooses which "

@@ -77,6 +77,13 @@ def sessions_main(args: argparse.Namespace) -> int:
     return table_main(args)
 
 
+def fork_main(args: argparse.Namespace) -> int:
+    from .session.fork import fork_main as fork_log_main
+    from .tools.registry import is_read_only
+
+    return fork_log_main(args, read_only=is_read_only)
+
+
 def export_html_main(args: argparse.Namespace) -> int:
     from .observe.export_html import export_main
     from .session.inspect import refuse_overwriting_a_log

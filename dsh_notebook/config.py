@@ -1,8 +1,8 @@
 """Configuration from the environment (DESIGN §6): model, base URL, API key, home.
 
 ``DSH_MODEL`` (default ``script:auto``), ``DSH_BASE_URL``, ``DSH_API_KEY`` (else the provider's
-usual variable: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``), ``DSH_HOME`` (default ``~/.dsh``;
-session logs under ``$DSH_HOME/sessions/``), the model timeouts ``DSH_FIRST_BYTE_TIMEOUT`` (seconds
+usual variable, its row's ``key_env`` in :mod:`.providers`: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``),
+``DSH_HOME`` (default ``~/.dsh``; session logs under ``$DSH_HOME/sessions/``), the model timeouts ``DSH_FIRST_BYTE_TIMEOUT`` (seconds
 a request waits for the server's first chunk; default ``DSH_TIMEOUT`` when set, else 600 for a
 loopback server, which may spend minutes on CPU prompt processing, else 120) and ``DSH_IDLE_TIMEOUT`` (seconds between two
 chunks; default ``DSH_TIMEOUT``, else 120) — either fails ``MODEL_TIMEOUT``, and there is no total
@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .errors import UserError, register_secret
 from .errors import register_secret as _register
+from .providers import by_prefix, key_variables, known_prefixes, own_base_url
 
 DEFAULT_MODEL = "script:auto"
 DEFAULT_TIMEOUT_S = 120.0
@@ -46,11 +47,6 @@ MAX_OUTPUT_TOKENS = 10_000_000
 MAX_STEPS = 1_000_000
 MAX_REPEATS = 10_000
 MAX_SECONDS = 366 * 24 * 3600.0  # a turn budget or a model timeout: at most a year
-PROVIDER_KEY_ENV = {"deepseek": "DEEPSEEK_API_KEY", "openai": "OPENAI_API_KEY"}
-PROVIDER_BASE_URL = {
-    "deepseek": "https://api.deepseek.com",
-    "openai": "https://api.openai.com/v1",
-}
 
 
 _SECRET_PARAM = re.compile(r"(?i)token|key|secret|pass|auth|sig|credential|session")
@@ -120,8 +116,9 @@ def check_base_url(url: str) -> str:
                         "http://localhost:11434/v1", code="BAD_BASE_URL")
     register_url_secrets(url)
     return url.strip()
-KNOWN_PROVIDERS = frozenset({"openai", "deepseek", "script", "replay", "local"})
-"""The prefixes a model id may start with; with a base URL anything else is part of the name."""
+KNOWN_PROVIDERS = known_prefixes()
+"""The prefixes a model id may start with (the provider table's and ``script``, ``replay``,
+``local``); with a base URL anything else is part of the name."""
 
 
 def normalize_model_id(model_id: str, base_url: str | None) -> str:
@@ -184,13 +181,14 @@ class Settings:
         """The API key for this model: ``DSH_API_KEY``-style explicit key, else the provider's."""
         if self.api_key:
             return self.api_key
-        env = PROVIDER_KEY_ENV.get(self.provider)
+        row = by_prefix(self.provider)
+        env = row.key_env if row is not None else None
         key = os.environ.get(env) if env else None
         register_secret(key)
         return key
 
     def resolved_base_url(self) -> str | None:
-        return self.base_url or PROVIDER_BASE_URL.get(self.provider)
+        return self.base_url or own_base_url(self.provider)
 
     def with_overrides(
         self, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None
@@ -218,7 +216,7 @@ def settings_from_env(environ: dict[str, str] | None = None) -> Settings:
     env = os.environ if environ is None else environ
     key = env.get("DSH_API_KEY") or None
     register_secret(key)
-    for name in PROVIDER_KEY_ENV.values():
+    for name in key_variables():
         register_secret(env.get(name))
     register_url_secrets(env.get("DSH_BASE_URL"))
     home = Path(env.get("DSH_HOME") or "~/.dsh").expanduser()

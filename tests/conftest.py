@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.providers import key_variables
 from tests.support.tier_guard import GUARD
 from tests.support.tiers import TIER_TABLE, classify
 
-_KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DSH_TIMEOUT", "DEEPSEEK_API_KEY", "OPENAI_API_KEY",
-             "DSH_MAX_STEPS", "DSH_MAX_TIME", "DSH_POLICY_FILE", "DSH_COMPACT_THRESHOLD", "DSH_CONTEXT_WINDOW")
+# what no test inherits from the machine: dsh's own settings and every provider's key variable (the
+# provider table's, so a new row's key is scrubbed too: tests/models/test_provider_table.py checks it)
+SCRUBBED = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DSH_TIMEOUT", *key_variables(),
+            "DSH_MAX_STEPS", "DSH_MAX_TIME", "DSH_POLICY_FILE", "DSH_COMPACT_THRESHOLD", "DSH_CONTEXT_WINDOW")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,9 +40,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def isolated_dsh_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("dsh_home")
     monkeypatch.setenv("DSH_HOME", str(home))
-    for name in _KEY_VARS:
-        monkeypatch.delenv(name, raising=False)
+    scrub(monkeypatch)
     return home
+
+
+def scrub(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remove every :data:`SCRUBBED` variable for the test (``monkeypatch`` puts them back)."""
+    for name in SCRUBBED:
+        monkeypatch.delenv(name, raising=False)
 
 
 # The files whose tests (or whose one group) take longest, measured with ``--durations`` (a group

@@ -22,8 +22,8 @@ from tests.test_rules import PKG, imported, modules, ownership_entries
 # Ground first. A unit may import its own rank and the ranks below it, never a rank above.
 RANKS: tuple[tuple[str, ...], ...] = (
     # the ground: the wire's vocabulary, coded errors, redaction, the glossary's words, settings,
-    # the bundled demo workspace (and what a copy of it is allowed)
-    ("wire", "errors", "redaction", "glossary", "config", "demo"),
+    # the bundled demo workspace (and what a copy of it is allowed), the provider table
+    ("wire", "errors", "redaction", "glossary", "config", "demo", "providers"),
     ("session",),  # the event log: writer, store, folds over events
     ("checkpoint",),  # workspace snapshots per turn, rewind (reads and forks session logs)
     ("models",),  # model adapters (replay reads session logs) and the price catalog's users

@@ -14,7 +14,7 @@ CORE = ("session", "agent", "tools", "models", "wire", "checkpoint")
 UI = ("IPython", "ipywidgets", "anywidget")
 LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing", "checkpoint",
           "redaction", "cmdline")
-TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "teach")
+TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "providers", "teach")
 
 
 def modules() -> list[Path]:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..providers import hosted
 from .spec import Arg, Command, Flag
 from .table import command, dsh_words, line_flags
 
-MODEL_IDS = ("script:auto", "deepseek:deepseek-chat", "deepseek:deepseek-reasoner", "openai:gpt-4o-mini",
-             "openai:gpt-4o")
+MODEL_IDS = ("script:auto", *(f"{p.prefix}:{m}" for p in hosted() for m in p.suggested))
 
 Sessions = Callable[[], Iterable[str]]
 

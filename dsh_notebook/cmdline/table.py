@@ -149,7 +149,7 @@ COMMANDS: tuple[Command, ...] = (
         args=(TARGET.on(CLI), SESSION_WORD),
         flags=(Flag("--at", "the last event to keep", "SEQ", type=int, required=True, check=checks.seq, example="12",
                     dsh_help="the last event of ID to keep"),),
-        runs="dsh_notebook.session.fork:fork_main",
+        runs="dsh_notebook.cli:fork_main",
         dsh_lines=(("fork [ID] --at SEQ", "a new session repeating events 0..SEQ of ID (default: current); it "
                                           "becomes current"),),
         dsh_usage="%dsh fork [ID] --at SEQ"),

@@ -27,7 +27,6 @@ from ..agent.config import AgentConfig
 from ..checkpoint.turns import attach_checkpoints
 from ..config import (
     MASK,
-    PROVIDER_BASE_URL,
     Settings,
     normalize_model_id,
     parse_model_id,
@@ -38,6 +37,7 @@ from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
 from ..models.routing import LOCAL_PROVIDERS, resolve_adapter
 from ..observe import attach as attach_observers
+from ..providers import own_base_url
 from ..session.session import Session
 from ..session.store import SessionStore
 from ..tools.base import ApprovalMode
@@ -160,7 +160,7 @@ def endpoint_from_log(session: Session) -> str | None:
     for event in reversed(session.events):
         if isinstance(event, RequestHeader):
             provider = str(event.config.get("provider", ""))
-            return None if event.endpoint == PROVIDER_BASE_URL.get(provider) else event.endpoint
+            return None if event.endpoint == own_base_url(provider) else event.endpoint
     return None
 
 

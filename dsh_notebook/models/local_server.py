@@ -28,9 +28,9 @@ from typing import Any
 import httpx2
 
 from ..errors import ModelError
+from ..providers import from_props, server_root
 from .local_channel import BASE_URL, Channel
 from .local_models import check_installed
-from .server_window import from_props, server_root
 
 START_TIMEOUT_S = 120.0
 STOP_GRACE_S = 5.0

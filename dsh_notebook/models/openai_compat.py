@@ -35,12 +35,11 @@ from openai._streaming import ServerSentEvent, SSEDecoder  # only to see [DONE] 
 
 from ..config import (
     DEFAULT_TIMEOUT_S,
-    PROVIDER_BASE_URL,
-    PROVIDER_KEY_ENV,
     redact_url,
     register_url_secrets,
 )
 from ..errors import ModelError, register_secret
+from ..providers import by_prefix, own_hosts
 from ..wire.events import ToolSchema
 from ..wire.messages import AnyMessage
 from .accumulator import ChunkAccumulator
@@ -109,12 +108,12 @@ class OpenAICompatAdapter(ModelAdapter):
         self.provider = provider
         self.base_url = redact_url(base_url)  # what is logged (request/header) and quoted in errors
         self.send_reasoning = send_reasoning
-        self.key_env = key_env or PROVIDER_KEY_ENV.get(provider, "DSH_API_KEY")
+        row = by_prefix(provider)
+        self.key_env = key_env or (row.key_env if row is not None and row.key_env else "DSH_API_KEY")
         self.model = model  # the served model's name (for the server's window)
         self.idle_timeout = idle_timeout or timeout or DEFAULT_TIMEOUT_S
         self.first_byte_timeout = first_byte_timeout or timeout or DEFAULT_TIMEOUT_S
-        own = {_host(u) for u in PROVIDER_BASE_URL.values()}
-        self.probe_window = (_host(base_url) not in own) if probe_window is None else probe_window
+        self.probe_window = (_host(base_url) not in own_hosts()) if probe_window is None else probe_window
         self._probe_url = base_url
         self._probe_key = api_key if api_key and api_key != "not-needed" else None
         # no read timeout in the HTTP client: the first-byte and idle timers of ``stream`` decide

@@ -1,33 +1,27 @@
 """HTTP errors of OpenAI-compatible servers → coded :class:`~dsh_notebook.errors.ModelError`.
 
 The context-overflow wordings of every server people run (issue 20 item 4) are ``CONTEXT_OVERFLOW``
-(compacted and retried once by the agent, never the generic retry): OpenAI / DeepSeek
-(``context_length_exceeded``, "maximum context length"), llama.cpp (``exceed_context_size_error``,
-"exceeds the available context size"), vLLM ("This model's maximum context length is …",
-"maximum model length"), Ollama ("input length exceeds the context length"), LM Studio
-("… greater than the context length", "the context overflows").
+(compacted and retried once by the agent, never the generic retry). They are the rows' of the
+provider table (:mod:`dsh_notebook.providers`: ``overflow_codes``, ``overflow_wordings``): OpenAI /
+DeepSeek (``context_length_exceeded``, "maximum context length"), llama.cpp
+(``exceed_context_size_error``, "exceeds the available context size"), vLLM ("This model's maximum
+context length is …", "maximum model length"), Ollama ("input length exceeds the context length"),
+LM Studio ("… greater than the context length", "the context overflows").
 """
 
 from __future__ import annotations
 
 import email.utils
-import re
 import time
 from typing import Any
 
 import httpx2
 
 from ..errors import ModelError
+from ..providers import overflow_codes, overflow_pattern
 
-_OVERFLOW = re.compile(
-    r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|"
-    r"input is too long|reduce the length|"
-    r"exceeds? the available context|exceed_context_size|"  # llama.cpp
-    r"maximum model length|max_model_len|"  # vLLM
-    r"exceeds? (the )?(context|num_ctx)|input length exceeds|"  # Ollama
-    r"context overflow|the context (the )?overflows|not enough context|n_ctx|n_keep",  # LM Studio, llama.cpp
-    re.IGNORECASE,
-)
+_OVERFLOW = overflow_pattern()
+_OVERFLOW_CODES = overflow_codes()
 
 
 def _detail(exc: Any) -> str:
@@ -58,7 +52,7 @@ def retry_after_ms(headers: httpx2.Headers | dict[str, str]) -> int | None:
 
 def is_overflow(status: int | None, code: str, detail: str) -> bool:
     """The server's words for "the request does not fit the context window" (any server's)."""
-    if code in ("context_length_exceeded", "exceed_context_size_error"):
+    if code in _OVERFLOW_CODES:
         return True
     return status in (None, 400, 413, 422, 500) and bool(_OVERFLOW.search(detail))
 

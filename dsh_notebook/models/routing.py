@@ -8,13 +8,14 @@
 - ``local:<path>.gguf`` / ``local:smollm2`` → llama.cpp's own server, started on a private Unix
   socket with a key of its own (:mod:`~dsh_notebook.models.local_server`, extra ``[local]``), spoken
   to by the OpenAI adapter with the sampling the model's card recommends (:func:`model_defaults`);
-- ``deepseek:<m>``, ``openai:<m>``, or any model with a base URL — where the whole id is the
+- a hosted provider's ``prefix:<m>`` (``deepseek:<m>``, ``openai:<m>``: the rows of
+  :mod:`dsh_notebook.providers`), or any model with a base URL — where the whole id is the
   model name unless it starts with a known provider prefix (``qwen2.5:7b`` stays ``qwen2.5:7b``,
   :func:`~dsh_notebook.config.normalize_model_id`) (``--base-url`` /
   ``DSH_BASE_URL``) → :class:`~dsh_notebook.models.openai_compat.OpenAICompatAdapter`.
 
-Keys: ``DSH_API_KEY`` (``settings.api_key``) wins; else the provider's own variable
-(``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``) — but only when the request goes to that provider's
+Keys: ``DSH_API_KEY`` (``settings.api_key``) wins; else the provider's own variable (its row's
+``key_env``: ``DEEPSEEK_API_KEY``, ``OPENAI_API_KEY``) — but only when the request goes to that provider's
 own host, so a DeepSeek or OpenAI key is never sent to some other ``base_url``. A custom base URL
 without a key gets the placeholder ``"not-needed"`` (vLLM, Ollama and llama.cpp run without
 one); a provider's own endpoint without a key is ``UserError(NO_API_KEY)`` naming the variable.
@@ -32,8 +33,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..config import (
-    PROVIDER_BASE_URL,
-    PROVIDER_KEY_ENV,
     Settings,
     check_base_url,
     model_timeouts,
@@ -41,29 +40,24 @@ from ..config import (
     parse_model_id,
 )
 from ..errors import UserError, register_secret
+from ..providers import LOCAL_PREFIXES, by_prefix, hosted, sends_reasoning
 from .base import ModelAdapter
 
 PLACEHOLDER_KEY = "not-needed"
-LOCAL_PROVIDERS = frozenset({"script", "replay", "local"})
+LOCAL_PROVIDERS = frozenset(LOCAL_PREFIXES)
 
 
 def _host(url: str | None) -> str:
     return (urlparse(url).hostname or "").lower() if url else ""
 
 
-def is_deepseek(provider: str, base_url: str | None) -> bool:
-    """DeepSeek needs ``reasoning_content`` sent back on tool-call turns (thinking mode)."""
-    host = _host(base_url)
-    return provider == "deepseek" or host == "deepseek.com" or host.endswith(".deepseek.com")
-
-
 def resolve_key(settings: Settings, provider: str, base_url: str) -> tuple[str | None, str]:
     """The API key for ``provider`` at ``base_url`` and the variable a user should set."""
-    env = PROVIDER_KEY_ENV.get(provider)
-    own = PROVIDER_BASE_URL.get(provider)
+    row = by_prefix(provider)
     if settings.api_key:
         return settings.api_key, "DSH_API_KEY"
-    if env and own and _host(own) == _host(base_url):
+    env = row.key_env if row is not None else None
+    if env and row is not None and row.base_url and row.host == _host(base_url):
         key = os.environ.get(env) or None
         register_secret(key)
         return key, env
@@ -126,9 +120,10 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
     custom = base_url or settings.base_url
     if custom is not None:
         custom = check_base_url(custom)
-    url = custom or PROVIDER_BASE_URL.get(provider)
+    row = by_prefix(provider)
+    url = custom or (row.base_url if row is not None else None)
     if url is None:
-        known = ", ".join(sorted({*PROVIDER_BASE_URL, *LOCAL_PROVIDERS}))
+        known = ", ".join(sorted({*(p.prefix for p in hosted() if p.base_url and p.prefix), *LOCAL_PROVIDERS}))
         raise UserError(
             f"unknown provider {provider!r} in model id {model_id!r}: use one of {known}, "
             "or give an OpenAI-compatible endpoint with --base-url (or DSH_BASE_URL)",
@@ -136,7 +131,7 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
         )
     key, env = resolve_key(settings, provider, url)
     if key is None:
-        if custom and not (provider in PROVIDER_BASE_URL and _host(custom) == _host(PROVIDER_BASE_URL[provider])):
+        if custom and not (row is not None and row.base_url and row.host == _host(custom)):
             key = PLACEHOLDER_KEY
         else:
             raise UserError(
@@ -148,6 +143,6 @@ def resolve_adapter(settings: Settings, model_id: str, *, base_url: str | None =
 
     first_byte, idle = model_timeouts(settings, url)
     return OpenAICompatAdapter(
-        provider, url, key, send_reasoning=is_deepseek(provider, url), key_env=env, timeout=settings.timeout,
+        provider, url, key, send_reasoning=sends_reasoning(provider, url), key_env=env, timeout=settings.timeout,
         model=name, first_byte_timeout=first_byte, idle_timeout=idle,
     )

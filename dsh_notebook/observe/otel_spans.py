@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import redact
+from ..providers import telemetry_name
 from ..session.stats import RequestStats, ToolStats, session_stats
 from ..wire.events import AnyEvent, AssistantMessageEvent, ToolCall, ToolResult, UserMessageEvent
 
@@ -19,7 +20,6 @@ AttributeValue = str | bool | int | float
 """An OpenTelemetry span attribute value as this exporter sets them (scalars only)."""
 
 _NS = 1_000_000
-_CONVENTION_PROVIDERS = {"openai": "openai", "deepseek": "deepseek"}
 
 
 def _ns(ms: int) -> int:
@@ -49,7 +49,7 @@ def build_turn_spans(tracer: Any, session_id: str, events: Sequence[AnyEvent], *
     by_seq = {e.seq: e for e in events}
     provider = next((r.provider for r in stats.requests), "dsh")
     base: dict[str, AttributeValue] = {"gen_ai.conversation.id": session_id,
-                                     "gen_ai.provider.name": _CONVENTION_PROVIDERS.get(provider, provider)}
+                                     "gen_ai.provider.name": telemetry_name(provider)}
     n = 0
     for t in stats.turns:
         end_ms = t.end_time if t.end_time is not None else last_ms
@@ -96,7 +96,7 @@ def _turn_content(span: Any, events: Sequence[AnyEvent]) -> None:
 def _request_span(tracer: Any, ctx: Any, base: dict[str, AttributeValue], r: RequestStats, by_seq: dict[int, AnyEvent],
                   capture: bool, fallback_end: int) -> None:
     attrs: dict[str, AttributeValue] = {**base, "gen_ai.operation.name": "chat", "gen_ai.request.model": r.model,
-                             "gen_ai.provider.name": _CONVENTION_PROVIDERS.get(r.provider, r.provider),
+                             "gen_ai.provider.name": telemetry_name(r.provider),
                              "dsh.seq": r.seq, "dsh.attempt": r.attempt}
     optional = {"gen_ai.usage.input_tokens": r.input_tokens, "gen_ai.usage.output_tokens": r.output_tokens,
                 "gen_ai.usage.cache_read.input_tokens": r.cached_input_tokens,

@@ -1,8 +1,9 @@
 """Prices and context windows of the models people use (issue 12 item 2).
 
 A dated table of public list prices, in US dollars per million tokens, for input (a cache miss),
-cached input (a cache hit) and output, plus each model's context window in tokens. The figures
-were taken from the providers' public pricing pages **as of 2025-10** (:data:`PRICES_AS_OF`);
+cached input (a cache hit) and output, plus each model's context window in tokens — the ``models``
+of each row of the provider table (:mod:`dsh_notebook.providers`). The figures were taken from
+the providers' public pricing pages **as of 2025-10** (:data:`PRICES_AS_OF`);
 they change, so every figure can be overridden by a JSON file named by ``DSH_PRICES_FILE``
 (or passed as ``prices_file``)::
 
@@ -40,9 +41,9 @@ from typing import Any
 
 from ..config import positive_int
 from ..errors import UserError
+from ..providers import PRICES_AS_OF, PROVIDERS
 from ..wire.events import Usage
 
-PRICES_AS_OF = "2025-10"
 PRICES_FILE_ENV = "DSH_PRICES_FILE"
 CONTEXT_WINDOW_ENV = "DSH_CONTEXT_WINDOW"
 _MILLION = 1_000_000
@@ -71,26 +72,10 @@ class ModelInfo:
     note: str = ""
 
 
-def _m(inp: float, cached: float, out: float, window: int, note: str = "") -> ModelInfo:
-    return ModelInfo(Price(inp, cached, out), window, note)
-
-
-# (provider, model) → figures, as of PRICES_AS_OF.
+# (provider, model) → figures, as of PRICES_AS_OF: the provider table's known models.
 BUILTIN: dict[tuple[str, str], ModelInfo] = {
-    # DeepSeek V3.2-Exp prices (2025-09-29), the same for chat and reasoner; window 128K.
-    ("deepseek", "deepseek-chat"): _m(0.28, 0.028, 0.42, 128_000),
-    ("deepseek", "deepseek-reasoner"): _m(0.28, 0.028, 0.42, 128_000),
-    ("openai", "gpt-4o"): _m(2.50, 1.25, 10.00, 128_000),
-    ("openai", "gpt-4o-mini"): _m(0.15, 0.075, 0.60, 128_000),
-    ("openai", "gpt-4.1"): _m(2.00, 0.50, 8.00, 1_047_576),
-    ("openai", "gpt-4.1-mini"): _m(0.40, 0.10, 1.60, 1_047_576),
-    ("openai", "gpt-4.1-nano"): _m(0.10, 0.025, 0.40, 1_047_576),
-    ("openai", "o3"): _m(2.00, 0.50, 8.00, 200_000, "price after the 2025-06 cut"),
-    ("openai", "o4-mini"): _m(1.10, 0.275, 4.40, 200_000),
-    # GPT-5 family: a 400K window of which at most 272K input (128K output).
-    ("openai", "gpt-5"): _m(1.25, 0.125, 10.00, 400_000, "input at most 272K"),
-    ("openai", "gpt-5-mini"): _m(0.25, 0.025, 2.00, 400_000, "input at most 272K"),
-    ("openai", "gpt-5-nano"): _m(0.05, 0.005, 0.40, 400_000, "input at most 272K"),
+    (p.prefix, m.name): ModelInfo(Price(m.input, m.cached_input, m.output), m.context_window, m.note)
+    for p in PROVIDERS if p.prefix for m in p.models
 }
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")  # gpt-4o-2024-08-06, gpt-4-0613

@@ -12,6 +12,7 @@ origin is written.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,8 +74,9 @@ def fork_log(
     return ForkResult(new_id, path, loaded.id, at, len(closers))
 
 
-def fork_main(args: Any) -> int:
-    """``python -m dsh_notebook fork ID_OR_PATH --at SEQ``: prints ``session: <id> log: <path>``."""
+def fork_main(args: Any, *, read_only: Callable[[str], bool]) -> int:
+    """``python -m dsh_notebook fork ID_OR_PATH --at SEQ``: prints ``session: <id> log: <path>``
+    (``read_only``: which tools only read, for the workspace note)."""
     from ..config import settings_from_env
     from .fork_workspace import workspace_note
     from .inspect import resolve_target
@@ -84,6 +86,6 @@ def fork_main(args: Any) -> int:
     closed = f", {result.closers} closer{'' if result.closers == 1 else 's'} appended" if result.closers else ""
     print(f"forked {result.origin_id} at seq {result.at}{closed}", file=sys.stderr)
     loaded = load_log(origin)
-    print(workspace_note(loaded.events, result.at, loaded.header.cwd), file=sys.stderr)
+    print(workspace_note(loaded.events, result.at, loaded.header.cwd, read_only=read_only), file=sys.stderr)
     print(f"session: {result.session_id} log: {result.path}")
     return 0

@@ -7,7 +7,9 @@ request with the next scripted :class:`Reply` — a list of chunk dicts streamed
 writes). Requests are validated as strictly as real providers (auth, model, tools, message
 pairing — see :mod:`dsh_notebook.testing.openai_checks`); invalid ones get an OpenAI-style 400 and
 do not consume a reply — so do requests whose ``messages`` JSON is longer than
-``max_request_chars`` (400 ``context_length_exceeded``, OpenAI's wording). Every request is recorded in ``server.requests``::
+``max_request_chars`` (400 ``context_length_exceeded``, OpenAI's wording). The context-window
+probes of the provider table (``GET /props`` …) are answered from ``windows`` (else 404) and
+recorded in ``server.probes``; every other request is recorded in ``server.requests``::
 
     with FakeOpenAIServer() as server:
         server.enqueue(text_reply("hello"), tool_call_reply([("c1", "read", '{"file_path":"a"}')]))
@@ -26,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..providers import window_probes
 from .openai_checks import check_request
 from .openai_chunks import (
     Reply,
@@ -58,8 +61,9 @@ __all__ = [
 
 DEFAULT_KEY = "sk-fake-test-0123456789abcdef"
 PATHS = ("/v1/chat/completions", "/chat/completions")
-# what dsh asks a server for its context window (models/server_window.py): answered 404, not recorded as requests
-PROBES = {("GET", "/props"), ("GET", "/v1/models"), ("GET", "/models"), ("GET", "/api/v0/models"), ("POST", "/api/show")}
+# what dsh asks a server for its context window (the provider table's probes, models/server_window.py):
+# answered from ``windows`` (else 404), recorded apart from the model requests
+PROBES = frozenset(route for probe in window_probes() for route in probe.routes())
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
             503: "Service Unavailable"}
@@ -89,7 +93,8 @@ class FakeOpenAIServer:
     validate: bool = True
     max_request_chars: int | None = None  # longer ``messages`` (as JSON): 400 context_length_exceeded
     requests: list[RecordedRequest] = field(default_factory=list)
-    probes: list[RecordedRequest] = field(default_factory=list)  # context-window probes (answered 404)
+    probes: list[RecordedRequest] = field(default_factory=list)  # context-window probes (answered from ``windows``)
+    windows: dict[tuple[str, str], Any] = field(default_factory=dict)  # (method, path) of a probe → its JSON answer
     port: int = 0
     uds: str | None = None  # serve on this Unix socket instead of a loopback port (a local: server's)
 
@@ -208,6 +213,10 @@ class FakeOpenAIServer:
         rec = RecordedRequest(method, path, headers, body)
         with self._lock:  # a window probe (GET /props …) is not a model request: kept apart
             (self.probes if (method, path) in PROBES else self.requests).append(rec)
+            answer = self.windows.get((method, path)) if (method, path) in PROBES else None
+        if answer is not None:
+            rec.status = 200
+            return await self._send_body(writer, 200, json.dumps(answer).encode())
         reply = self._check(rec)
         if reply is None:
             reply = self._next_reply() or error_reply(500, "fake server: no scripted reply left")
@@ -250,9 +259,13 @@ class FakeOpenAIServer:
 
     async def _send_json(self, writer: asyncio.StreamWriter, reply: Reply) -> bool:
         payload = json.dumps({"error": reply.error}).encode() if reply.error else b""
-        head = [f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Error')}",
+        return await self._send_body(writer, reply.status, payload, reply.headers)
+
+    async def _send_body(self, writer: asyncio.StreamWriter, status: int, payload: bytes,
+                         headers: dict[str, str] | None = None) -> bool:
+        head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
                 "content-type: application/json", f"content-length: {len(payload)}",
-                "x-request-id: req_fake", *(f"{k}: {v}" for k, v in reply.headers.items())]
+                "x-request-id: req_fake", *(f"{k}: {v}" for k, v in (headers or {}).items())]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
         await writer.drain()
         return True

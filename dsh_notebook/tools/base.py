@@ -1,14 +1,21 @@
 """Tool definitions, the per-call context, outcomes and the approval protocol (seed 001 L7).
 
 A :class:`Tool` is data: a name, a description, a pydantic model for its arguments, an async
-``execute`` and a few policy facts (``concurrency_safe``, ``approval``). The pipeline in
-:mod:`.runtime` runs it; the scheduler in :mod:`.scheduler` orders calls and commits results.
+``execute`` and the facts policy and the modes read — what it does (``effect``, from which
+``read_only`` follows), what a rule's pattern is matched against (``subject``), its default
+``approval``, ``concurrency_safe``. A :class:`ToolSpec` is the same declaration without the body:
+a tool whose body lives in a higher layer (the notebook's tools, :mod:`.kernel_tools`) is declared
+here so that policy, the modes and ``policy check`` know it, and bound to its body there
+(:meth:`ToolSpec.bind`). The pipeline in :mod:`.runtime` runs it; the scheduler in
+:mod:`.scheduler` orders calls and commits results. Every built-in tool passes one conformance
+test (``tests/tools/test_tool_table.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -62,21 +69,67 @@ class ToolContext:
 
 
 ToolFunction = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
+Subject = Callable[[Mapping[str, Any]], "str | None"]
+"""A tool's rule subject: the string a rule's ``pattern`` is matched against, from the call's
+parsed arguments (``None``: the raw arguments JSON)."""
+
+
+def argument(key: str) -> Subject:
+    """The subject is the argument ``key`` when it is a string (``bash``: ``command``)."""
+
+    def subject(args: Mapping[str, Any]) -> str | None:
+        value = args.get(key)
+        return value if isinstance(value, str) else None
+
+    subject.__qualname__ = f"argument({key!r})"
+    subject.__doc__ = f"`{key}`"  # what the reference (docs/gen.py) shows
+    return subject
+
+
+def whole_arguments(args: Mapping[str, Any]) -> None:
+    """the arguments' JSON
+
+    The subject is the call's raw arguments (a tool without one argument that says it all)."""
+    return None
 
 
 @dataclass(frozen=True)
-class Tool:
-    """A tool the model can call."""
+class ToolSpec:
+    """What a tool is, apart from its body: what the model sees (``name``, ``description``, the
+    arguments' model) and what policy reads. ``effect`` (:data:`ToolEffect`; ``None``: ``read`` if
+    ``approval`` is allow, else ``execute`` — custom tools may leave it out, built-ins declare it)
+    says what a call does; ``subject`` what a rule matches (``None``: the raw arguments)."""
 
     name: str
     description: str
     args_model: type[BaseModel]
-    execute: ToolFunction
+    _: KW_ONLY
     concurrency_safe: bool | Callable[[Any], bool] = False
     approval: PolicyDecision = "allow"  # default pre-execute policy: allow, ask or deny
     timeout_s: float | None = 120.0
     origin: tuple[str, str] | None = None  # (server, remote tool name) for tools of an MCP server
-    effect: ToolEffect | None = None  # None: ``read`` if ``approval`` is allow (not in plan mode), else ``execute``
+    effect: ToolEffect | None = None
+    subject: Subject | None = None
+
+    @property
+    def read_only(self) -> bool:
+        """Whether every call only reads: it runs in every mode, plan included, and leaves the
+        workspace as it was (a tool that declares no ``effect`` is not known to)."""
+        return self.effect == "read"
+
+    def rule_subject(self, arguments: str) -> str:
+        """The string a rule's ``pattern`` is matched against for a call with ``arguments``."""
+        try:
+            parsed = json.loads(arguments) if arguments else {}
+        except ValueError:
+            return arguments
+        if not isinstance(parsed, dict) or self.subject is None:
+            return arguments
+        try:
+            value = self.subject(parsed)
+        except Exception:  # a broken subject function: the raw arguments (rules still match them)
+            value = None
+        return value if isinstance(value, str) else arguments
 
     def schema(self) -> ToolSchema:
         params = self.args_model.model_json_schema()
@@ -85,6 +138,19 @@ class Tool:
             if isinstance(prop, dict):
                 prop.pop("title", None)
         return ToolSchema(name=self.name, description=self.description, parameters=params)
+
+    def bind(self, execute: ToolFunction) -> Tool:
+        """The tool this declares, running ``execute``."""
+        return Tool(self.name, self.description, self.args_model, execute, concurrency_safe=self.concurrency_safe,
+                    approval=self.approval, timeout_s=self.timeout_s, origin=self.origin, effect=self.effect,
+                    subject=self.subject)
+
+
+@dataclass(frozen=True)
+class Tool(ToolSpec):
+    """A tool the model can call: a :class:`ToolSpec` and its body."""
+
+    execute: ToolFunction
 
     def is_concurrency_safe(self, args: Any) -> bool:
         flag = self.concurrency_safe

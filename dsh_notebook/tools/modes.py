@@ -18,8 +18,8 @@ notebook (4)        ask     ask           deny  deny      run     ask
 exit_plan_mode      deny    deny          ask   deny      deny    deny
 ==================  ======  ============  ====  ========  ======  ====
 
-(1) ``read``, ``grep``, ``glob``, ``notebook_read``, ``inspect_var`` (and MCP tools whose
-read-only hint is trusted); (2) :func:`bash_is_read_only` — ``default`` asks for every bash line as
+(1) a tool whose ``effect`` is ``read`` (``Tool.read_only``): ``read``, ``grep``, ``glob``,
+``notebook_read``, ``inspect_var`` (and MCP tools whose read-only hint is trusted); (2) :func:`bash_is_read_only` — ``default`` asks for every bash line as
 the issue says ("writes, edits, bash … ask"), ``accept-edits`` and ``plan`` let read-only lines
 run, and ``dont-ask`` denies what ``default`` would ask; (3) ``write`` / ``edit`` of a path inside
 the workspace and outside any ``.git`` directory (a ``.git/config`` or hook runs programs later:
@@ -49,9 +49,10 @@ from typing import TYPE_CHECKING, Literal
 from ..demo import is_demo_copy
 from ..errors import ToolError, UserError
 from ..wire.events import ChosenMode, Decider, ModeChanged, PermissionMode
-from .base import ApprovalMode, Tool, ToolEffect
+from .base import ApprovalMode, ToolEffect, ToolSpec
 from .grants import name_grant_safe
 from .outcome import PolicyVerdict
+from .registry import reads_phrase
 from .shell_parse import parse_line
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
 MODES: tuple[ChosenMode, ...] = ("default", "accept-edits", "plan", "dont-ask", "bypass")
 LEGACY: dict[ApprovalMode, PermissionMode] = {"ask": "default", "deny": "dont-ask", "auto": "auto"}
 ARM_VAR = "DSH_ALLOW_BYPASS"
-READS = "read, grep, glob, notebook_read, inspect_var and read-only bash"
+READS = reads_phrase()  # "read, grep, glob, notebook_read, inspect_var and read-only bash": the tools' own flags
 Action = Literal["allow", "ask", "deny"]
 CallKind = Literal["read", "read-bash", "edit", "execute", "notebook", "plan"]
 """What :func:`decide` is told a call does: a tool's :data:`~.base.ToolEffect`, refined per call
@@ -170,7 +171,7 @@ def bash_is_read_only(command: str) -> bool:
     return True
 
 
-def call_effect(tool: Tool, args: object, workspace: Workspace | None) -> tuple[CallKind | None, str | None]:
+def call_effect(tool: ToolSpec, args: object, workspace: Workspace | None) -> tuple[CallKind | None, str | None]:
     """What this call does for the modes, and a note (why an edit or a bash line counts as it does).
 
     ``None``: a tool that declares nothing (its ``approval`` default stands: allow runs, ask asks)."""

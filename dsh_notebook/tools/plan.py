@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Tool, ToolContext, ToolOutput
+from .base import Tool, ToolContext, ToolOutput, whole_arguments
 from .modes import READS
 from .visible import visible
 
@@ -62,6 +62,7 @@ EXIT_PLAN_MODE = Tool(
     approval="ask",
     effect="plan",
     timeout_s=None,
+    subject=whole_arguments,  # a rule on exit_plan_mode matches its whole arguments
 )
 
 

@@ -7,8 +7,10 @@ One line per ``tool/call`` of the log, in log order::
     CALLID NAME allow|deny|ask RULE
 
 Without ``--mode``, ``RULE`` is the label of the first matching rule (``rules.json#2 bash "rm *"``),
-or ``default`` when none matches (then the verdict is the tool's own: ``allow`` for read / glob /
-grep, ``ask`` for bash / write / edit / python and for tools this process does not know). Only
+or ``default`` when none matches (then the verdict is the tool's own ``approval``: ``allow`` for
+read / glob / grep / notebook_read / inspect_var, ``ask`` for bash / write / edit / python /
+notebook_insert — every tool of :func:`.registry.known_tools` — and ``ask`` for tools this
+process does not know, such as an MCP server's). Only
 the rules are evaluated — neither the session's mode nor its recorded answers, grants or notebook
 callables — so the output says what *these rules* would do to *those calls*.
 
@@ -39,20 +41,13 @@ from ..config import settings_from_env
 from ..session.inspect import resolve_target
 from ..session.lenient import read_lenient
 from ..wire.events import AnyEvent, PermissionMode, ToolCall
-from .base import Tool
+from .base import ToolSpec
 from .modes import call_effect, decide
 from .outcome import PolicyVerdict
 from .plan import EXIT_PLAN_MODE
-from .registry import builtin_tools
+from .registry import known_tools
 from .rules import Action, ApprovalPolicy, RuleSet, load_rules
 from .sandbox import Workspace
-
-NOTEBOOK_TOOL_DEFAULTS: dict[str, Action] = {"python": "ask"}
-# the notebook's tools as the modes see them (their Tool objects live in the notebook layer)
-NOTEBOOK_EFFECTS: dict[str, tuple[Action, str]] = {
-    "python": ("ask", "execute"), "notebook_read": ("allow", "read"), "inspect_var": ("allow", "read"),
-    "notebook_insert": ("ask", "notebook"),
-}
 
 
 @dataclass(frozen=True)
@@ -67,8 +62,8 @@ class Verdict:
 
 
 def tool_defaults() -> dict[str, Action]:
-    defaults: dict[str, Action] = {t.name: t.approval for t in builtin_tools()}
-    return {**NOTEBOOK_TOOL_DEFAULTS, **defaults}
+    """Each known tool's own default (its ``approval``)."""
+    return {name: t.approval for name, t in _known_tools().items()}
 
 
 def check_calls(events: Iterable[AnyEvent], rules: RuleSet | None) -> list[Verdict]:
@@ -87,13 +82,11 @@ def check_calls(events: Iterable[AnyEvent], rules: RuleSet | None) -> list[Verdi
     return out
 
 
-def _known_tools() -> dict[str, Tool]:
-    tools = {t.name: t for t in builtin_tools()}
-    tools[EXIT_PLAN_MODE.name] = EXIT_PLAN_MODE
-    return tools
+def _known_tools() -> dict[str, ToolSpec]:
+    return {**known_tools(), EXIT_PLAN_MODE.name: EXIT_PLAN_MODE}
 
 
-def _args(tool: Tool | None, arguments: str) -> Any:
+def _args(tool: ToolSpec | None, arguments: str) -> Any:
     if tool is None:
         return None
     try:
@@ -113,16 +106,11 @@ def check_mode_calls(events: Iterable[AnyEvent], rules: RuleSet | None, mode: Pe
     for event in events:
         if isinstance(event, ToolCall):
             tool = tools.get(event.name)
-            default, effect_name = (tool.approval, None) if tool is not None else NOTEBOOK_EFFECTS.get(
-                event.name, ("ask", None))
-            verdict = PolicyVerdict(default)
-            hit = policy.evaluate(event.call_id, event.name, event.arguments, use_callables=False)
+            verdict = PolicyVerdict(tool.approval if tool is not None else "ask")
+            hit = policy.evaluate(event.call_id, event.name, event.arguments, use_callables=False, tool=tool)
             if hit is not None:
                 verdict = PolicyVerdict(hit[0], None, hit[1], rule=hit[2])
-            if tool is not None:
-                effect, _note = call_effect(tool, _args(tool, event.arguments), workspace)
-            else:
-                effect = effect_name  # type: ignore[assignment]  # a notebook tool's, by name
+            effect = call_effect(tool, _args(tool, event.arguments), workspace)[0] if tool is not None else None
             decision = decide(mode, verdict, effect, event.name)
             label = decision.rule if decision.decider != "mode" and decision.rule else f"mode:{mode}"
             out.append(Verdict(event.call_id, event.name, decision.action, label))

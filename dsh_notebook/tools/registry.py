@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 from ..errors import UserError
 from ..wire.events import ToolSchema
-from .base import Tool
+from .base import Tool, ToolSpec
 
 
 class ToolRegistry:
@@ -74,7 +74,37 @@ class ToolRegistry:
 
 
 def builtin_tools() -> list[Tool]:
-    """The built-in tools: read, write, edit, bash, glob, grep (a fresh list each call)."""
-    from .builtin import bash_tool, edit_tool, glob_tool, grep_tool, read_tool, write_tool
+    """The built-in tools (:data:`~.builtin.BUILTIN_TOOLS`: read, write, edit, bash, grep, glob; a
+    fresh list each call)."""
+    from .builtin import BUILTIN_TOOLS
 
-    return [read_tool, write_tool, edit_tool, bash_tool, glob_tool, grep_tool]
+    return list(BUILTIN_TOOLS)
+
+
+def known_tools() -> dict[str, ToolSpec]:
+    """Every tool this package defines, by name, in table order: the built-ins, then the tools a
+    notebook kernel adds (:mod:`.kernel_tools`, declared without their bodies). ``exit_plan_mode``
+    (:mod:`.plan`) is not here: plan mode offers it, and its section reads :func:`reads_phrase`."""
+    from .kernel_tools import KERNEL_TOOLS
+
+    return {t.name: t for t in (*builtin_tools(), *KERNEL_TOOLS)}
+
+
+def known_tool(name: str) -> ToolSpec | None:
+    """The tool this package defines under ``name`` (what a saved log's call is judged by)."""
+    return known_tools().get(name)
+
+
+def is_read_only(name: str) -> bool:
+    """Whether a call of the tool named ``name`` only reads (``False`` for a tool not known here:
+    an MCP or custom tool may change anything)."""
+    tool = known_tool(name)
+    return tool is not None and tool.read_only
+
+
+def reads_phrase() -> str:
+    """What runs in plan mode, as the prompt and the refusals name it: every read-only tool, and
+    read-only bash (``read, grep, glob, notebook_read, inspect_var and read-only bash``)."""
+    tools = known_tools().values()
+    reads = [t.name for t in tools if t.read_only]
+    return ", ".join(reads) + (" and read-only bash" if any(t.effect == "bash" for t in tools) else "")

@@ -9,9 +9,10 @@ Before a call runs, its tool's default (``allow`` for read / glob / grep, ``ask`
    thread: keep them quick and free of notebook state that another thread could be changing;
 2. **rules** from a JSON file (``--rules FILE``, ``DSH_POLICY_FILE``): a list of
    ``{"tool": "bash", "pattern": "rm *", "action": "deny"}`` — ``tool`` a name or a glob (``*``),
-   ``pattern`` a glob (:func:`fnmatch.fnmatchcase`, default ``*``) on the call's *subject*: the
-   command for ``bash``, the code for ``python``, the path for file tools (``file_path``, or
-   ``path`` / ``pattern`` for grep / glob), the raw arguments otherwise. First match wins;
+   ``pattern`` a glob (:func:`fnmatch.fnmatchcase`, default ``*``) on the call's *subject*, which
+   each tool declares (``Tool.subject``): the command for ``bash``, the code for ``python``, the
+   path for file tools (``file_path``, or ``path`` / ``pattern`` for grep / glob), the raw
+   arguments otherwise. First match wins;
 3. **grants** — "allow for the rest of the session" answers (``a`` at the stdin prompt, the
    widget's button), read from the session log's ``approval/decided.grant``: for ``bash`` an exact
    command or a read-only command name (see :mod:`.grants`), for other tools the whole tool.
@@ -43,13 +44,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import UserError
 from ..wire.events import ApprovalDecided, Grant
+from .base import ToolSpec
 from .grants import bash_grant_covering, bash_grant_for, glob_literal
 from .outcome import PolicyVerdict, ToolInvocation
+from .registry import known_tool
 from .shell_parse import parse_line
 
 Action = Literal["allow", "deny", "ask"]
-_SUBJECT_KEYS = {"bash": "command", "python": "code", "read": "file_path", "write": "file_path",
-                 "edit": "file_path", "glob": "pattern"}
 
 
 class Rule(BaseModel):
@@ -73,19 +74,11 @@ class PolicyCall:
     session_id: str | None = None
 
 
-def call_subject(name: str, arguments: str) -> str:
-    """The string a rule's ``pattern`` is matched against (see the module docstring)."""
-    try:
-        parsed = json.loads(arguments) if arguments else {}
-    except ValueError:
-        return arguments
-    if not isinstance(parsed, dict):
-        return arguments
-    key = _SUBJECT_KEYS.get(name)
-    if name == "grep":
-        key = "path" if isinstance(parsed.get("path"), str) else "pattern"
-    value = parsed.get(key) if key else None
-    return value if isinstance(value, str) else arguments
+def call_subject(name: str, arguments: str, tool: ToolSpec | None = None) -> str:
+    """The string a rule's ``pattern`` is matched against: the subject ``tool`` declares (else the
+    tool this package defines as ``name``: a saved log's call), or the raw arguments."""
+    tool = tool or known_tool(name)
+    return tool.rule_subject(arguments) if tool is not None else arguments
 
 
 def _glob(pattern: str, text: str) -> bool:
@@ -236,10 +229,10 @@ class ApprovalPolicy:
         self._scanned = len(events)
         return list(self._grants)
 
-    def evaluate(self, call_id: str, name: str, arguments: str, *, use_callables: bool = True
-                 ) -> tuple[Action, str, str] | None:
+    def evaluate(self, call_id: str, name: str, arguments: str, *, use_callables: bool = True,
+                 tool: ToolSpec | None = None) -> tuple[Action, str, str] | None:
         """``(action, by, rule label)`` of the first callable / rule / grant that decides, else None."""
-        subject = call_subject(name, arguments)
+        subject = call_subject(name, arguments, tool)
         if use_callables:
             for fn in self.callables():
                 try:
@@ -274,14 +267,14 @@ class ApprovalPolicy:
         if verdict.decision == "deny":
             return None  # a disabled tool stays disabled
         if inv.name == "bash":  # parse off the host loop (cached for the evaluation below)
-            await asyncio.to_thread(parse_line, call_subject(inv.name, inv.arguments))
-        hit = self.evaluate(inv.call_id, inv.name, inv.arguments)
+            await asyncio.to_thread(parse_line, call_subject(inv.name, inv.arguments, inv.tool))
+        hit = self.evaluate(inv.call_id, inv.name, inv.arguments, tool=inv.tool)
         if hit is None:
             return None
         action, by, label = hit
         reason = f"{label} says {action}"
         if inv.name == "bash" and by == "rule" and action != "allow":
-            why = parse_line(call_subject(inv.name, inv.arguments)).unresolved
+            why = parse_line(call_subject(inv.name, inv.arguments, inv.tool)).unresolved
             if why:  # matched because the line could not be fully checked: say so
                 reason += f" (the command could not be fully checked: {why})"
         return PolicyVerdict(action, reason, by, rule=label)

@@ -9,7 +9,8 @@ import { acquire, follow, release, type WidgetModel } from "./transport";
 import { stepOf, type SessionEvent } from "./types";
 import { fmtMs, fmtTime, frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
-import { createPresentControls } from "./ui/present";
+import { createPresentControls, followLabPresentation } from "./ui/present";
+import { keepFocusInside } from "./ui/focus";
 import { renderHistory } from "./ui/history-view";
 import { jsonTree } from "./ui/json";
 import { createVirtualList } from "./ui/vlist";
@@ -89,10 +90,13 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
   const glossary = createGlossary();
-  const present = createPresentControls(root, (on) => { model.set?.("present", on); model.save_changes?.(); });
+  const present = createPresentControls(root, (on, source) => { if (source === "toggle") { model.set?.("present", on); model.save_changes?.(); } });
   const onPresent = () => present.set(Boolean(model.get("present")));
   onPresent();
   model.on("change:present", onPresent);
+  // JupyterLab's presentation mode presents too; the focus stays inside after Present, A−, A+
+  const unLab = followLabPresentation(root, (on) => present.set(on || Boolean(model.get("present"))));
+  const keeper = keepFocusInside(root);
   root.append(header, glossary.panel, errorEl, toolbar, wf.el, ...views.panes, h("div", { class: "dsh-split" }, list.el, side));
   const unKeys = isolateKeys(root);
   const unPane = observePane(root);
@@ -313,6 +317,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     clearTimeout(searchTimer);
     model.off("change:error", onErr);
     model.off("change:present", onPresent);
+    unLab();
+    keeper.dispose();
     model.off("change:selected_seq", onWant);
     release(model, s);
     root.remove();

@@ -5,7 +5,9 @@ import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
 import { deriveMessages, messagesOfSeqs } from "./model/history";
 import { liveDwell, Player } from "./model/playback";
-import { livePace, readingMs } from "./model/pacing";
+import { livePace, readingMs, wordCount } from "./model/pacing";
+import { askedCards, maskEvent, maskMessages, maskOf, maskTrace } from "./model/predict-mask";
+import { TurnTracker, turnNarration, turnValue, WaitClock, waitingText, type TurnNow } from "./model/live-turn";
 import { historyFocus } from "./model/history-focus";
 import { PredictMode } from "./model/predict";
 import { ProvenanceIndex } from "./model/provenance";
@@ -37,9 +39,18 @@ import { elapsedMs, renderTotals } from "./ui/totals";
 import { changesBadge } from "./ui/changes";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
 import { installClicker, type ClickerAction } from "./ui/clicker";
-import { createPresentControls } from "./ui/present";
+import { createPresentControls, followLabPresentation } from "./ui/present";
+import { createViewsToggle, showStage } from "./ui/presenter";
+import { followCurrent, keepFocusInside } from "./ui/focus";
 
-interface Position { call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean }
+/** The narration's title line, as shown and as read (model/pacing.ts counts its words). */
+const narrationTitle = (stage: StageNo, title: string): string => `0${stage} · ${STAGES[stage - 1].title} — ${title}`;
+
+interface Position {
+  call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean;
+  /** Live: the latest turn has no tool call yet (its 01 is shown, waiting or settled as text). */
+  turn?: TurnNow;
+}
 
 export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const s: Shared = acquire(model);
@@ -59,6 +70,13 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   let liveTimer: ReturnType<typeof setTimeout> | null = null;
   const predict = new PredictMode(); // predict, then reveal (replay only)
   let readingPace = false; // a stage stays at least its narration's reading time (model/pacing.ts)
+  let viewsOpen = false; // presenter mode: the three views on demand (ui/presenter.ts)
+  let lastShown = ""; // the stage / question last brought into view in presenter mode
+  let wantView = false; // a presenter action asked for it (Present pressed)
+  let brought = 0; // px the widget scrolled the notebook to show the current stage
+  const turns = new TurnTracker();
+  const waitClock = new WaitClock();
+  let waitTimer: ReturnType<typeof setTimeout> | null = null;
   const follow_ = createHistoryFollow();
   const banner = createApprovalBanner((callId, decision, scope, plan) => {
     if (!s.sessionId) return;
@@ -75,15 +93,16 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     setVote: (on) => { predict.vote = on; render.schedule(); },
   });
   player.gate = (i) => mode === "replay" && predict.gate(player.steps, i, tracer.traces, s.fold.events);
-  /** The words a learner reads at step `i`: the stage's title and its explanation. */
+  /** The words a learner reads at step `i`: the narration as the widget shows it (its title
+   *  line and its text). */
   const narration = (i: number): string => {
     const st = player.steps[i];
     const call = st ? tracer.traces[st.call] : undefined;
     if (!st || !call || !st.stage) return "";
     const ex = explainStage(call, st.stage, s.fold.events);
-    return `${STAGES[st.stage - 1].title} — ${ex.title}. ${ex.text}`;
+    return `${narrationTitle(st.stage, ex.title)} ${ex.text}`;
   };
-  const readMs = (i: number) => (readingPace ? readingMs(narration(i)) : 0);
+  const readMs = (i: number) => (readingPace ? readingMs(narration(i), player.wpm) : 0);
   player.readMs = readMs;
 
   const root = h("div", { class: "dsh-root dsh-loop" });
@@ -112,7 +131,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const events = traj.update(s.fold.events) && s.fold.events, t = traj.totals();
     replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running"), offlineRun(events)));
   };
-  const ticker = setInterval(() => { if (s.fold.status === "running") drawTotals(); }, 1000);
+  // each second of a run: the totals, and the "waiting for the model · N s" line while it waits
+  const ticker = setInterval(() => { if (s.fold.status === "running") { drawTotals(); if (waitClock.active) render.schedule(); } }, 1000);
   const prompt = createPromptBox({
     submit: (text, steer) => void submit(text, steer),
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
@@ -137,9 +157,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       render.schedule();
     },
     setReadingPace: (on) => { readingPace = on; render.schedule(); },
+    releaseHold: () => { toReplay(player.index); player.releaseHold(); },
+    setWpm: (wpm) => player.setWpm(wpm),
   };
   const playback = createPlayback(playbackCb);
   const clicker = (a: ClickerAction): boolean => {
+    if (a === "next" && predictPanel.submit()) return true; // a question open: "next" reveals it
     if (a === "next") playbackCb.forward();
     else if (a === "prev") playbackCb.back();
     else if (a === "first" || a === "last") {
@@ -152,19 +175,30 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     render.schedule();
     return true;
   };
-  const present = createPresentControls(root, (on) => { model.set?.("present", on); model.save_changes?.(); presenting(on); });
-  /** Presenter mode on: hold each stage until "next" (the default), at reading pace when played. */
+  const present = createPresentControls(root, (on, source) => {
+    if (source === "toggle") { model.set?.("present", on); model.save_changes?.(); }
+    presenting(on);
+  });
+  /** Presenter mode on: hold each stage until "next" (the default), at reading pace when played,
+   *  the views collapsed, the stage brought into view. */
   function presenting(on: boolean): void {
     readingPace = on;
     player.setStepOnly(on);
+    viewsOpen = false;
+    wantView = on;
     render.schedule();
   }
+  const viewsToggle = createViewsToggle(viewId, () => { viewsOpen = !viewsOpen; render.schedule(); });
+  playback.el.append(viewsToggle.el);
   controls.append(playback.el);
   const debug = new DebugPanel({ sessionId: () => s.sessionId, debug: (a) => s.remote.debug(a), cancel: (sid) => s.remote.cancel(sid), changed: () => render.schedule(), calls: () => tracer.traces, turn: () => s.fold.turn }, readonly);
   const glossary = createGlossary();
-  root.append(head, glossary.panel, errorEl, frame.el, debug.el, explain, predictPanel.el, controls, tabs, viewEl);
+  root.append(head, glossary.panel, errorEl, frame.el, debug.el, explain, predictPanel.el, controls, playback.pacing, tabs, viewEl);
   const unKeys = isolateKeys(root);
   const unClicker = installClicker(root, clicker);
+  // the focus stays inside after any control; presenting, a control clicked hands it to the
+  // current stage (a clicker's Space then steps)
+  const keeper = keepFocusInside(root, { home: () => root.querySelector<HTMLElement>('.dsh-stage[aria-current="step"]'), pointerHome: () => present.on });
   const unPane = observePane(root);
   const unTabs = roving(tabs, ".dsh-tab", "horizontal");
   if (!readonly) root.append(prompt.el);
@@ -212,14 +246,24 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const steps = player.steps;
     const target = steps.length - 1;
     if (s.fold.paused) { liveIndex = target; return { ...pausedAt(s.fold.paused, traces), seq: s.fold.cursor }; } // the diagram follows the pause
+    // a turn without a tool call yet is the present: its 01, waiting for (or settled as) the
+    // model's response — never the last call of an earlier turn (issue 37 item 6)
+    turns.update(s.fold.events);
+    const turn = turns.now(traces);
+    if (turn && !turn.hasCall) { liveIndex = target; return { stage: 1, seq: s.fold.cursor, turn }; }
     if (liveIndex < 0 && target >= 0) liveIndex = steps.findIndex((st) => st.call === steps[target].call);
+    // catching up at reading pace never replays an earlier turn while a newer one runs
+    if (turn && liveIndex >= 0 && liveIndex < target && (traces[steps[liveIndex].call]?.turn ?? turn.turn) < turn.turn) {
+      const first = steps.findIndex((st) => (traces[st.call]?.turn ?? turn.turn) >= turn.turn);
+      liveIndex = first < 0 ? target : first;
+    }
     // the run is over (idle, or its turn ended): the diagram catches up at once
     const over = s.fold.status !== "running" || s.fold.events[s.fold.events.length - 1]?.type === "turn/end";
     // (at reading pace it catches up between turns a stage at a time, still visibly)
     if (liveIndex >= 0 && liveIndex < target && over && !readingPace) liveIndex = target;
     if (liveIndex >= 0 && liveIndex < target) {
       const quick = liveDwell(target - liveIndex, player.speed);
-      const dwell = readingPace ? livePace(readingMs(narration(liveIndex)), player.speed, !over, quick) : quick;
+      const dwell = readingPace ? livePace(readingMs(narration(liveIndex), player.wpm), player.speed, !over, quick) : quick;
       if (liveTimer === null) liveTimer = setTimeout(() => { liveTimer = null; liveIndex += 1; render.schedule(); }, dwell);
       const st = steps[liveIndex];
       return { call: traces[st.call], stage: st.stage, seq: st.seq, catchingUp: true };
@@ -255,12 +299,13 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   function jump(seq: number): void {
     view = "payloads";
+    viewsOpen = true; // presenter mode: a link to a payload opens the views
     flashSeq = seq;
     render.schedule();
   }
 
   const press = pressGuard(root, () => render.schedule());
-  const render = frameThrottle(keepFocus(root, () => {
+  const render = frameThrottle(followCurrent(root, keepFocus(root, () => {
     if (press.hold()) return; // a click in progress: render after its release
     const events = s.fold.events;
     const traces = tracer.update(events);
@@ -291,10 +336,25 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     // the pace as the page measures it: when the shown step changed (performance.now()) and the
     // reading time it is owed at this speed
     root.dataset.stepAt = String(Math.round(player.shownAt));
-    root.dataset.readMs = String(mode === "replay" && player.index >= 0 ? Math.round(readMs(player.index) / player.speed) : 0);
+    const replaying = mode === "replay" && player.index >= 0;
+    root.dataset.readMs = String(replaying ? player.owedMs(player.index) : 0);
+    // the pace it is owed at: words a minute at 1×, and the words of the narration it reads
+    root.dataset.wpm = String(player.wpm);
+    root.dataset.words = String(replaying ? wordCount(narration(player.index)) : 0);
     root.dataset.readingPace = String(readingPace);
     const pv = predict.view(mode === "replay", player.index);
     predictPanel.update(pv.question, pv.reveal, predict.score(), predict.vote);
+    root.dataset.asking = pv.question ? pv.question.kind : "";
+    // the first call's arguments asked on its own 01: hidden everywhere until the reveal
+    const mask = maskOf(pv.question);
+    const shownCall = maskTrace(call, mask);
+    const waited = mode === "live" && s.fold.status === "running" ? waitClock.seconds(s.fold.attempt, Date.now()) : null;
+    if (waited === null && waitTimer === null && mode === "live") { // the line is due at the grace: a render then
+      const due = waitClock.dueIn(Date.now());
+      if (due !== null) waitTimer = setTimeout(() => { waitTimer = null; render.schedule(); }, due + 20);
+    }
+    const waitLine = waited === null ? null : waitingText(waited);
+    root.dataset.waiting = waitLine ?? "";
     errorEl.hidden = !errorText && !s.fold.error;
     errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
 
@@ -306,18 +366,23 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     debug.update(s.fold.paused);
     debug.settle(s.fold.status);
     keepToggleFocus(diagram, () => replace(diagram, renderDiagram({
-      call, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount,
+      call: shownCall, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount,
       frozenCount: frozenSeqs.length, streaming: Boolean(s.fold.attempt),
+      waiting: pos.turn ? turnValue(pos.turn, waited) : undefined,
       breakToggle: readonly ? undefined : (no) => debug.toggle(no), paused: mode === "live" && s.fold.paused ? pos.stage : 0,
-    }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: (v) => { view = v; render.schedule(); } })));
+    }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: (v) => { view = v; viewsOpen = true; render.schedule(); } })));
 
-    // explanation beneath the diagram
-    if (call && pos.stage) {
-      const ex = explainStage(call, pos.stage, events);
+    // explanation beneath the diagram; a live run's wait for the model said as the clients say it
+    const waitEl = waitLine ? h("div", { class: "dsh-waiting", role: "status" }, waitLine) : null;
+    if (shownCall && pos.stage) {
+      const ex = explainStage(shownCall, pos.stage, events);
       replace(explain,
-        h("div", { class: "dsh-explain-title" }, `0${pos.stage} · ${STAGES[pos.stage - 1].title} — ${ex.title}`),
+        h("div", { class: "dsh-explain-title" }, narrationTitle(pos.stage, ex.title)),
         h("div", { class: "dsh-explain-text" }, ex.text),
-        pos.stage === 3 || (pos.stage === 4 && rt?.derived) ? renderPhases(rt, call.approvalSeqs.length > 0) : null);
+        pos.stage === 3 || (pos.stage === 4 && rt?.derived) ? renderPhases(rt, shownCall.approvalSeqs.length > 0) : null, waitEl);
+    } else if (pos.turn) {
+      const ex = turnNarration(pos.turn, (s.fold.attempt?.chunks ?? 0) > 0, events);
+      replace(explain, h("div", { class: "dsh-explain-title" }, narrationTitle(1, ex.title)), h("div", { class: "dsh-explain-text" }, ex.text), waitEl);
     } else {
       replace(explain, h("div", { class: "dsh-explain-title" }, "From one tool call to the next request"),
         h("div", { class: "dsh-explain-text" }, s.fold.attempt ? "The model is streaming its response…" : "Press play, or send a prompt: the diagram follows one tool call from the model's intent to the next request. The three views below change with the stage; links in the diagram switch them."));
@@ -327,8 +392,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     playback.update({
       playing: player.playing, live: mode === "live", canLive: !readonly, calls: traces,
       callIndex: call ? call.index : -1, stepIndex: stepIdx, stepCount: player.steps.length,
-      speed: player.speed, stepOnly: player.stepOnly, predict: predict.on, readingPace,
+      speed: player.speed, stepOnly: player.stepOnly, predict: predict.on, readingPace, wpm: player.wpm,
+      note: pos.turn ? `turn ${pos.turn.turn}: ${pos.turn.ended ? "answered without a tool call" : "no tool call yet"}` : undefined,
     });
+    root.classList.toggle("dsh-views-open", viewsOpen);
+    viewsToggle.set(viewsOpen);
 
     replace(tabs, ...(["history", "payloads", "roles"] as ViewName[]).map((v) => {
       const b = h("button", { class: `dsh-tab ${v === view ? "dsh-tab-on" : ""}`, role: "tab", type: "button", "data-view": v,
@@ -341,7 +409,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
     viewEl.setAttribute("aria-labelledby", `${viewId}-${view}`);
     if (view === "history") {
-      const msgs = pos.stage === 6 && call?.frozenSeq !== undefined ? messagesOfSeqs(events, frozenSeqs) : derived;
+      const msgs = maskMessages(pos.stage === 6 && call?.frozenSeq !== undefined ? messagesOfSeqs(events, frozenSeqs) : derived, mask);
       const focus = historyFocus(events, call, pos.stage, msgs.map((m) => m.seq));
       follow_.before(viewEl);
       replace(viewEl, renderHistory({
@@ -353,8 +421,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       }, (show) => { showWrappers = show; render.schedule(); }));
       follow_.after(viewEl, `${call?.callId ?? ""}:${pos.stage}:${focus.current ?? ""}`);
     } else if (view === "payloads") {
-      const cards = focusCards(payloadCards(events, call, pos.seq, flashSeq), pos.stage);
-      replace(viewEl, renderPayloads(cards, (seq) => prov.citing(seq), jump,
+      const cards = askedCards(focusCards(payloadCards(events, call, pos.seq, flashSeq), pos.stage), pv.question).map((c) => ({ ...c, event: maskEvent(c.event, mask) }));
+      // only what cites it by the shown position (a later tool/result is the answer to a question)
+      replace(viewEl, renderPayloads(cards, (seq) => prov.citing(seq).filter((c) => c <= pos.seq), jump,
         "Expandable payloads of this call's events, as committed to the log; links jump to the cited event."));
       if (flashSeq !== null) {
         const target = viewEl.querySelector(`.dsh-card[data-seq="${flashSeq}"]`);
@@ -363,7 +432,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
         flashSeq = null;
       }
     } else {
-      replace(viewEl, renderRoles(call, pos.stage, events, sessionMode ?? undefined));
+      replace(viewEl, renderRoles(shownCall, pos.stage, events, sessionMode ?? undefined));
     }
     if (view !== "history") follow_.reset();
     prompt.setRunning(s.fold.status === "running");
@@ -371,8 +440,25 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     if (ans) prompt.setAnswer(ans);
     // the status line says what is true now: once the turn ended, no "appears below as it arrives"
     if (pendingAnswer && !pendingAnswer.done && ans.startsWith("answer (turn")) { prompt.setStatus(`answered ✓ (request ${pendingAnswer.requestId})`, "ok"); pendingAnswer = { ...pendingAnswer, done: true }; }
-  }));
+    // presenter mode: a new stage (or question) brought into view while the widget is driven
+    const shown = `${call?.callId ?? ""}:${pos.stage}:${pos.turn?.turn ?? ""}:${pv.question?.key ?? ""}:${pv.reveal?.question.key ?? ""}`;
+    if (present.on && shown !== lastShown && (keeper.owned || wantView)) showCurrent();
+    lastShown = shown;
+    wantView = false;
+  })));
 
+  /** Presenter mode: the narration and the current stage (or the open question) in view; what
+   *  the widget itself scrolled the notebook, in total (a test tells it from a key's default scroll). */
+  function showCurrent(): void {
+    brought += showStage({ root, frame: frame.el, diagram, explain, question: predictPanel.el, bar: controls });
+    root.dataset.brought = String(Math.round(brought));
+  }
+
+  // presenter mode: a taller or narrower widget (the pane class, a new text size, a longer
+  // narration) keeps the current stage in view while it is driven
+  const roPresent = typeof ResizeObserver === "function" ? new ResizeObserver(() => { if (present.on && keeper.owned) requestAnimationFrame(showCurrent); }) : null;
+  roPresent?.observe(root);
+  const unLab = followLabPresentation(root, (on) => { const v = on || Boolean(model.get("present")); present.set(v); presenting(v); });
   const unsubscribe = s.fold.subscribe(() => render.schedule());
   const unPlayer = player.onChange(() => render.schedule());
   const onError = () => { errorText = String(model.get("error") ?? ""); render.schedule(); };
@@ -401,6 +487,10 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   return () => {
     if (liveTimer !== null) clearTimeout(liveTimer);
+    if (waitTimer !== null) clearTimeout(waitTimer);
+    roPresent?.disconnect();
+    unLab();
+    keeper.dispose();
     unKeys();
     unClicker();
     model.off("change:present", onPresent);

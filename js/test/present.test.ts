@@ -29,9 +29,10 @@ function run() {
 }
 
 describe("reading pace", () => {
-  it("counts the words a reader reads and gives 200 words a minute at 1×", () => {
+  it("counts the words a reader reads and gives 150 words a minute at 1× (reading aloud), or the pace set", () => {
     expect(wordCount("The tool/result #11 cites [10]: the tool/call of c1.")).toBe(9);
-    expect(readingMs(Array(200).fill("word").join(" "))).toBe(60_000);
+    expect(readingMs(Array(150).fill("word").join(" "))).toBe(60_000);
+    expect(readingMs(Array(200).fill("word").join(" "), 200)).toBe(60_000);
     expect(readingMs("")).toBe(0);
     expect(paceDelay(400, 9000, 1)).toBe(9000);
     expect(paceDelay(400, 9000, 2)).toBe(4500);
@@ -89,8 +90,8 @@ describe("predict, then reveal", () => {
     expect(pm.start(steps, 0, traces, events)?.kind).toBe("arguments");
     const at3 = steps.findIndex((s) => s.stage === 3);
     expect(pm.start(steps, at3, traces, events)?.kind).toBe("sources"); // not the arguments by wrapping
-    const at6 = steps.findIndex((s) => s.stage === 6);
-    expect(pm.start(steps, at6, traces, events)?.kind).toBe("messages");
+    const at5 = steps.findIndex((s) => s.stage === 5);
+    expect(pm.start(steps, at5, traces, events)?.kind).toBe("messages"); // asked before the history is derived
   });
 
   it("never wraps: after the last question, nothing is asked; the score counts right / asked", () => {
@@ -103,9 +104,9 @@ describe("predict, then reveal", () => {
     expect(pm.gate(steps, 3, traces, events)).toBe(true); // before 04: the sources
     pm.answer({ kind: "sources", seqs: [] }, traces, events);
     expect(pm.score()).toEqual({ right: 1, asked: 2 });
-    expect(pm.gate(steps, 5, traces, events)).toBe(true); // before 06: the messages
-    pm.answer({ kind: "skipped" }, traces, events); // a skip is not asked
-    expect(pm.score()).toEqual({ right: 1, asked: 2 });
+    expect(pm.gate(steps, 4, traces, events)).toBe(true); // before 05: the messages
+    pm.answer({ kind: "unsure" }, traces, events); // "not sure" is asked, not right
+    expect(pm.score()).toEqual({ right: 1, asked: 3 });
     expect(pm.start(steps, 0, traces, events)).toBeNull(); // all answered: no wrap into a question
   });
 

@@ -128,7 +128,7 @@ describe("predict, then reveal", () => {
     const wrong = reveal(qa, { kind: "arguments", text: '{"command":"npm test"}' }, traces, events);
     expect(wrong.match).toBe(false);
     expect(wrong.marks).toEqual([{ label: "command", guess: "npm test", real: "node test/run.mjs", match: false }]);
-    expect(reveal(qa, { kind: "skipped" }, traces, events).match).toBe(false);
+    expect(reveal(qa, { kind: "unsure" }, traces, events).match).toBe(false);
 
     const qs = questionFor(steps, kinds.indexOf("sources"), traces, events);
     if (!qs) throw new Error("no question");

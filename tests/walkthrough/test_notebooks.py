@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from dsh_notebook.kernel.walkthrough import execute_notebook, notebooks_in
+from dsh_notebook.providers import key_variables
 
 pytestmark = [pytest.mark.kernel, pytest.mark.e2e]  # tier: the walkthroughs executed as a reader runs them
 
@@ -26,7 +27,7 @@ NAMES = [
     "06-debugger.ipynb",
     "07-checkpoints.ipynb",
 ]
-_KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+_KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", *key_variables())
 
 
 @pytest.fixture(scope="module")

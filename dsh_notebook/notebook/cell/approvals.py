@@ -14,7 +14,8 @@ import threading
 from collections.abc import Callable
 
 from ...client.model import ClientSessionModel
-from ...tools.plan import PLAN_CHOICES, parse_plan_answer, plan_text
+from ...tools.plan import EXIT_PLAN_MODE, PLAN_CHOICES, parse_plan_answer, plan_text
+from ...tools.registry import known_tools
 from ...tools.rules import grant_for
 from ...tools.visible import approval_text, visible
 from .render import edited_arguments
@@ -22,7 +23,8 @@ from .render import edited_arguments
 Asker = Callable[[str], str]
 NO_STDIN = ("no stdin to ask on; denied (use --bg and the widget, allow it with --rules, or choose a mode: "
             "accept-edits runs workspace edits, dont-ask denies without asking)")
-NEVER_GRANTED = frozenset({"notebook_insert", "exit_plan_mode"})  # a person decides each one (issue 37)
+# a person decides each one (issue 37): the tools whose effect is a cell insert or leaving plan mode
+NEVER_GRANTED = frozenset(t.name for t in (*known_tools().values(), EXIT_PLAN_MODE) if t.effect in ("notebook", "plan"))
 
 
 def parse_answer(reply: str) -> tuple[str, str]:

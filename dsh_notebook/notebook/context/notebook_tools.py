@@ -21,10 +21,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import JsonValue
 
 from ...errors import redact
 from ...tools.base import Tool, ToolContext, ToolOutput
+from ...tools.kernel_tools import (
+    INSPECT_VAR,
+    NOTEBOOK_INSERT,
+    NOTEBOOK_READ,
+    InspectVarArgs,
+    NotebookInsertArgs,
+    NotebookReadArgs,
+)
 from .cells import CellLog, notebook_path, read_ipynb
 from .inspection import _has_static, describe, static_attr
 from .mainthread import MainThreadRunner
@@ -32,20 +40,6 @@ from .mainthread import MainThreadRunner
 MAX_SOURCE = 1500
 MAX_OUTPUT = 1500
 MAX_TOTAL = 20_000
-
-
-class NotebookReadArgs(BaseModel):
-    source: str = Field("kernel", description='"kernel": cells run in this kernel so far (default); "file": the saved .ipynb')
-    last: int | None = Field(None, description="only the last N cells")
-
-
-class InspectVarArgs(BaseModel):
-    name: str = Field(description="a notebook variable, optionally dotted: df or model.weights")
-
-
-class NotebookInsertArgs(BaseModel):
-    code: str = Field(description="the source of the new cell")
-    markdown: str | None = Field(None, description="an explanation shown at the top of the new cell")
 
 
 def _trim(text: str, limit: int) -> str:
@@ -179,15 +173,5 @@ def make_notebook_tools(shell: Any, log: CellLog, runner: MainThreadRunner | Non
 
         return await on_main(ctx, run)
 
-    return [
-        Tool("notebook_read", "Read this notebook: the cells run in this kernel so far with their outputs "
-             '(source "kernel"), or the saved .ipynb (source "file"). Trimmed; last=N for the latest only.',
-             NotebookReadArgs, notebook_read, concurrency_safe=False, approval="allow", timeout_s=None,
-             effect="read"),
-        Tool("inspect_var", "Describe a notebook variable without running code: type, shape, dtype, length, "
-             "columns of a DataFrame, a short repr.", InspectVarArgs, inspect_var,
-             concurrency_safe=False, approval="allow", timeout_s=None, effect="read"),
-        Tool("notebook_insert", "Propose a new cell below the current one (the user sees and runs it). "
-             "Needs the user's approval.", NotebookInsertArgs, notebook_insert,
-             concurrency_safe=False, approval="ask", timeout_s=None, effect="notebook"),
-    ]
+    # declared in tools/kernel_tools.py (what policy and the modes read), bound to their bodies here
+    return [NOTEBOOK_READ.bind(notebook_read), INSPECT_VAR.bind(inspect_var), NOTEBOOK_INSERT.bind(notebook_insert)]

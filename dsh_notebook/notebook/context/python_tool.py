@@ -24,27 +24,18 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import JsonValue
 
 from ...checkpoint import variables
 from ...redaction import secrets_hidden
 from ...tools.base import Tool, ToolContext, ToolOutput
+from ...tools.kernel_tools import PYTHON, PythonArgs
 from ...tools.reaper import CallSubreaper
 from ...tools.watchdog import CallProcesses
 from . import nsdiff
 from .mainthread import MainThreadRunner
 
 MAX_SECTION = 20_000
-DESCRIPTION = (
-    "Run Python code in the user's live Jupyter notebook namespace (their variables, imports and "
-    "data are there; variables you define stay). Returns printed output, the repr of the last "
-    "expression, and the traceback if it raised. Use it to inspect notebook data; prefer short, "
-    "read-only snippets. Needs the user's approval."
-)
-
-
-class PythonArgs(BaseModel):
-    code: str = Field(description="Python source; the value of a final expression is returned")
 
 
 @dataclass(frozen=True)
@@ -142,13 +133,4 @@ def make_python_tool(
         return ToolOutput(text, is_error=run.error is not None,
                           code="PYTHON_ERROR" if run.error else None, meta={"namespace": cast(JsonValue, changes)})
 
-    return Tool(
-        name="python",
-        description=DESCRIPTION,
-        args_model=PythonArgs,
-        execute=execute,
-        concurrency_safe=False,
-        approval="ask",
-        effect="execute",
-        timeout_s=None,
-    )
+    return PYTHON.bind(execute)  # declared in tools/kernel_tools.py, with what policy reads of it

@@ -75,7 +75,7 @@ class CommandsMixin:
 
     def cmd_resume(self, args: MagicArgs) -> None:
         target = args.target
-        if target is None:  # this notebook's session, recorded before a restart (notebook/records.py)
+        if target is None:  # this notebook's session, recorded before a restart (notebook/context/records.py)
             from ..context.records import notebook_key, recorded_session
 
             target = recorded_session(Path(self.link.host.settings.home))
@@ -154,9 +154,10 @@ class CommandsMixin:
         print(f"dsh: forked {result.origin_id} at seq {result.at}{closed}; it is now the current session")
         from ...session.fork_workspace import workspace_note
         from ...session.persistence import load_log
+        from ...tools.registry import is_read_only
 
         loaded = load_log(self.log_path(origin))
-        print(f"dsh: {workspace_note(loaded.events, result.at, loaded.header.cwd)}")
+        print(f"dsh: {workspace_note(loaded.events, result.at, loaded.header.cwd, read_only=is_read_only)}")
         print(f"session: {result.session_id} log: {result.path}")
 
     def cmd_compare(self, args: MagicArgs) -> Any:

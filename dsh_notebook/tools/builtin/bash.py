@@ -34,7 +34,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ToolError
-from ..base import Tool, ToolContext, ToolOutput
+from ..base import Tool, ToolContext, ToolOutput, argument
 from ..confine import WATCHDOG, Confined, confined_command, kill_marked
 from ..sandbox import HeadTail, Workspace
 
@@ -225,5 +225,6 @@ bash_tool = Tool(
     execute=run_bash,
     approval="ask",
     effect="bash",
+    subject=argument("command"),
     timeout_s=None,  # the tool enforces its own timeout_ms and kills the process group
 )

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ToolError
-from ..base import Tool, ToolContext, ToolOutput
+from ..base import Tool, ToolContext, ToolOutput, argument
 from ..sandbox import Workspace
 from .safe_io import Cancel, LineReader, open_regular, run_io, write_all
 from .search import glob_tool, grep_tool
@@ -219,6 +219,7 @@ read_tool = Tool(
     concurrency_safe=True,
     approval="allow",
     effect="read",
+    subject=argument("file_path"),
 )
 
 write_tool = Tool(
@@ -230,6 +231,7 @@ write_tool = Tool(
     timeout_s=FILE_TOOL_TIMEOUT_S,
     approval="ask",
     effect="edit",
+    subject=argument("file_path"),
 )
 
 edit_tool = Tool(
@@ -243,6 +245,7 @@ edit_tool = Tool(
     timeout_s=FILE_TOOL_TIMEOUT_S,
     approval="ask",
     effect="edit",
+    subject=argument("file_path"),
 )
 
 __all__ = [

@@ -14,13 +14,15 @@ import asyncio
 import os
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import re2
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ToolError
-from ..base import Tool, ToolContext, ToolOutput
+from ..base import Tool, ToolContext, ToolOutput, argument
 from ..sandbox import Workspace
 from .safe_io import Cancel, open_regular, run_io
 
@@ -226,7 +228,16 @@ glob_tool = Tool(
     concurrency_safe=True,
     approval="allow",
     effect="read",
+    subject=argument("pattern"),
 )
+
+
+def _grep_subject(args: Mapping[str, Any]) -> str | None:
+    """`path` when given, else `pattern`
+
+    A grep's rule subject: the folder it searches when it names one, else what it searches for."""
+    return argument("path")(args) if isinstance(args.get("path"), str) else argument("pattern")(args)
+
 
 grep_tool = Tool(
     name="grep",
@@ -241,4 +252,5 @@ grep_tool = Tool(
     concurrency_safe=True,
     approval="allow",
     effect="read",
+    subject=_grep_subject,
 )

@@ -29,7 +29,7 @@ class McpTool(Tool):
     """A Tool whose parameters are the server's JSON schema, verbatim."""
 
     input_schema: dict[str, JsonValue] | None = None
-    read_only: bool = False
+    read_only_hint: bool = False  # what the server claims (annotations.readOnlyHint); ``read_only``: if trusted
 
     def schema(self) -> ToolSchema:
         origin = self.origin or (None, None)
@@ -96,7 +96,7 @@ def make_tool(
         timeout_s=timeout_s + 10.0,  # a backstop: the MCP call's own timeout answers MCP_TIMEOUT first
         origin=(server, remote_name),
         input_schema=schema,
-        read_only=read_only,
+        read_only_hint=read_only,
     )
 
 

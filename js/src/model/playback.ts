@@ -1,5 +1,5 @@
 // Playback over the stages of every tool call, with the recorded timing of the log.
-import { paceDelay } from "./pacing";
+import { clampWpm, paceDelay, WORDS_PER_MINUTE } from "./pacing";
 import type { PlaybackStep } from "./stages";
 
 export interface Scheduler {
@@ -42,12 +42,15 @@ export class Player {
   speed: number = 1;
   /** Step-only mode: no auto-advance; forward / back only. */
   stepOnly = false;
-  /** The delay of the last scheduled step (ms; shown as the widget's data-step-ms). */
+  /** How long the step being played stays on screen, as last scheduled (ms; the widget's
+   *  data-step-ms): its recorded gap or its reading time at this pace and speed. */
   lastDelay = 0;
   gate: Gate | null = null;
-  /** Reading pace: the reading time (ms at 1×) of step `index`'s narration; a step never
-   *  advances on its own before it (model/pacing.ts). Null: the recorded timing only. */
+  /** Reading pace: the reading time (ms at 1×, at `wpm`) of step `index`'s narration; a step
+   *  never advances on its own before it (model/pacing.ts). Null: the recorded timing only. */
   readMs: ((index: number) => number) | null = null;
+  /** The reading pace in words a minute at 1× (what `readMs` reads at; the presenter sets it). */
+  wpm: number = WORDS_PER_MINUTE;
   /** When the shown step last changed (the page clock, ms): the widget's data-step-at. */
   shownAt = 0;
   private handle: unknown = null;
@@ -100,6 +103,23 @@ export class Player {
     if (this.playing && this.handle !== null) { this.scheduler.clear(this.handle); this.handle = null; this.tick(false); }
     this.emit();
   }
+  /** Set the reading pace (words a minute; clamped to the control's range). A stage being played
+   *  is rescheduled at the new pace (the time it has been shown counts). */
+  setWpm(wpm: number): void {
+    this.wpm = clampWpm(wpm);
+    if (this.playing && this.handle !== null) { this.scheduler.clear(this.handle); this.handle = null; this.tick(true); }
+    this.emit();
+  }
+  /** The reading time step `index` is owed at this pace and speed (ms; 0 without reading pace). */
+  owedMs(index: number): number {
+    return Math.ceil((this.readMs?.(index) ?? 0) / this.speed);
+  }
+  /** Play pressed while "hold" is on: one press releases the hold and plays. */
+  releaseHold(): void {
+    this.stepOnly = false;
+    this.play();
+    if (!this.playing) this.emit();
+  }
   setStepOnly(on: boolean): void {
     this.stepOnly = on;
     if (on) this.pause();
@@ -132,9 +152,10 @@ export class Player {
     const next = this.steps[this.index + 1];
     // play pressed on a stage: at reading pace it stays until its text is read (the time it has
     // been shown counts); otherwise the next stage comes at once
-    const ms = !cur ? 0 : first ? Math.max(0, Math.round((this.readMs?.(this.index) ?? 0) / this.speed - (now() - this.shownAt)))
+    const ms = !cur ? 0 : first ? Math.max(0, Math.ceil(this.owedMs(this.index) - (now() - this.shownAt)))
       : paceDelay(recordedDelay(cur, next, this.speed), this.readMs?.(this.index) ?? 0, this.speed);
-    if (!first) this.lastDelay = ms;
+    // the dwell of the step shown: play pressed on it counts the time it has been shown already
+    this.lastDelay = first ? (cur ? Math.max(ms + Math.round(now() - this.shownAt), this.owedMs(this.index)) : this.lastDelay) : ms;
     this.handle = this.scheduler.set(() => {
       this.handle = null;
       if (this.gate?.(this.index + 1)) { this.pause(); return; }

@@ -1,7 +1,11 @@
-// Predict, then reveal (issue 11 item 9): before a stage is revealed in replay, the learner
-// guesses what comes next — the tool arguments (before 01), the seqs the tool/result will cite
-// in sourceEventSeqs (before 04), the messages the next request will carry (before 06) — and
-// the widget shows this run's real values beside the guess, each marked match / mismatch.
+// Predict, then reveal (issue 11 item 9, issue 37 item 3): before a stage is revealed in replay,
+// the learner guesses what comes next — the tool arguments (before 01), the seqs the tool/result
+// will cite in sourceEventSeqs (before 04), the messages the next request will carry (before the
+// history is derived at 05) — and the widget shows this run's real values beside the guess, each
+// marked match / mismatch. Until the reveal the widget shows nothing of the answer: the question
+// is asked on the step before the one that holds it (the arguments of the first call, asked on
+// that call's 01, are masked: model/predict-mask.ts), and a question the learner steps past
+// unanswered is withdrawn.
 import type { SessionEvent } from "../types";
 import { resolveMessageSeqs } from "./diff";
 import { deriveMessages, messageText } from "./history";
@@ -23,12 +27,15 @@ export interface Question {
 export type Guess =
   | { kind: "arguments"; text: string }
   | { kind: "sources" | "messages"; seqs: number[] }
-  | { kind: "skipped" }
+  /** "Not sure": the answer is shown; the question counts as asked, never as right. */
+  | { kind: "unsure" }
   /** "Class vote, then reveal": the class votes aloud; the presenter marks the vote afterwards. */
   | { kind: "vote" };
-export interface Mark { label: string; guess: string; real: string; match: boolean }
+/** One row of a reveal. `match` is null while a class vote waits for the presenter's mark. */
+export interface Mark { label: string; guess: string; real: string; match: boolean | null }
 export interface Reveal { question: Question; guess: Guess; match: boolean; real: string; marks: Mark[]; judged?: boolean }
-/** The session's score: right answers out of the questions asked (skips are not asked). */
+/** The session's score: right answers out of the questions asked ("not sure" is asked, not right;
+ *  a class vote counts once the presenter marked it). */
 export interface Score { right: number; asked: number }
 
 const EVENT_CHOICES = new Set(["user/message", "assistant/message", "tool/call", "approval/asked", "approval/decided", "request/frozen", "step/start"]);
@@ -67,11 +74,13 @@ export function questionFor(steps: readonly PlaybackStep[], index: number, trace
     return { ...base, key: `${t.callId}:sources`, kind: "sources", options,
       prompt: `tool/result #${t.resultSeq} is about to be committed. Which events will its sourceEventSeqs cite?` };
   }
-  if (step.stage === 6 && t.frozenSeq !== undefined) {
+  // before the history is derived (05 shows it: the answer); a call without a 05 step, before 06
+  const derivedFirst = step.stage === 6 && index > 0 && steps[index - 1].call === step.call && steps[index - 1].stage === 5;
+  if ((step.stage === 5 || (step.stage === 6 && !derivedFirst)) && t.frozenSeq !== undefined) {
     const real = resolveMessageSeqs(events, t.frozenSeq);
     const seqs = [...new Set([...deriveMessages(events, t.frozenSeq - 1).map((d) => d.seq), ...real])].sort((a, b) => a - b);
     return { ...base, key: `${t.callId}:messages`, kind: "messages", options: seqs.map((s) => ({ seq: s, label: messageLabel(events, s) })),
-      prompt: `The next request (#${t.frozenSeq}) is about to be frozen. Which messages will it carry?` };
+      prompt: `The next step derives its history and freezes request #${t.frozenSeq}. Which messages will that request carry?` };
   }
   return null;
 }
@@ -116,16 +125,24 @@ export function reveal(q: Question, guess: Guess, traces: readonly ToolCallTrace
   if (q.kind === "arguments") {
     const real = t?.arguments ?? "";
     const r = compareArguments(guess.kind === "arguments" ? guess.text : "", real);
-    return { question: q, guess, real, ...r, match: guess.kind !== "skipped" && guess.kind !== "vote" && r.match };
+    return voteMarks({ question: q, guess, real, ...r, match: guess.kind === "arguments" && r.match });
   }
   let realSeqs: number[] = [];
   if (q.kind === "sources" && t?.resultSeq !== undefined) {
     const ev = events[t.resultSeq];
     realSeqs = [...(("sourceEventSeqs" in ev ? ev.sourceEventSeqs : null) ?? [])];
   } else if (q.kind === "messages" && t?.frozenSeq !== undefined) realSeqs = resolveMessageSeqs(events, t.frozenSeq);
-  const r = compareSeqs(guess.kind === "sources" || guess.kind === "messages" ? guess.seqs : [], realSeqs, q);
-  const marks = guess.kind === "vote" ? r.marks.map((m) => ({ ...m, guess: "—", match: m.real === "no" })) : r.marks;
-  return { question: q, guess, real: `[${realSeqs.join(", ")}]`, ...r, marks, match: guess.kind !== "skipped" && guess.kind !== "vote" && r.match };
+  const guessed = guess.kind === "sources" || guess.kind === "messages";
+  const r = compareSeqs(guessed ? guess.seqs : [], realSeqs, q);
+  return voteMarks({ question: q, guess, real: `[${realSeqs.join(", ")}]`, ...r, match: guessed && r.match });
+}
+
+/** A class vote's rows carry no guess of their own: each says "class vote" and waits for the
+ *  presenter's mark; "not sure" rows say so and are not right. */
+function voteMarks(r: Reveal): Reveal {
+  if (r.guess.kind === "vote") return { ...r, match: false, marks: r.marks.map((m) => ({ ...m, guess: "class vote", match: null })) };
+  if (r.guess.kind === "unsure") return { ...r, match: false, marks: r.marks.map((m) => ({ ...m, guess: "not sure", match: false })) };
+  return r;
 }
 
 /** The teaching mode's state: on/off, the question held before a step, the answered ones, the
@@ -155,22 +172,24 @@ export class PredictMode {
     return this.question;
   }
   /** The score of the session so far: matches (and votes marked right) out of the answered
-   *  questions; a skip is not counted, a vote only once it is marked. */
+   *  questions; "not sure" is asked and not right; a vote counts once it is marked. */
   score(): Score {
     let right = 0, asked = 0;
     for (const r of this.answered.values()) {
-      if (r.guess.kind === "skipped" || (r.guess.kind === "vote" && !r.judged)) continue;
+      if (r.guess.kind === "vote" && !r.judged) continue;
       asked += 1;
       if (r.match) right += 1;
     }
     return { right, asked };
   }
-  /** Mark the class's vote on the current reveal right or wrong (once). */
+  /** Mark the class's vote on the current reveal right or wrong (once): the reveal's title, every
+   *  row and the score follow the presenter's mark. */
   judge(right: boolean): void {
     const r = this.revealed;
     if (!r || r.guess.kind !== "vote" || r.judged) return;
     r.match = right;
     r.judged = true;
+    r.marks = r.marks.map((m) => ({ ...m, match: right }));
   }
   /** The player's gate: hold before step `i` when it asks a question not answered yet. */
   gate(steps: readonly PlaybackStep[], i: number, traces: readonly ToolCallTrace[], events: readonly SessionEvent[]): boolean {
@@ -190,10 +209,23 @@ export class PredictMode {
     this.question = null;
     return q.target;
   }
-  /** What the panel shows now: nothing outside replay, a reveal only on its own step. */
+  /** The step to show while `q` is asked: the one before its target (that step holds nothing of
+   *  the answer); the first call's arguments, asked on its own 01, stay on it (masked). */
+  static shownFor(q: Question): number {
+    return q.target > 0 ? q.target - 1 : q.target;
+  }
+  /** Whether the widget at step `index` can keep question `q` open: its answer is not on screen
+   *  (before its target; on it only for masked arguments). */
+  static hides(q: Question, index: number): boolean {
+    return index < q.target || (index === q.target && q.kind === "arguments");
+  }
+  /** What the panel shows now: nothing outside replay, a reveal only on its own step, a question
+   *  only while its answer is not on screen (stepped past unanswered, it is withdrawn and asked
+   *  again the next time the player comes to it). */
   view(replaying: boolean, index: number): { question: Question | null; reveal: Reveal | null } {
     if (!this.on || !replaying) { this.question = null; this.revealed = null; }
     if (this.revealed && index !== this.revealed.question.target) this.revealed = null;
+    if (this.question && !PredictMode.hides(this.question, index)) this.question = null;
     return { question: this.question, reveal: this.revealed };
   }
 }

@@ -3,6 +3,13 @@
 // anywhere in the widget. A click on any part of the widget keeps the keyboard focus in it
 // (the root, or the focusable thing clicked) and never makes the notebook change its active
 // cell; the keys never reach JupyterLab (isolateKeys in ui/a11y.ts stops them at the root).
+// JupyterLab's own keydown handlers, checked (4.6): its shortcuts (the notebook's command mode:
+// ArrowLeft / ArrowRight / J / K … on `.jp-Notebook.jp-mod-commandMode :focus`) run from a
+// bubbling listener on the document and stop at data-lm-suppress-shortcuts; the output area's
+// caret watcher (a bubbling keydown on `.jp-OutputArea`, which scrolls the cell into view) and
+// the notebook's own listeners are above the root, so the stopped key never reaches them. What is
+// left is the browser's default: a clicker key (PageDown, Space, Home, End, the arrows) scrolls
+// the notebook's scroller — prevented here whether or not the widget used the key (issue 37).
 
 export type ClickerAction = "next" | "prev" | "first" | "last" | "live";
 
@@ -34,14 +41,19 @@ export function clickerAction(e: KeyLike): ClickerAction | null {
   return action;
 }
 
+/** Keys whose default action scrolls the notebook's scroller (the nearest one to the focus). */
+const SCROLL_KEYS = new Set(["PageDown", "PageUp", " ", "Spacebar", "Home", "End", "ArrowLeft", "ArrowRight"]);
+
 /** Install the remote on `root`; `act` returns false when it did nothing (the key then goes on
- *  to what has the focus). Returns the remover. */
+ *  to what has the focus, but never scrolls the notebook: issue 37 item 1). Returns the remover. */
 export function installClicker(root: HTMLElement, act: (a: ClickerAction) => boolean): () => void {
   if (!root.hasAttribute("tabindex")) root.tabIndex = -1;
   const onKey = (e: KeyboardEvent) => {
     const a = clickerAction(e);
-    if (!a || !act(a)) return;
-    e.preventDefault(); // no page scroll on Space / PageDown
+    if (!a) return;
+    if (SCROLL_KEYS.has(e.key)) e.preventDefault(); // no notebook scroll on Space / PageDown / Home …
+    if (!act(a)) return;
+    e.preventDefault();
     e.stopPropagation(); // nor the stage's own Space / arrow handling
   };
   // a click anywhere keeps the focus in the widget; the notebook never hears the press

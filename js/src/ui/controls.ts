@@ -1,4 +1,6 @@
-// Playback controls (play / pause / step / scrubber over tool calls / live) and the prompt box.
+// Playback controls (play / pause / step / scrubber over tool calls / live), the pacing row
+// (speed, reading pace in words a minute, hold, predict) and the prompt box.
+import { clampWpm, WPM_MAX, WPM_MIN, WPM_STEP } from "../model/pacing";
 import { SPEEDS } from "../model/playback";
 import type { ToolCallTrace } from "../model/stages";
 import { button as btn, h } from "./dom";
@@ -15,6 +17,10 @@ export interface PlaybackInput {
   stepOnly: boolean;
   predict: boolean;
   readingPace: boolean;
+  /** The reading pace, words a minute at 1×. */
+  wpm: number;
+  /** Said instead of "call i/n: name · id" (a new turn without a tool call yet). */
+  note?: string;
 }
 export interface PlaybackCallbacks {
   play(): void;
@@ -27,14 +33,26 @@ export interface PlaybackCallbacks {
   setStepOnly(on: boolean): void;
   setPredict(on: boolean): void;
   setReadingPace(on: boolean): void;
+  /** Play pressed while "hold" is on: release the hold and play (one click). */
+  releaseHold(): void;
+  setWpm(wpm: number): void;
+}
+
+export interface Playback {
+  /** The playback bar: back / play / next, the position, live (sticky in presenter mode). */
+  el: HTMLElement;
+  /** The pacing row: speed, reading pace and its words a minute, hold, predict. */
+  pacing: HTMLElement;
+  update(d: PlaybackInput): void;
 }
 
 /** The playback controls, built once and updated in place: a render never replaces a button
  *  under the pointer or the keyboard focus (a click at 4× is never lost). */
-export function createPlayback(cb: PlaybackCallbacks): { el: HTMLElement; update(d: PlaybackInput): void } {
+export function createPlayback(cb: PlaybackCallbacks): Playback {
   let playing = false;
+  let held = false;
   const back = btn("dsh-back", "◀ back", "step back", () => cb.back());
-  const play = btn("dsh-play", "▶ play", "play", () => (playing ? cb.pause() : cb.play()));
+  const play = btn("dsh-play", "▶ play", "play", () => (playing ? cb.pause() : held ? cb.releaseHold() : cb.play()));
   const forward = btn("dsh-forward", "next ▶", "step forward", () => cb.forward());
   const scrub = h("input", { class: "dsh-scrubber", type: "range", min: 0, step: 1, "aria-label": "tool call" }) as HTMLInputElement;
   scrub.addEventListener("input", () => cb.scrub(Number(scrub.value)));
@@ -51,29 +69,37 @@ export function createPlayback(cb: PlaybackCallbacks): { el: HTMLElement; update
     return { box, el: h("label", { class: "dsh-toggle", title }, box, ` ${text}`) };
   };
   const stepOnly = toggle("dsh-steponly", "hold (next / back only)", "hold each stage until next: no auto-advance (the default in presenter mode)", cb.setStepOnly);
-  const reading = toggle("dsh-reading-pace", "reading pace", "each stage stays at least as long as its text takes to read (200 words a minute at 1×)", cb.setReadingPace);
+  const reading = toggle("dsh-reading-pace", "reading pace", "each stage stays at least as long as its text takes to read aloud at the words a minute set here (at 1×)", cb.setReadingPace);
+  const wpm = h("input", { type: "number", class: "dsh-wpm", min: WPM_MIN, max: WPM_MAX, step: WPM_STEP, "aria-label": "reading pace, words a minute",
+    title: "words a minute at 1× (150: reading aloud to a class)" }) as HTMLInputElement;
+  wpm.addEventListener("change", () => { const v = clampWpm(Number(wpm.value)); wpm.value = String(v); cb.setWpm(v); });
+  const wpmEl = h("label", { class: "dsh-wpm-label" }, wpm, " words a minute");
   const predict = toggle("dsh-predict-toggle", "predict, then reveal", "before a stage is revealed, guess what comes next", cb.setPredict);
-  const el = h("div", { class: "dsh-playback" }, back, play, forward, scrub, label, live,
-    h("div", { class: "dsh-pacing" }, h("span", { class: "dsh-muted" }, "speed"),
-      h("div", { class: "dsh-speeds", role: "group", "aria-label": "playback speed" }, ...speeds), reading.el, stepOnly.el, predict.el));
+  const el = h("div", { class: "dsh-playback" }, back, play, forward, scrub, label, live);
+  const pacing = h("div", { class: "dsh-pacing" }, h("span", { class: "dsh-muted" }, "speed"),
+    h("div", { class: "dsh-speeds", role: "group", "aria-label": "playback speed" }, ...speeds), reading.el, wpmEl, stepOnly.el, predict.el);
   return {
     el,
+    pacing,
     update(d) {
       playing = d.playing;
+      // hold on: play is not off without a word — it says so, and one press releases the hold
+      held = !d.playing && d.stepOnly && d.stepCount > 0;
       const n = d.calls.length;
       back.disabled = d.stepIndex <= 0 && !d.live;
       forward.disabled = d.stepIndex >= d.stepCount - 1 && !d.live;
-      play.className = `dsh-btn ${d.playing ? "dsh-pause" : "dsh-play"}`;
-      play.textContent = d.playing ? "▮▮ pause" : "▶ play";
-      const title = d.playing ? "pause" : d.stepOnly ? "play (off while holding: uncheck hold)" : "play";
+      play.className = `dsh-btn ${d.playing ? "dsh-pause" : "dsh-play"}${held ? " dsh-play-held" : ""}`;
+      play.textContent = d.playing ? "▮▮ pause" : held ? "▶ play (hold on)" : "▶ play";
+      const title = d.playing ? "pause" : held ? "hold is on: each stage waits for next. Press to release the hold and play at reading pace" : "play";
       play.title = title;
       play.setAttribute("aria-label", title);
-      play.disabled = !d.playing && (d.stepCount === 0 || d.stepOnly);
+      play.dataset.held = String(held);
+      play.disabled = !d.playing && d.stepCount === 0;
       scrub.max = String(Math.max(0, n - 1));
       scrub.disabled = n < 2;
       if (!scrub.matches(":active")) scrub.value = String(Math.max(0, d.callIndex));
       const call = d.calls[d.callIndex];
-      label.textContent = n ? `call ${d.callIndex + 1}/${n}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet";
+      label.textContent = d.note ?? (n ? `call ${d.callIndex + 1}/${n}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet");
       live.hidden = !d.canLive;
       live.className = `dsh-btn dsh-live ${d.live ? "dsh-live-on" : ""}`;
       live.textContent = d.live ? "● live" : "○ live";
@@ -87,9 +113,13 @@ export function createPlayback(cb: PlaybackCallbacks): { el: HTMLElement; update
       stepOnly.box.checked = d.stepOnly;
       predict.box.checked = d.predict;
       reading.box.checked = d.readingPace;
+      if (doc(wpm).activeElement !== wpm) wpm.value = String(d.wpm); // never under the typing
+      wpmEl.title = `each stage stays at least its reading time at ${d.wpm} words a minute (at 1×)`;
     },
   };
 }
+
+const doc = (el: HTMLElement): Document => el.ownerDocument;
 
 export interface PromptCallbacks {
   submit(text: string, steer: boolean): void;

@@ -26,6 +26,8 @@ export interface DiagramInput {
   /** The agent debugger: each card's pause-at-stage toggle, and the stage the run is paused at. */
   breakToggle?: (stage: StageNo) => HTMLElement;
   paused?: StageNo | 0;
+  /** Stage 01's value while a live turn has no tool call yet (waiting, responding, answered). */
+  waiting?: string;
 }
 
 export interface DiagramCallbacks {
@@ -35,10 +37,12 @@ export interface DiagramCallbacks {
 
 function value(stage: StageNo, d: DiagramInput): string {
   const t = d.call;
-  if (!t) return stage === 1 && d.streaming ? "model streaming…" : "—";
+  if (!t) return stage === 1 ? d.waiting ?? (d.streaming ? "model streaming…" : "—") : "—";
+  // a stage not reached shows no value from later in the log (in a replay the whole log is
+  // known: "#12 cites [11]" at 03 answered the predict question before its reveal)
   switch (stage) {
     case 1: return t.assistantSeq !== undefined ? `#${t.assistantSeq} ${t.name} · ${t.callId}` : `${t.name} · ${t.callId}`;
-    case 2: return t.callSeq !== undefined ? `#${t.callSeq} tool/call` : "not yet";
+    case 2: return t.callSeq !== undefined && d.stage >= 2 ? `#${t.callSeq} tool/call` : "not yet";
     case 3: {
       const ph = d.runtime?.phases;
       if (d.stage === 3 && ph && ph.length) {
@@ -47,7 +51,7 @@ function value(stage: StageNo, d: DiagramInput): string {
       }
       return t.resultSeq !== undefined && d.stage > 3 ? `${t.name} ran${t.isError ? " (error)" : ""}` : `${t.name}`;
     }
-    case 4: return t.resultSeq !== undefined ? `#${t.resultSeq} cites [${t.callSeq ?? "?"}]` : "not yet";
+    case 4: return t.resultSeq !== undefined && d.stage >= 4 ? `#${t.resultSeq} cites [${t.callSeq ?? "?"}]` : "not yet";
     case 5: return d.messageCount !== undefined && d.stage >= 5 ? countOf(d.messageCount, "message") : "derive_messages";
     case 6: return t.frozenSeq !== undefined && d.stage >= 6 ? `#${t.frozenSeq} request/frozen` : "adapter.stream";
   }
