@@ -141,7 +141,8 @@ class TtyApprovals:
         """The wait's idle hook (the waiting thread): ask what is new."""
         with self.handle.cond:
             waiting = {cid: a for cid, a in self.handle.model.approvals.items() if cid not in self._asked}
-            calls = {cid: self._arguments(cid, plan=a.get("name") == "exit_plan_mode") for cid, a in waiting.items()}
+            calls = {cid: self._arguments(cid, plan=a.get("name") == "exit_plan_mode", reason=a.get("reason"))
+                     for cid, a in waiting.items()}
         for call_id, ask in waiting.items():
             self._asked.add(call_id)
             name = printable(str(ask.get("name") or "tool"))
@@ -150,7 +151,7 @@ class TtyApprovals:
             if ask.get("name") == "exit_plan_mode":
                 self._plan(call_id, calls[call_id])
                 continue
-            reply = self._terminal.ask(f"dsh: allow {name} {printable(calls[call_id])}? [y/N] ")
+            reply = self._terminal.ask(f"dsh: allow {name} {printable(calls[call_id])} [y/N] ")
             if reply is None:
                 self.note.write(f"  approval for {name}: {NO_TTY}\n")
                 decision = "deny"
@@ -169,15 +170,19 @@ class TtyApprovals:
         decision, mode, feedback = parse_plan_answer(reply or "")
         self.answer(call_id, decision, **({"mode": mode} if mode else {"feedback": feedback} if feedback else {}))
 
-    def _arguments(self, call_id: str, *, plan: bool = False) -> str:
+    def _arguments(self, call_id: str, *, plan: bool = False, reason: str | None = None) -> str:
+        """The plan, or the call as the prompt shows it, then ``?`` and why it is asked."""
         from .tools.plan import plan_text
+        from .tools.rules import ask_reason
         from .tools.visible import approval_text
         from .wire.events import ToolCall
 
         for event in reversed(self.handle.model.events):
             if isinstance(event, ToolCall) and event.call_id == call_id:
-                return plan_text(event.arguments) if plan else approval_text(event.name, event.arguments)
-        return ""
+                if plan:
+                    return plan_text(event.arguments)
+                return f"{approval_text(event.name, event.arguments)}?{ask_reason(event.name, event.arguments, reason)}"
+        return "" if plan else "?"
 
     def close(self) -> None:
         if self._terminal is not None:

@@ -52,8 +52,9 @@ def initial_rules(settings: Settings, options: SessionOptions | None) -> RuleSet
     return load_rules(path) if path else None
 
 
-def session_policy(events: Sequence[Any], rules: RuleSet | None, session_id: str) -> ApprovalPolicy:
-    return ApprovalPolicy(events, rules, session_id=session_id)
+def session_policy(events: Sequence[Any], rules: RuleSet | None, session_id: str,
+                   workspace: str | None = None) -> ApprovalPolicy:
+    return ApprovalPolicy(events, rules, session_id=session_id, workspace=workspace)
 
 
 def apply_options(agent: Agent, options: SessionOptions | None) -> None:

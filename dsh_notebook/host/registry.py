@@ -322,7 +322,7 @@ class AgentRegistry:
         (the Agent takes it over, and closes it with its others)."""
         sid = session.id
         max_steps, max_time = initial_budgets(self.settings, options)
-        policy = session_policy(session.events, initial_rules(self.settings, options), sid)
+        policy = session_policy(session.events, initial_rules(self.settings, options), sid, session.cwd)
         hub = self.hubs.setdefault(sid, SessionHub(sid))
         approvals = PendingApprovals()  # every mode may ask (auto: cells; plan: the plan)
         settings = session_settings(self.settings, options)

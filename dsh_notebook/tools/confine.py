@@ -38,6 +38,7 @@ from pathlib import Path
 
 from ..redaction import is_secret_name, url_password
 from . import seccomp
+from .git_guard import git_config_env
 from .sandbox_mounts import mount_plan
 from .watchdog import MARKER_VAR, WATCHDOG, kill_marked, marked_pids
 
@@ -96,6 +97,7 @@ def allowed_env(base: Mapping[str, str] | None = None, *, home: str | None = Non
     if home is not None:
         env["HOME"] = home
     env.update(ENV_FORCED)
+    env.update(git_config_env(env))  # issue 36: git without the repository's programs (.git_guard)
     return env
 
 

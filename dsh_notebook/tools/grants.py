@@ -9,14 +9,16 @@ For ``bash`` it is one of:
   commands, ``tar --checkpoint-action/--to-command/--use-compress-program``, ``git log --output``,
   ``git grep -O``, ``sort -o/--compress-program``, ``rg --pre`` …; GNU long options are also
   refused by any unique prefix, ``--out`` for ``--output``). It covers a simple command written
-  with that exact name (``./cat`` or ``/tmp/cat`` is not ``cat``), without ``VAR=`` assignments,
-  without variables in its arguments;
+  with that exact name (``./cat`` or ``/tmp/cat`` is not ``cat``), without ``~`` in its arguments
+  (a variable or an assignment leaves the whole line unresolved);
 - an **exact grant**: the whole command line, glob-escaped — it matches that line only.
 
 Wrappers (``env``, ``xargs``, ``timeout``, ``nice``, ``sudo`` …) are never granted by name. No
-grant is offered for a line the parser cannot resolve or one that redirects output to a file,
-and a grant never covers such a line. A line of several commands (``ls | head``) is covered when
-every simple command is covered by some name grant, or the whole line by an exact grant.
+grant is offered for a line the parser cannot resolve (:attr:`.ParsedLine.unresolved`), one that
+redirects output to a file or one that starts git in a way :mod:`.git_guard` never lets run
+unasked (``git -C``, ``env … git``), and a grant never covers such a line. A line of several commands
+(``ls | head``) is covered when every simple command is covered by some name grant, or the whole
+line by an exact grant. :func:`is_read_only` says whether a line only reads (permission modes).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import fnmatch
 import re
 
 from ..wire.events import Grant
+from .git_guard import git_start_refusal
 from .shell_parse import ParsedLine, SimpleCommand, parse_line
 
 # name -> (short options refused (a letter anywhere in a `-xyz` cluster), long options refused)
@@ -165,6 +168,17 @@ def name_grant_safe(cmd: SimpleCommand) -> str | None:
     return key
 
 
+def is_read_only(parsed: ParsedLine) -> bool:
+    """Whether a parsed bash line only reads: resolved, no output redirected to a file, and every
+    simple command (those of a ``bash -c`` string included) a :data:`READ_ONLY` command without
+    the options that make it write or run programs (:func:`name_grant_safe`). Syntactic only: a
+    caller that runs it without asking also checks :func:`.git_guard.git_refusal` (the
+    repository's own configuration may make ``git status`` run a program)."""
+    if parsed.unresolved or parsed.writes or not parsed.commands:
+        return False
+    return all(name_grant_safe(cmd) is not None for cmd in parsed.commands)
+
+
 def glob_escape(text: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
@@ -193,7 +207,9 @@ def bash_grant_for(command: str) -> Grant | None:
     if line.unresolved or line.writes or not line.commands or not command.strip():
         return None
     if any(w.dynamic for cmd in line.commands for w in cmd.words):
-        return None  # `$X` may differ on the next run
+        return None  # `~` may differ on the next run
+    if git_start_refusal(line):
+        return None  # `git -C …`, `env … git`: never covered (.git_guard), so none is offered
     keys = {name_grant_safe(c) for c in line.commands}
     if len(keys) == 1 and None not in keys:
         return Grant(tool="bash", pattern=f"{keys.pop()} *")
@@ -226,4 +242,4 @@ def bash_grant_covering(grants: list[Grant], command: str, line: ParsedLine | No
 
 
 __all__ = ["READ_ONLY", "bash_grant_covering", "bash_grant_for", "glob_escape", "glob_literal",
-           "name_grant_safe", "name_key"]
+           "is_read_only", "name_grant_safe", "name_key"]

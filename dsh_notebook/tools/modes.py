@@ -50,7 +50,8 @@ from ..demo import is_demo_copy
 from ..errors import ToolError, UserError
 from ..wire.events import ChosenMode, Decider, ModeChanged, PermissionMode
 from .base import ApprovalMode, ToolEffect, ToolSpec
-from .grants import name_grant_safe
+from .git_guard import git_refusal
+from .grants import is_read_only
 from .outcome import PolicyVerdict
 from .registry import reads_phrase
 from .shell_parse import parse_line
@@ -149,25 +150,20 @@ class SessionMode:
 # --- what a call does ------------------------------------------------------------------------
 
 
-def bash_is_read_only(command: str) -> bool:
+def bash_is_read_only(command: str, workspace: Path | None = None) -> bool:
     """Whether a bash line only reads, so that it runs as a read in every mode.
 
-    The one place this is decided (re-point it at the parser's ``is_read_only(parse_line(…))``):
-    today a fully resolved line without output redirection, with no ``$``, backquote, newline,
-    parenthesis, here-document or background ``&``, whose every simple command is a read-only
-    name a grant could cover (:func:`.grants.name_grant_safe`) — and never ``git``, which runs the
-    repository's own programs (fsmonitor, pagers, diff drivers) from a ``.git/config`` the agent
-    may have written."""
-    text = command.strip()
-    if not text or any(c in text for c in "$`\n()") or "<<" in text or "&" in text.replace("&&", ""):
+    The parser decides (:func:`.grants.is_read_only`): a resolved line without output redirection
+    whose every simple command is a read-only name a grant could cover. A line that runs git is
+    read-only only when :func:`.git_guard.git_refusal` finds nothing in how it starts git or in
+    the repository of ``workspace`` (the repository's configuration may run programs: fsmonitor,
+    filters, diff drivers from a ``.git/config`` the agent may have written); without a workspace,
+    never. Reads git's files: call it off the host loop."""
+    line = parse_line(command.strip())
+    if not is_read_only(line):
         return False
-    line = parse_line(text)
-    if line.unresolved or line.writes or not line.commands:
-        return False
-    for cmd in line.commands:
-        key = name_grant_safe(cmd)
-        if key is None or key.startswith("git ") or key == "git":
-            return False
+    if any("git" in (r[0] for r in cmd.resolved if r) for cmd in line.commands):
+        return workspace is not None and git_refusal(line, workspace) is None
     return True
 
 
@@ -178,7 +174,8 @@ def call_effect(tool: ToolSpec, args: object, workspace: Workspace | None) -> tu
     effect: ToolEffect | None = tool.effect
     if effect == "bash":
         command = getattr(args, "command", "")
-        return ("read-bash", "a read-only command") if bash_is_read_only(str(command)) else ("execute", None)
+        root = workspace.root if workspace is not None else None
+        return ("read-bash", "a read-only command") if bash_is_read_only(str(command), root) else ("execute", None)
     if effect == "edit":
         path = getattr(args, "file_path", None)
         if workspace is None or not isinstance(path, str):
@@ -243,7 +240,7 @@ def decide(mode: PermissionMode, verdict: PolicyVerdict, effect: CallKind | None
         said = Decision("ask", "mode", f"{name} writes into the notebook: a person decides in every mode but bypass")
     elif not explicit:
         asks = effect in _ASKS[mode] if effect is not None else verdict.decision == "ask" and mode != "auto"
-        said = Decision("ask" if asks else "allow", "mode", None if asks else f"mode {mode}")
+        said = Decision("ask" if asks else "allow", "mode", verdict.reason if asks else f"mode {mode}")  # why: unresolved …
     elif mode == "auto" and said.action == "ask":  # the legacy auto asked nothing but cells
         said = Decision("allow", "mode", "mode auto")
     if said.action == "ask" and mode == "dont-ask":

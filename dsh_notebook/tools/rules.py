@@ -20,11 +20,14 @@ Before a call runs, its tool's default (``allow`` for read / glob / grep, ``ask`
 Bash commands are matched **parsed** (:mod:`.shell_parse`): a rule's ``pattern`` is a glob on the
 whole line and on each simple command of it, normalised (quotes removed, spaces collapsed) both as
 written (``sudo touch x``) and as resolved through wrappers and paths (``touch x``). A ``deny`` or
-``ask`` rule matches when the whole line or ANY simple command matches — or when the line cannot
-be fully resolved (substitutions, ``eval``, functions, parse failures). An ``allow`` rule matches
-only a resolved line without output redirection to a file whose EVERY simple command, as written
-and without ``VAR=`` assignments, matches (a pattern without wildcards: the whole line exactly):
-``git status; rm -rf ~`` is not ``git status *``. Decisions made without asking are logged as
+``ask`` rule matches when the whole line or ANY simple command matches — or when the line is
+*unresolved* (any expansion, assignment, compound command, evaluating builtin, parse error …: see
+:mod:`.shell_parse`). An ``allow`` rule matches only a resolved line without output redirection to
+a file whose EVERY simple command, as written, matches (a pattern without wildcards: the whole
+line exactly): ``git status; rm -rf ~`` is not ``git status *``. Neither an allow rule nor a grant
+lets a line run that starts git in a way :func:`.git_guard.git_refusal` refuses (the repository's
+configuration may run programs); it is asked, and the prompt says why, as it says why an
+unresolved line is asked ("unresolved: parameter expansion in a redirect"). Decisions made without asking are logged as
 ``approval/decided`` with ``by`` (``policy`` / ``rule`` / ``session``) and ``rule`` (the label of
 what decided: ``policy:fn``, ``rules.json#2 bash "rm *"``, ``session bash "git status *"``).
 """
@@ -45,10 +48,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..errors import UserError
 from ..wire.events import ApprovalDecided, Grant
 from .base import ToolSpec
+from .git_guard import git_refusal
 from .grants import bash_grant_covering, bash_grant_for, glob_literal
 from .outcome import PolicyVerdict, ToolInvocation
 from .registry import known_tool
 from .shell_parse import parse_line
+from .visible import visible
 
 Action = Literal["allow", "deny", "ask"]
 
@@ -125,8 +130,10 @@ class RuleSet:
         rule = self.rules[index]
         return f'{self.source}#{index + 1} {rule.tool} "{rule.pattern}"'
 
-    def match(self, name: str, subject: str) -> tuple[Action, str] | None:
+    def match(self, name: str, subject: str, *, may_allow: bool = True) -> tuple[Action, str] | None:
         for i, rule in enumerate(self.rules):
+            if rule.action == "allow" and not may_allow:
+                continue
             if _matches(rule.tool, rule.pattern, name, subject, allow=rule.action == "allow"):
                 return rule.action, self.label(i)
         return None
@@ -155,6 +162,19 @@ def load_rules(path: str | Path) -> RuleSet:
             raise UserError(f"rules file {str(file)!r}, rule {i + 1}: {where}: {first['msg']}",
                             code="BAD_RULES") from None
     return RuleSet(rules, file.name)
+
+
+def bash_ask_note(command: str) -> str | None:
+    """``unresolved: REASON`` for a bash line the parser cannot resolve (the prompt shows it)."""
+    why = parse_line(command).unresolved
+    return f"unresolved: {why}" if why else None
+
+
+def ask_reason(name: str, arguments: str, reason: str | None) -> str:
+    """`` (WHY)`` after the call in an approval prompt: the reason it is asked (``unresolved: …``
+    for a bash line the parser cannot resolve), else nothing."""
+    why = reason or (bash_ask_note(call_subject(name, arguments)) if name == "bash" else None)
+    return f" ({visible(why)})" if why else ""
 
 
 def grant_for(name: str, arguments: str) -> Grant | None:
@@ -210,11 +230,12 @@ class ApprovalPolicy:
 
     def __init__(self, events: Sequence[Any] = (), rules: RuleSet | None = None, *,
                  callables: Callable[[], Sequence[PolicyFn]] = registered_policies,
-                 session_id: str | None = None) -> None:
+                 session_id: str | None = None, workspace: str | Path | None = None) -> None:
         self.events = events  # the session's log (a live view): grants are read from it
         self.rules = rules
         self.callables = callables
         self.session_id = session_id
+        self.workspace = workspace  # where bash runs (its git repository is checked); None: cwd
         self._grants: list[Grant] = []
         self._scanned = 0
 
@@ -232,6 +253,13 @@ class ApprovalPolicy:
     def evaluate(self, call_id: str, name: str, arguments: str, *, use_callables: bool = True,
                  tool: ToolSpec | None = None) -> tuple[Action, str, str] | None:
         """``(action, by, rule label)`` of the first callable / rule / grant that decides, else None."""
+        return self._evaluate(call_id, name, arguments, use_callables, tool)[0]
+
+    def _evaluate(self, call_id: str, name: str, arguments: str, use_callables: bool, tool: ToolSpec | None = None,
+                  refusal: Callable[[str], str | None] | None = None,
+                  ) -> tuple[tuple[Action, str, str] | None, str | None]:
+        """The decision, and why an allow (rule or grant) was set aside for a bash line."""
+        git = refusal or self.git_refusal
         subject = call_subject(name, arguments, tool)
         if use_callables:
             for fn in self.callables():
@@ -244,43 +272,57 @@ class ApprovalPolicy:
                 try:
                     out = fn(call)
                 except Exception as exc:
-                    return "deny", "policy", f"policy:{_fn_name(fn)} failed ({type(exc).__name__}: {exc})"[:300]
+                    return ("deny", "policy", f"policy:{_fn_name(fn)} failed ({type(exc).__name__}: {exc})"[:300]), None
                 if out in ("allow", "deny", "ask"):
-                    return out, "policy", f"policy:{_fn_name(fn)}"
+                    return (out, "policy", f"policy:{_fn_name(fn)}"), None
+        refused: str | None = None
         if self.rules is not None:
             hit = self.rules.match(name, subject)
+            if hit is not None and hit[0] == "allow" and name == "bash":
+                refused = git(subject)
+                if refused:
+                    hit = self.rules.match(name, subject, may_allow=False)
             if hit is not None:
-                return hit[0], "rule", hit[1]
+                return (hit[0], "rule", hit[1]), refused
         grants = self.grants
         if name == "bash":
             hit_grant = bash_grant_covering(grants, subject)
             if hit_grant is not None:
-                return "allow", "session", grant_label(hit_grant)
-            return None
+                refused = refused or git(subject)
+                if not refused:
+                    return ("allow", "session", grant_label(hit_grant)), None
+            return None, refused
         for grant in grants:
             if _matches(grant.tool, grant.pattern, name, subject, allow=True):
-                return "allow", "session", grant_label(grant)
-        return None
+                return ("allow", "session", grant_label(grant)), None
+        return None, None
+
+    def git_refusal(self, command: str) -> str | None:
+        """Why ``command`` may not run unasked because of how it starts git (:mod:`.git_guard`)."""
+        return git_refusal(parse_line(command), self.workspace)
 
     async def pre_execute(self, inv: ToolInvocation, verdict: PolicyVerdict) -> PolicyVerdict | None:
         """A ToolRuntime ``pre_execute`` hook: the policy's verdict, or ``None`` to keep the tool's."""
         if verdict.decision == "deny":
             return None  # a disabled tool stays disabled
-        if inv.name == "bash":  # parse off the host loop (cached for the evaluation below)
-            await asyncio.to_thread(parse_line, call_subject(inv.name, inv.arguments, inv.tool))
-        hit = self.evaluate(inv.call_id, inv.name, inv.arguments, tool=inv.tool)
-        if hit is None:
-            return None
+        subject = call_subject(inv.name, inv.arguments, inv.tool)
+        git: str | None = None
+        if inv.name == "bash":  # parse (cached) and read git's configuration off the host loop
+            git = await asyncio.to_thread(self.git_refusal, subject)
+        hit, refused = self._evaluate(inv.call_id, inv.name, inv.arguments, True, inv.tool, lambda _s: git)
+        note = (bash_ask_note(subject) if inv.name == "bash" else None) or (
+            f"not run unasked: {refused}" if refused else None)
+        if hit is None:  # the tool's own verdict, with the reason a bash line is asked
+            return PolicyVerdict(verdict.decision, note, verdict.source) if note and verdict.decision == "ask" else None
         action, by, label = hit
         reason = f"{label} says {action}"
-        if inv.name == "bash" and by == "rule" and action != "allow":
-            why = parse_line(call_subject(inv.name, inv.arguments, inv.tool)).unresolved
-            if why:  # matched because the line could not be fully checked: say so
-                reason += f" (the command could not be fully checked: {why})"
+        if note and action != "allow":  # matched because the line could not be fully checked: say so
+            reason += f" ({note})"
         return PolicyVerdict(action, reason, by, rule=label)
 
 
 __all__ = [
-    "ApprovalPolicy", "PolicyCall", "Rule", "RuleSet", "bash_matches", "call_subject", "grant_for", "grant_label",
+    "ApprovalPolicy", "PolicyCall", "Rule", "RuleSet", "ask_reason", "bash_ask_note", "bash_matches", "call_subject", "grant_for",
+    "grant_label",
     "load_rules", "register_policy", "registered_policies", "unregister_policy",
 ]  # fmt: skip

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Word:
-    text: str  # after quote removal (a dynamic word keeps its `$…` text)
-    dynamic: bool = False  # holds `$` or a backquote outside single quotes
-    glob: bool = False  # holds an unquoted `*`, `?`, `[` or `{`
+    """One word of a command as bash reads it (:func:`.shell_words.split_words`)."""
+
+    text: str  # after quote removal
+    dynamic: bool = False  # starts with an unquoted `~` (bash puts $HOME there)
+    glob: bool = False  # holds an unquoted `*`, `?` or `[…]`
 
 
 

@@ -1,16 +1,23 @@
 """Issue 21 findings 4–6: approvals match the PARSED bash command, grants cannot be widened by a
 harmless prefix, and the prompt shows the whole command — rules and grants through the public
 policy API, then a real ``run`` (CLI subprocess, real bash, loopback model) and a ``%dsh`` cell
-whose stdin prompt is read at the boundary."""
+whose stdin prompt is read at the boundary. Issue 36: the variants that ran unasked under the
+bashlex parser (a grant on ``ls -la``, a ``touch *`` deny rule) and the prompt's reason; the
+whole table is :mod:`tests.tools.shell_cases`."""
 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dsh_notebook.notebook.cell.approvals import prompt_text
 from dsh_notebook.tools.rules import ApprovalPolicy, Rule, RuleSet, grant_for
 from dsh_notebook.wire.events import ApprovalDecided
 from tests.notebook.conftest import answer_stdin, fake_flags, fake_server, shell  # noqa: F401 (fixtures)
@@ -31,6 +38,14 @@ TOUCH_VARIANTS = [
     "echo | sh -c 'touch {m}'", "setsid touch {m}", "command -p touch {m}", "xargs -n1 touch < /dev/null; touch {m}",
     "env env env env env env touch {m}", "nice nice nice nice nice touch {m}", "builtin command exec touch {m}",
 ]  # fmt: skip
+# issue 36: what ran `touch` through the bashlex parser (its variables are set in the line itself)
+ISSUE_36_VARIANTS = [
+    "n=$'a[\\x24(touch {m})]'; ls <\"${{!n}}\"", "n=$'a[\\x24(touch {m})]'; for x in \"${{!n}}\"; do ls; done",
+    "n=$'a[\\x24(touch {m})]'; cat <<EOF\n${{!n}}\nEOF", "hash -p /usr/bin/touch ls; ls {m}",
+    "mapfile -C 'touch {m} #' -c 1 <<< x", "x='b[$(touch {m})]'; printf -v 'a[x]' 1",
+    "read 'PIPESTATUS[$(touch {m})]' <<< 1", "[ -v 'PIPESTATUS[$(touch {m})]' ]", "unset 'GROUPS[$(touch {m})]'",
+    "echo $((a[$(touch {m})]))", "case x in x) touch {m};; esac",
+]  # fmt: skip
 DENY_TOUCH = RuleSet([Rule(tool="bash", pattern="touch *", action="deny")], "rules.json")
 
 
@@ -46,7 +61,7 @@ def test_a_deny_rule_leaves_other_commands_alone(command: str) -> None:
 
 @pytest.mark.parametrize("command", ["echo $(date)", "eval ls", "source x.sh", ". x.sh", "f() { ls; }", "$CMD x",
                                      "case x in a) ls;; esac", "sh script.sh", "env -S 'ls'",
-                                     "BASH_ENV=x.sh bash -c true", "env LD_PRELOAD=x.so ls", "ls\n" * 600])
+                                     "BASH_ENV=x.sh bash -c true", "env LD_PRELOAD=x.so ls", "ls\n" * 30000])
 def test_what_the_parser_cannot_resolve_matches_deny_and_never_allow(command: str) -> None:
     rules = RuleSet([Rule(tool="bash", pattern="rm *", action="deny")])
     assert rules.match("bash", command) is not None
@@ -101,6 +116,15 @@ def test_a_session_grant_never_covers_a_dangerous_variant(granted: str, command:
     assert (hit is not None and hit[0] == "allow") is allowed, hit
 
 
+@pytest.mark.parametrize("variant", ISSUE_36_VARIANTS)
+def test_what_ran_unasked_under_bashlex_is_denied_and_never_granted(variant: str) -> None:
+    command = variant.format(m="MARKER")
+    assert DENY_TOUCH.match("bash", command) is not None
+    assert grant_for("bash", json.dumps({"command": command})) is None
+    ls_granted = _granted("ls -la")  # "allow for this session" on `ls -la`: the grant `ls *`
+    assert ls_granted.evaluate("c", "bash", json.dumps({"command": command})) is None
+
+
 def test_touch_variants_never_run_under_approve_auto_with_a_deny_rule(tmp_path: Path) -> None:
     """The real run: `--approve auto` would run anything no rule denies, so a marker file that
     exists afterwards is a variant that got through."""
@@ -108,7 +132,8 @@ def test_touch_variants_never_run_under_approve_auto_with_a_deny_rule(tmp_path: 
     ws.mkdir()
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"tool": "bash", "pattern": "touch *", "action": "deny"}]))
-    calls = [(f"c{k}", "bash", json.dumps({"command": v.format(m=f"m{k}")})) for k, v in enumerate(TOUCH_VARIANTS)]
+    variants = TOUCH_VARIANTS + ISSUE_36_VARIANTS
+    calls = [(f"c{k}", "bash", json.dumps({"command": v.format(m=f"m{k}")})) for k, v in enumerate(variants)]
     server = FakeOpenAIServer()
     with server:
         server.enqueue(tool_call_reply(calls), text_reply("done"))
@@ -135,3 +160,42 @@ def test_the_stdin_prompt_shows_the_whole_command_made_visible(shell: Any, fake_
     assert (tmp_path / "MARKER").exists()
     assert "echo \\u202eoof\\t\\x1b[2K; touch M2" in asked[1] and "\x1b" not in asked[1] and "\u202e" not in asked[1]
     assert "a: this exact bash command" in asked[0]
+
+
+def test_the_prompt_says_why_a_line_is_asked(shell: Any, fake_server: FakeOpenAIServer,  # noqa: F811
+                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36: an unresolved line is asked with its reason, and without the `a` (grant) choice."""
+    line = 'n=x; ls <"${!n}"'
+    fake_server.enqueue(tool_call_reply([("c1", "bash", json.dumps({"command": line}))]), text_reply("finished"))
+    asked = answer_stdin(monkeypatch, "n")
+    result = shell.run_cell(f"%dsh --cwd {tmp_path} {fake_flags(fake_server, 'ask')} go").result
+    assert result.ok and len(asked) == 1
+    assert '(unresolved: an assignment (n=x)) [y/N]' in asked[0]
+    assert prompt_text("bash", json.dumps({"command": 'ls <"${!n}"'})).endswith(
+        '? (unresolved: parameter expansion in a redirect) [y/N] ')
+    assert "[y/N/a: " in prompt_text("bash", json.dumps({"command": "ls -la"}))
+
+
+def test_the_terminal_prompt_of_run_says_why_too(tmp_path: Path) -> None:
+    """`run --approve ask` on a terminal: the unresolved line's prompt carries its reason, the
+    answer `n` denies it and nothing ran."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    line = "n=x; touch M <\"${!n}\""
+    env = {**os.environ, "DSH_HOME": str(tmp_path / "home"), "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "DSH_API_KEY": FakeOpenAIServer.api_key or ""}
+    master, slave = pty.openpty()
+    server = FakeOpenAIServer()
+    try:
+        with server:
+            server.enqueue(tool_call_reply([("c1", "bash", json.dumps({"command": line}))]), text_reply("done"))
+            os.write(master, b"n\n")
+            done = subprocess.run([sys.executable, "-m", "dsh_notebook", "run", "--model", "fake-model", "--base-url",
+                                   server.base_url, "--approve", "ask", "--cwd", str(ws), "go"], env=env, stdin=slave,
+                                  capture_output=True, text=True, timeout=120, start_new_session=True, check=False)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert done.returncode == 0, done.stderr
+    assert f"dsh: allow bash {line}? (unresolved: an assignment (n=x)) [y/N]" in done.stderr
+    assert not (ws / "M").exists()

@@ -5,6 +5,8 @@ the real tool runtime (a scripted approver at the boundary answers as a person w
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -86,14 +88,23 @@ def test_rules_and_grants_around_the_modes() -> None:
 @pytest.mark.parametrize(("line", "read_only"), [
     ("ls -la", True), ("cat README.md | head -n 3", True), ('grep -rn "a && b" src | head', True),
     ("wc -l src/*.ts", True), ("ls && pwd", True),
-    ("git status --short", False),  # git runs the repository's own programs (fsmonitor, pagers)
+    ("git status --short", False),  # without a workspace to check: git may run the repository's programs
     ("ls > out.txt", False), ("touch x", False), ("ls; rm -rf build", False), ("ls $(touch G1)", False),
-    ("echo `id`", False), ("""n=$'a[\\x24(touch G1)]'; ls <"${!n}\"""", False), ("ls &", False),
-    ("cat <<EOF\nx\nEOF", False), ("sed -i s/a/b/ f", False), ("find . -delete", False), ("sudo ls", False),
-    ("X=1 ls", False), ("env ls", False), ("", False), ("(ls)", False),
+    ("echo `id`", False), ("""n=$'a[\\x24(touch G1)]'; ls <"${!n}\"""", False), ("ls &", True),
+    ("cat <<EOF\nx\nEOF", True), ("cat <<EOF\n$(id)\nEOF", False), ("sed -i s/a/b/ f", False),
+    ("find . -delete", False), ("sudo ls", False), ("X=1 ls", False), ("env ls", False), ("", False), ("(ls)", True),
 ])
 def test_read_only_bash_is_conservative(line: str, read_only: bool) -> None:
     assert bash_is_read_only(line) is read_only
+
+
+def test_git_is_read_only_only_in_a_repository_whose_config_runs_nothing(tmp_path: Path) -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, env=env)
+    assert bash_is_read_only("git status --short", tmp_path) is True
+    assert bash_is_read_only("git -C . status", tmp_path) is False and bash_is_read_only("env git status", tmp_path) is False
+    subprocess.run(["git", "-C", str(tmp_path), "config", "filter.x.clean", "touch M"], check=True, env=env)
+    assert bash_is_read_only("git status --short", tmp_path) is False
 
 
 def test_an_edit_counts_as_one_only_inside_the_workspace_and_outside_git(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from ...client.model import ClientSessionModel
 from ...tools.plan import EXIT_PLAN_MODE, PLAN_CHOICES, parse_plan_answer, plan_text
 from ...tools.registry import known_tools
-from ...tools.rules import grant_for
+from ...tools.rules import ask_reason, grant_for
 from ...tools.visible import approval_text, visible
 from .render import edited_arguments
 
@@ -51,14 +51,14 @@ def allow_always_label(name: str, arguments: str) -> str | None:
     return f'{name} "{visible(grant.pattern)}"'
 
 
-def prompt_text(name: str, arguments: str) -> str:
-    """The stdin question: the whole call (:func:`~dsh_notebook.tools.visible.approval_text`); for
-    ``exit_plan_mode`` the plan line by line and the three answers."""
+def prompt_text(name: str, arguments: str, reason: str | None = None) -> str:
+    """The stdin question: the whole call (:func:`~dsh_notebook.tools.visible.approval_text`) and
+    why it is asked; for ``exit_plan_mode`` the plan line by line and the three answers."""
     if name == "exit_plan_mode":
         return f"dsh: the agent's plan:\n{plan_text(arguments)}\n{PLAN_CHOICES}\n> "
     label = allow_always_label(name, arguments)
     choices = f"[y/N/a: {label} for this session]" if label else "[y/N]"
-    return f"dsh: allow {visible(name)} {approval_text(name, arguments)}? {choices} "
+    return f"dsh: allow {visible(name)} {approval_text(name, arguments)}?{ask_reason(name, arguments, reason)} {choices} "
 
 
 class StdinApprovals:
@@ -77,7 +77,7 @@ class StdinApprovals:
         with self._lock:
             return {a["callId"]: a["name"] for a in self.model.waiting_approvals()}
 
-    def _todo(self) -> list[tuple[str, str, str]]:
+    def _todo(self) -> list[tuple[str, str, str, str | None]]:
         with self._lock:
             todo = []
             for a in self.model.waiting_approvals():
@@ -87,8 +87,8 @@ class StdinApprovals:
                 arguments = (tool["arguments"] if tool else None) or ""
                 if tool is not None:  # edited at a breakpoint: ask about what will run
                     arguments = edited_arguments(self.model, a["callId"], tool["callSeq"], None) or arguments
-                todo.append((a["callId"], a["name"], arguments))
-            self._asked.update(cid for cid, _, _ in todo)
+                todo.append((a["callId"], a["name"], arguments, a.get("reason")))
+            self._asked.update(t[0] for t in todo)
         return todo
 
     def ask(self, ask: Asker, answer: Callable[..., None], *,
@@ -105,10 +105,10 @@ class StdinApprovals:
         on stdin (the cell's view then continues below it). Returns how many were asked.
         """
         todo = self._todo()
-        for call_id, name, arguments in todo:
+        for call_id, name, arguments, reason in todo:
             before()
             try:
-                reply = ask(prompt_text(name, arguments))
+                reply = ask(prompt_text(name, arguments, reason))
             except KeyboardInterrupt:
                 raise
             except Exception:
