@@ -52,8 +52,10 @@ class _ArgCmp(ctypes.Structure):
 
 
 def _library() -> ctypes.CDLL:
-    name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
-    lib = ctypes.CDLL(name, use_errno=True)
+    try:  # the soname first: find_library runs ldconfig (or a compiler) in a subprocess
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError:
+        lib = ctypes.CDLL(ctypes.util.find_library("seccomp") or "libseccomp.so.2", use_errno=True)
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]

@@ -17,7 +17,6 @@ INDEX = DOCS / "index.md"
 # Work in flight when the docs were restructured: each marker names the page section to fill when
 # its change is on main. Remove a marker (and its line here) in the change that lands the work.
 OPEN_TODOS = {
-    "tree-sitter": "docs/guides/approvals.md",  # issue 36: approvals parse bash with tree-sitter
     "scale": "docs/guides/observability.md",  # issue 38: 100k-event panels
     "external-agents": "docs/guides/mcp.md",  # issue 41: dsh as an MCP server for outside agents
     "extension-points": "CONTRIBUTING.md",  # issue 40 item 2: one table per extension point
