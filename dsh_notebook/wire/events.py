@@ -9,7 +9,7 @@ fields at the top level, and optional ``sourceEventSeqs`` (provenance). Surface 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import Field, JsonValue, TypeAdapter
 
@@ -569,5 +569,5 @@ EventAdapter: TypeAdapter[Any] = TypeAdapter(Event)
 """Validates one event from JSON text or Python data (``EventAdapter.validate_json(line)``)."""
 
 EVENT_TYPES: frozenset[str] = frozenset(
-    cls.model_fields["type"].default for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+    cls.model_fields["type"].default for cls in get_args(AnyEvent)
 )
