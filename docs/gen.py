@@ -133,6 +133,18 @@ def string_constants(root: Path = PKG) -> dict[str, set[str]]:
     return found
 
 
+def ts_string_constants() -> dict[str, set[str]]:
+    """Every UPPER_SNAKE string literal of the front end's TypeScript (``js/src``, generated files
+    left out) → the files that hold it (paths from the repository root)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "js" / "src").rglob("*.ts")):
+        if path.name.endswith(".gen.ts"):
+            continue
+        for m in re.finditer(r"[\"'`]([A-Z][A-Z0-9_]+)[\"'`]", path.read_text(encoding="utf-8")):
+            found.setdefault(m.group(1), set()).add(path.relative_to(ROOT).as_posix())
+    return found
+
+
 # --- the CLI -------------------------------------------------------------------------------------
 
 
@@ -448,11 +460,12 @@ def codes_page() -> str:
              "`ErrorCode` in `js/src/wire.gen.ts`). A coded error prints as `[CODE] message` (the CLI: "
              "`error: [CODE] …`, exit 2; a cell: one red line `dsh [CODE] …`); a tool's error is its "
              "`tool/result`'s `error.code`; a turn's is its `turn/end` reason's `error.code`. A new code "
-             "goes into `dsh_notebook/wire/codes.py` first. *Named in* lists the modules whose code holds "
+             "goes into `dsh_notebook/wire/codes.py` first. *Named in* lists the modules (and the front end's files) whose code holds "
              "the code's name (where to look for what raises it).", ""]
+    front_end = ts_string_constants()
     rows = []
     for name in sorted(ERROR_CODES):
-        where = sorted(m for m in constants.get(name, ()) if m != "wire/codes.py")
+        where = sorted(m for m in constants.get(name, ()) if m != "wire/codes.py") + sorted(front_end.get(name, ()))
         rows.append((code(name), ", ".join(code(m) for m in where) or "—"))
     lines += [table(("code", "named in"), rows)]
     return "\n".join(lines).rstrip() + "\n"

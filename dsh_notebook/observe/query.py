@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UserError
+from ..errors import ErrorCode, UserError
 from ..wire.base import tag
 
 FIELDS = ("type", "name", "tool", "exit", "turn", "seq")
@@ -32,7 +32,7 @@ _TOKEN = re.compile(r'(?:(\w+):)?(?:"((?:[^"\\]|\\.)*)"?|(\S+))')
 class QueryError(UserError):
     """A search query that cannot be read (``turn:x``)."""
 
-    code = "BAD_QUERY"
+    code: ErrorCode = "BAD_QUERY"
 
 
 @dataclass

@@ -40,6 +40,7 @@ from ...demo import copy_demo_workspace, is_demo_copy
 from ...errors import DshError, HostError, RunCancelled, UserError
 from ...models.request_options import parse_options, parse_tools, tools_text
 from ...tools.modes import MODES, parse_mode
+from ...wire.codes import received
 from ..cell.errors import DshMagicError
 from ..cell.frontend import choose_output
 from ..cell.result import TurnResult
@@ -335,7 +336,7 @@ class DshMagics(CommandsMixin, Magics):
             raise RunCancelled(f"interrupted: turn {result.turn} ended {result.reason.kind}; "
                                f"session {session_id} is ready for the next prompt", code="INTERRUPTED")
         if result.reason.kind == "error" and result.reason.error is not None:
-            raise DshError(result.reason.error.message, code=result.reason.error.code)
+            raise DshError(result.reason.error.message, code=received(result.reason.error.code))
         return result
 
     def announce_mode(self, session_id: str, mode: str | None = None) -> None:

@@ -26,6 +26,8 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
+from ...wire.codes import ErrorCode
+
 log = logging.getLogger(__name__)
 
 
@@ -195,7 +197,7 @@ class WidgetBridge:
         self.batcher.close()
 
 
-def refusal(envelope: dict[str, JsonValue], code: str, message: str) -> list[str]:
+def refusal(envelope: dict[str, JsonValue], code: ErrorCode, message: str) -> list[str]:
     """The coded error reply to an envelope that cannot be served (the wire's own envelopes)."""
     from ...host.envelopes import encode, response_error, stream_error
     from ...wire.base import tag

@@ -1,7 +1,7 @@
 // The agent debugger in the loop widget (issue 15): breakpoints, the pause, and the JSON editor's
 // rules — what an edit is prefilled with and what it must look like before it is sent.
 import type { PauseState } from "../fold";
-import type { DebugArgs, JsonValue } from "../wire.gen";
+import type { DebugArgs, ErrorCode, JsonValue } from "../wire.gen";
 import type { StageNo } from "./stages";
 import { checkMessages } from "../wire-check";
 
@@ -78,7 +78,7 @@ export function editorText(p: PauseState): string | null {
 
 /** Why the editor's text is not sent: `BAD_JSON` it does not parse, `BAD_EDIT` it parses but is
  *  not the shape the target needs (the host's own refusals use `BAD_EDIT` too). */
-export type EditErrorCode = "BAD_JSON" | "BAD_EDIT";
+export type EditErrorCode = Extract<ErrorCode, "BAD_JSON" | "BAD_EDIT">;
 export type Checked = { ok: true; value: JsonValue } | { ok: false; code: EditErrorCode; error: string };
 
 const bad = (error: string): Checked => ({ ok: false, code: "BAD_EDIT", error });
