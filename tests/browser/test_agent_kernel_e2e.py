@@ -96,9 +96,20 @@ def test_agent_kernel_from_the_launcher_runs_prompt_and_python_cells(agent_lab: 
     page.wait_for_function(KERNEL_IDLE_JS, timeout=30_000)
 
     run_cell(page, 3, "look around this notebook and use what you find")  # the scripted notebook tour
+    # notebook_insert writes into the notebook: a person decides in every mode but bypass, here in
+    # the stdin box JupyterLab shows under the cell
+    box = cell(page, 3).locator(".jp-Stdin-input")
+    box.wait_for(timeout=90_000)
+    question = (cell(page, 3).locator(".jp-Stdin-prompt").text_content() or "").strip()
+    assert "allow notebook_insert" in question and "print(x)" in question, question
+    box.fill("y")
+    box.press("Enter")
     tour_seen = ("✓ completed", "notebook_read", "inspect_var", "added checked (int)")
-    wait_until(lambda: all(s in output_text(page, 3) for s in tour_seen), timeout=90,
-               what="the notebook tour's tool lines and its completed line")
+    try:
+        wait_until(lambda: all(s in output_text(page, 3) for s in tour_seen), timeout=90,
+                   what="the notebook tour's tool lines and its completed line")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the cell reads:\n{output_text(page, 3)}") from None
     inserted = wait_until(lambda: "print(x)" in (cell(page, 4).locator(".cm-content").inner_text() or "")
                           and cell(page, 4).locator(".cm-content").inner_text(), timeout=30,
                           what="notebook_insert's cell to appear below")

@@ -46,12 +46,14 @@ def test_field_query_highlights_and_exports(lab: Lab, page: Any, tmp_path: Path)
     assert [(r["type"], r["meta"]["exitCode"]) for r in rows] == [("tool/result", 1)]
 
     insp.locator(".dsh-f-text").fill("name:bash")
-    wait_until(lambda: (count.text_content() or "").startswith("4 of"), what="bash calls and results listed")
+    # every call has its approval decision (the mode decided it), named by the call's tool
+    wait_until(lambda: (count.text_content() or "").startswith("6 of"), what="bash calls, decisions and results listed")
     with page.expect_download() as got:
         insp.locator(".dsh-f-export-csv").click()
     table = list(csv.DictReader(io.StringIO(Path(got.value.path()).read_text())))
     assert [(r["type"], r["name"], r["exit"]) for r in table] == [
-        ("tool/call", "bash", ""), ("tool/result", "bash", "1"), ("tool/call", "bash", ""), ("tool/result", "bash", "0")]
+        ("tool/call", "bash", ""), ("approval/decided", "bash", ""), ("tool/result", "bash", "1"),
+        ("tool/call", "bash", ""), ("approval/decided", "bash", ""), ("tool/result", "bash", "0")]
 
     insp.locator(".dsh-f-text").fill("turn:x")
     wait_until(lambda: "BAD_QUERY" in (count.text_content() or ""), what="a coded error for a bad value")
