@@ -13,6 +13,7 @@ import { playbackSteps, traceToolCalls } from "../src/model/stages";
 import type { FollowItem, SessionEvent } from "../src/types";
 import { FakeModel, mount, tick, waitFor } from "./fake-model";
 import { eventsOf, readmeRun, streamItems } from "./helpers";
+import { VIEW_NAMES } from "../src/ui/views";
 
 class ManualScheduler implements Scheduler {
   queue: { fn: () => void; ms: number }[] = [];
@@ -45,7 +46,7 @@ const click = (el: HTMLElement, sel: string) => (el.querySelector(sel) as HTMLEl
 /** Everything the widget's three views and its narration say (each view drawn in turn). */
 async function allText(el: HTMLElement): Promise<string> {
   let text = "";
-  for (const v of ["history", "payloads", "roles"]) {
+  for (const v of VIEW_NAMES) {
     click(el, `.dsh-tab[data-view="${v}"]`);
     await waitFor(() => el.querySelector(`.dsh-tab[data-view="${v}"]`)?.getAttribute("aria-selected") === "true");
     text += (el.querySelector(".dsh-loop") as HTMLElement).textContent;

@@ -19,7 +19,6 @@ INDEX = DOCS / "index.md"
 OPEN_TODOS = {
     "scale": "docs/guides/observability.md",  # issue 38: 100k-event panels
     "external-agents": "docs/guides/mcp.md",  # issue 41: dsh as an MCP server for outside agents
-    "extension-points": "CONTRIBUTING.md",  # issue 40 item 2: one table per extension point
 }
 _TODO = re.compile(r"TODO\(([\w-]+)\)")
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
