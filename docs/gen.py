@@ -405,7 +405,7 @@ def events_page() -> str:
     from dsh_notebook.wire.events import SURFACE_TYPES, AnyEvent, EventBase
 
     events = list(AnyEvent.__args__)  # type: ignore[attr-defined]
-    lines = [HEAD.format(src="dsh_notebook/wire/events.py (AnyEvent) and EVENT_NOTES in docs/gen.py")
+    lines = [HEAD.format(src="dsh_notebook/wire/events.py (AnyEvent), dsh_notebook/wire/stages.py and EVENT_NOTES in docs/gen.py")
              + "# Session events", "",
              "Every line of a session log after its header is one of these events (the discriminated "
              "union `AnyEvent`, `$defs/LogLine` in `python -m dsh_notebook schema`). Every event has "
@@ -431,6 +431,15 @@ def events_page() -> str:
               "carry `role` and `content` blocks).", ""]
     shapes = [(code(m.__name__), fields_line(m), first_paragraph(m.__doc__)) for m in _shapes(events)]
     lines += [table(("shape", "fields", "meaning"), shapes)]
+    from dsh_notebook.wire.stages import STAGES
+
+    lines += ["## The six stages", "",
+              "Seed 000's stages of one tool call, from `dsh_notebook/wire/stages.py` (the schema's "
+              "`x-stages`, the front end's `STAGE_TABLE`): what the widgets' diagram draws, where the "
+              "agent debugger pauses (`--break`, `session/debug`), who is responsible, and what a paused "
+              "run may edit ([the six stages](../concepts/six-stages.md), [the debugger](../guides/debugger.md)).", "",
+              table(("stage", "title", "the debugger pauses", "roles", "edit"),
+                    [(code(s.key), s.title, s.pause, ", ".join(s.roles), code(s.edit) if s.edit else "—") for s in STAGES])]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -14,8 +14,7 @@ from typing import Any
 from ..config import parse_max_steps, parse_max_time, positive_int
 from ..errors import UserError
 from ..models.request_options import parse_options, parse_tools, tools_text
-
-STAGES = ("01", "02", "03", "04", "05", "06")
+from ..wire.stages import STAGE_KEYS
 
 
 def window(value: Any, name: str) -> int:
@@ -91,11 +90,11 @@ def stages(text: str | None, name: str = "--break") -> list[str]:
     if text is None:
         return []
     if text.strip().lower() == "all":
-        return list(STAGES)
+        return list(STAGE_KEYS)
     out = []
     for part in text.replace(",", " ").split():
         stage = part.zfill(2)
-        if stage not in STAGES:
+        if stage not in STAGE_KEYS:
             raise UserError(f"{name} {text!r}: {part!r} is not a stage; the stages are 01..06 (or all)",
                             code="BAD_FLAG")
         out.append(stage)

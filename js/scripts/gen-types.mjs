@@ -133,6 +133,11 @@ export function generate(doc) {
     if (body.startsWith("{\n") && !schema.anyOf && !schema.oneOf) out.push(`${doc}export interface ${typeName(name)} ${body}`);
     else out.push(`${doc}export type ${typeName(name)} = ${body};`);
   }
+  if (doc["x-stages"]) {
+    out.push("", "/** The six stages of seed 000, one row a stage: the schema's `x-stages` (declared in Python,");
+    out.push(" *  dsh_notebook.wire.stages). The diagram, the narration, the roles and the debugger read it. */");
+    out.push(`export const STAGE_TABLE = [\n${doc["x-stages"].map((row) => `  ${JSON.stringify(row)},`).join("\n")}\n] as const;`);
+  }
   return `${out.join("\n")}\n`;
 }
 

@@ -39,7 +39,7 @@ import { createViewsToggle, showStage } from "./ui/presenter";
 import { followCurrent, keepFocusInside } from "./ui/focus";
 
 /** The narration's title line, as shown and as read (model/pacing.ts counts its words). */
-const narrationTitle = (stage: StageNo, title: string): string => `0${stage} · ${STAGES[stage - 1].title} — ${title}`;
+const narrationTitle = (stage: StageNo, title: string): string => `${STAGES[stage - 1].key} · ${STAGES[stage - 1].title} — ${title}`;
 
 interface Position {
   call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean;

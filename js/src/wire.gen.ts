@@ -1307,3 +1307,14 @@ export interface WireError {
   code: string;
   message: string;
 }
+
+/** The six stages of seed 000, one row a stage: the schema's `x-stages` (declared in Python,
+ *  dsh_notebook.wire.stages). The diagram, the narration, the roles and the debugger read it. */
+export const STAGE_TABLE = [
+  {"no":1,"key":"01","title":"Model response settled","short":"model response","pause":"the assistant message settled","roles":["model"],"edit":null},
+  {"no":2,"key":"02","title":"Tool call registered","short":"tool/call","pause":"tool/call logged","roles":["agent"],"edit":"arguments"},
+  {"no":3,"key":"03","title":"Tool executes","short":"tool runtime","pause":"before the tool runs","roles":["tools"],"edit":"arguments"},
+  {"no":4,"key":"04","title":"Tool result committed","short":"tool/result","pause":"before tool/result is committed","roles":["session"],"edit":"result"},
+  {"no":5,"key":"05","title":"Message history derived","short":"derive_messages","pause":"the next step's messages derived","roles":["agent","session"],"edit":null},
+  {"no":6,"key":"06","title":"Next request sent","short":"adapter.stream","pause":"before the frozen request goes to adapter.stream()","roles":["agent","model"],"edit":"request"},
+] as const;

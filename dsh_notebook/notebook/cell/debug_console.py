@@ -24,13 +24,11 @@ from ...client.dsh_client import DshClient
 from ...client.model import ClientSessionModel
 from ...client.state import PauseState
 from ...errors import HostError
+from ...wire.stages import STAGES, edit_places
 
 __all__ = ["STAGE_NAMES", "DebugConsole"]
 
-STAGE_NAMES = {
-    "01": "model response settled", "02": "tool call registered", "03": "tool executes",
-    "04": "tool result committed", "05": "message history derived", "06": "next request sent",
-}
+STAGE_NAMES: dict[str, str] = {s.key: s.title.lower() for s in STAGES}  # "03" → "tool executes"
 HELP = "debug: c continue · s step · r run to a stage of a call (05 c3) · p print the payload · e edit · q cancel the turn"
 NO_STDIN = "no stdin to answer the debugger on; continued (use --bg and the handle's .step()/.edit())"
 
@@ -125,8 +123,7 @@ class DebugConsole:
     def _edit(self, pause: PauseState, ask: Callable[[str], str], say: Callable[[str], None]) -> None:
         target = pause.get("editable")
         if not target:
-            say(f"nothing is editable at stage {pause['stage']}: edits apply at 02–03 (arguments), "
-                "04 (result) and 06 (request)")
+            say(f"nothing is editable at stage {pause['stage']}: edits apply at {edit_places()}")
             return
         payload = pause.get("payload") or {}
         current = {"arguments": payload.get("arguments"), "result": payload.get("result"),
