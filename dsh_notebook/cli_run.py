@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import uuid
@@ -179,9 +180,18 @@ class _Served:
 
 
 def answer_on_stdout(streamed: bool) -> bool:
-    """Whether stdout carries the final answer: always unless a person already read it — stdout a
-    terminal and the stream shown on a terminal stderr (it would be printed twice)."""
-    return not (streamed and _tty(sys.stdout) and _tty(sys.stderr))
+    """Whether stdout carries the final answer: always unless the stream already put it there —
+    stdout a terminal and the stream shown on a terminal stderr, or both the same open file or pipe
+    (``2>&1``): it would be printed twice."""
+    return not (streamed and ((_tty(sys.stdout) and _tty(sys.stderr)) or _same_file(sys.stdout, sys.stderr)))
+
+
+def _same_file(a: object, b: object) -> bool:
+    try:
+        sa, sb = os.fstat(a.fileno()), os.fstat(b.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 def _tty(stream: object) -> bool:

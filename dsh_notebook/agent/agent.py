@@ -221,6 +221,8 @@ class Agent(AgentDriver):
     def resnapshot(self, decision: PreStep, *, entered: bool, turn: int) -> PreStep:
         """After a compaction shadowed the runtime-context snapshot, send it again: before the
         step's entered messages, or (when they were already committed) appended now."""
+        if decision.assembly.contexts_in_system:
+            return decision  # the compact prompt: the runtime context is in the system prompt
         snapshot = self.runtime_context.project(decision.assembly.rendered_contexts())
         if snapshot is None or (decision.snapshot is not None and decision.snapshot.content == snapshot.content
                                 and not entered):

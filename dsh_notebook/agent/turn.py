@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import LogWriteError, ModelError, SessionError, UserError
+from ..models.routing import compact_prompt
 from ..tools.scheduler import execute_tool_calls
 from ..wire.events import StepStart, TurnEnd, TurnEndReason, TurnStart
 from .debug_hook import arguments_edited
@@ -115,10 +116,12 @@ async def pre_step(run: TurnRun, target: Any, step: int) -> PreStep:
     provider, _, name = run.config.model.partition(":")
     env = PromptEnv(provider=provider, model=name, cwd=agent.session.cwd, session_id=agent.session.id)
     await agent.scope.waterfall("agent/prepare-tools", agent)  # lazy tool providers (MCP) start here
+    # a plain chat turn of a small model: the compact prompt, its runtime context in the system prompt
+    compact = run.config.tools == () and compact_prompt(run.config.model)
     assembly = collect_assembly(agent.scope, env, tools=agent.tool_schemas(run.config.tools),
-                                offered=run.config.tools)
+                                offered=run.config.tools, compact=compact)
     agent.last_assembly = assembly
-    snapshot = agent.runtime_context.project(assembly.rendered_contexts())
+    snapshot = None if compact else agent.runtime_context.project(assembly.rendered_contexts())
     # the runtime context goes before the step's input: a request's last message is the prompt
     # (a small model answers whatever user message comes last)
     messages = (snapshot, *claimed) if snapshot is not None else tuple(claimed)

@@ -78,6 +78,21 @@ def model_defaults(model_id: str) -> dict[str, Any]:
     return card_options(name)
 
 
+def compact_prompt(model_id: str) -> bool:
+    """Whether ``model_id`` is a small model that gets the compact prompt on a plain chat turn
+    (:func:`~.local_models.compact_prompt`; only ``local:`` models known by name), without
+    starting anything."""
+    try:
+        provider, name = parse_model_id(normalize_model_id(model_id, None))
+    except UserError:
+        return False
+    if provider != "local":
+        return False
+    from .local_models import compact_prompt as named_compact
+
+    return named_compact(name)
+
+
 def describe_defaults(model_id: str, options: Mapping[str, Any] | None = None) -> str | None:
     """``%dsh config``'s line about :func:`model_defaults`: each value, and which ``options`` (the
     session's ``--option``) override; ``None`` when the model has none."""
