@@ -20,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Literal, TypedDict
 
-from ..context import HarnessContext
+from pydantic import JsonValue
+
+from ..context import HarnessContext, ScopeView
 from ..models.base import ModelAdapter
 from ..session.session import Session
 from ..tools.base import ApprovalMode, Approver, AutoApprover
@@ -46,13 +48,30 @@ from .guards import Budgets, StuckGuard
 from .hooks import PreStep, ToolHookBridge
 from .inbox import Inbox
 from .model_step import route_for_config
-from .projections import RuntimeContextProjection, SystemPromptProjection
+from .projections import RuntimeContextProjection, SystemOp, SystemPromptProjection
 from .prompt import PromptAssembly
 from .request import RequestBuilder
 from .steps import AgentParts, TurnHook
 from .toolset import Toolset
 
 log = logging.getLogger(__name__)
+
+
+class AgentView(TypedDict):
+    """``Agent.describe()``: status, turn/step, inbox, scope, the last request."""
+
+    session: str
+    model: str
+    status: AgentStatus
+    turn: int | None
+    step: int | None
+    inbox: list[dict[str, JsonValue]]
+    scope: ScopeView
+    tools: list[str]
+    systemPromptOp: SystemOp | None
+    lastRequestSeq: int | None
+    contextWindow: int | None
+    windowSource: Literal["flag", "server", "catalog"] | None
 
 
 class Agent(AgentDriver):
@@ -180,7 +199,7 @@ class Agent(AgentDriver):
                 log.exception("closing the %s adapter failed", adapter.provider)
         self.context.dispose()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> AgentView:
         """What a learner sees of the agent: status, turn/step, inbox, scope, last request."""
         frozen = self.requests.last_frozen
         return {

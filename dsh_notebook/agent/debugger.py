@@ -32,9 +32,9 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypedDict, cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import JsonValue, TypeAdapter, ValidationError
 
 from ..errors import HostError
 from ..redaction import redact_data, redact_json_text
@@ -48,12 +48,23 @@ from ..wire.stages import EDITABLE, STAGE_KEYS, edit_places
 from .breakwhen import BreakWhenError, Call, Node, calls_of, holds, parse_when
 from .runto import RunTo, RunToTarget, check_target
 
-__all__ = ["Debugger", "Pause"]
+__all__ = ["Debugger", "DebuggerView", "Pause"]
 _MESSAGES: TypeAdapter[list[AnyMessage]] = TypeAdapter(list[AnyMessage])
 
 
 def _bad(message: str) -> HostError:
     return HostError(message, code="BAD_EDIT")
+
+
+class DebuggerView(TypedDict):
+    """``Debugger.describe()``: the breakpoints, the run-to target and the pause, as JSON data."""
+
+    stages: list[DebugStage]
+    tools: list[str] | None
+    when: str | None
+    run_to: dict[str, str] | None
+    run_to_missed: str | None
+    paused: dict[str, JsonValue] | None
 
 
 @dataclass
@@ -136,7 +147,7 @@ class Debugger:
         when = self._when
         return any(holds(when, c) for c in (calls if calls is not None else [Call(t) for t in tools]))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> DebuggerView:
         paused = self.paused
         return {
             "stages": sorted(self.stages),

@@ -24,6 +24,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..context import Contribution, Scope
 from ..errors import UserError
 from ..wire.events import ToolSchema
@@ -134,7 +136,7 @@ class PromptAssembly:
         """The runtime-context sections, rendered, empty ones dropped."""
         return list(_render(self.contexts, tuple(self.variables.items())))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JsonValue]:
         return {
             "sections": [s.name for s in self.sections],
             "contexts": [c.name for c in self.contexts],

@@ -13,9 +13,9 @@ Wire names are camelCase (``sessionId``, ``requestId``); Python names are snake_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from ..wire.base import dump
 from ..wire.endpoints import (
@@ -74,7 +74,7 @@ class Descriptor:
     def name(self) -> str:
         return self.endpoint.split("/", 1)[1]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JsonValue]:
         """The descriptor as data (what a learner prints; what the JS side could generate from)."""
         return {
             "endpoint": self.endpoint,

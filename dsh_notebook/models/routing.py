@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from pydantic import JsonValue
+
 from ..config import (
     Settings,
     check_base_url,
@@ -64,7 +66,7 @@ def resolve_key(settings: Settings, provider: str, base_url: str) -> tuple[str |
     return None, "DSH_API_KEY"
 
 
-def model_defaults(model_id: str) -> dict[str, Any]:
+def model_defaults(model_id: str) -> dict[str, JsonValue]:
     """The request options a model gets unless ``--option`` sets them (its card's sampling: only
     ``local:`` models known by name have one), without starting anything."""
     try:

@@ -13,13 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from pydantic import JsonValue
+
 from ..wire.base import tag
 from .query import Hit, marked, parse_query, search_events
 
 CSV_COLUMNS = ("seq", "time", "turn", "type", "name", "exit", "snippet")
 
 
-def load_events(path: Path) -> list[dict[str, Any]]:
+def load_events(path: Path) -> list[dict[str, JsonValue]]:
     """The wire events of a log (the header and unreadable lines left out)."""
     from ..session.inspect import inspect_log
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import difflib
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..wire.events import AnyEvent, AssistantMessageEvent
 from .request_index import RequestIndex, RequestRef
@@ -33,7 +33,7 @@ def steps_of(events: Sequence[AnyEvent]) -> list[RequestPoint]:
     return list(last.values())
 
 
-def _lines(messages: Sequence[dict[str, Any]], model_ids: Sequence[str]) -> list[str]:
+def _lines(messages: Sequence[Mapping[str, object]], model_ids: Sequence[str]) -> list[str]:
     return [masked(json.dumps(m, ensure_ascii=False, sort_keys=True), model_ids) for m in messages]
 
 
@@ -46,6 +46,23 @@ class StepPair:
     a_seq: int | None
     b_seq: int | None
     same: bool
+
+
+class SideView(TypedDict):
+    seq: int | None
+    requestSeq: int | None
+
+
+class DivergenceView(TypedDict):
+    """``Divergence.to_dict()``: what the JSON output and the comparison widget carry."""
+
+    what: str
+    turn: int
+    step: int
+    a: SideView
+    b: SideView
+    messageIndex: int | None
+    diff: list[str]
 
 
 @dataclass(frozen=True)
@@ -62,7 +79,7 @@ class Divergence:
     message_index: int | None  # requests: the first differing message
     diff: list[str] = field(default_factory=list)  # unified diff, one message per line
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DivergenceView:
         return {
             "what": self.what, "turn": self.turn, "step": self.step,
             "a": {"seq": self.a_seq, "requestSeq": self.a_request_seq},

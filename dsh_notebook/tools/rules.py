@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from ..errors import UserError
 from ..wire.events import ApprovalDecided, Grant
@@ -73,7 +73,7 @@ class PolicyCall:
 
     call_id: str
     tool: str
-    arguments: dict[str, Any]
+    arguments: dict[str, JsonValue]
     subject: str  # the command (bash), the code (python), the path (file tools), else the raw JSON
     raw_arguments: str
     session_id: str | None = None

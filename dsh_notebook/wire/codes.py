@@ -13,7 +13,7 @@ and passed on goes through :func:`received`. A new code is added here first.
 
 from __future__ import annotations
 
-from typing import Literal, cast, get_args
+from typing import Literal, TypeGuard, cast, get_args
 
 ErrorCode = Literal[
     "ABORTED_BEFORE_DISPATCH", "AMBIGUOUS_SESSION", "ARGUMENTS_TOO_LARGE", "AUTH", "BAD_ARGS",
@@ -50,6 +50,11 @@ ErrorCode = Literal[
 ]  # fmt: skip
 
 ERROR_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
+
+
+def is_code(value: object) -> TypeGuard[ErrorCode]:
+    """Is ``value`` a code of the closed set (a checked ``str`` → :data:`ErrorCode`)?"""
+    return value in ERROR_CODES
 
 
 def received(code: str) -> ErrorCode:

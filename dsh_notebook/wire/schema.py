@@ -2,8 +2,9 @@
 
 Every model is in ``$defs`` under its class name; the three top-level unions are the ``$defs``
 entries ``LogLine``, ``ClientMessage`` and ``ServerMessage``, and the root is ``anyOf`` the
-three; ``x-endpoints`` names each endpoint's args and result (or stream items) models, and
-``x-stages`` is the stage table of :mod:`.stages` (the front end's ``STAGE_TABLE``). To check
+three (the widget comm's custom messages are ``CommFromView`` / ``CommToView``); ``x-endpoints``
+names each endpoint's args and result (or stream items) models, and ``x-stages`` is the stage
+table of :mod:`.stages` (the front end's ``STAGE_TABLE``). To check
 one line against one union, validate it against
 ``{"$ref": "#/$defs/LogLine", "$defs": <the document's $defs>}`` (see the README). The document
 is deterministic: the same code prints the same bytes (``$defs`` sorted, keys in model order).
@@ -18,6 +19,8 @@ from pydantic import BaseModel, JsonValue, RootModel
 from pydantic.json_schema import models_json_schema
 
 from .codes import ErrorCode as _ErrorCode
+from .comm import CommFromView as _CommFromView
+from .comm import CommToView as _CommToView
 from .control import ControlItem
 from .endpoints import ENDPOINTS
 from .envelopes import ClientMessage as _ClientMessage
@@ -46,6 +49,14 @@ class ServerMessage(RootModel[_ServerMessage]):
 
 class ErrorCode(RootModel[_ErrorCode]):
     """Every error code the package raises (the closed set; ``code`` fields stay strings)."""
+
+
+class CommFromView(RootModel[_CommFromView]):
+    """A widget view's custom message to the kernel: an envelope for the host, bye, open-inspector."""
+
+
+class CommToView(RootModel[_CommToView]):
+    """The kernel's custom message to a widget view: a batch of the host's envelopes."""
 
 
 class FollowStreamItem(RootModel[FollowItem]):
@@ -90,7 +101,7 @@ def _endpoints() -> dict[str, JsonValue]:
 def wire_schema() -> dict[str, JsonValue]:
     """The whole wire as one JSON Schema document."""
     roots: list[type[BaseModel]] = [LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem,
-                                    ErrorCode]
+                                    ErrorCode, CommFromView, CommToView]
     for args, result in ENDPOINTS.values():
         roots += [m for m in (args, result) if not isinstance(m, str) and m not in roots]
     _, doc = models_json_schema([(m, "validation") for m in roots], ref_template="#/$defs/{model}")

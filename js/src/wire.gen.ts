@@ -306,6 +306,35 @@ export interface ClientRequest {
   payload?: ArgsPayload | { [k: string]: JsonValue } | null;
 }
 
+/**
+ * The host's envelopes for the view ``cid``: each its JSON text, or the index of the binary
+ * buffer holding it; an envelope not yet encoded travels as JSON data.
+ */
+export interface CommBatch {
+  kind: "batch";
+  cid: string;
+  items: (string | number | { [k: string]: JsonValue })[];
+}
+
+/** The view ``cid`` is gone (its host connection is closed). */
+export interface CommBye {
+  kind: "bye";
+  cid: string;
+}
+
+/** One envelope of the view ``cid`` for the host. */
+export interface CommEnvelope {
+  kind: "envelope";
+  cid: string;
+  envelope: { [k: string]: JsonValue };
+}
+
+/** A widget view's custom message to the kernel: an envelope for the host, bye, open-inspector. */
+export type CommFromView = CommEnvelope | CommBye | OpenInspector;
+
+/** The kernel's custom message to a widget view: a batch of the host's envelopes. */
+export type CommToView = CommBatch;
+
 export interface Committed {
   kind: "committed";
   eventType: string;
@@ -652,6 +681,13 @@ export interface ModeSet {
 
 export type NoArgs = Record<string, never>;
 
+/** The comparison table asks for the inspector of side ``a`` or ``b`` at event ``seq``. */
+export interface OpenInspector {
+  kind: "open-inspector";
+  side: "a" | "b";
+  seq: number;
+}
+
 /** Stage 02 (``tool/call`` logged) or 03 (before the tool runs). */
 export interface PausedCall {
   type: "paused";
@@ -719,7 +755,14 @@ export interface PromptArgs {
   request: PromptCommand;
 }
 
-/** The Prompt command (seed 001 object 6): which session, which submission, how, what. */
+/**
+ * The Prompt command (seed 001 object 6): which session, which submission, how, what.
+ *
+ * The one check of a prompt, on both sides (the client builds one before it sends anything; the
+ * host's Gateway validates what arrives): ``requestId`` 1–200 characters, the content text only
+ * (``UNSUPPORTED_CONTENT``) and not blank (``EMPTY_CONTENT``) — the codes ride the validation
+ * error (:func:`~dsh_notebook.wire.base.error_code`). :attr:`blocks` is the content as text blocks.
+ */
 export interface PromptCommand {
   sessionId: string;
   requestId: string;

@@ -283,7 +283,8 @@ def test_a_str_becomes_a_code_only_where_it_is_received() -> None:
     casts = [f"{rel}:{n.lineno}" for rel, tree in package_files() if rel != "wire/codes.py"
              for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
              and n.func.id == "cast" and n.args and TYPED.search(ast.unparse(n.args[0]))]
-    assert casts == [], "a code read from the wire is passed on with wire.codes.received(), never a cast"
+    assert casts == [], ("a code read from the wire is passed on with wire.codes.received(), or checked with "
+                         "wire.codes.is_code(), never a cast")
 
 
 # --- the closed set ------------------------------------------------------------------------------
