@@ -1,7 +1,8 @@
 """The widget's side of the seed's path (seed 001 L2–L3): anywidget custom messages ⇄ Host.
 
 The browser's Connection sends ``{"kind":"envelope","cid","envelope"}`` custom messages (a
-``client-request`` with its rpcId, a stream ``open`` or ``cancel``); every front-end view has its
+``client-request`` with its rpcId, a stream ``open`` or ``cancel``), typed by
+:func:`~dsh_notebook.wire.comm.read_comm` (``CommEnvelope``, ``CommBye``); every front-end view has its
 own connection id ``cid`` and here its own host connection (``host.connect(send)``), so a page
 reload or a second view follows the session from its own cursor. Host replies and stream items
 come back batched: at most one custom message per ``interval`` (50 ms) per widget, so a
@@ -22,11 +23,12 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import JsonValue
 
 from ...wire.codes import ErrorCode
+from ...wire.comm import CommBye, CommEnvelope, read_comm
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ class FrameBatcher:
         self._send_buffers = send_buffers
         self.interval = interval
         self._lock = threading.Lock()
-        self._queues: dict[str, list[Any]] = {}
+        self._queues: dict[str, list[JsonValue]] = {}
         self._timer: threading.Timer | None = None
         self._last = 0.0
         self._closed = False
@@ -139,20 +141,17 @@ class WidgetBridge:
         with self._lock:
             return list(self._conns)
 
-    def handle(self, content: Any) -> None:
-        """A custom message from the front end (any thread)."""
-        if not isinstance(content, dict):
+    def handle(self, content: object) -> None:
+        """A custom message from the front end (any thread): an envelope goes to the view's host
+        connection, a bye closes it, anything else is ignored."""
+        message = read_comm(content)
+        if isinstance(message, CommBye):
+            self._drop(message.cid)
             return
-        kind, cid = content.get("kind"), content.get("cid")
-        if not isinstance(cid, str) or not cid:
-            return
-        if kind == "bye":
-            self._drop(cid)
-            return
-        if kind != "envelope" or not isinstance(content.get("envelope"), dict):
+        if not isinstance(message, CommEnvelope):
             return
         self.received += 1
-        envelope = content["envelope"]
+        cid, envelope = message.cid, message.envelope
         try:
             conn = self._conn(cid)
         except Exception as exc:  # no host: answer the envelope with a coded error, keep serving

@@ -25,6 +25,7 @@ import traitlets
 
 from ...session.compare import Divergence, StepPair, compare_events
 from ...session.request_index import StepSummary, step_summaries
+from ...wire.comm import OpenInspector, read_comm
 from ...wire.events import AnyEvent, AssistantMessageEvent
 from ...wire.messages import AnyMessage, AssistantMessage, ToolMessage
 from .compare_view import ComparisonView
@@ -117,9 +118,10 @@ class CompareWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self._out = ipywidgets.Output()
         return self._out
 
-    def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("kind") == "open-inspector":
-            self.open_inspector(str(content.get("side")), content.get("seq"))
+    def _on_custom(self, _widget: Any, content: object, _buffers: Any) -> None:
+        message = read_comm(content)
+        if isinstance(message, OpenInspector):
+            self.open_inspector(message.side, message.seq)
 
     def open_inspector(self, side: str, seq: Any) -> Any:
         """Show (or focus) the inspector of ``side`` ("a"/"b") at event ``seq``; ``None`` for a
