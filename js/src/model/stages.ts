@@ -1,6 +1,7 @@
 // The six stages of seed 000, derived from the log (DESIGN §5) for every tool call of a session.
-// The stages themselves are the generated STAGE_TABLE (declared once in Python, wire/stages.py):
-// a stage's number, key, title, short label, pause point, roles and edit target come from there.
+// The stages themselves are the generated STAGE_TABLE (declared once in Python, in the module
+// dsh_notebook.wire.stages): a stage's number, key, title, short label, pause point, roles and
+// edit target come from there.
 import type { SessionEvent } from "../types";
 import { STAGE_TABLE } from "../wire.gen";
 import { requestIncludes } from "./diff";
