@@ -217,12 +217,15 @@ class Agent(AgentDriver):
             "windowSource": frozen.window_source if frozen else None,
         }
 
-    def set_status(self, status: AgentStatus) -> None:
-        changed = status != self.status
+    def set_status(self, status: AgentStatus, *, announce: bool = True) -> None:
+        """Take ``status``; say so (a frame, the listeners if changed) unless ``announce=False``."""
         self.status = status
+        if not announce:  # said by a later call (a turn's end: once it is written)
+            return
+        told, self._told = self._told, status
         if self.frames is not None:
             self.emit(FollowStatus.model_construct(status=status, turn=self.current_turn, step=self.current_step))
-        if changed:
+        if status != told:
             for fn in list(self._status_fns):
                 try:
                     fn(status)

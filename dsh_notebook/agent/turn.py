@@ -131,9 +131,11 @@ async def pre_step(run: TurnRun, target: Any, step: int) -> PreStep:
 
 
 async def end_turn(agent: AgentParts, turn: int, reason: TurnEndReason | None) -> None:
-    """Flush, commit ``turn/end``, flush again. A turn whose facts cannot be made durable did
-    not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a cancel
-    meanwhile is re-raised once ``turn/end`` is committed."""
+    """Flush, commit ``turn/end``, flush again, then say ``idle`` (unless more work waits): the
+    agent is idle from the commit on (a rewind may go ahead) and says so, to followers and to the
+    status listeners, once the turn's end is in the log file. A turn whose facts cannot be made
+    durable did not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a
+    cancel meanwhile is re-raised once ``turn/end`` is committed."""
     cancelled = False
     await agent.scope.waterfall("agent/turn-end", TurnStopping(turn, agent.current_step or 0, reason or COMPLETED, agent))
     try:
@@ -148,9 +150,9 @@ async def end_turn(agent: AgentParts, turn: int, reason: TurnEndReason | None) -
         reason = TurnEndReason(kind="error", error=error_info(exc))
     agent.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
     agent.debugger.stepping = False  # a step from the turn's last stage ends with it: no pause leaks
-    if not agent.more_work():  # the turn is over: say so now, not after the last fsync
-        agent.current_turn = agent.current_step = None
-        agent.set_status("idle")
+    agent.current_turn = agent.current_step = None  # no turn runs: a compact now waits for the flush
+    if not agent.more_work():  # idle now (a rewind may go ahead), said once the turn end is written
+        agent.set_status("idle", announce=False)
     try:
         await agent.durable()
     except SessionError as exc:
@@ -159,6 +161,8 @@ async def end_turn(agent: AgentParts, turn: int, reason: TurnEndReason | None) -
         cancelled = True
     except Exception:
         log.exception("flush at the end of turn %s failed", turn)
+    if agent.status == "idle" and not agent.more_work():  # followers have the turn end by now (the hub
+        agent.set_status("idle")  # sent it when the flush ended, or the disk refused it)
     agent.cancel_cause = None
     if cancelled:
         raise asyncio.CancelledError

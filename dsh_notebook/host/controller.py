@@ -265,7 +265,7 @@ def info_of(live: LiveSession) -> SessionInfo:
         max_steps=agent.config.max_steps,
         max_time=agent.config.max_time,
         rules=policy.rules.source if policy is not None and policy.rules is not None else None,
-        grants=tuple(policy.grants) if policy is not None else (),
+        grants=tuple(policy.shown_grants()) if policy is not None else (),  # secrets masked
         request=request_info(agent),
         mode=live.mode,
     )

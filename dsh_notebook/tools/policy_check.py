@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..config import settings_from_env
+from ..redaction import redact
 from ..session.inspect import resolve_target
 from ..session.lenient import read_lenient
 from ..wire.events import AnyEvent, PermissionMode, ToolCall
@@ -58,7 +59,7 @@ class Verdict:
     rule: str
 
     def line(self) -> str:
-        return f"{self.call_id} {self.name} {self.action} {self.rule}"
+        return redact(f"{self.call_id} {self.name} {self.action} {self.rule}")  # a rule's text may hold a secret
 
 
 def tool_defaults() -> dict[str, Action]:

@@ -102,8 +102,8 @@ class DshMagics(CommandsMixin, Magics):
                               help="MCP tools annotated readOnlyHint run without asking (DSH_MCP_TRUST_READONLY)").tag(config=True)
     output = Enum(("auto", "display", "stream"), "auto",
                   help="auto: by client (stream in jupyter console and terminal IPython, display in JupyterLab, "
-                       "Notebook 7 and nbclient); display: a Markdown output updated in place; stream: text on "
-                       "stdout").tag(config=True)
+                       "Notebook 7 and nbclient); display: an output updated in place, inert HTML (the model's Markdown "
+                       "rendered with nothing that loads) and text/plain; stream: text on stdout").tag(config=True)
     prices_file = Unicode(None, allow_none=True,
                           help="a JSON price/context-window file over the built-in catalog (sets DSH_PRICES_FILE)").tag(config=True)
 
