@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import DshError
+from ..errors import DshError, ErrorCode
 from ..wire.events import AssistantMessageEvent
 from ..wire.pause import PausePayload, ResultPayload
 
@@ -42,7 +42,7 @@ Op = Literal["==", "!=", "~", "!~"]
 class BreakWhenError(DshError):
     """A ``--break-when`` expression that cannot be read."""
 
-    code = "BAD_BREAK_WHEN"
+    code: ErrorCode = "BAD_BREAK_WHEN"
 
 
 @dataclass(frozen=True)

@@ -44,13 +44,11 @@ from ..wire.events import AssistantMessageEvent, DebugEdit, DebugStage, EditTarg
 from ..wire.follow import ResumedItem
 from ..wire.messages import AnyMessage
 from ..wire.pause import PausedItem, PausePayload, paused_item
+from ..wire.stages import EDITABLE, STAGE_KEYS, edit_places
 from .breakwhen import BreakWhenError, Call, Node, calls_of, holds, parse_when
 from .runto import RunTo, RunToTarget, check_target
 
-__all__ = ["EDITABLE", "STAGES", "Debugger", "DebuggerView", "Pause"]
-
-STAGES: tuple[DebugStage, ...] = ("01", "02", "03", "04", "05", "06")
-EDITABLE: dict[DebugStage, EditTarget] = {"02": "arguments", "03": "arguments", "04": "result", "06": "request"}
+__all__ = ["Debugger", "DebuggerView", "Pause"]
 _MESSAGES: TypeAdapter[list[AnyMessage]] = TypeAdapter(list[AnyMessage])
 
 
@@ -124,9 +122,9 @@ class Debugger:
         ``when``: only calls this condition holds for (``BAD_BREAK_WHEN`` if it cannot be read)."""
         if isinstance(stages, str) or not all(isinstance(s, str) for s in stages):
             raise HostError("stages must be a list like [\"03\", \"06\"]", code="BAD_ARGS")
-        unknown = [s for s in stages if s not in STAGES]
+        unknown = [s for s in stages if s not in STAGE_KEYS]
         if unknown:
-            raise HostError(f"unknown stage(s) {unknown}: the stages are {list(STAGES)}", code="BAD_ARGS")
+            raise HostError(f"unknown stage(s) {unknown}: the stages are {list(STAGE_KEYS)}", code="BAD_ARGS")
         if tools is not None and (isinstance(tools, str) or not all(isinstance(t, str) and t for t in tools)):
             raise HostError("tools must be a list of tool names", code="BAD_ARGS")
         if when is not None and not stages:
@@ -234,8 +232,7 @@ class Debugger:
         """Validate and log one edit of the paused stage's value; the loop uses it on resume."""
         pause = self._require_paused()
         if pause.target is None:
-            raise _bad(f"nothing is editable at stage {pause.stage}; edits apply at 02–03 (arguments), "
-                       "04 (result) and 06 (request)")
+            raise _bad(f"nothing is editable at stage {pause.stage}; edits apply at {edit_places()}")
         if target != pause.target:
             raise _bad(f"at stage {pause.stage} the editable target is {pause.target!r}, not {target!r}")
         if call_id is not None and call_id != pause.call_id:

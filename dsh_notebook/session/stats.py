@@ -21,7 +21,7 @@ Every figure is derived from facts the log already holds — nothing here is sto
   ``asked`` counts the ``approval/asked`` of that mode. Each tool call carries its ``mode``,
   ``decider`` and ``decision``.
 
-Used by ``show --stats``, :class:`~dsh_notebook.notebook.result.TurnResult`, the ``%dsh``
+Used by ``show --stats``, :class:`~dsh_notebook.notebook.cell.result.TurnResult`, the ``%dsh``
 summary line and the OpenTelemetry export, so a live run and its saved log show the same figures.
 """
 

@@ -8,7 +8,7 @@ the schema makes them required.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from pydantic import (
     BaseModel,
@@ -21,7 +21,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from .codes import ERROR_CODES, ErrorCode
+from .codes import ErrorCode, is_code
 
 
 def _required_in_schema(schema: dict[str, Any], cls: type) -> None:
@@ -121,6 +121,7 @@ def error_code(exc: ValidationError) -> tuple[ErrorCode, str] | None:
     :data:`~dsh_notebook.wire.codes.ErrorCode`, e.g. ``PromptCommand``'s ``EMPTY_CONTENT``), if
     one did: the Gateway and the client refuse with that code, not ``BAD_ARGS``."""
     for err in exc.errors():
-        if err["type"] in ERROR_CODES:
-            return cast(ErrorCode, err["type"]), err["msg"]
+        kind = err["type"]
+        if is_code(kind):
+            return kind, err["msg"]
     return None

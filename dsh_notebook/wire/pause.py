@@ -14,11 +14,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import Field
 
 from .base import Frozen, Nullable
+from .codes import ErrorCode
 from .events import AssistantMessageEvent, DebugStage, EditTarget
 from .messages import AnyMessage
 
@@ -43,6 +44,10 @@ class ResultPayload(Nullable):
     result: str
     is_error: bool
     code: str | None
+
+    if TYPE_CHECKING:
+        def __init__(self, *, call_id: str, name: str, seq: int | None, result: str, is_error: bool,
+                     code: ErrorCode | None) -> None: ...
 
 
 class HistoryPayload(Frozen):

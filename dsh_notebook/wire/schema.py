@@ -2,7 +2,9 @@
 
 Every model is in ``$defs`` under its class name; the three top-level unions are the ``$defs``
 entries ``LogLine``, ``ClientMessage`` and ``ServerMessage``, and the root is ``anyOf`` the
-three (the widget comm's custom messages are ``CommFromView`` / ``CommToView``); ``x-endpoints`` names each endpoint's args and result (or stream items) models. To check
+three (the widget comm's custom messages are ``CommFromView`` / ``CommToView``); ``x-endpoints``
+names each endpoint's args and result (or stream items) models, and ``x-stages`` is the stage
+table of :mod:`.stages` (the front end's ``STAGE_TABLE``). To check
 one line against one union, validate it against
 ``{"$ref": "#/$defs/LogLine", "$defs": <the document's $defs>}`` (see the README). The document
 is deterministic: the same code prints the same bytes (``$defs`` sorted, keys in model order).
@@ -25,6 +27,7 @@ from .envelopes import ClientMessage as _ClientMessage
 from .envelopes import ServerMessage as _ServerMessage
 from .follow import FollowItem
 from .log import LogLine as _LogLine
+from .stages import stage_rows
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "https://dsh-notebook.invalid/wire.schema.json"
@@ -113,6 +116,7 @@ def wire_schema() -> dict[str, JsonValue]:
         ),
         "anyOf": [{"$ref": f"#/$defs/{name}"} for name in TOP_LEVEL],
         "x-endpoints": _endpoints(),
+        "x-stages": stage_rows(),
         "$defs": dict(sorted(defs.items())),
     }
 

@@ -5,6 +5,7 @@ import { compareStatus, diffLineKind, type CompareData, type CompareSide } from 
 import type { WidgetModel } from "./transport";
 import { h, replace } from "./ui/dom";
 import { observePane } from "./ui/narrow";
+import type { CommFromView } from "./wire.gen";
 
 /** What an "open in inspector" button asks for: side "a" or "b", at that seq. */
 export type OpenAt = (side: "a" | "b", seq: number) => void;
@@ -78,7 +79,7 @@ export function renderCompare(model: WidgetModel, el: HTMLElement): () => void {
   el.append(root);
   const draw = () => {
     const first = renderCompareInto(root, (model.get("data") ?? { a: {}, b: {}, rows: [] }) as CompareData,
-      (side, seq) => model.send({ kind: "open-inspector", side, seq }));
+      (side, seq) => model.send({ kind: "open-inspector", side, seq } satisfies CommFromView));
     if (first && typeof requestAnimationFrame === "function") requestAnimationFrame(() => scrollToFirst(root, first));
   };
   draw();

@@ -8,6 +8,7 @@ import { RemotePages } from "./data/remote";
 import { Pricing, type PricingTable } from "./model/pricing";
 import { Remote } from "./remote";
 import type { ClientEnvelope, ServerEnvelope } from "./types";
+import type { CommFromView, CommToView, JsonValue } from "./wire.gen";
 
 /** The part of the anywidget model API we use (works in Lab, Notebook 7 and VS Code). */
 export interface WidgetModel {
@@ -19,9 +20,8 @@ export interface WidgetModel {
   save_changes?(): void;
 }
 
-/** Items are envelopes, or their JSON text as the host encoded it (decoded here, not in Python),
- *  or — in a large batch — the index of the message's binary buffer holding that text. */
-export interface BatchMessage { kind: "batch"; cid: string; items: (ServerEnvelope | string | number)[] }
+/** What a view sends to the kernel (the wire's CommFromView, wire/comm.py). */
+const fromView = (model: WidgetModel, message: CommFromView): void => model.send(message);
 
 const utf8 = typeof TextDecoder === "function" ? new TextDecoder() : null;
 function bufferText(b: DataView | ArrayBuffer | ArrayBufferView | undefined): string {
@@ -37,7 +37,9 @@ export class CommTransport implements Transport {
   constructor(private readonly model: WidgetModel) {
     this.cid = `v${Math.random().toString(36).slice(2, 10)}`;
     this.handler = (msg: unknown, buffers?: unknown) => {
-      const m = msg as Partial<BatchMessage> | null;
+      // the kernel's CommToView: items are envelopes, their JSON text as the host encoded it
+      // (decoded here, not in Python), or — in a large batch — the index of the buffer holding it
+      const m = msg as Partial<CommToView> | null;
       if (!m || m.kind !== "batch" || (m.cid !== this.cid && m.cid !== "*")) return;
       const bufs = (Array.isArray(buffers) ? buffers : []) as DataView[];
       for (const raw of m.items ?? []) {
@@ -48,7 +50,8 @@ export class CommTransport implements Transport {
     model.on("msg:custom", this.handler);
   }
   send(envelope: ClientEnvelope): void {
-    this.model.send({ kind: "envelope", cid: this.cid, envelope });
+    // a ClientEnvelope is JSON data; its interface has no index signature, so it is named as such
+    fromView(this.model, { kind: "envelope", cid: this.cid, envelope: envelope as unknown as { [k: string]: JsonValue } });
   }
   onEnvelope(receive: (envelope: ServerEnvelope) => void): () => void {
     this.receivers.add(receive);
@@ -56,7 +59,7 @@ export class CommTransport implements Transport {
   }
   close(): void {
     this.model.off("msg:custom", this.handler);
-    try { this.model.send({ kind: "bye", cid: this.cid }); } catch { /* comm already closed */ }
+    try { fromView(this.model, { kind: "bye", cid: this.cid }); } catch { /* comm already closed */ }
   }
 }
 

@@ -514,9 +514,12 @@ export interface DiffItem {
 }
 
 /** Every error code the package raises (the closed set; ``code`` fields stay strings). */
-export type ErrorCode = "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOL_NAME" | "BAD_TOOLS" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_RAISED" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
+export type ErrorCode = "ABORTED_BEFORE_DISPATCH" | "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_JSON" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOLS" | "BAD_TOOL_NAME" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DENIED" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "FORKED_BEFORE_RESULT" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "HOST_UNAVAILABLE" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_ARGS" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "LINE_TOO_LONG" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_NOT_STARTED" | "TOOL_OUTCOME_UNKNOWN" | "TOOL_RAISED" | "TRUNCATED_CALL" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_TOOL" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
 
-/** A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``). */
+/**
+ * A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``).
+ * ``code`` is read as a string (another version's log still reads), made as an :data:`ErrorCode`.
+ */
 export interface ErrorInfo {
   code: string;
   message: string;
@@ -1483,6 +1486,10 @@ export interface ToolCallDeltaChunk {
   name?: string | null;
 }
 
+/**
+ * A failed call's error on its ``tool/result``: the error's name and its code (read as a
+ * string, made as an :data:`ErrorCode`).
+ */
 export interface ToolErrorInfo {
   name: string;
   code: string;
@@ -1635,8 +1642,19 @@ export interface VariableKept {
   why?: string | null;
 }
 
-/** A coded error on the wire (``errors.py`` codes). */
+/** A coded error on the wire (:data:`~.codes.ErrorCode`: read as a string, made as a code). */
 export interface WireError {
   code: string;
   message: string;
 }
+
+/** The six stages of seed 000, one row a stage: the schema's `x-stages` (declared in Python,
+ *  dsh_notebook.wire.stages). The diagram, the narration, the roles and the debugger read it. */
+export const STAGE_TABLE = [
+  {"no":1,"key":"01","title":"Model response settled","short":"model response","pause":"the assistant message settled","roles":["model"],"edit":null},
+  {"no":2,"key":"02","title":"Tool call registered","short":"tool/call","pause":"tool/call logged","roles":["agent"],"edit":"arguments"},
+  {"no":3,"key":"03","title":"Tool executes","short":"tool runtime","pause":"before the tool runs","roles":["tools"],"edit":"arguments"},
+  {"no":4,"key":"04","title":"Tool result committed","short":"tool/result","pause":"before tool/result is committed","roles":["session"],"edit":"result"},
+  {"no":5,"key":"05","title":"Message history derived","short":"derive_messages","pause":"the next step's messages derived","roles":["agent","session"],"edit":null},
+  {"no":6,"key":"06","title":"Next request sent","short":"adapter.stream","pause":"before the frozen request goes to adapter.stream()","roles":["agent","model"],"edit":"request"},
+] as const;

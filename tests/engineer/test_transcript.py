@@ -13,8 +13,8 @@ import pexpect
 from IPython.testing import globalipapp
 from IPython.utils.capture import capture_output
 
-from dsh_notebook.notebook.render import TextSeg, ToolSeg
-from dsh_notebook.notebook.sinks import DisplaySink
+from dsh_notebook.notebook.cell.render import TextSeg, ToolSeg
+from dsh_notebook.notebook.cell.sinks import DisplaySink
 
 REPO = Path(__file__).resolve().parents[2]
 DEBUG = r"debug \[c/s/r/p/e/q\]> "

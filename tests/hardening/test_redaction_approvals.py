@@ -21,7 +21,7 @@ import pytest
 
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.models.base import ModelRequest, StreamChunk
-from dsh_notebook.notebook.approvals import StdinApprovals
+from dsh_notebook.notebook.cell.approvals import StdinApprovals
 from dsh_notebook.session import load_log
 from dsh_notebook.testing.models import FunctionModel, call_chunks, text_chunks
 from dsh_notebook.tools.rules import ApprovalPolicy

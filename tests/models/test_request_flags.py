@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.cmdline.dsh_line import parse_line
 from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.errors import UserError
 from dsh_notebook.models.request_options import parse_option, parse_options, parse_tools
-from dsh_notebook.notebook.args import parse_line
 from dsh_notebook.wire.events import RequestHeader
 from tests.realuse.cli import run_cli, session_of
 from tests.support.fake_openai import FakeOpenAIServer

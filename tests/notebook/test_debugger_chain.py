@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.turn import TurnRun
+from dsh_notebook.notebook.cell.result import TurnResult
+from dsh_notebook.notebook.cell.turn import TurnRun
 from dsh_notebook.wire.events import DebugEdit, ToolResult
 
 MARK = "MARKER-22 the file says hello"

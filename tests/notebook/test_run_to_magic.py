@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.turn import TurnRun
+from dsh_notebook.notebook.cell.turn import TurnRun
 
 
 def test_run_to_flag_and_handle(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:

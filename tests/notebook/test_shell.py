@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from IPython.utils.capture import capture_output
 
-from dsh_notebook.notebook.magics import DshMagicError, DshMagics
-from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.turn import TurnRun
-from dsh_notebook.notebook.views import ConfigView, SessionTable
+from dsh_notebook.notebook.cell.result import TurnResult
+from dsh_notebook.notebook.cell.turn import TurnRun
+from dsh_notebook.notebook.magic.magics import DshMagicError, DshMagics
+from dsh_notebook.notebook.magic.views import ConfigView, SessionTable
 from dsh_notebook.wire.events import ToolCall, UserMessageEvent
 
 from .conftest import magics_of

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.magics import DshMagicError
-from dsh_notebook.notebook.turn import TurnRun
+from dsh_notebook.notebook.cell.turn import TurnRun
+from dsh_notebook.notebook.magic.magics import DshMagicError
 from dsh_notebook.wire.events import ToolResult, UserMessageEvent
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from IPython.utils.capture import capture_output
 
-from dsh_notebook.notebook.magics import DshMagicError
-from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.views import SearchResults
+from dsh_notebook.notebook.cell.result import TurnResult
+from dsh_notebook.notebook.magic.magics import DshMagicError
+from dsh_notebook.notebook.magic.views import SearchResults
 from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply

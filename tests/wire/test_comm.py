@@ -9,7 +9,7 @@ import json
 import pytest
 from pydantic import JsonValue, TypeAdapter
 
-from dsh_notebook.notebook.comm_transport import BUFFER_MIN, FrameBatcher, WidgetBridge
+from dsh_notebook.notebook.widgets.comm_transport import BUFFER_MIN, FrameBatcher, WidgetBridge
 from dsh_notebook.wire.comm import (
     CommBatch,
     CommBye,

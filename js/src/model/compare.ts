@@ -1,4 +1,4 @@
-// The compare widget's data (notebook/compare_widget.py: comparison_data) and its wording.
+// The compare widget's data (notebook/widgets/compare.py: comparison_data) and its wording.
 import { fmtInt } from "./counts";
 
 export interface CompareSide { seq: number; turn?: number; model: string; messages: number; last: string; responseSeq: number | null; response: string }

@@ -1,13 +1,19 @@
 // The message-history view: user / assistant / tool (wrappers behind a toggle), with the
 // assistant's tool-call block marked as a call, not file content; live text streams in.
 import type { StreamingAttempt } from "../fold";
+import { stageNote } from "../model/cards";
 import { fromCell } from "../model/cell";
+import { resolveMessageSeqs } from "../model/diff";
 import type { DerivedMessage } from "../model/history";
-import { visibleHistory } from "../model/history";
+import { messagesOfSeqs, visibleHistory } from "../model/history";
+import { historyFocus } from "../model/history-focus";
+import { maskMessages } from "../model/predict-mask";
 import type { Block, Message } from "../types";
 import { fmtInt } from "../model/counts";
-import { h } from "./dom";
+import { h, replace } from "./dom";
+import { createHistoryFollow } from "./history-follow";
 import { TRUNCATE_CHARS } from "./json";
+import type { View, ViewHost } from "./view";
 
 const MAX_SHOWN = 150;
 
@@ -100,4 +106,28 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
     d.change ? h("div", { class: "dsh-history-change", role: "status" }, d.change) : null,
     list,
     h("div", { class: "dsh-view-note" }, d.note));
+}
+
+/** The message-history view as a row of the views table: at 06 the messages the request froze,
+ *  before it what derive_messages() gives at the shown position; the wrappers toggle and the
+ *  scroll box's place are its own. */
+export function historyView(host: ViewHost): View {
+  let showWrappers = false;
+  const follow = createHistoryFollow();
+  return {
+    render(panel, v) {
+      const frozen = v.stage === 6 && v.call?.frozenSeq !== undefined ? resolveMessageSeqs(v.events, v.call.frozenSeq) : null;
+      const msgs = maskMessages(frozen ? messagesOfSeqs(v.events, frozen) : v.derived, v.mask);
+      const focus = historyFocus(v.events, v.call, v.stage, msgs.map((m) => m.seq));
+      follow.before(panel);
+      replace(panel, renderHistory({
+        current: focus.current, fresh: focus.fresh, inRequest: focus.inRequest, change: focus.change,
+        messages: msgs, showWrappers, focusCall: v.call?.callId, attempt: v.attempt,
+        caption: v.stage === 6 ? `The frozen request #${v.call?.frozenSeq}: its messageSeqs.` : "Only user / assistant / tool messages; system prompt and runtime-context wrappers are hidden.",
+        note: stageNote(v.call, v.stage),
+      }, (show) => { showWrappers = show; host.schedule(); }));
+      follow.after(panel, `${v.call?.callId ?? ""}:${v.stage}:${focus.current ?? ""}`);
+    },
+    leave: () => follow.reset(),
+  };
 }
