@@ -1,11 +1,11 @@
 """The agent debugger: pause a live run at any of the six stages, step, edit, go on.
 
-A :class:`Debugger` belongs to one Agent. The loop calls :meth:`Debugger.checkpoint` at each
+A :class:`Debugger` belongs to one Agent. The loop calls :meth:`Debugger.pause_point` at each
 stage of seed 000 (``01`` assistant message settled · ``02`` ``tool/call`` logged · ``03``
 before the tool runs · ``04`` before ``tool/result`` is committed · ``05`` the next step's
 messages derived · ``06`` before the frozen request goes to ``adapter.stream()``). When the stage
 has a breakpoint (optionally only for given tool names) or the person asked to ``step``, the
-checkpoint emits a ``paused`` item and waits; nothing of this run advances, every other session
+pause point emits a ``paused`` item and waits; nothing of this run advances, every other session
 on the host goes on (it is an ``await`` on the host loop), and a cancel still works (the wait is
 cancelled with the turn, every call is answered as usual).
 
@@ -113,7 +113,7 @@ class Debugger:
     # -- breakpoints ----------------------------------------------------------------------------
     @property
     def active(self) -> bool:
-        """True when a checkpoint may pause (some breakpoint set, or stepping)."""
+        """True when a pause point may pause (some breakpoint set, or stepping)."""
         return bool(self.stages) or self.stepping or self.runto.target is not None
 
     def set_breakpoints(self, stages: Sequence[str], tools: Sequence[str] | None = None,
@@ -135,7 +135,7 @@ class Debugger:
         self.when, self._when = (when, parsed) if parsed is not None else (None, None)
 
     def wants(self, stage: DebugStage, tools: Sequence[str] = (), calls: Sequence[Call] | None = None) -> bool:
-        """Would a checkpoint at ``stage`` concerning ``tools`` (``calls``: with their arguments) pause?"""
+        """Would a pause point at ``stage`` concerning ``tools`` (``calls``: with their arguments) pause?"""
         if self.stepping:
             return True
         if stage not in self.stages:
@@ -159,7 +159,7 @@ class Debugger:
         }
 
     # -- the loop's side ------------------------------------------------------------------------
-    async def checkpoint(
+    async def pause_point(
         self,
         stage: DebugStage,
         *,

@@ -7,10 +7,10 @@ when one is spelled like ``cK`` (the scripted model names its calls so: the two 
 
 Which call a stage concerns: 01 the calls of the settled assistant message; 02–04 the call
 itself; 05 and 06 the calls whose results the next step's history and request carry (the calls
-of the previous assistant message). The run pauses exactly at the target's checkpoint, once.
+of the previous assistant message). The run pauses exactly at the target's pause point, once.
 
 A target that can no longer happen is said, never waited for: asked for a stage the call has
-already reached (``RUN_TO_PASSED``), passed without a checkpoint (the run was not being
+already reached (``RUN_TO_PASSED``), passed without a pause point (the run was not being
 debugged while it ran), or the turn ended first — then :attr:`RunTo.missed` says so.
 """
 
@@ -82,7 +82,7 @@ class CallTrack:
     def message(self, ids: tuple[str, ...]) -> None:
         """Stage 01 of a message's calls: every earlier call went back to the model (06 passed)."""
         if ids and all(i in self.reached for i in ids):
-            return  # seen (the hook saw it before its checkpoint)
+            return  # seen (the hook saw it before its pause point)
         for c in self.short:
             if c not in ids:
                 self.reached[c] = 6
@@ -147,7 +147,7 @@ class RunTo:
         self.target = None
 
     def hit(self, stage: DebugStage, ids: tuple[str, ...]) -> bool:
-        """Is this checkpoint the target (then it is used up)? A target passed unseen is missed."""
+        """Is this pause point the target (then it is used up)? A target passed unseen is missed."""
         target = self.target
         if target is None:
             return False

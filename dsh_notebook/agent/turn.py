@@ -86,7 +86,7 @@ async def tool_step(run: TurnRun, node: ToolStep) -> Node:
     agent, event = run.agent, node.event
     batch = await execute_tool_calls(
         agent.session, event.message.tool_calls, turn=run.turn, step=run.step, runtime=agent.tool_runtime(),
-        max_parallel=run.config.max_parallel, checkpoints=agent.debugger,
+        max_parallel=run.config.max_parallel, pause_points=agent.debugger,
         on_arguments_edited=arguments_edited(agent.session, event), review=run.review,
         run_arguments={call.id: call.arguments for call in node.calls},
     )

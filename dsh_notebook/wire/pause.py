@@ -68,7 +68,7 @@ class RequestPayload(Frozen):
 
 
 PausePayload = AssistantMessageEvent | CallPayload | ResultPayload | HistoryPayload | RequestPayload
-"""What a checkpoint is about (the payload of its stage)."""
+"""What a pause point is about (the payload of its stage)."""
 
 
 class PausedItem(Frozen):

@@ -22,7 +22,7 @@ from dsh_notebook.agent import durable
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.errors import LogWriteError
 from dsh_notebook.host.host import Host
-from dsh_notebook.testing.models import ScriptModel, text_chunks
+from dsh_notebook.testing.models import CannedModel, text_chunks
 from dsh_notebook.wire.events import TurnEnd
 
 from .support import Models
@@ -59,7 +59,7 @@ class SlowDisk:
 
 @pytest.fixture
 def disk(host: Host, models: Models, monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowDisk]:
-    models.fakes["m"] = ScriptModel(text_chunks("the answer is 42"))
+    models.fakes["m"] = CannedModel(text_chunks("the answer is 42"))
     slow = SlowDisk(host)
     slow.install(monkeypatch)
     yield slow

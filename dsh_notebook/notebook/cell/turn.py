@@ -1,6 +1,6 @@
 """One submitted prompt, followed to its turn's end: the blocking wait and the ``--bg`` handle.
 
-:class:`TurnRun` opens ``session/follow`` through the :class:`~dsh_notebook.client.DshClient`
+:class:`CellTurn` opens ``session/follow`` through the :class:`~dsh_notebook.client.DshClient`
 *before* it sends ``session/prompt``, so nothing of the turn can be missed. The follow's
 :class:`~dsh_notebook.client.model.ClientSessionModel` folds every item on the client's delivery
 thread (under ``handle.cond``); everything here reads that model — the result
@@ -65,7 +65,7 @@ def _one_line(method: F) -> F:
     return call  # type: ignore[return-value]
 
 
-class TurnRun:
+class CellTurn:
     """A prompt in flight. ``wait()`` is the blocking cell; ``await`` it in ``--bg`` mode."""
 
     def __init__(self, client: DshClient, session_id: str, text: str, *, mode: str = "queue",
@@ -96,7 +96,7 @@ class TurnRun:
 
     # --- starting -------------------------------------------------------------------------------
 
-    def start(self) -> TurnRun:
+    def start(self) -> CellTurn:
         self.handle = self.client.follow(self.session_id, self._last_seq(), self._on_frame)
         self.approvals = StdinApprovals(self.handle.model, self.handle.cond)
         self._last_pause: int | None = None

@@ -4,7 +4,7 @@ Loop policy, on purpose: the Host runs on its own thread and loop; this module o
 line and talks to it through the Gateway (a :class:`~dsh_notebook.client.DshClient`, the same
 client stack as the ``run`` CLI). A prompt **blocks** the cell
 by default while it renders the turn (``Run All``, nbclient and papermill just work); a kernel
-Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.turn.TurnRun`
+Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.turn.CellTurn`
 handle at once and shows the live widget. Errors are one line, not a traceback.
 
 Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME``), then
@@ -45,7 +45,7 @@ from ..cell.errors import DshMagicError
 from ..cell.frontend import choose_output
 from ..cell.result import TurnResult
 from ..cell.sinks import DisplaySink, TerminalSink
-from ..cell.turn import TurnRun
+from ..cell.turn import CellTurn
 from ..context.cells import CellLog, current_cell
 from ..context.mainthread import MainThreadRunner
 from ..context.notebook_tools import make_notebook_tools
@@ -137,7 +137,7 @@ class DshMagics(CommandsMixin, Magics):
         self.runner = MainThreadRunner.capture()
         self.current_session: str | None = None
         self.sessions: dict[str, tuple[Any, str | None]] = {}  # id -> (SessionCreated, base URL)
-        self.runs: dict[str, TurnRun] = {}  # session id -> its last run
+        self.runs: dict[str, CellTurn] = {}  # session id -> its last run
         self.last: TurnResult | None = None
         self._link: Any = None
         self._disposers: list[Any] = []
@@ -308,7 +308,7 @@ class DshMagics(CommandsMixin, Magics):
         debugging = False
         try:
             debugging = self._set_breakpoints(args, session_id)
-            run = TurnRun(self.link, session_id, text, mode=mode, runner=self.runner, cell=cell,
+            run = CellTurn(self.link, session_id, text, mode=mode, runner=self.runner, cell=cell,
                           sink=None if args.bg else self._sink(), clear_breakpoints=debugging and args.bg).start()
         except KeyboardInterrupt:
             return self._interrupted_sending(session_id, args.breakpoints is not None)

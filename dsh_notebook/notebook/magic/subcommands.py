@@ -26,7 +26,7 @@ from .views import ConfigView, EventListing, McpView, SearchResults, SessionTabl
 
 if TYPE_CHECKING:
     from ...config import Settings
-    from ..cell.turn import TurnRun
+    from ..cell.turn import CellTurn
 
 
 def _is_log_path(target: str) -> bool:
@@ -38,7 +38,7 @@ class CommandsMixin:
     """Mixed into :class:`~.magics.DshMagics` (which provides the attributes declared here)."""
 
     current_session: str | None
-    runs: dict[str, TurnRun]
+    runs: dict[str, CellTurn]
     sessions: dict[str, tuple[Any, str | None]]
     approve: str | None
     mode: str | None
