@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from dsh_notebook.agent.agent import Agent
 from dsh_notebook.agent.config import AgentConfig
 from dsh_notebook.session.session import Session
-from dsh_notebook.testing.models import Gate, CannedModel, call_chunks, text_chunks
+from dsh_notebook.testing.models import CannedModel, Gate, call_chunks, text_chunks
 from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
 from dsh_notebook.tools.registry import ToolRegistry
 

@@ -10,7 +10,7 @@ import threading
 from collections.abc import AsyncIterator
 
 from dsh_notebook.models.base import BlockEnd, Finish, ModelRequest, StreamChunk, TextDelta
-from dsh_notebook.testing import FunctionModel, HoldModel, CannedModel, hold_text, text_chunks
+from dsh_notebook.testing import CannedModel, FunctionModel, HoldModel, hold_text, text_chunks
 from dsh_notebook.wire.messages import TextBlock, user_text
 from tests.support.tasks import LoopTurns, cancel
 

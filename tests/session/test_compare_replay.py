@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.notebook.compare_widget import comparison_data
+from dsh_notebook.notebook.widgets.compare import comparison_data
 from dsh_notebook.session.align import align_turns
 from dsh_notebook.session.compare import compare_events
 from dsh_notebook.session.persistence import load_log
@@ -85,7 +85,9 @@ def test_a_different_prompt_after_the_fork_diverges_at_the_origins_turn(tmp_path
     b = load_log(home / "sessions" / f"{fork}.jsonl").events
     pairs, d = compare_events(events, b)
     assert d is not None and (d.what, d.turn, d.step) == ("request", 1, 1)
-    prompt = next(e for e in b if e.type == "user/message" and e.turn == 2)  # type: ignore[attr-defined]
+    # the prompt, not the runtime context sent before it in the same turn
+    prompt = next(e for e in b if e.type == "user/message" and e.turn == 2  # type: ignore[attr-defined]
+                  and e.message.content[0].text == "what is in src/math.ts?")  # type: ignore[attr-defined]
     assert d.b_seq == prompt.seq and pairs[0].b_turn == 2
 
 
