@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 def show_main(args: argparse.Namespace) -> int:
     """``show ID`` (events), ``--messages`` (the next request), ``--stats``, ``--search`` / ``--export``."""
     if args.stats:
-        from .session.stats_view import stats_main
+        from .analysis.stats_view import stats_main
 
         return stats_main(args)
     if args.search is not None or args.export:

@@ -25,6 +25,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     # the bundled demo workspace (and what a copy of it is allowed), the provider table
     ("wire", "errors", "redaction", "glossary", "config", "demo", "providers"),
     ("session",),  # the event log: writer, store, folds over events
+    ("analysis",),  # what a session did, took and cost (stats), and how two sessions compare
     ("checkpoint",),  # workspace snapshots per turn, rewind (reads and forks session logs)
     ("models",),  # model adapters (replay reads session logs) and the price catalog's users
     ("context", "scope"),  # the harness context's hooks and the scoped namespace

@@ -10,10 +10,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
-CORE = ("session", "agent", "tools", "models", "wire", "checkpoint")
+CORE = ("session", "analysis", "agent", "tools", "models", "wire", "checkpoint")
 UI = ("IPython", "ipywidgets", "anywidget")
 LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing", "checkpoint",
-          "redaction", "cmdline")
+          "redaction", "cmdline", "analysis")
 TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "providers", "teach")
 
 

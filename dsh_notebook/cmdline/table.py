@@ -157,7 +157,7 @@ COMMANDS: tuple[Command, ...] = (
         "compare", "align two sessions by turn and step; first divergence",
         args=(Arg("a", "session id or log path", values="session"), Arg("b", "session id or log path", values="session")),
         flags=(JSON, NO_WIDGET.on(help="no widget: the table")),
-        runs="dsh_notebook.session.compare:compare_main",
+        runs="dsh_notebook.analysis.compare:compare_main",
         dsh_lines=(("compare A B", "two sessions side by side by turn and step (a widget); the first divergence and "
                                    "its diff"),),
         dsh_usage="%dsh compare A B"),

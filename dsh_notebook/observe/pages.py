@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session.stats import SessionStats, session_stats
+from ..analysis.stats import SessionStats, session_stats
 from ..wire.base import tag
 from ..wire.events import AnyEvent, ApprovalAsked, ApprovalDecided
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..session.stats import SessionStats
-from ..session.stats_view import sent_lines
+from ..analysis.stats import SessionStats
+from ..analysis.stats_view import sent_lines
 from ..wire.pages import StatsQuery, TimelineQuery, TurnQuery
 from .pages import Figures, SessionPages
 

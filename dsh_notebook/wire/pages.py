@@ -17,7 +17,7 @@ part at a time). A page's ``count`` is the session's event count it was computed
 holding an older page of a growing session asks again.
 
 Stats rows are the figures of ``show --stats --json`` (``RequestStats``, ``ToolStats``,
-``TurnStats``, ``ModeDecisions`` of :mod:`dsh_notebook.session.stats_model`, camelCase), carried as JSON objects here
+``TurnStats``, ``ModeDecisions`` of :mod:`dsh_notebook.analysis.stats_model`, camelCase), carried as JSON objects here
 (the wire imports no session model); the JS types of them are ``js/src/model/trajectory.ts``'s.
 """
 

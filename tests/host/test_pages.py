@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from dsh_notebook.analysis.stats import session_stats
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.host.host import Host
 from dsh_notebook.observe.query import parse_query, search_events
@@ -21,7 +22,6 @@ from dsh_notebook.session.persistence import load_log
 from dsh_notebook.session.requests import resolve_message_seqs
 from dsh_notebook.session.saved import read_saved_fast
 from dsh_notebook.session.session import Session
-from dsh_notebook.session.stats import session_stats
 from dsh_notebook.wire.pages import Page
 from tests.benchmarks._widget_logs import write_log
 from tests.client.parity import FIXTURES, followed_events

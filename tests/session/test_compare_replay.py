@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.analysis.align import align_turns
+from dsh_notebook.analysis.compare import compare_events
 from dsh_notebook.notebook.widgets.compare import comparison_data
-from dsh_notebook.session.align import align_turns
-from dsh_notebook.session.compare import compare_events
 from dsh_notebook.session.persistence import load_log
 from tests.support.cli import dsh
 

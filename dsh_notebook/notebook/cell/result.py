@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ...analysis.stats import TurnStats, session_stats
+from ...analysis.stats_view import fmt_cost, fmt_ms, fmt_tokens
 from ...client.model import ClientSessionModel
 from ...client.summary import event_count, tool_outcome
-from ...session.stats import TurnStats, session_stats
-from ...session.stats_view import fmt_cost, fmt_ms, fmt_tokens
 from ...wire.events import (
     AnyEvent,
     AssistantMessageEvent,
@@ -75,7 +75,7 @@ class TurnResult:
 
     @cached_property
     def stats(self) -> TurnStats | None:
-        """This turn's figures (:mod:`dsh_notebook.session.stats`): the same as ``show --stats``."""
+        """This turn's figures (:mod:`dsh_notebook.analysis.stats`): the same as ``show --stats``."""
         return session_stats(self.events).turn(self.turn)
 
     @property

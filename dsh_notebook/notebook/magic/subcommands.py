@@ -104,7 +104,7 @@ class CommandsMixin:
                                 f"%dsh -- show {args.target}", code="UNKNOWN_SESSION") from None
             raise
         if args.stats:
-            from ...session.stats import session_stats
+            from ...analysis.stats import session_stats
 
             return StatsView(session_id, session_stats(self.link.read(session_id).events))
         if not args.no_widget:
@@ -136,7 +136,7 @@ class CommandsMixin:
 
         loaded = load_log(self.log_path(path))
         if args.stats:
-            from ...session.stats import session_stats
+            from ...analysis.stats import session_stats
 
             return StatsView(loaded.id, session_stats(loaded.events))
         widget = None if args.no_widget else self.make_widget(str(loaded.path), inspect=args.inspect, present=args.present)
@@ -161,7 +161,7 @@ class CommandsMixin:
         print(f"session: {result.session_id} log: {result.path}")
 
     def cmd_compare(self, args: MagicArgs) -> Any:
-        from ...session.compare import compare_events
+        from ...analysis.compare import compare_events
         from ...session.persistence import load_log
         from ..widgets.compare_view import ComparisonView
 

@@ -91,7 +91,7 @@ class StatsView:
         self.session_id, self.stats = session_id, stats
 
     def __repr__(self) -> str:
-        from ...session.stats_view import format_stats
+        from ...analysis.stats_view import format_stats
 
         return f"session {self.session_id}\n{format_stats(self.stats)}".rstrip()
 

@@ -3,7 +3,7 @@
 :func:`comparison_data` lays out every step of both sessions (the last request attempt of each
 turn and step, :func:`~dsh_notebook.session.request_index.step_summaries`, linear in the logs) in one table: per side the request
 seq, how many messages it carried, the last of them (what was new) and the model's answer. The
-first divergence (:func:`~dsh_notebook.session.compare.compare_events`) marks its row and
+first divergence (:func:`~dsh_notebook.analysis.compare.compare_events`) marks its row and
 carries the message diff of the two requests there; the front end (``js/src/compare.ts``)
 highlights that row and scrolls it into view. :class:`CompareWidget` keeps the text and HTML
 forms of :class:`~.compare_view.ComparisonView` in its mime bundle (nbconvert, a front end
@@ -23,8 +23,8 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ...session.align import TurnAlignment, align_turns
-from ...session.compare import Divergence, StepPair, compare_events
+from ...analysis.align import TurnAlignment, align_turns
+from ...analysis.compare import Divergence, StepPair, compare_events
 from ...session.request_index import StepSummary, step_summaries
 from ...wire.comm import OpenInspector, read_comm
 from ...wire.events import AnyEvent, AssistantMessageEvent

@@ -11,7 +11,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...session.compare import Divergence, StepPair, render_comparison
+from ...analysis.compare import Divergence, StepPair, render_comparison
 
 _STYLE = (
     "<style>.dsh-cmp{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;"

@@ -1,5 +1,5 @@
 // The `show --stats` tables in the browser: the same cells, titles and text as
-// dsh_notebook/session/stats_view.py (`format_stats`) over the JS trajectory fold's figures
+// dsh_notebook/analysis/stats_view.py (`format_stats`) over the JS trajectory fold's figures
 // (model/trajectory.ts — the one cost computation, model/pricing.ts). The inspector draws them as
 // HTML tables; `formatStats` gives the CLI's exact text (tests/client/test_stats_tables_parity.py).
 import { fmtInt } from "./counts";

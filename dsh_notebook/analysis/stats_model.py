@@ -1,5 +1,5 @@
 """The shapes of the trajectory figures (``show --stats --json``; camelCase on the wire), filled by
-:func:`dsh_notebook.session.stats.session_stats`. :func:`stats_schema` is their JSON Schema."""
+:func:`dsh_notebook.analysis.stats.session_stats`. :func:`stats_schema` is their JSON Schema."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
-from .catalog import PRICES_AS_OF
+from ..session.catalog import PRICES_AS_OF
 
 
 class _Out(BaseModel):

@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from ..session.request_index import RequestIndex, RequestRef
+from ..session.requests import RequestPoint, canonical, masked, model_view, request_points
 from ..wire.events import AnyEvent, AssistantMessageEvent
 from .align import TurnAlignment, align_turns
-from .request_index import RequestIndex, RequestRef
-from .requests import RequestPoint, canonical, masked, model_view, request_points
 
 __all__ = ["Divergence", "StepPair", "compare_events", "compare_main", "render_comparison", "steps_of"]
 
@@ -217,8 +217,8 @@ def render_comparison(
 
 def compare_main(args: Any) -> int:
     """``python -m dsh_notebook compare A B [--json]``."""
-    from .inspect import resolve_target
-    from .persistence import load_log
+    from ..session.persistence import load_log
+    from ..session.inspect import resolve_target
 
     logs = [load_log(resolve_target(t)) for t in (args.a, args.b)]
     names = ("A", "B")

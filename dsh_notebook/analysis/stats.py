@@ -31,6 +31,7 @@ import gc
 from collections.abc import Iterable
 from typing import Any
 
+from ..session.catalog import Catalog, Price, context_window, default_catalog
 from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
@@ -47,7 +48,6 @@ from ..wire.events import (
     TurnStart,
     Usage,
 )
-from .catalog import Catalog, Price, context_window, default_catalog
 from .stats_model import (
     ModeDecisions,
     RequestStats,

@@ -1,4 +1,4 @@
-"""``show --stats``: the text table and the ``--json`` object of :mod:`dsh_notebook.session.stats`,
+"""``show --stats``: the text table and the ``--json`` object of :mod:`dsh_notebook.analysis.stats`,
 and the one-line summary (``%dsh`` cells, ``run``)."""
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def sent_lines(stats: SessionStats) -> list[str]:
 
 def stats_main(args: argparse.Namespace) -> int:
     """``show --stats ID_OR_PATH [--json] [--context-window N]``."""
-    from .inspect import inspect_log, resolve_target
+    from ..session.inspect import inspect_log, resolve_target
 
     report = inspect_log(resolve_target(args.target))
     for w in report.warnings:
