@@ -217,8 +217,8 @@ def render_comparison(
 
 def compare_main(args: Any) -> int:
     """``python -m dsh_notebook compare A B [--json]``."""
-    from ..session.persistence import load_log
     from ..session.inspect import resolve_target
+    from ..session.persistence import load_log
 
     logs = [load_log(resolve_target(t)) for t in (args.a, args.b)]
     names = ("A", "B")
