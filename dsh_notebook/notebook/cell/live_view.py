@@ -24,13 +24,10 @@ _LOOK_BACK = 16  # events between a failed attempt and its retry (a stream's own
 @dataclass
 class LiveTurnView(TurnView):
     def waited(self, model: ClientSessionModel) -> int | None:
-        a = model.attempt
-        if self.wait_every is None or a is None or a["chunks"] != 0 or a["outcome"] is not None:
-            self._waiting = None
+        since = self.waiting_since(model)
+        if since is None or self.wait_every is None or model.attempt is None:
             return None
-        if self._waiting is None or self._waiting[0] != a["attemptId"]:
-            self._waiting = (a["attemptId"], self.clock())
-        seconds = waiting_seconds(a, self._waiting[1], self.clock())
+        seconds = waiting_seconds(model.attempt, since, self.clock())
         return None if seconds is None else seconds // self.wait_every * self.wait_every
 
     def segments(self, model: ClientSessionModel) -> list[Segment]:

@@ -127,16 +127,24 @@ class TurnView:
     _waiting: tuple[str, float] | None = field(default=None, init=False, repr=False)  # (attempt, first seen)
     _wait_shown: int | None = field(default=None, init=False, repr=False)
 
-    def waited(self, model: ClientSessionModel) -> int | None:
-        """Whole seconds the live attempt has waited for its first chunk, in ``wait_every`` steps
-        (``None``: no attempt waiting, or not yet one step)."""
+    def waiting_since(self, model: ClientSessionModel) -> float | None:
+        """When (this view's clock) the live attempt began waiting for its first chunk; ``None``
+        when no attempt waits or the view shows no wait."""
         a = model.attempt
         if self.wait_every is None or a is None or a["chunks"] != 0 or a["outcome"] is not None:
             self._waiting = None
             return None
         if self._waiting is None or self._waiting[0] != a["attemptId"]:
             self._waiting = (a["attemptId"], self.clock())
-        steps = int(self.clock() - self._waiting[1]) // self.wait_every
+        return self._waiting[1]
+
+    def waited(self, model: ClientSessionModel) -> int | None:
+        """Whole seconds the live attempt has waited for its first chunk, in ``wait_every`` steps
+        (``None``: no attempt waiting, or not yet one step)."""
+        since = self.waiting_since(model)
+        if since is None or self.wait_every is None:
+            return None
+        steps = int(self.clock() - since) // self.wait_every
         return steps * self.wait_every if steps else None
 
     def add_note(self, text: str, cursor: int = 1 << 62) -> None:
