@@ -39,8 +39,9 @@ widget: $(STAMP)
 bytecode: $(STAMP)
 	$(PY) -m compileall -q dsh_notebook >/dev/null
 
-# js/src/wire.gen.ts: the TypeScript types of the wire, generated from `python -m dsh_notebook schema`
-# (committed; `make lint` fails when it differs from a fresh generation)
+# js/src/wire.gen.ts: the TypeScript types of the wire, generated from `python -m dsh_notebook schema`,
+# and js/src/glossary.gen.ts from dsh_notebook/glossary.py: the front end pulls from the Python
+# (committed; `make lint` fails when either differs from a fresh generation)
 types: $(STAMP)
 	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent gen:types
 

@@ -6,8 +6,9 @@
 What is read, and from where:
 
 - ``cli.md``: the argparse parsers of ``python -m dsh_notebook`` (``dsh_notebook.cli.build_parser``);
-- ``magics.md``: the ``%dsh`` flags and subcommands (``notebook/args.py`` ``FLAGS``,
-  ``notebook/usage.py`` ``SUBCOMMANDS``) and the ``DshMagics`` traitlets (``%config``);
+- ``magics.md``: the ``%dsh`` flags and subcommands, from the command registry shared with the CLI
+  (``cmdline/table.py``: ``line_flags()``, each command's ``dsh_lines``) and the ``DshMagics``
+  traitlets (``%config``);
 - ``env.md``: every ``DSH_*`` / ``OTEL_*`` name the package's code holds as a string, and the
   providers' key variables (the provider table's, ``providers.key_variables()``); the meanings are
   written in :data:`ENV` below (a key variable's from its provider row), and a name found in the code without one (or described but no longer in the code) stops
@@ -132,6 +133,18 @@ def string_constants(root: Path = PKG) -> dict[str, set[str]]:
     return found
 
 
+def ts_string_constants() -> dict[str, set[str]]:
+    """Every UPPER_SNAKE string literal of the front end's TypeScript (``js/src``, generated files
+    left out) → the files that hold it (paths from the repository root)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "js" / "src").rglob("*.ts")):
+        if path.name.endswith(".gen.ts"):
+            continue
+        for m in re.finditer(r"[\"'`]([A-Z][A-Z0-9_]+)[\"'`]", path.read_text(encoding="utf-8")):
+            found.setdefault(m.group(1), set()).add(path.relative_to(ROOT).as_posix())
+    return found
+
+
 # --- the CLI -------------------------------------------------------------------------------------
 
 
@@ -193,7 +206,8 @@ def cli_page() -> str:
 
     parser = build_parser()
     subs = _subparsers(parser)
-    lines = [HEAD.format(src="dsh_notebook/cli.py (build_parser)") + "# CLI reference: `python -m dsh_notebook`", "",
+    lines = [HEAD.format(src="cmdline/table.py (the command registry) through dsh_notebook/cli.py (build_parser)")
+             + "# CLI reference: `python -m dsh_notebook`", "",
              "Every command of the headless CLI (also installed as `dsh`), read from its argparse parsers. "
              "A bad flag or value is `[BAD_ARGS]` with the usage, exit 2; any other coded error exits 2 "
              "with `error: [CODE] message`. Commands that take `ID_OR_PATH` accept a log's path, a "
@@ -209,21 +223,22 @@ def cli_page() -> str:
 
 
 def magics_page() -> str:
-    from dsh_notebook.notebook.args import FLAGS
-    from dsh_notebook.notebook.magics import DshMagics
-    from dsh_notebook.notebook.usage import SUBCOMMANDS
+    from dsh_notebook.cmdline.help import subcommand_lines
+    from dsh_notebook.cmdline.table import line_flags
+    from dsh_notebook.notebook.magic.magics import DshMagics
 
-    lines = [HEAD.format(src="notebook/args.py (FLAGS), notebook/usage.py (SUBCOMMANDS), notebook/magics.py "
+    lines = [HEAD.format(src="cmdline/table.py (the command registry: line_flags, dsh_lines), notebook/magic/magics.py "
                              "(DshMagics)") + "# `%dsh` reference", "",
              "`%dsh [FLAGS] PROMPT` sends one prompt; `%%dsh [FLAGS]` sends the cell's body. Flags come "
-             "before the prompt; `--` ends them. `%dsh --help` prints all of this with examples. How to "
-             "use them: [the notebook guide](../guides/notebook.md).", "", "## Flags", ""]
-    rows = [(code(f.name) + (f" {code(f.metavar)}" if f.metavar else ""), f.help,
-             ", ".join(code(c) for c in f.choices)) for f in FLAGS]
+             "before the prompt; `--` ends them. `%dsh --help` prints all of this with examples, `%dsh COMMAND "
+             "--help` one subcommand. How to use them: [the notebook guide](../guides/notebook.md).", "",
+             "## Flags", ""]
+    rows = [(code(f.name) + (f" {code(f.metavar)}" if f.metavar else ""), f.help_on("dsh"),
+             ", ".join(code(c) for c in f.choices)) for f in line_flags()]
     lines += [table(("flag", "meaning", "values"), rows), "## Subcommands", "",
               "A subcommand is the whole line (`%dsh show --inspect`); a line that only starts with one of "
               "these words and goes on in prose is a prompt (`%dsh show me the code`).", ""]
-    lines += [table(("line", "what it does"), [(code(f"%dsh {u}"), t) for u, t in SUBCOMMANDS]),
+    lines += [table(("line", "what it does"), [(code(f"%dsh {u}"), t) for u, t in subcommand_lines()]),
               "## Settings: `%config DshMagics.NAME = VALUE`", "",
               "The magics' traitlets, for the sessions a kernel starts from then on.", ""]
     settings: list[tuple[str, str, str, str]] = []
@@ -390,7 +405,7 @@ def events_page() -> str:
     from dsh_notebook.wire.events import SURFACE_TYPES, AnyEvent, EventBase
 
     events = list(AnyEvent.__args__)  # type: ignore[attr-defined]
-    lines = [HEAD.format(src="dsh_notebook/wire/events.py (AnyEvent) and EVENT_NOTES in docs/gen.py")
+    lines = [HEAD.format(src="dsh_notebook/wire/events.py (AnyEvent), dsh_notebook/wire/stages.py and EVENT_NOTES in docs/gen.py")
              + "# Session events", "",
              "Every line of a session log after its header is one of these events (the discriminated "
              "union `AnyEvent`, `$defs/LogLine` in `python -m dsh_notebook schema`). Every event has "
@@ -416,6 +431,15 @@ def events_page() -> str:
               "carry `role` and `content` blocks).", ""]
     shapes = [(code(m.__name__), fields_line(m), first_paragraph(m.__doc__)) for m in _shapes(events)]
     lines += [table(("shape", "fields", "meaning"), shapes)]
+    from dsh_notebook.wire.stages import STAGES
+
+    lines += ["## The six stages", "",
+              "Seed 000's stages of one tool call, from `dsh_notebook/wire/stages.py` (the schema's "
+              "`x-stages`, the front end's `STAGE_TABLE`): what the widgets' diagram draws, where the "
+              "agent debugger pauses (`--break`, `session/debug`), who is responsible, and what a paused "
+              "run may edit ([the six stages](../concepts/six-stages.md), [the debugger](../guides/debugger.md)).", "",
+              table(("stage", "title", "the debugger pauses", "roles", "edit"),
+                    [(code(s.key), s.title, s.pause, ", ".join(s.roles), code(s.edit) if s.edit else "—") for s in STAGES])]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -445,11 +469,12 @@ def codes_page() -> str:
              "`ErrorCode` in `js/src/wire.gen.ts`). A coded error prints as `[CODE] message` (the CLI: "
              "`error: [CODE] …`, exit 2; a cell: one red line `dsh [CODE] …`); a tool's error is its "
              "`tool/result`'s `error.code`; a turn's is its `turn/end` reason's `error.code`. A new code "
-             "goes into `dsh_notebook/wire/codes.py` first. *Named in* lists the modules whose code holds "
+             "goes into `dsh_notebook/wire/codes.py` first. *Named in* lists the modules (and the front end's files) whose code holds "
              "the code's name (where to look for what raises it).", ""]
+    front_end = ts_string_constants()
     rows = []
     for name in sorted(ERROR_CODES):
-        where = sorted(m for m in constants.get(name, ()) if m != "wire/codes.py")
+        where = sorted(m for m in constants.get(name, ()) if m != "wire/codes.py") + sorted(front_end.get(name, ()))
         rows.append((code(name), ", ".join(code(m) for m in where) or "—"))
     lines += [table(("code", "named in"), rows)]
     return "\n".join(lines).rstrip() + "\n"

@@ -51,7 +51,7 @@ def _load(name: str) -> Any:
 
         return getattr(widgets, name)
     if name == "CompareWidget":
-        from .notebook.compare_widget import CompareWidget
+        from .notebook.widgets.compare import CompareWidget
 
         return CompareWidget
     if name == "PolicyCall":
@@ -80,7 +80,7 @@ def __dir__() -> list[str]:
 def load_ipython_extension(ipython: Any) -> None:
     """Register the ``%dsh`` magics (called by ``%load_ext dsh_notebook``)."""
     from .external.comm import register
-    from .notebook.magics import load_ipython_extension as _load
+    from .notebook.magic.magics import load_ipython_extension as _load
 
     _load(ipython)
     register(ipython)  # external agents reach the notebook's session through the kernel (issue 41)
@@ -88,7 +88,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     from .external.comm import unregister
-    from .notebook.magics import unload_ipython_extension as _unload
+    from .notebook.magic.magics import unload_ipython_extension as _unload
 
     unregister(ipython)
 

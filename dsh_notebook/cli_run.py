@@ -3,7 +3,7 @@
 Create (or resume with ``--session``) a session, open ``session/follow``, submit the prompt
 (``session/prompt`` → ``{"accepted": true}``), follow to the end of the turn that ran it, then
 print the final answer and ``session: <id> log: <path>`` on stdout. Progress (streamed text,
-tool phases: the notebook's :class:`~dsh_notebook.notebook.render.TurnView` on a stream sink, read
+tool phases: the notebook's :class:`~dsh_notebook.notebook.cell.render.TurnView` on a stream sink, read
 from the follow's client model) goes to stderr unless ``--quiet``. At a terminal (stdout and stderr
 both TTYs) the streamed answer is not printed a second time on stdout; piped or redirected, stdout
 always carries it. ``--json`` prints one object instead (``sessionId``, ``logPath``, ``turn``,
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import uuid
@@ -29,14 +30,14 @@ from typing import Any, TextIO, cast
 from .cli_tty import PrintableStream, TtyApprovals, printable, terminate_as_interrupt
 from .client.dsh_client import DshClient
 from .client.follow import TurnOutcome
-from .config import parse_max_steps, parse_max_time, settings_from_env
+from .cmdline.options import BreakPlan, break_plan, session_options
+from .config import settings_from_env
 from .errors import UserError
 from .host.host import Host
 from .host.waiting import WaitingTicker
-from .models.request_options import request_flags
-from .notebook.live_view import LiveTurnView
-from .notebook.render import TurnView
-from .notebook.sinks import TerminalSink
+from .notebook.cell.live_view import LiveTurnView
+from .notebook.cell.render import TurnView
+from .notebook.cell.sinks import TerminalSink
 
 
 def run_main(args: argparse.Namespace) -> int:
@@ -52,28 +53,13 @@ def run_main(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, signals: list[int]) -> int:
     settings = settings_from_env().with_overrides(model=args.model, base_url=args.base_url)
-    steps, seconds = getattr(args, "max_steps", None), getattr(args, "max_time", None)
-    parse_max_steps(steps, "--max-steps")  # a coded error naming the flag, before anything starts
-    parse_max_time(seconds, "--max-time")
-    flags = request_flags(args)
-    if getattr(args, "break_when", None) is not None:
-        from .agent.breakwhen import parse_when
-
-        parse_when(args.break_when)  # BAD_BREAK_WHEN before a session (and a demo copy) is made
-    if getattr(args, "run_to", None) is not None:
-        from .agent.runto import parse_run_to
-
-        parse_run_to(args.run_to)  # BAD_RUN_TO before a session is made
+    # every flag checked as %dsh checks it, a coded error naming the flag, before a session (and a
+    # demo copy) is made: budgets, rules, the mode (BYPASS_NOT_ARMED), request options, the debugger's
+    options: dict[str, Any] = session_options(args)
+    plan = break_plan(args)
     prompt = " ".join(args.prompt)
     if not prompt.strip():  # refused before a session (and a demo copy) is made for nothing
         raise UserError("the prompt is empty: give some text", code="EMPTY_CONTENT")
-    mode = getattr(args, "mode", None)
-    if mode is not None:
-        from .tools.modes import check_mode
-
-        check_mode(mode)  # BYPASS_NOT_ARMED before a session (and a demo copy) is made
-    options: dict[str, Any] = {"max_steps": steps, "max_time": seconds, "rules": getattr(args, "rules", None),
-                               "mode": mode, **flags}
     cwd = args.cwd
     if getattr(args, "demo", False):
         if args.cwd or args.session:
@@ -104,7 +90,7 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
         sid = session_id
         approvals = TtyApprovals(handle, lambda call_id, decision, **plan: client.approve(sid, call_id, decision, **plan),
                                  sys.stderr)
-        debugger = _debugger(args, client, sid, handle, view)
+        debugger = _debugger(plan, args.run_to, client, sid, handle, view)
 
         # "waiting for the model · 3 s" from the first second: in place on a terminal, else a line at
         # the first second and every 10 s (after any half-written line of the turn's text)
@@ -147,30 +133,22 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
     return _report(args, outcome, session_id, log_path, streamed=view.sink is not None)
 
 
-def _debugger(args: argparse.Namespace, client: DshClient, sid: str, handle: Any, view: TurnView) -> Any:
-    """``--break STAGES [--break-tools NAMES] [--break-when EXPR] [--run-to 'N cK']``: the pdb-like debugger of the
-    notebook on the terminal (c/s/r/p/e/q); without a terminal each pause is continued."""
+def _debugger(plan: BreakPlan, run_to: str | None, client: DshClient, sid: str, handle: Any, view: TurnView) -> Any:
+    """``--break STAGES [--break-tools NAMES] [--break-when EXPR] [--run-to 'N cK']`` (checked by
+    :func:`~dsh_notebook.cmdline.options.break_plan`): the pdb-like debugger of the notebook on the
+    terminal (c/s/r/p/e/q); without a terminal each pause is continued."""
     from .cli_tty import _Terminal
-    from .notebook.debug_console import DebugConsole, parse_stages
+    from .notebook.cell.debug_console import DebugConsole
 
-    stages = parse_stages(getattr(args, "breakpoints", None))
-    tools = (getattr(args, "break_tools", None) or "").replace(",", " ").split() or None
-    when = getattr(args, "break_when", None)
-    run_to = getattr(args, "run_to", None)
-    if not stages:
-        if tools or when is not None:
-            raise UserError("--break-tools / --break-when need --break STAGES (e.g. --break 03)", code="BAD_FLAG")
-        if run_to is None:
-            return None
-    if stages:
-        client.debug(sid, "break", stages=stages, tools=tools, when=when)
+    if not plan:
+        return None
+    if plan.stages:
+        client.debug(sid, "break", stages=plan.stages, tools=plan.tools, when=plan.when)
     console = DebugConsole(client, sid, handle.model, handle.cond)
-    if run_to is not None:
-        from .agent.runto import parse_run_to
-
-        stage, call = parse_run_to(run_to)
+    if plan.run_to is not None:
+        stage, call = plan.run_to
         client.debug(sid, "run-to", stage=stage, call=call)
-        console.asked(run_to)
+        console.asked(run_to or f"{stage} {call}")
     terminal: list[_Terminal] = []
 
     def ask(question: str) -> str:
@@ -202,9 +180,18 @@ class _Served:
 
 
 def answer_on_stdout(streamed: bool) -> bool:
-    """Whether stdout carries the final answer: always unless a person already read it — stdout a
-    terminal and the stream shown on a terminal stderr (it would be printed twice)."""
-    return not (streamed and _tty(sys.stdout) and _tty(sys.stderr))
+    """Whether stdout carries the final answer: always unless the stream already put it there —
+    stdout a terminal and the stream shown on a terminal stderr, or both the same open file or pipe
+    (``2>&1``): it would be printed twice."""
+    return not (streamed and ((_tty(sys.stdout) and _tty(sys.stderr)) or _same_file(sys.stdout, sys.stderr)))
+
+
+def _same_file(a: object, b: object) -> bool:
+    try:
+        sa, sb = os.fstat(a.fileno()), os.fstat(b.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 def _tty(stream: object) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from .errors import UserError, register_secret
+from .errors import ErrorCode, UserError, register_secret
 from .errors import register_secret as _register
 from .providers import by_prefix, key_variables, known_prefixes, own_base_url
 
@@ -259,7 +259,7 @@ def model_timeouts(settings: Settings, base_url: str | None) -> tuple[float, flo
     return first, idle
 
 
-def positive_int(raw: object, name: str, *, what: str = "a positive whole number", code: str = "BAD_CONFIG",
+def positive_int(raw: object, name: str, *, what: str = "a positive whole number", code: ErrorCode = "BAD_CONFIG",
                  most: int = MAX_COUNT) -> int:
     """``raw`` (an int or its text) as a whole number in ``1..most``, else a coded ``UserError``:
     "``name`` must be ``what``, not ``raw``". The one parser of the positive counts read from

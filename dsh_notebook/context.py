@@ -23,7 +23,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
+
+from pydantic import JsonValue
 
 from .errors import UserError
 
@@ -111,9 +113,9 @@ class HarnessContext:
             ctx = ctx.parent
         raise UserError(f"no service named {name!r} in context {self.name!r}", code="UNKNOWN_SERVICE")
 
-    def services(self) -> dict[str, Any]:
+    def services(self) -> dict[str, object]:
         """Every service visible from here, nearer ones shadowing farther ones."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for ctx in self._chain():
             out.update({k: s.value for k, s in ctx._services.items()})
         return out
@@ -183,7 +185,7 @@ class HarnessContext:
             self.parent.children.remove(self)
         self._bump()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JsonValue]:
         """Services (with owner and state) and contributions of this context and its children."""
         return {
             "name": self.name,
@@ -218,6 +220,22 @@ class HarnessContext:
 
 
 # --- what one Agent sees (seed 001 object 3) -------------------------------------------------
+
+
+ContributionView = TypedDict("ContributionView", {"name": str, "order": int, "from": str})
+HookView = TypedDict("HookView", {"hook": str, "from": str})
+
+
+class ScopeView(TypedDict):
+    """``Scope.describe()``: the context, its services, and every contribution by kind."""
+
+    context: str
+    services: list[str]
+    sections: list[ContributionView]
+    contexts: list[ContributionView]
+    tools: list[ContributionView]
+    variables: list[ContributionView]
+    hooks: list[HookView]
 
 
 class Scope:
@@ -279,18 +297,21 @@ class Scope:
                 value = out
         return value
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ScopeView:
         by_kind = self._refresh()
+
+        def named(kind: str) -> list[ContributionView]:
+            return [{"name": c.name, "order": c.order, "from": c.owner} for c in by_kind.get(kind, [])]
+
         return {
             "context": self.ctx.name,
             "services": sorted(self.ctx.services()),
-            **{
-                f"{kind}s": [{"name": c.name, "order": c.order, "from": c.owner} for c in by_kind.get(kind, [])]
-                for kind in ("section", "context", "tool", "variable")
-            },
+            "sections": named("section"),
+            "contexts": named("context"),
+            "tools": named("tool"),
+            "variables": named("variable"),
             "hooks": [{"hook": c.name, "from": c.owner} for c in by_kind["hook"]],
         }
-
 
 __all__ = ["Scope"]
 

@@ -36,9 +36,9 @@ __all__ = [
 class DshError(Exception):
     """Base of every dsh_notebook error: a stable ``code`` plus a readable message."""
 
-    code: str = "DSH_ERROR"
+    code: ErrorCode = "DSH_ERROR"
 
-    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+    def __init__(self, message: str, *, code: ErrorCode | None = None, **details: Any) -> None:
         super().__init__(redact(message))
         if code is not None:
             self.code = code
@@ -58,43 +58,43 @@ class DshError(Exception):
 class UserError(DshError):
     """The caller misused an API, a flag or the configuration."""
 
-    code = "USER_ERROR"
+    code: ErrorCode = "USER_ERROR"
 
 
 class SessionError(DshError):
     """The Session refused an append or a restore."""
 
-    code = "SESSION_ERROR"
+    code: ErrorCode = "SESSION_ERROR"
 
 
 class ProvenanceError(SessionError):
     """``sourceEventSeqs`` broke a provenance rule."""
 
-    code = "BAD_PROVENANCE"
+    code: ErrorCode = "BAD_PROVENANCE"
 
 
 class LogFormatError(SessionError):
     """A session log cannot be read: unknown version, corrupt line, missing header."""
 
-    code = "LOG_FORMAT"
+    code: ErrorCode = "LOG_FORMAT"
 
 
 class LogWriteError(SessionError):
     """A session log could not be written or fsynced; the events stay in memory (pending)."""
 
-    code = "LOG_WRITE_FAILED"
+    code: ErrorCode = "LOG_WRITE_FAILED"
 
 
 class ModelError(DshError):
     """A model provider failed. ``retryable`` tells the Step whether another attempt may help."""
 
-    code = "MODEL_ERROR"
+    code: ErrorCode = "MODEL_ERROR"
 
     def __init__(
         self,
         message: str,
         *,
-        code: str | None = None,
+        code: ErrorCode | None = None,
         retryable: bool = False,
         status: int | None = None,
         retry_after_ms: int | None = None,
@@ -116,16 +116,16 @@ class ModelError(DshError):
 class ToolError(DshError):
     """An error inside the tool pipeline; the scheduler turns it into a tool result."""
 
-    code = "TOOL_ERROR"
+    code: ErrorCode = "TOOL_ERROR"
 
 
 class HostError(DshError):
     """The host path refused a call: bad envelope, unknown method, bad args, unknown session."""
 
-    code = "HOST_ERROR"
+    code: ErrorCode = "HOST_ERROR"
 
 
 class RunCancelled(DshError):
     """A run was cancelled (user stop, kernel interrupt, shutdown)."""
 
-    code = "CANCELLED"
+    code: ErrorCode = "CANCELLED"

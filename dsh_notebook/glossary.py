@@ -1,10 +1,12 @@
 """The glossary: every word of the seeds a learner meets in the widgets and the notebooks.
 
-One source. The widgets' "Glossary" popover reads ``js/src/glossary.gen.ts`` and the notebooks
-link ``notebooks/glossary.md``; both are generated from :data:`TERMS` by
+One source. The notebooks link ``notebooks/glossary.md`` and the widgets' "Glossary" popover
+reads the TypeScript of the same :data:`TERMS`; both are generated from here:
 
-    python -m dsh_notebook.glossary          # rewrite both files
-    python -m dsh_notebook.glossary --check  # exit 1 if either is out of date (the tests run it)
+    python -m dsh_notebook.glossary               # rewrite the glossary page
+    python -m dsh_notebook.glossary --check       # exit 1 if it is out of date (the tests run it)
+    python -m dsh_notebook.glossary --typescript  # print the TypeScript: `make types` writes it
+                                                  # into the front end, which pulls it from here
 
 Each :class:`Term` has the word as the UI writes it, the other spellings it appears under
 (``aliases``: a Python name and its TypeScript twin, a plural), its :data:`Topic`, and a
@@ -208,7 +210,6 @@ def by_name() -> dict[str, Term]:
 
 
 ROOT = Path(__file__).resolve().parent.parent
-TS_FILE = ROOT / "js" / "src" / "glossary.gen.ts"
 MD_FILE = ROOT / "notebooks" / "glossary.md"
 
 
@@ -236,7 +237,10 @@ def to_markdown() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    wanted = {TS_FILE: to_typescript(), MD_FILE: to_markdown()}
+    if "--typescript" in argv:
+        sys.stdout.write(to_typescript())
+        return 0
+    wanted = {MD_FILE: to_markdown()}
     if "--check" in argv:
         stale = [str(p) for p, text in wanted.items() if not p.exists() or p.read_text() != text]
         for p in stale:

@@ -139,7 +139,7 @@ def from_props(body: Any, model: str = "") -> int | None:
     return positive(body.get("n_ctx"))
 
 
-def _entry(body: Any, model: str) -> dict[str, Any] | None:
+def _entry(body: Any, model: str) -> dict[str, object] | None:
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
         return None

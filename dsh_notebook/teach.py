@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
+
+from pydantic import JsonValue
 
 from .session.history import MessageHistory
 from .session.inspect import describe_event
@@ -85,7 +87,7 @@ def show(obj: Any, *, cut: int = 160, max_lines: int = 60, omit: Sequence[str] =
     print("\n".join(lines))
 
 
-def load_events(path: str | Path) -> tuple[dict[str, Any], list[AnyEvent]]:
+def load_events(path: str | Path) -> tuple[dict[str, JsonValue], list[AnyEvent]]:
     """The header and the typed events of a saved log (``load_log``)."""
     loaded = load_log(path)
     return dump(loaded.header), list(loaded.events)
@@ -201,10 +203,10 @@ def history_at(events: Sequence[AnyEvent], seq: int, *, session_id: str = "s_his
     return Session.restore(session_id, list(events[: seq + 1]), mark_seed=False).derive_messages()
 
 
-def provenance(events: Sequence[AnyEvent], call_id: str) -> dict[str, Any]:
+def provenance(events: Sequence[AnyEvent], call_id: str) -> dict[str, JsonValue]:
     """Where one call id appears: the assistant message that asked, its ``tool/call``, its
     ``tool/result`` and the seqs that result cites (``sourceEventSeqs``)."""
-    out: dict[str, Any] = {"callId": call_id}
+    out: dict[str, JsonValue] = {"callId": call_id}
     for ev in events:
         if isinstance(ev, AssistantMessageEvent) and any(c.id == call_id for c in ev.message.tool_calls):
             out.setdefault("assistant/message", ev.seq)
@@ -212,12 +214,32 @@ def provenance(events: Sequence[AnyEvent], call_id: str) -> dict[str, Any]:
             out.setdefault("tool/call", ev.seq)
         elif isinstance(ev, ToolResult) and ev.message.tool_call_id == call_id:
             out.setdefault("tool/result", ev.seq)
-            out.setdefault("sourceEventSeqs", list(ev.source_event_seqs or ()))
+            out.setdefault("sourceEventSeqs", [*(ev.source_event_seqs or ())])
             out.setdefault("isError", ev.message.is_error)
     return out
 
 
-def request_diff(events: Sequence[AnyEvent], before: int, after: int) -> dict[str, Any]:
+class RequestSide(TypedDict):
+    seq: int
+    step: int | None
+    messageSeqs: list[int]
+
+
+class AddedMessage(TypedDict):
+    seq: int
+    type: str
+
+
+class RequestDiff(TypedDict):
+    """``request_diff``: the two requests' message seqs, what the later one adds and drops."""
+
+    before: RequestSide
+    after: RequestSide
+    added: list[AddedMessage]
+    dropped: list[int]
+
+
+def request_diff(events: Sequence[AnyEvent], before: int, after: int) -> RequestDiff:
     """Compare the messages of two ``request/frozen`` events (by seq): the surface seqs each
     carried, those the later one adds and those it no longer carries."""
     a = resolve_message_seqs(events, before)

@@ -25,15 +25,23 @@ RANKS: tuple[tuple[str, ...], ...] = (
     # the bundled demo workspace (and what a copy of it is allowed), the provider table
     ("wire", "errors", "redaction", "glossary", "config", "demo", "providers"),
     ("session",),  # the event log: writer, store, folds over events
+    ("analysis",),  # what a session did, took and cost (stats), and how two sessions compare
     ("checkpoint",),  # workspace snapshots per turn, rewind (reads and forks session logs)
     ("models",),  # model adapters (replay reads session logs) and the price catalog's users
     ("context", "scope"),  # the harness context's hooks and the scoped namespace
     ("tools",),  # tools, their runtime, approval rules, the sandbox, MCP
     ("agent", "doctor"),  # the loop; the doctor checks what tools need
+    ("cmdline",),  # the command registry: every command and flag of the CLI and %dsh, their parsers, help, completion
     ("observe",),  # observers the host attaches to live sessions; exports of saved ones
     ("host",),  # sessions served over the wire (stdio, comm)
     ("client",),  # the Python side that talks to a host
-    ("notebook",),  # %dsh magics, widgets, notebook tools
+    # the notebook, floor by floor: the notebook as the agent's context (cells, variables, the main
+    # thread, the python and notebook tools); one turn in a cell (rendering, sinks, TurnResult,
+    # approvals, the debugger console, the one-line error); the widgets; the %dsh magic on top
+    ("notebook", "notebook/context"),
+    ("notebook/cell",),
+    ("notebook/widgets",),
+    ("notebook/magic",),
     ("external",),  # external agents over MCP: the Jupyter Server extension, the kernel's comm, mcp-bridge
     ("__init__",),  # the public face: lazy re-exports of the client, the widgets, the policy hook
     ("kernel",),  # the agent kernel (ipykernel) over the magics; the walkthrough runner
@@ -52,8 +60,12 @@ FILE_CIRCLES: dict[frozenset[str], str] = {}
 
 
 def unit_of(rel_path: str) -> str:
-    first = rel_path.split("/")[0]
-    return first.removesuffix(".py")
+    """The unit a file belongs to: its top-level package or module; inside ``notebook/``, its
+    sub-package (``notebook/magic``), so the notebook's own floors are pinned too."""
+    parts = rel_path.split("/")
+    if parts[0] == "notebook" and len(parts) > 2:
+        return "/".join(parts[:2])
+    return parts[0].removesuffix(".py")
 
 
 def resolve(name: str) -> str | None:
@@ -188,9 +200,9 @@ def test_no_import_circle_in_the_widget_code() -> None:
 def test_the_checker_sees_an_upward_import_inside_a_function_and_under_type_checking(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..client import model\n"
-                     "def f():\n    from ..notebook import magics\n")
+                     "def f():\n    from ..notebook.magic import magics\n")
     names = {resolve(n) for _, n in imported(probe, ["dsh_notebook", "session"])} - {None}
-    assert names == {"client/model.py", "notebook/magics.py"}
+    assert names == {"client/model.py", "notebook/magic/magics.py"}
     ranks = rank_of()
     assert all(ranks[unit_of(n)] > ranks["session"] for n in names if n)
 

@@ -112,7 +112,7 @@ def test_the_cli_refuses_an_abbreviated_flag_before_anything_runs(argv: list[str
 
 
 def test_the_dsh_line_takes_exact_flag_names_only() -> None:
-    from dsh_notebook.notebook.args import parse_line
+    from dsh_notebook.cmdline.dsh_line import parse_line
 
     assert parse_line("--mode plan hello").mode == "plan"
     for line in ("--mod plan hello", "--mode-x plan hi", "--appr auto hi", "--max-s 3 hi"):

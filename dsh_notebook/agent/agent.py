@@ -20,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Literal, TypedDict
 
-from ..context import HarnessContext
+from pydantic import JsonValue
+
+from ..context import HarnessContext, ScopeView
 from ..models.base import ModelAdapter
 from ..session.session import Session
 from ..tools.base import ApprovalMode, Approver, AutoApprover
@@ -46,13 +48,30 @@ from .guards import Budgets, StuckGuard
 from .hooks import PreStep, ToolHookBridge
 from .inbox import Inbox
 from .model_step import route_for_config
-from .projections import RuntimeContextProjection, SystemPromptProjection
+from .projections import RuntimeContextProjection, SystemOp, SystemPromptProjection
 from .prompt import PromptAssembly
 from .request import RequestBuilder
 from .steps import AgentParts, TurnHook
 from .toolset import Toolset
 
 log = logging.getLogger(__name__)
+
+
+class AgentView(TypedDict):
+    """``Agent.describe()``: status, turn/step, inbox, scope, the last request."""
+
+    session: str
+    model: str
+    status: AgentStatus
+    turn: int | None
+    step: int | None
+    inbox: list[dict[str, JsonValue]]
+    scope: ScopeView
+    tools: list[str]
+    systemPromptOp: SystemOp | None
+    lastRequestSeq: int | None
+    contextWindow: int | None
+    windowSource: Literal["flag", "server", "catalog"] | None
 
 
 class Agent(AgentDriver):
@@ -180,7 +199,7 @@ class Agent(AgentDriver):
                 log.exception("closing the %s adapter failed", adapter.provider)
         self.context.dispose()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> AgentView:
         """What a learner sees of the agent: status, turn/step, inbox, scope, last request."""
         frozen = self.requests.last_frozen
         return {
@@ -198,12 +217,15 @@ class Agent(AgentDriver):
             "windowSource": frozen.window_source if frozen else None,
         }
 
-    def set_status(self, status: AgentStatus) -> None:
-        changed = status != self.status
+    def set_status(self, status: AgentStatus, *, announce: bool = True) -> None:
+        """Take ``status``; say so (a frame, the listeners if changed) unless ``announce=False``."""
         self.status = status
+        if not announce:  # said by a later call (a turn's end: once it is written)
+            return
+        told, self._told = self._told, status
         if self.frames is not None:
             self.emit(FollowStatus.model_construct(status=status, turn=self.current_turn, step=self.current_step))
-        if changed:
+        if status != told:
             for fn in list(self._status_fns):
                 try:
                     fn(status)
@@ -221,6 +243,8 @@ class Agent(AgentDriver):
     def resnapshot(self, decision: PreStep, *, entered: bool, turn: int) -> PreStep:
         """After a compaction shadowed the runtime-context snapshot, send it again: before the
         step's entered messages, or (when they were already committed) appended now."""
+        if decision.assembly.contexts_in_system:
+            return decision  # the compact prompt: the runtime context is in the system prompt
         snapshot = self.runtime_context.project(decision.assembly.rendered_contexts())
         if snapshot is None or (decision.snapshot is not None and decision.snapshot.content == snapshot.content
                                 and not entered):

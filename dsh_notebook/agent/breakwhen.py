@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import DshError
+from ..errors import DshError, ErrorCode
 from ..wire.events import AssistantMessageEvent
 from ..wire.pause import PausePayload, ResultPayload
 
@@ -42,7 +42,7 @@ Op = Literal["==", "!=", "~", "!~"]
 class BreakWhenError(DshError):
     """A ``--break-when`` expression that cannot be read."""
 
-    code = "BAD_BREAK_WHEN"
+    code: ErrorCode = "BAD_BREAK_WHEN"
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ def _eval(node: Node, call: Call) -> bool:
 
 def calls_of(stage: str, payload: PausePayload, name: str | None, value: Any, tools: tuple[str, ...],
              known: Mapping[str, str]) -> list[Call]:
-    """The calls a checkpoint concerns: one call at 02–04, the message's calls at 01, the
+    """The calls a pause point concerns: one call at 02–04, the message's calls at 01, the
     batch's names at 05/06 (``known``: the arguments seen per call id, for stage 04)."""
     if stage in ("02", "03") and name is not None:
         return [Call(name, value if isinstance(value, str) else None)]

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+
+from pydantic import JsonValue
 
 
 @dataclass
@@ -33,7 +34,7 @@ class AgentConfig:
     max_retries: int = 3
     retry_base_ms: int = 500
     retry_cap_ms: int = 30_000
-    request_options: dict[str, Any] = field(default_factory=dict)
+    request_options: dict[str, JsonValue] = field(default_factory=dict)
     max_parallel: int = 10
     max_steps: int | None = None
     max_time: float | None = None

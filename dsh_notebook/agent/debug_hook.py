@@ -1,6 +1,6 @@
 """The agent debugger on the driver's hook points: stages 05 (derived), 06 (frozen), 01 (settled).
 
-Stages 02–04 belong to the tool batch (:mod:`dsh_notebook.tools.scheduler`, ``checkpoints``).
+Stages 02–04 belong to the tool batch (:mod:`dsh_notebook.tools.scheduler`, ``pause_points``).
 An edit of the request at 06 changes what is sent, and the answer cites the edit; an edit of a
 call's arguments (02/03) replaces the assistant message in the surface by a copy with the edited
 arguments, citing what it shadows and the edits (:func:`arguments_edited`).
@@ -37,9 +37,9 @@ class DebuggerHook(TurnHook):
     async def derived(self, run: TurnRun, derived: DerivedRequest) -> None:
         agent = run.agent
         dbg, tools = agent.debugger, agent.batch_tools
-        if dbg.active:  # the checkpoint decides (a breakpoint, a step, or the run-to target)
+        if dbg.active:  # the pause point decides (a breakpoint, a step, or the run-to target)
             history = derived.history
-            await dbg.checkpoint("05", tools=tools, payload=HistoryPayload(
+            await dbg.pause_point("05", tools=tools, payload=HistoryPayload(
                 message_seqs=tuple(history.seqs), messages=tuple(history)))
 
     async def frozen(self, run: TurnRun, request: ModelRequest) -> tuple[ModelRequest, tuple[int, ...]]:
@@ -47,7 +47,7 @@ class DebuggerHook(TurnHook):
         dbg, tools, frozen = agent.debugger, agent.batch_tools, agent.requests.last_frozen
         if not dbg.active or frozen is None:
             return request, ()
-        pause = await dbg.checkpoint(
+        pause = await dbg.pause_point(
             "06", tools=tools, seq=frozen.seq, value=list(request.messages), cite=(frozen.seq,),
             payload=RequestPayload(seq=frozen.seq, provider=request.provider, model=request.model,
                                    messages=tuple(request.messages), tools=tuple(t.name for t in request.tools)),
@@ -63,7 +63,7 @@ class DebuggerHook(TurnHook):
         if not agent.debugger.active:
             return
         try:
-            await agent.debugger.checkpoint("01", tools=agent.batch_tools, seq=event.seq, payload=event)
+            await agent.debugger.pause_point("01", tools=agent.batch_tools, seq=event.seq, payload=event)
         except asyncio.CancelledError:
             if event.message.tool_calls:
                 await ToolBatch(agent.session, event.message.tool_calls, turn=run.turn, step=run.step,

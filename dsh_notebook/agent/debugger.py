@@ -1,11 +1,11 @@
 """The agent debugger: pause a live run at any of the six stages, step, edit, go on.
 
-A :class:`Debugger` belongs to one Agent. The loop calls :meth:`Debugger.checkpoint` at each
+A :class:`Debugger` belongs to one Agent. The loop calls :meth:`Debugger.pause_point` at each
 stage of seed 000 (``01`` assistant message settled · ``02`` ``tool/call`` logged · ``03``
 before the tool runs · ``04`` before ``tool/result`` is committed · ``05`` the next step's
 messages derived · ``06`` before the frozen request goes to ``adapter.stream()``). When the stage
 has a breakpoint (optionally only for given tool names) or the person asked to ``step``, the
-checkpoint emits a ``paused`` item and waits; nothing of this run advances, every other session
+pause point emits a ``paused`` item and waits; nothing of this run advances, every other session
 on the host goes on (it is an ``await`` on the host loop), and a cancel still works (the wait is
 cancelled with the turn, every call is answered as usual).
 
@@ -32,9 +32,9 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypedDict, cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import JsonValue, TypeAdapter, ValidationError
 
 from ..errors import HostError
 from ..redaction import redact_data, redact_json_text
@@ -44,18 +44,27 @@ from ..wire.events import AssistantMessageEvent, DebugEdit, DebugStage, EditTarg
 from ..wire.follow import ResumedItem
 from ..wire.messages import AnyMessage
 from ..wire.pause import PausedItem, PausePayload, paused_item
+from ..wire.stages import EDITABLE, STAGE_KEYS, edit_places
 from .breakwhen import BreakWhenError, Call, Node, calls_of, holds, parse_when
 from .runto import RunTo, RunToTarget, check_target
 
-__all__ = ["EDITABLE", "STAGES", "Debugger", "Pause"]
-
-STAGES: tuple[DebugStage, ...] = ("01", "02", "03", "04", "05", "06")
-EDITABLE: dict[DebugStage, EditTarget] = {"02": "arguments", "03": "arguments", "04": "result", "06": "request"}
+__all__ = ["Debugger", "DebuggerView", "Pause"]
 _MESSAGES: TypeAdapter[list[AnyMessage]] = TypeAdapter(list[AnyMessage])
 
 
 def _bad(message: str) -> HostError:
     return HostError(message, code="BAD_EDIT")
+
+
+class DebuggerView(TypedDict):
+    """``Debugger.describe()``: the breakpoints, the run-to target and the pause, as JSON data."""
+
+    stages: list[DebugStage]
+    tools: list[str] | None
+    when: str | None
+    run_to: dict[str, str] | None
+    run_to_missed: str | None
+    paused: dict[str, JsonValue] | None
 
 
 @dataclass
@@ -104,7 +113,7 @@ class Debugger:
     # -- breakpoints ----------------------------------------------------------------------------
     @property
     def active(self) -> bool:
-        """True when a checkpoint may pause (some breakpoint set, or stepping)."""
+        """True when a pause point may pause (some breakpoint set, or stepping)."""
         return bool(self.stages) or self.stepping or self.runto.target is not None
 
     def set_breakpoints(self, stages: Sequence[str], tools: Sequence[str] | None = None,
@@ -113,9 +122,9 @@ class Debugger:
         ``when``: only calls this condition holds for (``BAD_BREAK_WHEN`` if it cannot be read)."""
         if isinstance(stages, str) or not all(isinstance(s, str) for s in stages):
             raise HostError("stages must be a list like [\"03\", \"06\"]", code="BAD_ARGS")
-        unknown = [s for s in stages if s not in STAGES]
+        unknown = [s for s in stages if s not in STAGE_KEYS]
         if unknown:
-            raise HostError(f"unknown stage(s) {unknown}: the stages are {list(STAGES)}", code="BAD_ARGS")
+            raise HostError(f"unknown stage(s) {unknown}: the stages are {list(STAGE_KEYS)}", code="BAD_ARGS")
         if tools is not None and (isinstance(tools, str) or not all(isinstance(t, str) and t for t in tools)):
             raise HostError("tools must be a list of tool names", code="BAD_ARGS")
         if when is not None and not stages:
@@ -126,7 +135,7 @@ class Debugger:
         self.when, self._when = (when, parsed) if parsed is not None else (None, None)
 
     def wants(self, stage: DebugStage, tools: Sequence[str] = (), calls: Sequence[Call] | None = None) -> bool:
-        """Would a checkpoint at ``stage`` concerning ``tools`` (``calls``: with their arguments) pause?"""
+        """Would a pause point at ``stage`` concerning ``tools`` (``calls``: with their arguments) pause?"""
         if self.stepping:
             return True
         if stage not in self.stages:
@@ -138,7 +147,7 @@ class Debugger:
         when = self._when
         return any(holds(when, c) for c in (calls if calls is not None else [Call(t) for t in tools]))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> DebuggerView:
         paused = self.paused
         return {
             "stages": sorted(self.stages),
@@ -150,7 +159,7 @@ class Debugger:
         }
 
     # -- the loop's side ------------------------------------------------------------------------
-    async def checkpoint(
+    async def pause_point(
         self,
         stage: DebugStage,
         *,
@@ -223,8 +232,7 @@ class Debugger:
         """Validate and log one edit of the paused stage's value; the loop uses it on resume."""
         pause = self._require_paused()
         if pause.target is None:
-            raise _bad(f"nothing is editable at stage {pause.stage}; edits apply at 02–03 (arguments), "
-                       "04 (result) and 06 (request)")
+            raise _bad(f"nothing is editable at stage {pause.stage}; edits apply at {edit_places()}")
         if target != pause.target:
             raise _bad(f"at stage {pause.stage} the editable target is {pause.target!r}, not {target!r}")
         if call_id is not None and call_id != pause.call_id:

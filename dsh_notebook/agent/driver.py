@@ -31,6 +31,7 @@ class AgentDriver:
 
     def init_driver(self) -> None:
         self.status = "idle"
+        self._told: AgentStatus = "idle"  # the status last said to the followers and listeners
         self.current_turn: int | None = None
         self.current_step: int | None = None
         self.cancel_cause: str | None = None
@@ -41,7 +42,7 @@ class AgentDriver:
         self._idle.set()
         self.flusher: Flusher | None = None
 
-    def set_status(self, status: AgentStatus) -> None:
+    def set_status(self, status: AgentStatus, *, announce: bool = True) -> None:
         raise NotImplementedError
 
     def _wake(self) -> None:

@@ -25,6 +25,7 @@ from .prompt import PromptAssembly
 
 if TYPE_CHECKING:
     from ..context import Scope
+    from ..tools.runtime import ToolRuntime
 
 COMPLETED = TurnEndReason(kind="completed")
 MAX_TOKENS = TurnEndReason(kind="max-tokens")
@@ -93,7 +94,7 @@ class ToolHookBridge:
         listeners = self.scope.hooks("tools/post-execute")
         return _waterfall(listeners, invocation, outcome) if listeners else outcome
 
-    def install(self, runtime: Any) -> Any:
+    def install(self, runtime: ToolRuntime) -> ToolRuntime:
         if self.pre_execute not in runtime.pre_execute:
             runtime.pre_execute.append(self.pre_execute)
         if self.post_execute not in runtime.post_execute:

@@ -106,7 +106,7 @@ async def _request(run: TurnRun, route: ModelRoute, decision: PreStep,
 def retry_delay(cfg: AgentConfig, exc: ModelError, attempt: int) -> int:
     if exc.retry_after_ms is not None:
         return min(max(exc.retry_after_ms, 0), cfg.retry_cap_ms)
-    return min(cfg.retry_base_ms * 2 ** (attempt - 1), cfg.retry_cap_ms)
+    return min(cfg.retry_base_ms << max(attempt - 1, 0), cfg.retry_cap_ms)
 
 
 def answer_truncated(run: TurnRun, event: AssistantMessageEvent, stream: StreamAttempt) -> None:

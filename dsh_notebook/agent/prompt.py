@@ -6,6 +6,8 @@
   **tools** (→ definitions: exactly the turn's ``--tools``, the Scope's tools included) and
   **variables** (``provider``, ``model``, ``cwd`` built in). A section given as ``fn(env)`` sees
   the tools offered (``env.tools``): the tool guidance is left out of a turn offered none.
+  **Compact** (a small model's plain chat turn, :func:`~dsh_notebook.models.routing.compact_prompt`):
+  a short identity, the runtime context as the system prompt's last lines, no message of its own.
 - :func:`render_prompt` — strict ``{{name}}`` interpolation: an unknown or undefined name is a
   coded error, a lone ``{{`` stays literal, substituted values are never rescanned.
 - :class:`RuntimeContextProjection` and :class:`SystemPromptProjection` live in
@@ -21,6 +23,8 @@ import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from pydantic import JsonValue
 
 from ..context import Contribution, Scope
 from ..errors import UserError
@@ -38,6 +42,8 @@ TOOL_GUIDANCE = (
     "evidence of what happened: report results honestly, including failures. \"The tool ran\", "
     "\"the tests passed\" and \"the goal is achieved\" are three different claims."
 )
+COMPACT_IDENTITY = "You are dsh, a helpful AI assistant."
+RUNTIME_SECTION = "harness:runtime-context"  # the compact prompt's context lines (last in the system prompt)
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,9 @@ BUILTIN_CONTEXTS: tuple[Contribution, ...] = (
     Contribution("context", "date", _date, 10, "builtin"),
     Contribution("context", "model", lambda env: f"Model: {env.provider}:{env.model}", 20, "builtin"),
 )
+# the working directory after the date and the model (SmolLM2: right after the identity it read as part of it)
+COMPACT_SECTIONS = (Contribution("section", "harness:identity", COMPACT_IDENTITY, -100, "builtin"), BUILTIN_SECTIONS[1])
+COMPACT_CONTEXTS = tuple(replace(c, order=30) if c.name == "cwd" else c for c in BUILTIN_CONTEXTS)
 BUILTIN_VARIABLES: dict[str, Callable[[PromptEnv], str | None]] = {
     "provider": lambda env: env.provider,
     "model": lambda env: env.model,
@@ -117,6 +126,7 @@ class PromptAssembly:
     contexts: tuple[NamedText, ...]
     tools: tuple[ToolSchema, ...]
     variables: Mapping[str, str | None]
+    contexts_in_system: bool = False  # the compact prompt: the runtime context is in the system prompt
 
     def render_system(self) -> str:
         """The system prompt: each section rendered, empty ones dropped, joined by blank lines."""
@@ -126,7 +136,7 @@ class PromptAssembly:
         """The runtime-context sections, rendered, empty ones dropped."""
         return list(_render(self.contexts, tuple(self.variables.items())))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JsonValue]:
         return {
             "sections": [s.name for s in self.sections],
             "contexts": [c.name for c in self.contexts],
@@ -161,14 +171,16 @@ def collect_assembly(
     tools: Sequence[ToolSchema] = (),
     offered: Collection[str] | None = None,
     include_runtime_context: bool = True,
+    compact: bool = False,
 ) -> PromptAssembly:
     """Gather the assembly an agent sees: built-ins, overlaid by its scope (nearer wins by name).
 
     ``tools`` are the schemas the agent's tool registry offers (scope tools shadow them by name);
     ``offered`` (the turn's ``--tools``: ``None`` every tool, ``()`` none) filters both — a
     notebook's or an MCP server's tools are offered only when named, like the built-ins.
+    ``compact``: the compact prompt (see the module): no context message (``contexts_in_system``).
     """
-    sections, contexts, var_fns, scoped_tools = _visible(scope)
+    sections, contexts, var_fns, scoped_tools = _visible(scope, compact)
     if not include_runtime_context:
         contexts = []
     if scoped_tools:
@@ -178,30 +190,37 @@ def collect_assembly(
     if offered is not None:
         tools = tuple(t for t in tools if t.name in offered)
     env = replace(env, tools=frozenset(t.name for t in tools))
+    texts = tuple(NamedText(c.name, _text_of(c, env)) for c in contexts)
+    named = [NamedText(s.name, _text_of(s, env)) for s in sections]
+    if compact:  # the context lines close the system prompt; each is rendered like a section
+        named.append(NamedText(RUNTIME_SECTION, "\n".join(t.text for t in texts if t.text.strip())))
+        texts = ()
     return PromptAssembly(
-        sections=tuple(NamedText(s.name, _text_of(s, env)) for s in sections),
-        contexts=tuple(NamedText(c.name, _text_of(c, env)) for c in contexts),
+        sections=tuple(named),
+        contexts=texts,
         tools=tuple(tools),
         variables={name: fn(env) for name, fn in var_fns.items()},
+        contexts_in_system=compact,
     )
 
 
 _Visible = tuple[list[Contribution], list[Contribution], dict[str, Callable[[Any], "str | None"]], list[Any]]
-_visible_cache: weakref.WeakKeyDictionary[Scope, tuple[int, _Visible]] = weakref.WeakKeyDictionary()
+_visible_cache: weakref.WeakKeyDictionary[Scope, dict[bool, tuple[int, _Visible]]] = weakref.WeakKeyDictionary()
 
 
-def _visible(scope: Scope | None) -> _Visible:
+def _visible(scope: Scope | None, compact: bool = False) -> _Visible:
     """Built-ins overlaid by the scope's contributions; recomputed only when the scope changed."""
+    sections, contexts = (COMPACT_SECTIONS, COMPACT_CONTEXTS) if compact else (BUILTIN_SECTIONS, BUILTIN_CONTEXTS)
     if scope is None:
-        return _overlay(BUILTIN_SECTIONS, []), _overlay(BUILTIN_CONTEXTS, []), dict(BUILTIN_VARIABLES), []
-    hit = _visible_cache.get(scope)
+        return _overlay(sections, []), _overlay(contexts, []), dict(BUILTIN_VARIABLES), []
+    hits = _visible_cache.setdefault(scope, {})
+    hit = hits.get(compact)
     if hit is not None and hit[0] == scope.ctx.version:
         return hit[1]
     var_fns: dict[str, Callable[[Any], str | None]] = dict(BUILTIN_VARIABLES)
     var_fns.update(scope.variables())
-    value = (_overlay(BUILTIN_SECTIONS, scope.sections()), _overlay(BUILTIN_CONTEXTS, scope.contexts()),
-             var_fns, scope.tools())
-    _visible_cache[scope] = (scope.ctx.version, value)
+    value = (_overlay(sections, scope.sections()), _overlay(contexts, scope.contexts()), var_fns, scope.tools())
+    hits[compact] = (scope.ctx.version, value)
     return value
 
 
@@ -220,6 +239,7 @@ __all__ = [
     "BUILTIN_CONTEXTS",
     "BUILTIN_SECTIONS",
     "BUILTIN_VARIABLES",
+    "COMPACT_IDENTITY",
     "NamedText",
     "PromptAssembly",
     "PromptEnv",

@@ -117,7 +117,7 @@ class RequestBuilder:
         else:
             reason = "resume" if self._resumed else "initial"
         self.session.append(
-            RequestHeader(reason=reason, config=config, tools=tools, endpoint=endpoint)  # type: ignore[arg-type]
+            RequestHeader(reason=reason, config=config, tools=tools, endpoint=endpoint)
         )
         self._header = (config, tools, endpoint)
 

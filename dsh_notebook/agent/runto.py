@@ -7,10 +7,10 @@ when one is spelled like ``cK`` (the scripted model names its calls so: the two 
 
 Which call a stage concerns: 01 the calls of the settled assistant message; 02–04 the call
 itself; 05 and 06 the calls whose results the next step's history and request carry (the calls
-of the previous assistant message). The run pauses exactly at the target's checkpoint, once.
+of the previous assistant message). The run pauses exactly at the target's pause point, once.
 
 A target that can no longer happen is said, never waited for: asked for a stage the call has
-already reached (``RUN_TO_PASSED``), passed without a checkpoint (the run was not being
+already reached (``RUN_TO_PASSED``), passed without a pause point (the run was not being
 debugged while it ran), or the turn ended first — then :attr:`RunTo.missed` says so.
 """
 
@@ -22,10 +22,10 @@ from typing import cast
 
 from ..errors import HostError
 from ..wire.events import DebugStage
+from ..wire.stages import STAGE_KEYS
 
 __all__ = ["CallTrack", "RunTo", "RunToTarget", "parse_run_to"]
 
-_STAGES = ("01", "02", "03", "04", "05", "06")
 _INDEX = re.compile(r"c(\d+)", re.IGNORECASE)
 _REF = re.compile(r"[A-Za-z0-9_.:\-]{1,200}")
 _FILLER = {"stage", "of", "call", "to", "at", "run"}
@@ -37,7 +37,7 @@ def _bad(message: str) -> HostError:
 
 def check_target(stage: str | None, call: str | None) -> tuple[DebugStage, str]:
     """The stage and call reference of a target (``BAD_RUN_TO`` saying what is wrong)."""
-    if stage not in _STAGES:
+    if stage not in STAGE_KEYS:
         raise _bad(f"run to needs a stage 01..06, not {stage!r} (e.g. stage \"05\", call \"c3\")")
     if not isinstance(call, str) or not _REF.fullmatch(call):
         raise _bad(f"run to needs a call: cK (the K-th call of the turn) or a call id, not {call!r}")
@@ -52,7 +52,7 @@ def parse_run_to(text: str) -> tuple[DebugStage, str]:
     if len(stages) != 1 or len(calls) != 1:
         raise _bad(f"{text!r}: write a stage and a call, like 05 c3 or stage 5 of c3")
     stage = stages[0].zfill(2)
-    if stage not in _STAGES:
+    if stage not in STAGE_KEYS:
         raise _bad(f"{text!r}: {stages[0]} is not a stage; the stages are 01..06")
     return check_target(stage, calls[0])
 
@@ -82,7 +82,7 @@ class CallTrack:
     def message(self, ids: tuple[str, ...]) -> None:
         """Stage 01 of a message's calls: every earlier call went back to the model (06 passed)."""
         if ids and all(i in self.reached for i in ids):
-            return  # seen (the hook saw it before its checkpoint)
+            return  # seen (the hook saw it before its pause point)
         for c in self.short:
             if c not in ids:
                 self.reached[c] = 6
@@ -147,7 +147,7 @@ class RunTo:
         self.target = None
 
     def hit(self, stage: DebugStage, ids: tuple[str, ...]) -> bool:
-        """Is this checkpoint the target (then it is used up)? A target passed unseen is missed."""
+        """Is this pause point the target (then it is used up)? A target passed unseen is missed."""
         target = self.target
         if target is None:
             return False

@@ -89,6 +89,8 @@ class Toolset:
         policy = agent.approval_policy
         if policy is not None and policy.pre_execute not in runtime.pre_execute:
             runtime.pre_execute.insert(0, policy.pre_execute)
+        if policy is not None:
+            runtime.on_grant = policy.remember  # a grant as given (the log masks a secret in it)
         runtime = agent.tool_hooks.install(runtime)
         self._cache = (key, runtime)
         return runtime

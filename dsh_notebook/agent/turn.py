@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import LogWriteError, ModelError, SessionError, UserError
+from ..models.routing import compact_prompt
 from ..tools.scheduler import execute_tool_calls
 from ..wire.events import StepStart, TurnEnd, TurnEndReason, TurnStart
 from .debug_hook import arguments_edited
@@ -85,7 +86,7 @@ async def tool_step(run: TurnRun, node: ToolStep) -> Node:
     agent, event = run.agent, node.event
     batch = await execute_tool_calls(
         agent.session, event.message.tool_calls, turn=run.turn, step=run.step, runtime=agent.tool_runtime(),
-        max_parallel=run.config.max_parallel, checkpoints=agent.debugger,
+        max_parallel=run.config.max_parallel, pause_points=agent.debugger,
         on_arguments_edited=arguments_edited(agent.session, event), review=run.review,
         run_arguments={call.id: call.arguments for call in node.calls},
     )
@@ -115,10 +116,12 @@ async def pre_step(run: TurnRun, target: Any, step: int) -> PreStep:
     provider, _, name = run.config.model.partition(":")
     env = PromptEnv(provider=provider, model=name, cwd=agent.session.cwd, session_id=agent.session.id)
     await agent.scope.waterfall("agent/prepare-tools", agent)  # lazy tool providers (MCP) start here
+    # a plain chat turn of a small model: the compact prompt, its runtime context in the system prompt
+    compact = run.config.tools == () and compact_prompt(run.config.model)
     assembly = collect_assembly(agent.scope, env, tools=agent.tool_schemas(run.config.tools),
-                                offered=run.config.tools)
+                                offered=run.config.tools, compact=compact)
     agent.last_assembly = assembly
-    snapshot = agent.runtime_context.project(assembly.rendered_contexts())
+    snapshot = None if compact else agent.runtime_context.project(assembly.rendered_contexts())
     # the runtime context goes before the step's input: a request's last message is the prompt
     # (a small model answers whatever user message comes last)
     messages = (snapshot, *claimed) if snapshot is not None else tuple(claimed)
@@ -128,9 +131,11 @@ async def pre_step(run: TurnRun, target: Any, step: int) -> PreStep:
 
 
 async def end_turn(agent: AgentParts, turn: int, reason: TurnEndReason | None) -> None:
-    """Flush, commit ``turn/end``, flush again. A turn whose facts cannot be made durable did
-    not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a cancel
-    meanwhile is re-raised once ``turn/end`` is committed."""
+    """Flush, commit ``turn/end``, flush again, then say ``idle`` (unless more work waits): the
+    agent is idle from the commit on (a rewind may go ahead) and says so, to followers and to the
+    status listeners, once the turn's end is in the log file. A turn whose facts cannot be made
+    durable did not complete: a failed first flush becomes the turn's error (DISK_FULL ...); a
+    cancel meanwhile is re-raised once ``turn/end`` is committed."""
     cancelled = False
     await agent.scope.waterfall("agent/turn-end", TurnStopping(turn, agent.current_step or 0, reason or COMPLETED, agent))
     try:
@@ -145,9 +150,9 @@ async def end_turn(agent: AgentParts, turn: int, reason: TurnEndReason | None) -
         reason = TurnEndReason(kind="error", error=error_info(exc))
     agent.session.append(TurnEnd(turn=turn, reason=reason or TurnEndReason(kind="aborted", cause="unknown")))
     agent.debugger.stepping = False  # a step from the turn's last stage ends with it: no pause leaks
-    if not agent.more_work():  # the turn is over: say so now, not after the last fsync
-        agent.current_turn = agent.current_step = None
-        agent.set_status("idle")
+    agent.current_turn = agent.current_step = None  # no turn runs: a compact now waits for the flush
+    if not agent.more_work():  # idle now (a rewind may go ahead), said once the turn end is written
+        agent.set_status("idle", announce=False)
     try:
         await agent.durable()
     except SessionError as exc:
@@ -156,6 +161,8 @@ async def end_turn(agent: AgentParts, turn: int, reason: TurnEndReason | None) -
         cancelled = True
     except Exception:
         log.exception("flush at the end of turn %s failed", turn)
+    if agent.status == "idle" and not agent.more_work():  # followers have the turn end by now (the hub
+        agent.set_status("idle")  # sent it when the flush ended, or the disk refused it)
     agent.cancel_cause = None
     if cancelled:
         raise asyncio.CancelledError

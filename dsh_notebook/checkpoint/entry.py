@@ -7,7 +7,7 @@ import errno
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DshError
+from ..errors import DshError, ErrorCode
 
 RACY_NS = 100_000_000  # mtimes within 100 ms of the scan that recorded them are re-hashed next time
 
@@ -38,10 +38,10 @@ class CheckpointError(DshError):
     """A checkpoint or a rewind could not be done; ``code`` says why (``DISK_FULL``, ``IO_ERROR``,
     ``INTERRUPTED``, ``CHECKPOINT_NOT_FOUND`` …)."""
 
-    code = "CHECKPOINT_FAILED"
+    code: ErrorCode = "CHECKPOINT_FAILED"
 
 
-def failure(path: str, why: str, *, code: str) -> tuple[str, str]:
+def failure(path: str, why: str, *, code: ErrorCode) -> tuple[str, str]:
     """One path a rewind could not restore, as it is reported: ``(path, "CODE: why")``."""
     return path, f"{code}: {why}"
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DshError
+from ..errors import DshError, ErrorCode
 from ..wire.events import (
     CheckpointChanges,
     CheckpointFailed,
@@ -89,7 +89,7 @@ class TurnCheckpoints:
     def cwd(self) -> str:
         return str(self.agent.session.cwd or "")
 
-    def failed(self, turn: int | None, phase: CheckpointPhase, code: str, message: str) -> None:
+    def failed(self, turn: int | None, phase: CheckpointPhase, code: ErrorCode, message: str) -> None:
         """A checkpoint that could not be taken: a warning line and a ``checkpoint/failed`` event."""
         log.warning("checkpoint at the %s of turn %s not taken [%s]: %s", phase, turn, code, message)
         self.agent.session.append(CheckpointFailed(turn=turn, phase=phase, code=code, message=message))

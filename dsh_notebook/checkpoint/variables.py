@@ -68,7 +68,7 @@ class VariablePlan:
     """What a rewind of the variables will do, every value already read back: ``put`` names and
     values, ``drop`` names to delete, ``failed`` ``name: why`` not restorable, ``turns`` undone."""
 
-    put: dict[str, Any]
+    put: dict[str, object]
     drop: set[str]
     why: dict[str, str]  # name -> why it cannot be put back
     turns: list[int]

@@ -26,6 +26,7 @@ from pydantic import JsonValue
 
 from ..errors import HostError
 from ..wire.base import dump, to_json
+from ..wire.codes import received
 from ..wire.envelopes import (
     Args,
     ArgsPayload,
@@ -180,7 +181,7 @@ class Connection:
             if isinstance(msg.result, ReadOk):
                 exchange.future.set_result(msg.result.value)
             else:
-                exchange.future.set_exception(HostError(msg.result.error.message, code=msg.result.error.code))
+                exchange.future.set_exception(HostError(msg.result.error.message, code=received(msg.result.error.code)))
             return
         sub = self._streams.get(msg.stream_id)
         if sub is None:
@@ -193,7 +194,7 @@ class Connection:
             return
         with self._lock:
             self._streams.pop(sub.stream_id, None)
-        sub._finish(HostError(msg.error.message, code=msg.error.code) if isinstance(msg, StreamError) else None)
+        sub._finish(HostError(msg.error.message, code=received(msg.error.code)) if isinstance(msg, StreamError) else None)
 
     def close(self) -> None:
         """Close every stream and fail every pending call with ``CLOSED``; close the transport."""

@@ -27,15 +27,18 @@ from ..wire.endpoints import (
     Decided,
     ListedSession,
     ModeSet,
+    PromptArgs,
+    PromptCommand,
     Resumed,
     Rewound,
     SessionCreated,
     SessionInfo,
+    TextPart,
 )
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
-from .remote import Remote
+from .remote import Remote, checked
 from .state import Json
 
 if TYPE_CHECKING:
@@ -133,18 +136,16 @@ class DshClient:
         ``cell``: the notebook cell that sent it (``{cellId?, executionCount?}``), recorded on the
         user message."""
         rid = request_id or f"req_{uuid.uuid4().hex[:12]}"
+        # the one check of the prompt, before anything is recorded or sent (a coded HostError:
+        # EMPTY_CONTENT, BAD_ARGS …); what is sent is this model, not validated again
+        command = checked(PromptCommand, {"session_id": session_id, "request_id": rid, "mode": mode,
+                                          "content": (TextPart(text=text),), "cell": cell}, "session/prompt")
         handles = list(self._follows.get(session_id, ()))
         for h in handles:
             with h.cond:
                 if rid not in h.model.submissions:
                     h.model.submit(rid, text, mode)
-        command: dict[str, object] = {"session_id": session_id, "request_id": rid, "mode": mode,
-                                   "content": [{"type": "text", "text": text}]}
-        if cell:
-            command["cell"] = cell
-        method = self.remote.session.prompt
-        exchange = self.connection.request(method.descriptor.endpoint, method.args(request=command))
-        method.last = exchange
+        exchange = self.remote.session.prompt.send(PromptArgs(request=command))
         try:
             value = exchange.future.result()
         except HostError as exc:

@@ -22,8 +22,10 @@ real runs. The state (``state()``; shapes in :mod:`.state`)::
 
 Rules, per item:
 
-- ``snapshot``: another sessionId resets everything. Its events fold as below; a snapshot whose
-  cursor is beyond what was folded sets ``gap``. The live part replaces live state: status, turn,
+- ``snapshot``: another sessionId resets everything. A snapshot with ``start`` beyond the cursor
+  (the follow asked for a window) drops the events held and starts there (``start`` = ``cursor`` =
+  its start: nothing is missing, the rest is read in pages). Its events fold as below; a snapshot
+  whose cursor is beyond what was folded sets ``gap``. The live part replaces live state: status, turn,
   step; ``attempt`` rebuilt from ``live.assistant`` (its chunks replayed); ``live.tools`` frames
   folded (not twice); ``approvals`` = ``live.approvals``.
 - ``event``: seq <= cursor → ignored; seq > cursor + 1 → ``gap``, ignored; else appended, and:
@@ -38,6 +40,8 @@ Rules, per item:
 - ``paused`` → ``paused``; ``resumed`` (and ``turn/end``, and a snapshot without one) → null.
 - control ``baseline`` / ``queue`` / ``status`` of this session: queue / status replaced.
 - the client's own calls: ``submit`` (pending), ``accepted`` (pending → accepted), ``rejected``.
+- ``trim(keep)``: hold at most the last ``keep`` events (``start`` moves up; the rest of the state
+  stays): a widget's window of a long live session.
 
 Items are parsed into the wire's types (:data:`~dsh_notebook.wire.follow.FollowItem`,
 :data:`~dsh_notebook.wire.control.ControlItem`) before they are folded: a malformed item raises
@@ -170,6 +174,14 @@ class ClientSessionModel(ModelViews):
         elif isinstance(typed, ResumedItem):
             self.paused = None
 
+    def trim(self, keep: int) -> None:
+        """Hold at most the last ``keep`` events (the window of a widget on a long session)."""
+        drop = len(self.events) - max(0, keep)
+        if drop > 0:
+            del self.events[:drop]
+            self.start += drop
+            self.revision += 1
+
     def apply_control(self, item: ControlItem | Mapping[str, Any]) -> None:
         """Fold one control item (only what concerns this session)."""
         typed = ControlItemAdapter.validate_python(item) if isinstance(item, Mapping) else item
@@ -189,6 +201,9 @@ class ClientSessionModel(ModelViews):
             self.reset()
         self.session_id, self.header = item.session_id, dump(item.header)
         self.gap = False
+        if item.start is not None and item.start > self.cursor:
+            self.events = []  # a window: it begins after ``start``, nothing is missing before it
+            self.start = self.cursor = item.start
         for event in item.events:
             self._event(event)
         if item.cursor > self.cursor:

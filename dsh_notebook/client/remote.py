@@ -16,13 +16,28 @@ cannot disagree about an endpoint, its arguments or its result.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import HostError
 from ..host.contract import DESCRIPTORS, Descriptor, dump
+from ..wire.base import error_code
 from .connection import Connection, Subscription, TurnCall
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def checked(model: type[M], data: Mapping[str, object], what: str) -> M:
+    """``data`` as ``model``, or the coded error the host would answer: the code the model's own
+    check names (``EMPTY_CONTENT`` …), else ``BAD_ARGS``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        coded = error_code(exc)
+        if coded is not None:
+            raise HostError(coded[1], code=coded[0]) from None
+        raise HostError(f"{what}: {exc.errors()[0].get('msg')}", code="BAD_ARGS") from None
 
 
 class RemoteMethod:
@@ -34,11 +49,16 @@ class RemoteMethod:
 
     def args(self, **kwargs: Any) -> dict[str, JsonValue]:
         """Validate ``kwargs`` (snake_case or camelCase) with the descriptor; the wire args."""
-        try:
-            model = self.descriptor.args.model_validate(kwargs)
-        except ValidationError as exc:
-            raise HostError(f"{self.descriptor.endpoint}: {exc.errors()[0].get('msg')}", code="BAD_ARGS") from None
-        return dump(model)
+        return dump(checked(self.descriptor.args, kwargs, self.descriptor.endpoint))
+
+    def send(self, args: BaseModel) -> TurnCall:
+        """Send args already built as the descriptor's args model (checked when it was built:
+        not validated again); the exchange, whose ``future`` gets the raw value."""
+        if not isinstance(args, self.descriptor.args):
+            raise TypeError(f"{self.descriptor.endpoint} takes {self.descriptor.args.__name__}, not {type(args).__name__}")
+        self._unary()
+        self.last = self.connection.request(self.descriptor.endpoint, dump(args))
+        return self.last
 
     def envelope(self, **kwargs: Any) -> dict[str, JsonValue]:
         """The ``client-request`` this call would send (rpcId left as ``"?"``)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import DshError
 from ..wire.base import tag
+from ..wire.codes import received
 from .calls import ExternalCallRun, Outcome
 from .cells import Part, clip
 
@@ -65,7 +66,7 @@ async def ask_agent(run: ExternalCallRun, notebooks: Any) -> Outcome:
             frame = await run.link.guard(frames.get())
             if tag(frame) == "error":
                 error = frame.get("error") or {}
-                raise DshError(str(error.get("message")), code=str(error.get("code", "STREAM_ENDED")))
+                raise DshError(str(error.get("message")), code=received(str(error.get("code", "STREAM_ENDED"))))
             if tag(frame) == "end":
                 raise DshError("the session's follow stream ended before the turn did", code="STREAM_ENDED")
             value = frame.get("value") or {}
@@ -89,6 +90,6 @@ async def ask_agent(run: ExternalCallRun, notebooks: Any) -> Outcome:
             parts.append(Part("text", f"(the agent's turn {watch.turn} ended {kind}: {reason.get('cause') or ''})"))
         return Outcome(parts, meta=meta)
     error = reason.get("error") or {}
-    code = str(error.get("code") or "CANCELLED")
+    code = received(str(error.get("code") or "CANCELLED"))
     return Outcome(parts, meta=meta, error=DshError(f"the agent's turn {watch.turn} ended {kind}"
                                                     f"{': ' + str(error.get('message')) if error else ''}", code=code))

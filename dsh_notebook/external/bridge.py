@@ -163,6 +163,11 @@ class Relay:
         return 0
 
 
+def cli_main(args: Any) -> int:
+    """``python -m dsh_notebook mcp-bridge [--url URL] [--token T]``."""
+    return main(args.url, args.token)
+
+
 def main(url: str | None = None, token: str | None = None) -> int:
     endpoint, key = find_server(url, token)
     print(f"mcp-bridge: relaying stdio to {endpoint.split('?')[0]}", file=sys.stderr)

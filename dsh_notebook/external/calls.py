@@ -22,9 +22,10 @@ from typing import Any
 from ..errors import DshError
 from ..redaction import redact
 from ..wire.base import tag
+from ..wire.codes import received
 from .cells import Part, clip, image_bytes
 from .kernels import KernelLink
-from .pages import Pages
+from .pages import LabPages
 
 HEARTBEAT = 30.0
 """Seconds between two progress notifications while nothing changes (clients with idle timeouts
@@ -83,7 +84,7 @@ class CallContext:
     client: dict[str, Any]
     mcp_session_id: str | None
     progress: Progress
-    pages: Pages | None = None  # the JupyterLab pages: a banner above the notebook while a person decides
+    pages: LabPages | None = None  # the JupyterLab pages: a banner above the notebook while a person decides
 
 
 @dataclass
@@ -124,7 +125,7 @@ class ExternalCallRun:
                 self.ctx.pages.settled(self.call_id)
         if not begun.get("allowed"):
             return [], DshError(f"{begun.get('reason') or 'denied'} (session {self.session_id}, mode "
-                                f"{begun.get('mode')})", code=str(begun.get("code") or "DENIED"))
+                                f"{begun.get('mode')})", code=received(str(begun.get("code") or "DENIED")))
         try:
             outcome = await body(self)
         except DshError as exc:

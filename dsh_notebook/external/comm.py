@@ -7,12 +7,12 @@ kernel's authenticated ZMQ channels) and speaks over it:
 
 - ``{"kind": "envelope", "cid", "envelope"}`` — the host's own wire envelopes (``external/begin``,
   ``external/end``, ``session/info``, ``session/prompt``, ``session/follow`` …), routed as the
-  widgets' are (:class:`~dsh_notebook.notebook.comm_transport.WidgetBridge`), with replies batched
+  widgets' are (:class:`~dsh_notebook.notebook.widgets.comm_transport.WidgetBridge`), with replies batched
   back as ``{"kind": "batch", "cid", "items"}``;
 - ``{"kind": "notebook", "id"}`` — the notebook's session: the magics' current one, or a new one
   made as ``%dsh`` would make it (the notebook's mode and model settings), which becomes current;
 - ``{"kind": "inspect", "id", "name"}`` — ``inspect_var``: the in-kernel agent's safe description
-  of a variable (no user code runs, :mod:`dsh_notebook.notebook.inspection`), masked.
+  of a variable (no user code runs, :mod:`dsh_notebook.notebook.context.inspection`), masked.
 
 Answers to the last two are ``{"kind": "reply", "id", "ok", "value" | "error"}``. On open the
 kernel says ``{"kind": "hello", "pid", "version"}`` (the server tells a restarted kernel by its
@@ -29,7 +29,7 @@ import os
 from typing import Any
 
 from ..errors import DshError
-from ..notebook.comm_transport import WidgetBridge
+from ..notebook.widgets.comm_transport import WidgetBridge
 from ..redaction import redact
 from . import version
 
@@ -69,7 +69,7 @@ class ExternalChannel:
         self.comm.send(data)
 
     def _magics(self) -> Any:
-        from ..notebook.magics import DshMagics
+        from ..notebook.magic.magics import DshMagics
 
         magics = self.shell.magics_manager.registry.get("DshMagics")
         if not isinstance(magics, DshMagics):
@@ -115,7 +115,7 @@ class ExternalChannel:
     # -- what only the kernel knows -----------------------------------------------------------
     def notebook_session(self) -> dict[str, Any]:
         """The notebook's session id (made as ``%dsh`` makes one when there is none yet)."""
-        from ..notebook.args import parse_line
+        from ..cmdline.dsh_line import parse_line
 
         magics = self._magics()
         created = False
@@ -134,8 +134,8 @@ class ExternalChannel:
 
     def inspect(self, name: str) -> dict[str, Any]:
         """The in-kernel agent's ``inspect_var`` description of ``name`` (masked)."""
-        from ..notebook.inspection import describe
-        from ..notebook.notebook_tools import lookup
+        from ..notebook.context.inspection import describe
+        from ..notebook.context.notebook_tools import lookup
 
         if not name.strip():
             raise DshError("inspect_var needs a variable name", code="BAD_ARGS")

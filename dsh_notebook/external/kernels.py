@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from jupyter_core.utils import ensure_async
 
 from ..errors import DshError
+from ..wire.codes import received
 from .wirelink import WireLink
 
 log = logging.getLogger(__name__)
@@ -197,7 +198,7 @@ class KernelLink:
             self._replies.pop(ident, None)
         if not reply.get("ok"):
             error = reply.get("error") or {}
-            raise DshError(str(error.get("message", "failed")), code=str(error.get("code", "INTERNAL")))
+            raise DshError(str(error.get("message", "failed")), code=received(str(error.get("code", "INTERNAL"))))
         return reply.get("value")
 
     async def _read(self, get: Callable[..., Any], channel: str) -> None:

@@ -27,7 +27,7 @@ from .calls import HEARTBEAT, CallContext, ExternalCallRun, Progress
 from .cells import Part
 from .kernels import KernelLink
 from .notebooks import Notebooks
-from .pages import Pages
+from .pages import LabPages
 from .tools import BODIES, TOOLS
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class NotebookMcp:
 
     def __init__(self, serverapp: Any, heartbeat: float = HEARTBEAT) -> None:
         self.app = serverapp
-        self.pages = Pages()
+        self.pages = LabPages()
         self.notebooks = Notebooks(serverapp, self.pages)
         self.links: dict[str, KernelLink] = {}
         self.heartbeat = heartbeat

@@ -26,15 +26,15 @@ from jupyter_core.utils import ensure_async
 
 from ..errors import DshError
 from . import clean_path
-from .pages import Pages
+from .pages import LabPages
 
 
 class Notebooks:
     """Jupyter's sessions and contents, for the tools."""
 
-    def __init__(self, serverapp: Any, pages: Pages | None = None) -> None:
+    def __init__(self, serverapp: Any, pages: LabPages | None = None) -> None:
         self.app = serverapp
-        self.pages = pages if pages is not None else Pages()
+        self.pages = pages if pages is not None else LabPages()
         self._locks: dict[str, asyncio.Lock] = {}
 
     @property

@@ -31,6 +31,7 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
 
 from ..errors import DshError
+from ..wire.codes import received
 from . import clean_path
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ TIMEOUT = 60.0
 """Seconds a page has to answer (a save of a large notebook included)."""
 
 
-class Page:
+class LabPage:
     """One connected page: the notebooks it has open, the requests it has not answered yet."""
 
     def __init__(self, send: Any, user: str) -> None:
@@ -76,7 +77,7 @@ class Page:
             self.waiting.pop(ident, None)
         if not reply.get("ok"):
             error = reply.get("error") or {}
-            raise DshError(str(error.get("message", "the page refused")), code=str(error.get("code", "PAGE_GONE")))
+            raise DshError(str(error.get("message", "the page refused")), code=received(str(error.get("code", "PAGE_GONE"))))
         value = reply.get("value")
         return value if isinstance(value, dict) else {}
 
@@ -94,33 +95,33 @@ class Page:
                 fut.exception()
 
 
-class Pages:
+class LabPages:
     """Every connected page, and the external calls waiting for a person."""
 
     def __init__(self) -> None:
-        self.pages: list[Page] = []
+        self.pages: list[LabPage] = []
         self.approvals: dict[str, dict[str, Any]] = {}  # call id → the banner's message (and who answers)
         self._answer: dict[str, Any] = {}  # call id → async answer(decision)
 
-    def showing(self, path: str) -> Page | None:
+    def showing(self, path: str) -> LabPage | None:
         """The page that has ``path`` open (the one that said so last), or ``None``."""
         for page in reversed(self.pages):
             if path in page.open and not page.closed:
                 return page
         return None
 
-    def add(self, page: Page) -> None:
+    def add(self, page: LabPage) -> None:
         self.pages.append(page)
         for message in self.approvals.values():
             if message["path"] in page.open:
                 page.send(message)
 
-    def remove(self, page: Page) -> None:
+    def remove(self, page: LabPage) -> None:
         page.close()
         if page in self.pages:
             self.pages.remove(page)
 
-    def opened(self, page: Page, paths: list[str]) -> None:
+    def opened(self, page: LabPage, paths: list[str]) -> None:
         """The page's open notebooks; the banners of the new ones are shown."""
         new = set()
         for p in paths:
@@ -168,9 +169,9 @@ class PagesHandler(WebSocketMixin, JupyterHandler, websocket.WebSocketHandler): 
 
     auth_resource = "contents"
 
-    def initialize(self, pages: Pages) -> None:
+    def initialize(self, pages: LabPages) -> None:
         self.pages = pages
-        self.page: Page | None = None
+        self.page: LabPage | None = None
 
     def check_origin(self, origin: str | None = None) -> bool:
         """Same origin only (Jupyter lets a token-authenticated socket skip its own check)."""
@@ -193,7 +194,7 @@ class PagesHandler(WebSocketMixin, JupyterHandler, websocket.WebSocketHandler): 
 
     def open(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         super().open(*args, **kwargs)
-        self.page = Page(self.write_message, getattr(self.current_user, "username", "?"))
+        self.page = LabPage(self.write_message, getattr(self.current_user, "username", "?"))
         self.pages.add(self.page)
 
     def on_message(self, message: str | bytes) -> None:

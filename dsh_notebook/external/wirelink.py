@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import DshError
 from ..wire.base import tag
+from ..wire.codes import received
 
 _ids = itertools.count(1)
 CID = "mcp"
@@ -52,7 +53,7 @@ class WireLink:
             self._rpcs.pop(rpc_id, None)
         if not result.get("ok"):
             error = result.get("error") or {}
-            raise DshError(str(error.get("message", "failed")), code=str(error.get("code", "HOST_ERROR")))
+            raise DshError(str(error.get("message", "failed")), code=received(str(error.get("code", "HOST_ERROR"))))
         value = result.get("value")
         return value if isinstance(value, dict) else {}
 

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..errors import HostError
-from ..redaction import redact_json_text
+from ..redaction import redact, redact_json_text
 from ..tools.base import ApprovalDecision, ApprovalRequest, Approver, PlanAnswer
 from ..wire.follow import PendingApproval
 
@@ -102,7 +102,7 @@ class PendingApprovals(Approver):
                 call_id=w.request.call_id,
                 name=w.request.tool_name,
                 arguments=redact_json_text(w.request.arguments),  # shown masked; the call runs them as written
-                reason=w.request.reason,
+                reason=redact(w.request.reason) if w.request.reason else None,  # it may quote a rule's text
             )
             for w in self._waiting.values()
         ]

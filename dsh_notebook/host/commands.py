@@ -1,6 +1,8 @@
 """The Session command handler (seed 001 L4, object 15): business admission of a Prompt command.
 
-In order: check the content (``EMPTY_CONTENT``, ``UNSUPPORTED_CONTENT``), resolve the Agent
+The command arrives checked (``PromptCommand`` itself refuses a bad requestId, non-text content
+``UNSUPPORTED_CONTENT`` and a blank prompt ``EMPTY_CONTENT`` when the Gateway binds it); in order:
+resolve the Agent
 (live or resumed; ``UNKNOWN_SESSION``), drop a repeated requestId (accepted again, queued once;
 the same requestId with other content is ``REQUEST_CONFLICT``),
 build the user message — its source carries both the ``requestId`` (the user's submission) and
@@ -17,31 +19,10 @@ from pydantic import JsonValue
 
 from ..errors import HostError
 from ..redaction import redact
-from ..wire.base import tag
-from ..wire.endpoints import Accepted, PromptCommand, TextPart
+from ..wire.endpoints import Accepted, PromptCommand
 from ..wire.messages import MessageSource, TextBlock, UserMessage
 from .gateway import GatewayInvocation
 from .registry import AgentRegistry, content_digest
-
-MAX_REQUEST_ID = 200
-
-
-def validate_content(content: str | tuple[TextPart | dict[str, JsonValue], ...]) -> tuple[TextBlock, ...]:
-    """Text blocks from a command's content, or a coded error."""
-    parts = (TextPart(text=content),) if isinstance(content, str) else content
-    blocks: list[TextBlock] = []
-    for i, part in enumerate(parts):
-        if isinstance(part, TextPart):
-            blocks.append(TextBlock(text=part.text))
-        elif tag(part) == "text":  # a text part TextPart refused: no text, or more than text
-            raise HostError(f"content[{i}] must be {{type: 'text', text: string}}", code="BAD_ARGS")
-        else:
-            shown = str(part.get("type"))[:40]  # words the error only, not routing
-            raise HostError(f"content[{i}] has type {shown!r}; only text content is supported",
-                            code="UNSUPPORTED_CONTENT")
-    if not any(b.text.strip() for b in blocks):
-        raise HostError("the prompt is empty: give some text", code="EMPTY_CONTENT")
-    return tuple(b for b in blocks if b.text)
 
 
 class SessionCommandHandler:
@@ -53,9 +34,7 @@ class SessionCommandHandler:
 
     async def prompt(self, command: PromptCommand, inv: GatewayInvocation) -> Accepted:
         rid = command.request_id
-        if not rid or len(rid) > MAX_REQUEST_ID:
-            raise HostError(f"requestId must be 1..{MAX_REQUEST_ID} characters", code="BAD_ARGS")
-        blocks = validate_content(command.content)
+        blocks = command.blocks
         live, how = await self.registry.resolve(command.session_id)
         inv.note("resolver", how)
         decision: dict[str, JsonValue] = {

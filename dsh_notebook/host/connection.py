@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from ..errors import DshError, HostError
+from ..errors import DshError, ErrorCode, HostError
 from ..wire.base import ItemValue
 from ..wire.envelopes import WireError
 from .envelopes import (
@@ -195,7 +195,7 @@ class ConnectionHandler:
             record.verdict, record.reply = "ok", stream_end(env.stream_id)
             self.tracer.emit(record)
 
-    def _reject(self, record: TraceRecord, exc: EnvelopeError, *, code: str | None = None) -> None:
+    def _reject(self, record: TraceRecord, exc: EnvelopeError, *, code: ErrorCode | None = None) -> None:
         if code is not None:
             exc.code = code
         if exc.stream_id is not None and exc.rpc_id is None:

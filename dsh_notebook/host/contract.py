@@ -13,9 +13,9 @@ Wire names are camelCase (``sessionId``, ``requestId``); Python names are snake_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from ..wire.base import dump
 from ..wire.endpoints import (
@@ -28,12 +28,6 @@ from ..wire.endpoints import (
     DebugState,
     Decided,
     DiffArgs,
-    EventsArgs,
-    EventsPage,
-    ExternalBeginArgs,
-    ExternalBegun,
-    ExternalEndArgs,
-    ExternalEnded,
     FollowArgs,
     KeepArgs,
     KeptFiles,
@@ -51,6 +45,15 @@ from ..wire.endpoints import (
     SessionRef,
     TurnDiff,
 )
+from ..wire.external import (
+    EventsArgs,
+    EventsPage,
+    ExternalBeginArgs,
+    ExternalBegun,
+    ExternalEndArgs,
+    ExternalEnded,
+)
+from ..wire.pages import Page, PageArgs
 
 __all__ = ["DESCRIPTORS", "Descriptor", "dump"]
 
@@ -80,7 +83,7 @@ class Descriptor:
     def name(self) -> str:
         return self.endpoint.split("/", 1)[1]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JsonValue]:
         """The descriptor as data (what a learner prints; what the JS side could generate from)."""
         return {
             "endpoint": self.endpoint,
@@ -119,6 +122,7 @@ DESCRIPTORS: dict[str, Descriptor] = {
                    "log an external agent's call and decide it (mode, rules, a person)"),
         Descriptor("external/end", ExternalEndArgs, ExternalEnded, "unary", "end", "externalCalls",
                    "log the result of an external call (ends its external turn)"),
+        _d("session/page", PageArgs, Page, "a page of a session's views: rows, stats, timeline, a turn, a diff, messages"),
         _d("session/follow", FollowArgs, None, "snapshot + durable events + live frames"),
         _d("session/control", NoArgs, None, "host-wide queue and status frames"),
     )

@@ -28,8 +28,6 @@ from ..wire.endpoints import (
     DebugState,
     Decided,
     DiffArgs,
-    EventsArgs,
-    EventsPage,
     FollowArgs,
     KeepArgs,
     KeptFiles,
@@ -49,10 +47,13 @@ from ..wire.endpoints import (
     SessionRef,
     TurnDiff,
 )
+from ..wire.external import EventsArgs, EventsPage
+from ..wire.pages import Page, PageArgs
 from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
 from .options import request_info, window_known
+from .pages import PageSource, PageSources
 from .registry import AgentRegistry, LiveSession
 from .saved import ReadOnlyController, store_reader
 
@@ -67,6 +68,7 @@ class SessionController:
         self.saved = ReadOnlyController(
             store_reader(registry.store.path_for), registry.hub, default_model=registry.settings.model
         )
+        self.pages = PageSources()
 
     async def create(self, args: CreateArgs, inv: GatewayInvocation) -> SessionCreated:
         if args.mode is not None:
@@ -247,7 +249,22 @@ class SessionController:
             session, count = hub.session, len(hub.session)
             await asyncio.to_thread(_serialise, session, count)
         inv.note("follow", "live session")
-        return hub.open(sink, args.cursor)
+        if args.window is not None and len(hub.session) - 1 - (args.cursor if args.cursor is not None else -1) > args.window:
+            self._pages(hub.session).prepare()  # the client reads what precedes its window in pages
+        return hub.open(sink, args.cursor, window=args.window)
+
+    async def page(self, args: PageArgs, inv: GatewayInvocation) -> Page:
+        """A page of a session's views (:mod:`.pages`): a live session's, else its saved log's."""
+        live = self.registry.live.get(args.session_id)
+        if live is None:
+            self._check_saved(args.session_id)
+            return await self.saved.page(args, inv)
+        inv.note("page", f"{args.query.kind}, live session")
+        return await self._pages(live.session).page(args.query)
+
+    def _pages(self, session: Session) -> PageSource:
+        # what its followers may see: a turn/end once it is on disk (the follow hub holds it till then)
+        return self.pages.live(session, lambda: self.registry.live, self.registry.hub(session.id).visible)
 
     def _check_saved(self, session_id: str) -> None:
         if not self.registry.saved(session_id):
@@ -284,7 +301,7 @@ def info_of(live: LiveSession) -> SessionInfo:
         max_steps=agent.config.max_steps,
         max_time=agent.config.max_time,
         rules=policy.rules.source if policy is not None and policy.rules is not None else None,
-        grants=tuple(policy.grants) if policy is not None else (),
+        grants=tuple(policy.shown_grants()) if policy is not None else (),  # secrets masked
         request=request_info(agent),
         mode=live.mode,
     )

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
-from ..errors import HostError
+from ..errors import ErrorCode, HostError
 from ..wire.base import to_json
 from ..wire.envelopes import (
     MAX_ID,
@@ -49,7 +49,7 @@ _ALLOWED = {
 class EnvelopeError(HostError):
     """A message that is not a valid envelope. ``rpc_id``/``stream_id``: what could be read."""
 
-    code = "BAD_ENVELOPE"
+    code: ErrorCode = "BAD_ENVELOPE"
 
     def __init__(self, message: str, *, rpc_id: str | None = None, stream_id: str | None = None):
         super().__init__(message)

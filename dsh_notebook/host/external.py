@@ -35,6 +35,7 @@ from ..redaction import redact, redact_json_text
 from ..tools import policy
 from ..tools.base import Subject, Tool, ToolContext, ToolOutput, argument, whole_arguments
 from ..tools.outcome import ToolInvocation
+from ..wire.codes import received
 from ..wire.events import ErrorInfo as EventError
 from ..wire.events import (
     ExternalCall,
@@ -50,7 +51,7 @@ from .gateway import GatewayInvocation
 from .registry import AgentRegistry, LiveSession
 
 
-class _Args(BaseModel):
+class _ExternalArgs(BaseModel):
     """An external call's arguments as the policy reads them (``file_path``: the notebook file)."""
 
     model_config = ConfigDict(extra="allow")
@@ -63,7 +64,7 @@ async def _never(args: BaseModel, ctx: ToolContext) -> ToolOutput:  # the server
 
 
 def _tool(name: str, effect: Any, approval: Any = "allow", subject: Subject = whole_arguments) -> Tool:
-    return Tool(name=name, description=f"the external agents' {name}", args_model=_Args, execute=_never,
+    return Tool(name=name, description=f"the external agents' {name}", args_model=_ExternalArgs, execute=_never,
                 approval=approval, effect=effect, subject=subject)
 
 
@@ -252,7 +253,7 @@ class ExternalCalls:
         except ValueError:
             raw = {}
         data = raw if isinstance(raw, dict) else {}
-        parsed = _Args.model_validate({**data, "file_path": args.file_path})
+        parsed = _ExternalArgs.model_validate({**data, "file_path": args.file_path})
         runtime = live.agent.toolset.runtime()
         block = ToolCallBlock(id=args.call_id, name=args.tool, arguments=args.arguments)
         inv = ToolInvocation(args.call_id, args.tool, args.arguments, parsed, tool, live.id)
@@ -282,7 +283,7 @@ class ExternalCalls:
     @staticmethod
     def _append_result(pending: _Pending, args: ExternalEndArgs) -> ExternalResult:
         content = masked_content(args.content)
-        error = EventError(code=args.error.code, message=redact(args.error.message)) if args.error else None
+        error = EventError(code=received(args.error.code), message=redact(args.error.message)) if args.error else None
         event = ExternalResult(
             call_id=args.call_id, tool=pending.tool, content=content, is_error=args.is_error or error is not None,
             error=error, turn=pending.turn, meta=args.meta, source_event_seqs=(pending.call_seq,))

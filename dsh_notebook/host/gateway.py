@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import HostError
-from ..wire.base import ItemValue, dump
+from ..wire.base import ItemValue, dump, error_code
 from .contract import Descriptor
 
 log = logging.getLogger(__name__)
@@ -169,6 +169,9 @@ class Gateway:
         try:
             return d.args.model_validate(raw_args)
         except ValidationError as exc:
+            coded = error_code(exc)  # an args model's own check names its code (EMPTY_CONTENT …)
+            if coded is not None:
+                raise HostError(coded[1], code=coded[0]) from None
             raise HostError(f"{d.endpoint}: {_summarize(exc)}", code="BAD_ARGS") from None
 
     def _method(self, d: Descriptor) -> Callable[..., Any]:

@@ -21,7 +21,9 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar
+
+from pydantic import JsonValue
 
 from ..config import Settings, settings_from_env
 from ..context import HarnessContext
@@ -37,6 +39,22 @@ from .saved import ReadOnlyController, SavedLog
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+class ConnectionView(TypedDict):
+    caller: str
+    streams: list[str]
+
+
+class HostView(TypedDict):
+    """``Host.describe()``: what a notebook prints of the host."""
+
+    thread: str
+    closed: bool
+    services: list[str]
+    routes: list[dict[str, str]]
+    agents: list[dict[str, JsonValue]]
+    connections: list[ConnectionView]
 
 
 class Host:
@@ -178,7 +196,7 @@ class Host:
         return handler
 
     # -- for learners -------------------------------------------------------------------------
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> HostView:
         """Services, routes, live agents, open streams — what a notebook prints."""
         return {
             "thread": self._thread.name,

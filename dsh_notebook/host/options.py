@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..agent.agent import Agent
 from ..agent.toolset import check_tool_names
 from ..config import (
@@ -83,7 +85,7 @@ class RequestPlan:
     the no-progress guard (``None``: the agent's default)."""
 
     max_tokens: int | None = None
-    request_options: dict[str, Any] = field(default_factory=dict)
+    request_options: dict[str, JsonValue] = field(default_factory=dict)
     tools: tuple[str, ...] | None = None
     max_repeats: int | None = None
 

@@ -342,7 +342,7 @@ class AgentRegistry:
             mode=mode,
             context=self.context,
             frames=hub.on_frame,
-            flush=lambda: self.store.flush(sid),
+            flush=hub.durable_flush(lambda: self.store.flush(sid)),  # a turn/end goes out once flushed
             approval_policy=policy,
         )
         apply_plan(agent, initial_plan(settings, options))  # output limit, request options, tools

@@ -22,16 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DshError, HostError
-from ..session.saved import SavedLog, read_saved
+from ..session.saved import SavedLog, read_saved_fast
 from ..wire.endpoints import FollowArgs, SessionInfo, SessionRef
 from ..wire.follow import Snapshot, snapshot_item
+from ..wire.pages import Page, PageArgs
 from .follow import ColdLog, SessionHub
 from .gateway import GatewayInvocation, StreamSink
+from .pages import PageSources
 
 FIRST_PART = 2_000
 """Events in the first snapshot of a log sent in parts (enough for the first screens)."""
-PART = 25_000
-"""Events in each later snapshot part."""
+PART = 10_000
+"""Events in each later snapshot part (the browser folds each in one task: a loop widget replaying
+100,000 events takes ten of them, none long)."""
 
 Reader = Callable[[str], Awaitable[SavedLog]]
 """Session id → its saved log (raises a coded error when there is none)."""
@@ -44,6 +47,7 @@ class ReadOnlyController:
         self.read = read
         self.hub_for = hub_for
         self.default_model = default_model
+        self.sources = PageSources()
 
     @classmethod
     def of_log(cls, log: SavedLog | DshError, *, default_model: str = "script:auto") -> ReadOnlyController:
@@ -63,11 +67,24 @@ class ReadOnlyController:
         inv.note("served", "read-only, from the saved log")
         return (await self.read(args.session_id)).info(self.default_model)
 
+    async def page(self, args: PageArgs, inv: GatewayInvocation) -> Page:
+        """A page of the saved log's views (:mod:`.pages`)."""
+        saved = await self.read(args.session_id)
+        inv.note("page", args.query.kind)
+        return await self.sources.saved(saved).page(args.query)
+
     async def follow(self, args: FollowArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:
         saved = await self.read(args.session_id)
         hub = self.hub_for(args.session_id)
         start = 0 if args.cursor is None else args.cursor + 1
         count = len(saved.lines)
+        if args.window is not None and count - start > args.window:
+            # the client holds a window: the last events now, the rest in pages (indexed from now)
+            first = count - args.window
+            await asyncio.to_thread(saved.verify, first, count)
+            self.sources.saved(saved).prepare()
+            inv.note("follow", f"the last {args.window} of {count} events; the rest in pages")
+            return hub.open(sink, args.cursor, cold=ColdLog(saved.header, saved.lines), window=args.window)
         if saved.checked or count - start <= FIRST_PART or start > count:
             await asyncio.to_thread(saved.verify, max(0, start), count)
             inv.note("follow", "snapshot from the saved log")
@@ -111,9 +128,28 @@ class ReadOnlyController:
 
 
 def store_reader(path_for: Callable[[str], Path]) -> Reader:
-    """Read saved sessions of a store, off the loop."""
+    """Read saved sessions of a store, off the loop; a log read is kept while its file is the
+    same (its pages and follows do not read it again)."""
+    kept: dict[str, tuple[tuple[int, int], SavedLog]] = {}
+
+    def read_kept(session_id: str) -> SavedLog:
+        path = path_for(session_id)
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = (-1, -1)
+        hit = kept.get(session_id)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        saved = read_saved_fast(path)
+        kept.pop(session_id, None)
+        while len(kept) >= 3:
+            kept.pop(next(iter(kept)))
+        kept[session_id] = (stamp, saved)
+        return saved
 
     async def read(session_id: str) -> SavedLog:
-        return await asyncio.to_thread(read_saved, path_for(session_id))
+        return await asyncio.to_thread(read_kept, session_id)
 
     return read

@@ -13,7 +13,7 @@ the first second, and then ticks:
   :data:`PLAIN_EVERY_S` seconds.
 
 The client model already knows all it needs — the live attempt (``assistant-stream`` start) and
-its chunk count — so no frame is added; a cell's display (:class:`~dsh_notebook.notebook.live_view.LiveTurnView`)
+its chunk count — so no frame is added; a cell's display (:class:`~dsh_notebook.notebook.cell.live_view.LiveTurnView`)
 shows the same from the same state.
 """
 

@@ -2,7 +2,7 @@
 
 Built on ipykernel — :class:`~.kernel.DshKernel` subclasses ``IPythonKernel`` — so the
 protocol, interrupts, stdin, comms (widgets) and ``%`` magics are IPython's; the extension
-``dsh_notebook`` is loaded at the first execution and cells are rewritten by :mod:`dsh_notebook.notebook.cell_kinds`.
+``dsh_notebook`` is loaded at the first execution and cells are rewritten by :mod:`dsh_notebook.notebook.magic.cell_kinds`.
 ``python -m dsh_notebook install-kernel`` installs the kernelspec (:mod:`.install`);
 ``python -m dsh_notebook.kernel -f CONNECTION_FILE`` is what Jupyter runs.
 """

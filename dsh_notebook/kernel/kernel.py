@@ -3,14 +3,14 @@
 Nothing of the Jupyter protocol is reimplemented. At its first execution the kernel loads the
 ``dsh_notebook`` extension (so the magics' runner binds to the running loop, as a ``%load_ext``
 cell would) and installs :class:`~.cells.CellRewriter`; from then on a prompt cell *is* a
-``%%dsh`` cell — the same machinery (:mod:`dsh_notebook.notebook.magics`): live streaming, the
+``%%dsh`` cell — the same machinery (:mod:`dsh_notebook.notebook.magic.magics`): live streaming, the
 widget with ``--bg``, interrupt, stdin approvals, ``{name}``, the ``TurnResult`` value.
 Executions that are silent or keep no history (front ends' own introspection) run as Python, and
 so does a cell that is only ``exit`` or ``quit`` (``exit()``, ``quit()``): as in IPython's kernel,
 the execute_reply carries the ``ask_exit`` payload and ``jupyter console`` ends.
 
 ``complete_request`` answers ``%dsh`` flags, subcommands and values and ``{variables}``
-(:mod:`dsh_notebook.notebook.complete`); ``inspect_request`` (Shift+Tab, ``?``) on a ``{name}`` describes the variable
+(:mod:`dsh_notebook.notebook.magic.complete`); ``inspect_request`` (Shift+Tab, ``?``) on a ``{name}`` describes the variable
 without running its code, on ``%dsh`` shows the magic's help, in ``%%python`` cells and ``%``
 lines it is IPython's.
 """
@@ -25,10 +25,10 @@ from ipykernel.ipkernel import IPythonKernel
 from pydantic import JsonValue
 
 from .. import __version__
-from ..notebook.cell_kinds import CellRewriter, split_cell
-from ..notebook.complete import complete
-from ..notebook.inspection import describe
-from ..notebook.usage import help_text
+from ..cmdline.help import help_text
+from ..notebook.context.inspection import describe
+from ..notebook.magic.cell_kinds import CellRewriter, split_cell
+from ..notebook.magic.complete import complete
 from . import DISPLAY_NAME
 
 _BRACED = re.compile(r"\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
@@ -124,7 +124,7 @@ class DshKernel(IPythonKernel):
         return {"status": "ok", "found": False, "data": {}, "metadata": {}}
 
     def _inspect_variable(self, dotted: str) -> dict[str, JsonValue]:
-        from ..notebook.notebook_tools import lookup
+        from ..notebook.context.notebook_tools import lookup
 
         try:
             value = lookup(self.shell.user_ns if self.shell is not None else {}, dotted)

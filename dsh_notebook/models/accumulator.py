@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ModelError
+from ..errors import ErrorCode, ModelError
 from ..wire.events import Usage
 from ..wire.messages import AssistantBlock
 from .base import (
@@ -101,7 +101,7 @@ class StreamCutError(ModelError):
     started); ``partial_blocks`` the text/reasoning blocks with content received so far.
     """
 
-    def __init__(self, message: str, *, code: str = "STREAM_CUT", completed_tool_calls: tuple[str, ...] = (),
+    def __init__(self, message: str, *, code: ErrorCode = "STREAM_CUT", completed_tool_calls: tuple[str, ...] = (),
                  partial_blocks: tuple[AssistantBlock, ...] = ()) -> None:
         super().__init__(message, code=code, retryable=not completed_tool_calls)
         self.completed_tool_calls = completed_tool_calls
@@ -213,7 +213,7 @@ class ChunkAccumulator:
             b.assemble() for b in self.blocks if b.kind != "tool-call" and "".join(b.parts).strip()
         )
 
-    def cut_error(self, message: str, *, code: str = "STREAM_CUT") -> StreamCutError:
+    def cut_error(self, message: str, *, code: ErrorCode = "STREAM_CUT") -> StreamCutError:
         return StreamCutError(message, code=code, completed_tool_calls=self.completed_tool_calls(),
                               partial_blocks=self.partial_blocks())
 

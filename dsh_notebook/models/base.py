@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
+
+from pydantic import JsonValue
 
 from ..wire.events import ToolSchema
 from ..wire.frames import (
@@ -90,7 +92,7 @@ class ModelRequest:
     model: str
     messages: Sequence[AnyMessage]
     tools: tuple[ToolSchema, ...] = ()
-    config: dict[str, Any] = field(default_factory=dict)  # max_tokens, temperature, …
+    config: dict[str, JsonValue] = field(default_factory=dict)  # max_tokens, temperature, …
     session_id: str | None = None
     turn: int = 0
     step: int = 0
@@ -142,7 +144,7 @@ class DefaultOptions(Protocol):
     """An adapter whose model has recommended request options (a local model's card sampling):
     sent unless the request's own config sets them."""
 
-    def default_options(self) -> dict[str, Any]: ...
+    def default_options(self) -> dict[str, JsonValue]: ...
 
 
 @runtime_checkable

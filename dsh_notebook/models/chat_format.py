@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from ..wire.messages import (
     AnyMessage,
@@ -36,9 +36,31 @@ from ..wire.messages import (
     UserMessage,
 )
 
-__all__ = ["to_openai_message", "to_openai_messages"]
+__all__ = ["ChatMessage", "ChatToolCall", "to_openai_message", "to_openai_messages"]
 
-_Cache = dict[int, tuple["weakref.ref[Any]", dict[str, Any]]]
+
+class ChatFunction(TypedDict):
+    name: str
+    arguments: str
+
+
+class ChatToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: ChatFunction
+
+
+class ChatMessage(TypedDict):
+    """One message in Chat Completions form, as this package sends it (see the module doc)."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    tool_call_id: NotRequired[str]
+    tool_calls: NotRequired[list[ChatToolCall]]
+    reasoning_content: NotRequired[str]
+
+
+_Cache = dict[int, tuple["weakref.ref[Any]", ChatMessage]]
 _caches: tuple[_Cache, _Cache] = ({}, {})  # without / with reasoning
 
 
@@ -46,7 +68,7 @@ def _text(blocks: Iterable[object]) -> str:
     return "".join(b.text for b in blocks if isinstance(b, TextBlock))
 
 
-def _convert(message: AnyMessage, include_reasoning: bool) -> dict[str, Any]:
+def _convert(message: AnyMessage, include_reasoning: bool) -> ChatMessage:
     if isinstance(message, UserMessage):
         return {"role": "user", "content": _text(message.content)}
     if isinstance(message, SystemMessage):
@@ -58,8 +80,8 @@ def _convert(message: AnyMessage, include_reasoning: bool) -> dict[str, Any]:
             "content": _text(message.content),
         }
     if isinstance(message, AssistantMessage):
-        out: dict[str, Any] = {"role": "assistant", "content": _text(message.content)}
-        calls = [
+        out: ChatMessage = {"role": "assistant", "content": _text(message.content)}
+        calls: list[ChatToolCall] = [
             {
                 "id": b.id,
                 "type": "function",
@@ -78,7 +100,7 @@ def _convert(message: AnyMessage, include_reasoning: bool) -> dict[str, Any]:
     raise TypeError(f"not a message: {type(message).__name__}")
 
 
-def to_openai_message(message: AnyMessage, *, include_reasoning: bool = False) -> dict[str, Any]:
+def to_openai_message(message: AnyMessage, *, include_reasoning: bool = False) -> ChatMessage:
     """One message in OpenAI Chat Completions form (cached per message object; read-only)."""
     cache = _caches[include_reasoning]
     key = id(message)
@@ -96,6 +118,6 @@ def to_openai_message(message: AnyMessage, *, include_reasoning: bool = False) -
 
 def to_openai_messages(
     messages: Iterable[AnyMessage], *, include_reasoning: bool = False
-) -> list[dict[str, Any]]:
+) -> list[ChatMessage]:
     """The messages of a request in OpenAI Chat Completions form (see the module doc)."""
     return [to_openai_message(m, include_reasoning=include_reasoning) for m in messages]

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
+from pydantic import JsonValue
 
 from ..config import Settings, model_timeouts, positive_int
 from ..errors import ModelError
@@ -41,7 +42,7 @@ class LocalAdapter(OpenAICompatAdapter):
         self.server = server
         self._closed = False
 
-    def default_options(self) -> dict[str, Any]:
+    def default_options(self) -> dict[str, JsonValue]:
         """The sampling of the model's card (the request's own options win)."""
         return card_options(self.model or "")
 

@@ -32,6 +32,7 @@ from typing import Any
 import httpx2
 import openai
 from openai._streaming import ServerSentEvent, SSEDecoder  # only to see [DONE] (see _Client)
+from pydantic import JsonValue
 
 from ..config import (
     DEFAULT_TIMEOUT_S,
@@ -44,7 +45,7 @@ from ..wire.events import ToolSchema
 from ..wire.messages import AnyMessage
 from .accumulator import ChunkAccumulator
 from .base import ModelAdapter, ModelRequest, StreamChunk, mark_first_byte
-from .chat_format import to_openai_messages
+from .chat_format import ChatMessage, to_openai_messages
 from .openai_errors import is_overflow, map_status_error, retry_after_ms
 from .server_window import cached_window, probe_window
 from .server_window import server_window as probe_server_window
@@ -119,13 +120,12 @@ class OpenAICompatAdapter(ModelAdapter):
         # no read timeout in the HTTP client: the first-byte and idle timers of ``stream`` decide
         # (a response still arriving is never cut); connecting gives up sooner
         connect = min(self.idle_timeout, CONNECT_TIMEOUT_S)
-        options: dict[str, Any] = {"timeout": httpx2.Timeout(None, connect=connect, write=self.idle_timeout,
-                                                             pool=self.idle_timeout)}
+        limits = httpx2.Timeout(None, connect=connect, write=self.idle_timeout, pool=self.idle_timeout)
         self._client = _Client(
-            base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client, **options
+            base_url=base_url, api_key=api_key, max_retries=0, http_client=http_client, timeout=limits
         )
         self._tools_key: tuple[ToolSchema, ...] | None = None
-        self._tools: list[dict[str, Any]] = []
+        self._tools: list[dict[str, JsonValue]] = []
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -158,7 +158,8 @@ class OpenAICompatAdapter(ModelAdapter):
         }
         if request.tools:
             params["tools"] = self.openai_tools(request.tools)
-        extra: dict[str, Any] = dict(request.config.get("extra_body") or {})
+        given = request.config.get("extra_body")  # a JSON object (check_option refuses anything else)
+        extra: dict[str, JsonValue] = dict(given) if isinstance(given, dict) else {}
         for key, value in request.config.items():
             if key in _SDK_OPTIONS:
                 params[key] = value
@@ -171,22 +172,23 @@ class OpenAICompatAdapter(ModelAdapter):
             params.setdefault("max_completion_tokens", params.pop("max_tokens"))
         return params
 
-    def openai_messages(self, messages: Sequence[AnyMessage]) -> list[dict[str, Any]]:
+    def openai_messages(self, messages: Sequence[AnyMessage]) -> list[ChatMessage]:
         out = to_openai_messages(messages, include_reasoning=self.send_reasoning)
         if not self.send_reasoning:
             return out
         fixed = []
-        for msg in out:
-            if msg.get("role") == "assistant":
+        for msg in out:  # shared with the cache: changed copies only
+            if msg["role"] == "assistant":
                 if msg.get("tool_calls"):
-                    if not isinstance(msg.get("reasoning_content"), str):
+                    if "reasoning_content" not in msg:
                         msg = {**msg, "reasoning_content": ""}
                 elif "reasoning_content" in msg:
-                    msg = {k: v for k, v in msg.items() if k != "reasoning_content"}
+                    msg = msg.copy()
+                    del msg["reasoning_content"]
             fixed.append(msg)
         return fixed
 
-    def openai_tools(self, tools: tuple[ToolSchema, ...]) -> list[dict[str, Any]]:
+    def openai_tools(self, tools: tuple[ToolSchema, ...]) -> list[dict[str, JsonValue]]:
         if tools is not self._tools_key:
             self._tools = [
                 {"type": "function",

@@ -3,7 +3,7 @@ same table inside an exported page).
 
 The loop widget's header (running tokens, cost, context fill) and the inspector's waterfall
 derive their figures in the browser from the events they already follow (``js/src/model/
-trajectory.ts``, the same fold as :func:`dsh_notebook.session.stats.session_stats`). What the
+trajectory.ts``, the same fold as :func:`dsh_notebook.analysis.stats.session_stats`). What the
 browser cannot know is the catalog: this sends it once, as JSON — the built-in table with the
 prices file (``DSH_PRICES_FILE``) laid over it, and ``DSH_CONTEXT_WINDOW`` — and
 ``js/src/model/pricing.ts`` looks models up by the same rules as

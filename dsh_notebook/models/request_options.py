@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
+
+from pydantic import JsonValue
 
 from ..errors import UserError
 
@@ -25,7 +27,7 @@ RESERVED = frozenset({"model", "messages", "stream", "stream_options", "tools", 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
-def parse_option(raw: str, name: str = "--option") -> tuple[str, Any]:
+def parse_option(raw: str, name: str = "--option") -> tuple[str, JsonValue]:
     """``KEY=VALUE`` → ``(key, value)``: the value as JSON, else as the string typed."""
     key, sep, value = raw.partition("=")
     key = key.strip()
@@ -34,15 +36,16 @@ def parse_option(raw: str, name: str = "--option") -> tuple[str, Any]:
     return check_option(key, parse_value(value), name)
 
 
-def parse_value(value: str) -> Any:
+def parse_value(value: str) -> JsonValue:
     text = value.strip()
     try:
-        return json.loads(text)
+        parsed: JsonValue = json.loads(text)
     except ValueError:
         return value
+    return parsed
 
 
-def check_option(key: str, value: Any, name: str = "--option") -> tuple[str, Any]:
+def check_option(key: str, value: object, name: str = "--option") -> tuple[str, JsonValue]:
     if key in RESERVED:
         raise UserError(f"{name} {key}: the harness sets {key!r} itself and it cannot be overridden "
                         f"(reserved: {', '.join(sorted(RESERVED))})", code="BAD_CONFIG")
@@ -51,27 +54,29 @@ def check_option(key: str, value: Any, name: str = "--option") -> tuple[str, Any
 
         parse_max_tokens(value if isinstance(value, (int, str)) and not isinstance(value, bool) else -1,
                          f"{name} {key}")
+    if key == "extra_body" and value is not None and not isinstance(value, dict):
+        raise UserError(f"{name} extra_body: the value must be a JSON object, not {value!r}", code="BAD_CONFIG")
     try:
         json.dumps(value, allow_nan=False)
-    except ValueError:
+    except (TypeError, ValueError):
         raise UserError(f"{name} {key}: the value must be finite JSON, not {value!r}", code="BAD_CONFIG") from None
-    return key, value
+    return key, cast(JsonValue, value)  # json.dumps took it: JSON data
 
 
-def parse_options(raws: Iterable[str] | Mapping[str, Any] | None, name: str = "--option") -> dict[str, Any]:
+def parse_options(raws: Iterable[str] | Mapping[str, Any] | None, name: str = "--option") -> dict[str, JsonValue]:
     """Several ``KEY=VALUE`` strings (or a dict, e.g. ``DshMagics.options``) → one checked dict."""
     if raws is None:
         return {}
     if isinstance(raws, Mapping):
         return dict(check_option(str(k), v, name) for k, v in raws.items())
-    out: dict[str, Any] = {}
+    out: dict[str, JsonValue] = {}
     for raw in raws:
         key, value = parse_option(raw, name)
         out[key] = value
     return out
 
 
-def merge_options(current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+def merge_options(current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, JsonValue]:
     """``current`` updated with ``changes``; a ``None`` value removes the key."""
     out = dict(current)
     for key, value in changes.items():
@@ -106,12 +111,12 @@ def tools_text(tools: tuple[str, ...] | None) -> str:
     return "all" if tools is None else "none" if not tools else ",".join(tools)
 
 
-def request_flags(args: Any) -> dict[str, Any]:
+def request_flags(args: Any) -> dict[str, JsonValue]:
     """``--max-tokens``, ``--option``, ``--tools``, ``--max-repeats``, ``--first-byte-timeout``,
     ``--idle-timeout`` checked (a coded error naming the flag) → ``SessionOptions`` fields."""
     from ..config import parse_max_repeats, parse_max_tokens, parse_timeout
 
-    out: dict[str, Any] = {}
+    out: dict[str, JsonValue] = {}
     if getattr(args, "max_tokens", None) is not None:
         out["max_tokens"] = parse_max_tokens(args.max_tokens, "--max-tokens")
     if getattr(args, "option", None):

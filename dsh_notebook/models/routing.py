@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from pydantic import JsonValue
+
 from ..config import (
     Settings,
     check_base_url,
@@ -64,7 +66,7 @@ def resolve_key(settings: Settings, provider: str, base_url: str) -> tuple[str |
     return None, "DSH_API_KEY"
 
 
-def model_defaults(model_id: str) -> dict[str, Any]:
+def model_defaults(model_id: str) -> dict[str, JsonValue]:
     """The request options a model gets unless ``--option`` sets them (its card's sampling: only
     ``local:`` models known by name have one), without starting anything."""
     try:
@@ -76,6 +78,21 @@ def model_defaults(model_id: str) -> dict[str, Any]:
     from .local_models import card_options
 
     return card_options(name)
+
+
+def compact_prompt(model_id: str) -> bool:
+    """Whether ``model_id`` is a small model that gets the compact prompt on a plain chat turn
+    (:func:`~.local_models.compact_prompt`; only ``local:`` models known by name), without
+    starting anything."""
+    try:
+        provider, name = parse_model_id(normalize_model_id(model_id, None))
+    except UserError:
+        return False
+    if provider != "local":
+        return False
+    from .local_models import compact_prompt as named_compact
+
+    return named_compact(name)
 
 
 def describe_defaults(model_id: str, options: Mapping[str, Any] | None = None) -> str | None:

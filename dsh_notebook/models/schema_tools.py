@@ -24,9 +24,12 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..wire.events import ToolSchema
 from ..wire.messages import TextBlock, ToolCallBlock
 from .base import BlockEnd, BlockStart, Finish, FinishReason, StreamChunk, TextDelta, ToolCallDelta
+from .chat_format import ChatMessage
 
 _GUIDE = (
     "You can call one of these tools. Answer with JSON only: either "
@@ -35,23 +38,23 @@ _GUIDE = (
 )
 
 
-_EXAMPLE = [{"role": "user", "content": "Say hi."}, {"role": "assistant", "content": '{"content": "Hi there!"}'}]
+_EXAMPLE: list[ChatMessage] = [{"role": "user", "content": "Say hi."}, {"role": "assistant", "content": '{"content": "Hi there!"}'}]
 
 
-def answer_schema(tools: Sequence[ToolSchema], *, text: bool = True) -> dict[str, Any]:
+def answer_schema(tools: Sequence[ToolSchema], *, text: bool = True) -> dict[str, JsonValue]:
     """The JSON schema of one answer: a call of one of ``tools`` or (``text``) a text answer."""
-    shapes: list[dict[str, Any]] = [
+    shapes: list[JsonValue] = [
         {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"],
          "additionalProperties": False}
     ] if text else []
     for tool in tools:
-        params = tool.parameters if isinstance(tool.parameters, dict) and tool.parameters else {"type": "object"}
+        params: dict[str, JsonValue] = tool.parameters or {"type": "object"}
         shapes.append({"type": "object", "properties": {"name": {"const": tool.name}, "arguments": params},
                        "required": ["name", "arguments"], "additionalProperties": False})
     return {"oneOf": shapes}
 
 
-def guide_message(tools: Sequence[ToolSchema]) -> dict[str, Any]:
+def guide_message(tools: Sequence[ToolSchema]) -> ChatMessage:
     lines = [f"- {t.name}: {t.description.splitlines()[0] if t.description else ''} "
              f"arguments: {json.dumps(t.parameters, separators=(',', ':'))}" for t in tools]
     return {"role": "system", "content": _GUIDE.format(tools="\n".join(lines))}
@@ -65,10 +68,10 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def rewrite_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def rewrite_messages(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     """OpenAI messages with ``tool_calls`` / ``tool`` roles → plain roles, calls as their JSON."""
     names: dict[str, str] = {}
-    out: list[dict[str, Any]] = []
+    out: list[ChatMessage] = []
     for msg in messages:
         role = msg.get("role")
         if role == "assistant" and msg.get("tool_calls"):
@@ -87,7 +90,7 @@ def rewrite_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": f"Result of {names.get(call_id, 'the tool')} (call {call_id}):\n"
                                                    f"{_text(msg.get('content'))}"})
         else:
-            out.append({k: v for k, v in msg.items() if k in ("role", "content", "name")})
+            out.append({"role": msg["role"], "content": msg["content"]})
     return out
 
 

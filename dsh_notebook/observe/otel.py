@@ -11,7 +11,7 @@ sends a saved session the same way. One trace per turn::
         └── execute_tool NAME   gen_ai.operation.name=execute_tool, gen_ai.tool.name, gen_ai.tool.call.id
 
 Every span carries ``gen_ai.conversation.id`` (the session id) and ``gen_ai.provider.name``;
-its start and end are the log's times (:mod:`dsh_notebook.session.stats`). Message content —
+its start and end are the log's times (:mod:`dsh_notebook.analysis.stats`). Message content —
 prompts, answers, tool arguments and results — is added only when
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` (redacted); keys never. The spans are
 built off the host loop: the session observer only collects a turn's events and hands them to a

@@ -1,6 +1,6 @@
 """The spans of one turn, from its events (GenAI semantic conventions); see :mod:`.otel`.
 
-Times and figures come from :func:`dsh_notebook.session.stats.session_stats`, so a trace shows
+Times and figures come from :func:`dsh_notebook.analysis.stats.session_stats`, so a trace shows
 exactly what ``show --stats`` shows. A span still open when the events stop (a crash) ends at the
 last event's time.
 """
@@ -11,9 +11,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..analysis.stats import RequestStats, ToolStats, session_stats
 from ..errors import redact
 from ..providers import telemetry_name
-from ..session.stats import RequestStats, ToolStats, session_stats
 from ..wire.events import AnyEvent, AssistantMessageEvent, ToolCall, ToolResult, UserMessageEvent
 from .otel_external import external_spans
 

@@ -11,7 +11,9 @@ A query is terms separated by spaces; an event matches when **every** term match
 
 Values may be quoted (``name:"my tool"``). A word with a colon whose prefix is not a field above
 is free text (``http://x`` stays text). A bad value (``turn:x``) is a ``BAD_QUERY`` error.
-The JavaScript twin lives in ``js/src/model/query.ts``; both are tested on the same examples.
+The inspector runs the same language in the browser: its TypeScript twin names this module as
+its source (the front end follows the Python, never the other way round), and both are tested on
+the same examples.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UserError
+from ..errors import ErrorCode, UserError
 from ..wire.base import tag
 
 FIELDS = ("type", "name", "tool", "exit", "turn", "seq")
@@ -32,7 +34,7 @@ _TOKEN = re.compile(r'(?:(\w+):)?(?:"((?:[^"\\]|\\.)*)"?|(\S+))')
 class QueryError(UserError):
     """A search query that cannot be read (``turn:x``)."""
 
-    code = "BAD_QUERY"
+    code: ErrorCode = "BAD_QUERY"
 
 
 @dataclass

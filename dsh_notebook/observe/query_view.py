@@ -1,7 +1,8 @@
 """``show ID --search QUERY [--export jsonl|csv]``: the events of one session matching a query
 (:mod:`.query`), printed as rows (seq, turn, type, tool, snippet with hits in ``[ ]``) or exported —
 ``jsonl``: the matching events themselves, one per line; ``csv``: one row per event with the columns
-``seq,time,turn,type,name,exit,snippet``. Secrets are redacted in every form."""
+``seq,time,turn,type,name,exit,snippet``, ``time`` in ISO 8601 UTC to the millisecond
+(``2026-12-07T04:47:14.322Z``, as the inspector's CSV). Secrets are redacted in every form."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import io
 import json
 import sys
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
+
+from pydantic import JsonValue
 
 from ..wire.base import tag
 from .query import Hit, marked, parse_query, search_events
@@ -19,7 +23,7 @@ from .query import Hit, marked, parse_query, search_events
 CSV_COLUMNS = ("seq", "time", "turn", "type", "name", "exit", "snippet")
 
 
-def load_events(path: Path) -> list[dict[str, Any]]:
+def load_events(path: Path) -> list[dict[str, JsonValue]]:
     """The wire events of a log (the header and unreadable lines left out)."""
     from ..session.inspect import inspect_log
 
@@ -34,6 +38,18 @@ def load_events(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def iso_time(ms: object) -> str:
+    """An event's ``time`` (epoch milliseconds) in ISO 8601 UTC, ``2026-12-07T04:47:14.322Z`` (what
+    JavaScript's ``Date.toISOString`` writes); anything else as it is ("" for none)."""
+    if isinstance(ms, bool) or not isinstance(ms, int):
+        return "" if ms is None else str(ms)
+    try:
+        at = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    except OverflowError:
+        return str(ms)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
 def export_rows(hits: list[Hit], fmt: str, out: TextIO) -> None:
     from ..redaction import redact, redact_data
 
@@ -45,7 +61,7 @@ def export_rows(hits: list[Hit], fmt: str, out: TextIO) -> None:
     w.writerow(CSV_COLUMNS)
     for h in hits:
         ev: Mapping[str, Any] = h.event
-        w.writerow([ev.get("seq"), ev.get("time", ""), "" if h.turn is None else h.turn, tag(ev) or "",
+        w.writerow([ev.get("seq"), iso_time(ev.get("time")), "" if h.turn is None else h.turn, tag(ev) or "",
                     h.name or "", "" if h.exit is None else h.exit, redact(h.snippet)])
 
 

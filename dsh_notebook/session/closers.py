@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from ..wire.codes import ErrorCode
 from ..wire.events import (
     AnyEvent,
     AssistantMessageEvent,
@@ -86,6 +87,7 @@ def close_interrupted_turn(session: Session, *, forked_at: int | None = None) ->
             call_seq = next(iter(session.open_tool_calls().get(call_id, [])), None)
         if call_seq in open_calls.get(call_id, []):
             open_calls[call_id].remove(call_seq)
+        code: ErrorCode
         if forked_at is not None:
             text = FORKED_TEXT.format(at=forked_at)
             code, src = "FORKED_BEFORE_RESULT", (call_seq,) if call_seq is not None else None

@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import JsonValue
 
 from ..errors import SessionError
 from ..wire.events import AnyEvent, AssistantMessageEvent, RequestFrozen
@@ -58,9 +59,9 @@ def resolve_message_seqs(events: Sequence[AnyEvent], seq: int) -> list[int]:
     return out
 
 
-def canonical(message: AnyMessage) -> dict[str, Any]:
+def canonical(message: AnyMessage) -> dict[str, JsonValue]:
     """A message as the model sees it: JSON, without ``source`` / ``provider`` / ``model``."""
-    out = message.model_dump(mode="json", exclude_none=True)
+    out: dict[str, JsonValue] = message.model_dump(mode="json", exclude_none=True)
     for key in _HIDDEN:
         out.pop(key, None)
     return out

@@ -18,7 +18,7 @@ from ..demo import default_approve
 from ..errors import DshError, HostError, LogFormatError
 from ..wire.base import tag
 from ..wire.endpoints import SessionInfo
-from ..wire.events import EventAdapter, RequestFrozen
+from ..wire.events import AnyEvent, EventAdapter, RequestFrozen
 from ..wire.log import SessionHeader
 from .logfile import read_regular
 from .persistence import _ListAdapter, load_log, parse_header
@@ -72,18 +72,28 @@ class SavedLog:
         line raises ``LOG_CORRUPT`` with its line number. A no-op for a log read checked."""
         if self.checked or start >= stop:
             return
+        self.events(start, stop)
+
+    def events(self, start: int, stop: int) -> list[AnyEvent]:
+        """``lines[start:stop]`` as typed events (validated; blocking: off the host loop); a bad
+        line raises ``LOG_CORRUPT`` with its line number."""
+        if start >= stop:
+            return []
         try:
-            _ListAdapter.validate_json("[" + ",".join(self.lines[start:stop]) + "]", strict=True, by_alias=True, by_name=False)
-            return
+            events: list[AnyEvent] = _ListAdapter.validate_json("[" + ",".join(self.lines[start:stop]) + "]", strict=True,
+                                                                by_alias=True, by_name=False)
+            return events
         except ValueError:
             pass
+        out = []
         for n in range(start, stop):
             try:
-                EventAdapter.validate_json(self.lines[n], strict=True, by_alias=True, by_name=False)
+                out.append(EventAdapter.validate_json(self.lines[n], strict=True, by_alias=True, by_name=False))
             except ValueError as exc:
                 first = str(exc).splitlines()[1:2] or [str(exc)]
                 raise LogFormatError(f"{self.path}: line {n + 2} is not a valid event: {first[0].strip()}",
                                      code="LOG_CORRUPT", line=n + 2) from None
+        return out
 
 
 def read_saved(path: str | Path) -> SavedLog:

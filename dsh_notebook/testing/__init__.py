@@ -1,6 +1,6 @@
 """Fakes for testing code built on dsh_notebook — the ones the project's own tests use.
 
-- model adapters at the model boundary: :class:`ScriptModel` (scripted replies, a mid-stream
+- model adapters at the model boundary: :class:`CannedModel` (scripted replies, a mid-stream
   :class:`Gate`), :class:`FunctionModel` (a reply computed from the request), the chunk builders
   :func:`text_chunks` and :func:`call_chunks`, and :func:`hold_text` / :class:`HoldModel` (a text
   answer held mid-stream until another thread sets an event);
@@ -18,7 +18,7 @@ import importlib
 from typing import Any
 
 _WHERE = {
-    "ScriptModel": "models", "FunctionModel": "models", "Gate": "models", "text_chunks": "models",
+    "CannedModel": "models", "FunctionModel": "models", "Gate": "models", "text_chunks": "models",
     "call_chunks": "models", "hold_text": "models", "HoldModel": "models",
     "FakeOpenAIServer": "openai_server", "RecordedRequest": "openai_server", "serve_fake_openai": "openai_server",
     "text_reply": "openai_chunks", "tool_call_reply": "openai_chunks", "error_reply": "openai_chunks",

@@ -18,9 +18,8 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
-from ..session.session import Session
+from ..session.session import Session, now_ms
 from ..session.writer import SessionLog
 from ..wire import events as ev
 from ..wire.messages import AssistantMessage, TextBlock, ToolCallBlock, tool_text, user_text
@@ -39,12 +38,9 @@ class LogBuilder:
     def __init__(self, session_id: str = "s_test", *, cwd: str = "/ws", path: str | Path | None = None,
                  clock: Callable[[], int] | None = None, created_at: int | None = None,
                  session: Session | None = None) -> None:
-        kw: dict[str, Any] = {"cwd": cwd}
-        if clock is not None:
-            kw["clock"] = clock
-        if created_at is not None:
-            kw["created_at"] = created_at
-        self.session = session if session is not None else Session(session_id, **kw)
+        if session is None:
+            session = Session(session_id, cwd=cwd, created_at=created_at, clock=clock or now_ms)
+        self.session = session
         self.path = Path(path) if path is not None else None
         self.log = SessionLog(self.session, self.path) if self.path is not None else None
         self.turn = 0

@@ -1,7 +1,7 @@
 """Model adapters for tests, at the model boundary (``ModelAdapter``): nothing inside the agent is
 faked.
 
-- :class:`ScriptModel` answers each request with the next scripted reply — a list of chunks, an
+- :class:`CannedModel` answers each request with the next scripted reply — a list of chunks, an
   exception to raise, or a :class:`Gate` that stops mid-stream until the test opens it;
 - :class:`FunctionModel` answers each request with what a function of the request returns (a text,
   a list of chunks, an exception, or an async iterator of chunks made as it streams), for replies
@@ -9,11 +9,11 @@ faked.
   a test sets an event); ``record=False, pause=False`` make it the cheapest fake
   there is, for benchmarks that time the harness around the model.
 
-Both record the requests they got (``.requests``); a :class:`ScriptModel` given a ``window``
+Both record the requests they got (``.requests``); a :class:`CannedModel` given a ``window``
 reports it as its server's (``server_window()``, as the OpenAI-compatible adapters do). :func:`text_chunks` and :func:`call_chunks`
 build the chunk lists of a text answer and of tool calls::
 
-    model = ScriptModel(call_chunks(("c1", "read", '{"file_path": "a.txt"}')), text_chunks("done"))
+    model = CannedModel(call_chunks(("c1", "read", '{"file_path": "a.txt"}')), text_chunks("done"))
     agent = Agent(session, adapter_for=lambda _id: model, model="fake:m1")
 """
 
@@ -134,7 +134,7 @@ async def _play(reply: Reply | str) -> AsyncIterator[StreamChunk]:
         yield c
 
 
-class ScriptModel:
+class CannedModel:
     """Each request pops the next reply; past the script it answers ``(no more steps)``.
 
     ``window``: the context window its server reports when the agent asks (``server_window()``;
@@ -224,4 +224,4 @@ class HoldModel(FunctionModel):
         super().__init__(lambda _request: hold_text(self.release, text), provider=provider)
 
 
-__all__ = ["Call", "FunctionModel", "Gate", "HoldModel", "Reply", "ScriptModel", "call_chunks", "hold_text", "text_chunks"]
+__all__ = ["Call", "FunctionModel", "Gate", "HoldModel", "Reply", "CannedModel", "call_chunks", "hold_text", "text_chunks"]

@@ -13,6 +13,7 @@ The shared :func:`dsh_notebook.testing.openai_validator.validate_chat_request` r
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from .openai_validator import validate_chat_request
@@ -21,7 +22,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
 
 
-def check_request(body: dict[str, Any], *, deepseek_thinking: bool = False) -> str | None:
+def check_request(body: Mapping[str, object], *, deepseek_thinking: bool = False) -> str | None:
     if "stream_options" in body and not body.get("stream"):
         return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
     problem = check_tools(body.get("tools"))

@@ -19,15 +19,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-USAGE = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17,
+from pydantic import JsonValue
+
+Json = dict[str, JsonValue]
+"""A JSON object: a chunk, a delta, a usage or an error body."""
+
+USAGE: Json = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17,
          "prompt_tokens_details": {"cached_tokens": 2}}
 
 
 @dataclass
 class Reply:
-    chunks: list[dict[str, Any]] = field(default_factory=list)
+    chunks: list[Json] = field(default_factory=list)
     status: int = 200
-    error: dict[str, Any] | None = None
+    error: Json | None = None
     headers: dict[str, str] = field(default_factory=dict)
     done: bool = True
     cut_after: int | None = None
@@ -39,7 +44,7 @@ class Reply:
     head_delay: float = 0.0
     first_delay: float = 0.0
     raw: bytes | None = None
-    error_event: dict[str, Any] | None = None
+    error_event: Json | None = None
     hang_up: bool = False  # close the connection before any byte (a kept-alive connection the server dropped)
     hold: threading.Event | None = None  # no byte of the response until it is set
 
@@ -86,18 +91,18 @@ def split_text(text: str, pieces: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
-def chunk(delta: dict[str, Any] | None = None, *, finish: str | None = None,
-          usage: dict[str, Any] | None = None, index: int = 0) -> dict[str, Any]:
+def chunk(delta: Json | None = None, *, finish: str | None = None,
+          usage: Json | None = None, index: int = 0) -> Json:
     """One chat-completion chunk with a single choice (``delta=None`` and ``usage``: no choices)."""
     if delta is None and usage is not None:
         return {"choices": [], "usage": usage}
-    out: dict[str, Any] = {"choices": [{"index": index, "delta": delta or {}, "finish_reason": finish}]}
+    out: Json = {"choices": [{"index": index, "delta": delta or {}, "finish_reason": finish}]}
     if usage is not None:
         out["usage"] = usage
     return out
 
 
-def _tail(finish: str | None, usage: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _tail(finish: str | None, usage: Json | None) -> list[Json]:
     out = [chunk({}, finish=finish)] if finish is not None else []
     if usage is not None:
         out.append(chunk(usage=usage))
@@ -105,14 +110,14 @@ def _tail(finish: str | None, usage: dict[str, Any] | None) -> list[dict[str, An
 
 
 def text_chunks(text: str, *, pieces: int = 3, finish: str | None = "stop",
-                usage: dict[str, Any] | None = USAGE) -> list[dict[str, Any]]:
+                usage: Json | None = USAGE) -> list[Json]:
     head = [chunk({"role": "assistant", "content": ""})]
     body = [chunk({"content": part}) for part in split_text(text, pieces)] if text else []
     return head + body + _tail(finish, usage)
 
 
 def reasoning_chunks(reasoning: str, text: str = "", *, pieces: int = 3, field_name: str = "reasoning_content",
-                     finish: str | None = "stop", usage: dict[str, Any] | None = USAGE) -> list[dict[str, Any]]:
+                     finish: str | None = "stop", usage: Json | None = USAGE) -> list[Json]:
     head = [chunk({"role": "assistant", "content": None, field_name: ""})]
     body = [chunk({field_name: part, "content": None}) for part in split_text(reasoning, pieces)]
     body += [chunk({"content": part}) for part in split_text(text, pieces)] if text else []
@@ -121,7 +126,7 @@ def reasoning_chunks(reasoning: str, text: str = "", *, pieces: int = 3, field_n
 
 def tool_call_chunks(calls: Sequence[tuple[str, str, str]], *, text: str = "", reasoning: str = "",
                      pieces: int = 3, quirks: Sequence[str] = (), finish: str | None = "tool_calls",
-                     usage: dict[str, Any] | None = USAGE) -> list[dict[str, Any]]:
+                     usage: Json | None = USAGE) -> list[Json]:
     """A reply with tool calls ``(id, name, arguments)``.
 
     ``quirks``: ``repeat-ids`` (id, type and name in every delta), ``index-zero`` (all calls at
@@ -135,12 +140,13 @@ def tool_call_chunks(calls: Sequence[tuple[str, str, str]], *, text: str = "", r
     for position, (call_id, name, arguments) in enumerate(calls):
         parts = split_text(arguments, pieces) if arguments else [""]
         for n, part in enumerate(parts):
-            call: dict[str, Any] = {"function": {"arguments": part}}
+            function: Json = {"arguments": part}
+            call: Json = {"function": function}
             if "no-index" not in quirks:
                 call["index"] = 0 if "index-zero" in quirks else position
             if n == 0 or "repeat-ids" in quirks:
                 call.update(id=call_id, type="function")
-                call["function"]["name"] = name
+                function["name"] = name
             out.append(chunk({"tool_calls": [call]}))
     if "finish-stop" in quirks:
         finish = "stop"

@@ -28,6 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..providers import window_probes
 from .openai_checks import check_request
 from .openai_chunks import (
@@ -79,7 +81,7 @@ class RecordedRequest:
     error: str | None = None  # the 4xx message the server answered with, if any
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[dict[str, JsonValue]]:
         return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
 
 
@@ -254,7 +256,8 @@ class FakeOpenAIServer:
                 return None
             else:
                 reply = error_reply(400, problem)
-        rec.error = reply.error.get("message") if reply.error else None
+        message = reply.error.get("message") if reply.error else None
+        rec.error = message if isinstance(message, str) else None
         return reply
 
     async def _send_json(self, writer: asyncio.StreamWriter, reply: Reply) -> bool:

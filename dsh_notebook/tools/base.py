@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, JsonValue
 
+from ..wire.codes import ErrorCode
 from ..wire.events import PermissionMode, ToolSchema
 
 PolicyDecision = Literal["allow", "deny", "ask"]
@@ -40,7 +41,7 @@ class ToolOutput:
 
     text: str
     is_error: bool = False
-    code: str | None = None
+    code: ErrorCode | None = None
     meta: dict[str, JsonValue] | None = None
 
 

@@ -2,7 +2,7 @@
 ``notebook_insert``.
 
 Their bodies need the kernel (its namespace, its cells, its main thread) and live in the notebook
-layer (:mod:`dsh_notebook.notebook.python_tool`, :mod:`dsh_notebook.notebook.notebook_tools`),
+layer (:mod:`dsh_notebook.notebook.context.python_tool`, :mod:`dsh_notebook.notebook.context.notebook_tools`),
 which binds each :class:`~.base.ToolSpec` here to its body (:meth:`~.base.ToolSpec.bind`). Their
 declarations live here, beside the built-ins, so that what policy and the modes read of them —
 what a call does, what a rule matches, the default approval — is known wherever a decision is

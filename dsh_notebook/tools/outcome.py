@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, JsonValue
 
-from ..errors import redact
+from ..errors import ErrorCode, redact
+from ..wire.codes import received
 from ..wire.events import ToolErrorInfo
 from ..wire.messages import ToolCallBlock, ToolMessage, tool_text
 from .base import PolicyDecision, Tool, ToolOutput
 
-ERROR_CODES = (
+ERROR_CODES: tuple[ErrorCode, ...] = (
     "UNKNOWN_TOOL",
     "INVALID_JSON",
     "INVALID_ARGS",
@@ -35,7 +36,7 @@ ERROR_CODES = (
 )
 """The pipeline's own codes; a tool may raise ``ToolError`` with a more specific one."""
 
-ERROR_NAMES = {
+ERROR_NAMES: dict[ErrorCode, str] = {
     "UNKNOWN_TOOL": "ToolNotFoundError",
     "INVALID_JSON": "InvalidJsonError",
     "INVALID_ARGS": "ValidationError",
@@ -70,14 +71,14 @@ class ToolOutcome:
         return self.message.text
 
     @property
-    def code(self) -> str | None:
-        return self.error.code if self.error else None
+    def code(self) -> ErrorCode | None:
+        return received(self.error.code) if self.error else None
 
 
 def error_outcome(
     call_id: str,
     text: str,
-    code: str,
+    code: ErrorCode,
     name: str | None = None,
     *,
     meta: dict[str, JsonValue] | None = None,

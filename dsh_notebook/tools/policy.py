@@ -14,7 +14,8 @@ The decision is made in three steps, each visible as live frames and as facts in
    ``approval/decided {decider: "user"}`` after (also when the wait is cancelled). Only
    ``allow`` proceeds; ``deny``, ``cancelled``, a failing approver or no approver at all deny;
    an answer "allow for the rest of the session" (``approver.granted``) is logged with its
-   ``grant``. An approved ``exit_plan_mode`` logs the mode chosen (``nextMode``) and changes the
+   ``grant``. What is logged of a decision (reasons, rule labels, the grant, feedback) has its
+   secrets masked; the grant itself is kept as given by the session's policy (``on_grant``). An approved ``exit_plan_mode`` logs the mode chosen (``nextMode``) and changes the
    session's mode (``mode/changed {by: "plan"}``) before the tool runs; one sent back logs the
    person's ``feedback``, which the model reads in the result;
 3. **guards** — monotonic checks that can only deny (a failing guard denies; logged as a second
@@ -26,15 +27,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..wire.events import ApprovalAsked, ApprovalDecided, Decider, PermissionMode
+from ..redaction import redact
+from ..wire.events import ApprovalAsked, ApprovalDecided, Decider, Grant, PermissionMode
 from ..wire.messages import ToolCallBlock
 from .base import ApprovalRequest
 from .modes import call_effect
 from .modes import decide as mode_decide
 from .outcome import Guard, PolicyVerdict, PreExecuteHook, ToolInvocation
-from .rules import grant_for, grant_label
+from .rules import grant_for, grant_label, grant_shown
 
 if TYPE_CHECKING:
     from ..session.session import Session
@@ -55,6 +58,7 @@ class PolicyRuntime(Protocol):
     workspace: Workspace
     pre_execute: list[PreExecuteHook]
     guards: list[Guard]
+    on_grant: Callable[[Grant], None] | None  # the session's policy keeps a grant as given
 
     def emit(self, call: ToolCallBlock, phase: Phase, status: RuntimeStatus, detail: str | None = None) -> None: ...
 
@@ -149,6 +153,8 @@ async def ask(
     grantable = inv.tool.effect != "notebook"  # a cell insert is asked every time (issue 37)
     granted = approver.granted(inv.call_id)
     grant = grant_for(inv.name, inv.arguments) if decision == "allow" and granted and grantable else None
+    if grant is not None and rt.on_grant is not None:
+        rt.on_grant(grant)  # as given: the log holds it masked (_log)
     _log(rt, ApprovalDecided(call_id=inv.call_id, name=inv.name, decision=decision, by=by,
                              rule=grant_label(grant) if grant else None, grant=grant, mode=mode, decider="user"))
     if decision == "allow":
@@ -183,4 +189,19 @@ def _plan_answered(rt: PolicyRuntime, call: ToolCallBlock, inv: ToolInvocation, 
 
 def _log(rt: PolicyRuntime, event: ApprovalAsked | ApprovalDecided) -> None:
     if rt.session is not None:
-        rt.session.append(event)
+        rt.session.append(_shown(event))
+
+
+def _shown(event: ApprovalAsked | ApprovalDecided) -> ApprovalAsked | ApprovalDecided:
+    """The event as it is logged (and so followed, shown, exported): every text that can quote
+    the call or a rule — ``reason``, ``rule``, ``grant``, ``feedback`` — with its secrets
+    masked. What the call runs with, and the grant this process keeps, stay as given."""
+    update: dict[str, Any] = {}
+    for name in ("reason", "rule", "feedback"):
+        text = getattr(event, name, None)
+        if text and (masked := redact(text)) != text:
+            update[name] = masked
+    grant = getattr(event, "grant", None)
+    if grant is not None and (masked_grant := grant_shown(grant)) is not grant:
+        update["grant"] = masked_grant
+    return event.model_copy(update=update) if update else event

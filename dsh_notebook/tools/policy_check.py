@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..config import settings_from_env
+from ..redaction import redact
 from ..session.inspect import resolve_target
 from ..session.lenient import read_lenient
 from ..wire.events import AnyEvent, PermissionMode, ToolCall
@@ -58,7 +59,7 @@ class Verdict:
     rule: str
 
     def line(self) -> str:
-        return f"{self.call_id} {self.name} {self.action} {self.rule}"
+        return redact(f"{self.call_id} {self.name} {self.action} {self.rule}")  # a rule's text may hold a secret
 
 
 def tool_defaults() -> dict[str, Action]:
@@ -118,18 +119,22 @@ def check_mode_calls(events: Iterable[AnyEvent], rules: RuleSet | None, mode: Pe
     return out
 
 
-def check_main(args: argparse.Namespace) -> int:
-    path = resolve_target(args.target)
-    rules_path = args.rules or settings_from_env().policy_file
+def verdicts(path: Any, rules_path: str | None, mode: str | None) -> tuple[list[str], list[Verdict]]:
+    """The warnings of reading the log at ``path`` and the verdict for each of its tool calls:
+    of the rules in ``rules_path`` (none: no rules), or of ``mode`` with them (see the module doc)."""
     rules = load_rules(rules_path) if rules_path else None
     loaded = read_lenient(path)
-    for warning in loaded.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    mode = getattr(args, "mode", None)
     if mode is None:
-        verdicts = check_calls(loaded.events, rules)
-    else:
-        verdicts = check_mode_calls(loaded.events, rules, mode, loaded.header.cwd)
-    for verdict in verdicts:
+        return list(loaded.warnings), check_calls(loaded.events, rules)
+    return list(loaded.warnings), check_mode_calls(loaded.events, rules, mode, loaded.header.cwd)  # type: ignore[arg-type]
+
+
+def check_main(args: argparse.Namespace) -> int:
+    """``python -m dsh_notebook policy check ID_OR_PATH [--rules FILE] [--mode NAME]``."""
+    warnings, found = verdicts(resolve_target(args.target), args.rules or settings_from_env().policy_file,
+                               getattr(args, "mode", None))
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for verdict in found:
         print(verdict.line())
     return 0

@@ -43,9 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from ..errors import UserError
+from ..redaction import MASK, redact
 from ..wire.events import ApprovalDecided, Grant
 from .base import ToolSpec
 from .git_guard import git_refusal
@@ -73,7 +74,7 @@ class PolicyCall:
 
     call_id: str
     tool: str
-    arguments: dict[str, Any]
+    arguments: dict[str, JsonValue]
     subject: str  # the command (bash), the code (python), the path (file tools), else the raw JSON
     raw_arguments: str
     session_id: str | None = None
@@ -189,6 +190,16 @@ def grant_label(grant: Grant) -> str:
     return f'session {grant.tool} "{grant.pattern}"'
 
 
+def grant_shown(grant: Grant) -> Grant:
+    """The grant as it is logged, shown and sent: its pattern with every secret masked. A masked
+    pattern holds an unescaped ``***`` (an exact grant escapes every ``*`` of its command), so
+    read back from the log it grants nothing: a resumed session asks again for a command with a
+    secret in it, while the process that was answered keeps the grant as given
+    (:meth:`ApprovalPolicy.remember`)."""
+    shown = redact(grant.pattern)
+    return grant if shown == grant.pattern else Grant(tool=grant.tool, pattern=shown)
+
+
 # --- callables registered from the notebook ----------------------------------------------------
 
 PolicyFn = Callable[[PolicyCall], "Action | None"]
@@ -241,14 +252,25 @@ class ApprovalPolicy:
 
     @property
     def grants(self) -> list[Grant]:
+        """The grants that decide (as given: a secret in one stays, for matching only)."""
         events = self.events
         for k in range(self._scanned, len(events)):
             event = events[k]
             if isinstance(event, ApprovalDecided) and event.grant is not None and event.decision == "allow":
-                if event.grant not in self._grants:
+                if MASK not in event.grant.pattern and event.grant not in self._grants:  # masked: grants nothing
                     self._grants.append(event.grant)
         self._scanned = len(events)
         return list(self._grants)
+
+    def shown_grants(self) -> list[Grant]:
+        """The grants as a client is shown them: secrets masked (:func:`grant_shown`)."""
+        return list(dict.fromkeys(grant_shown(g) for g in self.grants))
+
+    def remember(self, grant: Grant) -> None:
+        """An "allow for the session" answered in this process, as given: its logged form masks a
+        secret in it (:func:`grant_shown`), and the log alone would not let the command run again."""
+        if grant not in self.grants:
+            self._grants.append(grant)
 
     def evaluate(self, call_id: str, name: str, arguments: str, *, use_callables: bool = True,
                  tool: ToolSpec | None = None) -> tuple[Action, str, str] | None:
@@ -323,6 +345,6 @@ class ApprovalPolicy:
 
 __all__ = [
     "ApprovalPolicy", "PolicyCall", "Rule", "RuleSet", "ask_reason", "bash_ask_note", "bash_matches", "call_subject", "grant_for",
-    "grant_label",
+    "grant_label", "grant_shown",
     "load_rules", "register_policy", "registered_policies", "unregister_policy",
 ]  # fmt: skip

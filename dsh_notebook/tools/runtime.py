@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from ..errors import ToolError
 from ..redaction import redact, redact_known
 from ..session.session import Session, now_ms
+from ..wire.events import Grant
 from ..wire.follow import FrameSink, ToolRuntimeItem
 from ..wire.frames import Phase, RuntimeStatus, ToolRuntimeFrame
 from ..wire.messages import ToolCallBlock
@@ -88,6 +89,7 @@ class ToolRuntime:
         self.policy_mode: ApprovalMode = policy_mode  # legacy: the initial mode when ``modes`` is not given
         self.modes = modes if modes is not None else SessionMode(session, LEGACY[policy_mode])
         self.pre_execute: list[PreExecuteHook] = list(pre_execute)
+        self.on_grant: Callable[[Grant], None] | None = None  # the session policy's remember (Toolset)
         self.guards: list[Guard] = list(guards)
         self.post_execute: list[PostExecuteHook] = list(post_execute)
         self.wrappers: list[ExecuteWrapper] = list(wrappers)
@@ -100,8 +102,9 @@ class ToolRuntime:
         """Send one ``tool-runtime`` frame (a failing sink is logged, never raised)."""
         if self.frames is None:
             return
-        frame = ToolRuntimeFrame.model_construct(
-            call_id=call.id, name=call.name, phase=phase, status=status, detail=detail, time=now_ms()
+        frame = ToolRuntimeFrame.model_construct(  # a detail may quote the call or a rule: masked
+            call_id=call.id, name=call.name, phase=phase, status=status, detail=redact(detail) if detail else detail,
+            time=now_ms(),
         )
         try:
             self.frames(ToolRuntimeItem.model_construct(frame=frame))

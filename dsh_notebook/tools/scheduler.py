@@ -9,7 +9,7 @@
 - :meth:`ToolBatch.commit_ready` appends ``tool/result`` (``sourceEventSeqs=[call seq]``) for
   the finished prefix only, so results enter the log **in model order**, not completion order;
 - deferred contexts are collected and returned; the agent appends them after the batch;
-- with the agent debugger active (``checkpoints``), calls run one at a time and each may pause
+- with the agent debugger active (``pause_points``), calls run one at a time and each may pause
   at stage 02 (its ``tool/call`` logged), 03 (before the pipeline runs it) and 04 (its outcome
   ready, before ``tool/result``); an edit of the arguments changes what the call runs with
   (``on_arguments_edited`` lets the agent show the model the edited call), an edit of the result
@@ -51,13 +51,13 @@ class StagePause(Protocol):
     edits: list[int]
 
 
-class Checkpoints(Protocol):
+class PausePoints(Protocol):
     """Where a run may pause (the agent debugger, :mod:`dsh_notebook.agent.debugger`)."""
 
     @property
     def active(self) -> bool: ...
 
-    async def checkpoint(
+    async def pause_point(
         self, stage: DebugStage, *, payload: PausePayload, tools: Sequence[str] = (), call_id: str | None = None,
         seq: int | None = None, name: str | None = None, value: Any = None, cite: tuple[int, ...] = (),
     ) -> StagePause | None: ...
@@ -84,7 +84,7 @@ class ToolBatch:
         step: int,
         runtime: ToolRuntime,
         max_parallel: int = 10,
-        checkpoints: Checkpoints | None = None,
+        pause_points: PausePoints | None = None,
         on_arguments_edited: ArgumentsEdited | None = None,
         review: Review | None = None,
         run_arguments: Mapping[str, str] | None = None,
@@ -93,9 +93,9 @@ class ToolBatch:
         self.run_arguments = dict(run_arguments or {})  # call id → the model's own arguments
         self.review = review  # sees (and may reword) each outcome just before it is committed
         self.turn, self.step = turn, step
-        self.checkpoints = checkpoints if checkpoints is not None and checkpoints.active else None
+        self.pause_points = pause_points if pause_points is not None and pause_points.active else None
         self.on_arguments_edited = on_arguments_edited
-        self.max_parallel = 1 if self.checkpoints is not None else max(1, max_parallel)
+        self.max_parallel = 1 if self.pause_points is not None else max(1, max_parallel)
         n = len(self.calls)
         self.call_seqs: list[int | None] = [None] * n
         self.slots: list[ToolOutcome | None] = [None] * n
@@ -150,14 +150,14 @@ class ToolBatch:
     async def _run(self, i: int) -> ToolOutcome:
         call = self.calls[i]
         try:
-            if self.checkpoints is not None:
+            if self.pause_points is not None:
                 call = await self._pause_before(i, call)
             run = self.runnable(call) if call is self.calls[i] else call  # an edit runs as edited
             async with self._policy_lock:
                 prepared = await self.runtime.prepare(run)
             self.dispatched[i] = prepared.dispatchable
             outcome = await self.runtime.dispatch(prepared)
-            if self.checkpoints is not None:
+            if self.pause_points is not None:
                 outcome = await self._pause_after(i, call, outcome)
             return outcome
         except asyncio.CancelledError:
@@ -168,11 +168,11 @@ class ToolBatch:
     # -- the debugger's stages 02, 03, 04 ---------------------------------------------------
 
     async def _pause_before(self, i: int, call: ToolCallBlock) -> ToolCallBlock:
-        assert self.checkpoints is not None
+        assert self.pause_points is not None
         seq = self.call_seqs[i]
         for stage in ("02", "03"):
             payload = CallPayload(call_id=call.id, name=call.name, arguments=call.arguments, seq=seq)
-            pause = await self.checkpoints.checkpoint(
+            pause = await self.pause_points.pause_point(
                 stage, payload=payload, tools=(call.name,), call_id=call.id, seq=seq, name=call.name,
                 value=call.arguments, cite=(seq,) if seq is not None else (),
             )
@@ -184,12 +184,12 @@ class ToolBatch:
         return call
 
     async def _pause_after(self, i: int, call: ToolCallBlock, outcome: ToolOutcome) -> ToolOutcome:
-        assert self.checkpoints is not None
+        assert self.pause_points is not None
         seq = self.call_seqs[i]
         payload = ResultPayload(call_id=call.id, name=call.name, seq=seq, result=outcome.text,
                                 is_error=outcome.is_error, code=outcome.code)
         try:
-            pause = await self.checkpoints.checkpoint(
+            pause = await self.pause_points.pause_point(
                 "04", payload=payload, tools=(call.name,), call_id=call.id, seq=seq, name=call.name,
                 value=outcome.text, cite=(seq,) if seq is not None else (),
             )
@@ -331,16 +331,16 @@ async def execute_tool_calls(
     step: int,
     runtime: ToolRuntime,
     max_parallel: int = 10,
-    checkpoints: Checkpoints | None = None,
+    pause_points: PausePoints | None = None,
     on_arguments_edited: ArgumentsEdited | None = None,
     review: Review | None = None,
     run_arguments: Mapping[str, str] | None = None,
 ) -> BatchOutcome:
     """Run one assistant message's tool calls; see the module docstring for the rules."""
     batch = ToolBatch(session, calls, turn=turn, step=step, runtime=runtime, max_parallel=max_parallel,
-                      checkpoints=checkpoints, on_arguments_edited=on_arguments_edited, review=review,
+                      pause_points=pause_points, on_arguments_edited=on_arguments_edited, review=review,
                       run_arguments=run_arguments)
     return await batch.run()
 
 
-__all__ = ["ArgumentsEdited", "BatchOutcome", "Checkpoints", "ToolBatch", "execute_tool_calls"]
+__all__ = ["ArgumentsEdited", "BatchOutcome", "PausePoints", "ToolBatch", "execute_tool_calls"]

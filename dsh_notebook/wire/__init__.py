@@ -6,7 +6,9 @@
 - :mod:`.follow`, :mod:`.control` — the items of the ``session/follow`` and ``session/control``
   streams;
 - :mod:`.endpoints` — args and results of every endpoint (the Descriptors' models);
+- :mod:`.stages` — the six stages of the tool feedback loop, declared once;
 - :mod:`.envelopes` — :data:`ClientMessage` and :data:`ServerMessage`;
+- :mod:`.comm` — the widget comm's custom messages (``CommFromView``, ``CommToView``);
 - :mod:`.schema` — the one JSON Schema document (``python -m dsh_notebook schema``).
 
 Each vocabulary is a discriminated union on ``type`` (or ``kind``/``role`` inside a frame);

@@ -15,9 +15,13 @@ from pydantic import (
     ConfigDict,
     JsonValue,
     SerializerFunctionWrapHandler,
+    ValidationError,
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from .codes import ErrorCode, is_code
 
 
 def _required_in_schema(schema: dict[str, Any], cls: type) -> None:
@@ -105,3 +109,19 @@ class Encoded:
 
 ItemValue = BaseModel | Encoded
 """What a stream sink accepts: an item model, or its JSON text already encoded."""
+
+
+def refusal(*, code: ErrorCode, message: str) -> PydanticCustomError:
+    """What a model's own check raises to refuse a value with a code (read by :func:`error_code`)."""
+    return PydanticCustomError(code, message)  # no context: the message is taken as written
+
+
+def error_code(exc: ValidationError) -> tuple[ErrorCode, str] | None:
+    """The code and message a model's own check raised (a ``PydanticCustomError`` whose type is an
+    :data:`~dsh_notebook.wire.codes.ErrorCode`, e.g. ``PromptCommand``'s ``EMPTY_CONTENT``), if
+    one did: the Gateway and the client refuse with that code, not ``BAD_ARGS``."""
+    for err in exc.errors():
+        kind = err["type"]
+        if is_code(kind):
+            return kind, err["msg"]
+    return None

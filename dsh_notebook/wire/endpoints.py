@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, model_validator
 
-from .base import Frozen
+from .base import Frozen, refusal, tag
 from .control import AgentStatus, QueueItem
 from .events import ChosenMode, DebugStage, EditTarget, Grant, PermissionMode, RewindOutcome
 from .external import (
@@ -23,7 +23,8 @@ from .external import (
     ExternalEnded,
 )
 from .follow import PendingApproval
-from .messages import CellRef
+from .messages import CellRef, TextBlock
+from .pages import Page, PageArgs
 from .pause import AnyPausedItem
 
 Mode = Literal["queue", "steer"]
@@ -77,14 +78,45 @@ ContentPart = Annotated[TextPart | dict[str, JsonValue], Field(union_mode="left_
 ``BAD_ARGS``: only text content is supported)."""
 
 
+MAX_REQUEST_ID = 200
+
+
 class PromptCommand(Frozen):
-    """The Prompt command (seed 001 object 6): which session, which submission, how, what."""
+    """The Prompt command (seed 001 object 6): which session, which submission, how, what.
+
+    The one check of a prompt, on both sides (the client builds one before it sends anything; the
+    host's Gateway validates what arrives): ``requestId`` 1–200 characters, the content text only
+    (``UNSUPPORTED_CONTENT``) and not blank (``EMPTY_CONTENT``) — the codes ride the validation
+    error (:func:`~dsh_notebook.wire.base.error_code`). :attr:`blocks` is the content as text blocks."""
 
     session_id: str
-    request_id: str
+    request_id: str = Field(min_length=1, max_length=MAX_REQUEST_ID)
     mode: Mode = "queue"
     content: str | tuple[ContentPart, ...]
     cell: CellRef | None = None  # the notebook cell that sent it (recorded on the user message)
+
+    @model_validator(mode="after")
+    def _text_only_and_not_blank(self) -> PromptCommand:
+        for i, part in enumerate(self.parts):
+            if isinstance(part, TextPart):
+                continue
+            if tag(part) == "text":  # a text part TextPart refused: no text, or more than text
+                raise refusal(code="BAD_ARGS", message=f"content[{i}] must be {{type: 'text', text: string}}")
+            shown = str(part.get("type"))[:40]  # words the error only, not routing
+            raise refusal(code="UNSUPPORTED_CONTENT",
+                          message=f"content[{i}] has type {shown!r}; only text content is supported")
+        if not any(b.text.strip() for b in self.blocks):
+            raise refusal(code="EMPTY_CONTENT", message="the prompt is empty: give some text")
+        return self
+
+    @property
+    def parts(self) -> tuple[ContentPart, ...]:
+        return (TextPart(text=self.content),) if isinstance(self.content, str) else self.content
+
+    @property
+    def blocks(self) -> tuple[TextBlock, ...]:
+        """The content as text blocks, empty ones dropped (valid: every part is text)."""
+        return tuple(TextBlock(text=p.text) for p in self.parts if isinstance(p, TextPart) and p.text)
 
 
 class PromptArgs(Frozen):
@@ -155,8 +187,13 @@ class DebugArgs(Frozen):
 
 
 class FollowArgs(Frozen):
+    """``cursor``: the last seq the client holds (events after it come); ``window``: hold at most
+    the last ``window`` events — the snapshot then starts there (its ``start``) and the rest of
+    the session is read in pages (``session/page``, :mod:`.pages`)."""
+
     session_id: str
     cursor: int | None = None
+    window: Annotated[int, Field(ge=1)] | None = None
 
 
 # --- results -------------------------------------------------------------------------------------
@@ -391,6 +428,7 @@ UnaryResult = (
     | EventsPage
     | ExternalBegun
     | ExternalEnded
+    | Page
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
 
@@ -414,6 +452,7 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/events": (EventsArgs, EventsPage),
     "external/begin": (ExternalBeginArgs, ExternalBegun),
     "external/end": (ExternalEndArgs, ExternalEnded),
+    "session/page": (PageArgs, Page),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),
 }

@@ -22,11 +22,12 @@ that are already JSON text (a session's stored event lines) without parsing them
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, JsonValue, TypeAdapter
 
 from .base import Encoded, Frozen, ItemValue, Nullable, to_json
+from .codes import ErrorCode
 from .control import ControlItem
 from .endpoints import UnaryResult
 from .follow import FollowItem
@@ -83,10 +84,13 @@ ClientMessage = Annotated[ClientRequest | StreamOpen | StreamCancel, Field(discr
 
 
 class WireError(Frozen):
-    """A coded error on the wire (``errors.py`` codes)."""
+    """A coded error on the wire (:data:`~.codes.ErrorCode`: read as a string, made as a code)."""
 
     code: str
     message: str
+
+    if TYPE_CHECKING:
+        def __init__(self, *, code: ErrorCode, message: str) -> None: ...
 
 
 class ResultOk(Frozen):

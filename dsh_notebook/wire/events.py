@@ -9,11 +9,12 @@ fields at the top level, and optional ``sourceEventSeqs`` (provenance). Surface 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import Field, JsonValue, TypeAdapter
 
 from .base import Frozen
+from .codes import ErrorCode
 from .messages import (
     AssistantMessage,
     SystemMessage,
@@ -50,12 +51,17 @@ class SurfaceEventBase(EventBase):
 
 
 class ErrorInfo(Frozen):
-    """A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``)."""
+    """A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``).
+    ``code`` is read as a string (another version's log still reads), made as an :data:`ErrorCode`."""
 
     code: str
     message: str
     status: int | None = None
     retry_after_ms: int | None = None
+
+    if TYPE_CHECKING:
+        def __init__(self, *, code: ErrorCode, message: str, status: int | None = None,
+                     retry_after_ms: int | None = None) -> None: ...
 
 
 class TurnEndReason(Frozen):
@@ -95,8 +101,14 @@ class StreamRun(Frozen):
 
 
 class ToolErrorInfo(Frozen):
+    """A failed call's error on its ``tool/result``: the error's name and its code (read as a
+    string, made as an :data:`ErrorCode`)."""
+
     name: str
     code: str
+
+    if TYPE_CHECKING:
+        def __init__(self, *, name: str, code: ErrorCode) -> None: ...
 
 
 class RepairNote(Frozen):
@@ -514,6 +526,10 @@ class CheckpointFailed(EventBase):
     code: str
     message: str
 
+    if TYPE_CHECKING:
+        def __init__(self, *, turn: int | None = None, phase: CheckpointPhase, code: ErrorCode, message: str,
+                     seq: int = -1, time: int = 0, source_event_seqs: tuple[int, ...] | None = None) -> None: ...
+
 
 # --- external agents (issue 41; endpoints in wire/external.py) ----------------------------------
 
@@ -606,5 +622,5 @@ EventAdapter: TypeAdapter[Any] = TypeAdapter(Event)
 """Validates one event from JSON text or Python data (``EventAdapter.validate_json(line)``)."""
 
 EVENT_TYPES: frozenset[str] = frozenset(
-    cls.model_fields["type"].default for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+    cls.model_fields["type"].default for cls in get_args(AnyEvent)
 )

@@ -78,10 +78,15 @@ class RunState(Nullable):
 
 
 class Snapshot(Frozen):
+    """The session as the follow opens: its header, last seq (``cursor``), the events after the
+    client's cursor and the live part. ``start``: the follow asked for a window and the events
+    begin after this seq — the client holds nothing before it (it pages the rest in)."""
+
     type: Literal["snapshot"] = "snapshot"
     session_id: str
     header: SessionHeader
     cursor: int
+    start: int | None = None
     events: tuple[Event, ...] = ()
     live: RunState
 

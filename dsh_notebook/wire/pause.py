@@ -14,11 +14,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import Field
 
 from .base import Frozen, Nullable
+from .codes import ErrorCode
 from .events import AssistantMessageEvent, DebugStage, EditTarget
 from .messages import AnyMessage
 
@@ -44,6 +45,10 @@ class ResultPayload(Nullable):
     is_error: bool
     code: str | None
 
+    if TYPE_CHECKING:
+        def __init__(self, *, call_id: str, name: str, seq: int | None, result: str, is_error: bool,
+                     code: ErrorCode | None) -> None: ...
+
 
 class HistoryPayload(Frozen):
     """Stage 05: the next step's messages as derived, and the surface seqs they came from."""
@@ -63,7 +68,7 @@ class RequestPayload(Frozen):
 
 
 PausePayload = AssistantMessageEvent | CallPayload | ResultPayload | HistoryPayload | RequestPayload
-"""What a checkpoint is about (the payload of its stage)."""
+"""What a pause point is about (the payload of its stage)."""
 
 
 class PausedItem(Frozen):

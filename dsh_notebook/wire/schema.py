@@ -2,7 +2,9 @@
 
 Every model is in ``$defs`` under its class name; the three top-level unions are the ``$defs``
 entries ``LogLine``, ``ClientMessage`` and ``ServerMessage``, and the root is ``anyOf`` the
-three; ``x-endpoints`` names each endpoint's args and result (or stream items) models. To check
+three (the widget comm's custom messages are ``CommFromView`` / ``CommToView``); ``x-endpoints``
+names each endpoint's args and result (or stream items) models, and ``x-stages`` is the stage
+table of :mod:`.stages` (the front end's ``STAGE_TABLE``). To check
 one line against one union, validate it against
 ``{"$ref": "#/$defs/LogLine", "$defs": <the document's $defs>}`` (see the README). The document
 is deterministic: the same code prints the same bytes (``$defs`` sorted, keys in model order).
@@ -17,12 +19,15 @@ from pydantic import BaseModel, JsonValue, RootModel
 from pydantic.json_schema import models_json_schema
 
 from .codes import ErrorCode as _ErrorCode
+from .comm import CommFromView as _CommFromView
+from .comm import CommToView as _CommToView
 from .control import ControlItem
 from .endpoints import ENDPOINTS
 from .envelopes import ClientMessage as _ClientMessage
 from .envelopes import ServerMessage as _ServerMessage
 from .follow import FollowItem
 from .log import LogLine as _LogLine
+from .stages import stage_rows
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "https://dsh-notebook.invalid/wire.schema.json"
@@ -44,6 +49,14 @@ class ServerMessage(RootModel[_ServerMessage]):
 
 class ErrorCode(RootModel[_ErrorCode]):
     """Every error code the package raises (the closed set; ``code`` fields stay strings)."""
+
+
+class CommFromView(RootModel[_CommFromView]):
+    """A widget view's custom message to the kernel: an envelope for the host, bye, open-inspector."""
+
+
+class CommToView(RootModel[_CommToView]):
+    """The kernel's custom message to a widget view: a batch of the host's envelopes."""
 
 
 class FollowStreamItem(RootModel[FollowItem]):
@@ -88,7 +101,7 @@ def _endpoints() -> dict[str, JsonValue]:
 def wire_schema() -> dict[str, JsonValue]:
     """The whole wire as one JSON Schema document."""
     roots: list[type[BaseModel]] = [LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem,
-                                    ErrorCode]
+                                    ErrorCode, CommFromView, CommToView]
     for args, result in ENDPOINTS.values():
         roots += [m for m in (args, result) if not isinstance(m, str) and m not in roots]
     _, doc = models_json_schema([(m, "validation") for m in roots], ref_template="#/$defs/{model}")
@@ -103,6 +116,7 @@ def wire_schema() -> dict[str, JsonValue]:
         ),
         "anyOf": [{"$ref": f"#/$defs/{name}"} for name in TOP_LEVEL],
         "x-endpoints": _endpoints(),
+        "x-stages": stage_rows(),
         "$defs": dict(sorted(defs.items())),
     }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Generate js/src/wire.gen.ts from the wire's JSON Schema (`python -m dsh_notebook schema`).
+// Generate the front end's TypeScript from the Python that declares it, one way (Python never
+// names a file of js/): src/wire.gen.ts from the wire's JSON Schema (`python -m dsh_notebook
+// schema`), src/glossary.gen.ts from the glossary (`python -m dsh_notebook.glossary --typescript`).
 //
-//   node scripts/gen-types.mjs            write src/wire.gen.ts
-//   node scripts/gen-types.mjs --check    exit 1 when the committed file differs from a fresh one
+//   node scripts/gen-types.mjs            write both
+//   node scripts/gen-types.mjs --check    exit 1 when a committed file differs from a fresh one
 //   node scripts/gen-types.mjs --schema FILE   read the schema from FILE instead of running Python
 //
 // The Python interpreter is $DSH_PYTHON, else ../.venv/bin/python, else python3. Output is
@@ -15,6 +17,7 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const target = resolve(here, "../src/wire.gen.ts");
+const glossaryTarget = resolve(here, "../src/glossary.gen.ts");
 
 function python() {
   if (process.env.DSH_PYTHON) return process.env.DSH_PYTHON;
@@ -22,13 +25,14 @@ function python() {
   return existsSync(venv) ? venv : "python3";
 }
 
+function runPython(args) {
+  return execFileSync(python(), args, { cwd: resolve(here, "../.."), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+}
+
 function loadSchema(argv) {
   const i = argv.indexOf("--schema");
   if (i >= 0) return JSON.parse(readFileSync(argv[i + 1], "utf8"));
-  const out = execFileSync(python(), ["-m", "dsh_notebook", "schema"], {
-    cwd: resolve(here, "../.."), encoding: "utf8", maxBuffer: 64 * 1024 * 1024,
-  });
-  return JSON.parse(out);
+  return JSON.parse(runPython(["-m", "dsh_notebook", "schema"]));
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -129,20 +133,31 @@ export function generate(doc) {
     if (body.startsWith("{\n") && !schema.anyOf && !schema.oneOf) out.push(`${doc}export interface ${typeName(name)} ${body}`);
     else out.push(`${doc}export type ${typeName(name)} = ${body};`);
   }
+  if (doc["x-stages"]) {
+    out.push("", "/** The six stages of seed 000, one row a stage: the schema's `x-stages` (declared in Python,");
+    out.push(" *  dsh_notebook.wire.stages). The diagram, the narration, the roles and the debugger read it. */");
+    out.push(`export const STAGE_TABLE = [\n${doc["x-stages"].map((row) => `  ${JSON.stringify(row)},`).join("\n")}\n] as const;`);
+  }
   return `${out.join("\n")}\n`;
 }
 
 function main(argv) {
-  const text = generate(loadSchema(argv));
+  const files = [
+    [target, generate(loadSchema(argv)), "the Python wire models"],
+    [glossaryTarget, runPython(["-m", "dsh_notebook.glossary", "--typescript"]), "dsh_notebook/glossary.py"],
+  ];
   if (argv.includes("--check")) {
-    const committed = existsSync(target) ? readFileSync(target, "utf8") : "";
-    if (committed !== text) {
-      console.error("js/src/wire.gen.ts is out of date with the Python wire models: run `make types` (or `cd js && npm run gen:types`) and commit it");
-      process.exit(1);
+    let stale = false;
+    for (const [file, text, source] of files) {
+      const committed = existsSync(file) ? readFileSync(file, "utf8") : "";
+      if (committed === text) continue;
+      console.error(`js/src/${file.split("/").pop()} is out of date with ${source}: run \`make types\` (or \`cd js && npm run gen:types\`) and commit it`);
+      stale = true;
     }
+    if (stale) process.exit(1);
     return;
   }
-  writeFileSync(target, text);
+  for (const [file, text] of files) writeFileSync(file, text);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));

@@ -5,6 +5,7 @@ import { compareStatus, diffLineKind, type CompareData, type CompareSide } from 
 import type { WidgetModel } from "./transport";
 import { h, replace } from "./ui/dom";
 import { observePane } from "./ui/narrow";
+import type { CommFromView } from "./wire.gen";
 
 /** What an "open in inspector" button asks for: side "a" or "b", at that seq. */
 export type OpenAt = (side: "a" | "b", seq: number) => void;
@@ -17,10 +18,12 @@ function openButton(side: "a" | "b", seq: number | null, onOpen: OpenAt | undefi
   return h("div", { class: "dsh-cmp-open" }, b);
 }
 
-function sideCell(side: CompareSide | null, name: string, open: HTMLElement | null = null): HTMLElement {
+function sideCell(side: CompareSide | null, name: string, open: HTMLElement | null = null, turn?: number): HTMLElement {
   if (!side) return h("td", { class: "dsh-cmp-cell dsh-cmp-none" }, `${name} has no such step`, open);
+  // a fork's turns after its fork point are numbered as its origin's: say its own number
+  const own = side.turn !== undefined && turn !== undefined && side.turn !== turn ? ` · ${name}'s turn ${side.turn}` : "";
   return h("td", { class: "dsh-cmp-cell" },
-    h("div", { class: "dsh-cmp-req" }, `request #${side.seq} · ${countOf(side.messages, "message")}`),
+    h("div", { class: "dsh-cmp-req" }, `request #${side.seq} · ${countOf(side.messages, "message")}${own}`),
     side.last ? h("div", { class: "dsh-cmp-last", title: "the request's last message" }, side.last) : null,
     h("div", { class: "dsh-cmp-resp", title: side.responseSeq !== null ? `assistant/message #${side.responseSeq}` : "no answer was committed" }, `→ ${side.response}`), open);
 }
@@ -41,8 +44,8 @@ export function renderCompareInto(root: HTMLElement, data: CompareData, onOpen?:
   for (const r of data.rows) {
     const tr = h("tr", { class: `dsh-cmp-row dsh-cmp-${r.state}`, "data-state": r.state, "data-turn": r.turn, "data-step": r.step, "aria-current": r.state === "first" ? "true" : null },
       h("td", { class: "dsh-cmp-key" }, `${r.turn} · ${r.step}`, r.state === "first" ? h("div", { class: "dsh-cmp-flag" }, "first divergence") : r.state === "same" ? h("div", { class: "dsh-cmp-same" }, "same") : null),
-      sideCell(r.a, "A", r.state === "first" && d ? openButton("a", d.a.seq ?? d.a.requestSeq, onOpen) : null),
-      sideCell(r.b, "B", r.state === "first" && d ? openButton("b", d.b.seq ?? d.b.requestSeq, onOpen) : null));
+      sideCell(r.a, "A", r.state === "first" && d ? openButton("a", d.a.seq ?? d.a.requestSeq, onOpen) : null, r.turn),
+      sideCell(r.b, "B", r.state === "first" && d ? openButton("b", d.b.seq ?? d.b.requestSeq, onOpen) : null, r.turn));
     body.append(tr);
     if (r.state === "first" && d) {
       first = tr;
@@ -76,7 +79,7 @@ export function renderCompare(model: WidgetModel, el: HTMLElement): () => void {
   el.append(root);
   const draw = () => {
     const first = renderCompareInto(root, (model.get("data") ?? { a: {}, b: {}, rows: [] }) as CompareData,
-      (side, seq) => model.send({ kind: "open-inspector", side, seq }));
+      (side, seq) => model.send({ kind: "open-inspector", side, seq } satisfies CommFromView));
     if (first && typeof requestAnimationFrame === "function") requestAnimationFrame(() => scrollToFirst(root, first));
   };
   draw();

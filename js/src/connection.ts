@@ -1,5 +1,5 @@
 // Connection (seed 001 L2): rpcId pairing of client-request/server-response, and multiplexed streams.
-import type { ClientEnvelope, JsonValue, RemoteErrorInfo, ServerEnvelope } from "./types";
+import { coded, type ClientEnvelope, type JsonValue, type RemoteErrorInfo, type ServerEnvelope } from "./types";
 
 /** Carries envelopes to the host and back (an anywidget comm, a fake in tests). */
 export interface Transport {
@@ -40,7 +40,7 @@ export class Connection {
 
   /** A unary call: sends a `client-request` with a fresh rpcId, resolves with the result value. */
   call<T = unknown>(method: string, args: Record<string, unknown>): Promise<T> {
-    if (this.closed) return Promise.reject(new RemoteError({ code: "CLOSED", message: "connection closed" }));
+    if (this.closed) return Promise.reject(new RemoteError(coded("CLOSED", "connection closed")));
     const rpcId = `rpc_${this.prefix}${this.next++}`;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(rpcId, { resolve: resolve as (v: unknown) => void, reject, method });
@@ -100,7 +100,7 @@ export class Connection {
     for (const id of [...this.streams.keys()]) this.transport.send({ type: "cancel", streamId: id });
     this.closed = true;
     this.unsubscribe();
-    for (const p of this.pending.values()) p.reject(new RemoteError({ code: "CLOSED", message: "connection closed" }));
+    for (const p of this.pending.values()) p.reject(new RemoteError(coded("CLOSED", "connection closed")));
     this.pending.clear();
     this.streams.clear();
   }

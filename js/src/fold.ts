@@ -183,6 +183,20 @@ export class ClientSessionModel implements FoldState {
     this.changed();
   }
 
+  /** Hold at most the last `keep` events (the window of a widget on a long session). */
+  trim(keep: number): void {
+    const drop = this.events.length - Math.max(0, keep);
+    if (drop <= 0) return;
+    this.events.splice(0, drop);
+    this.start += drop;
+    this.changed();
+  }
+
+  /** The fold holds the session from its first event (not a window of it). */
+  get whole(): boolean {
+    return this.start < 0;
+  }
+
   /** Fold one control item (only what concerns this session). */
   applyControl(item: ControlItem): void {
     if (item.type === "baseline") {
@@ -204,6 +218,10 @@ export class ClientSessionModel implements FoldState {
         this.sessionId = item.sessionId ?? null;
         this.header = item.header ?? null;
         this.gap = false;
+        if (item.start !== undefined && item.start !== null && item.start > this.cursor) {
+          this.events = []; // a window: it begins after `start`, nothing is missing before it
+          this.start = this.cursor = item.start;
+        }
         for (const ev of item.events ?? []) this.addEvent(ev);
         if (item.cursor > this.cursor) this.gap = true; // the snapshot skipped events we lack
         this.foldLive(item.live ?? {});

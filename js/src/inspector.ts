@@ -1,12 +1,15 @@
-// SessionInspector: the whole event log as a virtualised timeline with filters, search, jump to
-// seq, provenance both ways, the derived messages at any seq, and the diff of frozen requests.
+// SessionInspector: the whole event log as a virtualised list with filters, search, jump to seq,
+// provenance both ways, the derived messages at any seq, and the diff of frozen requests. What it
+// shows comes from the session's pages (data/pages.ts): computed here while the widget's window
+// holds the whole session, from the kernel (`session/page`) once it holds less — so a 100,000-event
+// session opens as fast as a short one and only the rows on screen are ever in the page.
 import { countOf, eventCount, fmtInt } from "./model/counts";
-import { diffRequests, frozenRequests } from "./model/diff";
-import { deriveMessages } from "./model/history";
-import { ProvenanceIndex } from "./model/provenance";
-import { EventFilter, summarize, type Filter } from "./model/summary";
+import { ROW_FILTER_NONE, rowsQuery } from "./data/rows";
+import { summarize } from "./model/summary";
+import { markSpans } from "./model/query";
 import { acquire, follow, release, type WidgetModel } from "./transport";
-import { stepOf, type SessionEvent } from "./types";
+import { stepOf } from "./types";
+import type { DiffItem, Row, RowFilter, RowsPage } from "./wire.gen";
 import { fmtMs, fmtTime, frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
 import { createPresentControls, followLabPresentation } from "./ui/present";
@@ -18,37 +21,37 @@ import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
 import { OPEN_ALL, QUIET_KEYS, toolOutputText } from "./model/card-focus";
 import { listKeys } from "./ui/list-keys";
 import { plainOutput } from "./ui/payload-view";
-import { Pricing, type PricingTable } from "./model/pricing";
-import { TrajectoryFold } from "./model/trajectory";
-import { approvalSeqs, durationsBySeq } from "./model/waterfall";
 import { createWaterfall } from "./ui/waterfall";
 import { sessionViews } from "./ui/timeline-stats";
 import { keepTabInView, observePane, softBreaks } from "./ui/narrow";
-import { reviewChanges } from "./ui/changes";
-import { exportRows } from "./model/query";
+import { reviewChanges, showDecisions } from "./ui/changes";
+import { createCombobox } from "./ui/combobox";
+import type { SessionEvent } from "./types";
 import { ModeFold } from "./model/mode";
 import { createModeControl } from "./ui/mode-select";
 
 const ROW = 26;
+const PAGE = 100; // rows a page of the list holds
+const EXPORT_PART = 5000; // rows an export part holds
+const DIFF_PAGE = 200;
 type Detail = "event" | "messages" | "diff";
 
 export function renderInspector(model: WidgetModel, el: HTMLElement): () => void {
   const s = acquire(model);
-  const prov = new ProvenanceIndex();
-  const filterer = new EventFilter();
-  const filter: Filter = { type: "", turn: "", tool: "", text: "" };
-  let rows: number[] = [];
+  const pages = s.pages;
+  let filter: RowFilter = { ...ROW_FILTER_NONE };
+  let total = 0; // rows the filter lists
   let selected = -1;
+  let selIndex = -1; // the selected event's row in the list (-1: not listed / not known)
+  let selRow: Row | null = null;
   let detail: Detail = "event";
   let showWrappers = true;
-  let optionsFor = -1;
+  let messagesShown = 150; // the newest derived messages the Messages tab shows
   let errorText = String(model.get("error") ?? "");
-  const traj = new TrajectoryFold(new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined));
-  let durations = new Map<number, number>();
-  const wf = createWaterfall((seq) => select(seq, true));
+  const wf = createWaterfall(pages, (seq) => select(seq, true));
   wf.el.hidden = true;
   const wfBtn = h("button", { class: "dsh-btn dsh-f-waterfall", type: "button", "aria-pressed": "false", title: "requests and tool calls of a turn on a time axis" }, "Waterfall");
-  const drawWf = () => { if (!wf.el.hidden) wf.update(traj, s.fold.events, selected, s.fold.status === "running"); };
+  const drawWf = () => { if (!wf.el.hidden) wf.update(selected, s.fold.status === "running"); };
   wfBtn.addEventListener("click", () => {
     wf.el.hidden = !wf.el.hidden;
     wfBtn.setAttribute("aria-pressed", String(!wf.el.hidden));
@@ -56,8 +59,8 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     drawWf();
   });
 
-  const views = sessionViews((seq) => select(seq, true), () => drawViews());
-  const drawViews = () => views.draw(traj, s.fold.events.length, selected, s.fold.status === "running");
+  const views = sessionViews(pages, (seq) => select(seq, true), () => render.schedule());
+  const drawViews = () => views.draw(selected, s.fold.status === "running");
   let wantSeq = Number(model.get("selected_seq") ?? -1); // an inspector opened at an event (compare's link)
   const onWant = () => { wantSeq = Number(model.get("selected_seq") ?? -1); render.schedule(); };
   model.on("change:selected_seq", onWant);
@@ -70,7 +73,7 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const header = h("div", { class: "dsh-header" }, headerInfo, modeCtl.el);
   const errorEl = h("div", { class: "dsh-error", role: "alert" });
   const typeSel = h("select", { class: "dsh-f-type", "aria-label": "filter by type" }) as HTMLSelectElement;
-  const turnSel = h("select", { class: "dsh-f-turn", "aria-label": "filter by turn" }) as HTMLSelectElement;
+  const turnBox = createCombobox("dsh-f-turn", "filter by turn", "all turns", (v) => { filter = { ...filter, turn: v ? Number(v) : null }; refilter(); });
   const toolSel = h("select", { class: "dsh-f-tool", "aria-label": "filter by tool" }) as HTMLSelectElement;
   const search = h("input", { class: "dsh-f-text", type: "search", placeholder: 'search: type:tool/result name:bash exit:1 turn:3 "text"',
     title: 'all terms must match: type:T (type:tool = tool/…), name:TOOL, exit:N or exit:!N, turn:N, seq:N or seq:A..B, words or "a phrase"',
@@ -82,10 +85,10 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     const b = h("button", { class: `dsh-btn dsh-f-export dsh-f-export-${format}`, type: "button", "data-format": format,
       title: `download the ${format === "csv" ? "listed rows as CSV (seq,time,turn,type,name,exit,snippet)" : "listed events as JSON lines"}` },
       format === "csv" ? "CSV" : "JSONL");
-    b.addEventListener("click", () => exportListed(format));
+    b.addEventListener("click", () => void exportListed(format, b));
     return b;
   };
-  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnSel, toolSel, search, jumpIn, jumpBtn, wfBtn, ...views.buttons,
+  const toolbar = h("div", { class: "dsh-toolbar" }, typeSel, turnBox.el, toolSel, search, jumpIn, jumpBtn, wfBtn, ...views.buttons,
     exportBtn("jsonl"), exportBtn("csv"), countEl);
   const list = createVirtualList(ROW, renderRow);
   const side = h("div", { class: "dsh-detail" });
@@ -102,81 +105,138 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
   const unPane = observePane(root);
   const unTabs = roving(side, ".dsh-tab", "horizontal");
   const panelId = uid("dsh-detail");
-  const unList = listKeys(list.el, () => rows, () => selected, (seq) => select(seq, true));
+  const unList = listKeys(list.el, () => total, () => selIndex, (j) => void selectIndex(j));
 
-  const refilter = () => {
-    rows = filterer.apply(s.fold.events, filter);
-    list.setCount(rows.length);
-    countEl.textContent = filterer.error || `${fmtInt(rows.length)} of ${countOf(eventCount(s.fold.cursor), "event")}`;
-    countEl.classList.toggle("dsh-f-bad", Boolean(filterer.error));
-  };
-  function exportListed(format: "jsonl" | "csv"): void {
-    const events = s.fold.events;
-    const text = exportRows(rows.map((i) => ({ ev: events[i], turn: filterer.turnOf(i), tool: filterer.toolAt(i),
-      snippet: filterer.snippet(events, i)?.text ?? summarize(events[i]) })), format);
-    const name = `${s.sessionId ?? String(model.get("session_id") || "session")}-events.${format}`;
-    const mime = format === "csv" ? "text/csv" : "application/x-ndjson";
-    const href = typeof URL.createObjectURL === "function"
-      ? URL.createObjectURL(new Blob([text], { type: mime })) : `data:${mime};charset=utf-8,${encodeURIComponent(text)}`;
-    const a = h("a", { class: "dsh-f-download", href, download: name, hidden: true });
-    a.dataset.rows = String(rows.length);
-    root.append(a);
-    a.click();
-    a.remove();
-    if (href.startsWith("blob:")) setTimeout(() => URL.revokeObjectURL(href), 60_000);
-  }
-  function rowSummary(i: number): HTMLElement {
-    const snip = filterer.snippet(s.fold.events, rows[i]);
-    if (!snip) return h("span", { class: "dsh-row-sum" }, summarize(s.fold.events[rows[i]]));
-    const parts: (string | HTMLElement)[] = [];
-    let at = 0;
-    for (const [a, b] of snip.marks) { parts.push(snip.text.slice(at, a), h("mark", null, snip.text.slice(a, b))); at = b; }
-    parts.push(snip.text.slice(at));
-    return h("span", { class: "dsh-row-sum dsh-row-snip" }, ...parts);
+  /** The page of the list that holds row `i` (undefined while it comes). */
+  const pageOf = (i: number): RowsPage | undefined => pages.get(rowsQuery(filter, Math.floor(i / PAGE) * PAGE, PAGE));
+  const rowAt = (i: number): Row | undefined => { const p = pageOf(i); return p?.rows?.[i - p.offset]; };
+
+  function refilter(): void {
+    selIndex = -1;
+    total = -1; // the next page of the listing sets the list's length
+    render.flush(); // at once: a window holding the whole session lists the rows now
   }
   const onFilter = () => {
-    filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value; filter.text = search.value;
+    filter = { type: typeSel.value || null, turn: turnBox.value ? Number(turnBox.value) : null, tool: toolSel.value || null, text: search.value };
     refilter();
   };
-  for (const c of [typeSel, turnSel, toolSel]) c.addEventListener("change", onFilter);
+  for (const c of [typeSel, toolSel]) c.addEventListener("change", onFilter);
   let searchTimer: ReturnType<typeof setTimeout> | undefined;
   search.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(onFilter, 150); });
   const doJump = () => select(Number(jumpIn.value), true);
   jumpBtn.addEventListener("click", doJump);
   jumpIn.addEventListener("keydown", (e) => { if (e.key === "Enter") doJump(); });
 
+  /** Download the listed rows: the export's parts asked in turn (computed here at once while the
+   *  window holds the whole session), joined in one file. */
+  async function exportListed(format: "jsonl" | "csv", btn: HTMLButtonElement): Promise<void> {
+    const q = { ...filter };
+    const parts: string[] = [];
+    let offset = 0, rows = 0;
+    btn.disabled = true;
+    try {
+      for (;;) {
+        const query = { kind: "export" as const, filter: q, format, offset, limit: EXPORT_PART };
+        const part = (pages.local ? pages.get(query) : undefined) ?? await pages.fetch(query);
+        parts.push(part.text);
+        rows += part.rows;
+        offset += part.rows;
+        if (!part.rows || offset >= part.total) break;
+      }
+    } catch (e) {
+      countEl.textContent = `export failed: ${(e as Error).message}`;
+      return;
+    } finally { btn.disabled = false; }
+    const name = `${s.sessionId ?? String(model.get("session_id") || "session")}-events.${format}`;
+    const mime = format === "csv" ? "text/csv" : "application/x-ndjson";
+    const href = typeof URL.createObjectURL === "function"
+      ? URL.createObjectURL(new Blob(parts, { type: mime })) : `data:${mime};charset=utf-8,${encodeURIComponent(parts.join(""))}`;
+    const a = h("a", { class: "dsh-f-download", href, download: name, hidden: true });
+    a.dataset.rows = String(rows);
+    root.append(a);
+    a.click();
+    a.remove();
+    if (href.startsWith("blob:")) setTimeout(() => URL.revokeObjectURL(href), 60_000);
+  }
+
+  function rowSummary(row: Row, terms: string[]): HTMLElement {
+    const snip = row.snippet;
+    if (!snip) return h("span", { class: "dsh-row-sum" }, summarize(row.event as SessionEvent));
+    const parts: (string | HTMLElement)[] = [];
+    let at = 0;
+    for (const [a, b] of markSpans(snip.text, terms)) { parts.push(snip.text.slice(at, a), h("mark", null, snip.text.slice(a, b))); at = b; }
+    parts.push(snip.text.slice(at));
+    return h("span", { class: "dsh-row-sum dsh-row-snip" }, ...parts);
+  }
+
+  /** Select event `seq`: its row found in the list (the filter cleared if it hides it). */
   function select(seq: number, scroll: boolean): void {
-    const ev = s.fold.events[seq];
-    if (!ev) { countEl.textContent = `no event #${seq}`; return; }
+    if (!Number.isInteger(seq) || seq < 0 || seq > s.fold.cursor) { countEl.textContent = `no event #${seq}`; return; }
     selected = seq;
-    let i = rows.indexOf(seq);
-    if (i < 0) { // the filter hides it: clear the filter so the jump lands
-      typeSel.value = turnSel.value = toolSel.value = search.value = "";
-      onFilter();
-      i = rows.indexOf(seq);
-    }
-    if (scroll) list.scrollToIndex(i); else list.refresh();
+    selRow = null;
+    void locate(seq, scroll);
     renderDetail();
-    if (!wf.el.hidden) { drawWf(); wf.showTurnOf(seq); }
+    drawWf();
+    if (!wf.el.hidden) wf.showTurnOf(seq);
     drawViews();
     views.reveal(seq);
   }
+  async function locate(seq: number, scroll: boolean): Promise<void> {
+    let page = await pages.fetch(rowsQuery(filter, 0, PAGE, seq));
+    if ((page.index === null || page.index === undefined) && (filter.type || filter.turn !== null || filter.tool || filter.text)) {
+      // the filter hides it: clear the filter so the jump lands
+      typeSel.value = toolSel.value = search.value = "";
+      turnBox.value = "";
+      filter = { ...ROW_FILTER_NONE };
+      refilter();
+      page = await pages.fetch(rowsQuery(filter, 0, PAGE, seq));
+    }
+    if (selected !== seq) return; // another selection meanwhile
+    const i = page.index ?? -1;
+    selIndex = i;
+    selRow = i >= 0 ? page.rows?.[i - page.offset] ?? null : null;
+    if (i >= 0) { if (scroll) list.scrollToIndex(i); else list.refresh(); }
+    renderDetail();
+    render.schedule();
+  }
+  async function selectIndex(j: number): Promise<void> {
+    let row = rowAt(j);
+    if (!row) {
+      const p = await pages.fetch(rowsQuery(filter, Math.floor(j / PAGE) * PAGE, PAGE));
+      row = p.rows?.[j - p.offset];
+    }
+    if (!row) return;
+    selected = row.event.seq;
+    selIndex = j;
+    selRow = row;
+    list.scrollToIndex(j);
+    list.el.querySelector<HTMLElement>(`.dsh-row[data-index="${j}"]`)?.focus({ preventScroll: true });
+    renderDetail();
+    drawWf();
+    if (!wf.el.hidden) wf.showTurnOf(selected);
+    drawViews();
+    views.reveal(selected);
+  }
 
   function renderRow(i: number): HTMLElement {
-    const ev = s.fold.events[rows[i]];
+    const row = rowAt(i);
+    if (!row) return h("div", { class: "dsh-row-pending", "data-index": i, "aria-hidden": "true" }, "…");
+    const ev = row.event as SessionEvent;
     const cites = ev.sourceEventSeqs ?? [];
-    const by = prov.citing(ev.seq);
-    const row = h("div", { class: `dsh-row ${ev.seq === selected ? "dsh-row-sel" : ""} dsh-t-${ev.type.replace(/\//g, "-")}`, "data-seq": ev.seq,
-      "data-fkey": `row-${ev.seq}`, role: "option", "aria-selected": String(ev.seq === selected), tabindex: ev.seq === selected ? 0 : -1 },
+    const by = row.citedBy ?? [];
+    const sel = ev.seq === selected;
+    const terms = pageOf(i)?.terms ?? [];
+    const r = h("div", { class: `dsh-row ${sel ? "dsh-row-sel" : ""} dsh-t-${ev.type.replace(/\//g, "-")}`, "data-seq": ev.seq, "data-index": i,
+      "data-fkey": `row-${ev.seq}`, role: "option", "aria-selected": String(sel), tabindex: sel ? 0 : -1 },
       h("span", { class: "dsh-row-seq" }, String(ev.seq)),
       h("span", { class: "dsh-row-time" }, fmtTime(ev.time)),
       h("span", { class: "dsh-row-type" }, ev.type),
-      h("span", { class: "dsh-row-turn" }, filterer.turnOf(ev.seq) !== undefined ? `t${filterer.turnOf(ev.seq)}${stepOf(ev) !== undefined ? `.${stepOf(ev)}` : ""}` : ""),
-      h("span", { class: "dsh-row-dur" }, durations.has(ev.seq) ? fmtMs(durations.get(ev.seq) as number) : ""),
-      rowSummary(i),
+      h("span", { class: "dsh-row-turn" }, row.turn !== null ? `t${row.turn}${stepOf(ev) !== undefined ? `.${stepOf(ev)}` : ""}` : ""),
+      h("span", { class: "dsh-row-dur" }, row.durationMs !== null ? fmtMs(row.durationMs) : ""),
+      rowSummary(row, terms),
       h("span", { class: "dsh-row-prov" }, cites.length ? `→${cites.join(",")}` : "", by.length ? ` ←${by.join(",")}` : ""));
-    row.addEventListener("click", () => select(ev.seq, false));
-    return row;
+    r.addEventListener("click", () => { selected = ev.seq; selIndex = i; selRow = row; list.refresh(); renderDetail(); drawWf(); drawViews(); views.reveal(ev.seq); });
+    return r;
   }
 
   function seqButton(n: number): HTMLElement {
@@ -185,12 +245,66 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     return b;
   }
 
-  function renderDetail(): void { keepFocus(side, renderDetailNow)(); }
+  let detailKey = "";
+  /** Draw the detail pane: at once (`force`: a choice of the user), else only when what it shows
+   *  arrived or changed (a page landing does not rebuild an open JSON tree). */
+  function renderDetail(force = true): void {
+    const key = detailState();
+    if (force || key !== detailKey) {
+      detailKey = key;
+      keepFocus(side, renderDetailNow)();
+    }
+    reviewDecisions();
+  }
+  function detailState(): string {
+    const row = selectedRow();
+    if (!row) return `${selected}:none`;
+    const seq = row.event.seq;
+    const extra = detail === "messages" ? pages.get({ kind: "messages", seq, limit: Math.min(1000, messagesShown) })?.count
+      : detail === "diff" ? pages.get({ kind: "request-diff", seq, offset: 0, limit: DIFF_PAGE })?.count : "";
+    return `${seq}:${detail}:${row.citedBy?.length ?? 0}:${extra ?? "…"}:${messagesShown}`;
+  }
+  /** A checkpoint's review on screen: the Keep / Revert decisions logged since it was drawn (or
+   *  read from the kernel's pages since) shown in place — a diff opened in it stays open. */
+  function reviewDecisions(): void {
+    const review = side.querySelector<HTMLElement>(".dsh-changes-review");
+    const ev = review ? (selectedRow()?.event as SessionEvent | undefined) : undefined;
+    if (!review || ev?.type !== "checkpoint/changes") return;
+    const events = decisionEvents(ev.seq);
+    if (events) showDecisions(review, ev.turn, events);
+  }
+
+  /** The selected event's row (its event, citations), from the list's pages or the window. */
+  function selectedRow(): Row | null {
+    if (selRow && selRow.event.seq === selected) return selRow;
+    if (selIndex >= 0) { const r = rowAt(selIndex); if (r && r.event.seq === selected) return (selRow = r); }
+    const p = selected >= 0 ? pages.get(rowsQuery(ROW_FILTER_NONE, 0, 1, selected)) : undefined;
+    const r = p?.rows?.find((x) => x.event.seq === selected);
+    return r ? (selRow = r) : null;
+  }
+
+  /** The Keep / Revert decisions logged after the checkpoint/changes at `seq` (ui/changes.ts
+   *  decisionsOf reads them): the window's events when it holds all that follow `seq`, else the
+   *  session's pages of those two types (undefined while they come). */
+  function decisionEvents(seq: number): SessionEvent[] | undefined {
+    const held = s.fold.events;
+    if (s.fold.whole || (held.length && held[0].seq <= seq + 1)) return held.filter((e) => e.seq > seq);
+    const found: SessionEvent[] = [];
+    for (const type of ["checkpoint/kept", "checkpoint/reverted"]) {
+      const p = pages.get(rowsQuery({ ...ROW_FILTER_NONE, text: `type:${type} seq:${seq + 1}..` }, 0, 1000));
+      if (!p) return undefined;
+      for (const r of p.rows ?? []) found.push(r.event as SessionEvent);
+    }
+    return found.sort((a, b) => a.seq - b.seq);
+  }
 
   function renderDetailNow(): void {
-    const events = s.fold.events;
-    const ev = events[selected];
-    if (!ev) { replace(side, h("div", { class: "dsh-muted" }, "Select an event (click a row, or jump to a seq).")); return; }
+    const row = selectedRow();
+    if (!row) {
+      replace(side, h("div", { class: "dsh-muted" }, selected >= 0 ? `Loading event #${selected}…` : "Select an event (click a row, or jump to a seq)."));
+      return;
+    }
+    const ev = row.event as SessionEvent;
     // the request diff only fits a request event; elsewhere its tab is not offered
     const fits: Detail[] = ev.type.startsWith("request/") ? ["event", "messages", "diff"] : ["event", "messages"];
     if (!fits.includes(detail)) detail = "event";
@@ -198,26 +312,29 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
       const b = h("button", { class: `dsh-tab ${d === detail ? "dsh-tab-on" : ""}`, type: "button", "data-detail": d, role: "tab",
         id: `${panelId}-${d}`, "aria-selected": String(d === detail), "aria-controls": panelId, tabindex: d === detail ? 0 : -1 },
         d === "event" ? `Event #${ev.seq}` : d === "messages" ? `Messages at #${ev.seq}` : "Request diff");
-      b.addEventListener("click", () => { detail = d; renderDetail(); });
+      b.addEventListener("click", () => { detail = d; messagesShown = 150; renderDetail(); });
       return b;
     });
     let body: HTMLElement;
     if (detail === "event") {
       const cites = ev.sourceEventSeqs ?? [];
-      const by = prov.citing(ev.seq);
+      const by = row.citedBy ?? [];
       body = h("div", null,
         h("div", { class: "dsh-prov" },
           h("div", null, "cites: ", ...(cites.length ? cites.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : ["—"])),
           h("div", { class: "dsh-citedby" }, ev.type === "tool/call" ? "result citing this call: " : "cited by: ",
             ...(by.length ? by.flatMap((n, i) => (i ? [", ", seqButton(n)] : [seqButton(n)])) : [ev.type === "tool/call" ? "not committed yet" : "—"]))),
-        ev.type === "checkpoint/changes" ? reviewChanges(ev, s.sessionId, s.remote, events) : null,
+        ev.type === "checkpoint/changes" ? reviewChanges(ev, s.sessionId, s.remote, decisionEvents(ev.seq) ?? []) : null,
         h("div", { class: "dsh-card-json" }, jsonTree(ev, { onSeq: (n) => select(n, true), collapseKeys: QUIET_KEYS }, OPEN_ALL)),
         toolOutputText(ev) !== undefined ? plainOutput(toolOutputText(ev) as string) : null);
     } else if (detail === "messages") {
-      body = renderHistory({ messages: deriveMessages(events, ev.seq), showWrappers, caption: `derive_messages() as of seq ${ev.seq}`, note: "" },
-        (show) => { showWrappers = show; renderDetail(); });
+      const page = pages.get({ kind: "messages", seq: ev.seq, limit: Math.min(1000, messagesShown) });
+      body = page ? renderHistory({ messages: (page.messages ?? []).map((m) => ({ seq: m.seq, message: m.message })), earlier: page.offset,
+        onEarlier: page.offset > 0 && messagesShown < 1000 ? () => { messagesShown += 150; renderDetail(); } : undefined,
+        showWrappers, caption: `derive_messages() as of seq ${ev.seq}${page.total > (page.messages?.length ?? 0) ? ` · the newest ${fmtInt(page.messages?.length ?? 0)} of ${fmtInt(page.total)}` : ""}`, note: "" },
+        (show) => { showWrappers = show; renderDetail(); }) : h("div", { class: "dsh-muted" }, "Deriving the messages…");
     } else {
-      body = renderDiff(events, ev);
+      body = renderDiff(ev);
     }
     body.id = panelId;
     body.setAttribute("role", "tabpanel");
@@ -227,83 +344,87 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     keepTabInView(tablist);
   }
 
-  function renderDiff(events: readonly SessionEvent[], ev: SessionEvent): HTMLElement {
-    const reqs = frozenRequests(events);
-    let idx = reqs.findIndex((r) => r.seq >= ev.seq);
-    if (ev.type !== "request/frozen") idx = reqs.findIndex((r) => r.seq > ev.seq);
-    if (idx < 0) return h("div", { class: "dsh-muted" }, "No frozen request at or after this event.");
-    const d = diffRequests(events, reqs, idx);
-    const prevLink = d.from !== null ? seqButton(d.from) : "(none: the first request)";
-    return h("div", { class: "dsh-diff" },
-      h("div", null, "request ", seqButton(d.to), " vs previous ", prevLink, ` — ${countOf(d.kept, "message")} kept, ${fmtInt(d.added.length)} added, ${fmtInt(d.removed.length)} removed`),
-      h("ul", { class: "dsh-diff-list" },
-        ...d.added.map((a) => h("li", { class: `dsh-diff-add dsh-kind-${a.kind.replace(/ /g, "-")}` }, "+ ", seqButton(a.seq), ` ${a.type} — ${a.kind}: `, h("span", { class: "dsh-muted" }, events[a.seq] ? summarize(events[a.seq]) : ""))),
-        ...d.removed.map((r) => h("li", { class: "dsh-diff-del" }, "− ", seqButton(r), ` ${events[r]?.type ?? ""} (no longer in the request)`))));
+  function renderDiff(ev: SessionEvent): HTMLElement {
+    const first = pages.get({ kind: "request-diff", seq: ev.seq, offset: 0, limit: DIFF_PAGE });
+    if (!first) return h("div", { class: "dsh-muted" }, "Comparing the requests…");
+    if (first.toSeq === null) return h("div", { class: "dsh-muted" }, "No frozen request at or after this event.");
+    const n = (first.added ?? 0) + (first.removed ?? 0);
+    const item = (it: DiffItem): HTMLElement => it.kind === "removed"
+      ? h("li", { class: "dsh-diff-del" }, "− ", seqButton(it.seq), ` ${it.type} (no longer in the request)`)
+      : h("li", { class: `dsh-diff-add dsh-kind-${it.kind.replace(/ /g, "-")}` }, "+ ", seqButton(it.seq), ` ${it.type} — ${it.kind}: `,
+        h("span", { class: "dsh-muted" }, it.event ? summarize(it.event as SessionEvent) : ""));
+    const prevLink = first.fromSeq !== null ? seqButton(first.fromSeq) : "(none: the first request)";
+    const head = h("div", null, "request ", seqButton(first.toSeq), " vs previous ", prevLink,
+      ` — ${countOf(first.kept ?? 0, "message")} kept, ${fmtInt(first.added ?? 0)} added, ${fmtInt(first.removed ?? 0)} removed`);
+    if (n <= DIFF_PAGE) return h("div", { class: "dsh-diff" }, head, h("ul", { class: "dsh-diff-list" }, ...(first.items ?? []).map(item)));
+    // a long diff (a request after a compaction, a flat log's first request): its items virtualised
+    const items = createVirtualList(24, (i) => {
+      const p = pages.get({ kind: "request-diff", seq: ev.seq, offset: Math.floor(i / DIFF_PAGE) * DIFF_PAGE, limit: DIFF_PAGE });
+      const it = p?.items?.[i - (p.offset ?? 0)];
+      return it ? item(it) : h("li", { class: "dsh-row-pending" }, "…");
+    }, 360);
+    items.el.classList.add("dsh-diff-list");
+    items.el.setAttribute("aria-label", "messages the request adds and drops");
+    items.setCount(n);
+    return h("div", { class: "dsh-diff" }, head, items.el);
   }
 
-  const fillSelect = (sel: HTMLSelectElement, label: string, values: (string | number)[]) => {
+  const fillSelect = (sel: HTMLSelectElement, label: string, values: string[]) => {
     const cur = sel.value;
-    replace(sel, h("option", { value: "" }, label), ...values.map((v) => h("option", { value: String(v) }, String(v))));
-    sel.value = values.map(String).includes(cur) ? cur : "";
+    if (sel.options.length === values.length + 1 && values.every((v, i) => sel.options[i + 1].value === v)) return;
+    replace(sel, h("option", { value: "" }, label), ...values.map((v) => h("option", { value: v }, v)));
+    sel.value = values.includes(cur) ? cur : "";
   };
-  // a long list (thousands of turns) is filled when the select is first used, not on every batch
-  const lazy = new Map<HTMLSelectElement, { label: string; values: (string | number)[]; key: string }>();
-  const fillLater = (sel: HTMLSelectElement, label: string, values: (string | number)[]) => {
-    const key = `${values.length}:${values[values.length - 1] ?? ""}`;
-    const was = lazy.get(sel);
-    if (was?.key === key) return;
-    if (values.length <= 200 || sel.options.length > 1) { lazy.delete(sel); fillSelect(sel, label, values); return; }
-    lazy.set(sel, { label, values, key });
-    if (!sel.options.length) replace(sel, h("option", { value: "" }, label));
-  };
-  for (const sel of [turnSel]) {
-    const fill = () => { const p = lazy.get(sel); if (p) { lazy.delete(sel); fillSelect(sel, p.label, p.values); } };
-    sel.addEventListener("focus", fill);
-    sel.addEventListener("pointerdown", fill);
-  }
 
   const press = pressGuard(root, () => render.schedule());
+  let shownCount = -1;
   const render = frameThrottle(() => {
     if (press.hold()) return; // a click in progress: render after its release
-    const events = s.fold.events;
-    prov.update(events);
-    durations = durationsBySeq(traj.update(events), approvalSeqs(events));
-    drawWf();
-    const sessionMode = events.length ? modes.update(events, s.fold.header?.cwd) : null;
+    const count = eventCount(s.fold.cursor);
+    // the mode: the last mode/changed the window holds, else the one the whole log last set (the
+    // facets page: a long session's change can lie before the window)
+    const facets = count ? pages.get({ kind: "facets" }) : undefined;
+    const sessionMode = count ? modes.update(s.fold.events, s.fold.header?.cwd, facets?.mode ?? null) : null;
     // a live session of this kernel can change its mode here; a saved log only shows it
     modeCtl.update(sessionMode, Boolean(s.sessionId) && !model.get("readonly")); // (a saved one is resumed)
     root.classList.toggle("dsh-bypass", sessionMode === "bypass");
     replace(headerInfo,
       h("span", { class: "dsh-title" }, "Session inspector"),
-      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${countOf(eventCount(s.fold.cursor), "event")} · ${s.fold.status}`)),
+      h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "")}${s.fold.header?.cwd ? ` · ${s.fold.header.cwd}` : ""} · ${countOf(count, "event")} · ${s.fold.status}`)),
       present.el, glossary.button);
-    errorEl.hidden = !errorText && !s.fold.error;
-    errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
-    if (optionsFor !== events.length) {
-      optionsFor = events.length;
-      const o = filterer.options(events);
-      fillSelect(typeSel, "all types", o.types);
-      fillLater(turnSel, "all turns", o.turns);
-      fillSelect(toolSel, "all tools", o.tools);
-      filter.type = typeSel.value; filter.turn = turnSel.value; filter.tool = toolSel.value;
-      refilter();
+    const problem = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "") || pages.error;
+    errorEl.hidden = !problem;
+    errorEl.textContent = problem;
+    if (facets) {
+      fillSelect(typeSel, "all types", facets.types ?? []);
+      turnBox.setValues(facets.turns ?? []);
+      fillSelect(toolSel, "all tools", facets.tools ?? []);
     }
+    const first = count ? pageOf(0) : undefined;
+    if (first) {
+      if (first.total !== total || shownCount !== first.count) { total = first.total; shownCount = first.count; list.setCount(total); }
+      else list.refresh();
+      countEl.textContent = first.error || `${fmtInt(total)} of ${countOf(count, "event")}`;
+      countEl.classList.toggle("dsh-f-bad", Boolean(first.error));
+    } else if (!count) {
+      countEl.textContent = `0 of ${countOf(0, "event")}`;
+      list.setCount(0);
+    }
+    drawWf();
     drawViews();
-    if (wantSeq >= 0 && events[wantSeq]) { const w = wantSeq; wantSeq = -1; select(w, true); root.dataset.openedAt = String(w); }
-    if (selected < 0) renderDetail();
+    if (wantSeq >= 0 && s.fold.cursor >= wantSeq) { const w = wantSeq; wantSeq = -1; select(w, true); root.dataset.openedAt = String(w); }
+    renderDetail(false);
   });
 
-  // the first events render at once, not at the next frame: a long log's later snapshot parts
-  // can arrive before that frame, and the first rows need not wait for them to be folded
-  let shown = false;
-  const unsub = s.fold.subscribe(() => {
-    if (shown || !s.fold.events.length) render.schedule();
-    else { shown = true; render.flush(); }
-  });
+  const unsub = s.fold.subscribe(() => render.schedule());
+  const unPages = pages.onChange(() => render.schedule());
   const onErr = () => { errorText = String(model.get("error") ?? ""); render.schedule(); };
   model.on("change:error", onErr);
   const sid = String(model.get("session_id") ?? "");
-  if (sid && !s.follow) follow(s, sid, (m) => { errorText = m; render.schedule(); });
+  if (sid && !s.follow) {
+    follow(s, sid, (m) => { errorText = m; render.schedule(); });
+    if (s.window > 0) pages.prefetch(rowsQuery(filter, 0, PAGE)); // a long session's first rows, beside its snapshot
+  } else if (sid) s.sessionId = sid;
   render.flush();
   return () => {
     render.cancel();
@@ -313,7 +434,9 @@ export function renderInspector(model: WidgetModel, el: HTMLElement): () => void
     unTabs();
     unList();
     unsub();
+    unPages();
     list.dispose();
+    turnBox.dispose();
     clearTimeout(searchTimer);
     model.off("change:error", onErr);
     model.off("change:present", onPresent);

@@ -3,36 +3,31 @@ import type { SessionEvent } from "./types";
 import { countOf, eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
-import { deriveMessages, messagesOfSeqs } from "./model/history";
+import { deriveMessages } from "./model/history";
 import { liveDwell, Player } from "./model/playback";
 import { livePace, readingMs, wordCount } from "./model/pacing";
-import { askedCards, maskEvent, maskMessages, maskOf, maskTrace } from "./model/predict-mask";
+import { maskOf, maskTrace } from "./model/predict-mask";
 import { TurnTracker, turnNarration, turnValue, WaitClock, waitingText, type TurnNow } from "./model/live-turn";
-import { historyFocus } from "./model/history-focus";
 import { PredictMode } from "./model/predict";
 import { ProvenanceIndex } from "./model/provenance";
 import { runtimeView } from "./model/runtime-log";
 import { CallTracer, memoPlaybackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
-import { payloadCards, stageNote } from "./model/cards";
-import { focusCards } from "./model/card-focus";
 import { newRequestId } from "./remote";
 import { acquire, follow, release, type Shared, type WidgetModel } from "./transport";
 import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
 import { createPlayback, createPromptBox, type PlaybackCallbacks } from "./ui/controls";
 import { createDiagramFrame } from "./ui/diagram-frame";
-import { renderDiagram, renderPhases, type ViewName } from "./ui/diagram";
+import { renderDiagram, renderPhases } from "./ui/diagram";
 import { frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
-import { renderHistory } from "./ui/history-view";
-import { createHistoryFollow } from "./ui/history-follow";
 import { createApprovalBanner } from "./ui/approval-banner";
 import { createExternalCalls } from "./ui/external-calls";
 import { externalClientOf } from "./model/external";
 import { createModeControl } from "./ui/mode-select";
 import { ModeFold } from "./model/mode";
 import { createPredictPanel } from "./ui/predict";
-import { renderPayloads } from "./ui/payload-view";
-import { renderRoles } from "./ui/roles-view";
+import type { View } from "./ui/view";
+import { VIEW_NAMES, VIEWS, type ViewName } from "./ui/views";
 import { pausedAt } from "./model/debug";
 import { DebugPanel, keepToggleFocus } from "./ui/debug-bar";
 import { Pricing, type PricingTable } from "./model/pricing";
@@ -55,7 +50,7 @@ function externalArgs(events: readonly SessionEvent[], callId: string): string |
 }
 
 /** The narration's title line, as shown and as read (model/pacing.ts counts its words). */
-const narrationTitle = (stage: StageNo, title: string): string => `0${stage} · ${STAGES[stage - 1].title} — ${title}`;
+const narrationTitle = (stage: StageNo, title: string): string => `${STAGES[stage - 1].key} · ${STAGES[stage - 1].title} — ${title}`;
 
 interface Position {
   call?: ToolCallTrace; stage: StageNo | 0; seq: number; catchingUp?: boolean;
@@ -72,10 +67,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const stepsOf = memoPlaybackSteps();
   const readonly = Boolean(model.get("readonly"));
   let mode: "live" | "replay" = readonly ? "replay" : "live";
-  let view: ViewName = "history";
-  let showWrappers = false;
+  let view: ViewName = VIEW_NAMES[0];
   let pendingAnswer: { requestId: string; done?: boolean } | null = null;
-  let flashSeq: number | null = null;
   let errorText = String(model.get("error") ?? "");
   let liveIndex = -1;
   let liveTimer: ReturnType<typeof setTimeout> | null = null;
@@ -88,7 +81,10 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const turns = new TurnTracker();
   const waitClock = new WaitClock();
   let waitTimer: ReturnType<typeof setTimeout> | null = null;
-  const follow_ = createHistoryFollow();
+  /** Show view `v` (and the views, in presenter mode). */
+  const openView = (v: ViewName) => { view = v; viewsOpen = true; render.schedule(); };
+  // one of each row of the views table, each with its own state (ui/views.ts)
+  const views = Object.fromEntries(VIEW_NAMES.map((v) => [v, VIEWS[v].create({ schedule: () => render.schedule(), open: () => openView(v) })])) as Record<ViewName, View>;
   const banner = createApprovalBanner((callId, decision, scope, plan) => {
     if (!s.sessionId) return;
     return s.remote.approve(s.sessionId, callId, decision, scope, plan).catch((e) => showError(`approve failed: ${e.message}`));
@@ -309,13 +305,6 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     if (!player.seekStage(pos.call.index, stage)) player.seekCall(pos.call.index);
   }
 
-  function jump(seq: number): void {
-    view = "payloads";
-    viewsOpen = true; // presenter mode: a link to a payload opens the views
-    flashSeq = seq;
-    render.schedule();
-  }
-
   const press = pressGuard(root, () => render.schedule());
   const render = frameThrottle(followCurrent(root, keepFocus(root, () => {
     if (press.hold()) return; // a click in progress: render after its release
@@ -385,7 +374,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       frozenCount: frozenSeqs.length, streaming: Boolean(s.fold.attempt),
       waiting: pos.turn ? turnValue(pos.turn, waited) : undefined,
       breakToggle: readonly ? undefined : (no) => debug.toggle(no), paused: mode === "live" && s.fold.paused ? pos.stage : 0,
-    }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: (v) => { view = v; viewsOpen = true; render.schedule(); } })));
+    }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: openView })));
 
     // explanation beneath the diagram; a live run's wait for the model said as the clients say it
     const waitEl = waitLine ? h("div", { class: "dsh-waiting", role: "status" }, waitLine) : null;
@@ -400,7 +389,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       replace(explain, h("div", { class: "dsh-explain-title" }, narrationTitle(1, ex.title)), h("div", { class: "dsh-explain-text" }, ex.text), waitEl);
     } else {
       replace(explain, h("div", { class: "dsh-explain-title" }, "From one tool call to the next request"),
-        h("div", { class: "dsh-explain-text" }, s.fold.attempt ? "The model is streaming its response…" : "Press play, or send a prompt: the diagram follows one tool call from the model's intent to the next request. The three views below change with the stage; links in the diagram switch them."));
+        h("div", { class: "dsh-explain-text" }, s.fold.attempt ? "The model is streaming its response…" : "Press play, or send a prompt: the diagram follows one tool call from the model's intent to the next request. The views below change with the stage; links in the diagram switch them."));
     }
 
     const stepIdx = mode === "replay" ? player.index : player.steps.length - 1;
@@ -413,43 +402,22 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     root.classList.toggle("dsh-views-open", viewsOpen);
     viewsToggle.set(viewsOpen);
 
-    replace(tabs, ...(["history", "payloads", "roles"] as ViewName[]).map((v) => {
+    replace(tabs, ...VIEW_NAMES.map((v) => {
       const b = h("button", { class: `dsh-tab ${v === view ? "dsh-tab-on" : ""}`, role: "tab", type: "button", "data-view": v,
         "aria-selected": String(v === view), "aria-controls": viewId, tabindex: v === view ? 0 : -1, id: `${viewId}-${v}` },
-        v === "history" ? "Message history" : v === "payloads" ? "Event payloads" : "Responsibilities");
+        VIEWS[v].tab);
       b.addEventListener("click", () => { view = v; render.schedule(); });
       return b;
     }));
     keepTabInView(tabs);
 
     viewEl.setAttribute("aria-labelledby", `${viewId}-${view}`);
-    if (view === "history") {
-      const msgs = maskMessages(pos.stage === 6 && call?.frozenSeq !== undefined ? messagesOfSeqs(events, frozenSeqs) : derived, mask);
-      const focus = historyFocus(events, call, pos.stage, msgs.map((m) => m.seq));
-      follow_.before(viewEl);
-      replace(viewEl, renderHistory({
-        current: focus.current, fresh: focus.fresh, inRequest: focus.inRequest, change: focus.change,
-        messages: msgs, showWrappers, focusCall: call?.callId,
-        attempt: mode === "live" && !pos.catchingUp ? s.fold.attempt : null,
-        caption: pos.stage === 6 ? `The frozen request #${call?.frozenSeq}: its messageSeqs.` : "Only user / assistant / tool messages; system prompt and runtime-context wrappers are hidden.",
-        note: stageNote(call, pos.stage),
-      }, (show) => { showWrappers = show; render.schedule(); }));
-      follow_.after(viewEl, `${call?.callId ?? ""}:${pos.stage}:${focus.current ?? ""}`);
-    } else if (view === "payloads") {
-      const cards = askedCards(focusCards(payloadCards(events, call, pos.seq, flashSeq), pos.stage), pv.question).map((c) => ({ ...c, event: maskEvent(c.event, mask) }));
-      // only what cites it by the shown position (a later tool/result is the answer to a question)
-      replace(viewEl, renderPayloads(cards, (seq) => prov.citing(seq).filter((c) => c <= pos.seq), jump,
-        "Expandable payloads of this call's events, as committed to the log; links jump to the cited event."));
-      if (flashSeq !== null) {
-        const target = viewEl.querySelector(`.dsh-card[data-seq="${flashSeq}"]`);
-        target?.classList.add("dsh-flash");
-        target?.scrollIntoView?.({ block: "nearest" });
-        flashSeq = null;
-      }
-    } else {
-      replace(viewEl, renderRoles(shownCall, pos.stage, events, sessionMode ?? undefined));
-    }
-    if (view !== "history") follow_.reset();
+    views[view].render(viewEl, {
+      events, call, shownCall, stage: pos.stage, seq: pos.seq, derived, mask, question: pv.question,
+      attempt: mode === "live" && !pos.catchingUp ? s.fold.attempt : null, sessionMode: sessionMode ?? undefined,
+      citing: (seq) => prov.citing(seq),
+    });
+    for (const v of VIEW_NAMES) if (v !== view) views[v].leave?.();
     prompt.setRunning(s.fold.status === "running");
     const ans = answerText();
     if (ans) prompt.setAnswer(ans);

@@ -1,6 +1,6 @@
 // Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint.
 import type { Connection, StreamHandle, StreamHandlers } from "./connection";
-import type { DebugArgs, DebugState, DiffArgs, KeepArgs, KeptFiles, ModeSet, RewindArgs, Rewound, TurnDiff } from "./wire.gen";
+import type { DebugArgs, DebugState, DiffArgs, KeepArgs, KeptFiles, ModeSet, Page, PageArgs, RewindArgs, Rewound, TurnDiff } from "./wire.gen";
 
 export interface PromptRequest {
   sessionId: string;
@@ -60,9 +60,15 @@ export class Remote {
   diff(args: DiffArgs): Promise<TurnDiff> {
     return this.connection.call<TurnDiff>("session/diff", args as unknown as Record<string, unknown>);
   }
-  follow(sessionId: string, cursor: number | undefined, handlers: StreamHandlers): StreamHandle {
+  /** A page of the session's views (`session/page`): rows, stats, the timeline, a turn, a diff … */
+  page(sessionId: string, query: PageArgs["query"]): Promise<Page> {
+    return this.connection.call<Page>("session/page", { sessionId, query });
+  }
+  /** `window`: hold at most the last `window` events (the snapshot starts there; the rest in pages). */
+  follow(sessionId: string, cursor: number | undefined, handlers: StreamHandlers, window?: number): StreamHandle {
     const payload: Record<string, unknown> = { sessionId };
     if (cursor !== undefined && cursor >= 0) payload.cursor = cursor;
+    if (window !== undefined && window > 0) payload.window = window;
     return this.connection.open("session/follow", payload, handlers);
   }
 }

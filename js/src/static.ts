@@ -4,7 +4,7 @@
 // snapshot of the embedded events, session/info from the embedded header — and every other
 // call with the coded error READ_ONLY. Nothing leaves the page.
 import type { WidgetModel } from "./transport";
-import type { ClientEnvelope, JsonValue, SessionEvent, SessionHeader } from "./types";
+import { coded, type ClientEnvelope, type JsonValue, type SessionEvent, type SessionHeader } from "./types";
 
 /** What an exported page embeds (dsh_notebook/observe/export_html.py writes it). */
 export interface EmbeddedSession {
@@ -32,7 +32,8 @@ export class StaticModel implements WidgetModel {
   private readonly state: Record<string, unknown>;
 
   constructor(private readonly data: EmbeddedSession, kind: "loop" | "inspector") {
-    this.state = { kind, session_id: data.sessionId, readonly: true, error: "", create_args: {}, pricing: data.pricing };
+    // window 0: the page holds the whole session (no kernel to read pages from)
+    this.state = { kind, session_id: data.sessionId, readonly: true, error: "", create_args: {}, pricing: data.pricing, window: 0 };
   }
 
   get(name: string): unknown { return this.state[name]; }
@@ -59,15 +60,14 @@ export class StaticModel implements WidgetModel {
   answer(env: ClientEnvelope): unknown[] {
     const args = argsOf(env);
     const unknownSession = args.sessionId !== undefined && args.sessionId !== this.data.sessionId;
-    const error = (code: string, message: string) => ({ code, message });
     if (env.type === "open") {
-      if (env.endpoint !== "session/follow") return [{ type: "error", streamId: env.streamId, error: error("READ_ONLY", READ_ONLY_MESSAGE) }];
-      if (unknownSession) return [{ type: "error", streamId: env.streamId, error: error("UNKNOWN_SESSION", `no session ${String(args.sessionId)} in this page`) }];
+      if (env.endpoint !== "session/follow") return [{ type: "error", streamId: env.streamId, error: coded("READ_ONLY", READ_ONLY_MESSAGE) }];
+      if (unknownSession) return [{ type: "error", streamId: env.streamId, error: coded("UNKNOWN_SESSION", `no session ${String(args.sessionId)} in this page`) }];
       return [{ type: "item", streamId: env.streamId, value: this.snapshot(typeof args.cursor === "number" ? args.cursor : -1) }];
     }
     if (env.type !== "client-request") return []; // cancel: the stream just ends with the page
     if (env.method === "session/info" && !unknownSession) return [{ type: "server-response", rpcId: env.rpcId, result: { ok: true, value: this.data.info } }];
-    const err = unknownSession ? error("UNKNOWN_SESSION", `no session ${String(args.sessionId)} in this page`) : error("READ_ONLY", READ_ONLY_MESSAGE);
+    const err = unknownSession ? coded("UNKNOWN_SESSION", `no session ${String(args.sessionId)} in this page`) : coded("READ_ONLY", READ_ONLY_MESSAGE);
     return [{ type: "server-response", rpcId: env.rpcId, result: { ok: false, error: err } }];
   }
 

@@ -2,8 +2,13 @@
 // id (several views and page reloads share one widget model; each view's connection filters).
 import { ClientSessionModel } from "./fold";
 import { Connection, type Transport } from "./connection";
+import { LocalPages } from "./data/local";
+import { SessionPages } from "./data/pages";
+import { RemotePages } from "./data/remote";
+import { Pricing, type PricingTable } from "./model/pricing";
 import { Remote } from "./remote";
 import type { ClientEnvelope, ServerEnvelope } from "./types";
+import type { CommFromView, CommToView, JsonValue } from "./wire.gen";
 
 /** The part of the anywidget model API we use (works in Lab, Notebook 7 and VS Code). */
 export interface WidgetModel {
@@ -15,9 +20,8 @@ export interface WidgetModel {
   save_changes?(): void;
 }
 
-/** Items are envelopes, or their JSON text as the host encoded it (decoded here, not in Python),
- *  or — in a large batch — the index of the message's binary buffer holding that text. */
-export interface BatchMessage { kind: "batch"; cid: string; items: (ServerEnvelope | string | number)[] }
+/** What a view sends to the kernel (the wire's CommFromView, wire/comm.py). */
+const fromView = (model: WidgetModel, message: CommFromView): void => model.send(message);
 
 const utf8 = typeof TextDecoder === "function" ? new TextDecoder() : null;
 function bufferText(b: DataView | ArrayBuffer | ArrayBufferView | undefined): string {
@@ -33,7 +37,9 @@ export class CommTransport implements Transport {
   constructor(private readonly model: WidgetModel) {
     this.cid = `v${Math.random().toString(36).slice(2, 10)}`;
     this.handler = (msg: unknown, buffers?: unknown) => {
-      const m = msg as Partial<BatchMessage> | null;
+      // the kernel's CommToView: items are envelopes, their JSON text as the host encoded it
+      // (decoded here, not in Python), or — in a large batch — the index of the buffer holding it
+      const m = msg as Partial<CommToView> | null;
       if (!m || m.kind !== "batch" || (m.cid !== this.cid && m.cid !== "*")) return;
       const bufs = (Array.isArray(buffers) ? buffers : []) as DataView[];
       for (const raw of m.items ?? []) {
@@ -44,7 +50,8 @@ export class CommTransport implements Transport {
     model.on("msg:custom", this.handler);
   }
   send(envelope: ClientEnvelope): void {
-    this.model.send({ kind: "envelope", cid: this.cid, envelope });
+    // a ClientEnvelope is JSON data; its interface has no index signature, so it is named as such
+    fromView(this.model, { kind: "envelope", cid: this.cid, envelope: envelope as unknown as { [k: string]: JsonValue } });
   }
   onEnvelope(receive: (envelope: ServerEnvelope) => void): () => void {
     this.receivers.add(receive);
@@ -52,20 +59,28 @@ export class CommTransport implements Transport {
   }
   close(): void {
     this.model.off("msg:custom", this.handler);
-    try { this.model.send({ kind: "bye", cid: this.cid }); } catch { /* comm already closed */ }
+    try { fromView(this.model, { kind: "bye", cid: this.cid }); } catch { /* comm already closed */ }
   }
 }
 
-/** What all views of one widget model share in a page: one connection, one fold. */
+/** What all views of one widget model share in a page: one connection, one fold (a window of
+ *  the session: at most `window` events), the pages of what the window does not hold. */
 export interface Shared {
   transport: CommTransport;
   connection: Connection;
   remote: Remote;
   fold: ClientSessionModel;
+  pages: SessionPages;
+  /** The most events the fold holds (0: all of them). */
+  window: number;
   sessionId?: string;
   follow?: { cancel(): void };
   refs: number;
 }
+
+/** The window an inspector holds when its model does not say (the widgets' `window` trait); a
+ *  loop widget holds its whole session unless told (its stages read the history at any seq). */
+export const DEFAULT_WINDOW = 2000;
 
 const shared = new WeakMap<object, Shared>();
 
@@ -74,7 +89,16 @@ export function acquire(model: WidgetModel): Shared {
   if (!s) {
     const transport = new CommTransport(model);
     const connection = new Connection(transport, `${transport.cid}_`);
-    s = { transport, connection, remote: new Remote(connection), fold: new ClientSessionModel(), refs: 0 };
+    const remote = new Remote(connection);
+    const fold = new ClientSessionModel();
+    const pricing = new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined);
+    const w = model.get("window");
+    const fallback = model.get("kind") === "inspector" ? DEFAULT_WINDOW : 0;
+    const made: Shared = { transport, connection, remote, fold, refs: 0, window: typeof w === "number" && w >= 0 ? w : fallback,
+      pages: null as unknown as SessionPages };
+    made.pages = new SessionPages(fold, new LocalPages(fold, pricing),
+      new RemotePages(fold, (q) => remote.page(made.sessionId ?? String(model.get("session_id") ?? ""), q)));
+    s = made;
     shared.set(model, s);
   }
   s.refs += 1;
@@ -85,6 +109,7 @@ export function release(model: WidgetModel, s: Shared): void {
   s.refs -= 1;
   if (s.refs > 0) return;
   s.follow?.cancel();
+  s.pages.dispose();
   s.connection.close();
   s.transport.close();
   shared.delete(model);
@@ -101,6 +126,8 @@ export function follow(s: Shared, sessionId: string, onError: (message: string) 
     const batch = items.splice(0);
     const before = s.fold.cursor;
     s.fold.applyAll(batch as never[]);
+    // a window: the oldest events go once it holds half as many again (the rest comes in pages)
+    if (s.window > 0 && s.fold.events.length > s.window * 1.5) s.fold.trim(s.window);
     if (!s.fold.gap) return;
     // missed events: reopen and catch up from the cursor (give up when that makes no progress)
     const tries = s.fold.cursor > before ? 0 : attempt + 1;
@@ -113,5 +140,5 @@ export function follow(s: Shared, sessionId: string, onError: (message: string) 
       if (!scheduled) { scheduled = true; queueMicrotask(flush); }
     },
     error(err) { onError(`${err.code}: ${err.message}`); },
-  });
+  }, s.window || undefined);
 }

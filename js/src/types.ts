@@ -1,7 +1,7 @@
 // The wire shapes the front end uses: aliases of the types generated from the Python models
 // (`wire.gen.ts`, from `python -m dsh_notebook schema`; never written by hand here).
 import type {
-  AssistantMessage, AttemptChunk, ClientMessage, ControlStreamItem, EventItem, FollowStreamItem,
+  AssistantMessage, AttemptChunk, ClientMessage, ControlStreamItem, ErrorCode, EventItem, FollowStreamItem,
   PausedCall, PausedHistory, PausedMessage, PausedRequest, PausedResult, ReasoningBlock, ServerMessage, StreamChunkFrame, StreamEnd, StreamStart, SystemMessage, TextBlock,
   ToolCallBlock, ToolMessage, UserMessage, WireError,
 } from "./wire.gen";
@@ -25,6 +25,18 @@ export type ControlItem = ControlStreamItem;
 export type ClientEnvelope = ClientMessage;
 export type ServerEnvelope = ServerMessage;
 export type RemoteErrorInfo = WireError;
+
+/** A coded error this front end makes: `code` one of the closed set (`ErrorCode`, generated from
+ *  dsh_notebook/wire/codes.py), so tsc refuses a code the package does not know. */
+export function coded(code: ErrorCode, message: string): RemoteErrorInfo {
+  return { code, message };
+}
+
+/** Whether a code read from the wire (a string: another version's too) is `expected`, a code of
+ *  the closed set — how the front end compares codes, so each one it names is checked. */
+export function isCode(code: string | null | undefined, expected: ErrorCode): boolean {
+  return code === expected;
+}
 
 /** The message a surface event carries (`user/message`, `system/message`, `assistant/message`,
  *  `tool/result`), else undefined. */

@@ -12,6 +12,13 @@ export interface Accepted {
   accepted?: boolean;
 }
 
+/** Where a call's approval was asked and decided (the seqs its waterfall bar links to). */
+export interface Approval {
+  callId: string;
+  asked?: number | null;
+  decided?: number | null;
+}
+
 /**
  * A call waits for a person: ``mode`` the session's mode, ``decider`` what made it ask
  * (``rule``: an ask rule; ``mode``: the mode asks for this kind of call).
@@ -306,6 +313,35 @@ export interface ClientRequest {
   payload?: ArgsPayload | { [k: string]: JsonValue } | null;
 }
 
+/**
+ * The host's envelopes for the view ``cid``: each its JSON text, or the index of the binary
+ * buffer holding it; an envelope not yet encoded travels as JSON data.
+ */
+export interface CommBatch {
+  kind: "batch";
+  cid: string;
+  items: (string | number | { [k: string]: JsonValue })[];
+}
+
+/** The view ``cid`` is gone (its host connection is closed). */
+export interface CommBye {
+  kind: "bye";
+  cid: string;
+}
+
+/** One envelope of the view ``cid`` for the host. */
+export interface CommEnvelope {
+  kind: "envelope";
+  cid: string;
+  envelope: { [k: string]: JsonValue };
+}
+
+/** A widget view's custom message to the kernel: an envelope for the host, bye, open-inspector. */
+export type CommFromView = CommEnvelope | CommBye | OpenInspector;
+
+/** The kernel's custom message to a widget view: a batch of the host's envelopes. */
+export type CommToView = CommBatch;
+
 export interface Committed {
   kind: "committed";
   eventType: string;
@@ -451,6 +487,11 @@ export interface Decided {
   decision: "allow" | "deny";
 }
 
+export interface DerivedMessage {
+  seq: number;
+  message: UserMessage | SystemMessage | AssistantMessage | ToolMessage;
+}
+
 /**
  * ``session/diff``: the unified diffs of the files turn ``turn`` changed (its start checkpoint
  * against its end one); ``paths``: these files alone (default: every file it changed).
@@ -461,10 +502,24 @@ export interface DiffArgs {
   paths?: string[] | null;
 }
 
-/** Every error code the package raises (the closed set; ``code`` fields stay strings). */
-export type ErrorCode = "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOL_NAME" | "BAD_TOOLS" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DENIED" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EDIT_CONFLICT" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "EXTERNAL_CALL_ENDED" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "KERNEL_DEAD" | "KERNEL_RESTARTED" | "KERNEL_UNSUPPORTED" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_KERNEL" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_RAISED" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_CELL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_NOTEBOOK" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
+/**
+ * A message the request adds (``kind`` says what it is) or no longer carries (``removed``),
+ * with its event (to summarise it) when the log holds one.
+ */
+export interface DiffItem {
+  seq: number;
+  kind: ("tool result" | "steering" | "user prompt" | "runtime context" | "assistant" | "system" | "other") | "removed";
+  type: string;
+  event?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult) | null;
+}
 
-/** A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``). */
+/** Every error code the package raises (the closed set; ``code`` fields stay strings). */
+export type ErrorCode = "ABORTED_BEFORE_DISPATCH" | "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_JSON" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOLS" | "BAD_TOOL_NAME" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DENIED" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EDIT_CONFLICT" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "EXTERNAL_CALL_ENDED" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "FORKED_BEFORE_RESULT" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "HOST_UNAVAILABLE" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_ARGS" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "KERNEL_DEAD" | "KERNEL_RESTARTED" | "KERNEL_UNSUPPORTED" | "LINE_TOO_LONG" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_KERNEL" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PAGE_GONE" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_NOT_STARTED" | "TOOL_OUTCOME_UNKNOWN" | "TOOL_RAISED" | "TRUNCATED_CALL" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_CELL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_NOTEBOOK" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_TOOL" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
+
+/**
+ * A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``).
+ * ``code`` is read as a string (another version's log still reads), made as an :data:`ErrorCode`.
+ */
 export interface ErrorInfo {
   code: string;
   message: string;
@@ -490,6 +545,28 @@ export interface EventsPage {
   events?: ({ [k: string]: JsonValue })[];
   lastSeq: number;
   more?: boolean;
+}
+
+/** ``text``: the export of rows ``offset`` .. (``rows`` of them) of the ``total`` listed. */
+export interface ExportPage {
+  kind: "export";
+  count: number;
+  total: number;
+  offset: number;
+  rows: number;
+  text: string;
+}
+
+/**
+ * The listed rows as ``jsonl`` (the events) or ``csv`` (``show --export csv``'s columns), the
+ * rows ``offset`` .. ``offset + limit``; ``csv`` text starts with its header at offset 0.
+ */
+export interface ExportQuery {
+  kind: "export";
+  filter?: RowFilter;
+  format: "jsonl" | "csv";
+  offset?: number;
+  limit?: number;
 }
 
 /**
@@ -596,6 +673,24 @@ export interface ExternalResult {
 }
 
 /**
+ * What the filters offer: every event type, tool and turn of the session, sorted; and
+ * ``mode``, the permission mode the log last set (its last ``mode/changed``; ``null``: none, the
+ * workspace's default) — what the header's selector shows when a window starts after it.
+ */
+export interface Facets {
+  kind: "facets";
+  count: number;
+  types?: string[];
+  tools?: string[];
+  turns?: number[];
+  mode?: string | null;
+}
+
+export interface FacetsQuery {
+  kind: "facets";
+}
+
+/**
  * One file a turn changed: its path, its size (after the turn; before it for a deletion),
  * ``sha`` the sha256 of its content after the turn (a rewind's conflict check compares it),
  * ``beforeSize`` for a modification; ``link`` for a symlink (its target); ``renamedFrom`` on an
@@ -632,9 +727,15 @@ export interface FinishChunk {
   providerState?: { [k: string]: JsonValue } | null;
 }
 
+/**
+ * ``cursor``: the last seq the client holds (events after it come); ``window``: hold at most
+ * the last ``window`` events — the snapshot then starts there (its ``start``) and the rest of
+ * the session is read in pages (``session/page``, :mod:`.pages`).
+ */
 export interface FollowArgs {
   sessionId: string;
   cursor?: number | null;
+  window?: number | null;
 }
 
 export interface FollowStatus {
@@ -729,6 +830,28 @@ export interface MessageSource {
   cell?: CellRef | null;
 }
 
+/** Messages ``offset`` .. of the ``total`` derived as of ``seq`` (or of its frozen request). */
+export interface MessagesPage {
+  kind: "messages";
+  count: number;
+  seq: number;
+  total: number;
+  offset: number;
+  messages?: DerivedMessage[];
+}
+
+/**
+ * ``derive_messages()`` as of ``seq`` (``request``: the messages of the frozen request at
+ * ``seq``), from ``offset`` — without one, the last ``limit`` (the newest).
+ */
+export interface MessagesQuery {
+  kind: "messages";
+  seq: number;
+  request?: boolean;
+  offset?: number | null;
+  limit?: number;
+}
+
 /** ``session/mode``: set the session's permission mode (a saved session is resumed first). */
 export interface ModeArgs {
   sessionId: string;
@@ -766,6 +889,23 @@ export interface ModeSet {
 }
 
 export type NoArgs = Record<string, never>;
+
+/** The comparison table asks for the inspector of side ``a`` or ``b`` at event ``seq``. */
+export interface OpenInspector {
+  kind: "open-inspector";
+  side: "a" | "b";
+  seq: number;
+}
+
+/** ``session/page``'s answer: the page of the query's kind. */
+export interface Page {
+  page: RowsPage | Facets | StatsPage | TimelinePage | TurnPage | RequestDiffPage | MessagesPage | ExportPage;
+}
+
+export interface PageArgs {
+  sessionId: string;
+  query: RowsQuery | FacetsQuery | StatsQuery | TimelineQuery | TurnQuery | RequestDiffQuery | MessagesQuery | ExportQuery;
+}
 
 /** Stage 02 (``tool/call`` logged) or 03 (before the tool runs). */
 export interface PausedCall {
@@ -834,7 +974,14 @@ export interface PromptArgs {
   request: PromptCommand;
 }
 
-/** The Prompt command (seed 001 object 6): which session, which submission, how, what. */
+/**
+ * The Prompt command (seed 001 object 6): which session, which submission, how, what.
+ *
+ * The one check of a prompt, on both sides (the client builds one before it sends anything; the
+ * host's Gateway validates what arrives): ``requestId`` 1–200 characters, the content text only
+ * (``UNSUPPORTED_CONTENT``) and not blank (``EMPTY_CONTENT``) — the codes ride the validation
+ * error (:func:`~dsh_notebook.wire.base.error_code`). :attr:`blocks` is the content as text blocks.
+ */
 export interface PromptCommand {
   sessionId: string;
   requestId: string;
@@ -882,6 +1029,34 @@ export interface ReplaceOp {
   op: "replace";
   startSeq: number;
   endSeq: number;
+}
+
+/**
+ * Request ``toSeq`` against the one before (``fromSeq``; ``null``: the first request);
+ * ``kept`` messages it shares with it, ``added`` new ones, ``removed`` gone; ``items`` from
+ * ``offset`` (added first). ``toSeq`` is ``null`` when no request is frozen at or after the seq.
+ */
+export interface RequestDiffPage {
+  kind: "request-diff";
+  count: number;
+  fromSeq: number | null;
+  toSeq: number | null;
+  kept?: number;
+  added?: number;
+  removed?: number;
+  offset?: number;
+  items?: DiffItem[];
+}
+
+/**
+ * What the frozen request at ``seq`` (or the first one after it) adds to the one before and
+ * what it no longer carries: its items from ``offset`` (added first, then removed).
+ */
+export interface RequestDiffQuery {
+  kind: "request-diff";
+  seq: number;
+  offset?: number;
+  limit?: number;
 }
 
 export interface RequestFrozen {
@@ -945,7 +1120,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | ModeSet | Compacted | DebugState | SessionInfo | Rewound | KeptFiles | TurnDiff | EventsPage | ExternalBegun | ExternalEnded;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | ModeSet | Compacted | DebugState | SessionInfo | Rewound | KeptFiles | TurnDiff | EventsPage | ExternalBegun | ExternalEnded | Page;
 }
 
 /** Stage 04: the tool's outcome before its ``tool/result`` is committed. */
@@ -1037,6 +1212,64 @@ export interface Rewound {
   dryRun?: boolean;
   forkedLog?: string | null;
   restoredSeq?: number | null;
+}
+
+/**
+ * One event of the list: the event as stored, its turn (its own, else the turn it falls in),
+ * the tool it concerns, the span it starts or ends (``durationMs``: a request, a tool call, an
+ * approval wait, a step, a turn) and the events that cite it.
+ */
+export interface Row {
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult;
+  turn: number | null;
+  tool: string | null;
+  durationMs: number | null;
+  citedBy?: number[];
+  snippet?: Snippet | null;
+}
+
+/**
+ * What the event list shows: an event ``type``, a ``turn``, a ``tool`` (the selects) and a
+ * query of ``show --search``'s language (``text``); all must hold.
+ */
+export interface RowFilter {
+  type?: string | null;
+  turn?: number | null;
+  tool?: string | null;
+  text?: string;
+}
+
+/**
+ * ``total`` rows pass the filter (of ``count`` events); these are rows ``offset`` ..;
+ * ``index``: with ``seq``, that event's row (``null``: the filter hides it); ``error``: the
+ * query could not be read (``BAD_QUERY: …``, no rows); ``terms``: its free-text terms (what
+ * the rows mark); ``partial``: the figures that need the whole log (durations, citations) are
+ * not in yet — ask again to get them.
+ */
+export interface RowsPage {
+  kind: "rows";
+  count: number;
+  total: number;
+  offset: number;
+  index?: number | null;
+  rows?: Row[];
+  terms?: string[];
+  error?: string | null;
+  partial?: boolean;
+}
+
+/**
+ * The rows of the event list from ``offset``; with ``seq``, the page that holds that event
+ * (``offset`` then starts ``limit // 2`` rows before it). ``complete``: answer once every figure
+ * is in (the durations need the whole log read) rather than at once with ``partial``.
+ */
+export interface RowsQuery {
+  kind: "rows";
+  filter?: RowFilter;
+  offset?: number;
+  limit?: number;
+  seq?: number | null;
+  complete?: boolean;
 }
 
 /** The ``live`` part of a snapshot: the state the transient frames describe. */
@@ -1133,13 +1366,52 @@ export interface SessionRef {
   sessionId: string;
 }
 
+/**
+ * The session as the follow opens: its header, last seq (``cursor``), the events after the
+ * client's cursor and the live part. ``start``: the follow asked for a window and the events
+ * begin after this seq — the client holds nothing before it (it pages the rest in).
+ */
 export interface Snapshot {
   type: "snapshot";
   sessionId: string;
   header: SessionHeader;
   cursor: number;
+  start?: number | null;
   events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult)[];
   live: RunState;
+}
+
+/** The text of a row around the search's first hit (the client marks the hits in it). */
+export interface Snippet {
+  text: string;
+}
+
+/**
+ * Rows ``offset`` .. of a ``show --stats`` table (``total`` rows), the session's ``totals``,
+ * what the requests carried (``sent``: ``show --stats``' lines), ``index`` of ``seq``'s row.
+ */
+export interface StatsPage {
+  kind: "stats";
+  count: number;
+  table: "requests" | "tools" | "turns" | "decisions";
+  total: number;
+  offset: number;
+  index?: number | null;
+  rows?: ({ [k: string]: JsonValue })[];
+  totals?: { [k: string]: JsonValue };
+  sent?: string[];
+}
+
+/**
+ * Rows of one table of ``show --stats`` (``offset``, ``limit``); with ``seq``, the page holding
+ * the row of that event (a ``decisions`` row, one per mode, has no event).
+ */
+export interface StatsQuery {
+  kind: "stats";
+  table: "requests" | "tools" | "turns" | "decisions";
+  offset?: number;
+  limit?: number;
+  seq?: number | null;
 }
 
 export interface StepEnd {
@@ -1260,6 +1532,48 @@ export interface TextPart {
   text: string;
 }
 
+/**
+ * Rows ``offset`` .. of the timeline (``total`` rows, ``bars`` of them bars); ``index``: the
+ * row asked for by ``bar`` or ``seq``; ``busy``: with ``axis``, the session's busy spans
+ * ``[start, end]`` (epoch ms, merged, in order: turns and their bars) — what a time axis keeps
+ * when it cuts the idle gaps; ``totals``: the session's.
+ */
+export interface TimelinePage {
+  kind: "timeline";
+  count: number;
+  total: number;
+  bars: number;
+  offset: number;
+  index?: number | null;
+  rows?: TimelineRow[];
+  busy?: ([number, number])[] | null;
+  totals?: { [k: string]: JsonValue };
+}
+
+/**
+ * Rows of the session timeline: each turn, then its request and tool bars in time order.
+ * With ``bar`` (the n-th bar of the session) or ``seq`` (the bar of that event), the page that
+ * holds it. ``axis``: also the busy spans of the whole session (what its time axis keeps).
+ */
+export interface TimelineQuery {
+  kind: "timeline";
+  offset?: number;
+  limit?: number;
+  bar?: number | null;
+  seq?: number | null;
+  axis?: boolean;
+}
+
+/**
+ * A turn (``turn``: its ``TurnStats``) or one of its bars (``request``: a ``RequestStats``,
+ * ``tool``: a ``ToolStats``; ``bar`` its index among the session's bars).
+ */
+export interface TimelineRow {
+  kind: "turn" | "request" | "tool";
+  stats: { [k: string]: JsonValue };
+  bar?: number | null;
+}
+
 export interface ToolCall {
   seq: number;
   time: number;
@@ -1290,6 +1604,10 @@ export interface ToolCallDeltaChunk {
   name?: string | null;
 }
 
+/**
+ * A failed call's error on its ``tool/result``: the error's name and its code (read as a
+ * string, made as an :data:`ErrorCode`).
+ */
 export interface ToolErrorInfo {
   name: string;
   code: string;
@@ -1363,6 +1681,35 @@ export interface TurnEndReason {
   limit?: number | null;
 }
 
+/**
+ * One turn's figures (``turn``: its ``TurnStats``; ``null`` when the session has no turn yet),
+ * its request attempts and tool calls (``RequestStats`` / ``ToolStats``) and approvals, and
+ * where the others are: ``turns`` in all, the ``first`` / ``previous`` / ``next`` / ``last``.
+ */
+export interface TurnPage {
+  kind: "turn";
+  count: number;
+  turn: { [k: string]: JsonValue } | null;
+  requests?: ({ [k: string]: JsonValue })[];
+  tools?: ({ [k: string]: JsonValue })[];
+  approvals?: Approval[];
+  turns?: number;
+  first: number | null;
+  previous: number | null;
+  next: number | null;
+  last: number | null;
+}
+
+/**
+ * One turn's requests and tool calls (the waterfall): ``turn``, else the turn that holds
+ * ``seq``, else the last turn.
+ */
+export interface TurnQuery {
+  kind: "turn";
+  turn?: number | null;
+  seq?: number | null;
+}
+
 export interface TurnStart {
   seq: number;
   time: number;
@@ -1413,8 +1760,19 @@ export interface VariableKept {
   why?: string | null;
 }
 
-/** A coded error on the wire (``errors.py`` codes). */
+/** A coded error on the wire (:data:`~.codes.ErrorCode`: read as a string, made as a code). */
 export interface WireError {
   code: string;
   message: string;
 }
+
+/** The six stages of seed 000, one row a stage: the schema's `x-stages` (declared in Python,
+ *  dsh_notebook.wire.stages). The diagram, the narration, the roles and the debugger read it. */
+export const STAGE_TABLE = [
+  {"no":1,"key":"01","title":"Model response settled","short":"model response","pause":"the assistant message settled","roles":["model"],"edit":null},
+  {"no":2,"key":"02","title":"Tool call registered","short":"tool/call","pause":"tool/call logged","roles":["agent"],"edit":"arguments"},
+  {"no":3,"key":"03","title":"Tool executes","short":"tool runtime","pause":"before the tool runs","roles":["tools"],"edit":"arguments"},
+  {"no":4,"key":"04","title":"Tool result committed","short":"tool/result","pause":"before tool/result is committed","roles":["session"],"edit":"result"},
+  {"no":5,"key":"05","title":"Message history derived","short":"derive_messages","pause":"the next step's messages derived","roles":["agent","session"],"edit":null},
+  {"no":6,"key":"06","title":"Next request sent","short":"adapter.stream","pause":"before the frozen request goes to adapter.stream()","roles":["agent","model"],"edit":"request"},
+] as const;

@@ -40,6 +40,21 @@ describe("the mode and each call's decision, from the log", () => {
     expect([isDemoCopy("/tmp/dsh-demo-abc/demo/"), isDemoCopy("/tmp/demo")]).toEqual([true, false]);
   });
 
+  it("folds a window by seq: a trimmed or later-starting window folds each event once; before it, the log's mode", () => {
+    const events = modeLog();
+    const fold = new ModeFold();
+    expect(fold.update(events.slice(0, 3), "/home/me/p")).toBe("accept-edits");
+    // the widget trims its window to the last two events and more arrive: the mode/changed held
+    // before the trim still counts, the one arriving after it is folded once
+    expect(fold.update([...events.slice(1, 3)], "/home/me/p")).toBe("accept-edits");
+    expect(fold.update(events.slice(3), "/home/me/p")).toBe("plan");
+    // a window that starts after the session's last mode/changed: the kernel's facets say the mode
+    const late = new ModeFold();
+    expect(late.update(events.slice(2, -1), "/home/me/p", "accept-edits")).toBe("accept-edits");
+    expect(late.update(events.slice(2, -1), "/home/me/p", null)).toBe("default");
+    expect(late.update(events.slice(2), "/home/me/p", "accept-edits")).toBe("plan"); // the window's own change wins
+  });
+
   it("a decision without an ask is the policy's step, not an approval; both say mode and decider", () => {
     const events = modeLog();
     const [r, w] = traceToolCalls(events);

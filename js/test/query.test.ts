@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import widget from "../src/index";
 import { EventFilter } from "../src/model/summary";
-import { exportRows, parseQuery, snippetOf } from "../src/model/query";
+import { exportRows, isoTime, parseQuery, snippetOf } from "../src/model/query";
 import { FakeModel, tick, waitFor } from "./fake-model";
 import { eventsOf, readmeRun } from "./helpers";
 
@@ -44,7 +44,9 @@ describe("query language", () => {
     expect(s.marks.map(([a, b]) => s.text.slice(a, b))).toEqual(["Tests", "tests"]);
     const ev = { seq: 3, time: 9, type: "tool/result", meta: { exitCode: 1 } } as never;
     expect(exportRows([{ ev, turn: 1, tool: "bash", snippet: 'say "hi", ok' }], "csv"))
-      .toBe('seq,time,turn,type,name,exit,snippet\n3,9,1,tool/result,bash,1,"say ""hi"", ok"\n');
+      .toBe('seq,time,turn,type,name,exit,snippet\n3,1970-01-01T00:00:00.009Z,1,tool/result,bash,1,"say ""hi"", ok"\n');
+    // ISO 8601 UTC to the millisecond, as show --export csv (observe/query_view.py iso_time)
+    expect(isoTime(1796618834322)).toBe("2026-12-07T04:47:14.322Z");
     expect(JSON.parse(exportRows([{ ev, turn: 1, tool: "bash", snippet: "" }], "jsonl"))).toEqual(ev);
   });
 });
@@ -83,7 +85,7 @@ describe("inspector search", () => {
     expect(saved?.rows).toBe("1");
     if (saved?.href.startsWith("data:")) {
       const csv = decodeURIComponent(saved.href.slice(saved.href.indexOf(",") + 1));
-      expect(csv.split("\n")[1]).toMatch(/^11,\d+,1,tool\/result,read,,/);
+      expect(csv.split("\n")[1]).toMatch(/^11,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,1,tool\/result,read,,/);
     }
 
     await search(el, "turn:x", "BAD_QUERY");

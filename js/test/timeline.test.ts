@@ -2,9 +2,12 @@
 // The session timeline (model/timeline.ts, ui/timeline.ts), the `show --stats` tables in the
 // inspector (model/stats-tables.ts, ui/timeline-stats.ts) and compare's "open in inspector".
 import { describe, expect, it, vi } from "vitest";
+import { LocalPages } from "../src/data/local";
+import { ClientSessionModel } from "../src/fold";
+import { breaksIn, cutAxis, IDLE_MS, toAxis } from "../src/model/axis-cut";
 import { Pricing, costOf, type PricingTable } from "../src/model/pricing";
-import { TrajectoryFold } from "../src/model/trajectory";
-import { GAP_MS, MIN_SPAN_MS, placeBar, reveal, sessionTimeline, zoomView } from "../src/model/timeline";
+import { TrajectoryFold, type RequestStats } from "../src/model/trajectory";
+import { MIN_SPAN_MS, placeBar, reveal, zoomView } from "../src/model/timeline";
 import { fmtCost, fmtStatMs, fmtTokens, formatStats, pyFixed, statsTables } from "../src/model/stats-tables";
 import { createTimeline } from "../src/ui/timeline";
 import { createStatsView } from "../src/ui/timeline-stats";
@@ -38,33 +41,46 @@ function session(turns = 3): SessionEvent[] {
   return evs.map((e, i) => ({ ...e, seq: i }) as SessionEvent);
 }
 const foldOf = (events: SessionEvent[]) => new TrajectoryFold(new Pricing(TABLE)).update(events);
+/** The pages of a session held whole (data/local.ts), as the inspector's panels read them. */
+function pagesOf(events: SessionEvent[]): LocalPages {
+  const fold = new ClientSessionModel();
+  fold.apply({ type: "snapshot", sessionId: "s_tl", header: { type: "session", version: 1, id: "s_tl", cwd: "/ws", createdAt: T }, cursor: events.length - 1,
+    events, live: { attached: false, status: "idle", turn: null, step: null, assistant: null } } as never);
+  return new LocalPages(fold, new Pricing(TABLE));
+}
 
 describe("the session timeline model", () => {
-  it("groups every turn with its wall time, tokens and cost, the idle gaps cut from the axis", () => {
-    const fold = foldOf(session());
-    const stats = fold.stats();
-    const tl = sessionTimeline(fold, stats, 0);
-    expect(tl.groups.map((g) => [g.turn, g.from, g.to, g.durationMs])).toEqual([
-      [1, 0, 1240, 1240], [2, 1240 + GAP_MS, 2480 + GAP_MS, 1240], [3, 2480 + 2 * GAP_MS, 3720 + 2 * GAP_MS, 1240]]);
-    expect(tl.span).toBe(3720 + 2 * GAP_MS);
-    expect(tl.groups[1].bars.map((b) => [b.kind, b.seq, b.from - tl.groups[1].from, b.to - tl.groups[1].from])).toEqual([
-      ["request", 11, 10, 510], ["tool", 13, 520, 820], ["request", 15, 830, 1230]]);
-    // the turn's figures are the stats fold's (what show --stats' turns table says)
-    expect(tl.groups.map((g) => [g.inputTokens, g.outputTokens, g.costUsd])).toEqual(stats.turns.map((t) => [t.inputTokens, t.outputTokens, t.costUsd]));
-    expect(tl.groups[0].inputTokens).toBe(1200 + 12_000);
+  it("lists every turn then its bars; the axis keeps the work and cuts the idle minutes between turns", () => {
+    const events = session();
+    const page = pagesOf(events).get({ kind: "timeline", offset: 0, limit: 100, axis: true });
+    const stats = foldOf(events).stats();
+    expect(page.rows?.map((r) => [r.kind, (r.stats as { seq: number }).seq, r.bar ?? null])).toEqual([
+      ["turn", 0, null], ["request", 2, 0], ["tool", 4, 1], ["request", 6, 2],
+      ["turn", 9, null], ["request", 11, 3], ["tool", 13, 4], ["request", 15, 5],
+      ["turn", 18, null], ["request", 20, 6], ["tool", 22, 7], ["request", 24, 8]]);
+    expect([page.total, page.bars]).toEqual([12, 9]);
+    // a turn's row holds its figures (what show --stats' turns table says), a request's its cost
+    expect(page.rows?.filter((r) => r.kind === "turn").map((r) => r.stats)).toEqual(stats.turns);
+    const price = new Pricing(TABLE).price("deepseek", "deepseek-chat")!;
+    expect((page.rows?.[1].stats as unknown as RequestStats).costUsd).toBe(costOf(price, { inputTokens: 1000, outputTokens: 40, cacheReadTokens: 200 }));
+    // busy: the bars and each turn's start and end, in order, disjoint; each turn 1,240 ms of work, 58.76 s apart
+    const busy = page.busy ?? [];
+    expect(busy.every(([a, b], i) => a <= b && (i === 0 || busy[i - 1][1] < a))).toBe(true);
+    expect([busy[0][0], busy[busy.length - 1][1]]).toEqual([T, T + 120_000 + 1240]);
+    const axis = cutAxis(page.busy ?? []);
+    expect(axis.span).toBe(3 * 1240);
+    expect(axis.breaks.map((b) => [b.at, b.ms])).toEqual([[1240, 58_760], [2480, 58_760]]);
+    expect([toAxis(axis, T + 60_000 + 10), toAxis(axis, T + 60_000 + 510), toAxis(axis, T + 30_000)]).toEqual([1250, 1750, 1240]);
+    // close marks merge into one (how many gaps, how long in all)
+    expect(breaksIn(axis, 0, 3720, 2000)).toEqual([{ at: 1240, count: 2, ms: 117_520 }]);
+    expect(breaksIn(axis, 0, 3720, 100).map((b) => b.count)).toEqual([1, 1]);
   });
 
-  it("gives each request bar the pricing fold's cost; tools carry none", () => {
-    const fold = foldOf(session());
-    const tl = sessionTimeline(fold, fold.stats(), 0);
-    const price = new Pricing(TABLE).price("deepseek", "deepseek-chat")!;
-    const first = tl.bars.find((b) => b.seq === 2)!;
-    expect(first.costUsd).toBe(costOf(price, { inputTokens: 1000, outputTokens: 40, cacheReadTokens: 200 }));
-    expect(first.inputTokens).toBe(1200);
-    for (const b of tl.bars) {
-      if (b.kind === "tool") expect(b.costUsd).toBeNull();
-      else expect(b.costUsd).toBe(fold.requests.find((r) => r.seq === b.seq)!.costUsd);
-    }
+  it("keeps gaps up to the threshold to scale", () => {
+    const axis = cutAxis([[0, 100], [100 + IDLE_MS, 2000], [2000 + IDLE_MS + 1, 4000]]);
+    expect(axis.span).toBe(2000 + 999);
+    expect(axis.breaks).toEqual([{ at: 2000, ms: IDLE_MS + 1, t0: 2000 }]);
+    expect(toAxis(axis, 3500)).toBe(2000 + 499);
   });
 
   it("zooms around an anchor, never past the session nor below the minimum, and reveals a bar", () => {
@@ -106,27 +122,52 @@ describe("show --stats' formatting in the browser", () => {
 
   it("draws them as HTML tables whose seq links select the event", () => {
     const onSelect = vi.fn();
-    const v = createStatsView(onSelect);
     const fold = foldOf(session(2));
-    v.update(fold, 18);
+    const v = createStatsView(pagesOf(session(2)), onSelect);
+    v.update();
     const tables = [...v.el.querySelectorAll("table")];
     expect(tables.map((t) => t.dataset.table)).toEqual(["requests", "tools", "turns", "decisions by mode"]);
     const want = statsTables(fold.stats());
     // an empty table (no decisions in a log from before issue 36) shows one "(none)" row
     tables.forEach((t, i) => expect([...t.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent)))
       .toEqual(want[i].rows.length ? want[i].rows : [["(none)"]]));
+    expect(v.el.querySelector(".dsh-stats-total")?.textContent).toMatch(/^total: 2\.48 s · 4 requests/);
     (v.el.querySelector('button[data-seq="13"]') as HTMLButtonElement).click();
     expect(onSelect).toHaveBeenCalledWith(13);
+  });
+
+  it("pages the decisions by mode as the CLI's table: a row per mode, no seq link (a mode has no event)", () => {
+    const events = session(1);
+    const t0 = events[events.length - 1].time;
+    const more: Partial<SessionEvent>[] = [
+      { type: "mode/changed", mode: "plan", previous: "default", by: "widget", time: t0 + 1 },
+      { type: "approval/decided", callId: "c1", name: "bash", decision: "deny", by: "mode", mode: "plan", decider: "mode", time: t0 + 2 },
+    ];
+    const all = [...events, ...more.map((e, i) => ({ ...e, seq: events.length + i }) as SessionEvent)];
+    const pages = pagesOf(all);
+    const page = pages.get({ kind: "stats", table: "decisions", offset: 0, limit: 100, seq: 3 });
+    expect([page.total, page.index]).toEqual([1, null]);
+    expect(page.rows).toEqual(foldOf(all).stats().decisions);
+    const v = createStatsView(pages, vi.fn());
+    v.update();
+    const table = v.el.querySelector('table[data-table="decisions by mode"]') as HTMLTableElement;
+    expect(table.classList.contains("dsh-stats-decisions-by-mode")).toBe(true);
+    const rows = [...table.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent));
+    expect(rows).toEqual(statsTables(foldOf(all).stats())[3].rows);
+    expect(rows[0].slice(0, 4)).toEqual(["plan", "1", "0", "1"]);
+    expect(table.querySelector("button")).toBeNull();
+    expect(pages.get({ kind: "facets" }).mode).toBe("plan");
   });
 });
 
 describe("the timeline view", () => {
   const mount = () => {
     const onSelect = vi.fn();
-    const v = createTimeline(onSelect);
+    const v = createTimeline(pagesOf(session()), onSelect);
     document.body.append(v.el);
-    v.update(foldOf(session()), 27, -1, false);
-    return { v, onSelect, key: (key: string) => v.el.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true })) };
+    v.update(-1, false);
+    const settle = async () => { for (let i = 0; i < 5; i++) await Promise.resolve(); };
+    return { v, onSelect, settle, key: (key: string) => v.el.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true })) };
   };
 
   it("shows each turn's label, time, tokens and cost, and each request bar's", () => {
@@ -141,8 +182,20 @@ describe("the timeline view", () => {
     v.el.remove();
   });
 
-  it("zooms with + − 0, moves between bars with the arrows and selects with Enter", () => {
-    const { v, onSelect, key } = mount();
+  it("marks each idle gap cut out of the axis with its length", () => {
+    const { v } = mount();
+    const marks = [...v.el.querySelectorAll(".dsh-tl-break")] as HTMLElement[];
+    expect(marks.length).toBeGreaterThan(0);
+    expect(marks.reduce((n, m) => n + Number(m.dataset.idleMs), 0)).toBe(2 * 58_760);
+    expect(marks[0].textContent).toMatch(/idle$/);
+    expect(marks[0].querySelector("svg.dsh-icon-break")).not.toBeNull();
+    expect(Number(v.el.dataset.span)).toBe(3720); // 3.7 s of work, not 2 min
+    expect(v.el.querySelector(".dsh-tl-axislabel")?.textContent).toContain("2 idle gaps over 1 s cut");
+    v.el.remove();
+  });
+
+  it("zooms with + − 0, moves between bars with the arrows and selects with Enter", async () => {
+    const { v, onSelect, key, settle } = mount();
     const span = Number(v.el.dataset.to);
     key("+");
     expect(Number(v.el.dataset.zoom)).toBeCloseTo(2);
@@ -153,15 +206,19 @@ describe("the timeline view", () => {
     key("0");
     expect([Number(v.el.dataset.from), Number(v.el.dataset.to)]).toEqual([0, span]);
     key("ArrowRight");
+    await settle();
     key("ArrowRight");
+    await settle();
     expect(v.el.querySelector(".dsh-tl-active")?.getAttribute("data-seq")).toBe("4");
     expect(v.el.getAttribute("aria-activedescendant")).toBe(v.el.querySelector(".dsh-tl-active")?.id);
     key("ArrowLeft");
+    await settle();
     key("Enter");
     expect(onSelect).toHaveBeenLastCalledWith(2);
     // zoomed in, moving to a bar off screen brings it into view
     for (let i = 0; i < 6; i++) key("+");
     key("End");
+    await settle();
     const last = v.el.querySelector(".dsh-tl-active") as HTMLElement;
     expect(last.dataset.seq).toBe("24");
     expect(last.querySelector(".dsh-tl-bar")).not.toBeNull();

@@ -2,7 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { SCRIPT_CONTEXT_WINDOW, Pricing, type PricingTable } from "../src/model/pricing";
 import { TrajectoryFold } from "../src/model/trajectory";
-import { durationsBySeq, approvalSeqs, turnWaterfall } from "../src/model/waterfall";
+import { LocalPages } from "../src/data/local";
+import { ClientSessionModel } from "../src/fold";
+import { durationsBySeq, approvalSeqs, turnLanes, turnWaterfall } from "../src/model/waterfall";
 import { renderTotals } from "../src/ui/totals";
 import { createWaterfall } from "../src/ui/waterfall";
 import type { SessionEvent } from "../src/types";
@@ -86,14 +88,43 @@ describe("the trajectory fold and the waterfall model", () => {
   });
 });
 
+function pagesOf(events: SessionEvent[]): LocalPages {
+  const fold = new ClientSessionModel();
+  fold.apply({ type: "snapshot", sessionId: "s_wf", header: { type: "session", version: 1, id: "s_wf", cwd: "/ws", createdAt: 1 }, cursor: events.length - 1,
+    events, live: { attached: false, status: "idle", turn: null, step: null, assistant: null } } as never);
+  return new LocalPages(fold, new Pricing(TABLE));
+}
+
 describe("the waterfall view", () => {
-  it("draws widths proportional to durations, zooms, and selects a bar's event", () => {
+  it("a turn's page gives the lanes the fold gives", () => {
     const events = turnLog();
     const fold = new TrajectoryFold(new Pricing(TABLE)).update(events);
-    const picked: number[] = [];
-    const view = createWaterfall((seq) => picked.push(seq));
+    const page = pagesOf(events).get({ kind: "turn", seq: 5 });
+    expect(turnLanes(page, 0)).toEqual(turnWaterfall(fold, events, 1, 0));
+    expect([page.turns, page.first, page.previous, page.next, page.last]).toEqual([1, 1, null, null, 1]);
+    expect(page.approvals).toEqual([{ callId: "c1", asked: 6, decided: 7 }]);
+  });
+
+  it("cuts an idle gap inside the turn out of its axis and says how long it was", async () => {
+    const events = turnLog().map((e) => (e.seq >= 9 ? { ...e, time: e.time + 600_000 } : e)); // ten minutes before the step ends
+    const view = createWaterfall(pagesOf(events), () => undefined);
     document.body.append(view.el);
-    view.update(fold, events, -1, false);
+    view.update(-1, false);
+    const canvas = view.el.querySelector(".dsh-wf-canvas") as HTMLElement;
+    expect(canvas.dataset.cuts).toBe("1");
+    expect(Number(canvas.dataset.span)).toBe(2225 + 410); // the work (to the result, then the last request), not 10 min 2.65 s
+    const mark = view.el.querySelector(".dsh-wf-break") as HTMLElement;
+    expect(Number(mark.dataset.idleMs)).toBe(600_015); // from the result (2,225) to the next request (602,240)
+    expect(mark.textContent).toBe("10 min 0 s idle");
+    view.el.remove();
+  });
+
+  it("draws widths proportional to durations, zooms, and selects a bar's event", () => {
+    const events = turnLog();
+    const picked: number[] = [];
+    const view = createWaterfall(pagesOf(events), (seq) => picked.push(seq));
+    document.body.append(view.el);
+    view.update(-1, false);
     const canvas = view.el.querySelector(".dsh-wf-canvas") as HTMLElement;
     const scale = Number(canvas.dataset.scale);
     const segs = [...view.el.querySelectorAll<HTMLElement>(".dsh-wf-seg")];
@@ -107,7 +138,7 @@ describe("the waterfall view", () => {
     expect(Number((view.el.querySelector(".dsh-wf-canvas") as HTMLElement).dataset.scale)).toBeCloseTo(scale, 9);
     (view.el.querySelector('.dsh-wf-seg[data-kind="approval"]') as HTMLElement).click();
     expect(picked).toEqual([6]);
-    view.update(fold, events, 6, false);
+    view.update(6, false);
     expect(view.el.querySelector(".dsh-wf-sel")?.getAttribute("data-kind")).toBe("approval");
     view.el.remove();
   });

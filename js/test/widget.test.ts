@@ -244,4 +244,61 @@ describe("SessionInspector in the DOM", () => {
     typeSel.dispatchEvent(new Event("change"));
     expect(el2.querySelector(".dsh-f-count")?.textContent).toBe("1 of 18 events");
   });
+
+  it("holding a window, shows the mode and the Keep / Revert decisions the log set before it (the kernel's pages)", async () => {
+    const events: Record<string, unknown>[] = [
+      { type: "turn/start", turn: 1 },
+      { type: "mode/changed", mode: "accept-edits", previous: "default", by: "notebook" },
+      { type: "checkpoint/changes", turn: 1, snapshot: "a1", after: "b2", added: [{ path: "NOTES.md", size: 4, sha: "x" }],
+        modified: [{ path: "src/math.ts", size: 9, beforeSize: 8, sha: "y" }], deleted: [], addedCount: 1, modifiedCount: 1, deletedCount: 0 },
+      { type: "checkpoint/kept", turn: 1, paths: ["NOTES.md"], by: "widget" },
+      { type: "turn/end", turn: 1, reason: { kind: "completed" } },
+    ];
+    for (let t = 2; t < 40; t++) events.push({ type: "turn/start", turn: t }, { type: "turn/end", turn: t, reason: { kind: "completed" } });
+    const all = events.map((e, i) => ({ ...e, seq: i, time: 1_000 + i }));
+    const model = new FakeModel({ kind: "inspector", session_id: "s_win", readonly: true, error: "", create_args: {}, window: 10 },
+      [{ type: "snapshot", sessionId: "s_win", header: { type: "session", version: 1, id: "s_win", cwd: "/home/me/p", createdAt: 0 },
+        cursor: all.length - 1, events: all, live: { attached: false, status: "idle", turn: null, step: null, assistant: null } }] as unknown as FollowItem[]);
+    const el = mount(model);
+    await waitFor(() => el.querySelector(".dsh-f-count")?.textContent === `${all.length} of ${all.length} events`);
+    // the window holds none of the first events: the mode is the kernel's facets' (the log's last mode/changed)
+    await waitFor(() => (el.querySelector(".dsh-mode") as HTMLElement | null)?.dataset.mode === "accept-edits");
+    expect(el.querySelector(".dsh-mode-badge")?.textContent).toBe("mode accept-edits");
+    const seqIn = el.querySelector(".dsh-f-seq") as HTMLInputElement;
+    seqIn.value = "2";
+    (el.querySelector(".dsh-f-go") as HTMLElement).click();
+    await waitFor(() => el.querySelector(".dsh-detail .dsh-changes-review") !== null);
+    const status = (path: string) => el.querySelector(`.dsh-detail .dsh-change[data-path="${path}"] .dsh-change-status`)?.textContent;
+    await waitFor(() => status("NOTES.md") === "kept"); // its checkpoint/kept lies before the window too
+    expect(status("src/math.ts")).toBe("");
+  });
+
+  it("a Keep logged while a checkpoint's review is open shows in place: a diff opened in it stays open", async () => {
+    const all = [
+      { type: "turn/start", turn: 1 },
+      { type: "checkpoint/changes", turn: 1, snapshot: "a1", after: "b2", added: [{ path: "NOTES.md", size: 4, sha: "x" }],
+        modified: [{ path: "src/math.ts", size: 9, beforeSize: 8, sha: "y" }], deleted: [], addedCount: 1, modifiedCount: 1, deletedCount: 0 },
+      { type: "turn/end", turn: 1, reason: { kind: "completed" } },
+    ].map((e, i) => ({ ...e, seq: i, time: 1_000 + i }));
+    const model = new FakeModel({ kind: "inspector", session_id: "s_keep", readonly: false, error: "", create_args: {} },
+      [{ type: "snapshot", sessionId: "s_keep", header: { type: "session", version: 1, id: "s_keep", cwd: "/home/me/p", createdAt: 0 },
+        cursor: all.length - 1, events: all, live: { attached: true, status: "idle", turn: null, step: null, assistant: null } }] as unknown as FollowItem[]);
+    const el = mount(model);
+    await waitFor(() => el.querySelector(".dsh-f-count")?.textContent === "3 of 3 events");
+    const seqIn = el.querySelector(".dsh-f-seq") as HTMLInputElement;
+    seqIn.value = "1";
+    (el.querySelector(".dsh-f-go") as HTMLElement).click();
+    await waitFor(() => el.querySelector(".dsh-detail .dsh-changes-review") !== null);
+    const toggle = el.querySelector('.dsh-detail .dsh-change[data-path="src/math.ts"] .dsh-diff-toggle') as HTMLButtonElement;
+    toggle.click();
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    // another widget keeps NOTES.md: its checkpoint/kept arrives on the follow stream
+    const open = model.sent.find((m) => (m.envelope as { type?: string })?.type === "open") as { cid: string; envelope: { streamId: string } };
+    const kept = { seq: 3, time: 1_003, type: "checkpoint/kept", turn: 1, paths: ["NOTES.md"], by: "widget" };
+    model.emit({ kind: "batch", cid: open.cid, items: [JSON.stringify({ type: "item", streamId: open.envelope.streamId, value: { type: "event", event: kept } })] });
+    const status = (path: string) => el.querySelector(`.dsh-detail .dsh-change[data-path="${path}"] .dsh-change-status`)?.textContent;
+    await waitFor(() => status("NOTES.md") === "kept");
+    expect(toggle.isConnected && toggle.getAttribute("aria-expanded")).toBe("true"); // the same review, its diff open
+    expect(status("src/math.ts")).toBe("");
+  });
 });

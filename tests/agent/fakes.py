@@ -15,11 +15,11 @@ from pydantic import BaseModel
 from dsh_notebook.agent.agent import Agent
 from dsh_notebook.agent.config import AgentConfig
 from dsh_notebook.session.session import Session
-from dsh_notebook.testing.models import Gate, ScriptModel, call_chunks, text_chunks
+from dsh_notebook.testing.models import CannedModel, Gate, call_chunks, text_chunks
 from dsh_notebook.tools.base import Tool, ToolContext, ToolOutput
 from dsh_notebook.tools.registry import ToolRegistry
 
-ChunkModel = ScriptModel  # the agent tests' names for them
+ChunkModel = CannedModel  # the agent tests' names for them
 text = text_chunks
 calls = call_chunks
 __all__ = ["ChunkModel", "Gate", "calls", "echo_tool", "make_agent", "reload", "sleep_tool", "text", "types"]

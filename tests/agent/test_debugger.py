@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.agent.debugger import STAGES
 from dsh_notebook.errors import HostError
 from dsh_notebook.wire.base import dump
 from dsh_notebook.wire.events import AssistantMessageEvent, DebugEdit, ToolCall, ToolResult, TurnEnd
 from dsh_notebook.wire.messages import ToolMessage, user_text
+from dsh_notebook.wire.stages import STAGE_KEYS
 
 from .fakes import ChunkModel, calls, echo_tool, make_agent, reload, text
 
@@ -197,7 +197,7 @@ def test_breakpoints_are_validated() -> None:
         with pytest.raises(HostError) as err:
             agent.debugger.set_breakpoints(bad)  # type: ignore[arg-type]
         assert err.value.code == "BAD_ARGS"
-    agent.debugger.set_breakpoints(list(STAGES), tools=["bash"])
+    agent.debugger.set_breakpoints(list(STAGE_KEYS), tools=["bash"])
     assert agent.debugger.wants("03", ["bash"]) and not agent.debugger.wants("03", ["read"])
     agent.debugger.set_breakpoints([])
     assert not agent.debugger.active

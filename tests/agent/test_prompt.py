@@ -218,3 +218,77 @@ async def test_a_log_whose_snapshot_trails_its_prompt_reads_and_goes_on() -> Non
     assert [m.role for m in sent] == ["system", "user", "user", "user"]
     assert sent[1].content[0].text == "first question" and sent[2].source.kind == "plugin"
     assert sent[-1].content[0].text == "second question"  # no snapshot again: it did not change
+
+
+# -- issue 39 items 2–3: a small model's plain chat turn gets the compact prompt -------------------
+
+
+def test_the_compact_prompt_puts_the_runtime_context_in_the_system_prompt_and_a_scope_still_wins() -> None:
+    """The compact assembly: the short identity, no tool guidance, the context lines last in the
+    system prompt (the working directory after the date and the model) and no context of its own
+    to project; a scope's own identity and contexts are kept."""
+    from dsh_notebook.agent.prompt import COMPACT_IDENTITY
+
+    env = PromptEnv(provider="local", model="smollm2", cwd="/w")
+    asm = collect_assembly(None, env, offered=(), compact=True)
+    assert asm.contexts_in_system and asm.contexts == () and asm.rendered_contexts() == []
+    system = asm.render_system()
+    head, lines = system.split("\n\n")
+    assert head == COMPACT_IDENTITY and "notebook" not in system and "Act through the tools" not in system
+    assert [line.split(":")[0] for line in lines.splitlines()] == ["Today's date", "Model", "Working directory"]
+    assert lines.splitlines()[1:] == ["Model: local:smollm2", "Working directory: /w"]
+    root = HarnessContext("host")
+    root.section("harness:identity", -100, "custom identity for {{model}}")
+    root.context("todo", 50, lambda env: f"todo in {env.cwd}")
+    scoped = collect_assembly(root.scope(), env, offered=(), compact=True).render_system()
+    assert scoped.startswith("custom identity for smollm2\n\n") and scoped.endswith("\ntodo in /w")
+    full = collect_assembly(None, env, offered=())
+    assert not full.contexts_in_system and [c.name for c in full.contexts] == ["cwd", "date", "model"]
+
+
+def test_only_a_small_named_local_model_gets_the_compact_prompt() -> None:
+    from dsh_notebook.models.routing import compact_prompt
+
+    assert compact_prompt("local:smollm2") and compact_prompt("local:SmolLM2")
+    assert not compact_prompt("local:/models/qwen.gguf")  # a GGUF of unknown size: the full prompt
+    assert not compact_prompt("deepseek:deepseek-chat") and not compact_prompt("script:auto")
+    assert not compact_prompt("not a model id")
+
+
+async def test_a_small_models_plain_chat_turn_is_system_then_prompt_and_a_turn_with_tools_is_not() -> None:
+    """``local:smollm2`` with ``--tools none``: the request is the compact system prompt (runtime
+    context inside) and the prompt — no context message, no ``CLEARED`` marker when a turn with
+    tools sent one before; a turn with tools gets the full prompt and the context message."""
+    from dsh_notebook.agent.config import AgentConfig
+    from dsh_notebook.agent.prompt import COMPACT_IDENTITY
+    from dsh_notebook.tools.registry import ToolRegistry, builtin_tools
+
+    from .fakes import ChunkModel, make_agent, text
+
+    model = ChunkModel(text("hi"), text("read"), text("hi again"))
+    agent = make_agent(model, cwd="/w")
+    agent.toolset.registry = ToolRegistry(builtin_tools())
+    agent.config = AgentConfig(model="local:smollm2", tools=())
+    agent.followup("Say hello in five words.")
+    await agent.wait_idle()
+    plain = model.requests[0]
+    assert [m.role for m in plain.messages] == ["system", "user"]
+    system = plain.messages[0].content[0].text
+    assert system.startswith(COMPACT_IDENTITY + "\n\nToday's date: ") and system.endswith("Working directory: /w")
+    assert plain.messages[-1].source.kind == "user" and plain.messages[-1].content[0].text == "Say hello in five words."
+    agent.config = AgentConfig(model="local:smollm2", tools=("read",))
+    agent.followup("Now read something.")
+    await agent.wait_idle()
+    tools_turn = model.requests[1]
+    assert "Act through the tools" in tools_turn.messages[0].content[0].text
+    snapshot, prompt = tools_turn.messages[-2:]
+    assert snapshot.source.kind == "plugin" and "Today's date" in snapshot.content[0].text
+    assert prompt.content[0].text == "Now read something."
+    agent.config = AgentConfig(model="local:smollm2", tools=())
+    agent.followup("Bye.")
+    await agent.wait_idle()
+    again = model.requests[2]
+    assert again.messages[0].content[0].text.startswith(COMPACT_IDENTITY)
+    assert again.messages[-1].content[0].text == "Bye."
+    assert not any(CLEARED in m.content[0].text for m in again.messages if m.role == "user")
+    assert len(again.messages) == len(tools_turn.messages) + 2  # the answer and the prompt, nothing else

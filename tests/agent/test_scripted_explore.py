@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from dsh_notebook.analysis.stats import session_stats
 from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.models.scripted import ScriptedModel, estimate_usage, pick_scenario
 from dsh_notebook.models.scripted_scenarios import help_reply
 from dsh_notebook.session.catalog import SCRIPT_CONTEXT_WINDOW, context_window, default_catalog
-from dsh_notebook.session.stats import session_stats
 from dsh_notebook.wire.events import AssistantMessageEvent
 from dsh_notebook.wire.messages import user_text
 

@@ -10,7 +10,7 @@ import threading
 from collections.abc import AsyncIterator
 
 from dsh_notebook.models.base import BlockEnd, Finish, ModelRequest, StreamChunk, TextDelta
-from dsh_notebook.testing import FunctionModel, HoldModel, ScriptModel, hold_text, text_chunks
+from dsh_notebook.testing import CannedModel, FunctionModel, HoldModel, hold_text, text_chunks
 from dsh_notebook.wire.messages import TextBlock, user_text
 from tests.support.tasks import LoopTurns, cancel
 
@@ -79,7 +79,7 @@ async def test_an_async_iterator_reply_streams_as_it_yields() -> None:
         if isinstance(c, TextDelta):
             seen.append((c.text, len(made)))  # made as it is sent, not before
     assert seen == [("0", 2), ("1", 3), ("2", 4)] and len(model.requests) == 1
-    scripted = [c async for c in ScriptModel(live("0")).stream(_request())]
+    scripted = [c async for c in CannedModel(live("0")).stream(_request())]
     assert [c.text for c in scripted if isinstance(c, TextDelta)] == ["0"] and isinstance(scripted[-1], Finish)
 
 
@@ -101,6 +101,6 @@ async def test_a_bare_function_model_keeps_no_requests_and_streams_without_turni
 
 
 async def test_a_script_model_reports_its_window_as_its_server_would() -> None:
-    told, silent = ScriptModel(window=3000), ScriptModel()
+    told, silent = CannedModel(window=3000), CannedModel()
     assert await told.server_window() == 3000 and await silent.server_window() is None
     assert (told.window_asked, silent.window_asked) == (1, 1)

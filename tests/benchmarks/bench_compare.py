@@ -25,7 +25,7 @@ CHILD = """
 import json, sys, time
 sys.path.insert(0, {repo!r})
 from tests.benchmarks._common import vm_hwm_mb
-from dsh_notebook.session.compare import compare_events
+from dsh_notebook.analysis.compare import compare_events
 from dsh_notebook.session.persistence import load_log
 a, b = load_log(sys.argv[1]).events, load_log(sys.argv[2]).events
 t = time.perf_counter()

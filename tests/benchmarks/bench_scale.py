@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -183,15 +184,58 @@ def browser_path(logs: dict[int, Path], rounds: int) -> dict[int, dict[str, floa
     return out
 
 
+def panels_path(logs: dict[int, Path], rounds: int) -> dict[int, tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]] | None:
+    """Section 4: the inspector's panels and the loop widget on each log, in one page per round
+    whose long tasks are observed from its start (tests/benchmarks/_panels.py); the sizes of a
+    round one after the other in one JupyterLab, so their ratio compares like with like."""
+    from tests.benchmarks._panels import LONGTASKS_INIT, inspector_round, loop_round, median_rounds
+    from tests.browser.conftest import CHROME_ARGS, CHROMIUM, launch_lab, skip_reason
+
+    reason = skip_reason()
+    if reason:
+        print(f"   browser: skipped ({reason})")
+        return None
+    from playwright.sync_api import sync_playwright
+
+    runs: dict[int, tuple[list[dict[str, dict[str, float]]], list[dict[str, dict[str, float]]]]] = {n: ([], []) for n in logs}
+    with tempfile.TemporaryDirectory(prefix="dsh-bench-panels-") as tmp, launch_lab(Path(tmp)) as lab, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
+        for path in logs.values():
+            shutil.copy(path, lab.root / path.name)
+        for i in range(rounds):
+            for n, path in logs.items():
+                print(f"   round {i + 1}, {n} events ({load_text()})", flush=True)
+                for which, got in (("inspector", runs[n][0]), ("loop", runs[n][1])):
+                    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+                    page.add_init_script(LONGTASKS_INIT)
+                    try:
+                        if which == "inspector":
+                            got.append(inspector_round(page, lab, path.name, n, f"pi{n}_{i}.ipynb"))
+                        else:
+                            got.append(loop_round(page, lab, path.name, n, f"pl{n}_{i}.ipynb"))
+                    finally:
+                        page.close()
+        browser.close()
+    return {n: (median_rounds(a), median_rounds(b)) for n, (a, b) in runs.items()}
+
+
+def load_text() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} cores"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,100000", help="event counts, comma-separated")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-browser", action="store_true", help="only the Python and jsdom sections")
+    ap.add_argument("--panels-only", action="store_true", help="only section 4 (the panels and the loop in the browser)")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",") if x]
     with tempfile.TemporaryDirectory(prefix="dsh-bench-scale-logs-") as tmp:
         logs = {n: write_log(Path(tmp) / f"scale{n}.jsonl", n, chained=True) for n in sizes}
+        if a.panels_only:
+            return panels_section(logs, sizes, a.rounds)
         print("1. Python: the widget's read of the saved log + its first snapshot part (median of 3; old: read_saved, all validated)")
         py = {n: python_path(p) for n, p in logs.items()}
         for n, r in py.items():
@@ -220,6 +264,38 @@ def main() -> int:
                   f"   loop {big['loop'] / OLD_10K['loop']:.2f}x")
             worst = max(big["insp"], big["loop"])
             print(f"   target {sizes[-1]} events < 1000 ms: {'PASS' if worst < 1000 else 'FAIL'} ({worst:.0f} ms)")
+        return panels_section(logs, sizes, a.rounds)
+
+
+def panels_section(logs: dict[int, Path], sizes: list[int], rounds: int) -> int:
+    from tests.benchmarks._panels import print_table
+
+    print(f"\n4. the panels at {', '.join(str(n) for n in sizes)} events in real JupyterLab + chromium"
+          f" (median of {rounds}; longest task and DOM: the max)")
+    print(f"   {load_text()} (start)")
+    got = panels_path(logs, rounds)
+    if got is None:
+        return 0
+    for n, (insp, loop) in got.items():
+        print(f"\n   {n} events")
+        print_table("SessionInspector", insp)
+        print_table("LoopWidget", loop)
+    print(f"   {load_text()} (end)")
+    big, small = sizes[-1], sizes[0]
+    insp, loop = got[big]
+    if big != small:
+        si, sl = got[small]
+        ratios = {k: insp[k]["ms"] / max(1.0, si[k]["ms"]) for k in ("rows", "stats", "timeline", "waterfall", "request diff", "search", "turn filter")}
+        ratios["stages"] = loop["stages"]["ms"] / max(1.0, sl["stages"]["ms"])
+        print(f"   ratio {big}/{small} (one run): " + "   ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
+    opened = {k: v["ms"] for k, v in insp.items() if k in ("rows", "stats", "timeline", "waterfall", "request diff", "search", "jump", "turn filter")}
+    opened["stages"] = loop["stages"]["ms"]
+    slow = {k: round(v) for k, v in opened.items() if v >= 1000}
+    longest = max(max(v["longest"] for v in insp.values()), max(v["longest"] for v in loop.values()))
+    heap = max(insp["heap peak"]["heap"], loop["heap peak"]["heap"])
+    print(f"   targets at {big}: every panel < 1000 ms {'PASS' if not slow else f'FAIL {slow}'};"
+          f" no task > 200 ms {'PASS' if longest <= 200 else f'FAIL ({longest:.0f} ms)'};"
+          f" page memory < 150 MB {'PASS' if heap < 150 else f'FAIL ({heap:.0f} MB)'}")
     return 0
 
 

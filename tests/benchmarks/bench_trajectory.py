@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo, run as a script
 
+from dsh_notebook.analysis.stats import session_stats  # noqa: E402
 from dsh_notebook.observe.search_view import search_sessions  # noqa: E402
 from dsh_notebook.session import Session  # noqa: E402
-from dsh_notebook.session.stats import session_stats  # noqa: E402
 from dsh_notebook.session.store import SessionStore  # noqa: E402
 from dsh_notebook.wire.events import (  # noqa: E402
     AssistantMessageEvent,

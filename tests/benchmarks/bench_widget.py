@@ -44,7 +44,8 @@ WATERFALL_JS = """async () => {
   const insp = document.querySelector('.dsh-inspector');
   const t0 = performance.now();
   insp.querySelector('.dsh-f-waterfall').click();
-  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  // the turn's page may come from the kernel (a window of a long session): until its bars are drawn
+  while (!insp.querySelector('.dsh-wf-seg')) await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   const open = performance.now() - t0;
   const bars = Number(insp.querySelector('.dsh-wf-turn').dataset.lanes);
   const drawn = insp.querySelectorAll('.dsh-wf-seg').length;

@@ -63,9 +63,17 @@ TURN_DONE_JS = r"""() => { const t = (document.querySelector('.dsh-loop .dsh-sub
   const m = t.match(/([\d,]+) events? · idle$/); return !!m && Number(m[1].replace(/,/g, '')) > 5; }"""
 
 
-def answer_approvals(page: Any, decision: str, until: Any, timeout: float = 90.0) -> int:
+# the live diagram shows stage 03 of call CALL_ID (its scrub label ends "· CALL_ID")
+WALKED_TO_JS = r"""(callId) => { const r = document.querySelector('.dsh-loop');
+  const cur = r && r.querySelector('.dsh-stage[data-state=current]');
+  const label = ((r && r.querySelector('.dsh-scrub-label')) || {}).textContent || '';
+  return !!cur && cur.dataset.stage === '3' && label.endsWith(' · ' + callId); }"""
+
+
+def answer_approvals(page: Any, decision: str, until: Any, timeout: float = 90.0, walk: bool = False) -> int:
     """Click Allow/Deny whenever the widget waits for an approval, until ``until()``: each time,
-    wait for the next button or the end of the turn; after a click, for that call's banner to go."""
+    wait for the next button or the end of the turn (``walk``: and for the live diagram to reach
+    that call's stage 03, as a person reading it would); after a click, for that call's banner to go."""
     clicks, deadline, shot_taken = 0, time.monotonic() + timeout, False
     button = f".dsh-loop .dsh-approval-item .dsh-{decision}:not([disabled])"
     while not until():
@@ -81,6 +89,8 @@ def answer_approvals(page: Any, decision: str, until: Any, timeout: float = 90.0
             shot(page, f"loop-approval-waiting-{decision}", ".dsh-loop")
             shot_taken = True
         call_id = btn.first.get_attribute("data-call-id")
+        if walk:  # as a learner does: answer once the diagram has walked to that call's stage 03
+            page.wait_for_function(WALKED_TO_JS, arg=call_id, timeout=30_000)
         btn.first.click()
         clicks += 1
         page.locator(f'.dsh-loop .dsh-approval-item[data-call-id="{call_id}"]').wait_for(state="detached", timeout=30_000)
@@ -113,7 +123,7 @@ def test_bg_run_advances_six_stages_live_with_approvals(lab: Lab, page: Any, rec
     samples = record(page)
     run_all_cells(page)
     page.wait_for_selector(".dsh-loop .dsh-stage", timeout=60_000)
-    clicks = answer_approvals(page, "allow", lambda: turn_done(page))
+    clicks = answer_approvals(page, "allow", lambda: turn_done(page), walk=True)
     assert clicks >= 1
     caught_up(page)
     runs = stage_runs(samples())

@@ -166,9 +166,11 @@ def test_class_vote_marks_follow_the_presenter(replay: tuple[Any, list[dict[str,
     shot(page, "predict-vote-pending")
     loop.locator('.dsh-predict-judge[data-right="true"]').click()
     wait_until(lambda: reveal.get_attribute("data-match") == "true", timeout=10, what="marked right")
-    marks = reveal.locator(".dsh-mark").all_inner_texts()
+    # a mark is an SVG symbol named by its aria-label (match / mismatch / not marked yet)
+    marks = reveal.locator(".dsh-mark").evaluate_all("els => els.map((e) => e.getAttribute('aria-label'))")
     print("marks after 'the class got it ✓':", marks)
-    assert len(marks) >= 3 and set(marks) == {"✓"}, marks  # the title and every row
+    assert len(marks) >= 3 and set(marks) == {"match"}, marks  # the title and every row
+    assert reveal.locator(".dsh-mark.dsh-match svg").count() == len(marks)  # each one drawn
     assert loop.locator(".dsh-predict-score").inner_text() == "score: 1 / 1 right"
     shot(page, "predict-vote-marked")
     assert not page.page_errors, page.page_errors

@@ -138,7 +138,9 @@ def test_after_each_control_the_focus_stays_inside_and_pagedown_steps(room: Any)
     home()
     loop.locator(".dsh-steponly").check()  # hold on: play says so, and a press releases it
     play = loop.locator(".dsh-play")
-    wait_until(lambda: play.inner_text() == "▶ play (hold on)", timeout=10, what="play says the hold is on")
+    # its play symbol an inline SVG (js/src/ui/icons.ts), the words beside it
+    wait_until(lambda: play.inner_text().strip() == "play (hold on)" and play.locator("svg").count() == 1, timeout=10,
+               what="play says the hold is on")
     assert play.is_enabled() and "hold is on" in (play.get_attribute("aria-label") or "")
     then_pagedown("hold (checked)")
     home()

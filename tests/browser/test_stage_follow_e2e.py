@@ -59,7 +59,9 @@ STEPS_JS = """() => {
 
 
 # the lowest text contrast among the elements matching a selector inside root: the element's colour
-# over the first opaque background up its ancestors (translucent ones blended in), opacity included
+# over the first opaque background up its ancestors (translucent ones blended in), opacity included;
+# an element whose content is a symbol (an inline SVG in currentColor, js/src/ui/icons.ts) counts
+# as text, named by its aria-label
 CONTRAST_JS = """([root, sel]) => {
   const cv = document.createElement('canvas').getContext('2d');
   const rgba = (c) => { cv.clearRect(0, 0, 1, 1); cv.fillStyle = '#000'; cv.fillStyle = c; cv.fillRect(0, 0, 1, 1);
@@ -69,7 +71,8 @@ CONTRAST_JS = """([root, sel]) => {
   const over = (top, bottom) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3]));
   let worst = null;
   for (const el of root.querySelectorAll(sel)) {
-    if (!el.offsetParent || !el.textContent.trim()) continue;
+    const text = el.textContent.trim() || (el.querySelector('svg') ? el.getAttribute('aria-label') || 'svg' : '');
+    if (!el.offsetParent || !text) continue;
     const layers = []; let opacity = 1;
     for (let e = el; e; e = e.parentElement) {
       const cs = getComputedStyle(e); opacity *= Number(cs.opacity);
@@ -81,7 +84,7 @@ CONTRAST_JS = """([root, sel]) => {
     const fg = over([fg0[0], fg0[1], fg0[2], fg0[3] * opacity], bg);
     const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
     const ratio = (a + 0.05) / (b + 0.05);
-    if (!worst || ratio < worst.ratio) worst = {ratio, text: el.textContent.trim().slice(0, 40), cls: el.className};
+    if (!worst || ratio < worst.ratio) worst = {ratio, text: text.slice(0, 40), cls: String(el.className)};
   }
   return worst;
 }"""
@@ -207,7 +210,9 @@ def test_history_follows_the_stage_pacing_and_predict(lab: Lab, page: Any) -> No
 
     loop.locator(".dsh-steponly").first.check()
     # play under hold says so, and a press would release the hold (issue 37 item 5)
-    wait_until(lambda: loop.locator(".dsh-play").first.inner_text() == "▶ play (hold on)", timeout=5, what="play says the hold is on")
+    play = loop.locator(".dsh-play").first  # its play symbol an inline SVG, the words beside it
+    wait_until(lambda: play.inner_text().strip() == "play (hold on)" and play.locator("svg").count() == 1, timeout=5,
+               what="play says the hold is on")
     index = int(loop.get_attribute("data-step-index") or -1)
     # nothing moves on its own: a check that something does not happen needs the time in which it
     # would; that is the widget's own pace, measured above (a step at 0.5x, twice: longer than a

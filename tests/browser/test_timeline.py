@@ -137,8 +137,11 @@ def test_session_timeline_stats_and_compare_link(lab: Lab, page: Any) -> None:
     wait_until(lambda: osel.count() == 1 and osel.get_attribute("data-seq") == target, timeout=10, what="event selected")
     assert "s_timedlinebbb" in (opened.locator(".dsh-header").text_content() or "")
     assert f"Event #{target}" in (opened.locator(".dsh-detail .dsh-tab-on").text_content() or "")
-    box, view = osel.bounding_box(), opened.locator(".dsh-list, .dsh-vlist").first.bounding_box()
-    assert box and view and view["y"] <= box["y"] <= view["y"] + view["height"]
+    def in_view() -> bool:  # the list draws its rows again as the inspector's pages arrive: wait for its settled state
+        box, view = osel.bounding_box(), opened.locator(".dsh-list, .dsh-vlist").first.bounding_box()
+        return bool(box and view and view["y"] <= box["y"] <= view["y"] + view["height"])
+
+    wait_until(in_view, timeout=10, what="the selected event in view")
     snap(page, "timeline-compare-opened", ".dsh-inspector >> nth=1")
     # a second press on side A opens A's inspector too
     first.locator(".dsh-cmp-open-a").click()

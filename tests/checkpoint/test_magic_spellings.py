@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from dsh_notebook.cmdline.dsh_line import parse_line
 from dsh_notebook.errors import UserError
-from dsh_notebook.notebook.args import parse_line
 
 
 @pytest.mark.parametrize(("line", "turn", "session", "flags"), [

@@ -85,8 +85,9 @@ def first_difference(a: Any, b: Any, path: str = "") -> str:
     return f"{path}: python {json.dumps(a)[:300]} != js {json.dumps(b)[:300]}"
 
 
-def replay(lines: list[dict[str, Any]]) -> list[tuple[int, FoldState]]:
-    """``(line index, state)`` after every line that reached the model."""
+def replay(lines: list[dict[str, Any]], window: int | None = None) -> list[tuple[int, FoldState]]:
+    """``(line index, state)`` after every line that reached the model; with ``window``, the
+    model holds at most that many events (``trim`` after each follow item, as a widget does)."""
     model: ClientSessionModel | None = None
     streams: dict[str, str] = {}
     prompts: dict[str, str] = {}
@@ -121,6 +122,8 @@ def replay(lines: list[dict[str, Any]]) -> list[tuple[int, FoldState]]:
             endpoint = streams.get(msg["streamId"])
             if endpoint == "session/follow":
                 model.apply(msg["value"])
+                if window is not None:
+                    model.trim(window)
             elif endpoint == "session/control":
                 model.apply_control(msg["value"])
             else:

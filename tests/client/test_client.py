@@ -13,6 +13,7 @@ from dsh_notebook.client.connection import Connection
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.client.remote import Remote
 from dsh_notebook.client.transport import InProcessTransport
+from dsh_notebook.cmdline.argparser import build_parser
 from dsh_notebook.errors import HostError
 from dsh_notebook.host.contract import DESCRIPTORS
 from dsh_notebook.host.host import Host
@@ -107,19 +108,19 @@ def test_approvals_in_ask_mode_wait_for_session_approve(client: DshClient, model
     handle.close()
 
 
-def run_args(**kw: object) -> argparse.Namespace:
-    base = {"prompt": ["summarize", "the", "README"], "model": None, "base_url": None, "cwd": None,
-            "session": None, "approve": "auto", "quiet": True}
-    return argparse.Namespace(**{**base, **kw})
+def run_args(*flags: str, prompt: str = "summarize the README") -> argparse.Namespace:
+    """``run``'s arguments as the CLI parses them (the command registry's parser: every flag of a
+    run has its default, as a real command line has)."""
+    return build_parser().parse_args(["run", "--approve", "auto", *flags, *prompt.split()])
 
 
 def test_cli_run_prints_the_answer_and_the_session_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_main(run_args()) == 0
+    assert run_main(run_args("--quiet")) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("session: s_") and " log: " in out[-1] and out[-1].endswith(".jsonl")
     assert "README" in "\n".join(out[:-1])
     sid = out[-1].split()[1]
-    assert run_main(run_args(session=sid, prompt=["summarize", "it", "again"], quiet=False)) == 0
+    assert run_main(run_args("--session", sid, prompt="summarize it again")) == 0
     captured = capsys.readouterr()
     assert captured.out.strip().splitlines()[-1].split()[1] == sid
     # progress on stderr: the notebook's turn view on a stream sink (tool line, result, the text)
@@ -130,5 +131,5 @@ def test_cli_run_prints_the_answer_and_the_session_line(capsys: pytest.CaptureFi
 def test_cli_run_fails_with_the_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # a real provider without a key: refused before any turn, with the variable to set
     with pytest.raises(Exception) as err:
-        run_main(run_args(model="deepseek:deepseek-chat"))
+        run_main(run_args("--model", "deepseek:deepseek-chat", "--quiet"))
     assert getattr(err.value, "code", "") == "NO_API_KEY"

@@ -23,8 +23,9 @@ def js_fold(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return js_driver(tmp_path_factory, "main.ts")
 
 
-def js_states(bundle: Path, fixture: Path) -> list[dict[str, Any]]:
-    out = subprocess.run(["node", str(bundle), str(fixture)], check=True, capture_output=True, text=True).stdout
+def js_states(bundle: Path, fixture: Path, window: int | None = None) -> list[dict[str, Any]]:
+    extra = [str(window)] if window is not None else []
+    out = subprocess.run(["node", str(bundle), str(fixture), *extra], check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
@@ -43,3 +44,39 @@ def test_python_and_js_folds_agree_after_every_item(js_fold: Path, fixture: Path
         assert state == other["state"], f"line {i + 1} of {fixture.name}: {first_difference(state, other['state'])}"
     final = python[-1][1]
     assert final["turnEnds"] and not final["gap"] and final["attempt"] is None
+
+
+def windowed(lines: list[dict[str, Any]], window: int) -> list[dict[str, Any]]:
+    """The transcript as a widget holding a window sees it: its follow's first snapshot carries
+    only the last ``window`` events and says where they start (host/follow.py does the same)."""
+    out = []
+    done = False
+    for line in lines:
+        msg = line["msg"]
+        value = msg.get("value") if msg.get("type") == "item" else None
+        if not done and isinstance(value, dict) and value.get("type") == "snapshot" and len(value.get("events") or []) > window:
+            events = value["events"][-window:]
+            value = {**value, "events": events, "start": events[0]["seq"] - 1}
+            line = {**line, "msg": {**msg, "value": value}}
+            done = True
+        out.append(line)
+    return out
+
+
+@each_recorded_run
+def test_the_folds_agree_holding_a_window(js_fold: Path, fixture: Path, tmp_path: Path) -> None:
+    """A window of the session (issue 38): a snapshot that starts late, and every later event
+    trimmed to the last few — both folds hold the same events and the same state throughout."""
+    lines = load(fixture)
+    window = 5
+    given = windowed(lines, window)  # (a run whose snapshots are short is windowed by the trim alone)
+    path = tmp_path / fixture.name
+    path.write_text("".join(json.dumps(x) + "\n" for x in given))
+    python = replay(given, window)
+    js = js_states(js_fold, path, window)
+    assert [i for i, _ in python] == [s["line"] for s in js]
+    for (i, state), other in zip(python, js, strict=True):
+        assert state == other["state"], f"line {i + 1} of {fixture.name}: {first_difference(state, other['state'])}"
+    final = python[-1][1]
+    assert len(final["events"]) <= window and final["start"] == final["cursor"] - len(final["events"])
+    assert final["turnEnds"] and not final["gap"]

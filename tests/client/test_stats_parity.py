@@ -1,6 +1,6 @@
 """The trajectory figures in the browser equal the Python ones: ``js/src/model/trajectory.ts``
 (what the loop widget's header and the inspector's waterfall show) against
-:func:`dsh_notebook.session.stats.session_stats` (``show --stats --json``), on every recorded real
+:func:`dsh_notebook.analysis.stats.session_stats` (``show --stats --json``), on every recorded real
 run (``js/test/fixtures/streams``) and on a log with every timing and pricing case (first byte,
 reasoning and content deltas, cached input, a dated snapshot, a bare OpenAI-compatible name, an
 unknown model, a recorded context window, an approval wait, a late ``finishedTime``, an error
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.session.stats import session_stats
+from dsh_notebook.analysis.stats import session_stats
 from dsh_notebook.wire.base import dump
 from dsh_notebook.wire.events import AnyEvent, EventAdapter
 from tests.client.parity import (

@@ -1,6 +1,6 @@
 """The inspector's Stats view shows what ``show --stats`` prints: ``js/src/model/stats-tables.ts``
 over the JS trajectory fold gives, character for character, the CLI's text
-(:func:`dsh_notebook.session.stats_view.format_stats`) — through the real CLI on a log with every
+(:func:`dsh_notebook.analysis.stats_view.format_stats`) — through the real CLI on a log with every
 timing and pricing case, and through ``format_stats`` on every recorded real run — and its HTML
 tables hold exactly the cells of the CLI's table lines."""
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.session.stats import session_stats
-from dsh_notebook.session.stats_view import format_stats
+from dsh_notebook.analysis.stats import session_stats
+from dsh_notebook.analysis.stats_view import format_stats
 from dsh_notebook.wire.base import dump
 from dsh_notebook.wire.events import AnyEvent, EventAdapter
 from tests.client.parity import ROOT, each_recorded_run, followed_events, js_driver, priced, run_js

@@ -10,8 +10,11 @@ the kernel, the turn ends aborted, the next prompt works).
 
 from __future__ import annotations
 
+import platform
 import re
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +28,12 @@ pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 FIX = "run the tests; if they fail fix src/math.ts; tell me the result"
 PROMPT = re.compile(r"In \[(\d+)\]: ")
 ASK = re.compile(r"dsh: allow bash .*\[y/N/a: [^\]]*\] ")
+# how a thread waits for its terminal (fd 0): read(0, …), or select/pselect6 with nfds 1, or
+# poll/ppoll of one descriptor (readline's callback mode) — syscall number: the argument to check
+TERMINAL_WAITS = {
+    "x86_64": {0: (1, 0), 23: (1, 1), 270: (1, 1), 7: (2, 1), 271: (2, 1)},
+    "aarch64": {63: (1, 0), 72: (1, 1), 73: (2, 1)},
+}[platform.machine()]  # {number: (argument index, its value)}
 
 
 class Console:
@@ -47,6 +56,26 @@ class Console:
     def run(self, code: str) -> str:
         self.send(code)
         return self.until_prompt()
+
+    def interrupt_when_reading(self, timeout: float = 120) -> None:
+        """Ctrl-C once the console's main thread is blocked reading its terminal (fd 0).
+
+        The question on screen does not say the read has begun: ``input()`` writes the prompt,
+        then calls ``read(2)``. A SIGINT that lands between the two only sets CPython's flag (the
+        handler runs when the read returns) and the read then waits for a key that never comes
+        — a test that sends Ctrl-C as soon as it sees the prompt hangs whenever the console is
+        descheduled there (under load). So wait for the state: the thread blocked in the system
+        call that waits for the terminal (``/proc/PID/syscall``), which a signal interrupts."""
+        syscall = Path(f"/proc/{self.child.pid}/syscall")
+        deadline = time.monotonic() + timeout
+        while True:
+            fields = syscall.read_text().split()  # "running", or the number then the arguments
+            wait = TERMINAL_WAITS.get(int(fields[0])) if fields[0].isdigit() else None
+            if wait is not None and int(fields[wait[0]], 16) == wait[1]:
+                break
+            assert time.monotonic() < deadline, f"the console never read its terminal: {fields}"
+            time.sleep(0.01)
+        self.child.sendintr()
 
     def close(self) -> None:
         if self.child.isalive():
@@ -112,7 +141,7 @@ def test_an_interrupt_at_the_question_aborts_the_turn_and_the_next_prompt_works(
     con.run('%config DshMagics.approve = "ask"')
     con.send(prompt_cell(kernel, FIX))
     con.child.expect(ASK)
-    con.child.sendintr()
+    con.interrupt_when_reading()
     out = con.until_prompt()
     assert "INTERRUPTED" in out and "aborted" in out, out
     again = con.run(prompt_cell(kernel, "read README.md and summarise"))

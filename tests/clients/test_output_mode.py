@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsh_notebook.notebook.frontend import choose_output, mode_for_request
+from dsh_notebook.notebook.cell.frontend import choose_output, mode_for_request
 
 
 def request(metadata: dict[str, Any] | None = None, allow_stdin: bool = True) -> dict[str, Any]:

@@ -220,7 +220,7 @@ def test_run_breaks_only_on_matching_calls_at_a_terminal(tmp_path: Any) -> None:
     paused = []
     try:
         while child.expect([r"debug \[c/s/r/p/e/q\]> ", pexpect.EOF]) == 0:
-            paused.append(child.before.split("⏸", 1)[1].splitlines()[0])
+            paused.append(" paused" + child.before.split("|| paused", 1)[1].splitlines()[0])
             child.sendline("c")
     finally:
         child.close(force=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,11 @@ def test_show_search_prints_and_exports(fixed_session: tuple[Path, Path]) -> Non
     assert [json.loads(x)["seq"] for x in lines] == seqs(log, "name:bash")
     rows = list(csv.DictReader(io.StringIO(cli(home, "show", str(log), "--search", "exit:1", "--export", "csv").stdout)))
     assert [(r["type"], r["name"], r["exit"]) for r in rows] == [("tool/result", "bash", "1")]
+    # the time in ISO 8601 UTC (issue 38 item 6), the event's own epoch ms read back exactly
+    (ev,) = [e for e in load_events(log) if e["seq"] == int(rows[0]["seq"])]
+    assert rows[0]["time"].endswith("Z") and "T" in rows[0]["time"], rows[0]["time"]
+    at = datetime.fromisoformat(rows[0]["time"].replace("Z", "+00:00"))
+    assert round(at.timestamp() * 1000) == ev["time"] and at.tzinfo is not None and at.utcoffset() == timedelta(0)
     bad = cli(home, "show", str(log), "--search", "turn:x")
     assert bad.returncode == 2 and "BAD_QUERY" in bad.stderr
 

@@ -174,8 +174,8 @@ WHERE = r"run to \(stage, call\)[^>]*> "
 
 
 def _pause(child: Any) -> str:
-    """The ⏸ line of the pause the prompt is about (after expect(DEBUG))."""
-    line: str = child.before.split("⏸", 1)[1].splitlines()[0]
+    """The || paused line of the pause the prompt is about (after expect(DEBUG))."""
+    line: str = " paused" + child.before.split("|| paused", 1)[1].splitlines()[0]
     return line
 
 

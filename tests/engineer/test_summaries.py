@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
+from dsh_notebook.analysis.stats_view import fmt_tokens
 from dsh_notebook.client.summary import tool_outcome
-from dsh_notebook.notebook import nsdiff
-from dsh_notebook.notebook.python_tool import run_python
-from dsh_notebook.notebook.render import ToolSeg
-from dsh_notebook.session.stats_view import fmt_tokens
+from dsh_notebook.notebook.cell.render import ToolSeg
+from dsh_notebook.notebook.context import nsdiff
+from dsh_notebook.notebook.context.python_tool import run_python
 
 
 def _python(code: str, ns: dict[str, object]) -> tuple[str, bool, dict[str, object]]:

@@ -13,8 +13,8 @@ import pexpect
 from IPython.testing import globalipapp
 from IPython.utils.capture import capture_output
 
-from dsh_notebook.notebook.render import TextSeg, ToolSeg
-from dsh_notebook.notebook.sinks import DisplaySink
+from dsh_notebook.notebook.cell.render import TextSeg, ToolSeg
+from dsh_notebook.notebook.cell.sinks import DisplaySink
 
 REPO = Path(__file__).resolve().parents[2]
 DEBUG = r"debug \[c/s/r/p/e/q\]> "
@@ -84,7 +84,7 @@ def test_stdin_transcript_after_an_edit_is_chronological(tmp_path: Path) -> None
         raise AssertionError(f"no line matching {pattern!r} after line {start}:\n" + "\n".join(lines))
 
     call1 = at(r"^  → bash node test/run\.mjs$")
-    pause1 = at(r"⏸ paused at stage 03 .* bash c1", call1)
+    pause1 = at(r"\|\| paused at stage 03 .* bash c1", call1)
     edited = at(r"^edited: node test/run\.mjs → node test/run\.mjs && echo EDITED-7f \(debug/edit #\d+\)", pause1)
     runs = at(r"^  → bash node test/run\.mjs && echo EDITED-7f  \(edited\)$", edited)
     asked = at(r"allow bash node test/run\.mjs && echo EDITED-7f\?", runs)
@@ -92,7 +92,7 @@ def test_stdin_transcript_after_an_edit_is_chronological(tmp_path: Path) -> None
     assert "this exact bash command" in lines[asked] and "*" not in lines[asked].split("[", 1)[1]
     failed = at(r"✗ exit 1", asked)
     call2 = at(r"^  → bash node test/run\.mjs$", failed)
-    pause2 = at(r"⏸ paused at stage 03 .* bash c4", call2)
+    pause2 = at(r"\|\| paused at stage 03 .* bash c4", call2)
     assert not any("waiting for approval" in ln for ln in lines[call2:pause2])  # stopped at the breakpoint
     waiting2 = at(r"\? waiting for approval", pause2)  # said once it is true: after the continue
     at(r"✓ exit 0", waiting2)

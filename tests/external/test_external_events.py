@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.analysis.stats import session_stats
 from dsh_notebook.observe.otel import export_session
 from dsh_notebook.session.persistence import load_log
-from dsh_notebook.session.stats import session_stats
 from dsh_notebook.testing import LogBuilder
 from dsh_notebook.wire import events as ev
 from dsh_notebook.wire.external import ExternalBeginArgs

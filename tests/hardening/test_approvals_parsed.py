@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.approvals import prompt_text
+from dsh_notebook.notebook.cell.approvals import prompt_text
 from dsh_notebook.tools.rules import ApprovalPolicy, Rule, RuleSet, grant_for
 from dsh_notebook.wire.events import ApprovalDecided
 from tests.notebook.conftest import answer_stdin, fake_flags, fake_server, shell  # noqa: F401 (fixtures)

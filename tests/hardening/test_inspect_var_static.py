@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.cells import CellLog
-from dsh_notebook.notebook.mainthread import MainThreadRunner
-from dsh_notebook.notebook.notebook_tools import make_notebook_tools
+from dsh_notebook.notebook.context.cells import CellLog
+from dsh_notebook.notebook.context.mainthread import MainThreadRunner
+from dsh_notebook.notebook.context.notebook_tools import make_notebook_tools
 from dsh_notebook.tools.base import ToolContext, ToolOutput
 
 RAN: list[str] = []

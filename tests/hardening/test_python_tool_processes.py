@@ -9,8 +9,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-from dsh_notebook.notebook.mainthread import MainThreadRunner
-from dsh_notebook.notebook.python_tool import make_python_tool
+from dsh_notebook.notebook.context.mainthread import MainThreadRunner
+from dsh_notebook.notebook.context.python_tool import make_python_tool
 from dsh_notebook.tools.base import ToolContext, ToolOutput
 
 CODE = """

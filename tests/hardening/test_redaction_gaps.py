@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsh_notebook.notebook.python_tool import run_python
+from dsh_notebook.notebook.context.python_tool import run_python
 from dsh_notebook.redaction import MASK, Redactor, StreamRedactor, redact
 from tests.realuse.cli import REPO, session_of
 from tests.support.cli import dsh

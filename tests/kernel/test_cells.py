@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.notebook.cell_kinds import CellRewriter, rewrite, split_cell
-from dsh_notebook.notebook.complete import complete
+from dsh_notebook.notebook.magic.cell_kinds import CellRewriter, rewrite, split_cell
+from dsh_notebook.notebook.magic.complete import complete
 from tests.support.cli import dsh
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +61,7 @@ def names() -> list[str]:
     ("%dsh --session s_", ["s_0123456789ab"], 15),
     ("%dsh resume ", ["s_0123456789ab"], 12),
     ("%dsh --new --bg ", None, 16),
-    ("%dsh --model x --n", ["--new", "--no-widget", "--no-interpolate"], 15),
+    ("%dsh --model x --n", ["--new", "--no-widget", "--no-interpolate", "--no-network"], 15),
     ("%dsh tell me about ", [], 19),
     ("%dsh tell me about {da", ["data2}", "dataset}"], 20),
     ("compare {da", ["data2}", "dataset}"], 9),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_notebook.notebook.inspection import describe, safe_repr, short
-from dsh_notebook.notebook.notebook_tools import lookup
-from dsh_notebook.notebook.nsdiff import diff, short_form, snapshot
+from dsh_notebook.notebook.context.inspection import describe, safe_repr, short
+from dsh_notebook.notebook.context.notebook_tools import lookup
+from dsh_notebook.notebook.context.nsdiff import diff, short_form, snapshot
 
 
 class Trap:

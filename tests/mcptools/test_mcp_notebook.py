@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.magics import DshMagicError
-from dsh_notebook.notebook.views import McpView
+from dsh_notebook.notebook.magic.magics import DshMagicError
+from dsh_notebook.notebook.magic.views import McpView
 from tests.mcptools.support import SDK_SERVER, wait_gone
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
@@ -62,7 +62,7 @@ def test_bad_mcp_lines_are_coded_errors(shell: Any, line: str, code: str) -> Non
 
 
 def test_a_prompt_that_starts_with_mcp_is_still_a_prompt() -> None:
-    from dsh_notebook.notebook.args import parse_line
+    from dsh_notebook.cmdline.dsh_line import parse_line
 
     assert parse_line("mcp is a protocol; explain it").command == "prompt"
     args = parse_line("mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.cmdline.dsh_line import parse_line
 from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.errors import UserError
 from dsh_notebook.models.request_options import parse_option, parse_options, parse_tools
-from dsh_notebook.notebook.args import parse_line
 from dsh_notebook.wire.events import RequestHeader
 from tests.realuse.cli import run_cli, session_of
 from tests.support.fake_openai import FakeOpenAIServer
@@ -112,3 +112,14 @@ def test_a_request_that_received_nothing_is_retried_and_one_cut_by_the_idle_time
     assert "MODEL_TIMEOUT" in stalled.stderr and "idle timeout" in stalled.stderr
     _sid, log = session_of(stalled.stdout)
     assert_valid_log(log)
+
+
+def test_extra_body_must_be_a_json_object() -> None:
+    """Every other option goes into ``extra_body``: a scalar there was a TypeError at request time."""
+    assert parse_options(["extra_body={\"top_k\": 5}"]) == {"extra_body": {"top_k": 5}}
+    with pytest.raises(UserError) as err:
+        parse_options(["extra_body=5"])
+    assert err.value.code == "BAD_CONFIG" and "JSON object" in err.value.message
+    with pytest.raises(UserError) as err:
+        parse_options({"seed": object()}, "options")
+    assert err.value.code == "BAD_CONFIG"

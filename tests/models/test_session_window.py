@@ -13,7 +13,7 @@ import pytest
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import Settings
 from dsh_notebook.host.host import Host
-from dsh_notebook.notebook.commands import request_items
+from dsh_notebook.notebook.magic.subcommands import request_items
 from tests.models.test_local_servers import ROUTES, json_server
 
 __all__ = ["json_server"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from dsh_notebook.cmdline.dsh_line import FLAGS, parse_line
+from dsh_notebook.cmdline.help import help_text, subcommand_lines
 from dsh_notebook.errors import UserError
-from dsh_notebook.notebook.args import FLAGS, interpolate, parse_line
-from dsh_notebook.notebook.usage import SUBCOMMANDS, help_text
+from dsh_notebook.notebook.magic.interpolate import interpolate
 
 
 def test_free_text_keeps_quotes_apostrophes_and_spacing() -> None:
@@ -90,7 +91,7 @@ def test_help_flag_and_help_text_lists_every_flag_and_subcommand() -> None:
     text = help_text()
     for spec in FLAGS:
         assert spec.name in text
-    for usage, _ in SUBCOMMANDS:
+    for usage, _ in subcommand_lines():
         assert f"%dsh {usage}" in text
     assert "Examples:" in text and "%%dsh" in text and "--no-interpolate" in text
 
@@ -148,7 +149,7 @@ def test_subcommand_words_that_name_sessions_are_a_usage_error_not_a_prompt() ->
 
 
 def test_a_break_flag_that_names_no_stage_is_a_bad_flag() -> None:
-    from dsh_notebook.notebook.debug_console import parse_stages
+    from dsh_notebook.cmdline.checks import stages as parse_stages
 
     for text in (",", " , ", ",,"):
         with pytest.raises(UserError, match="names no stage"):

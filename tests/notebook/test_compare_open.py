@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dsh_notebook.notebook.compare_widget import CompareWidget
 from dsh_notebook.notebook.widgets import SessionInspector
+from dsh_notebook.notebook.widgets.compare import CompareWidget
 from dsh_notebook.session.persistence import load_log
 from dsh_notebook.wire.events import TurnEnd
 from tests.session.test_fork_compare import cli, origin, session_line

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from IPython.utils.capture import capture_output
 
-from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.views import SessionTable
+from dsh_notebook.notebook.cell.result import TurnResult
+from dsh_notebook.notebook.magic.views import SessionTable
 from dsh_notebook.session.inspect import sessions_main, show_main
 
 

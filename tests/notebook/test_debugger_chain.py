@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.turn import TurnRun
+from dsh_notebook.notebook.cell.result import TurnResult
+from dsh_notebook.notebook.cell.turn import CellTurn
 from dsh_notebook.wire.events import DebugEdit, ToolResult
 
 MARK = "MARKER-22 the file says hello"
@@ -19,7 +19,7 @@ MARK = "MARKER-22 the file says hello"
 def test_edit_step_continue_in_one_cell_then_a_new_break_run_pauses_only_where_asked(
         shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     h = shell.run_cell("h = %dsh --bg --no-widget --break 04 read README.md and summarise\nh").result
-    assert isinstance(h, TurnRun)
+    assert isinstance(h, CellTurn)
     paused = shell.run_cell("h.wait_paused()").result
     assert paused["stage"] == "04" and paused["name"] == "read"
     chained = shell.run_cell(f"h.edit('result', {MARK!r}); s = h.step(); c = h.continue_(); (s, c)")

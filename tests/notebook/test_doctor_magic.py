@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.views import ConfigView
+from dsh_notebook.notebook.magic.views import ConfigView
 from dsh_notebook.tools import confine
 
 

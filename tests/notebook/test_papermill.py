@@ -27,7 +27,7 @@ DEFAULT_PROMPT = "read README.md and summarise"
 TASK = "run the tests; if they fail fix src/math.ts; tell me the result"
 
 CHECK_CELL = """\
-from dsh_notebook.notebook.result import TurnResult
+from dsh_notebook.notebook.cell.result import TurnResult
 
 r = _
 assert isinstance(r, TurnResult), type(r)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.notebook.mainthread import MainThreadRunner
-from dsh_notebook.notebook.python_tool import make_python_tool, run_python
+from dsh_notebook.notebook.context.mainthread import MainThreadRunner
+from dsh_notebook.notebook.context.python_tool import make_python_tool, run_python
 from dsh_notebook.tools.base import ToolContext
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import dsh_notebook
-from dsh_notebook.notebook.magics import DshMagicError
+from dsh_notebook.notebook.magic.magics import DshMagicError
 from dsh_notebook.wire.events import ApprovalDecided, ContextCompacted, ToolResult
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 from tests.support.log_checks import assert_valid_log

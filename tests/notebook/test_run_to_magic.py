@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.turn import TurnRun
+from dsh_notebook.notebook.cell.turn import CellTurn
 
 
 def test_run_to_flag_and_handle(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
@@ -16,7 +16,7 @@ def test_run_to_flag_and_handle(shell: Any, capsys: pytest.CaptureFixture[str]) 
     said = capsys.readouterr().out
     assert "[BAD_RUN_TO]" in said and "'09 c1': 09 is not a stage" in said and "paused" not in said
     h = shell.run_cell("%dsh --bg --no-widget --run-to '03 c1' read README.md and summarise").result
-    assert isinstance(h, TurnRun)
+    assert isinstance(h, CellTurn)
     paused = h.wait_paused()
     assert (paused["stage"], paused["callId"], paused["name"]) == ("03", "c1", "read")
     with pytest.raises(Exception) as err:

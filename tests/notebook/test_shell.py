@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from IPython.utils.capture import capture_output
 
-from dsh_notebook.notebook.magics import DshMagicError, DshMagics
-from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.turn import TurnRun
-from dsh_notebook.notebook.views import ConfigView, SessionTable
+from dsh_notebook.notebook.cell.result import TurnResult
+from dsh_notebook.notebook.cell.turn import CellTurn
+from dsh_notebook.notebook.magic.magics import DshMagicError, DshMagics
+from dsh_notebook.notebook.magic.views import ConfigView, SessionTable
 from dsh_notebook.wire.events import ToolCall, UserMessageEvent
 
 from .conftest import magics_of
@@ -152,7 +152,7 @@ def test_a_failed_session_flag_does_not_replace_the_current_session(shell: Any) 
 
 def test_bg_returns_a_handle_that_waits(shell: Any) -> None:
     handle = shell.run_cell("%dsh --bg --no-widget read README.md and summarise").result
-    assert isinstance(handle, TurnRun) and handle.session_id.startswith("s_")
+    assert isinstance(handle, CellTurn) and handle.session_id.startswith("s_")
     result = handle.wait(timeout=120)
     assert result.ok and handle.result is result and handle.done()
     assert "completed" in repr(handle)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook.magics import DshMagicError
-from dsh_notebook.notebook.turn import TurnRun
+from dsh_notebook.notebook.cell.turn import CellTurn
+from dsh_notebook.notebook.magic.magics import DshMagicError
 from dsh_notebook.wire.events import ToolResult, UserMessageEvent
 from tests.support.fake_openai import FakeOpenAIServer, text_reply, tool_call_reply
 
@@ -75,7 +75,7 @@ def test_ask_approval_through_input(shell: Any, fake_server: FakeOpenAIServer, m
 def test_stop_cancels_a_background_turn_and_the_session_goes_on(shell: Any, fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
     fake_server.enqueue(tool_call_reply([("c1", "bash", '{"command": "touch started && sleep 30"}')]), text_reply("after"))
     handle = shell.run_cell(f"%dsh --bg --no-widget --cwd {tmp_path} {fake_flags(fake_server)} sleep").result
-    assert isinstance(handle, TurnRun)
+    assert isinstance(handle, CellTurn)
     wait_for(lambda: (tmp_path / "started").exists(), "the bash tool to start")
     assert shell.run_cell("%dsh stop").error_in_exec is None
     result = handle.wait(timeout=60)

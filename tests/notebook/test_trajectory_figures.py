@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from IPython.utils.capture import capture_output
 
-from dsh_notebook.notebook.magics import DshMagicError
-from dsh_notebook.notebook.result import TurnResult
-from dsh_notebook.notebook.views import SearchResults
+from dsh_notebook.notebook.cell.result import TurnResult
+from dsh_notebook.notebook.magic.magics import DshMagicError
+from dsh_notebook.notebook.magic.views import SearchResults
 from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
@@ -48,8 +48,9 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
     line = f"--model fake-model --base-url {fake_server.base_url} --cwd {tmp_path} --approve auto read notes.txt"
     result = shell.run_cell(f"%dsh {line}").result
     assert isinstance(result, TurnResult) and result.ok, capsys.readouterr()
-    usage = result.usage
-    assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (6200 - 2000, 2000, 70)
+    usage = result.usage  # one meaning per number: the turn's sums of show --stats (issue 38 item 6)
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens, usage.requests) == (6200, 2000, 70, 2)
+    assert usage.uncached_input_tokens == 6200 - 2000
     expected_cost = ((1000 + 3200) * 1.0 + 2000 * 0.1 + 70 * 4.0) / 1e6
     assert result.cost_usd == pytest.approx(expected_cost)
     assert result.duration_ms is not None and result.duration_ms >= 200
@@ -65,6 +66,8 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
     (turn,) = saved["turns"]
     assert result.stats is not None
     assert turn == result.stats.model_dump(mode="json")  # the same figures, live and saved
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.requests) == (
+        turn["inputTokens"], turn["cachedInputTokens"], turn["outputTokens"], turn["reasoningTokens"], turn["requests"])
     assert turn["durationMs"] == result.duration_ms and turn["costUsd"] == result.cost_usd
     assert saved["requests"][0]["ttftMs"] >= 200
 

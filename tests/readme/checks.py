@@ -177,10 +177,10 @@ def check_commands(text: str) -> list[str]:
 def check_magics(text: str) -> list[str]:
     from IPython.core.inputtransformer2 import TransformerManager
 
+    from dsh_notebook.cmdline.dsh_line import parse_line
     from dsh_notebook.errors import UserError
-    from dsh_notebook.notebook.args import parse_line
-    from dsh_notebook.notebook.magics import DshMagics
-    from dsh_notebook.notebook.usage import keep_question_marks
+    from dsh_notebook.notebook.magic.magics import DshMagics
+    from dsh_notebook.notebook.magic.question_marks import keep_question_marks
 
     problems = []
     manager = TransformerManager()

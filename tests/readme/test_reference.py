@@ -41,7 +41,7 @@ def test_every_reference_page_is_a_fresh_generation(gen: ModuleType) -> None:
 def test_the_pages_hold_what_the_code_has(gen: ModuleType) -> None:
     """Spot checks that the generation reads the code, not a copy of it."""
     from dsh_notebook.cli import build_parser
-    from dsh_notebook.notebook.args import FLAGS
+    from dsh_notebook.cmdline.dsh_line import FLAGS
     from dsh_notebook.wire.codes import ERROR_CODES
     from dsh_notebook.wire.events import EVENT_TYPES
 

@@ -3,9 +3,9 @@ sampling first, ``--option`` over it), a plain question to ``local:smollm2`` wit
 default output limit (a quarter of the server's context) completes — at least 4 of 5 answers end
 ``stop``, not at the limit. The answers' wording is not tested; that they end is.
 
-The same question through a whole turn also carries the runtime context, which SmolLM2 still takes
-for the question until issue 39 item 2 moves it (measured here: 2 to 5 of 5 completed); the turn's
-request header showing the card's sampling is checked in ``test_local_private.py``."""
+The same question through a whole turn (the compact prompt of a small model's plain chat turn,
+the runtime context in the system message) is ``test_plain_question.py``; the turn's request header
+showing the card's sampling is checked there and in ``test_local_private.py``."""
 
 from __future__ import annotations
 

@@ -147,3 +147,20 @@ def test_show_into_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=60) == 141, err
         assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+@pytest.mark.integration
+def test_run_prints_its_answer_once_when_stdout_and_stderr_are_one_pipe(tmp_path: Path) -> None:
+    """``run … 2>&1`` (one pipe for both): the streamed answer is not printed a second time; with
+    stderr elsewhere, stdout still carries the answer."""
+    prompt = "read README.md and summarise"
+    env = subprocess_env(DSH_HOME=str(tmp_path / "home"))
+    merged = subprocess.run([PYTHON, "-m", "dsh_notebook", "run", prompt], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert merged.returncode == 0, merged.stdout
+    assert merged.stdout.count("Here is a summary of README.md") == 1, merged.stdout
+    split = subprocess.run([PYTHON, "-m", "dsh_notebook", "run", prompt], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert split.returncode == 0, split.stderr
+    assert split.stdout.count("Here is a summary of README.md") == 1, split.stdout
+    assert split.stderr.count("Here is a summary of README.md") == 1, split.stderr

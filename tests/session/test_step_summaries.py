@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from dsh_notebook.analysis.compare import steps_of
 from dsh_notebook.errors import SessionError
-from dsh_notebook.session.compare import steps_of
 from dsh_notebook.session.persistence import load_log
 from dsh_notebook.session.request_index import step_summaries
 from dsh_notebook.wire.events import RequestFrozen

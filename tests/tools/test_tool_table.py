@@ -25,10 +25,10 @@ from jsonschema import Draft202012Validator
 
 from dsh_notebook.context import HarnessContext
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
-from dsh_notebook.notebook.cells import CellLog
-from dsh_notebook.notebook.mainthread import MainThreadRunner
-from dsh_notebook.notebook.notebook_tools import make_notebook_tools
-from dsh_notebook.notebook.python_tool import make_python_tool
+from dsh_notebook.notebook.context.cells import CellLog
+from dsh_notebook.notebook.context.mainthread import MainThreadRunner
+from dsh_notebook.notebook.context.notebook_tools import make_notebook_tools
+from dsh_notebook.notebook.context.python_tool import make_python_tool
 from dsh_notebook.session import Session
 from dsh_notebook.tools import AutoApprover, ToolRegistry, ToolRuntime
 from dsh_notebook.tools.base import Tool, ToolSpec

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from dsh_notebook.agent.agent import Agent
+from dsh_notebook.analysis.stats import session_stats
 from dsh_notebook.demo import copy_demo_workspace
 from dsh_notebook.models.openai_compat import OpenAICompatAdapter
 from dsh_notebook.observe.otel import export_session
 from dsh_notebook.session.session import Session
-from dsh_notebook.session.stats import session_stats
 from dsh_notebook.tools.base import ApprovalRequest
 from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer

@@ -3,8 +3,8 @@ parallel tool results committed late, approvals, unknown prices and old logs wit
 
 from __future__ import annotations
 
+from dsh_notebook.analysis.stats import session_stats, stats_schema
 from dsh_notebook.session.session import Session
-from dsh_notebook.session.stats import session_stats, stats_schema
 from dsh_notebook.wire.events import (
     ApprovalAsked,
     ApprovalDecided,

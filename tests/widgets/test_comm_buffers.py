@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_notebook.host.host import Host
-from dsh_notebook.notebook.comm_transport import BUFFER_MIN, WidgetBridge
+from dsh_notebook.notebook.widgets.comm_transport import BUFFER_MIN, WidgetBridge
 from dsh_notebook.session.saved import read_saved
 from tests.benchmarks._widget_logs import write_log
 

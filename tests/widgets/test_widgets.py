@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.notebook import widgets
 from dsh_notebook.notebook.widgets import LoopWidget, SessionInspector
+from dsh_notebook.notebook.widgets import loop as widgets
 from dsh_notebook.wire.endpoints import SessionInfo
 
 from .conftest import FrontEnd
@@ -220,7 +220,7 @@ def test_without_a_host_every_envelope_gets_a_coded_wire_error() -> None:
     import json as _json
 
     from dsh_notebook.errors import HostError
-    from dsh_notebook.notebook.comm_transport import WidgetBridge
+    from dsh_notebook.notebook.widgets.comm_transport import WidgetBridge
     from tests.wire.schema_support import problems
 
     sent: list[dict[str, Any]] = []

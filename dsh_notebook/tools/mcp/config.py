@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from ...errors import UserError, register_secret
+from ...errors import ErrorCode, UserError, register_secret
 
 CONFIG_NAME = "mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -37,7 +37,7 @@ _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|auth|cookie|credential")
 
 
 class McpConfigError(UserError):
-    code = "MCP_CONFIG"
+    code: ErrorCode = "MCP_CONFIG"
 
 
 class ServerEntry(TypedDict, total=False):
@@ -89,7 +89,7 @@ class ServerListing(TypedDict):
     status: str
     tools: list[ToolName]
     starts: int
-    code: NotRequired[str]
+    code: NotRequired[ErrorCode]
     warnings: NotRequired[list[str]]
     trustReadOnly: NotRequired[bool]  # this server's read-only tools run without asking
 

@@ -1,7 +1,7 @@
-// The compare widget's data (notebook/compare_widget.py: comparison_data) and its wording.
+// The compare widget's data (notebook/widgets/compare.py: comparison_data) and its wording.
 import { fmtInt } from "./counts";
 
-export interface CompareSide { seq: number; model: string; messages: number; last: string; responseSeq: number | null; response: string }
+export interface CompareSide { seq: number; turn?: number; model: string; messages: number; last: string; responseSeq: number | null; response: string }
 export type RowState = "same" | "first" | "after";
 export interface CompareRow { turn: number; step: number; state: RowState; a: CompareSide | null; b: CompareSide | null }
 export interface Divergence {

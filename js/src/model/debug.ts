@@ -1,26 +1,29 @@
 // The agent debugger in the loop widget (issue 15): breakpoints, the pause, and the JSON editor's
 // rules — what an edit is prefilled with and what it must look like before it is sent.
 import type { PauseState } from "../fold";
-import type { DebugArgs, JsonValue } from "../wire.gen";
-import type { StageNo } from "./stages";
+import type { DebugArgs, ErrorCode, JsonValue } from "../wire.gen";
+import { STAGES, type Stage, type StageNo } from "./stages";
 import { checkMessages } from "../wire-check";
 
 /** A stage as the wire spells it. */
-export type DebugStage = "01" | "02" | "03" | "04" | "05" | "06";
-export type EditTarget = "arguments" | "result" | "request";
+export type DebugStage = Stage["key"];
+export type EditTarget = NonNullable<Stage["edit"]>;
 
-export const stageKey = (no: StageNo): DebugStage => `0${no}` as DebugStage;
+export const stageKey = (no: StageNo): DebugStage => STAGES[no - 1].key;
 export function stageNo(stage: string): StageNo | 0 {
-  const n = Number(stage);
-  return Number.isInteger(n) && n >= 1 && n <= 6 ? (n as StageNo) : 0;
+  return STAGES.find((s) => s.key === stage || String(s.no) === stage)?.no ?? 0;
 }
 
-/** Where each editable target applies, and what it is called on screen. */
-export const EDIT_AT: Record<EditTarget, { stages: DebugStage[]; label: string }> = {
-  arguments: { stages: ["02", "03"], label: "the call's arguments (a JSON object)" },
-  result: { stages: ["04"], label: "the tool result's text (a JSON string)" },
-  request: { stages: ["06"], label: "the frozen request's messages (a JSON array of messages)" },
+/** What each editable target is called on screen. */
+const EDIT_LABEL: Record<EditTarget, string> = {
+  arguments: "the call's arguments (a JSON object)",
+  result: "the tool result's text (a JSON string)",
+  request: "the frozen request's messages (a JSON array of messages)",
 };
+
+/** Where each editable target applies (the stage table's `edit`), and what it is called on screen. */
+export const EDIT_AT = Object.fromEntries(Object.entries(EDIT_LABEL).map(([target, label]) =>
+  [target, { stages: STAGES.filter((s) => s.edit === target).map((s) => s.key), label }])) as Record<EditTarget, { stages: DebugStage[]; label: string }>;
 
 /** The breakpoints the widget asks for: stages and an optional tools filter. */
 export interface Breakpoints { stages: DebugStage[]; tools: string[] }
@@ -78,7 +81,7 @@ export function editorText(p: PauseState): string | null {
 
 /** Why the editor's text is not sent: `BAD_JSON` it does not parse, `BAD_EDIT` it parses but is
  *  not the shape the target needs (the host's own refusals use `BAD_EDIT` too). */
-export type EditErrorCode = "BAD_JSON" | "BAD_EDIT";
+export type EditErrorCode = Extract<ErrorCode, "BAD_JSON" | "BAD_EDIT">;
 export type Checked = { ok: true; value: JsonValue } | { ok: false; code: EditErrorCode; error: string };
 
 const bad = (error: string): Checked => ({ ok: false, code: "BAD_EDIT", error });

@@ -2,9 +2,9 @@
 import type { SessionEvent } from "../types";
 import { resolveMessageSeqs } from "./diff";
 import { decisionText } from "./mode";
-import type { StageNo, ToolCallTrace } from "./stages";
+import { byStage, type Stage, type StageNo, type ToolCallTrace } from "./stages";
 
-export type Role = "model" | "agent" | "tools" | "session";
+export type Role = Stage["roles"][number];
 export const ROLES: { role: Role; label: string }[] = [
   { role: "model", label: "Model" },
   { role: "agent", label: "Agent" },
@@ -12,15 +12,8 @@ export const ROLES: { role: Role; label: string }[] = [
   { role: "session", label: "Session" },
 ];
 
-/** Who is responsible at each stage (DESIGN §5). */
-export const STAGE_ROLES: Record<StageNo, Role[]> = {
-  1: ["model"],
-  2: ["agent"],
-  3: ["tools"],
-  4: ["session"],
-  5: ["agent", "session"],
-  6: ["agent", "model"],
-};
+/** Who is responsible at each stage (DESIGN §5): the stage table's roles. */
+export const STAGE_ROLES: Record<StageNo, readonly Role[]> = byStage((s) => s.roles);
 
 export function short(s: string, n = 80): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;

@@ -24,19 +24,25 @@ export function isDemoCopy(cwd: string | undefined | null): boolean {
   return (parts[parts.length - 2] ?? "").startsWith("dsh-demo-");
 }
 
-/** Incremental: the mode after the events folded so far. */
+/** Incremental: the mode after the events folded so far. Follows the events by seq, so a window
+ *  that drops its oldest events (a widget's trim) or starts later (a windowed snapshot) folds each
+ *  event once; `earlier`: the mode the log set before the events held (a window's, from the kernel's
+ *  facets page; null: none, or the events are the whole session). */
 export class ModeFold {
-  private through = -1;
+  private through = -1; // the last seq folded
   private logged: string | null = null;
 
-  update(events: readonly SessionEvent[], cwd: string | undefined | null): string {
-    if (events.length - 1 < this.through) { this.through = -1; this.logged = null; } // a new snapshot
-    for (let i = this.through + 1; i < events.length; i++) {
+  update(events: readonly SessionEvent[], cwd: string | undefined | null, earlier: string | null = null): string {
+    const last = events.length ? events[events.length - 1].seq : -1;
+    if (last < this.through) { this.through = -1; this.logged = null; } // a new snapshot
+    let i = events.length;
+    while (i > 0 && events[i - 1].seq > this.through) i--; // the first event not folded yet
+    for (; i < events.length; i++) {
       const ev = events[i];
       if (ev && ev.type === "mode/changed") this.logged = ev.mode;
     }
-    this.through = events.length - 1;
-    return this.logged ?? (isDemoCopy(cwd) ? "auto" : "default");
+    this.through = Math.max(this.through, last);
+    return this.logged ?? earlier ?? (isDemoCopy(cwd) ? "auto" : "default");
   }
 }
 

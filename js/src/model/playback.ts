@@ -95,7 +95,9 @@ export class Player {
     if (i >= 0) this.seek(i);
   }
   forward(): void {
-    if (this.gate?.(this.index + 1)) { this.emit(); return; }
+    // a question before the next step holds the player, pressed or played: a tick still due
+    // would otherwise hold again after the answer and withdraw its reveal
+    if (this.gate?.(this.index + 1)) { this.pause(); return; }
     this.seek(this.index + 1);
   }
   setSpeed(speed: number): void {

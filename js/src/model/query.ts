@@ -1,8 +1,9 @@
-// The event query language of the inspector's search box: the twin of dsh_notebook/observe/query.py
-// (the same syntax as `show --search` and `sessions --search`). Terms separated by spaces, all must
-// match: type:tool/result (type:tool = every tool/… type), name:bash (or tool:bash), exit:1 / exit:!0,
-// turn:3, seq:40 / seq:40..60, and free text ("a phrase" or bare words, case-insensitive). A word
-// whose prefix is no field is text; a bad value (turn:x) is a BAD_QUERY error.
+// The event query language of the inspector's search box: the twin of the Python module
+// dsh_notebook.observe.query (the same syntax as `show --search` and `sessions --search`). Terms
+// separated by spaces, all must match: type:tool/result (type:tool = every tool/… type), name:bash
+// (or tool:bash), exit:1 / exit:!0, turn:3, seq:40 / seq:40..60, and free text ("a phrase" or bare
+// words, case-insensitive). A word whose prefix is no field is text; a bad value (turn:x) is a
+// BAD_QUERY error.
 import { messageOf, type SessionEvent } from "../types";
 
 export interface Query {
@@ -103,6 +104,11 @@ export function snippetOf(text: string, terms: string[], width = 60): Snippet {
   return { text: cut, marks: spans(cut.toLowerCase(), terms) };
 }
 
+/** The spans of every hit of `terms` (lowercase) in `text`, merged where they overlap. */
+export function markSpans(text: string, terms: string[]): [number, number][] {
+  return spans(text.toLowerCase(), terms);
+}
+
 function spans(low: string, terms: string[]): [number, number][] {
   const all: [number, number][] = [];
   for (const t of terms) {
@@ -123,10 +129,21 @@ const csvCell = (v: unknown): string => { const s = v === undefined || v === nul
 
 export interface ExportRow { ev: SessionEvent; turn: number | undefined; tool: string | undefined; snippet: string }
 
+/** An event's `time` (epoch ms) in ISO 8601 UTC to the millisecond, as `show --export csv` writes it. */
+export function isoTime(ms: unknown): string {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return ms === undefined || ms === null ? "" : String(ms);
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}
+
+/** The header line and one line per row of the CSV export (the columns of `show --export csv`). */
+export const CSV_HEADER = `${CSV_COLUMNS.join(",")}\n`;
+export function csvLine(r: ExportRow): string {
+  return `${[r.ev.seq, isoTime(r.ev.time), r.turn, r.ev.type, r.tool, exitCode(r.ev), r.snippet].map(csvCell).join(",")}\n`;
+}
+
 /** The rows as JSON lines (the events themselves) or CSV (the same columns as `show --export csv`). */
 export function exportRows(rows: ExportRow[], format: "jsonl" | "csv"): string {
   if (format === "jsonl") return rows.map((r) => `${JSON.stringify(r.ev)}\n`).join("");
-  const lines = [CSV_COLUMNS.join(",")];
-  for (const r of rows) lines.push([r.ev.seq, r.ev.time, r.turn, r.ev.type, r.tool, exitCode(r.ev), r.snippet].map(csvCell).join(","));
-  return `${lines.join("\n")}\n`;
+  return CSV_HEADER + rows.map(csvLine).join("");
 }

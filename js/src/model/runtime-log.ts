@@ -2,14 +2,14 @@
 // of one call (tool/call → approval/asked → approval/decided → tool/result) when no live
 // tool-runtime frames exist for it (a replay, a page reload, a follow that began after the call).
 import type { ToolPhase, ToolState } from "../fold";
-import type { SessionEvent } from "../types";
+import { isCode, type ErrorCode, type SessionEvent } from "../types";
 import { decisionText } from "./mode";
 import type { ToolCallTrace } from "./stages";
 
 /** Codes the runtime produces while preparing (parse/validate): the body never started. */
-const PREPARE_CODES = new Set(["UNKNOWN_TOOL", "INVALID_JSON", "INVALID_ARGS"]);
+const PREPARE_CODES: ReadonlySet<string> = new Set<ErrorCode>(["UNKNOWN_TOOL", "INVALID_JSON", "INVALID_ARGS"]);
 /** Codes of calls the runtime never dispatched. */
-const NOT_DISPATCHED = new Set(["ABORTED_BEFORE_DISPATCH", "DENIED", ...PREPARE_CODES]);
+const NOT_DISPATCHED: ReadonlySet<string> = new Set<string>([...new Set<ErrorCode>(["ABORTED_BEFORE_DISPATCH", "DENIED"]), ...PREPARE_CODES]);
 
 export const DERIVED_NOTE = "re-derived from tool/call → tool/result";
 
@@ -66,10 +66,10 @@ export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace,
     const isError = Boolean(res.type === "tool/result" && res.message.isError) || code !== undefined;
     const status = isError ? "error" : "done";
     if (code !== undefined && PREPARE_CODES.has(code)) add(res, "prepare", "error", code);
-    else if (!asked && !policy && code !== "ABORTED_BEFORE_DISPATCH") {
+    else if (!asked && !policy && !isCode(code, "ABORTED_BEFORE_DISPATCH")) {
       add(res, "prepare", "done");
       // no ask was logged: the policy decided on its own (allowed unless the result says DENIED)
-      add(res, "policy", code === "DENIED" ? "deny" : "allow");
+      add(res, "policy", isCode(code, "DENIED") ? "deny" : "allow");
     }
     const allowed = (decision === undefined || decision === "allow") && (!policy || policy.type !== "approval/decided" || policy.decision === "allow");
     const dispatched = allowed && (code === undefined || !NOT_DISPATCHED.has(code));

@@ -1,16 +1,21 @@
 // The six stages of seed 000, derived from the log (DESIGN §5) for every tool call of a session.
+// The stages themselves are the generated STAGE_TABLE (declared once in Python, in the module
+// dsh_notebook.wire.stages): a stage's number, key, title, short label, pause point, roles and
+// edit target come from there.
 import type { SessionEvent } from "../types";
+import { STAGE_TABLE } from "../wire.gen";
 import { requestIncludes } from "./diff";
 
-export type StageNo = 1 | 2 | 3 | 4 | 5 | 6;
-export const STAGES: { no: StageNo; title: string; short: string }[] = [
-  { no: 1, title: "Model response settled", short: "model response" },
-  { no: 2, title: "Tool call registered", short: "tool/call" },
-  { no: 3, title: "Tool executes", short: "tool runtime" },
-  { no: 4, title: "Tool result committed", short: "tool/result" },
-  { no: 5, title: "Message history derived", short: "derive_messages" },
-  { no: 6, title: "Next request sent", short: "adapter.stream" },
-];
+/** One row of the stage table. */
+export type Stage = (typeof STAGE_TABLE)[number];
+export type StageNo = Stage["no"];
+export const STAGES: readonly Stage[] = STAGE_TABLE;
+/** A value for every stage, computed from its row. */
+export function byStage<T>(f: (s: Stage) => T): Record<StageNo, T> {
+  const out = {} as Record<StageNo, T>;
+  for (const s of STAGES) out[s.no] = f(s);
+  return out;
+}
 
 /** One tool call followed through the loop: the seqs that mark its stages. */
 export interface ToolCallTrace {

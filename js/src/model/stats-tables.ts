@@ -1,9 +1,9 @@
 // The `show --stats` tables in the browser: the same cells, titles and text as
-// dsh_notebook/session/stats_view.py (`format_stats`) over the JS trajectory fold's figures
+// dsh_notebook/analysis/stats_view.py (`format_stats`) over the JS trajectory fold's figures
 // (model/trajectory.ts — the one cost computation, model/pricing.ts). The inspector draws them as
 // HTML tables; `formatStats` gives the CLI's exact text (tests/client/test_stats_tables_parity.py).
 import { fmtInt } from "./counts";
-import type { SessionStats, Totals, ToolStats } from "./trajectory";
+import type { ModeDecisions, RequestStats, SessionStats, Totals, ToolStats, TurnStats } from "./trajectory";
 
 /** Python's `f"{x:.{d}f}"` for x >= 0: JS rounds an exact tie up, Python to even. */
 export function pyFixed(x: number, d: number): string {
@@ -50,27 +50,49 @@ export function summaryLine(t: Totals): string {
 
 export interface StatsTable { title: string; head: string[]; rows: string[][]; right: number[]; seqs: number[] }
 
+/** One table of `show --stats`: its name in a `stats` page query (`table`), its caption (`title`,
+ *  the CLI's), its head, which columns are right-aligned, each row's cells. */
+export interface TableSpec<R> { table: StatsPageTable; title: string; head: string[]; right: number[]; cells(row: R): string[] }
+export type StatsPageTable = "requests" | "tools" | "turns" | "decisions";
+
+export const REQUESTS_TABLE: TableSpec<RequestStats> = {
+  table: "requests", title: "requests",
+  head: ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED", "OUT", "COST", "CONTEXT"],
+  right: [0, 4, 5, 6, 7, 8, 9, 10, 11],
+  cells: (r) => [String(r.seq), `${r.turn}.${r.step}.${r.attempt}`, `${r.provider}:${r.model}`, r.outcome + (r.error ? ` ${r.error}` : ""),
+    fmtStatMs(r.firstByteMs), fmtStatMs(r.ttftMs), fmtStatMs(r.durationMs), fmtTokens(r.inputTokens), fmtTokens(r.cachedInputTokens),
+    fmtTokens(r.outputTokens), r.inputTokens === null ? "-" : costCell(r.costUsd), fmtFraction(r.contextUsed)],
+};
+export const TOOLS_TABLE: TableSpec<ToolStats> = {
+  table: "tools", title: "tools", head: ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "DECIDED", "RESULT"],
+  right: [0, 4, 5],
+  cells: (t) => [String(t.seq), `${t.turn}.${t.step}`, t.callId, t.name, fmtStatMs(t.durationMs), fmtStatMs(t.approvalWaitMs),
+    t.approval || "-", decided(t), toolResult(t)],
+};
+export const TURNS_TABLE: TableSpec<TurnStats> = {
+  table: "turns", title: "turns", head: ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST", "CONTEXT"],
+  right: [0, 2, 3, 4, 5, 6, 7, 8, 9],
+  cells: (t) => [String(t.turn), t.reason || "running", String(t.steps.length), String(t.requests), String(t.toolCalls),
+    fmtStatMs(t.durationMs), fmtTokens(t.inputTokens), fmtTokens(t.outputTokens), costCell(t.costUsd), fmtFraction(t.contextUsed)],
+};
+/** Decisions by permission mode: a row per mode, no event of its own (its seq: -1, no link). */
+export const DECISIONS_TABLE: TableSpec<ModeDecisions> = {
+  table: "decisions", title: "decisions by mode",
+  head: ["MODE", "DECISIONS", "ALLOW", "DENY", "CANCELLED", "ASKED", "BY RULE", "BY GRANT", "BY MODE", "BY USER"],
+  right: [1, 2, 3, 4, 5, 6, 7, 8, 9],
+  cells: (d) => [d.mode, d.decisions, d.allow, d.deny, d.cancelled, d.asked, d.byRule, d.byGrant, d.byMode, d.byUser].map(String),
+};
+/** The tables in the order `show --stats` prints them. */
+export const STATS_TABLES = [REQUESTS_TABLE, TOOLS_TABLE, TURNS_TABLE, DECISIONS_TABLE] as readonly TableSpec<never>[];
+
 /** The four tables of `show --stats` (requests, tools, turns, decisions by mode); `seqs`: the
  *  event of each row (a mode's row: none, -1). */
 export function statsTables(stats: SessionStats): StatsTable[] {
-  return [
-    { title: "requests", head: ["SEQ", "T.S.A", "MODEL", "OUTCOME", "1ST BYTE", "TTFT", "DURATION", "IN", "CACHED", "OUT", "COST", "CONTEXT"],
-      right: [0, 4, 5, 6, 7, 8, 9, 10, 11], seqs: stats.requests.map((r) => r.seq),
-      rows: stats.requests.map((r) => [String(r.seq), `${r.turn}.${r.step}.${r.attempt}`, `${r.provider}:${r.model}`, r.outcome + (r.error ? ` ${r.error}` : ""),
-        fmtStatMs(r.firstByteMs), fmtStatMs(r.ttftMs), fmtStatMs(r.durationMs), fmtTokens(r.inputTokens), fmtTokens(r.cachedInputTokens),
-        fmtTokens(r.outputTokens), r.inputTokens === null ? "-" : costCell(r.costUsd), fmtFraction(r.contextUsed)]) },
-    { title: "tools", head: ["SEQ", "T.S", "CALL", "NAME", "DURATION", "APPROVAL WAIT", "APPROVAL", "DECIDED", "RESULT"],
-      right: [0, 4, 5], seqs: stats.tools.map((t) => t.seq),
-      rows: stats.tools.map((t) => [String(t.seq), `${t.turn}.${t.step}`, t.callId, t.name, fmtStatMs(t.durationMs), fmtStatMs(t.approvalWaitMs),
-        t.approval || "-", decided(t), toolResult(t)]) },
-    { title: "turns", head: ["TURN", "REASON", "STEPS", "REQUESTS", "TOOLS", "DURATION", "IN", "OUT", "COST", "CONTEXT"],
-      right: [0, 2, 3, 4, 5, 6, 7, 8, 9], seqs: stats.turns.map((t) => t.seq),
-      rows: stats.turns.map((t) => [String(t.turn), t.reason || "running", String(t.steps.length), String(t.requests), String(t.toolCalls),
-        fmtStatMs(t.durationMs), fmtTokens(t.inputTokens), fmtTokens(t.outputTokens), costCell(t.costUsd), fmtFraction(t.contextUsed)]) },
-    { title: "decisions by mode", head: ["MODE", "DECISIONS", "ALLOW", "DENY", "CANCELLED", "ASKED", "BY RULE", "BY GRANT", "BY MODE", "BY USER"],
-      right: [1, 2, 3, 4, 5, 6, 7, 8, 9], seqs: stats.decisions.map(() => -1),
-      rows: stats.decisions.map((d) => [d.mode, d.decisions, d.allow, d.deny, d.cancelled, d.asked, d.byRule, d.byGrant, d.byMode, d.byUser].map(String)) },
-  ];
+  const table = <R>(spec: TableSpec<R>, rows: R[]): StatsTable =>
+    ({ title: spec.title, head: spec.head, right: spec.right, rows: rows.map(spec.cells),
+      seqs: rows.map((r) => (typeof (r as { seq?: unknown }).seq === "number" ? (r as { seq: number }).seq : -1)) });
+  return [table(REQUESTS_TABLE, stats.requests), table(TOOLS_TABLE, stats.tools), table(TURNS_TABLE, stats.turns),
+    table(DECISIONS_TABLE, stats.decisions)];
 }
 
 /** What the requests carried, one line per change (stats_view.sent_lines). */

@@ -1,5 +1,5 @@
 // The trajectory of a session in numbers, in the browser: the same fold as
-// dsh_notebook/session/stats.py (`session_stats`) over the fold's events — per request attempt,
+// dsh_notebook/analysis/stats.py (`session_stats`) over the fold's events — per request attempt,
 // tool call, turn and totals, with the same camelCase names and `null` for what is not known as
 // `show --stats --json`. Incremental: `update(events)` folds only the events it has not seen.
 // tests/client/test_stats_parity.py checks it equals the Python figures on recorded real runs.

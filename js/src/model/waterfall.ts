@@ -3,7 +3,8 @@
 // axis, each segment linked to the event that records it. Built from model/trajectory.ts, so the
 // bars measure exactly what `show --stats` reports; durations per event for the inspector's list.
 import type { SessionEvent } from "../types";
-import type { RequestStats, ToolStats, TrajectoryFold } from "./trajectory";
+import type { TurnPage } from "../wire.gen";
+import type { RequestStats, ToolStats, TrajectoryFold, TurnStats } from "./trajectory";
 
 /** waiting: sent → response head; first-token: head → first delta; streaming: first delta → end;
  *  request: a request without stream timings; run: a tool running; approval: waiting for a person. */
@@ -104,4 +105,24 @@ export function durationsBySeq(fold: TrajectoryFold, approvals?: Map<string, { a
     for (const s of t.steps) put(s.seq, s.durationMs);
   }
   return out;
+}
+
+/** The waterfall of the turn of a `turn` page (data/pages.ts: the turn's figures, its requests,
+ *  tool calls and approvals); `now`: where open bars end. */
+export function turnLanes(page: TurnPage, now: number): TurnWaterfall | undefined {
+  const t = page.turn as unknown as TurnStats | null;
+  if (!t) return undefined;
+  const approvals = new Map((page.approvals ?? []).map((a) => [a.callId, { asked: a.asked ?? undefined, decided: a.decided ?? undefined }]));
+  const lanes: Lane[] = [];
+  for (const r of (page.requests ?? []) as unknown as RequestStats[]) lanes.push(requestLane(r, now));
+  for (const c of (page.tools ?? []) as unknown as ToolStats[]) lanes.push(toolLane(c, approvals.get(c.callId), now));
+  lanes.sort((a, b) => a.start - b.start || a.seq - b.seq);
+  const end = Math.max(t.endTime ?? 0, ...lanes.map((l) => l.end), t.startTime);
+  return { turn: t.turn, start: t.startTime, end, lanes };
+}
+
+/** What a turn was busy with (its lanes' spans, its start and end): the axis cuts the rest. */
+export function laneSpans(w: TurnWaterfall): [number, number][] {
+  const spans: [number, number][] = [[w.start, w.start], [w.end, w.end], ...w.lanes.map((l): [number, number] => [l.start, l.end])];
+  return spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
 }

@@ -119,10 +119,11 @@ export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff
     const back = h("button", { class: "dsh-btn dsh-revert", type: "button", disabled: revert === null,
       title: revert ? `put ${paths.join(" and ")} back as at the start of turn ${ev.turn}` : "read-only: no host to rewind" }, "Revert");
     const already = decided.get(f.path);
-    if (already) status.textContent = already;
+    if (already) { status.textContent = already; status.dataset.from = "log"; }
     keep.addEventListener("click", () => {
       if (!keepFn) return;
       keep.disabled = back.disabled = true;
+      status.dataset.from = "press";
       status.textContent = "keeping…";
       keepFn(paths.filter((p) => p === f.path)).then(() => { status.textContent = "kept"; back.disabled = false; })
         .catch((e: Error) => { status.textContent = `keep failed: ${e.message}`; keep.disabled = back.disabled = false; });
@@ -130,6 +131,7 @@ export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff
     back.addEventListener("click", () => {
       if (!revert) return;
       keep.disabled = back.disabled = true;
+      status.dataset.from = "press";
       status.textContent = "reverting…";
       revert(paths).then((res) => { status.textContent = outcome(res, paths); })
         .catch((e: Error) => { status.textContent = `revert failed: ${e.message}`; back.disabled = false; });
@@ -145,6 +147,20 @@ export function renderChanges(ev: CheckpointChanges, revert: Revert | null, diff
   return h("div", { class: "dsh-changes-review" },
     h("div", null, `turn ${ev.turn} changed files: +${a} ~${m} -${d}`),
     rows.length ? list : h("div", { class: "dsh-muted" }, "no file changes"));
+}
+
+/** The Keep / Revert decisions logged on turn `turn`'s files since `review` was drawn, shown in
+ *  place (its open diffs stay open): a file's status says the log's latest decision, unless it
+ *  says what a press in this review answered. */
+export function showDecisions(review: HTMLElement, turn: number, events: readonly SessionEvent[]): void {
+  const decided = decisionsOf(events, turn);
+  for (const li of review.querySelectorAll<HTMLElement>(".dsh-change")) {
+    const status = li.querySelector<HTMLElement>(".dsh-change-status");
+    const d = decided.get(li.dataset.path ?? "");
+    if (!status || !d || status.dataset.from === "press" || status.textContent === d) continue;
+    status.textContent = d;
+    status.dataset.from = "log";
+  }
 }
 
 /** The inspector's review of one turn's changes, wired to the host when the session is known. */

@@ -4,6 +4,7 @@ import { clampWpm, WPM_MAX, WPM_MIN, WPM_STEP } from "../model/pacing";
 import { SPEEDS } from "../model/playback";
 import type { ToolCallTrace } from "../model/stages";
 import { button as btn, h } from "./dom";
+import { iconLabel } from "./icons";
 
 export interface PlaybackInput {
   playing: boolean;
@@ -51,13 +52,17 @@ export interface Playback {
 export function createPlayback(cb: PlaybackCallbacks): Playback {
   let playing = false;
   let held = false;
-  const back = btn("dsh-back", "◀ back", "step back", () => cb.back());
-  const play = btn("dsh-play", "▶ play", "play", () => (playing ? cb.pause() : held ? cb.releaseHold() : cb.play()));
-  const forward = btn("dsh-forward", "next ▶", "step forward", () => cb.forward());
+  const back = btn("dsh-back", "back", "step back", () => cb.back());
+  iconLabel(back, "back", "back");
+  const play = btn("dsh-play", "play", "play", () => (playing ? cb.pause() : held ? cb.releaseHold() : cb.play()));
+  iconLabel(play, "play", "play");
+  const forward = btn("dsh-forward", "next", "step forward", () => cb.forward());
+  iconLabel(forward, "next", "next", true);
   const scrub = h("input", { class: "dsh-scrubber", type: "range", min: 0, step: 1, "aria-label": "tool call" }) as HTMLInputElement;
   scrub.addEventListener("input", () => cb.scrub(Number(scrub.value)));
   const label = h("span", { class: "dsh-scrub-label" });
-  const live = btn("dsh-live", "○ live", "follow the running session", () => cb.goLive());
+  const live = btn("dsh-live", "live", "follow the running session", () => cb.goLive());
+  iconLabel(live, "live-off", "live");
   const speeds = SPEEDS.map((sp) => {
     const b = h("button", { class: "dsh-btn dsh-speed", type: "button", "data-speed": sp, title: `play at ${sp}× speed` }, `${sp}×`);
     b.addEventListener("click", () => cb.setSpeed(sp));
@@ -89,7 +94,8 @@ export function createPlayback(cb: PlaybackCallbacks): Playback {
       back.disabled = d.stepIndex <= 0 && !d.live;
       forward.disabled = d.stepIndex >= d.stepCount - 1 && !d.live;
       play.className = `dsh-btn ${d.playing ? "dsh-pause" : "dsh-play"}${held ? " dsh-play-held" : ""}`;
-      play.textContent = d.playing ? "▮▮ pause" : held ? "▶ play (hold on)" : "▶ play";
+      const face = d.playing ? "pause" : held ? "held" : "play";
+      if (play.dataset.face !== face) { play.dataset.face = face; iconLabel(play, d.playing ? "pause" : "play", d.playing ? "pause" : held ? "play (hold on)" : "play"); }
       const title = d.playing ? "pause" : held ? "hold is on: each stage waits for next. Press to release the hold and play at reading pace" : "play";
       play.title = title;
       play.setAttribute("aria-label", title);
@@ -102,7 +108,7 @@ export function createPlayback(cb: PlaybackCallbacks): Playback {
       label.textContent = d.note ?? (n ? `call ${d.callIndex + 1}/${n}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet");
       live.hidden = !d.canLive;
       live.className = `dsh-btn dsh-live ${d.live ? "dsh-live-on" : ""}`;
-      live.textContent = d.live ? "● live" : "○ live";
+      if (live.dataset.face !== String(d.live)) { live.dataset.face = String(d.live); iconLabel(live, d.live ? "live-on" : "live-off", "live"); }
       live.title = d.live ? "following the running session" : "follow the running session";
       live.setAttribute("aria-label", live.title);
       for (const b of speeds) {

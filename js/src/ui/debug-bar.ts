@@ -105,7 +105,7 @@ export class DebugPanel {
     const on = this.bp.stages.includes(key);
     const b = h("button", {
       class: `dsh-break${on ? " dsh-break-on" : ""}`, type: "button", "aria-pressed": on ? "true" : "false",
-      "data-stage": no, "aria-label": `pause at stage ${key}`, title: on ? `breakpoint at ${key}: the run pauses here (click to remove)` : `pause the run at stage ${key}`,
+      "data-stage": no, "aria-label": `pause at stage ${key}`, title: on ? `breakpoint at ${key}: the run pauses here, ${STAGES[no - 1].pause} (click to remove)` : `pause the run at stage ${key}: ${STAGES[no - 1].pause}`,
     }, h("span", { class: "dsh-break-icon", "aria-hidden": "true" }), on ? "pauses here" : "pause");
     b.addEventListener("click", (e) => { e.stopPropagation(); this.bp = toggleStage(this.bp, key); this.deps.changed(); void this.send(); });
     b.addEventListener("keydown", (e) => e.stopPropagation()); // Enter/Space toggle, not seek the card

@@ -5,6 +5,7 @@
 import { ROLES, type Role } from "../model/explain";
 import { roving } from "./a11y";
 import { h } from "./dom";
+import { icon } from "./icons";
 
 const ROLE_NOTE: Record<Role, string> = {
   model: "the LLM: decides, writes text and tool calls",
@@ -32,7 +33,7 @@ const EXTERNAL_NOTE = "an agent outside Jupyter (over MCP): its calls are in thi
  *  model, which starts stage 01 of the next tool call. */
 export function withReturnArc(row: HTMLElement, stage: number): HTMLElement {
   const arc = h("div", { class: `dsh-return ${stage === 6 ? "dsh-return-on" : ""}`, "data-state": stage === 6 ? "current" : "idle" },
-    h("span", { class: "dsh-return-head", "aria-hidden": "true" }, "▲"),
+    h("span", { class: "dsh-return-head", "aria-hidden": "true" }, icon("up")),
     h("span", { class: "dsh-return-label" }, "06 → 01: the next request goes to the model, and the loop starts again"));
   return h("div", { class: "dsh-loopdraw", role: "group", "aria-label": "the tool feedback loop: stages 01 to 06, then back to 01" }, row, arc);
 }

@@ -9,10 +9,7 @@ import { onActivate } from "./a11y";
 import { withReturnArc } from "./diagram-frame";
 import { fmtMs, h } from "./dom";
 import { softBreaks } from "./narrow";
-
-export type ViewName = "history" | "payloads" | "roles";
-const STAGE_LINK: Record<StageNo, ViewName> = { 1: "history", 2: "payloads", 3: "roles", 4: "payloads", 5: "history", 6: "payloads" };
-const LINK_LABEL: Record<ViewName, string> = { history: "history", payloads: "payload", roles: "who" };
+import { STAGE_VIEW, VIEWS, type ViewName } from "./views";
 
 export interface DiagramInput {
   call?: ToolCallTrace;
@@ -62,8 +59,8 @@ export function renderDiagram(d: DiagramInput, cb: DiagramCallbacks): HTMLElemen
   for (const s of STAGES) {
     const state = d.stage === s.no ? "current" : d.stage > s.no ? "done" : "todo";
     const roles = STAGE_ROLES[s.no];
-    const view = STAGE_LINK[s.no];
-    const link = h("button", { class: "dsh-link dsh-stage-link", type: "button", title: `show the ${view} view` }, `→ ${LINK_LABEL[view]}`);
+    const view = STAGE_VIEW[s.no];
+    const link = h("button", { class: "dsh-link dsh-stage-link", type: "button", title: `show the ${view} view` }, `→ ${VIEWS[view].link}`);
     link.addEventListener("click", (e) => { e.stopPropagation(); cb.onView(view); });
     const box = h("li", {
       class: `dsh-stage dsh-stage-${state} dsh-role-${roles[0]}${d.paused === s.no ? " dsh-stage-paused" : ""}`,

@@ -1,6 +1,6 @@
 // The "Glossary" button of both widgets' headers and its popover: every term a learner meets,
-// from js/src/glossary.gen.ts (generated from dsh_notebook/glossary.py — one source). A popover,
-// not a link: notebooks are often offline, and an exported page has no server.
+// from ../glossary.gen.ts (which `make types` writes from the Python module dsh_notebook.glossary —
+// one source). A popover, not a link: notebooks are often offline, and an exported page has no server.
 import { GLOSSARY, TOPICS, type GlossaryTerm } from "../glossary.gen";
 import { h, replace } from "./dom";
 

@@ -1,12 +1,19 @@
 // The message-history view: user / assistant / tool (wrappers behind a toggle), with the
 // assistant's tool-call block marked as a call, not file content; live text streams in.
 import type { StreamingAttempt } from "../fold";
+import { stageNote } from "../model/cards";
 import { fromCell } from "../model/cell";
+import { resolveMessageSeqs } from "../model/diff";
 import type { DerivedMessage } from "../model/history";
-import { visibleHistory } from "../model/history";
+import { messagesOfSeqs, visibleHistory } from "../model/history";
+import { historyFocus } from "../model/history-focus";
+import { maskMessages } from "../model/predict-mask";
 import type { Block, Message } from "../types";
-import { h } from "./dom";
+import { fmtInt } from "../model/counts";
+import { h, replace } from "./dom";
+import { createHistoryFollow } from "./history-follow";
 import { TRUNCATE_CHARS } from "./json";
+import type { View, ViewHost } from "./view";
 
 const MAX_SHOWN = 150;
 
@@ -49,6 +56,10 @@ function messageEl(seq: number | null, m: Message, focusCall?: string, streaming
 
 export interface HistoryInput {
   messages: DerivedMessage[];
+  /** Messages before these that are not here (a page of the session's messages: the newest). */
+  earlier?: number;
+  /** Shows the page of messages before these (when `earlier`). */
+  onEarlier?: () => void;
   showWrappers: boolean;
   focusCall?: string;
   /** The live attempt, when following a running agent. */
@@ -70,8 +81,13 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
   toggle.checked = d.showWrappers;
   toggle.addEventListener("change", () => onToggle(toggle.checked));
   const list = h("div", { class: "dsh-history" });
-  const start = Math.max(0, shown.length - MAX_SHOWN);
-  if (start > 0) list.append(h("div", { class: "dsh-muted" }, `… ${start} earlier messages (open the inspector for all)`));
+  const start = d.onEarlier ? 0 : Math.max(0, shown.length - MAX_SHOWN); // a paged history shows what it was given
+  const earlier = start + (d.earlier ?? 0);
+  if (earlier > 0 && d.onEarlier) {
+    const more = h("button", { class: "dsh-link dsh-history-earlier", type: "button" }, `… ${fmtInt(earlier)} earlier messages: show ${Math.min(earlier, MAX_SHOWN)} more`);
+    more.addEventListener("click", () => d.onEarlier?.());
+    list.append(more);
+  } else if (earlier > 0) list.append(h("div", { class: "dsh-muted" }, `… ${fmtInt(earlier)} earlier messages (open the inspector for all)`));
   const fresh = new Set(d.fresh ?? []);
   const inReq = new Set(d.inRequest ?? []);
   for (const dm of shown.slice(start)) list.append(messageEl(dm.seq, dm.message, d.focusCall, false, { current: dm.seq === d.current, fresh: fresh.has(dm.seq), inRequest: inReq.has(dm.seq) }));
@@ -90,4 +106,28 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
     d.change ? h("div", { class: "dsh-history-change", role: "status" }, d.change) : null,
     list,
     h("div", { class: "dsh-view-note" }, d.note));
+}
+
+/** The message-history view as a row of the views table: at 06 the messages the request froze,
+ *  before it what derive_messages() gives at the shown position; the wrappers toggle and the
+ *  scroll box's place are its own. */
+export function historyView(host: ViewHost): View {
+  let showWrappers = false;
+  const follow = createHistoryFollow();
+  return {
+    render(panel, v) {
+      const frozen = v.stage === 6 && v.call?.frozenSeq !== undefined ? resolveMessageSeqs(v.events, v.call.frozenSeq) : null;
+      const msgs = maskMessages(frozen ? messagesOfSeqs(v.events, frozen) : v.derived, v.mask);
+      const focus = historyFocus(v.events, v.call, v.stage, msgs.map((m) => m.seq));
+      follow.before(panel);
+      replace(panel, renderHistory({
+        current: focus.current, fresh: focus.fresh, inRequest: focus.inRequest, change: focus.change,
+        messages: msgs, showWrappers, focusCall: v.call?.callId, attempt: v.attempt,
+        caption: v.stage === 6 ? `The frozen request #${v.call?.frozenSeq}: its messageSeqs.` : "Only user / assistant / tool messages; system prompt and runtime-context wrappers are hidden.",
+        note: stageNote(v.call, v.stage),
+      }, (show) => { showWrappers = show; host.schedule(); }));
+      follow.after(panel, `${v.call?.callId ?? ""}:${v.stage}:${focus.current ?? ""}`);
+    },
+    leave: () => follow.reset(),
+  };
 }

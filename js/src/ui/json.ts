@@ -1,6 +1,7 @@
 // Expandable JSON with truncation ("show all") and seq links for sourceEventSeqs.
 import { countOf, fmtInt } from "../model/counts";
 import { h } from "./dom";
+import { icon } from "./icons";
 
 export const TRUNCATE_CHARS = 600;
 
@@ -65,14 +66,14 @@ export function jsonTree(value: unknown, opts: JsonOptions = {}, open = 3, key?:
   };
   const wrap = h("span", { class: "dsh-j" });
   const startOpen = depth < open && !(key !== undefined && opts.collapseKeys?.has(key));
-  const toggle = h("button", { class: "dsh-j-toggle", type: "button", "aria-expanded": String(startOpen), "aria-label": `${key ?? "value"}: expand or collapse` }, startOpen ? "▾" : "▸");
+  const toggle = h("button", { class: "dsh-j-toggle", type: "button", "aria-expanded": String(startOpen), "aria-label": `${key ?? "value"}: expand or collapse` }, icon(startOpen ? "expand" : "collapse"));
   const summary = h("span", { class: "dsh-j-summary" }, `${o} ${isArr ? countOf(entries.length, "item") : countOf(entries.length, "key")} ${c}`);
   let filled = false;
   const set = (isOpen: boolean) => {
     if (isOpen && !filled) { fill(); filled = true; }
     body.hidden = !isOpen;
     summary.hidden = isOpen;
-    toggle.textContent = isOpen ? "▾" : "▸";
+    toggle.replaceChildren(icon(isOpen ? "expand" : "collapse"));
     toggle.setAttribute("aria-expanded", String(isOpen));
   };
   toggle.addEventListener("click", (e) => { e.stopPropagation(); set(body.hidden); });

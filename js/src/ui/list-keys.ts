@@ -14,24 +14,22 @@ export function listIndex(key: string, index: number, count: number): number | n
   return roveIndex(key, index, count, "vertical");
 }
 
-export function listKeys(list: HTMLElement, rows: () => readonly number[], selected: () => number, select: (seq: number) => void): () => void {
-  const focusRow = (seq: number) => list.querySelector<HTMLElement>(`.dsh-row[data-seq="${seq}"]`)?.focus({ preventScroll: true });
+/** The list's keys: `count()` rows, `current()` the selected row's index (-1: none),
+ *  `selectIndex(j)` selects row j (its event may still be on its way: the rows are pages). */
+export function listKeys(list: HTMLElement, count: () => number, current: () => number, selectIndex: (j: number) => void): () => void {
   const onKey = (e: KeyboardEvent) => {
     const t = e.target as HTMLElement;
     if (t !== list && !t.classList.contains("dsh-row")) return;
-    const seqs = rows();
     if ((e.key === "Enter" || e.key === " ") && t.classList.contains("dsh-row")) {
       e.preventDefault();
-      select(Number(t.dataset.seq));
-      focusRow(Number(t.dataset.seq));
+      selectIndex(Number(t.dataset.index));
       return;
     }
-    const from = t.classList.contains("dsh-row") ? seqs.indexOf(Number(t.dataset.seq)) : seqs.indexOf(selected());
-    const j = listIndex(e.key, from, seqs.length);
+    const from = t.classList.contains("dsh-row") ? Number(t.dataset.index) : current();
+    const j = listIndex(e.key, from, count());
     if (j === null) return;
     e.preventDefault();
-    select(seqs[j]);
-    focusRow(seqs[j]);
+    selectIndex(j);
   };
   list.addEventListener("keydown", onKey);
   return () => list.removeEventListener("keydown", onKey);

@@ -1,11 +1,34 @@
 // The event-payload view: cards for the events of the current tool call, committed or not yet,
 // expandable JSON, sourceEventSeqs as links that jump to the cited event.
-import { h } from "./dom";
-import { QUIET_KEYS } from "../model/card-focus";
-import type { PayloadCard } from "../model/cards";
+import { h, replace } from "./dom";
+import { focusCards, QUIET_KEYS } from "../model/card-focus";
+import { payloadCards, type PayloadCard } from "../model/cards";
+import { askedCards, maskEvent } from "../model/predict-mask";
 import { jsonTree } from "./json";
+import type { View, ViewHost } from "./view";
 
 export type { PayloadCard };
+
+/** The event-payload view as a row of the views table: the shown call's events as cards, the
+ *  ones a question asks about held back; a link to a seq opens this view on that event's card. */
+export function payloadView(host: ViewHost): View {
+  let flash: number | null = null;
+  const jump = (seq: number) => { flash = seq; host.open(); };
+  return {
+    render(panel, v) {
+      const cards = askedCards(focusCards(payloadCards(v.events, v.call, v.seq, flash), v.stage), v.question)
+        .map((c) => ({ ...c, event: maskEvent(c.event, v.mask) }));
+      // only what cites it by the shown position (a later tool/result is the answer to a question)
+      replace(panel, renderPayloads(cards, (seq) => v.citing(seq).filter((c) => c <= v.seq), jump,
+        "Expandable payloads of this call's events, as committed to the log; links jump to the cited event."));
+      if (flash === null) return;
+      const target = panel.querySelector(`.dsh-card[data-seq="${flash}"]`);
+      target?.classList.add("dsh-flash");
+      target?.scrollIntoView?.({ block: "nearest" });
+      flash = null;
+    },
+  };
+}
 
 export function renderPayloads(cards: PayloadCard[], citing: (seq: number) => number[], jump: (seq: number) => void, caption: string): HTMLElement {
   const list = h("div", { class: "dsh-cards" });

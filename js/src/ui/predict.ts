@@ -2,9 +2,10 @@
 // seqs), then this run's real values beside the guess, each row marked match / mismatch — for a
 // class vote, as the presenter marks it (issue 37 item 4). "Not sure" reveals and counts as
 // asked. The panel is a focus group (ui/focus.ts): after "Reveal" the focus goes to
-// "Continue ▶", which a clicker's Space presses; a clicker's "next" on a question reveals it.
+// "Continue" (its arrow an icon), which a clicker's Space presses; a clicker's "next" on a question reveals it.
 import type { Guess, Question, Reveal, Score } from "../model/predict";
 import { h, replace } from "./dom";
+import { icon, iconLabel } from "./icons";
 
 export interface PredictCallbacks {
   answer(guess: Guess): void;
@@ -59,15 +60,17 @@ function questionEl(q: Question, cb: PredictCallbacks, vote: boolean, score: Sco
 function revealEl(r: Reveal, cb: PredictCallbacks, score: Score): HTMLElement {
   const g = r.guess;
   const guessText = g.kind === "unsure" ? "(not sure)" : g.kind === "vote" ? "(class vote)" : g.kind === "arguments" ? g.text || "(empty)" : `[${g.seqs.join(", ")}]`;
-  const next = h("button", { class: "dsh-btn dsh-predict-next", type: "button", "data-focus-first": "" }, "Continue ▶");
+  const next = h("button", { class: "dsh-btn dsh-predict-next", type: "button", "data-focus-first": "" });
+  iconLabel(next, "next", "Continue", true);
   next.addEventListener("click", () => cb.next());
-  // a class vote not marked yet: "?" on every row, until the presenter's ✓ or ✗ (then all follow it)
+  // a class vote not marked yet: "?" on every row, until the presenter's check or cross (then all follow it)
   const mark = (m: boolean | null) => m === null
     ? h("span", { class: "dsh-mark dsh-unmarked", "aria-label": "not marked yet" }, "?")
-    : h("span", { class: `dsh-mark ${m ? "dsh-match" : "dsh-mismatch"}`, "aria-label": m ? "match" : "mismatch" }, m ? "✓" : "✗");
+    : h("span", { class: `dsh-mark ${m ? "dsh-match" : "dsh-mismatch"}`, "aria-label": m ? "match" : "mismatch", role: "img" }, icon(m ? "check" : "cross"));
   const voting = g.kind === "vote" && !r.judged;
   const judge = (right: boolean) => {
-    const b = h("button", { class: `dsh-btn dsh-predict-judge`, type: "button", "data-right": String(right) }, right ? "the class got it ✓" : "the class missed it ✗");
+    const b = h("button", { class: `dsh-btn dsh-predict-judge`, type: "button", "data-right": String(right) });
+    iconLabel(b, right ? "check" : "cross", right ? "the class got it" : "the class missed it", true);
     b.addEventListener("click", () => cb.judge(right));
     return b;
   };

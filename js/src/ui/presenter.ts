@@ -12,20 +12,23 @@
 //   the notebook's scroller — the least scroll that shows the narration down to the current
 //   stage above the sticky bar; when both do not fit, the current stage wins.
 import { h } from "./dom";
+import { iconLabel } from "./icons";
+import { viewList } from "./views";
 
 export interface ViewsToggle { el: HTMLButtonElement; set(open: boolean): void }
 
 /** The "Views" toggle of the playback bar (shown in presenter mode only). */
 export function createViewsToggle(controls: string, toggle: () => void): ViewsToggle {
   const el = h("button", { class: "dsh-btn dsh-views-toggle", type: "button", "aria-expanded": "false", "aria-controls": controls,
-    title: "show the three views (message history, event payloads, responsibilities)" }, "Views ▾") as HTMLButtonElement;
+    title: `show the views (${viewList()})` }) as HTMLButtonElement;
+  iconLabel(el, "expand", "Views", true);
   el.addEventListener("click", toggle);
   return {
     el,
     set(open) {
       el.setAttribute("aria-expanded", String(open));
-      el.textContent = open ? "Views ▴" : "Views ▾";
-      el.title = open ? "hide the three views" : "show the three views (message history, event payloads, responsibilities)";
+      iconLabel(el, open ? "up" : "expand", "Views", true);
+      el.title = open ? "hide the views" : `show the views (${viewList()})`;
     },
   };
 }

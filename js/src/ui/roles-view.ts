@@ -3,14 +3,15 @@ import { ROLES, STAGE_ROLES, roleLines } from "../model/explain";
 import { decisionText } from "../model/mode";
 import type { StageNo, ToolCallTrace } from "../model/stages";
 import type { SessionEvent } from "../types";
-import { h } from "./dom";
+import { h, replace } from "./dom";
+import type { View } from "./view";
 
 /** The responsibilities view; a decided call names its decision — allow / deny, by rule, grant,
  *  mode or user, in which permission mode — as the row "Decided" (issue 36). */
 export function renderRoles(call: ToolCallTrace | undefined, stage: StageNo | 0, events: readonly SessionEvent[] = [], mode?: string): HTMLElement {
   const active = new Set(stage ? STAGE_ROLES[stage] : []);
   const lines = roleLines(call, stage, events);
-  const wrap = h("div", { class: "dsh-roles" },
+  const wrap = h("div", { class: "dsh-view-roles dsh-roles" },
     h("p", { class: "dsh-muted" }, "Colours mark who owns each piece of data and each step."));
   for (const r of ROLES) {
     wrap.append(h("div", { class: `dsh-role dsh-role-${r.role} ${active.has(r.role) ? "dsh-role-active" : ""}`, "data-role": r.role },
@@ -26,4 +27,10 @@ export function renderRoles(call: ToolCallTrace | undefined, stage: StageNo | 0,
       ? `${decisionText(ev)} (approval/decided #${ev.seq})`
       : `not yet — the permission mode${mode ? ` (${mode})` : ""} decides at stage 03, before the tool runs`)));
   return wrap;
+}
+
+/** The responsibilities view as a row of the views table: the call as shown (masked while a
+ *  question asks for its arguments) and the session's permission mode. */
+export function rolesView(): View {
+  return { render: (panel, v) => replace(panel, renderRoles(v.shownCall, v.stage, v.events, v.sessionMode)) };
 }

@@ -1,11 +1,15 @@
 // The inspector's waterfall view: one turn's requests and tool calls as bars on one time axis
-// (model/waterfall.ts), zoomable (−/+/Fit buttons, Ctrl+wheel, the + − 0 keys), a turn picker
-// (◀ ▶, or [ ]), and every bar a button that selects the event it was measured from.
-import { turnWaterfall, type Lane, type Segment, type TurnWaterfall } from "../model/waterfall";
-import type { TrajectoryFold } from "../model/trajectory";
-import type { SessionEvent } from "../types";
+// (model/waterfall.ts: the turn's page of the session, data/pages.ts), zoomable (−/+/Fit buttons,
+// Ctrl+wheel, the + − 0 keys), a turn picker (the back / next buttons, or [ ]), and every bar a
+// button that selects the event it was measured from. Idle gaps inside the turn longer than a
+// second are cut out of the axis and marked (model/axis-cut.ts).
+import type { PageSource } from "../data/pages";
+import { breaksIn, cutAxis, toAxis, type CutAxis } from "../model/axis-cut";
+import { laneSpans, turnLanes, type Lane, type Segment, type TurnWaterfall } from "../model/waterfall";
+import type { TurnPage } from "../wire.gen";
 import { button as btn, fmtMs, h, replace } from "./dom";
 import { niceStep, redrawOnScroll, zoomKey } from "./axis";
+import { icon, iconLabel } from "./icons";
 
 const LABEL_W = 230;
 const ROW = 24; // px per lane (widget.css .dsh-wf-label / .dsh-wf-track)
@@ -18,21 +22,26 @@ const KIND_TEXT: Record<Segment["kind"], string> = {
 
 export interface WaterfallView {
   el: HTMLElement;
-  /** Redraw for these events; `selected`: the seq the inspector shows (its bars are marked). */
-  update(fold: TrajectoryFold, events: readonly SessionEvent[], selected: number, running: boolean): void;
+  /** Redraw; `selected`: the seq the inspector shows (its bars are marked). */
+  update(selected: number, running: boolean): void;
   /** Show the turn that holds `seq`. */
   showTurnOf(seq: number): void;
 }
 
-export function createWaterfall(onSelect: (seq: number) => void): WaterfallView {
+export function createWaterfall(pages: PageSource, onSelect: (seq: number) => void): WaterfallView {
   let zoom = 1;
-  let turn: number | null = null;
-  let last: { fold: TrajectoryFold; events: readonly SessionEvent[]; selected: number; running: boolean } | null = null;
-  const el = h("div", { class: "dsh-waterfall", tabindex: 0, role: "group", "aria-label": "waterfall: requests and tool calls of one turn on a time axis; + and − zoom, 0 fits, [ and ] change the turn" });
+  let turn: number | null = null; // null: the last turn
+  let selected = -1;
+  let running = false;
+  let page: TurnPage | undefined;
+  let cut: CutAxis = cutAxis([]);
+  const el = h("div", { class: "dsh-waterfall", tabindex: 0, role: "group", "aria-label": "waterfall: requests and tool calls of one turn on a time axis (idle gaps cut); + and − zoom, 0 fits, [ and ] change the turn" });
   const turnLabel = h("span", { class: "dsh-wf-turn" });
   const scaleLabel = h("span", { class: "dsh-wf-scale dsh-muted" });
-  const prev = btn("dsh-wf-prev", "◀", "previous turn", () => stepTurn(-1));
-  const next = btn("dsh-wf-next", "▶", "next turn", () => stepTurn(1));
+  const prev = btn("dsh-wf-prev", "", "previous turn", () => stepTurn(-1));
+  iconLabel(prev, "back", "");
+  const next = btn("dsh-wf-next", "", "next turn", () => stepTurn(1));
+  iconLabel(next, "next", "");
   const controls = h("div", { class: "dsh-wf-controls" }, prev, turnLabel, next,
     btn("dsh-wf-out", "−", "zoom out", () => setZoom(zoom / 2)), btn("dsh-wf-in", "+", "zoom in", () => setZoom(zoom * 2)),
     btn("dsh-wf-fit", "Fit", "fit the turn", () => setZoom(1)), scaleLabel,
@@ -44,12 +53,12 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
   const body = h("div", { class: "dsh-wf-body" }, labels, scroll);
   el.append(controls, body);
 
-  const turns = () => last?.fold.turns.map((t) => t.turn) ?? [];
   function stepTurn(d: number): void {
-    const all = turns();
-    const i = all.indexOf(turn ?? all[all.length - 1]);
-    const j = Math.max(0, Math.min(all.length - 1, i + d));
-    if (all[j] !== undefined) { turn = all[j]; zoom = 1; draw(); }
+    const to = d < 0 ? page?.previous : page?.next;
+    if (to === null || to === undefined) return;
+    turn = to;
+    zoom = 1;
+    draw();
   }
   function setZoom(z: number, anchorX?: number): void {
     const before = zoom;
@@ -75,13 +84,15 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     setZoom(e.deltaY < 0 ? zoom * 1.25 : zoom / 1.25, e.clientX - scroll.getBoundingClientRect().left);
   }, { passive: false });
 
-  // bars are placed in percent of the turn's span: zooming only widens the canvas (no per-bar
-  // work, so a turn of a thousand requests zooms at once); one click listener serves every bar
-  function segment(w: TurnWaterfall, s: Segment, span: number, selected: number): HTMLElement {
+  // bars are placed in percent of the turn's (cut) span: zooming only widens the canvas (no
+  // per-bar work, so a turn of a thousand requests zooms at once); one click listener serves all
+  const pos = (w: TurnWaterfall, t: number) => toAxis(cut, Math.max(w.start, t));
+  function segment(w: TurnWaterfall, s: Segment, span: number, selectedSeq: number): HTMLElement {
     const ms = s.end - s.start;
+    const a = pos(w, s.start), b = pos(w, s.end);
     return h("button", {
-      class: `dsh-wf-seg dsh-wf-${s.kind}${s.open ? " dsh-wf-open" : ""}${s.seq === selected ? " dsh-wf-sel" : ""}`, type: "button",
-      style: `left:${(((s.start - w.start) / span) * 100).toFixed(4)}%;width:${((ms / span) * 100).toFixed(4)}%`,
+      class: `dsh-wf-seg dsh-wf-${s.kind}${s.open ? " dsh-wf-open" : ""}${s.seq === selectedSeq ? " dsh-wf-sel" : ""}`, type: "button",
+      style: `left:${((a / span) * 100).toFixed(4)}%;width:${(((b - a) / span) * 100).toFixed(4)}%`,
       "data-seq": s.seq, "data-kind": s.kind, "data-ms": ms, title: `${KIND_TEXT[s.kind]}: ${fmtMs(ms)}${s.open ? " so far" : ""} — event #${s.seq}`,
       "aria-label": `${KIND_TEXT[s.kind]} ${fmtMs(ms)}, event ${s.seq}`,
     });
@@ -91,12 +102,12 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     if (b) onSelect(Number(b.dataset.seq));
   });
 
-  function lane(w: TurnWaterfall, l: Lane, i: number, span: number, selected: number): [HTMLElement, HTMLElement] {
+  function lane(w: TurnWaterfall, l: Lane, i: number, span: number, selectedSeq: number): [HTMLElement, HTMLElement] {
     const top = `top:${i * ROW}px`;
     const label = h("div", { class: `dsh-wf-label dsh-wf-lane-${l.kind}`, style: top, title: `${l.label} — ${l.title}` }, h("span", { class: "dsh-wf-name" }, l.label),
       h("span", { class: "dsh-wf-dur" }, fmtMs(l.durationMs)));
     const track = h("div", { class: `dsh-wf-track dsh-wf-lane-${l.kind} dsh-wf-outcome-${l.outcome}`, style: top, "data-seq": l.seq, "data-ms": l.durationMs },
-      ...l.segments.map((s) => segment(w, s, span, selected)));
+      ...l.segments.map((s) => segment(w, s, span, selectedSeq)));
     return [label, track];
   }
 
@@ -118,7 +129,7 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     const key = `${from}-${to}`;
     if (!force && key === win) return;
     win = key;
-    const span = Math.max(1, w.end - w.start), selected = last?.selected ?? -1;
+    const span = Math.max(1, cut.span);
     const rows = w.lanes.slice(from, to).map((l, k) => lane(w, l, from + k, span, selected));
     replace(labelRows, ...rows.map((r) => r[0]));
     replace(trackRows, ...rows.map((r) => r[1]));
@@ -127,27 +138,26 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
   redrawOnScroll(body, () => drawLanes());
 
   function draw(): void {
-    if (!last) return;
-    const { fold, events, selected, running } = last;
-    const all = turns();
-    if (turn === null || !all.includes(turn)) turn = all[all.length - 1] ?? null;
-    prev.disabled = !all.length || turn === all[0];
-    next.disabled = !all.length || turn === all[all.length - 1];
-    const t = fold.turns.find((x) => x.turn === turn);
-    const key = `${turn}|${events.length}|${t?.endSeq ?? (running ? Date.now() : "")}`;
-    let w: TurnWaterfall | undefined;
-    if (key !== drawn || !t) {
-      w = turn === null ? undefined : turnWaterfall(fold, events, turn, running ? Date.now() : events[events.length - 1]?.time ?? 0);
+    page = pages.get(turn === null ? { kind: "turn" } : { kind: "turn", turn });
+    if (!page) { if (!cur) turnLabel.textContent = "loading…"; return; }
+    if (turn === null && page.turn) turn = (page.turn as { turn: number }).turn;
+    prev.disabled = page.previous === null;
+    next.disabled = page.next === null;
+    const now = running ? Date.now() : 0;
+    const key = `${turn}|${page.count}|${running ? now : ""}`;
+    if (key !== drawn) {
+      const w = turnLanes(page, now);
       if (!w) { drawn = ""; cur = null; turnLabel.textContent = "no turns yet"; replace(labels); replace(canvas); scaleLabel.textContent = ""; return; }
-      const span = Math.max(1, w.end - w.start);
       if (!cur || cur.turn !== w.turn) body.scrollTop = 0;
       cur = w;
+      cut = cutAxis(laneSpans(w));
       const height = `height:${w.lanes.length * ROW}px`;
       labelRows.setAttribute("style", height);
       trackRows.setAttribute("style", height);
-      replace(labels, h("div", { class: "dsh-wf-label dsh-wf-axis-label" }, "since the turn started"), labelRows);
+      replace(labels, h("div", { class: "dsh-wf-label dsh-wf-axis-label" }, cut.breaks.length ? "since the turn started (idle gaps cut)" : "since the turn started"), labelRows);
       replace(canvas, axis, trackRows);
-      canvas.dataset.span = String(span);
+      canvas.dataset.span = String(cut.span);
+      canvas.dataset.cuts = String(cut.breaks.length);
       turnLabel.textContent = `turn ${w.turn} · ${fmtMs(w.end - w.start)} · ${w.lanes.length} bars`;
       turnLabel.setAttribute("data-lanes", String(w.lanes.length));
       drawn = key;
@@ -168,39 +178,51 @@ export function createWaterfall(onSelect: (seq: number) => void): WaterfallView 
     drawTicks();
   }
 
-  /** The axis ticks in and around the visible part of the canvas (a zoomed turn is wide). */
+  /** The axis ticks (and cut marks) in and around the visible part of the canvas. */
   function drawTicks(): void {
     const span = Number(canvas.dataset.span) || 1, scale = Number(canvas.dataset.scale) || 1;
     const step = niceStep(90 / scale);
     const view = scroll.clientWidth || 1200;
     const from = Math.max(0, Math.floor((scroll.scrollLeft - view) / scale / step) * step);
     const to = Math.min(span, (scroll.scrollLeft + 2 * view) / scale);
+    const cuts = breaksIn(cut, from, to, 110 / scale);
     const ticks: HTMLElement[] = [];
-    // no tick whose label would be cut at the canvas's end
-    for (let ms = from; ms <= to; ms += step) if (ms === 0 || (span - ms) * scale >= 48) ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
-    replace(axis, ...ticks);
+    // no tick whose label would be cut at the canvas's end, nor one under a cut's mark
+    for (let ms = from; ms <= to; ms += step) {
+      if ((ms === 0 || (span - ms) * scale >= 48) && !cuts.some((k) => (ms - k.at) * scale > -48 && (ms - k.at) * scale < 115)) {
+        ticks.push(h("span", { class: "dsh-wf-tick", style: `left:${(ms * scale).toFixed(1)}px` }, fmtMs(ms)));
+      }
+    }
+    const marks = cuts.map((k) => {
+      const text = k.count === 1 ? `${fmtMs(k.ms)} idle` : `${k.count} gaps · ${fmtMs(k.ms)} idle`;
+      return h("span", { class: "dsh-axis-break dsh-wf-break", style: `left:${(k.at * scale).toFixed(1)}px`, "data-idle-ms": k.ms,
+        "data-gaps": k.count, title: `${text}: cut out of the axis` }, icon("break"), text);
+    });
+    replace(axis, ...ticks, ...marks);
   }
   // a narrowed or widened pane: "fit" fits the new width (the scale is recomputed, lanes kept)
   let lastWidth = 0;
   if (typeof ResizeObserver === "function") new ResizeObserver(() => {
-    if (last && scroll.clientWidth && scroll.clientWidth !== lastWidth) { lastWidth = scroll.clientWidth; draw(); }
+    if (page && scroll.clientWidth && scroll.clientWidth !== lastWidth) { lastWidth = scroll.clientWidth; draw(); }
   }).observe(scroll);
   redrawOnScroll(scroll, drawTicks);
 
   return {
     el,
-    update(fold, events, selected, running) { last = { fold, events, selected, running }; draw(); },
+    update(sel, isRunning) { selected = sel; running = isRunning; draw(); },
     showTurnOf(seq) {
-      const t = last?.fold.turns.filter((x) => x.seq <= seq).pop();
-      if (t && t.turn !== turn) { turn = t.turn; zoom = 1; }
-      draw();
-      // bring the lane of that event into view (lanes outside it are not drawn)
-      const i = cur ? cur.lanes.findIndex((l) => l.seq === seq || l.segments.some((x) => x.seq === seq)) : -1;
-      const view = body.clientHeight || 320;
-      if (i >= 0 && (i * ROW < body.scrollTop || (i + 2) * ROW > body.scrollTop + view)) {
-        body.scrollTop = Math.max(0, i * ROW - view / 2);
-        drawLanes();
-      }
+      void pages.fetch({ kind: "turn", seq }).then((p) => {
+        const t = p.turn as { turn: number } | null;
+        if (t && t.turn !== turn) { turn = t.turn; zoom = 1; }
+        draw();
+        // bring the lane of that event into view (lanes outside it are not drawn)
+        const i = cur ? cur.lanes.findIndex((l) => l.seq === seq || l.segments.some((x) => x.seq === seq)) : -1;
+        const view = body.clientHeight || 320;
+        if (i >= 0 && (i * ROW < body.scrollTop || (i + 2) * ROW > body.scrollTop + view)) {
+          body.scrollTop = Math.max(0, i * ROW - view / 2);
+          drawLanes();
+        }
+      }).catch(() => undefined);
     },
   };
 }

@@ -8,7 +8,8 @@ import type { ClientEnvelope, ControlItem, FollowItem, ServerEnvelope } from "..
 export interface TranscriptLine { dir: "in" | "out"; msg: ClientEnvelope | ServerEnvelope }
 export interface Step { line: number; state: FoldState }
 
-export function replay(lines: TranscriptLine[]): Step[] {
+/** `window`: the model holds at most that many events (trimmed after each follow item, as a widget does). */
+export function replay(lines: TranscriptLine[], window?: number): Step[] {
   let model: ClientSessionModel | null = null;
   const streams = new Map<string, string>(); // streamId -> endpoint
   const prompts = new Map<string, string>(); // rpcId -> requestId
@@ -39,7 +40,10 @@ export function replay(lines: TranscriptLine[]): Step[] {
       steps.push({ line: i, state: model.state() });
     } else if (msg.type === "item") {
       const endpoint = streams.get(msg.streamId);
-      if (endpoint === "session/follow") model.apply(msg.value as FollowItem);
+      if (endpoint === "session/follow") {
+        model.apply(msg.value as FollowItem);
+        if (window !== undefined) model.trim(window);
+      }
       else if (endpoint === "session/control") model.applyControl(msg.value as ControlItem);
       else return;
       steps.push({ line: i, state: model.state() });

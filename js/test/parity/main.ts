@@ -1,4 +1,4 @@
-// node <bundle of this file> FIXTURE.jsonl → one JSON line per step: {"line", "state"}.
+// node <bundle of this file> FIXTURE.jsonl [WINDOW] → one JSON line per step: {"line", "state"}.
 import { readFileSync } from "node:fs";
 import { replay, type TranscriptLine } from "./driver";
 
@@ -8,4 +8,5 @@ if (!path) {
   process.exit(2);
 }
 const lines = readFileSync(path, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as TranscriptLine);
-process.stdout.write(replay(lines).map((s) => JSON.stringify(s)).join("\n") + "\n");
+const window = process.argv[3] ? Number(process.argv[3]) : undefined;
+process.stdout.write(replay(lines, window).map((s) => JSON.stringify(s)).join("\n") + "\n");
