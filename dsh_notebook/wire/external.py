@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field, JsonValue
 
 from .base import Frozen
+from .codes import ErrorCode
 from .events import ErrorInfo, ExternalClient, ExternalContent, PermissionMode
 
 ExternalTool = Literal[
@@ -57,7 +58,7 @@ class ExternalBegun(Frozen):
     allowed: bool
     turn: int | None = None
     mode: PermissionMode | None = None
-    code: str | None = None
+    code: ErrorCode | None = None
     reason: str | None = None
 
 

@@ -1,7 +1,7 @@
 // External agents' calls (issue 41): an agent outside Jupyter (Claude Code, Codex, Cursor) drove
 // this notebook over MCP. Each call is `external/call` … `external/result` in the session; this
 // fold turns them into rows the loop widget draws in the external agent's own colour.
-import type { SessionEvent } from "../types";
+import { isCode, type SessionEvent } from "../types";
 
 export type ExternalStatus = "running" | "waiting" | "done" | "error" | "refused";
 
@@ -70,7 +70,7 @@ export function externalCalls(events: readonly SessionEvent[], waiting: Readonly
       const text = (ev.content ?? []).map((p) => (p.type === "image" ? `[image ${p.mimeType ?? ""}]` : p.text ?? "")).join("\n");
       row.resultSeq = ev.seq;
       row.result = oneLine(text, 240);
-      row.status = ev.error?.code === "DENIED" ? "refused" : ev.isError ? "error" : "done";
+      row.status = isCode(ev.error?.code, "DENIED") ? "refused" : ev.isError ? "error" : "done";
     }
   }
   const out = [...rows.values()];
