@@ -61,9 +61,9 @@ def present_from_off(loop: Any) -> None:
     """Presenter mode switched on by a click on "Present" (off first)."""
     if loop.get_attribute("data-present") == "true":
         loop.locator(".dsh-present-btn").click()
-        wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=10, what="presenter mode off")
+        wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=30, what="presenter mode off")
     loop.locator(".dsh-present-btn").click()
-    wait_until(lambda: loop.get_attribute("data-present") == "true", timeout=10, what="presenter mode on")
+    wait_until(lambda: loop.get_attribute("data-present") == "true", timeout=30, what="presenter mode on")
 
 
 @pytest.mark.parametrize("name", list(SCREENS))
@@ -178,7 +178,7 @@ def test_follows_jupyterlab_presentation_mode(room: Any) -> None:
     page = loop.page
     if loop.get_attribute("data-present") == "true":
         loop.locator(".dsh-present-btn").click()
-    wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=10, what="presenter mode off")
+    wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=30, what="presenter mode off")
     toggle = "() => { window.jupyterapp.commands.execute('application:toggle-presentation-mode'); }"
     shell = "() => document.querySelector('.jp-LabShell').classList.contains('jp-mod-presentationMode')"
     page.evaluate(toggle)
