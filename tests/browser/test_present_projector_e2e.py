@@ -57,8 +57,17 @@ def room(nb01: Any) -> Iterator[Callable[[str], Any]]:
     file_browser(nb01, True)
 
 
+LAB_IN_PRESENTATION = "() => document.querySelector('.jp-LabShell').classList.contains('jp-mod-presentationMode')"
+TOGGLE_LAB_PRESENTATION = "() => { window.jupyterapp.commands.execute('application:toggle-presentation-mode'); }"
+
+
 def present_from_off(loop: Any) -> None:
-    """Presenter mode switched on by a click on "Present" (off first)."""
+    """Presenter mode switched on by a click on "Present" (off first; JupyterLab's own
+    presentation mode, which the widget follows, off too)."""
+    page = loop.page
+    if page.evaluate(LAB_IN_PRESENTATION):
+        page.evaluate(TOGGLE_LAB_PRESENTATION)
+        wait_until(lambda: not page.evaluate(LAB_IN_PRESENTATION), timeout=30, what="JupyterLab out of presentation mode")
     if loop.get_attribute("data-present") == "true":
         loop.locator(".dsh-present-btn").click()
         wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=30, what="presenter mode off")
