@@ -5,22 +5,15 @@
 // controls, one current card, and a live run's new turn shown at its 01 with the waiting line.
 import { afterEach, describe, expect, it } from "vitest";
 import { clampWpm, readingMs, wordCount, WORDS_PER_MINUTE } from "../src/model/pacing";
-import { Player, type Scheduler } from "../src/model/playback";
+import { Player } from "../src/model/playback";
 import { PredictMode, questionFor } from "../src/model/predict";
 import { HIDDEN, maskEvent, maskOf, maskTrace } from "../src/model/predict-mask";
 import { TurnTracker, WaitClock } from "../src/model/live-turn";
 import { playbackSteps, traceToolCalls } from "../src/model/stages";
 import type { FollowItem, SessionEvent } from "../src/types";
 import { FakeModel, mount, tick, waitFor } from "./fake-model";
-import { eventsOf, readmeRun, streamItems } from "./helpers";
+import { eventsOf, readmeRun, streamItems, ManualScheduler } from "./helpers";
 import { VIEW_NAMES } from "../src/ui/views";
-
-class ManualScheduler implements Scheduler {
-  queue: { fn: () => void; ms: number }[] = [];
-  set(fn: () => void, ms: number) { const h = { fn, ms }; this.queue.push(h); return h; }
-  clear(h: unknown) { this.queue = this.queue.filter((x) => x !== h); }
-  run() { const h = this.queue.shift(); h?.fn(); return h?.ms; }
-}
 
 const cleanups: (() => void)[] = [];
 afterEach(() => { while (cleanups.length) cleanups.pop()?.(); document.body.innerHTML = ""; });

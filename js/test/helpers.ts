@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Scheduler } from "../src/model/playback";
 import type { FollowItem, SessionEvent } from "../src/types";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -45,3 +46,11 @@ export function streamItems(name: string): FollowItem[] {
 
 /** A hand-built follow item (tests of edge cases build partial ones). */
 export const item = (x: unknown): FollowItem => x as FollowItem;
+
+/** A scheduler the test runs by hand: `run()` fires the next timer and returns its delay. */
+export class ManualScheduler implements Scheduler {
+  queue: { fn: () => void; ms: number }[] = [];
+  set(fn: () => void, ms: number) { const h = { fn, ms }; this.queue.push(h); return h; }
+  clear(h: unknown) { this.queue = this.queue.filter((x) => x !== h); }
+  run() { const h = this.queue.shift(); h?.fn(); return h?.ms; }
+}

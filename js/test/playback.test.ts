@@ -1,16 +1,9 @@
 import type { SessionEvent } from "../src/types";
 import { describe, expect, it } from "vitest";
-import { Player, recordedDelay, type Scheduler } from "../src/model/playback";
+import { Player, recordedDelay } from "../src/model/playback";
 import { playbackSteps, traceToolCalls } from "../src/model/stages";
 import { EventFilter, summarize } from "../src/model/summary";
-import { eventsOf, readmeRun } from "./helpers";
-
-class ManualScheduler implements Scheduler {
-  queue: { fn: () => void; ms: number }[] = [];
-  set(fn: () => void, ms: number) { const h = { fn, ms }; this.queue.push(h); return h; }
-  clear(h: unknown) { this.queue = this.queue.filter((x) => x !== h); }
-  run() { const h = this.queue.shift(); h?.fn(); return h?.ms; }
-}
+import { eventsOf, readmeRun, ManualScheduler } from "./helpers";
 
 describe("playback", () => {
   it("plays through the stages with the recorded gaps, clamped", () => {

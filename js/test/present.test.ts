@@ -4,20 +4,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { livePace, paceDelay, readingMs, wordCount } from "../src/model/pacing";
 import { clickerAction } from "../src/ui/clicker";
-import { Player, type Scheduler } from "../src/model/playback";
+import { Player } from "../src/model/playback";
 import { PredictMode } from "../src/model/predict";
 import { explainStage } from "../src/model/explain";
 import { playbackSteps, STAGES, traceToolCalls } from "../src/model/stages";
 import type { FollowItem } from "../src/types";
 import { FakeModel, mount, waitFor } from "./fake-model";
-import { eventsOf, readmeRun } from "./helpers";
-
-class ManualScheduler implements Scheduler {
-  queue: { fn: () => void; ms: number }[] = [];
-  set(fn: () => void, ms: number) { const h = { fn, ms }; this.queue.push(h); return h; }
-  clear(h: unknown) { this.queue = this.queue.filter((x) => x !== h); }
-  run() { const h = this.queue.shift(); h?.fn(); return h?.ms; }
-}
+import { eventsOf, readmeRun, ManualScheduler } from "./helpers";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => { while (cleanups.length) cleanups.pop()?.(); });

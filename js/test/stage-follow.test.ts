@@ -2,18 +2,11 @@ import { describe, expect, it } from "vitest";
 import { approvalDetail, lineDiff, waitingKey } from "../src/model/approval";
 import { deriveMessages } from "../src/model/history";
 import { historyFocus } from "../src/model/history-focus";
-import { liveDwell, Player, SPEEDS, type Scheduler } from "../src/model/playback";
+import { liveDwell, Player, SPEEDS } from "../src/model/playback";
 import { questionFor, reveal } from "../src/model/predict";
 import { resolveMessageSeqs } from "../src/model/diff";
 import { playbackSteps, traceToolCalls } from "../src/model/stages";
-import { eventsOf, streamItems } from "./helpers";
-
-class ManualScheduler implements Scheduler {
-  queue: { fn: () => void; ms: number }[] = [];
-  set(fn: () => void, ms: number) { const h = { fn, ms }; this.queue.push(h); return h; }
-  clear(h: unknown) { this.queue = this.queue.filter((x) => x !== h); }
-  run() { const h = this.queue.shift(); h?.fn(); return h?.ms; }
-}
+import { eventsOf, streamItems, ManualScheduler } from "./helpers";
 
 const fix = () => {
   const events = eventsOf(streamItems("fix-tests"));

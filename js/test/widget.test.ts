@@ -61,9 +61,9 @@ describe("LoopWidget in the DOM", () => {
   it("clicking a stage replays it: stage 02 shows the result as not yet committed", async () => {
     const model = new FakeModel({ kind: "loop", session_id: "s_x", readonly: false, error: "", create_args: {} }, readmeRun());
     const el = mount(model);
-    await tick();
+    await waitFor(() => currentStage(el) === "6"); // the run drawn (a loaded machine may need more than a tick)
     (el.querySelector('.dsh-stage[data-stage="2"]') as HTMLElement).click();
-    await tick();
+    await waitFor(() => currentStage(el) === "2");
     expect(el.querySelector(".dsh-stage[data-state=current]")?.getAttribute("data-stage")).toBe("2");
     (el.querySelector('.dsh-tab[data-view="payloads"]') as HTMLElement).click();
     await tick();

@@ -57,13 +57,22 @@ def room(nb01: Any) -> Iterator[Callable[[str], Any]]:
     file_browser(nb01, True)
 
 
+LAB_IN_PRESENTATION = "() => document.querySelector('.jp-LabShell').classList.contains('jp-mod-presentationMode')"
+TOGGLE_LAB_PRESENTATION = "() => { window.jupyterapp.commands.execute('application:toggle-presentation-mode'); }"
+
+
 def present_from_off(loop: Any) -> None:
-    """Presenter mode switched on by a click on "Present" (off first)."""
+    """Presenter mode switched on by a click on "Present" (off first; JupyterLab's own
+    presentation mode, which the widget follows, off too)."""
+    page = loop.page
+    if page.evaluate(LAB_IN_PRESENTATION):
+        page.evaluate(TOGGLE_LAB_PRESENTATION)
+        wait_until(lambda: not page.evaluate(LAB_IN_PRESENTATION), timeout=30, what="JupyterLab out of presentation mode")
     if loop.get_attribute("data-present") == "true":
         loop.locator(".dsh-present-btn").click()
-        wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=10, what="presenter mode off")
+        wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=30, what="presenter mode off")
     loop.locator(".dsh-present-btn").click()
-    wait_until(lambda: loop.get_attribute("data-present") == "true", timeout=10, what="presenter mode on")
+    wait_until(lambda: loop.get_attribute("data-present") == "true", timeout=30, what="presenter mode on")
 
 
 @pytest.mark.parametrize("name", list(SCREENS))
@@ -178,7 +187,7 @@ def test_follows_jupyterlab_presentation_mode(room: Any) -> None:
     page = loop.page
     if loop.get_attribute("data-present") == "true":
         loop.locator(".dsh-present-btn").click()
-    wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=10, what="presenter mode off")
+    wait_until(lambda: loop.get_attribute("data-present") == "false", timeout=30, what="presenter mode off")
     toggle = "() => { window.jupyterapp.commands.execute('application:toggle-presentation-mode'); }"
     shell = "() => document.querySelector('.jp-LabShell').classList.contains('jp-mod-presentationMode')"
     page.evaluate(toggle)

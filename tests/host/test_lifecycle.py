@@ -3,6 +3,7 @@ a saved session is described and followed by the read-only controller with every
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,10 @@ def test_a_saved_session_is_served_read_only_with_every_info_field(tmp_path: Pat
         conn.send({"type": "open", "streamId": "f", "endpoint": "session/follow", "payload": {"args": {"sessionId": sid}}})
         snap = conn.until(lambda m: m.get("streamId") == "f")["value"]
         assert snap["type"] == "snapshot" and snap["live"]["attached"] is False and len(snap["events"]) == len(lines) - 1
+        # the tracer records the follow's invocation as it ends its first send: wait for that record
+        deadline = time.monotonic() + 30
+        while host.tracer.last("session/follow") is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert snap["header"]["id"] == sid and host.tracer.last("session/follow").invocation.notes["follow"] == "snapshot from the saved log"  # type: ignore[union-attr]
     finally:
         host.shutdown()

@@ -24,6 +24,9 @@ def shell(isolated_dsh_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     from dsh_notebook.host.host import Host
 
     monkeypatch.chdir(tmp_path)
+    left = Host.current()  # a host an earlier test of this worker left: it read that test's env (keys, home)
+    if left is not None:
+        left.shutdown()
     ip = get_ipython()
     ip.run_line_magic("load_ext", "dsh_notebook")
     yield ip
