@@ -168,7 +168,10 @@ class ExternalCalls:
             self.pending.pop(args.call_id, None)
             return await self._log_result(pending, args)
         pending.result.set_result(args)
-        return await asyncio.shield(pending.ended)
+        ended = await asyncio.shield(pending.ended)
+        if pending.task is not None:  # answered once its external turn is over (turn/end logged, the
+            await asyncio.wait({pending.task})  # session idle): a %dsh undo right after it finds it ended
+        return ended
 
     def abandon(self, caller: str) -> int:
         """The server that made calls as ``caller`` is gone (its comm closed): end their external
