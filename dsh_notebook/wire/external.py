@@ -31,6 +31,17 @@ ExternalTool = Literal[
 """The MCP tools of the notebook server (DESIGN §6.2)."""
 
 
+class CellProvenance(Frozen):
+    """``metadata.dsh.provenance`` of a cell an external agent inserted or edited: who (the MCP
+    client), the call and the session it is logged in, the tool, and when (UTC, ISO 8601)."""
+
+    client: ExternalClient
+    call_id: str
+    session_id: str
+    tool: ExternalTool
+    time: str
+
+
 # --- endpoints -----------------------------------------------------------------------------------
 
 
@@ -100,6 +111,6 @@ class EventsPage(Frozen):
 
 
 __all__ = [
-    "EventsArgs", "EventsPage", "ExternalBeginArgs", "ExternalBegun", "ExternalClient", "ExternalContent",
+    "CellProvenance", "EventsArgs", "EventsPage", "ExternalBeginArgs", "ExternalBegun", "ExternalClient", "ExternalContent",
     "ExternalEndArgs", "ExternalEnded", "ExternalTool",
 ]  # fmt: skip

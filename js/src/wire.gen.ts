@@ -62,6 +62,26 @@ export interface ApprovalDecided {
   feedback?: string | null;
 }
 
+/** The call was decided (in the banner, the widget, by ``%dsh stop`` …): its banner goes. */
+export interface ApprovalGone {
+  kind: "approval-gone";
+  callId: string;
+}
+
+/**
+ * An external call on ``path`` waits for a person: the banner above that notebook. ``text``:
+ * the code or cell source it would run or write (masked, as the session's log has it).
+ */
+export interface ApprovalShown {
+  kind: "approval";
+  callId: string;
+  path: string;
+  tool: "list_notebooks" | "read_notebook" | "execute_code" | "insert_cell" | "edit_cell" | "inspect_var" | "ask_agent" | "session_events";
+  client: ExternalClient;
+  sessionId: string;
+  text?: string | null;
+}
+
 /**
  * ``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
  * rest of the session (logged as ``approval/decided.grant``). For ``exit_plan_mode``: ``allow``
@@ -168,6 +188,25 @@ export interface Cancelled {
   cancelled: boolean;
 }
 
+/** Insert ``cell`` after the cell with id ``after`` (``null``: first). */
+export interface CellInsert {
+  op: "insert";
+  after: string | null;
+  cell: { [k: string]: JsonValue };
+}
+
+/**
+ * ``metadata.dsh.provenance`` of a cell an external agent inserted or edited: who (the MCP
+ * client), the call and the session it is logged in, the tool, and when (UTC, ISO 8601).
+ */
+export interface CellProvenance {
+  client: ExternalClient;
+  callId: string;
+  sessionId: string;
+  tool: "list_notebooks" | "read_notebook" | "execute_code" | "insert_cell" | "edit_cell" | "inspect_var" | "ask_agent" | "session_events";
+  time: string;
+}
+
 /**
  * The notebook cell that sent a prompt: the front end's ``cellId`` (execute request metadata,
  * when it sends one) and the kernel's execution count of that cell.
@@ -175,6 +214,14 @@ export interface Cancelled {
 export interface CellRef {
   cellId?: string | null;
   executionCount?: number | null;
+}
+
+/** Replace the cell with id ``id`` by ``cell``, only if its source is still ``expect``. */
+export interface CellReplace {
+  op: "replace";
+  id: string;
+  cell: { [k: string]: JsonValue };
+  expect: string;
 }
 
 /**
@@ -902,9 +949,77 @@ export interface Page {
   page: RowsPage | Facets | StatsPage | TimelinePage | TurnPage | RequestDiffPage | MessagesPage | ExportPage;
 }
 
+/** Make ``ops`` in the open notebook ``path``, all or none (a cell changed since: ``EDIT_CONFLICT``). */
+export interface PageApply {
+  kind: "apply";
+  id: number;
+  path: string;
+  ops: (CellInsert | CellReplace)[];
+}
+
+/** A person's answer in the banner of the call ``callId``. */
+export interface PageApprove {
+  kind: "approve";
+  callId: string;
+  decision: "allow" | "deny";
+}
+
 export interface PageArgs {
   sessionId: string;
   query: RowsQuery | FacetsQuery | StatsQuery | TimelineQuery | TurnQuery | RequestDiffQuery | MessagesQuery | ExportQuery;
+}
+
+/** What the server sends a JupyterLab page over ``{base_url}dsh/pages`` (external agents). */
+export type PageFromServer = PageRead | PageSave | PageApply | ApprovalShown | ApprovalGone;
+
+/**
+ * The value of a :class:`PageRead`: the notebook as the page has it, and whether the person
+ * has unsaved changes in it.
+ */
+export interface PageNotebook {
+  notebook: { [k: string]: JsonValue };
+  dirty: boolean;
+}
+
+/** Read the open notebook ``path`` as the person sees it (unsaved changes included). */
+export interface PageRead {
+  kind: "read";
+  id: number;
+  path: string;
+}
+
+/**
+ * The answer to the ask ``id``: ``value`` (:class:`PageNotebook` to a read, :class:`PageSaved`
+ * to a save or an apply), or the coded ``error`` (``EDIT_CONFLICT``, ``PAGE_GONE`` …).
+ */
+export interface PageReply {
+  kind: "reply";
+  id: number;
+  ok: boolean;
+  value?: PageNotebook | PageSaved | null;
+  error?: WireError | null;
+}
+
+/** Save the person's unsaved changes of ``path`` (when the page's autosave is on). */
+export interface PageSave {
+  kind: "save";
+  id: number;
+  path: string;
+}
+
+/** The value of a :class:`PageSave` or :class:`PageApply`: saved now or not, unsaved changes left. */
+export interface PageSaved {
+  saved: boolean;
+  dirty: boolean;
+}
+
+/** What a JupyterLab page sends the server over ``{base_url}dsh/pages`` (external agents). */
+export type PageToServer = PagesOpen | PageReply | PageApprove;
+
+/** The notebooks the page has open (paths as Jupyter's contents API names them). */
+export interface PagesOpen {
+  kind: "open";
+  paths: string[];
 }
 
 /** Stage 02 (``tool/call`` logged) or 03 (before the tool runs). */

@@ -7,13 +7,9 @@
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
-export interface Approval {
-  callId: string;
-  path: string;
-  tool: string;
-  client?: { name?: string; version?: string };
-  text?: string | null;
-}
+import type { ApprovalShown } from './pages.gen';
+
+export type Approval = ApprovalShown;
 
 export class Banners {
   private shown = new Map<string, Widget>();
@@ -25,7 +21,7 @@ export class Banners {
     const banner = new Widget();
     banner.addClass('dsh-lab-banner');
     banner.node.setAttribute('role', 'alert');
-    const who = [approval.client?.name, approval.client?.version].filter(Boolean).join(' ') || 'an MCP client';
+    const who = [approval.client.name, approval.client.version].filter(Boolean).join(' ') || 'an MCP client';
     const title = document.createElement('div');
     title.className = 'dsh-lab-banner-title';
     title.textContent = `External agent ${who} asks to run ${approval.tool} in this notebook`;

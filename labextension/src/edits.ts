@@ -6,17 +6,26 @@
  * and nothing changes — and all are made in one transaction of the notebook's shared model (the
  * person sees the cell appear; Undo in the notebook takes it back). The notebook is saved after
  * the change when the person had nothing unsaved in it.
+ *
+ * Notebooks and cells travel as JSON objects (the wire's `JsonValue`); here they are JupyterLab's
+ * own nbformat types — the same JSON, typed twice: {@link toWire} and {@link fromWire} say so.
  */
 import type { IDocumentManager } from '@jupyterlab/docmanager';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { ISharedCodeCell, ISharedNotebook } from '@jupyter/ydoc';
 import type * as nbformat from '@jupyterlab/nbformat';
 
+import type { CellInsert, CellReplace, JsonValue, PageNotebook, PageSaved } from './pages.gen';
 import { CodedError } from './socket';
 
-export type Op =
-  | { op: 'insert'; after: string | null; cell: nbformat.ICell }
-  | { op: 'replace'; id: string; expect: string; cell: nbformat.ICell };
+export type Op = CellInsert | CellReplace;
+type JsonObject = { [k: string]: JsonValue };
+
+/** The notebook model's JSON (an nbformat 4 notebook) as the wire's JSON object. */
+const toWire = (nb: ReturnType<NonNullable<NotebookPanel['content']['model']>['toJSON']>): JsonObject =>
+  nb as unknown as JsonObject;
+/** A cell of the wire as JupyterLab's nbformat type (the server made it from an nbformat 4 cell). */
+const fromWire = (cell: JsonObject): nbformat.ICell => cell as unknown as nbformat.ICell;
 
 function shared(panel: NotebookPanel): ISharedNotebook {
   const model = panel.content.model;
@@ -26,13 +35,13 @@ function shared(panel: NotebookPanel): ISharedNotebook {
 
 const ids = (nb: ISharedNotebook): string[] => nb.cells.map(c => c.getId());
 
-export async function read(panel: NotebookPanel): Promise<unknown> {
+export async function read(panel: NotebookPanel): Promise<PageNotebook> {
   await panel.context.ready;
-  return { notebook: panel.content.model!.toJSON(), dirty: panel.context.model.dirty };
+  return { notebook: toWire(panel.content.model!.toJSON()), dirty: panel.context.model.dirty };
 }
 
 /** Save the person's unsaved changes, as autosave would (not when they turned autosave off). */
-export async function save(panel: NotebookPanel, docs: IDocumentManager): Promise<unknown> {
+export async function save(panel: NotebookPanel, docs: IDocumentManager): Promise<PageSaved> {
   await panel.context.ready;
   const dirty = panel.context.model.dirty;
   if (dirty && docs.autosave) await panel.context.save();
@@ -56,7 +65,7 @@ function check(nb: ISharedNotebook, ops: Op[], path: string): void {
         throw new CodedError('EDIT_CONFLICT', `cell ${op.after}, which the new cell was to follow, was deleted in ` +
           'JupyterLab since it was read: nothing was changed');
       }
-      if (op.cell.id) present.add(String(op.cell.id));
+      if (typeof op.cell.id === 'string') present.add(op.cell.id);
     }
   }
 }
@@ -77,7 +86,7 @@ function replace(nb: ISharedNotebook, index: number, cell: nbformat.ICell): void
   }
 }
 
-export async function apply(panel: NotebookPanel, ops: Op[]): Promise<unknown> {
+export async function apply(panel: NotebookPanel, ops: Op[]): Promise<PageSaved> {
   await panel.context.ready;
   const nb = shared(panel);
   check(nb, ops, panel.context.path);
@@ -85,9 +94,9 @@ export async function apply(panel: NotebookPanel, ops: Op[]): Promise<unknown> {
   nb.transact(() => {
     for (const op of ops) {
       if (op.op === 'insert') {
-        nb.insertCell(op.after === null ? 0 : ids(nb).indexOf(op.after) + 1, op.cell as any);
+        nb.insertCell(op.after === null ? 0 : ids(nb).indexOf(op.after) + 1, fromWire(op.cell) as any);
       } else {
-        replace(nb, ids(nb).indexOf(op.id), op.cell);
+        replace(nb, ids(nb).indexOf(op.id), fromWire(op.cell));
       }
     }
   });

@@ -11,15 +11,15 @@ import { IDocumentManager } from '@jupyterlab/docmanager';
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 
 import { type Approval, Banners } from './banner';
-import { apply, type Op, read, save } from './edits';
+import { apply, read, save } from './edits';
 import { watchMarks } from './marks';
-import { CodedError, PageSocket, type ServerMessage } from './socket';
+import { CodedError, type Handlers, PageSocket } from './socket';
 import { FileFollower } from './watch';
 
 function activate(app: JupyterFrontEnd, tracker: INotebookTracker, docs: IDocumentManager): void {
   const contents = app.serviceManager.contents;
   const pathOf = (panel: NotebookPanel): string => contents.localPath(panel.context.path);
-  const panelOf = (path: unknown): NotebookPanel => {
+  const panelOf = (path: string): NotebookPanel => {
     const found = tracker.find(panel => !panel.isDisposed && pathOf(panel) === path);
     if (!found) throw new CodedError('PAGE_GONE', `${String(path)} is no longer open in this JupyterLab page`);
     return found;
@@ -28,33 +28,34 @@ function activate(app: JupyterFrontEnd, tracker: INotebookTracker, docs: IDocume
   const pending = new Map<string, Approval>();
   const banners = new Banners((callId, decision) => socket.send({ kind: 'approve', callId, decision }));
 
-  const handle = async (message: ServerMessage): Promise<unknown> => {
-    switch (message.kind) {
-      case 'read':
-        return read(panelOf(message.path));
-      case 'save':
-        return save(panelOf(message.path), docs);
-      case 'apply': {
-        const panel = panelOf(message.path);
-        const done = await apply(panel, message.ops as Op[]);
-        follower.follow(panel);
-        return done;
+  const handlers: Handlers = {
+    async ask(message) {
+      switch (message.kind) {
+        case 'read':
+          return read(panelOf(message.path));
+        case 'save':
+          return save(panelOf(message.path), docs);
+        case 'apply': {
+          const panel = panelOf(message.path);
+          const done = await apply(panel, message.ops);
+          follower.follow(panel);
+          return done;
+        }
       }
-      case 'approval': {
-        const approval = message as unknown as Approval;
-        pending.set(approval.callId, approval);
+    },
+    tell(message) {
+      if (message.kind === 'approval') {
+        pending.set(message.callId, message);
         tracker.forEach(panel => {
-          if (pathOf(panel) === approval.path) banners.show(panel, approval);
+          if (pathOf(panel) === message.path) banners.show(panel, message);
         });
-        return;
+      } else {
+        pending.delete(message.callId);
+        banners.gone(message.callId);
       }
-      case 'approval-gone':
-        pending.delete(String(message.callId));
-        banners.gone(String(message.callId));
-        return;
     }
   };
-  const socket = new PageSocket(app.serviceManager.serverSettings, handle);
+  const socket = new PageSocket(app.serviceManager.serverSettings, handlers);
   const announce = () => socket.setOpen(tracker.filter(p => !p.isDisposed).map(pathOf));
 
   tracker.widgetAdded.connect((_, panel) => {

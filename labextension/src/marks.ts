@@ -7,13 +7,10 @@
 import type { Cell } from '@jupyterlab/cells';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
-interface Provenance {
-  client?: { name?: string; version?: string };
-  callId?: string;
-  sessionId?: string;
-  tool?: string;
-  time?: string;
-}
+import type { CellProvenance } from './pages.gen';
+
+/** What a cell's `metadata.dsh.provenance` says (read defensively: the metadata may be edited). */
+type Provenance = Partial<CellProvenance>;
 
 export function provenanceOf(cell: Cell): Provenance | null {
   const dsh = cell.model.getMetadata('dsh') as { provenance?: Provenance } | undefined;

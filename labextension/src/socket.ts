@@ -2,18 +2,18 @@
  * The page's WebSocket to `{base_url}dsh/pages` (issue 41): Jupyter Server authenticates it as it
  * does every request of the page. The page says which notebooks it has open; the server asks it
  * to read, save or change one of them, and tells it which external calls wait for a person.
- * Reconnects with a growing pause while the page lives.
+ * Reconnects with a growing pause while the page lives. The messages are the wire's
+ * (`pages.gen.ts`, generated from `dsh_notebook/wire/external_pages.py`).
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import type { ServerConnection } from '@jupyterlab/services';
 
-/** A message of the server. */
-export interface ServerMessage {
-  kind: 'read' | 'save' | 'apply' | 'approval' | 'approval-gone';
-  id?: number;
-  path?: string;
-  [key: string]: unknown;
-}
+import type { PageApply, PageFromServer, PageNotebook, PageRead, PageSave, PageSaved, PageToServer } from './pages.gen';
+
+/** An ask of the server: the page answers it with a reply of the same id. */
+export type PageAsk = PageRead | PageSave | PageApply;
+/** What an ask is answered with. */
+export type PageValue = PageNotebook | PageSaved;
 
 /** A refusal the external agent reads: `[CODE] message`. */
 export class CodedError extends Error {
@@ -22,7 +22,15 @@ export class CodedError extends Error {
   }
 }
 
-export type Handler = (message: ServerMessage) => Promise<unknown> | void;
+export interface Handlers {
+  /** Answer an ask (a thrown {@link CodedError} is the refusal the external agent reads). */
+  ask(message: PageAsk): Promise<PageValue>;
+  /** A message nobody waits for an answer to: an approval banner, or its end. */
+  tell(message: Exclude<PageFromServer, PageAsk>): void;
+}
+
+const isAsk = (message: PageFromServer): message is PageAsk =>
+  message.kind === 'read' || message.kind === 'save' || message.kind === 'apply';
 
 export class PageSocket {
   private socket: WebSocket | null = null;
@@ -30,7 +38,7 @@ export class PageSocket {
   private disposed = false;
   private openPaths: string[] = [];
 
-  constructor(private readonly settings: ServerConnection.ISettings, private readonly handle: Handler) {
+  constructor(private readonly settings: ServerConnection.ISettings, private readonly handlers: Handlers) {
     this.connect();
   }
 
@@ -40,7 +48,7 @@ export class PageSocket {
     this.send({ kind: 'open', paths: this.openPaths });
   }
 
-  send(message: Record<string, unknown>): void {
+  send(message: PageToServer): void {
     if (this.socket?.readyState === WebSocket.OPEN) {
       this.socket.send(JSON.stringify(message));
     }
@@ -73,19 +81,19 @@ export class PageSocket {
   }
 
   private async dispatch(text: string): Promise<void> {
-    let message: ServerMessage;
+    let message: PageFromServer;
     try {
-      message = JSON.parse(text) as ServerMessage;
+      message = JSON.parse(text) as PageFromServer;
     } catch {
       return;
     }
-    if (typeof message.id !== 'number') {
-      void this.handle(message);
+    if (!isAsk(message)) {
+      this.handlers.tell(message);
       return;
     }
     try {
-      const value = await this.handle(message);
-      this.send({ kind: 'reply', id: message.id, ok: true, value: value ?? {} });
+      const value = await this.handlers.ask(message);
+      this.send({ kind: 'reply', id: message.id, ok: true, value });
     } catch (err) {
       const coded = err instanceof CodedError ? err : new CodedError('INTERNAL', String(err));
       this.send({ kind: 'reply', id: message.id, ok: false, error: { code: coded.code, message: coded.message } });
