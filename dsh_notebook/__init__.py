@@ -9,7 +9,11 @@ errors, the demo workspace — and loads on first use: ``import dsh_notebook`` i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any
+
+if _TYPE_CHECKING:
+    from .external.server import ExtensionPoint
 
 __version__ = "0.1.0"
 
@@ -65,7 +69,7 @@ def _load(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+def _jupyter_server_extension_points() -> list[ExtensionPoint]:
     """The Jupyter Server extension of this package (the external agents' MCP server at
     ``{base_url}dsh/mcp``, issue 41), enabled by the ``jupyter_server_config.d`` file the wheel installs."""
     from .external.server import ExternalAgentsApp

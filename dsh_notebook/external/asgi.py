@@ -10,17 +10,16 @@ is written and flushed as it comes (server-sent events reach the client at once)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
-Asgi = Callable[[Any, Any, Any], Awaitable[None]]
-"""An ASGI application: ``app(scope, receive, send)``."""
+if TYPE_CHECKING:  # the ASGI types Starlette declares (the MCP SDK's server is a Starlette app)
+    from starlette.types import ASGIApp, Message, Scope
 
 
-async def serve_asgi(handler: RequestHandler, app: Asgi, path: str) -> None:
+async def serve_asgi(handler: RequestHandler, app: ASGIApp, path: str) -> None:
     request = handler.request
     gone = asyncio.Event()
     previous = handler.on_connection_close
@@ -31,7 +30,7 @@ async def serve_asgi(handler: RequestHandler, app: Asgi, path: str) -> None:
 
     handler.on_connection_close = closed  # type: ignore[method-assign]
     host, _, port = request.host.rpartition(":") if ":" in request.host else (request.host, "", "80")
-    scope: dict[str, Any] = {
+    scope: Scope = {
         "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": request.version[5:] or "1.1",
         "method": request.method, "scheme": request.protocol, "path": path, "raw_path": path.encode(),
         "query_string": request.query.encode(), "root_path": "",
@@ -41,7 +40,7 @@ async def serve_asgi(handler: RequestHandler, app: Asgi, path: str) -> None:
     body_sent = False
     content_type = "application/json"
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> Message:
         nonlocal body_sent
         if not body_sent:
             body_sent = True
@@ -49,7 +48,7 @@ async def serve_asgi(handler: RequestHandler, app: Asgi, path: str) -> None:
         await gone.wait()
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Message) -> None:
         if gone.is_set():
             return
         if message["type"] == "http.response.start":  # an ASGI message, not wire routing

@@ -23,6 +23,8 @@ import threading
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from pydantic import JsonValue
+
 from ..errors import UserError
 from . import PATH
 
@@ -40,7 +42,7 @@ def find_server(url: str | None = None, token: str | None = None) -> tuple[str, 
                         "--token)", code="CONNECTION")
     cwd = os.path.realpath(os.getcwd())
 
-    def holds(s: dict[str, Any]) -> bool:
+    def holds(s: dict[str, JsonValue]) -> bool:  # a server's runtime file (JSON)
         root = os.path.realpath(str(s.get("root_dir") or s.get("notebook_dir") or "/"))
         return cwd == root or cwd.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -75,7 +77,8 @@ class Relay:
             headers["mcp-protocol-version"] = self.protocol
         return headers
 
-    def write(self, message: dict[str, Any]) -> None:
+    def write(self, message: JsonValue) -> None:
+        """One JSON-RPC message (or batch) as one line of stdout."""
         with self._lock:
             self.out.write(json.dumps(message, ensure_ascii=False) + "\n")
             self.out.flush()
@@ -115,7 +118,7 @@ class Relay:
         finally:
             conn.close()
 
-    def _emit(self, message: Any) -> None:
+    def _emit(self, message: JsonValue) -> None:
         for m in message if isinstance(message, list) else [message]:
             result = m.get("result") if isinstance(m, dict) else None
             if isinstance(result, dict) and "protocolVersion" in result:

@@ -13,7 +13,11 @@ import base64
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+
+from ..wire.events import ExternalClient
+from ..wire.external import CellProvenance, ExternalTool
+from . import kernel_messages as km
+from .ipynb import Cell, MimeBundle, Output, text_of
 
 MAX_OUTPUT = 20_000
 """Characters of one output kept (its head and tail) before the middle is elided."""
@@ -46,78 +50,95 @@ def clip(text: str, limit: int = MAX_OUTPUT) -> str:
     return f"{text[:half]}\n… [{len(text) - 2 * half} characters elided: the output's head and tail are shown] …\n{text[-half:]}"
 
 
-def _text(value: Any) -> str:
-    return "".join(value) if isinstance(value, list) else str(value or "")
+def _bundle_parts(data: MimeBundle) -> list[Part]:
+    """A MIME bundle: its image (as image content), and its plain text (else markdown, else its types)."""
+    parts = []
+    for mime in IMAGES:
+        raw = data.get(mime)
+        if isinstance(raw, str | list):
+            b64 = _json_text(raw).replace("\n", "")
+            if len(b64) <= MAX_IMAGE:
+                parts.append(Part("image", mime=mime, data=b64))
+            else:
+                parts.append(Part("text", f"[{mime}: {len(b64) * 3 // 4} bytes, too large to send]"))
+            break
+    if "text/plain" in data:
+        parts.append(Part("text", clip(_json_text(data["text/plain"]))))
+    elif not parts and "text/markdown" in data:
+        parts.append(Part("text", clip(_json_text(data["text/markdown"]))))
+    elif not parts and data:
+        parts.append(Part("text", f"[{', '.join(sorted(data))}]"))
+    return parts
 
 
-def output_parts(output: dict[str, Any]) -> list[Part]:
-    """An nbformat output (or an IOPub message's content with its ``output_type``) as parts."""
-    kind = output.get("output_type")
-    if kind == "stream":
-        return [Part("text", clip(_text(output.get("text"))))]
-    if kind == "error":
-        trace = _ANSI.sub("", "\n".join(output.get("traceback") or []))
-        return [Part("text", clip(trace or f"{output.get('ename')}: {output.get('evalue')}"))]
-    if kind in ("execute_result", "display_data", "update_display_data"):
-        data = output.get("data") or {}
-        parts = []
-        for mime in IMAGES:
-            raw = data.get(mime)
-            if isinstance(raw, str | list):
-                b64 = _text(raw).replace("\n", "")
-                if len(b64) <= MAX_IMAGE:
-                    parts.append(Part("image", mime=mime, data=b64))
-                else:
-                    parts.append(Part("text", f"[{mime}: {len(b64) * 3 // 4} bytes, too large to send]"))
-                break
-        if "text/plain" in data:
-            parts.append(Part("text", clip(_text(data["text/plain"]))))
-        elif not parts and "text/markdown" in data:
-            parts.append(Part("text", clip(_text(data["text/markdown"]))))
-        elif not parts and data:
-            parts.append(Part("text", f"[{', '.join(sorted(data))}]"))
-        return parts
-    return []
+def _json_text(value: object) -> str:
+    """A bundle's text (a string, or its lines)."""
+    if isinstance(value, list):
+        return "".join(str(x) for x in value)
+    return str(value or "")
 
 
-def iopub_output(msg: dict[str, Any]) -> dict[str, Any] | None:
-    """An IOPub message of an execution as an nbformat output (``None``: not an output)."""
-    kind, content = msg["msg_type"], dict(msg["content"])
-    if kind in ("stream", "error", "execute_result", "display_data", "update_display_data"):
-        content["output_type"] = kind
-        return content
+def output_parts(output: Output) -> list[Part]:
+    """An nbformat output as parts."""
+    if output["output_type"] == "stream":
+        return [Part("text", clip(text_of(output["text"])))]
+    if output["output_type"] == "error":
+        trace = _ANSI.sub("", "\n".join(output["traceback"]))
+        return [Part("text", clip(trace or f"{output['ename']}: {output['evalue']}"))]
+    return _bundle_parts(output["data"])
+
+
+def iopub_output(msg: km.Output) -> Output | None:
+    """An IOPub output of an execution as the nbformat output a notebook would keep (``None``
+    for an ``update_display_data``: the update of a display shown already)."""
+    if msg["msg_type"] == "stream":
+        return {"output_type": "stream", "name": msg["content"]["name"], "text": msg["content"]["text"]}
+    if msg["msg_type"] == "error":
+        error = msg["content"]
+        return {"output_type": "error", "ename": error["ename"], "evalue": error["evalue"], "traceback": error["traceback"]}
+    if msg["msg_type"] == "execute_result":
+        result = msg["content"]
+        return {"output_type": "execute_result", "execution_count": result["execution_count"], "data": result["data"],
+                "metadata": result["metadata"]}
+    if msg["msg_type"] == "display_data":
+        return {"output_type": "display_data", "data": msg["content"]["data"], "metadata": msg["content"]["metadata"]}
     return None
 
 
-def merge_streams(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def merge_streams(outputs: list[Output]) -> list[Output]:
     """Consecutive stream outputs of one name joined (as a notebook shows them)."""
-    out: list[dict[str, Any]] = []
+    out: list[Output] = []
     for o in outputs:
-        if (o.get("output_type") == "stream" and out and out[-1].get("output_type") == "stream"
-                and out[-1].get("name") == o.get("name")):
-            out[-1] = {**out[-1], "text": _text(out[-1].get("text")) + _text(o.get("text"))}
+        last = out[-1] if out else None
+        if o["output_type"] == "stream" and last is not None and last["output_type"] == "stream" \
+                and last["name"] == o["name"]:
+            out[-1] = {**last, "text": text_of(last["text"]) + text_of(o["text"])}
         else:
             out.append(o)
     return out
 
 
-def provenance_line(cell: dict[str, Any]) -> str:
-    prov = ((cell.get("metadata") or {}).get("dsh") or {}).get("provenance")
+def provenance_line(cell: Cell) -> str:
+    """What ``metadata.dsh.provenance`` says of who wrote the cell (``""``: nobody external)."""
+    dsh = cell["metadata"].get("dsh")
+    prov = dsh.get("provenance") if isinstance(dsh, dict) else None
     if not isinstance(prov, dict):
         return ""
-    client = prov.get("client") or {}
-    who = " ".join(str(x) for x in (client.get("name"), client.get("version")) if x)
+    client = prov.get("client")
+    names = (client.get("name"), client.get("version")) if isinstance(client, dict) else ()
+    who = " ".join(str(x) for x in names if x)
     return f" · {prov.get('tool', 'written')} by external agent {who} (call {prov.get('callId')}, session {prov.get('sessionId')})"
 
 
-def cell_parts(cell: dict[str, Any]) -> list[Part]:
+def cell_parts(cell: Cell) -> list[Part]:
     """One cell: a header line (id, type, execution count, provenance), its source, its outputs."""
-    count = cell.get("execution_count")
+    count = cell["execution_count"] if cell["cell_type"] == "code" else None
     head = f"── cell {cell.get('id', '(no id: save the notebook in JupyterLab 4 to give its cells ids)')} " \
-           f"[{cell.get('cell_type')}]" + (f" [{count}]" if count is not None else "") + provenance_line(cell)
-    parts = [Part("text", f"{head}\n{clip(_text(cell.get('source')))}")]
-    for output in cell.get("outputs") or []:
-        parts.extend(output_parts(output))
+           f"[{cell['cell_type']}]" + (f" [{count}]" if count is not None else "") + provenance_line(cell)
+    parts = [Part("text", f"{head}\n{clip(text_of(cell['source']))}")]
+    if cell["cell_type"] == "code":
+        for output in cell["outputs"]:
+            parts.extend(output_parts(output))
     return parts
 
 
@@ -134,10 +155,10 @@ def fit(parts: list[Part], limit: int = MAX_TOTAL) -> list[Part]:
     return out
 
 
-def provenance(client: dict[str, Any], call_id: str, session_id: str, tool: str) -> dict[str, Any]:
+def provenance(client: ExternalClient, call_id: str, session_id: str, tool: ExternalTool) -> CellProvenance:
     """``metadata.dsh.provenance`` of a cell an external agent wrote."""
-    return {"client": client, "callId": call_id, "sessionId": session_id, "tool": tool,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return CellProvenance(client=client, call_id=call_id, session_id=session_id, tool=tool,
+                          time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
 def image_bytes(part: Part) -> int:

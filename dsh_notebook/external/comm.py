@@ -16,7 +16,8 @@ kernel's authenticated ZMQ channels) and speaks over it:
 
 Answers to the last two are ``{"kind": "reply", "id", "ok", "value" | "error"}``. On open the
 kernel says ``{"kind": "hello", "pid", "version"}`` (the server tells a restarted kernel by its
-pid). When the comm closes, the external turns it left open end ``aborted``. Handlers run on
+pid). The messages are the models of :mod:`dsh_notebook.wire.external_kernel`; a message that is
+none of them is ignored (one with an ``id`` is answered ``BAD_ENVELOPE``). When the comm closes, the external turns it left open end ``aborted``. Handlers run on
 whichever thread the kernel dispatches comm messages on (the main thread, or a subshell's):
 nothing here blocks on the host loop's thread.
 """
@@ -28,10 +29,24 @@ import logging
 import os
 from typing import Any
 
+from pydantic import JsonValue
+
 from ..errors import DshError
 from ..notebook.widgets.comm_transport import WidgetBridge
 from ..redaction import redact
+from ..wire.base import dump
+from ..wire.comm import CommBye, CommEnvelope
+from ..wire.envelopes import WireError
+from ..wire.external_kernel import (
+    InspectAsk,
+    KernelHello,
+    KernelReply,
+    NotebookAsk,
+    NotebookSession,
+    read_to_kernel,
+)
 from . import version
+from .kernel_messages import CommMessage
 
 log = logging.getLogger(__name__)
 TARGET = "dsh.external"
@@ -62,10 +77,10 @@ class ExternalChannel:
         self.bridge = WidgetBridge(self._send, self._connect, interval=0.02)
         comm.on_msg(self.on_msg)
         comm.on_close(self.on_close)
-        comm.send({"kind": "hello", "pid": os.getpid(), "version": version()})
+        comm.send(dump(KernelHello(pid=os.getpid(), version=version())))
 
     # -- plumbing ---------------------------------------------------------------------------------
-    def _send(self, data: dict[str, Any]) -> None:
+    def _send(self, data: dict[str, JsonValue]) -> None:
         self.comm.send(data)
 
     def _magics(self) -> Any:
@@ -79,30 +94,31 @@ class ExternalChannel:
     def _connect(self, send: Any) -> Any:
         return self._magics().link.host.connect(send, caller=self.caller)
 
-    def on_msg(self, msg: dict[str, Any]) -> None:
-        data = msg.get("content", {}).get("data")
-        if not isinstance(data, dict):
-            return
-        kind = data.get("kind")
-        if kind in ("envelope", "bye"):
+    def on_msg(self, msg: CommMessage) -> None:
+        data = msg["content"]["data"]
+        message = read_to_kernel(data)
+        if isinstance(message, CommEnvelope | CommBye):
             self.bridge.handle(data)
             return
-        ident = data.get("id")
+        ident = message.id if message is not None else data.get("id") if isinstance(data, dict) else None
+        if not isinstance(ident, str) or not ident:
+            return  # nothing to answer
         try:
-            if kind == "notebook":
-                value: Any = self.notebook_session()
-            elif kind == "inspect":
-                value = self.inspect(str(data.get("name", "")))
+            if isinstance(message, NotebookAsk):
+                value = dump(self.notebook_session())
+            elif isinstance(message, InspectAsk):
+                value = self.inspect(message.name)
             else:
-                raise DshError(f"unknown message kind {str(kind)[:40]!r}", code="BAD_ENVELOPE")
-            reply = {"kind": "reply", "id": ident, "ok": True, "value": value}
+                raise DshError(f"not a message of the dsh.external comm (kind {str(data.get('kind'))[:40]!r})",
+                               code="BAD_ENVELOPE")
+            reply = KernelReply(id=ident, ok=True, value=value)
         except DshError as exc:
-            reply = {"kind": "reply", "id": ident, "ok": False, "error": {"code": exc.code, "message": exc.message}}
+            reply = KernelReply(id=ident, ok=False, error=WireError(code=exc.code, message=exc.message))
         except Exception as exc:  # a defect must still answer (every call gets a result)
             log.debug("external channel message failed", exc_info=True)
-            reply = {"kind": "reply", "id": ident, "ok": False,
-                     "error": {"code": "INTERNAL", "message": redact(f"{type(exc).__name__}: {exc}")}}
-        self.comm.send(reply)
+            reply = KernelReply(id=ident, ok=False,
+                                error=WireError(code="INTERNAL", message=redact(f"{type(exc).__name__}: {exc}")))
+        self.comm.send(dump(reply))
 
     def on_close(self, msg: Any = None) -> None:
         self.bridge.close()
@@ -113,7 +129,7 @@ class ExternalChannel:
             log.debug("abandoning external calls failed", exc_info=True)
 
     # -- what only the kernel knows -----------------------------------------------------------
-    def notebook_session(self) -> dict[str, Any]:
+    def notebook_session(self) -> NotebookSession:
         """The notebook's session id (made as ``%dsh`` makes one when there is none yet)."""
         from ..cmdline.dsh_line import parse_line
 
@@ -129,10 +145,10 @@ class ExternalChannel:
         info = magics.link.info(session_id)
         if created:
             magics.remember(session_id)
-        return {"sessionId": session_id, "created": created, "cwd": info.cwd, "mode": info.mode,
-                "logPath": info.log_path}
+        return NotebookSession(session_id=session_id, created=created, cwd=info.cwd, mode=info.mode,
+                               log_path=info.log_path)
 
-    def inspect(self, name: str) -> dict[str, Any]:
+    def inspect(self, name: str) -> dict[str, JsonValue]:
         """The in-kernel agent's ``inspect_var`` description of ``name`` (masked)."""
         from ..notebook.context.inspection import describe
         from ..notebook.context.notebook_tools import lookup
@@ -147,6 +163,7 @@ class ExternalChannel:
             raise DshError(f"{name}: {exc}", code="UNKNOWN_VARIABLE") from None
         text = redact(json.dumps({"name": name, **describe(value)}, ensure_ascii=False, default=str))
         try:
-            return dict(json.loads(text))
+            described: dict[str, JsonValue] = json.loads(text)
+            return described
         except ValueError:  # a mask cut through JSON syntax: the text as it is
             return {"name": name, "text": text}

@@ -26,22 +26,49 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from jupyter_core.utils import ensure_async
+from pydantic import JsonValue
 
 from ..errors import DshError
+from ..wire.base import dump
 from ..wire.codes import received
-from .wirelink import WireLink
+from ..wire.comm import CommBatch, CommBye, CommEnvelope
+from ..wire.external_kernel import (
+    InspectAsk,
+    KernelHello,
+    KernelReply,
+    NotebookAsk,
+    NotebookSession,
+    read_from_kernel,
+)
+from .kernel_messages import (
+    Channel,
+    CommMessage,
+    ExecuteReply,
+    ExecuteRequest,
+    KernelInfoReply,
+    Output,
+    Received,
+    Reply,
+    Request,
+    RequestContent,
+    is_output,
+    is_read,
+)
+from .wirelink import WireLink, build
 
 log = logging.getLogger(__name__)
 TARGET = "dsh.external"
 _ids = itertools.count(1)
 T = TypeVar("T")
+Listener = Callable[[Channel, Received], None]
+"""What gets the messages that answer one request (by the request's ``msg_id``)."""
 
 
-def _setter(event: asyncio.Event) -> Callable[[dict[str, Any]], None]:
+def _setter(event: asyncio.Event) -> Listener:
     """A listener that sets ``event`` when an IOPub message arrives."""
 
-    def on(m: dict[str, Any]) -> None:
-        if m["channel"] == "iopub":
+    def on(channel: Channel, m: Received) -> None:
+        if channel == "iopub":
             event.set()
 
     return on
@@ -57,9 +84,9 @@ class KernelLink:
         self.comm_id: str | None = None
         self.subshell: str | None = None
         self.wire = WireLink(self._send_comm)
-        self._replies: dict[str, asyncio.Future[Any]] = {}
-        self._listeners: dict[str, Callable[[dict[str, Any]], None]] = {}  # parent msg_id → iopub/shell sink
-        self._hello: asyncio.Future[dict[str, Any]] | None = None
+        self._replies: dict[str, asyncio.Future[KernelReply]] = {}
+        self._listeners: dict[str, Listener] = {}  # parent msg_id → iopub/shell sink
+        self._hello: asyncio.Future[KernelHello] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._spawned: set[asyncio.Future[Any]] = set()
         self._lock = asyncio.Lock()
@@ -110,25 +137,26 @@ class KernelLink:
                 info = await self._iopub_ready()
                 if "kernel subshells" in info.get("supported_features", []):
                     reply = await self.request("create_subshell_request", {}, channel="control")
-                    self.subshell = reply["content"].get("subshell_id")
+                    if reply["msg_type"] == "create_subshell_reply":
+                        self.subshell = reply["content"].get("subshell_id")
             if not await self._open_comm():
                 outcome = await self.execute("%load_ext dsh_notebook", silent=True)
-                if outcome.get("status") != "ok" or not await self._open_comm():
+                if outcome["status"] != "ok" or not await self._open_comm():
                     raise DshError("the notebook's kernel cannot load dsh_notebook (another language or Python "
                                    "environment?): install dsh-notebook in the kernel's environment",
                                    code="KERNEL_UNSUPPORTED")
 
-    async def _iopub_ready(self) -> dict[str, Any]:
+    async def _iopub_ready(self) -> KernelInfoReply:
         """kernel_info on the control channel until IOPub delivers its status (a new subscriber
         misses what is published before it is connected)."""
         for _ in range(50):
             seen = asyncio.Event()
-            msg = self.client.session.msg("kernel_info_request", {})
+            msg = self._message("kernel_info_request", {})
             self._listeners[msg["header"]["msg_id"]] = _setter(seen)
             reply = await self.request_msg(msg, "control")
             try:
                 await asyncio.wait_for(seen.wait(), 0.5)
-                return dict(reply["content"])
+                return reply["content"] if reply["msg_type"] == "kernel_info_reply" else {}
             except asyncio.TimeoutError:
                 continue
             finally:
@@ -146,35 +174,42 @@ class KernelLink:
         except (asyncio.TimeoutError, DshError):
             self.comm_id = None
             return False
-        self.pid = int(hello.get("pid") or 0) or self.kernel_pid()
+        self.pid = hello.pid or self.kernel_pid()
         return True
 
     # -- messages ------------------------------------------------------------------------------
-    def _send_shell(self, msg_type: str, content: dict[str, Any], *, subshell: bool = False) -> str:
-        msg = self.client.session.msg(msg_type, content)
+    def _message(self, msg_type: str, content: RequestContent) -> Request:
+        """A request as jupyter_client's session makes it (header, ids, signature later)."""
+        msg: Request = self.client.session.msg(msg_type, content)
+        return msg
+
+    def _send_shell(self, msg_type: str, content: RequestContent, *, subshell: bool = False) -> str:
+        msg = self._message(msg_type, content)
         if subshell and self.subshell:
             msg["header"]["subshell_id"] = self.subshell
         self.client.shell_channel.send(msg)
-        return str(msg["header"]["msg_id"])
+        return msg["header"]["msg_id"]
 
-    def _send_comm(self, data: dict[str, Any]) -> None:
+    def _send_comm(self, message: CommEnvelope | CommBye | NotebookAsk | InspectAsk) -> None:
         if self.comm_id is None:
             raise DshError("the kernel link is closed", code="CONNECTION")
-        self._send_shell("comm_msg", {"comm_id": self.comm_id, "data": data}, subshell=True)
+        self._send_shell("comm_msg", {"comm_id": self.comm_id, "data": dump(message)}, subshell=True)
 
-    async def request(self, msg_type: str, content: dict[str, Any], *, channel: str = "shell") -> dict[str, Any]:
-        return await self.request_msg(self.client.session.msg(msg_type, content), channel)
+    async def request(self, msg_type: str, content: RequestContent, *, channel: Channel = "shell") -> Reply:
+        return await self.request_msg(self._message(msg_type, content), channel)
 
-    async def request_msg(self, msg: dict[str, Any], channel: str) -> dict[str, Any]:
+    async def request_msg(self, msg: Request, channel: Channel) -> Reply:
         """Send ``msg`` and wait for its reply on ``channel``."""
-        done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         msg_id = msg["header"]["msg_id"]
         previous = self._listeners.get(msg_id)
 
-        def on(m: dict[str, Any]) -> None:
+        def on(on_channel: Channel, m: Received) -> None:
             if previous is not None:
-                previous(m)
-            if m["channel"] == channel and m["msg_type"].endswith("_reply") and not done.done():
+                previous(on_channel, m)
+            if on_channel == channel and not done.done() and (
+                    m["msg_type"] == "execute_reply" or m["msg_type"] == "kernel_info_reply"
+                    or m["msg_type"] == "create_subshell_reply"):
                 done.set_result(m)
 
         self._listeners[msg_id] = on
@@ -185,23 +220,30 @@ class KernelLink:
             if self._listeners.get(msg_id) is on:
                 self._listeners.pop(msg_id, None)
 
-    async def call(self, kind: str, timeout: float | None = 120, **fields: Any) -> Any:
-        """A ``notebook`` / ``inspect`` message of the comm; its value, or its coded error."""
+    async def notebook_session(self) -> NotebookSession:
+        """The notebook's session (made as ``%dsh`` makes one when there is none yet)."""
+        return NotebookSession.model_validate(await self._ask(NotebookAsk(id=f"r{next(_ids)}")))
+
+    async def inspect(self, name: str) -> dict[str, JsonValue]:
+        """The in-kernel agent's safe description of the variable ``name`` (masked)."""
+        return await self._ask(build(InspectAsk, id=f"r{next(_ids)}", name=name))
+
+    async def _ask(self, ask: NotebookAsk | InspectAsk, timeout: float | None = 120) -> dict[str, JsonValue]:
+        """An ask of the comm; its value, or its coded error."""
         await self.ready()
-        ident = f"r{next(_ids)}"
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._replies[ident] = fut
+        fut: asyncio.Future[KernelReply] = asyncio.get_running_loop().create_future()
+        self._replies[ask.id] = fut
         try:
-            self._send_comm({"kind": kind, "id": ident, **fields})
+            self._send_comm(ask)
             reply = await asyncio.wait_for(fut, timeout)
         finally:
-            self._replies.pop(ident, None)
-        if not reply.get("ok"):
-            error = reply.get("error") or {}
-            raise DshError(str(error.get("message", "failed")), code=received(str(error.get("code", "INTERNAL"))))
-        return reply.get("value")
+            self._replies.pop(ask.id, None)
+        if not reply.ok:
+            error = reply.error
+            raise DshError(error.message if error else "failed", code=received(error.code if error else "INTERNAL"))
+        return reply.value or {}
 
-    async def _read(self, get: Callable[..., Any], channel: str) -> None:
+    async def _read(self, get: Callable[[], Awaitable[object]], channel: Channel) -> None:
         while True:
             try:
                 msg = await get()
@@ -210,33 +252,37 @@ class KernelLink:
             except Exception:  # a closed socket: the link is over
                 log.debug("kernel channel read failed", exc_info=True)
                 return
-            msg["channel"] = channel
+            if not is_read(msg):  # a message no reader here reads (execute_input, clear_output …)
+                continue
             try:
-                self._dispatch(msg)
+                self._dispatch(channel, msg)
             except Exception:
                 log.exception("dispatching a kernel message failed")
 
-    def _dispatch(self, msg: dict[str, Any]) -> None:
-        msg_type, content = msg["msg_type"], msg["content"]
-        if msg_type in ("comm_msg", "comm_close") and content.get("comm_id") == self.comm_id and self.comm_id:
-            if msg_type == "comm_close":
-                self._comm_closed()
+    def _dispatch(self, channel: Channel, msg: Received) -> None:
+        if msg["msg_type"] == "comm_msg" or msg["msg_type"] == "comm_close":
+            if self.comm_id and msg["content"]["comm_id"] == self.comm_id:
+                self._from_comm(msg)
                 return
-            data = content.get("data") or {}
-            kind = data.get("kind")
-            if kind == "hello" and self._hello is not None and not self._hello.done():
-                self._hello.set_result(data)
-            elif kind == "reply" and data.get("id") in self._replies:
-                fut = self._replies[data["id"]]
-                if not fut.done():
-                    fut.set_result(data)
-            elif kind == "batch":
-                self.wire.receive_batch(data.get("items") or [])
-            return
-        parent = (msg.get("parent_header") or {}).get("msg_id")
+        parent = msg["parent_header"].get("msg_id")
         listener = self._listeners.get(parent) if parent else None
         if listener is not None:
-            listener(msg)
+            listener(channel, msg)
+
+    def _from_comm(self, msg: CommMessage) -> None:
+        if msg["msg_type"] == "comm_close":
+            self._comm_closed()
+            return
+        message = read_from_kernel(msg["content"]["data"])
+        if isinstance(message, KernelHello):
+            if self._hello is not None and not self._hello.done():
+                self._hello.set_result(message)
+        elif isinstance(message, KernelReply):
+            fut = self._replies.get(message.id)
+            if fut is not None and not fut.done():
+                fut.set_result(message)
+        elif isinstance(message, CommBatch):
+            self.wire.receive_batch(message.items)
 
     def _comm_closed(self) -> None:
         if self._hello is not None and not self._hello.done():
@@ -247,24 +293,26 @@ class KernelLink:
 
     # -- executing -----------------------------------------------------------------------------
     async def execute(self, code: str, *, silent: bool = False,
-                      on_output: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                      on_output: Callable[[Output], None] | None = None) -> ExecuteReply:
         """An ``execute_request`` on the main shell (as a cell runs); the reply's content. IOPub
         outputs go to ``on_output`` as they come; returns once the reply and the idle status
         arrived. ``KERNEL_DEAD`` when the kernel dies meanwhile."""
-        msg = self.client.session.msg("execute_request", {
-            "code": code, "silent": silent, "store_history": not silent, "user_expressions": {},
-            "allow_stdin": False, "stop_on_error": False})
+        request: ExecuteRequest = {"code": code, "silent": silent, "store_history": not silent, "user_expressions": {},
+                                   "allow_stdin": False, "stop_on_error": False}
+        msg = self._message("execute_request", request)
         msg_id = msg["header"]["msg_id"]
-        reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        reply: asyncio.Future[ExecuteReply] = asyncio.get_running_loop().create_future()
         idle = asyncio.Event()
 
-        def on(m: dict[str, Any]) -> None:
-            if m["channel"] == "shell" and m["msg_type"] == "execute_reply" and not reply.done():
-                reply.set_result(m["content"])
-            elif m["channel"] == "iopub":
-                if m["msg_type"] == "status" and m["content"].get("execution_state") == "idle":
-                    idle.set()
-                elif on_output is not None and m["msg_type"] != "status":
+        def on(channel: Channel, m: Received) -> None:
+            if channel == "shell" and m["msg_type"] == "execute_reply":
+                if not reply.done():
+                    reply.set_result(m["content"])
+            elif channel == "iopub":
+                if m["msg_type"] == "status":
+                    if m["content"]["execution_state"] == "idle":
+                        idle.set()
+                elif on_output is not None and is_output(m):
                     on_output(m)
 
         self._listeners[msg_id] = on

@@ -13,14 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import Any, TypeGuard, get_args
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from pydantic import JsonValue
 
 from ..errors import DshError
 from ..redaction import redact
+from ..wire.events import ExternalClient
+from ..wire.external import ExternalTool
 from . import clean_path, version
 from .ask import ask_agent
 from .calls import HEARTBEAT, CallContext, ExternalCallRun, Progress
@@ -29,11 +32,16 @@ from .kernels import KernelLink
 from .notebooks import Notebooks
 from .pages import LabPages
 from .tools import BODIES, TOOLS
+from .wirelink import build
 
 log = logging.getLogger(__name__)
 INSTRUCTIONS = ("Tools for the notebooks of this JupyterLab. Every call is recorded in the session of the notebook it "
                 "touches and drawn live in the person's notebook; code execution and cell edits follow that session's "
                 "permission mode (a person may approve or refuse them there). Cells are addressed by their nbformat id.")
+
+
+def is_tool(name: str) -> TypeGuard[ExternalTool]:
+    return name in get_args(ExternalTool)
 
 
 def error_result(exc: DshError) -> types.CallToolResult:
@@ -110,26 +118,27 @@ class NotebookMcp:
                                             for name, (desc, schema) in TOOLS.items()])
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        args = dict(params.arguments or {})
+        args: dict[str, JsonValue] = dict(params.arguments or {})
+        name = params.name
         try:
-            if params.name not in TOOLS:
-                raise DshError(f"no tool {params.name!r}; the tools: {', '.join(TOOLS)}", code="BAD_TOOL_NAME")
-            if params.name == "list_notebooks":
+            if not is_tool(name):
+                raise DshError(f"no tool {name!r}; the tools: {', '.join(TOOLS)}", code="BAD_TOOL_NAME")
+            if name == "list_notebooks":
                 return await self.list_notebooks()
-            return await self._notebook_call(ctx, params.name, args)
+            return await self._notebook_call(ctx, name, args)
         except DshError as exc:
             return error_result(exc)
         except Exception as exc:  # every call gets a result
             log.exception("external call %s failed", params.name)
             return error_result(DshError(f"{type(exc).__name__}: {exc}", code="INTERNAL"))
 
-    async def _notebook_call(self, ctx: Any, name: str, args: dict[str, Any]) -> types.CallToolResult:
+    async def _notebook_call(self, ctx: Any, name: ExternalTool, args: dict[str, JsonValue]) -> types.CallToolResult:
         path, kernel_id = await self.notebooks.kernel_of(str(args.get("path", "")))
         link = self.link(kernel_id)
         session = ctx.session
         params = session.client_params
         info = params.client_info if params is not None else None
-        client = {"name": info.name if info else "unknown", **({"version": info.version} if info and info.version else {})}
+        client = build(ExternalClient, name=info.name if info else "unknown", version=info.version if info else None)
         request = getattr(ctx, "request", None)
         mcp_session = request.headers.get("mcp-session-id") if request is not None else None
 

@@ -13,6 +13,9 @@
 - Otherwise the file, through Jupyter's contents manager, with a compare-and-swap: the file is read
   with its hash, changed, and saved only if its hash is still the same (else ``EDIT_CONFLICT``:
   someone saved it meanwhile; nothing is written).
+
+Notebooks are :class:`~.ipynb.Notebook` TypedDicts, validated where they enter (a file or a page's
+answer that is not nbformat 4 is ``BAD_NOTEBOOK_FILE``).
 """
 
 from __future__ import annotations
@@ -20,13 +23,41 @@ from __future__ import annotations
 import asyncio
 import copy
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from jupyter_core.utils import ensure_async
+from typing_extensions import TypedDict
 
 from ..errors import DshError
+from ..wire.base import dump
+from ..wire.external import CellProvenance
+from ..wire.external_pages import CellInsert, CellReplace
 from . import clean_path
+from .ipynb import Cell, CellType, Metadata, Notebook, as_notebook, cell_json, text_of
 from .pages import LabPages
+
+R = TypeVar("R")
+
+
+class KernelModel(TypedDict, total=False):
+    """A session's kernel as Jupyter Server's session manager describes it."""
+
+    id: str
+    name: str
+    last_activity: str
+    execution_state: str
+    connections: int
+
+
+class JupyterSession(TypedDict, total=False):
+    """One of Jupyter Server's sessions (what JupyterLab opened a notebook with)."""
+
+    id: str
+    path: str
+    name: str
+    type: str
+    kernel: KernelModel | None
 
 
 class Notebooks:
@@ -41,16 +72,18 @@ class Notebooks:
     def contents(self) -> Any:
         return self.app.contents_manager
 
-    async def sessions(self) -> list[dict[str, Any]]:
-        return [s for s in await ensure_async(self.app.session_manager.list_sessions())
+    async def sessions(self) -> list[JupyterSession]:
+        found: list[JupyterSession] = await ensure_async(self.app.session_manager.list_sessions())
+        return [s for s in found
                 if s.get("type") == "notebook" or str(s.get("path", "")).endswith(".ipynb")]  # a Jupyter session, not wire routing
 
     async def kernel_of(self, path: str) -> tuple[str, str]:
         """``(path, kernel id)`` of an open notebook; ``NO_KERNEL`` / ``UNKNOWN_NOTEBOOK``."""
         path = clean_path(path)
         for s in await self.sessions():
-            if clean_path(str(s.get("path", "x"))) == path and s.get("kernel"):
-                return path, str(s["kernel"]["id"])
+            kernel = s.get("kernel")
+            if clean_path(str(s.get("path", "x"))) == path and kernel:
+                return path, str(kernel["id"])
         if await ensure_async(self.contents.file_exists(path)):
             raise DshError(f"{path} has no running kernel: open it in JupyterLab (or start its kernel) — an external "
                            "agent's calls are recorded in the session of the notebook's kernel", code="NO_KERNEL")
@@ -65,20 +98,21 @@ class Notebooks:
         except Exception:
             return None
 
-    async def read(self, path: str) -> tuple[dict[str, Any], str | None]:
-        """The notebook (nbformat 4 as a dict) and its content hash."""
-        model = await ensure_async(self.contents.get(clean_path(path), content=True, type="notebook", require_hash=True))
-        return model["content"], model.get("hash")
+    async def read(self, path: str) -> tuple[Notebook, str | None]:
+        """The notebook file and its content hash."""
+        path = clean_path(path)
+        model = await ensure_async(self.contents.get(path, content=True, type="notebook", require_hash=True))
+        return as_notebook(model["content"], path), model.get("hash")
 
-    async def view(self, path: str) -> tuple[dict[str, Any], str]:
+    async def view(self, path: str) -> tuple[Notebook, str]:
         """The notebook as the person sees it — the open page's, unsaved changes included — or
         its file; and a phrase saying which."""
         path = clean_path(path)
         page = self.pages.showing(path)
         if page is not None:
-            live = await page.request("read", path)
-            unsaved = "with unsaved changes" if live.get("dirty") else "saved"
-            return dict(live["notebook"]), f"as open in JupyterLab, {unsaved}"
+            live = await page.read(path)
+            unsaved = "with unsaved changes" if live.dirty else "saved"
+            return as_notebook(live.notebook, f"{path} as open in JupyterLab"), f"as open in JupyterLab, {unsaved}"
         nb, digest = await self.read(path)
         return nb, f"as last saved; hash {digest}"
 
@@ -87,11 +121,12 @@ class Notebooks:
         on), so the checkpoint before the write holds them and ``%dsh undo`` keeps them."""
         page = self.pages.showing(clean_path(path))
         if page is not None:
-            await page.request("save", clean_path(path))
+            await page.save(clean_path(path))
 
     async def current_hash(self, path: str) -> str | None:
         model = await ensure_async(self.contents.get(path, content=False, type="notebook", require_hash=True))
-        return model.get("hash")
+        digest: str | None = model.get("hash")
+        return digest
 
     async def files(self, limit: int = 200) -> list[str]:
         """Notebook files under the root (breadth first, hidden folders skipped), at most ``limit``."""
@@ -113,68 +148,72 @@ class Notebooks:
         return found[:limit]
 
     # -- writes --------------------------------------------------------------------------------
-    async def change(self, path: str, edit: Any) -> Any:
-        """Read, ``edit(notebook)`` (returns what the tool reports, a dict), compare-and-swap save —
-        in the open page, or the file. The report gains ``where``."""
+    async def change(self, path: str, edit: Callable[[Notebook], R]) -> tuple[R, str]:
+        """Read, ``edit(notebook)`` (changes it in place; returns what the tool reports),
+        compare-and-swap save — in the open page, or the file. Also returns where it was made."""
         path = clean_path(path)
         lock = self._locks.setdefault(path, asyncio.Lock())
         async with lock:
             page = self.pages.showing(path)
             if page is not None:
-                live = await page.request("read", path)
-                nb = dict(live["notebook"])
+                live = await page.read(path)
+                nb = as_notebook(live.notebook, f"{path} as open in JupyterLab")
                 was = copy.deepcopy(nb)
                 outcome = edit(nb)
-                done = await page.request("apply", path, ops=cell_ops(was, nb))
-                saved = "saved" if done.get("saved") else "not saved yet: the person has unsaved changes in it"
-                return {**outcome, "where": f"in the notebook open in JupyterLab ({saved})"}
+                done = await page.apply(path, cell_ops(was, nb))
+                saved = "saved" if done.saved else "not saved yet: the person has unsaved changes in it"
+                return outcome, f"in the notebook open in JupyterLab ({saved})"
             nb, before = await self.read(path)
             outcome = edit(nb)
             if before is not None and await self.current_hash(path) != before:
                 raise DshError(f"{path} changed on disk while this edit was made (someone saved it): nothing was "
                                "written; read it again and retry", code="EDIT_CONFLICT")
             await ensure_async(self.contents.save({"type": "notebook", "format": "json", "content": nb}, path))
-            return {**outcome, "where": "in the notebook file (no JupyterLab page has it open)"}
+            return outcome, "in the notebook file (no JupyterLab page has it open)"
 
 
-def cell_ops(was: dict[str, Any], now: dict[str, Any]) -> list[dict[str, Any]]:
+def cell_ops(was: Notebook, now: Notebook) -> list[CellInsert | CellReplace]:
     """What changed from ``was`` to ``now``, cell by id, as the page applies it: ``insert`` (after
     the cell with id ``after``, or first) and ``replace`` (the cell whose source is still
-    ``expect``). The tools never delete or move a cell."""
-    before = {c.get("id"): c for c in was.get("cells") or []}
-    ops: list[dict[str, Any]] = []
+    ``expect``). The tools never delete or move a cell (and address cells by id only)."""
+    before = {c.get("id"): c for c in was["cells"]}
+    ops: list[CellInsert | CellReplace] = []
     previous: str | None = None
-    for cell in now.get("cells") or []:
-        old = before.get(cell.get("id"))
+    for cell in now["cells"]:
+        cell_id = cell.get("id")
+        old = before.get(cell_id)
         if old is None:
-            ops.append({"op": "insert", "after": previous, "cell": cell})
-        elif old != cell:
-            source = old.get("source")
-            ops.append({"op": "replace", "id": cell["id"], "cell": cell,
-                        "expect": "".join(source) if isinstance(source, list) else str(source or "")})
-        previous = cell.get("id")
+            ops.append(CellInsert(after=previous, cell=cell_json(cell)))
+        elif old != cell and cell_id is not None:
+            ops.append(CellReplace(id=cell_id, cell=cell_json(cell), expect=text_of(old["source"])))
+        previous = cell_id
     return ops
 
 
-def find_cell(nb: dict[str, Any], cell_id: str) -> int:
+def find_cell(nb: Notebook, cell_id: str) -> int:
     """The index of the cell whose nbformat id is ``cell_id``; ``UNKNOWN_CELL`` otherwise."""
-    for i, cell in enumerate(nb.get("cells") or []):
+    for i, cell in enumerate(nb["cells"]):
         if cell.get("id") == cell_id:
             return i
-    ids = [c.get("id") for c in nb.get("cells") or [] if c.get("id")]
+    ids = [c["id"] for c in nb["cells"] if c.get("id")]
     shown = ", ".join(ids[:20]) + (" …" if len(ids) > 20 else "")
     raise DshError(f"no cell with id {cell_id!r} in the notebook (its cells: {shown or 'none'}); cells are addressed "
                    "by id only (read_notebook shows them)", code="UNKNOWN_CELL")
 
 
-def new_cell(cell_type: str, source: str, meta: dict[str, Any]) -> dict[str, Any]:
-    cell: dict[str, Any] = {"id": uuid.uuid4().hex[:8], "cell_type": cell_type, "metadata": meta, "source": source}
+def new_cell(cell_type: CellType, source: str, meta: Metadata, cell_id: str | None = None) -> Cell:
+    """A cell of ``cell_type`` (a code cell without outputs), with a new id unless ``cell_id``."""
+    ident = cell_id or uuid.uuid4().hex[:8]
     if cell_type == "code":
-        cell.update(outputs=[], execution_count=None)
-    return cell
+        return {"id": ident, "cell_type": "code", "metadata": meta, "source": source, "outputs": [],
+                "execution_count": None}
+    if cell_type == "markdown":
+        return {"id": ident, "cell_type": "markdown", "metadata": meta, "source": source}
+    return {"id": ident, "cell_type": "raw", "metadata": meta, "source": source}
 
 
-def set_provenance(cell: dict[str, Any], prov: dict[str, Any]) -> None:
-    meta = cell.setdefault("metadata", {})
-    dsh = meta.get("dsh") if isinstance(meta.get("dsh"), dict) else {}
-    meta["dsh"] = {**dsh, "provenance": prov}
+def set_provenance(cell: Cell, prov: CellProvenance) -> None:
+    """``metadata.dsh.provenance`` of ``cell`` set to ``prov`` (the rest of ``metadata.dsh`` kept)."""
+    meta = cell["metadata"]
+    dsh = meta.get("dsh")
+    meta["dsh"] = {**(dsh if isinstance(dsh, dict) else {}), "provenance": dump(prov)}

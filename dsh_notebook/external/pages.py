@@ -20,53 +20,85 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
+from pydantic import BaseModel
 from tornado import web, websocket
 
 from ..errors import DshError
+from ..wire.base import to_json
 from ..wire.codes import received
+from ..wire.external_pages import (
+    ApprovalGone,
+    ApprovalShown,
+    CellOp,
+    PageApply,
+    PageApprove,
+    PageNotebook,
+    PageRead,
+    PageReply,
+    PageSave,
+    PageSaved,
+    PagesOpen,
+    read_from_page,
+)
 from . import clean_path
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
 TIMEOUT = 60.0
 """Seconds a page has to answer (a save of a large notebook included)."""
+M = TypeVar("M", bound=BaseModel)
+Decision = Literal["allow", "deny"]
+Answer = Callable[[Decision], Awaitable[None]]
+"""How a person's answer in a banner decides the call (``session/approve``)."""
 
 
 class LabPage:
     """One connected page: the notebooks it has open, the requests it has not answered yet."""
 
-    def __init__(self, send: Any, user: str) -> None:
+    def __init__(self, send: Callable[[str], object], user: str) -> None:
         self._send = send
         self.user = user
         self.open: set[str] = set()
-        self.waiting: dict[int, asyncio.Future[Any]] = {}
+        self.waiting: dict[int, asyncio.Future[PageReply]] = {}
         self.closed = False
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: PageRead | PageSave | PageApply | ApprovalShown | ApprovalGone) -> None:
         if self.closed:
             return
         try:
-            self._send(json.dumps(message))
+            self._send(to_json(message))
         except websocket.WebSocketClosedError:  # gone without its close seen yet
             self.close()
 
-    async def request(self, kind: str, path: str, **fields: Any) -> dict[str, Any]:
-        """Ask the page; its ``value``, or its coded error raised as :class:`DshError`."""
+    async def read(self, path: str) -> PageNotebook:
+        """The open notebook as the person sees it (unsaved changes included)."""
+        return await self._request(PageRead(id=next(_ids), path=path), PageNotebook)
+
+    async def save(self, path: str) -> PageSaved:
+        """The person's unsaved changes saved (when the page's autosave is on)."""
+        return await self._request(PageSave(id=next(_ids), path=path), PageSaved)
+
+    async def apply(self, path: str, ops: Sequence[CellOp]) -> PageSaved:
+        """``ops`` made in the open notebook, all or none."""
+        return await self._request(PageApply(id=next(_ids), path=path, ops=tuple(ops)), PageSaved)
+
+    async def _request(self, ask: PageRead | PageSave | PageApply, result: type[M]) -> M:
+        """Ask the page; its value as ``result``, or its coded error raised as :class:`DshError`."""
         if self.closed:
             raise DshError("the JupyterLab page that showed the notebook closed", code="PAGE_GONE")
-        ident = next(_ids)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        ident, path = ask.id, ask.path
+        fut: asyncio.Future[PageReply] = asyncio.get_running_loop().create_future()
         self.waiting[ident] = fut
         try:
-            self.send({"kind": kind, "id": ident, "path": path, **fields})
+            self.send(ask)
             if self.closed:
                 raise DshError("the JupyterLab page that showed the notebook closed", code="PAGE_GONE")
             reply = await asyncio.wait_for(fut, TIMEOUT)
@@ -75,14 +107,16 @@ class LabPage:
                            "to have changed — read the notebook again", code="PAGE_GONE") from None
         finally:
             self.waiting.pop(ident, None)
-        if not reply.get("ok"):
-            error = reply.get("error") or {}
-            raise DshError(str(error.get("message", "the page refused")), code=received(str(error.get("code", "PAGE_GONE"))))
-        value = reply.get("value")
-        return value if isinstance(value, dict) else {}
+        if not reply.ok:
+            error = reply.error
+            raise DshError(error.message if error else "the page refused", code=received(error.code if error else "PAGE_GONE"))
+        if not isinstance(reply.value, result):
+            raise DshError(f"the JupyterLab page answered {ask.kind} with something else than {result.__name__} (a page of "
+                           "another version? reload it)", code="BAD_ENVELOPE")
+        return reply.value
 
-    def answered(self, message: dict[str, Any]) -> None:
-        fut = self.waiting.get(message.get("id"))  # type: ignore[arg-type]
+    def answered(self, message: PageReply) -> None:
+        fut = self.waiting.get(message.id)
         if fut is not None and not fut.done():
             fut.set_result(message)
 
@@ -100,8 +134,8 @@ class LabPages:
 
     def __init__(self) -> None:
         self.pages: list[LabPage] = []
-        self.approvals: dict[str, dict[str, Any]] = {}  # call id → the banner's message (and who answers)
-        self._answer: dict[str, Any] = {}  # call id → async answer(decision)
+        self.approvals: dict[str, ApprovalShown] = {}  # call id → the banner's message
+        self._answer: dict[str, Answer] = {}  # call id → how a person's answer decides it
 
     def showing(self, path: str) -> LabPage | None:
         """The page that has ``path`` open (the one that said so last), or ``None``."""
@@ -113,7 +147,7 @@ class LabPages:
     def add(self, page: LabPage) -> None:
         self.pages.append(page)
         for message in self.approvals.values():
-            if message["path"] in page.open:
+            if message.path in page.open:
                 page.send(message)
 
     def remove(self, page: LabPage) -> None:
@@ -131,20 +165,19 @@ class LabPages:
                 continue
         added, page.open = new - page.open, new
         for message in self.approvals.values():
-            if message["path"] in added:
+            if message.path in added:
                 page.send(message)
 
     # -- approvals -----------------------------------------------------------------------------
-    def asking(self, call_id: str, path: str, message: dict[str, Any], answer: Any) -> None:
-        """An external call on ``path`` waits for a person: a banner on the pages showing it."""
-        if call_id in self.approvals:
+    def asking(self, shown: ApprovalShown, answer: Answer) -> None:
+        """An external call waits for a person: a banner on the pages showing its notebook."""
+        if shown.call_id in self.approvals:
             return
-        full = {"kind": "approval", "callId": call_id, "path": path, **message}
-        self.approvals[call_id] = full
-        self._answer[call_id] = answer
+        self.approvals[shown.call_id] = shown
+        self._answer[shown.call_id] = answer
         for page in self.pages:
-            if path in page.open:
-                page.send(full)
+            if shown.path in page.open:
+                page.send(shown)
 
     def settled(self, call_id: str) -> None:
         """The call was decided (here, in the widget, by ``%dsh stop``…): its banners go."""
@@ -152,11 +185,11 @@ class LabPages:
             return
         self._answer.pop(call_id, None)
         for page in self.pages:
-            page.send({"kind": "approval-gone", "callId": call_id})
+            page.send(ApprovalGone(call_id=call_id))
 
-    async def answer(self, call_id: str, decision: str) -> None:
+    async def answer(self, call_id: str, decision: Decision) -> None:
         answer = self._answer.get(call_id)
-        if answer is None or decision not in ("allow", "deny"):
+        if answer is None:
             return
         try:
             await answer(decision)
@@ -200,19 +233,13 @@ class PagesHandler(WebSocketMixin, JupyterHandler, websocket.WebSocketHandler): 
     def on_message(self, message: str | bytes) -> None:
         if self.page is None:
             return
-        try:
-            data = json.loads(message)
-        except ValueError:
-            return
-        if not isinstance(data, dict):
-            return
-        kind = data.get("kind")
-        if kind == "open" and isinstance(data.get("paths"), list):
-            self.pages.opened(self.page, [str(p) for p in data["paths"]])
-        elif kind == "reply":
+        data = read_from_page(message)
+        if isinstance(data, PagesOpen):
+            self.pages.opened(self.page, list(data.paths))
+        elif isinstance(data, PageReply):
             self.page.answered(data)
-        elif kind == "approve":
-            task = asyncio.ensure_future(self.pages.answer(str(data.get("callId")), str(data.get("decision"))))
+        elif isinstance(data, PageApprove):
+            task = asyncio.ensure_future(self.pages.answer(data.call_id, data.decision))
             task.add_done_callback(lambda t: t.exception())
 
     def on_close(self) -> None:

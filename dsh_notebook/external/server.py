@@ -19,13 +19,13 @@ The MCP protocol itself (sessions, JSON-RPC, SSE) is the official SDK's
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.application import ExtensionApp
 from tornado import web
+from typing_extensions import TypedDict
 
 from . import PAGES_PATH, PATH
 from .asgi import serve_asgi
@@ -94,5 +94,12 @@ class ExternalAgentsApp(ExtensionApp):
         await self.mcp.stop()
 
 
-def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+class ExtensionPoint(TypedDict):
+    """What Jupyter Server reads of an extension: its module, and its app."""
+
+    module: str
+    app: type[ExtensionApp]
+
+
+def _jupyter_server_extension_points() -> list[ExtensionPoint]:
     return [{"module": "dsh_notebook.external.server", "app": ExternalAgentsApp}]

@@ -11,10 +11,13 @@ child of that turn's ``invoke_agent`` span; a read is a span of its own. Argumen
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import redact
 from ..wire.events import AnyEvent, ExternalCall, ExternalResult
+
+if TYPE_CHECKING:
+    from opentelemetry.util.types import AttributeValue
 
 _NS = 1_000_000
 
@@ -28,7 +31,7 @@ def external_spans(tracer: Any, base: Mapping[str, Any], events: Sequence[AnyEve
     n = 0
     for call in (e for e in events if isinstance(e, ExternalCall)):
         result = results.get(call.call_id)
-        attrs: dict[str, Any] = {**base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool,
+        attrs: dict[str, AttributeValue] = {**base, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool,
                                  "gen_ai.tool.call.id": call.call_id, "gen_ai.tool.type": "extension",
                                  "gen_ai.agent.name": call.client.name, "dsh.seq": call.seq, "dsh.external": True}
         if call.client.version:

@@ -51,6 +51,7 @@ NOT_OUR_CODE = {
     ("tools/kernel_tools.py", "PythonArgs"): "the python tool's source argument",
     ("tools/kernel_tools.py", "NotebookInsertArgs"): "the notebook_insert tool's source argument",
     ("external/kernels.py", "execute"): "the source an external agent's execute_code runs in the kernel",
+    ("external/kernel_messages.py", "ExecuteRequest"): "the Jupyter protocol's execute_request: the source the kernel runs",
     ("host/external.py", "_ExternalArgs"): "execute_code's source argument, as the policy reads it",
     ("tools/seccomp.py", "_act_errno"): "an errno number",
     ("models/openai_errors.py", "is_overflow"): "the provider's own error code (mapped to ours there)",
