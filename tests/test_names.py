@@ -11,7 +11,7 @@ PKG = Path(__file__).resolve().parents[1] / "dsh_notebook"
 
 # class names still defined in two modules, each a local name of its module (never both imported
 # into one place); rename one of a pair and delete its line here
-KNOWN_TWINS = {"_Parser", "RunToTarget", "Listing", "Timeline", "TurnCall", "Reply", "Rule", "PendingApproval",
+KNOWN_TWINS = {"_Parser", "RunToTarget", "Listing", "Timeline", "TurnCall", "Reply", "Rule",
                "Snapshot", "Outcome"}
 
 

@@ -35,11 +35,11 @@ from ..wire.endpoints import (
     SessionInfo,
     TextPart,
 )
+from ..wire.fold import Json
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
 from .remote import Remote, checked
-from .state import Json
 
 if TYPE_CHECKING:
     from ..host.host import Host
@@ -144,7 +144,7 @@ class DshClient:
         for h in handles:
             with h.cond:
                 if rid not in h.model.submissions:
-                    h.model.submit(rid, text, mode)
+                    h.model.submit(rid, text, command.mode)
         exchange = self.remote.session.prompt.send(PromptArgs(request=command))
         try:
             value = exchange.future.result()

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from dsh_notebook.client.model import ClientSessionModel
-from dsh_notebook.client.state import FoldState
 from dsh_notebook.models.price_table import pricing_table
+from dsh_notebook.wire.fold import FoldState
 from tests.fixtures.record_streams import OUT
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,8 +22,8 @@ from typing import Any
 
 from ...client.dsh_client import DshClient
 from ...client.model import ClientSessionModel
-from ...client.state import PauseState
 from ...errors import HostError
+from ...wire.fold import PauseState
 from ...wire.stages import STAGES, edit_places
 
 __all__ = ["STAGE_NAMES", "DebugConsole"]

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ...client.model import ClientSessionModel
-from ...client.state import ToolState
 from ...client.summary import summarize_result, tool_outcome
 from ...tools.arguments import display_arguments
 from ...wire.events import (
@@ -34,6 +33,7 @@ from ...wire.events import (
     ToolResult,
     TurnEnd,
 )
+from ...wire.fold import ToolState
 from ..context.nsdiff import short_form
 
 __all__ = ["NoteSeg", "Segment", "Sink", "TextSeg", "ToolSeg", "TurnView", "format_arguments", "summarize_result"]
