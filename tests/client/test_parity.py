@@ -96,7 +96,7 @@ def test_the_folds_agree_holding_a_window(js_fold: Path, fixture: Path, tmp_path
 def test_the_shape_check_sees_a_state_off_the_generated_shape() -> None:
     """``schema_problems`` is not a check that cannot fail: a key too many or missing, a value of
     another type, a part off its shape or an event off the wire's each give a problem."""
-    steps = replay(load(FIXTURES[0]))
+    steps = replay(load(min(FIXTURES, key=lambda f: f.stat().st_size)))
     i, state = next((i, s) for i, s in steps if s["tools"] and s["events"])
     assert schema_problems([(i, state)]) == []
     tool = next(iter(state["tools"].values()))
