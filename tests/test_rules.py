@@ -10,11 +10,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
-CORE = ("session", "analysis", "agent", "tools", "models", "wire", "checkpoint")
+CORE = ("session", "analysis", "pages", "agent", "tools", "models", "wire", "checkpoint")
 UI = ("IPython", "ipywidgets", "anywidget")
 LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing", "checkpoint",
-          "redaction", "cmdline", "analysis")
-TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "providers", "teach")
+          "redaction", "cmdline", "analysis", "pages")
+TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "launcher", "providers",
+               "teach")
 
 
 def modules() -> list[Path]:

@@ -49,9 +49,10 @@ from ..wire.pages import Page, PageArgs
 from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
+from .live import LiveSession
 from .options import request_info, window_known
 from .pages import PageSource, PageSources
-from .registry import AgentRegistry, LiveSession
+from .registry import AgentRegistry
 from .saved import ReadOnlyController, store_reader
 
 
@@ -187,29 +188,26 @@ class SessionController:
                          tokens_before=done.tokens_before, tokens_after=done.tokens_after)
 
     async def rewind(self, args: RewindArgs, inv: GatewayInvocation) -> Rewound:
-        """Back to the start of a turn (see :mod:`dsh_notebook.checkpoint.host_rewind`);
-        ``SESSION_BUSY`` while the session runs a turn."""
-        from ..checkpoint.host_rewind import rewind_live
-
+        """Back to the start of a turn, through the checkpoints the host was given (the real ones:
+        :mod:`dsh_notebook.checkpoint.host_rewind`); ``SESSION_BUSY`` while the session runs a turn."""
+        checkpoints = self.registry.parts.checkpoints_or_refuse()  # before a saved session is resumed
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
-        return await rewind_live(self.registry, live, args, by=inv.caller)
+        return await checkpoints.rewind(self.registry, live, args, by=inv.caller)
 
     async def keep(self, args: KeepArgs, inv: GatewayInvocation) -> KeptFiles:
         """Keep what a turn did to some files (the inspector's Keep): ``checkpoint/kept``."""
-        from ..checkpoint.host_rewind import keep_live
-
+        checkpoints = self.registry.parts.checkpoints_or_refuse()  # before a saved session is resumed
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
-        return await keep_live(self.registry, live, args, by=inv.caller)
+        return await checkpoints.keep(self.registry, live, args, by=inv.caller)
 
     async def diff(self, args: DiffArgs, inv: GatewayInvocation) -> TurnDiff:
-        """The unified diffs of the files a turn changed (see :mod:`dsh_notebook.checkpoint.host_rewind`)."""
-        from ..checkpoint.host_rewind import diff_live
-
+        """The unified diffs of the files a turn changed, read from the checkpoint store."""
+        checkpoints = self.registry.parts.checkpoints_or_refuse()  # before a saved session is resumed
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
-        return await diff_live(self.registry, live, args)
+        return await checkpoints.diff(self.registry, live, args)
 
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)
