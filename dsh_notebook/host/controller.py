@@ -50,7 +50,7 @@ from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
 from .live import LiveSession
-from .options import request_info, window_known
+from .options import window_known
 from .pages import PageSource, PageSources
 from .registry import AgentRegistry
 from .saved import ReadOnlyController, store_reader
@@ -213,7 +213,7 @@ class SessionController:
         live = self.registry.live.get(args.session_id)
         if live is not None:
             await window_known(live.agent)  # a window probe under way answers first (bounded)
-            return info_of(live)
+            return live.info()
         self._check_saved(args.session_id)
         return await self.saved.info(args, inv)
 
@@ -260,31 +260,6 @@ class SessionController:
             raise HostError(f"session {session_id!r} is saved but not running here: resume it (session/resume, or "
                             "session/debug break, which resumes it) first", code="UNKNOWN_SESSION")
         return live
-
-
-def info_of(live: LiveSession) -> SessionInfo:
-    agent = live.agent
-    policy = agent.approval_policy
-    return SessionInfo(
-        session_id=live.id,
-        cwd=live.session.cwd,
-        model=live.model,
-        approve=live.approve,
-        status=agent.status,
-        live=True,
-        turn=agent.current_turn,
-        step=agent.current_step,
-        last_seq=live.session.last_seq,
-        log_path=live.log_path,
-        queue=tuple(agent.inbox.items()),
-        pending_approvals=tuple(live.approvals.pending()),
-        max_steps=agent.config.max_steps,
-        max_time=agent.config.max_time,
-        rules=policy.rules.source if policy is not None and policy.rules is not None else None,
-        grants=tuple(policy.shown_grants()) if policy is not None else (),  # secrets masked
-        request=request_info(agent),
-        mode=live.mode,
-    )
 
 
 def _serialise(session: Session, count: int) -> None:

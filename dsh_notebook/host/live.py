@@ -22,6 +22,7 @@ from ..providers import own_base_url
 from ..session.session import Session
 from ..tools.base import ApprovalMode
 from ..tools.modes import approve_of_mode
+from ..wire.endpoints import SessionInfo
 from ..wire.events import (
     InboxSpliced,
     PermissionMode,
@@ -31,6 +32,7 @@ from ..wire.events import (
 )
 from .approvals import PendingApprovals
 from .follow import SessionHub
+from .options import request_info
 
 Resolution = Literal["live", "resumed", "created"]
 
@@ -87,6 +89,31 @@ class LiveSession:
         if event is not None:
             await self.agent.flush_quietly("a mode change")
         return event.seq if event is not None else None
+
+    def info(self) -> SessionInfo:
+        """``session/info`` of this live session (its grants' secrets masked)."""
+        agent = self.agent
+        policy = agent.approval_policy
+        return SessionInfo(
+            session_id=self.id,
+            cwd=self.session.cwd,
+            model=self.model,
+            approve=self.approve,
+            status=agent.status,
+            live=True,
+            turn=agent.current_turn,
+            step=agent.current_step,
+            last_seq=self.session.last_seq,
+            log_path=self.log_path,
+            queue=tuple(agent.inbox.items()),
+            pending_approvals=tuple(self.approvals.pending()),
+            max_steps=agent.config.max_steps,
+            max_time=agent.config.max_time,
+            rules=policy.rules.source if policy is not None and policy.rules is not None else None,
+            grants=tuple(policy.shown_grants()) if policy is not None else (),  # secrets masked
+            request=request_info(agent),
+            mode=self.mode,
+        )
 
 
 def content_digest(blocks: Sequence[Any]) -> str:
