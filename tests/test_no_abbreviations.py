@@ -15,6 +15,7 @@ import pytest
 
 from dsh_notebook.errors import UserError
 from tests.support.cli import cli_env, dsh
+from tests.support.source import parsed
 
 PKG = Path(__file__).resolve().parents[1] / "dsh_notebook"
 
@@ -87,7 +88,7 @@ def test_no_parser_in_the_source_allows_abbreviations() -> None:
     for path in sorted(PKG.rglob("*.py")):
         if "demo/workspace" in path.as_posix():
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "ArgumentParser":
                 given = {k.arg: k.value for k in node.keywords}
                 value = given.get("allow_abbrev")

@@ -8,6 +8,8 @@ import fnmatch
 import re
 from pathlib import Path
 
+from tests.support.source import parsed
+
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
 CORE = ("session", "analysis", "pages", "agent", "tools", "models", "wire", "checkpoint")
@@ -32,7 +34,7 @@ def imported(path: Path, package: list[str] | None = None) -> list[tuple[int, st
     module ``x`` when there is one, else the package). The one import walker of the rule tests."""
     package = package or ["dsh_notebook", *path.relative_to(PKG).parent.parts]
     out: list[tuple[int, str]] = []
-    for node in _statements(ast.parse(path.read_text(), str(path))):
+    for node in _statements(parsed(path)):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):

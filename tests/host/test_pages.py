@@ -73,9 +73,11 @@ class Client:
 
 @pytest.fixture(scope="module")
 def shared() -> Any:
-    """The kernel's Host (a replay widget's saved logs are served by it)."""
+    """The kernel's Host (a replay widget's saved logs are served by it), shut down after the module
+    (a later test of this process that starts the process's host gets a fresh one)."""
     h = process_host()
     yield h
+    h.shutdown()
 
 
 def saved_fixture(tmp_path: Path, name: str) -> Path:
