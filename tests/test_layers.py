@@ -17,7 +17,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from tests.support.source import ONE_WORKER
 from tests.test_rules import PKG, imported, modules, ownership_entries
+
+pytestmark = ONE_WORKER  # the package's files parsed once, in one worker
 
 # Ground first. A unit may import its own rank and the ranks below it, never a rank above.
 RANKS: tuple[tuple[str, ...], ...] = (

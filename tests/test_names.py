@@ -7,8 +7,9 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-from tests.support.source import parsed
+from tests.support.source import ONE_WORKER, parsed
 
+pytestmark = ONE_WORKER  # the package's files parsed once, in one worker
 PKG = Path(__file__).resolve().parents[1] / "dsh_notebook"
 
 # class names still defined in two modules, each a local name of its module (never both imported

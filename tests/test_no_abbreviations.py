@@ -15,7 +15,7 @@ import pytest
 
 from dsh_notebook.errors import UserError
 from tests.support.cli import cli_env, dsh
-from tests.support.source import parsed
+from tests.support.source import ONE_WORKER, parsed
 
 PKG = Path(__file__).resolve().parents[1] / "dsh_notebook"
 
@@ -81,6 +81,7 @@ def test_every_parser_refuses_every_abbreviation(monkeypatch: pytest.MonkeyPatch
     assert len(seen) >= 20 and checked > 400  # the CLI's subcommands, mcp add, the worker, the launcher
 
 
+@ONE_WORKER  # the package's files parsed once, in one worker
 def test_no_parser_in_the_source_allows_abbreviations() -> None:
     """Any ``ArgumentParser(...)`` written in the package passes ``allow_abbrev=False`` (the
     CLI's own ``_Parser`` forces it for itself and its subparsers)."""

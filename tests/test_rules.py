@@ -8,8 +8,9 @@ import fnmatch
 import re
 from pathlib import Path
 
-from tests.support.source import parsed
+from tests.support.source import ONE_WORKER, parsed
 
+pytestmark = ONE_WORKER  # the package's files parsed once, in one worker
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
 CORE = ("session", "analysis", "pages", "agent", "tools", "models", "wire", "checkpoint")

@@ -2,13 +2,18 @@
 tests/test_names.py, tests/test_no_abbreviations.py, tests/wire/test_error_codes.py): each file
 parsed once per test process, not once per test. A tree is keyed by the file's path, size and
 modification time, so a file a test writes (a probe under ``tmp_path``) is parsed as it is; the
-trees are shared, so a reader walks them and never changes them."""
+trees are shared, so a reader walks them and never changes them. Those tests are one xdist group
+(:data:`ONE_WORKER`): a parallel run parses the package in one worker, not in each."""
 
 from __future__ import annotations
 
 import ast
 import functools
 from pathlib import Path
+
+import pytest
+
+ONE_WORKER = pytest.mark.xdist_group("package-source")
 
 
 def parsed(path: Path) -> ast.Module:

@@ -29,8 +29,9 @@ from pathlib import Path
 
 from dsh_notebook.errors import ERROR_CODES
 from dsh_notebook.wire.schema import wire_schema
-from tests.support.source import every_node, parsed
+from tests.support.source import ONE_WORKER, every_node, parsed
 
+pytestmark = ONE_WORKER  # the package's files parsed once, in one worker
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "dsh_notebook"
 JS = ROOT / "js" / "src"
