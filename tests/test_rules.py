@@ -8,13 +8,17 @@ import fnmatch
 import re
 from pathlib import Path
 
+from tests.support.source import ONE_WORKER, parsed
+
+pytestmark = ONE_WORKER  # the package's files parsed once, in one worker
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dsh_notebook"
-CORE = ("session", "analysis", "agent", "tools", "models", "wire", "checkpoint")
+CORE = ("session", "analysis", "pages", "agent", "tools", "models", "wire", "checkpoint")
 UI = ("IPython", "ipywidgets", "anywidget")
 LAYERS = ("session", "agent", "tools", "models", "host", "client", "notebook", "kernel", "observe", "demo", "testing", "checkpoint",
-          "redaction", "cmdline", "analysis")
-TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "providers", "teach")
+          "redaction", "cmdline", "analysis", "pages")
+TOP_MODULES = ("cli", "cli_run", "cli_tty", "config", "context", "doctor", "errors", "glossary", "launcher", "providers",
+               "teach")
 
 
 def modules() -> list[Path]:
@@ -31,7 +35,7 @@ def imported(path: Path, package: list[str] | None = None) -> list[tuple[int, st
     module ``x`` when there is one, else the package). The one import walker of the rule tests."""
     package = package or ["dsh_notebook", *path.relative_to(PKG).parent.parts]
     out: list[tuple[int, str]] = []
-    for node in _statements(ast.parse(path.read_text(), str(path))):
+    for node in _statements(parsed(path)):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):

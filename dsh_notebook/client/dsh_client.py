@@ -52,10 +52,10 @@ class DshClient:
 
     def __init__(self, host: Host | None = None, *, transport: Transport | None = None, caller: str = "client"):
         if transport is None:
-            from ..host.host import Host
+            from ..launcher import process_host
             from .transport import InProcessTransport
 
-            transport = InProcessTransport(host or Host.get(), caller=caller)
+            transport = InProcessTransport(host or process_host(), caller=caller)
         self.host = host
         self.connection = Connection(transport)
         self.remote = Remote(self.connection)

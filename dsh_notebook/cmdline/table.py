@@ -210,7 +210,7 @@ COMMANDS: tuple[Command, ...] = (
             flags=(Flag("--stdio", "JSON lines on stdin/stdout: client messages in, server messages out",
                         required=True),
                    NO_NETWORK.on(help="no network for sandboxed tool commands", dsh_help="")),
-            runs="dsh_notebook.host.stdio:serve_main"),
+            runs="dsh_notebook.launcher:serve_main"),
     Command(
         "install-kernel", 'install the Jupyter kernelspec "dsh" (Agent (dsh))', surfaces=CLI,
         flags=(Flag("--user", "into the user's Jupyter data directory", group="where"),

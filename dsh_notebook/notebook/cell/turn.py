@@ -38,8 +38,8 @@ from ..context.mainthread import MainThreadRunner
 from .approvals import Asker, StdinApprovals
 from .debug_console import DebugConsole, describe_pause
 from .live_view import LiveTurnView
-from .render import Sink
 from .result import TurnResult, turn_result
+from .segments import Sink
 from .sinks import DisplaySink
 
 _TICK = 0.1
