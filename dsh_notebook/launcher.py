@@ -82,7 +82,10 @@ def new_host(settings: Settings | None = None, *, adapter_factory: AdapterFactor
 def process_host(settings: Settings | None = None) -> Host:
     """The process's host (the kernel's), started on first use with the real parts."""
     running = Host.current()
-    return running if running is not None else Host.get(settings, parts=real_parts())
+    if running is None:
+        return Host.get(settings, parts=real_parts())
+    running.given(real_parts())  # started bare (``Host.get()`` first): its next sessions get the real parts
+    return running
 
 
 def serve_main(args: argparse.Namespace) -> int:

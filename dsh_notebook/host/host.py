@@ -110,6 +110,12 @@ class Host:
                 atexit.register(cls._instance.shutdown)
             return cls._instance
 
+    def given(self, parts: HostParts) -> None:
+        """Hand ``parts`` to a host started without any (a bare ``Host.get()`` before the first
+        ``%dsh``): the sessions it makes from now on get them. A host that has parts keeps its own."""
+        if self.registry.parts is NO_PARTS:
+            self.registry.parts = parts
+
     @classmethod
     def current(cls) -> Host | None:
         """The process's host if one is running (never starts one)."""

@@ -89,3 +89,28 @@ def test_an_observer_handed_in_sees_every_event_and_is_detached_at_shutdown(tmp_
     assert seen[0] == ("attached", (sid, home, f"{sid}.jsonl"))
     assert [t for kind, t in seen if kind == "event"] == types  # every event, in order
     assert seen[-1] == ("detached", sid)
+
+
+def test_a_bare_process_host_gets_the_real_parts_when_the_launcher_comes(tmp_path: Path) -> None:
+    """A learner's ``Host.get().describe()`` before the first ``%dsh`` starts the process's host
+    without parts; ``%dsh`` (through ``launcher.process_host``) then hands it the real ones, so its
+    turns are still checkpointed and indexed — never a host that silently keeps nothing."""
+    from dsh_notebook.launcher import process_host
+
+    leftover = Host.current()
+    if leftover is not None:
+        leftover.shutdown()
+    home = tmp_path / "home"
+    bare = Host.get(Settings(home=home))
+    try:
+        assert bare.registry.parts.checkpoints is None
+        assert process_host() is bare  # the same host, not a second one
+        assert bare.registry.parts.checkpoints is not None and bare.registry.parts.observers
+        given = bare.registry.parts
+        process_host()
+        assert bare.registry.parts is given  # a host that has parts keeps its own
+        client, sid, types = one_turn(bare, tmp_path)
+        client.close()
+        assert types.count("checkpoint/taken") == 1
+    finally:
+        bare.shutdown()
