@@ -210,7 +210,7 @@ COMMANDS: tuple[Command, ...] = (
             flags=(Flag("--stdio", "JSON lines on stdin/stdout: client messages in, server messages out",
                         required=True),
                    NO_NETWORK.on(help="no network for sandboxed tool commands", dsh_help="")),
-            runs="dsh_notebook.host.stdio:serve_main"),
+            runs="dsh_notebook.launcher:serve_main"),
     Command(
         "mcp-bridge", "relay MCP over stdio to the notebook server of the running JupyterLab (for external agents: "
         "Claude Code, Codex, Cursor)", surfaces=CLI,

@@ -5,8 +5,10 @@ entries ``LogLine``, ``ClientMessage`` and ``ServerMessage``, and the root is ``
 three (the widget comm's custom messages are ``CommFromView`` / ``CommToView``; the JupyterLab
 pages' socket of the external agents ``PageFromServer`` / ``PageToServer``, with the values of its
 replies ``PageNotebook`` / ``PageSaved`` and the cells' ``CellProvenance``); ``x-endpoints``
-names each endpoint's args and result (or stream items) models, and ``x-stages`` is the stage
-table of :mod:`.stages` (the front end's ``STAGE_TABLE``). To check
+names each endpoint's args and result (or stream items) models (the front end's
+``UnaryEndpoints`` / ``StreamEndpoints``, which its Remote is typed by), ``x-stages`` is the stage
+table of :mod:`.stages` (the front end's ``STAGE_TABLE``), and ``FoldState`` is the client fold's
+state (:mod:`.fold`: what both folds, Python's and the widget's, produce). To check
 one line against one union, validate it against
 ``{"$ref": "#/$defs/LogLine", "$defs": <the document's $defs>}`` (see the README). The document
 is deterministic: the same code prints the same bytes (``$defs`` sorted, keys in model order).
@@ -17,8 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, JsonValue, RootModel
-from pydantic.json_schema import models_json_schema
+from pydantic import BaseModel, JsonValue, RootModel, TypeAdapter
 
 from .codes import ErrorCode as _ErrorCode
 from .comm import CommFromView as _CommFromView
@@ -31,6 +32,7 @@ from .external import CellProvenance
 from .external_pages import FromPage as _FromPage
 from .external_pages import PageNotebook, PageSaved
 from .external_pages import ToPage as _ToPage
+from .fold import FoldState
 from .follow import FollowItem
 from .log import LogLine as _LogLine
 from .stages import stage_rows
@@ -119,7 +121,9 @@ def wire_schema() -> dict[str, JsonValue]:
                                     PageSaved, CellProvenance]
     for args, result in ENDPOINTS.values():
         roots += [m for m in (args, result) if not isinstance(m, str) and m not in roots]
-    _, doc = models_json_schema([(m, "validation") for m in roots], ref_template="#/$defs/{model}")
+    shapes: list[tuple[str, TypeAdapter[Any]]] = [(m.__name__, TypeAdapter(m)) for m in roots]
+    shapes.append(("FoldState", TypeAdapter(FoldState)))  # a TypedDict: the fold's state is plain JSON
+    _, doc = TypeAdapter.json_schemas([(name, "validation", a) for name, a in shapes], ref_template="#/$defs/{model}")
     defs = _strip_titles(doc["$defs"])
     return {
         "$schema": DRAFT,

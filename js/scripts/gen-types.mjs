@@ -8,20 +8,25 @@
 //   node scripts/gen-types.mjs            write both
 //   node scripts/gen-types.mjs --check    exit 1 when a committed file differs from a fresh one
 //   node scripts/gen-types.mjs --schema FILE   read the schema from FILE instead of running Python
+//   node scripts/gen-types.mjs --out DIR       write (or --check against) DIR/wire.gen.ts and
+//                                              DIR/glossary.gen.ts instead of src/'s
 //
 // The Python interpreter is $DSH_PYTHON, else ../.venv/bin/python, else python3. Output is
 // deterministic: one exported type per `$defs` entry, sorted by name; unions stay unions,
-// closed objects (`additionalProperties: false`) get no index signature.
+// closed objects (`additionalProperties: false`) get no index signature. The schema's `x-endpoints`
+// become `UnaryEndpoints` / `StreamEndpoints` (each endpoint's args and result or items: the
+// Connection and the Remote are typed by them), its `x-stages` the `STAGE_TABLE`.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const target = resolve(here, "../src/wire.gen.ts");
-const glossaryTarget = resolve(here, "../src/glossary.gen.ts");
-const pagesTarget = resolve(here, "../../labextension/src/pages.gen.ts");
 const PAGE_ROOTS = ["PageFromServer", "PageToServer", "PageNotebook", "PageSaved", "CellProvenance"];
+function outDir(argv) {
+  const i = argv.indexOf("--out");
+  return i >= 0 ? resolve(argv[i + 1]) : null;
+}
 
 function python() {
   if (process.env.DSH_PYTHON) return process.env.DSH_PYTHON;
@@ -162,6 +167,16 @@ export function generate(doc, roots = null) {
     if (body.startsWith("{\n") && !schema.anyOf && !schema.oneOf) out.push(`${doc}export interface ${typeName(name)} ${body}`);
     else out.push(`${doc}export type ${typeName(name)} = ${body};`);
   }
+  const endpoints = roots ? [] : Object.entries(doc["x-endpoints"] ?? {});
+  const table = (kind, what, doc_) => {
+    const rows = endpoints.filter(([, e]) => e.kind === kind);
+    if (rows.length === 0) return;
+    out.push("", doc_);
+    out.push(`export interface ${what} {\n${rows.map(([name, e]) =>
+      `  ${literal(name)}: { args: ${ts(e.args)}; ${kind === "stream" ? "items" : "result"}: ${ts(e[kind === "stream" ? "items" : "result"])} };`).join("\n")}\n}`);
+  };
+  table("unary", "UnaryEndpoints", "/** Every unary endpoint: its args and its result (the schema's `x-endpoints`, declared in Python,\n *  dsh_notebook.wire.endpoints.ENDPOINTS). The Connection's `call` and the Remote are typed by it. */");
+  table("stream", "StreamEndpoints", "/** Every stream endpoint: its args and the items it sends (the schema's `x-endpoints`). */");
   if (doc["x-stages"] && !roots) {
     out.push("", "/** The six stages of seed 000, one row a stage: the schema's `x-stages` (declared in Python,");
     out.push(" *  dsh_notebook.wire.stages). The diagram, the narration, the roles and the debugger read it. */");
@@ -171,11 +186,12 @@ export function generate(doc, roots = null) {
 }
 
 function main(argv) {
+  const dir = outDir(argv);
   const schema = loadSchema(argv);
   const files = [
-    [target, generate(schema), "the Python wire models"],
-    [glossaryTarget, runPython(["-m", "dsh_notebook.glossary", "--typescript"]), "dsh_notebook/glossary.py"],
-    [pagesTarget, generate(schema, PAGE_ROOTS), "the Python wire models"],
+    [resolve(dir ?? resolve(here, "../src"), "wire.gen.ts"), generate(schema), "the Python wire models"],
+    [resolve(dir ?? resolve(here, "../src"), "glossary.gen.ts"), runPython(["-m", "dsh_notebook.glossary", "--typescript"]), "dsh_notebook/glossary.py"],
+    [resolve(dir ?? resolve(here, "../../labextension/src"), "pages.gen.ts"), generate(schema, PAGE_ROOTS), "the Python wire models"],
   ];
   if (argv.includes("--check")) {
     let stale = false;

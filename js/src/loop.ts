@@ -1,5 +1,5 @@
 // LoopWidget: the six stages of seed 000 drawn from a real session, live or replayed.
-import type { SessionEvent } from "./types";
+import type { CreateArgs, SessionEvent } from "./types";
 import { countOf, eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
@@ -217,7 +217,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     try {
       if (!s.sessionId) {
         prompt.setStatus("creating a session…");
-        const args = { ...((model.get("create_args") as Record<string, unknown>) ?? {}) };
+        // the widget's constructor arguments, checked in Python (notebook/widgets/checks.py)
+        const args: CreateArgs = { ...((model.get("create_args") as CreateArgs | undefined) ?? {}) };
         if (modeCtl.pending) args.mode = modeCtl.pending; // picked before the session existed
         const created = await s.remote.create(args);
         // remembered in the widget state: a reloaded page or another view follows the same session

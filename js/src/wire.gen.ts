@@ -156,6 +156,12 @@ export interface AttemptInFlight {
   chunks?: AttemptChunk[];
 }
 
+/** How a streamed attempt ended, kept while its durable event has not arrived yet. */
+export interface AttemptOutcome {
+  kind: "committed";
+  seq: number | null;
+}
+
 export interface Baseline {
   type: "baseline";
   sessions?: ControlSession[];
@@ -774,6 +780,33 @@ export interface FinishChunk {
   providerState?: { [k: string]: JsonValue } | null;
 }
 
+/** The whole view state of one followed session (what both folds' ``state()`` return). */
+export interface FoldState {
+  sessionId: string | null;
+  header: SessionHeader | null;
+  /** Where the fold started (-1: the session's beginning; else the seq its window starts after). */
+  start: number;
+  /** The last seq folded (-1 when none). */
+  cursor: number;
+  /** The durable events held, dense: ``events[i].seq == start + 1 + i``. */
+  events: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult)[];
+  status: "idle" | "running";
+  turn: number | null;
+  step: number | null;
+  attempt: StreamingAttempt | null;
+  tools: { [k: string]: ToolState };
+  approvals: { [k: string]: PendingApprovalState };
+  /** This session's inbox items, from control ``queue`` frames (the whole value). */
+  queue: QueueItem[];
+  inbox: InboxState;
+  /** By requestId: this client's prompts, and those other clients submitted. */
+  submissions: { [k: string]: Submission };
+  turnEnds: TurnEndEntry[];
+  paused: PauseState | null;
+  /** An event (or a snapshot) skipped seqs the fold lacks: reopen the follow from the cursor. */
+  gap: boolean;
+}
+
 /**
  * ``cursor``: the last seq the client holds (events after it come); ``window``: hold at most
  * the last ``window`` events — the snapshot then starts there (its ``start``) and the rest of
@@ -810,6 +843,13 @@ export interface HistoryPayload {
   messages: (UserMessage | SystemMessage | AssistantMessage | ToolMessage)[];
 }
 
+/** One message in the Agent's inbox, folded from ``agent/inbox/spliced`` events. */
+export interface InboxEntry {
+  id: string;
+  requestId: string | null;
+  text: string;
+}
+
 export interface InboxSpliced {
   seq: number;
   time: number;
@@ -820,6 +860,12 @@ export interface InboxSpliced {
   removedCount?: number;
   inserted?: UserMessage[];
   outcome?: ("claimed" | "canceled") | null;
+}
+
+/** The Agent's inbox as folded: the messages for the next turn and for the next step. */
+export interface InboxState {
+  "next-turn": InboxEntry[];
+  "next-step": InboxEntry[];
 }
 
 /**
@@ -1022,6 +1068,16 @@ export interface PagesOpen {
   paths: string[];
 }
 
+/** Where the agent debugger holds the run (a ``paused`` item), until ``resumed``. */
+export interface PauseState {
+  stage: "01" | "02" | "03" | "04" | "05" | "06";
+  callId: string | null;
+  seq: number | null;
+  name: string | null;
+  editable: ("arguments" | "result" | "request") | null;
+  payload: AssistantMessageEvent | CallPayload | ResultPayload | HistoryPayload | RequestPayload;
+}
+
 /** Stage 02 (``tool/call`` logged) or 03 (before the tool runs). */
 export interface PausedCall {
   type: "paused";
@@ -1083,6 +1139,13 @@ export interface PendingApproval {
   name: string;
   arguments: string;
   reason?: string | null;
+}
+
+/** A call asked about and not yet decided (``approval/asked``, or a snapshot's live approvals). */
+export interface PendingApprovalState {
+  callId: string;
+  name: string;
+  reason: string | null;
 }
 
 export interface PromptArgs {
@@ -1614,6 +1677,47 @@ export interface StreamStart {
   startedAfterSeq: number;
 }
 
+/** The model request streaming right now (``assistant-stream`` start → chunks → end). */
+export interface StreamingAttempt {
+  attemptId: string;
+  turn: number | null;
+  step: number | null;
+  startedAfterSeq: number | null;
+  blocks: StreamingBlock[];
+  chunks: number;
+  /** Set when the attempt ended committed and its durable event has not arrived yet. */
+  outcome: AttemptOutcome | null;
+  lastChunkTime: number | null;
+}
+
+/** One content block of the attempt in flight, rebuilt from its stream chunks. */
+export interface StreamingBlock {
+  index: number;
+  type: "text" | "reasoning" | "tool-call";
+  /** The text or reasoning so far, or the tool call's arguments so far. */
+  text: string;
+  id: string | null;
+  name: string | null;
+  done: boolean;
+}
+
+/**
+ * A prompt on its way: pending (sent) → accepted (RPC answer) → queued (in the inbox) →
+ * claimed (a turn took it) → delivered (its ``user/message``); or rejected / canceled.
+ */
+export interface Submission {
+  requestId: string;
+  text: string | null;
+  mode: ("queue" | "steer") | null;
+  state: "pending" | "accepted" | "queued" | "claimed" | "delivered" | "rejected" | "canceled";
+  rpcId: string | null;
+  queuedSeq: number | null;
+  claimSeq: number | null;
+  seq: number | null;
+  turn: number | null;
+  error: WireError | null;
+}
+
 export interface SystemMessage {
   role: "system";
   content?: TextBlock[];
@@ -1735,6 +1839,14 @@ export interface ToolMessage {
   isError?: boolean;
 }
 
+/** One ``tool-runtime`` frame of a call, as folded. */
+export interface ToolPhase {
+  phase: "prepare" | "policy" | "approval" | "execute" | "progress" | "result";
+  status: "start" | "done" | "waiting" | "allow" | "deny" | "error";
+  detail: string | null;
+  time: number | null;
+}
+
 export interface ToolResult {
   seq: number;
   time: number;
@@ -1773,6 +1885,19 @@ export interface ToolSchema {
   tool?: string | null;
 }
 
+/** One tool call: its durable facts (call, result) and its transient stage-03 phases. */
+export interface ToolState {
+  callId: string;
+  name: string;
+  arguments: string | null;
+  phases: ToolPhase[];
+  /** Waits for an approval decision. */
+  waiting: boolean;
+  callSeq: number | null;
+  resultSeq: number | null;
+  isError: boolean | null;
+}
+
 /** ``session/diff``'s answer: the turn's files' diffs (in the order of its changes). */
 export interface TurnDiff {
   sessionId: string;
@@ -1787,6 +1912,13 @@ export interface TurnEnd {
   sourceEventSeqs?: number[] | null;
   turn: number;
   reason: TurnEndReason;
+}
+
+/** A turn that ended (its ``turn/end``), or a submission canceled before it ran. */
+export interface TurnEndEntry {
+  turn: number | null;
+  reason: TurnEndReason;
+  seq: number | null;
 }
 
 export interface TurnEndReason {
@@ -1879,6 +2011,34 @@ export interface VariableKept {
 export interface WireError {
   code: string;
   message: string;
+}
+
+/** Every unary endpoint: its args and its result (the schema's `x-endpoints`, declared in Python,
+ *  dsh_notebook.wire.endpoints.ENDPOINTS). The Connection's `call` and the Remote are typed by it. */
+export interface UnaryEndpoints {
+  "session/create": { args: CreateArgs; result: SessionCreated };
+  "session/prompt": { args: PromptArgs; result: Accepted };
+  "session/cancel": { args: SessionRef; result: Cancelled };
+  "session/list": { args: NoArgs; result: SessionList };
+  "session/resume": { args: ResumeArgs; result: Resumed };
+  "session/approve": { args: ApproveArgs; result: Decided };
+  "session/mode": { args: ModeArgs; result: ModeSet };
+  "session/info": { args: SessionRef; result: SessionInfo };
+  "session/compact": { args: SessionRef; result: Compacted };
+  "session/debug": { args: DebugArgs; result: DebugState };
+  "session/rewind": { args: RewindArgs; result: Rewound };
+  "session/keep": { args: KeepArgs; result: KeptFiles };
+  "session/diff": { args: DiffArgs; result: TurnDiff };
+  "session/events": { args: EventsArgs; result: EventsPage };
+  "external/begin": { args: ExternalBeginArgs; result: ExternalBegun };
+  "external/end": { args: ExternalEndArgs; result: ExternalEnded };
+  "session/page": { args: PageArgs; result: Page };
+}
+
+/** Every stream endpoint: its args and the items it sends (the schema's `x-endpoints`). */
+export interface StreamEndpoints {
+  "session/follow": { args: FollowArgs; items: FollowStreamItem };
+  "session/control": { args: NoArgs; items: ControlStreamItem };
 }
 
 /** The six stages of seed 000, one row a stage: the schema's `x-stages` (declared in Python,

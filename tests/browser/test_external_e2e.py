@@ -121,7 +121,11 @@ def test_an_external_call_waits_for_the_approval_clicked_in_the_notebook(lab: La
         shot(page, "external-done-dark", ".dsh-loop")
     finally:
         agent.close()
-    events = [json.loads(x) for x in sorted((lab.home / "sessions").glob("*.jsonl"))[-1].read_text().splitlines()[1:]]
+    # the notebook's session: the log that holds this call (the lab, and its sessions folder, are
+    # shared by every browser test of this worker)
+    logs = [p for p in (lab.home / "sessions").glob("*.jsonl") if "answer = 6 * 7" in p.read_text()]
+    assert len(logs) == 1, logs
+    events = [json.loads(x) for x in logs[0].read_text().splitlines()[1:]]
     asked = [e for e in events if e["type"] == "approval/decided" and e["name"] == "execute_code"]
     assert [(e["decision"], e["decider"], e["mode"]) for e in asked] == [("allow", "user", "default")]
     kinds = [e["type"] for e in events]

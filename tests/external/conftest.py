@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import shutil
 import socket
 import subprocess
@@ -103,6 +104,28 @@ class Kernel:
         except RuntimeError:
             self.client.stop_channels()
             raise
+
+    def ready_again(self, timeout: float = 120) -> None:
+        """After Jupyter restarted the kernel: its shell answers ``kernel_info`` and its IOPub reaches
+        this client again. ``wait_for_ready`` also checks the heartbeat and gives up ("Kernel died
+        before replying to kernel_info") when the new process's heartbeat lags under load; the
+        shell's answer is what this client needs."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg_id = self.client.kernel_info()
+            try:
+                while self.client.get_shell_msg(timeout=2)["parent_header"].get("msg_id") != msg_id:
+                    pass
+            except queue.Empty:
+                continue
+            while time.monotonic() < deadline:  # IOPub subscribed: the kernel's status reaches us
+                self.client.kernel_info()
+                try:
+                    self.client.get_iopub_msg(timeout=1)
+                    return
+                except queue.Empty:
+                    continue
+        raise AssertionError(f"the restarted kernel did not answer within {timeout} s")
 
     def run(self, code: str, timeout: float = 120) -> str:
         """Run ``code`` as a cell; its text output (stdout, results, errors)."""

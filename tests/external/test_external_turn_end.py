@@ -1,5 +1,5 @@
 """``external/end`` of an external turn (issue 41) is answered once that turn is over: the host
-logs ``turn/end`` and the session is idle before the MCP server hears back. Real Host, in process."""
+logs ``turn/end`` and the session is idle before the MCP server hears back. A real host with its checkpoints (the launcher's), in process."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import Settings
-from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 from dsh_notebook.session.persistence import load_log
 
 pytestmark = pytest.mark.unit
@@ -19,7 +19,7 @@ def test_external_end_answers_once_the_external_turn_is_over(tmp_path: Path) -> 
     """The answer to ``external/end`` of a write comes after its turn ended (``turn/end`` logged,
     the session idle), so a person's ``%dsh undo`` right after the MCP call returns finds the turn
     over — not ``SESSION_BUSY`` (it was answered before the turn's checkpoint and end)."""
-    host = Host(Settings(home=tmp_path / "home"), name="test-external-end")
+    host = new_host(Settings(home=tmp_path / "home"), name="test-external-end")  # with the checkpoints
     dsh = DshClient(host, caller="test")
     try:
         (tmp_path / "work").mkdir()

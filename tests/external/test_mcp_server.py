@@ -235,7 +235,7 @@ async def test_a_dead_kernel_is_reported_and_never_replaced_and_a_restarted_one_
         restarted = await mcp.call_tool("execute_code", {"path": name, "code": "a"})
         assert restarted.is_error and texts(restarted).startswith("[KERNEL_RESTARTED]")
         # the test's own client reconnects to the new kernel process (its IOPub subscription included)
-        await asyncio.to_thread(kernel.client.wait_for_ready, 60)
+        await asyncio.to_thread(kernel.ready_again)
         pid = int(kernel.run("import os; print(os.getpid())").strip())
         os.kill(pid, signal.SIGKILL)
         await _wait_for(lambda: not _alive(pid))
