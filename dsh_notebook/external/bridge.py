@@ -1,8 +1,8 @@
 """``python -m dsh_notebook mcp-bridge``: an MCP client that speaks stdio reaches the notebook server.
 
 Claude Code, Codex and Cursor start MCP servers as commands; this one finds the running Jupyter
-server (its runtime files, :func:`jupyter_server.serverapp.list_running_servers` — files only its
-own user can read, with the server's token) and relays: each JSON-RPC line from stdin is POSTed
+server (its runtime files — files of its own user that only that user can write, with the server's
+token; see :func:`own_servers`) and relays: each JSON-RPC line from stdin is POSTed
 to ``{url}dsh/mcp`` with the token and the MCP session id, and every message of the answer (JSON,
 or the events of an SSE stream — progress notifications included) is written to stdout as one
 line, as it comes. Requests run concurrently (a long ``execute_code`` does not hold up a
@@ -18,6 +18,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import stat
 import sys
 import threading
 from typing import IO, Any
@@ -34,9 +35,7 @@ def find_server(url: str | None = None, token: str | None = None) -> tuple[str, 
     if url:
         base = url if url.endswith("/") else url + "/"
         return base + PATH, token if token is not None else os.environ.get("JUPYTER_TOKEN", "")
-    from jupyter_server.serverapp import list_running_servers
-
-    servers = list(list_running_servers())
+    servers = own_servers()
     if not servers:
         raise UserError("no running Jupyter server of this user was found (start JupyterLab, or give --url and "
                         "--token)", code="CONNECTION")
@@ -48,6 +47,39 @@ def find_server(url: str | None = None, token: str | None = None) -> tuple[str, 
 
     chosen = next((s for s in reversed(servers) if holds(s)), servers[-1])
     return str(chosen["url"]) + PATH, str(chosen.get("token") or "")
+
+
+def own_servers(runtime_dir: str | None = None) -> list[dict[str, JsonValue]]:
+    """The running Jupyter servers of this user, oldest first: their runtime files
+    (``jpserver-*.json`` in Jupyter's runtime folder), each a regular file of this user that no one
+    else may write — a file another user planted (a runtime folder others can write to) would
+    send the external agent, and what it reads and runs, to their server — whose process lives."""
+    from jupyter_core.paths import jupyter_runtime_dir
+    from jupyter_server.utils import check_pid
+
+    folder = runtime_dir or jupyter_runtime_dir()
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith("jpserver-") and n.endswith(".json")]
+    except OSError:
+        return []
+    found: list[tuple[float, dict[str, JsonValue]]] = []
+    for name in names:
+        try:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue  # gone, or a symbolic link
+        with os.fdopen(fd, encoding="utf-8") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+                continue
+            try:
+                info = json.load(fh)
+            except (ValueError, OSError):
+                continue  # being written
+        pid = info.get("pid") if isinstance(info, dict) else None
+        if isinstance(pid, int) and isinstance(info.get("url"), str) and check_pid(pid):
+            found.append((st.st_mtime, info))
+    return [info for _, info in sorted(found, key=lambda f: f[0])]
 
 
 class Relay:

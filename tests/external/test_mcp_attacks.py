@@ -160,3 +160,65 @@ async def test_under_a_base_url_the_server_answers_at_base_url_dsh_mcp_and_the_b
     assert root_status == 404  # nothing at the root: the server lives under its base_url
     assert listed == "(no notebooks)"
     assert "here.ipynb · no kernel" in through_bridge
+
+
+def _listener() -> tuple[Any, list[str]]:
+    """A loopback HTTP server standing in for another user's Jupyter: it records every request."""
+    import http.server
+    import threading
+
+    seen: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+            seen.append(f"{self.command} {self.path} {self.headers.get('Authorization')}")
+            self.send_response(500)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    return httpd, seen
+
+
+def _runtime_file(folder: Path, name: str, url: str, mode: int = 0o600) -> Path:
+    path = folder / f"jpserver-{name}.json"
+    path.write_text(json.dumps({"url": url, "token": f"planted-{name}", "pid": os.getpid(), "root_dir": "/"}))
+    path.chmod(mode)
+    return path
+
+
+def _bridge(runtime: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dsh_notebook", "mcp-bridge"], input=json.dumps(INIT) + "\n",
+                          capture_output=True, text=True, timeout=120, cwd="/",
+                          env={**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), "PYTHONPATH": str(REPO)})
+
+
+def test_mcp_bridge_never_follows_a_runtime_file_another_user_planted(tmp_path: Path) -> None:
+    """A runtime folder others can write to (a shared $JUPYTER_RUNTIME_DIR): a ``jpserver-*.json`` of
+    another user, one of ours that anyone may rewrite, and a link to a file elsewhere each name a
+    live process and a server that is not ours. The bridge relays to none of them (the external
+    agent's reads and code would go to that server): it says no server of this user runs."""
+    user = _second_user()
+    httpd, seen = _listener()
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    runtime.chmod(0o1777)
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    try:
+        planted = _runtime_file(runtime, "planted", url)
+        os.chown(planted, user.pw_uid, user.pw_gid)
+        _runtime_file(runtime, "rewritable", url, mode=0o666)
+        elsewhere = _runtime_file(tmp_path, "elsewhere", url)
+        (runtime / "jpserver-link.json").symlink_to(elsewhere)
+        refused = _bridge(runtime)
+        assert refused.returncode != 0 and "CONNECTION" in refused.stderr, refused.stderr
+        assert seen == []
+        # the control: a runtime file of this user that only it may write is followed
+        _runtime_file(runtime, "own", url)
+        relayed = _bridge(runtime)
+        assert seen and seen[0] == "POST /dsh/mcp token planted-own", (seen, relayed.stderr)
+    finally:
+        httpd.shutdown()
