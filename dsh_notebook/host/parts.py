@@ -23,7 +23,7 @@ from ..errors import UserError
 from ..session.session import Session
 from ..session.store import SessionStore
 from ..wire.endpoints import DiffArgs, KeepArgs, KeptFiles, RewindArgs, Rewound, TurnDiff
-from .live import LiveSession, AttachedCheckpoints
+from .live import AttachedCheckpoints, LiveSession
 
 Detach = Callable[[], None]
 

@@ -222,3 +222,32 @@ def test_mcp_bridge_never_follows_a_runtime_file_another_user_planted(tmp_path: 
         assert seen and seen[0] == "POST /dsh/mcp token planted-own", (seen, relayed.stderr)
     finally:
         httpd.shutdown()
+
+
+async def test_paths_outside_jupyters_root_are_refused_and_nothing_is_written_there(server: Server) -> None:
+    """A hostile agent names notebooks outside the root folder Jupyter serves (``..``, absolute,
+    percent-encoded, a home folder): each tool answers a coded error, reads nothing and writes
+    nothing outside the root."""
+    from .conftest import mcp_client
+
+    outside = server.root.parent / "outside.ipynb"
+    outside.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"id": "c1", "cell_type": "code", "source": "SECRET_OUTSIDE = 1", "metadata": {}, "outputs": [],
+         "execution_count": None}]}))
+    before = sorted(p.name for p in server.root.parent.iterdir())
+    paths = ["../outside.ipynb", str(outside), "%2e%2e/outside.ipynb", "sub/../../outside.ipynb", "~/outside.ipynb",
+             "../planted.ipynb"]
+    async with mcp_client(server) as mcp:
+        for path in paths:
+            for tool, args in (("read_notebook", {"path": path}),
+                               ("insert_cell", {"path": path, "source": "planted = 1"}),
+                               ("edit_cell", {"path": path, "cell_id": "c1", "source": "planted = 1"}),
+                               ("execute_code", {"path": path, "code": "open('/tmp/dsh-planted', 'w')"}),
+                               ("session_events", {"path": path, "since_seq": -1})):
+                result = await mcp.call_tool(tool, args)
+                said = texts(result)
+                assert result.is_error and said.startswith("["), (tool, path, said)
+                assert "SECRET_OUTSIDE" not in said, (tool, path)
+    assert sorted(p.name for p in server.root.parent.iterdir()) == before
+    assert "planted" not in outside.read_text()
+    assert not os.path.exists("/tmp/dsh-planted")
