@@ -248,6 +248,10 @@ async def test_paths_outside_jupyters_root_are_refused_and_nothing_is_written_th
                 said = texts(result)
                 assert result.is_error and said.startswith("["), (tool, path, said)
                 assert "SECRET_OUTSIDE" not in said, (tool, path)
+    _nothing_written_outside(server, outside, before)
+
+
+def _nothing_written_outside(server: Server, outside: Path, before: list[str]) -> None:
     assert sorted(p.name for p in server.root.parent.iterdir()) == before
     assert "planted" not in outside.read_text()
-    assert not os.path.exists("/tmp/dsh-planted")
+    assert not Path("/tmp/dsh-planted").exists()
