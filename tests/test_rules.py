@@ -81,7 +81,7 @@ def test_the_wire_imports_only_pydantic_the_stdlib_and_itself() -> None:
             if parts[0] == "dsh_notebook" and (len(parts) < 2 or parts[1] != "wire"):
                 bad.append(f"{rel(path)}:{line} imports {name}")
             # typing_extensions is pydantic's own dependency: its TypedDict is the one pydantic
-            # reads on Python < 3.12 (wire/fold.py's state shapes)
+            # reads on Python < 3.12 (wire/fold_state.py's state shapes)
             elif parts[0] not in ("dsh_notebook", "pydantic", "pydantic_core", "typing_extensions", "__future__") \
                     and not _stdlib(parts[0]):
                 bad.append(f"{rel(path)}:{line} imports {name}")

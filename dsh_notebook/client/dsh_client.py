@@ -35,7 +35,7 @@ from ..wire.endpoints import (
     SessionInfo,
     TextPart,
 )
-from ..wire.fold import Json
+from ..wire.fold_state import Json
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel

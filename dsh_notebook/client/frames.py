@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from ..wire.events import InboxSpliced
-from ..wire.fold import (
+from ..wire.fold_state import (
     InboxEntry,
     InboxState,
     StreamingAttempt,

@@ -3,7 +3,7 @@
 Everything on the client side reads this fold — the ``%dsh`` cell rendering, stdin approvals,
 ``TurnResult``, the ``run`` CLI; the JS widget runs the same fold (``js/src/fold.ts``), and the
 parity test checks both give the same :class:`~.state.FoldState` after every item of recorded
-real runs. The state (``state()``; its shapes are the wire's, :mod:`dsh_notebook.wire.fold`, and so
+real runs. The state (``state()``; its shapes are the wire's, :mod:`dsh_notebook.wire.fold_state`, and so
 the JS fold's, generated from them)::
 
     sessionId, header     from the snapshot
@@ -80,7 +80,7 @@ from ..wire.events import (
     TurnStart,
     UserMessageEvent,
 )
-from ..wire.fold import (
+from ..wire.fold_state import (
     FoldState,
     HeaderJson,
     InboxState,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..wire.base import dump, tag
 from ..wire.events import AnyEvent, AssistantMessageEvent, TurnEndReason
-from ..wire.fold import (
+from ..wire.fold_state import (
     InboxState,
     PendingApprovalState,
     StreamingAttempt,

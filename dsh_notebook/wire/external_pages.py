@@ -9,8 +9,8 @@ cell id → :class:`PageSaved`) one of them, each answered by a :class:`PageRepl
 
 Notebooks and cells travel as nbformat v4 JSON (``notebook``, ``cell``): the server types them
 with its nbformat TypedDicts (``dsh_notebook.external.ipynb``), the page with JupyterLab's own
-(``@jupyterlab/nbformat``). The TypeScript of these messages is generated (``make types``:
-``labextension/src/pages.gen.ts``).
+(``@jupyterlab/nbformat``). The JupyterLab extension's TypeScript of these messages is generated
+(``make types``).
 """
 
 from __future__ import annotations

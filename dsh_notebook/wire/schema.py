@@ -8,7 +8,7 @@ replies ``PageNotebook`` / ``PageSaved`` and the cells' ``CellProvenance``); ``x
 names each endpoint's args and result (or stream items) models (the front end's
 ``UnaryEndpoints`` / ``StreamEndpoints``, which its Remote is typed by), ``x-stages`` is the stage
 table of :mod:`.stages` (the front end's ``STAGE_TABLE``), and ``FoldState`` is the client fold's
-state (:mod:`.fold`: what both folds, Python's and the widget's, produce). To check
+state (:mod:`.fold_state`: what both folds, Python's and the widget's, produce). To check
 one line against one union, validate it against
 ``{"$ref": "#/$defs/LogLine", "$defs": <the document's $defs>}`` (see the README). The document
 is deterministic: the same code prints the same bytes (``$defs`` sorted, keys in model order).
@@ -32,7 +32,7 @@ from .external import CellProvenance
 from .external_pages import FromPage as _FromPage
 from .external_pages import PageNotebook, PageSaved
 from .external_pages import ToPage as _ToPage
-from .fold import FoldState
+from .fold_state import FoldState
 from .follow import FollowItem
 from .log import LogLine as _LogLine
 from .stages import stage_rows

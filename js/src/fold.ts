@@ -2,7 +2,7 @@
 // same fold as dsh_notebook/client/model.py (+ frames.py, views.py). `state()` returns the same
 // JSON as the Python `ClientSessionModel.state()` after every item; the parity test
 // (tests/client/test_parity.py) checks it on recorded real runs. The state's shapes are not
-// declared here: `FoldState` and its parts are generated from dsh_notebook/wire/fold.py
+// declared here: `FoldState` and its parts are generated from dsh_notebook/wire/fold_state.py
 // (`wire.gen.ts`, `make types`), so a field renamed there fails tsc here until the fold follows.
 import type {
   AssistantStreamFrame, ControlItem, FoldState, FollowItem, InboxEntry, InboxSpliced, InboxState, PausedItem,

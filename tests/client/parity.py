@@ -7,7 +7,7 @@
   table) and reads its JSON answer;
 - :func:`first_difference`: where a Python result and a JS one first differ;
 - :func:`schema_problems`: where fold states break the generated shape (``$defs/FoldState`` of the
-  wire's schema, from ``dsh_notebook/wire/fold.py``: the shape the JS fold is typed by);
+  wire's schema, from ``dsh_notebook/wire/fold_state.py``: the shape the JS fold is typed by);
 - :func:`replay`: the client side of a recorded transcript, folded by the Python
   ClientSessionModel exactly as ``js/test/parity/driver.ts`` folds it with the JS one: the client's
   own prompt calls (submit → accepted / rejected) and every item of its follow and control streams.
@@ -27,7 +27,7 @@ from jsonschema import Draft202012Validator
 
 from dsh_notebook.client.model import ClientSessionModel
 from dsh_notebook.models.price_table import pricing_table
-from dsh_notebook.wire.fold import FoldState
+from dsh_notebook.wire.fold_state import FoldState
 from tests.fixtures.record_streams import OUT
 from tests.wire.schema_support import document
 

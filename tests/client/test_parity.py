@@ -1,6 +1,6 @@
 """One fold per language: on every recorded real run (``js/test/fixtures/streams``), the Python
 ``ClientSessionModel`` and the JS one (``js/src/fold.ts``) have the same state after every item,
-and that state is the generated ``FoldState`` (``dsh_notebook/wire/fold.py``, in the schema and so
+and that state is the generated ``FoldState`` (``dsh_notebook/wire/fold_state.py``, in the schema and so
 in ``wire.gen.ts``): every key, every part's shape, every event as the wire's.
 
 The JS side is bundled with esbuild and run by node (``js/test/parity/main.ts``); both drivers

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dsh_notebook.wire.fold import FoldState
+from dsh_notebook.wire.fold_state import FoldState
 from dsh_notebook.wire.schema import schema_json, wire_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,9 +74,9 @@ def test_the_fold_state_and_the_endpoints_are_generated_not_declared() -> None:
 
 RENAMES = [
     # (module, the declaration as written, as renamed, the old and the new wire names)
-    ("wire/fold.py", "    turnEnds: list[TurnEndEntry]\n", "    turnEndings: list[TurnEndEntry]\n",
+    ("wire/fold_state.py", "    turnEnds: list[TurnEndEntry]\n", "    turnEndings: list[TurnEndEntry]\n",
      "turnEnds", "turnEndings"),
-    ("wire/fold.py", "    waiting: bool\n    \"\"\"Waits for an approval decision.\"\"\"\n",
+    ("wire/fold_state.py", "    waiting: bool\n    \"\"\"Waits for an approval decision.\"\"\"\n",
      "    awaiting: bool\n    \"\"\"Waits for an approval decision.\"\"\"\n", "waiting", "awaiting"),
     ("wire/endpoints.py", "(keep planning).\"\"\"\n\n    session_id: str\n    call_id: str\n",  # ApproveArgs
      "(keep planning).\"\"\"\n\n    session_id: str\n    tool_call_id: str\n", "callId", "toolCallId"),

@@ -23,7 +23,7 @@ from typing import Any
 from ...client.dsh_client import DshClient
 from ...client.model import ClientSessionModel
 from ...errors import HostError
-from ...wire.fold import PauseState
+from ...wire.fold_state import PauseState
 from ...wire.stages import STAGES, edit_places
 
 __all__ = ["STAGE_NAMES", "DebugConsole"]

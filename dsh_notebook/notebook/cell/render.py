@@ -32,7 +32,7 @@ from ...wire.events import (
     ToolResult,
     TurnEnd,
 )
-from ...wire.fold import ToolState
+from ...wire.fold_state import ToolState
 from ..context.nsdiff import short_form
 from .segments import NoteSeg, Segment, Sink, TextSeg, ToolSeg, format_arguments
 

@@ -32,7 +32,7 @@ from ...client.follow import FollowHandle
 from ...client.model import ClientSessionModel
 from ...errors import DshError, HostError, RunCancelled
 from ...host.waiting import WaitingTicker
-from ...wire.fold import PauseState
+from ...wire.fold_state import PauseState
 from ..context.cells import CellRefJson
 from ..context.mainthread import MainThreadRunner
 from .approvals import Asker, StdinApprovals

@@ -1,7 +1,7 @@
 """The client fold's state (seed 001 L8): the view state of one followed session, as typed JSON.
 
 Two folds produce it — ``ClientSessionModel`` in :mod:`dsh_notebook.client.model` and the widget's
-in ``js/src/fold.ts`` — and both read these shapes from here: they are in the schema
+in the front end — and both read these shapes from here: they are in the schema
 (``python -m dsh_notebook schema``, ``$defs/FoldState``) and so in the generated TypeScript, where
 the JS fold declares nothing of its own (a field renamed here fails ``tsc`` until the JS fold
 follows). ``FoldState`` is plain JSON: every key always present, ``null`` (never a missing key)
