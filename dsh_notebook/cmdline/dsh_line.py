@@ -153,8 +153,8 @@ def parse_line(line: str, cell: str | None = None) -> MagicArgs:
     if args.demo and args.cwd:
         raise UserError("--demo and --cwd exclude each other (--demo works on a fresh copy of the demo workspace)",
                         code="BAD_FLAG")
-    if body is None and not explicit_end:
-        _detect_subcommand(args, rest)
+    if body is None and not explicit_end:  # `%dsh sessions;`: the `;` silences the line (IPython's), no word of it
+        _detect_subcommand(args, rest.removesuffix(";").rstrip())
     if args.command == "prompt":
         args.text = rest if body is None else (f"{rest}\n{body}" if rest else body)
         args.text = args.text.strip("\n")

@@ -77,6 +77,17 @@ def test_subcommands_only_as_whole_lines() -> None:
     assert parse_line("sessions are great").text == "sessions are great"
 
 
+def test_a_trailing_semicolon_silences_a_subcommand_line_and_is_no_word_of_it() -> None:
+    """``%dsh sessions;`` (IPython's ``;`` after a line, ``@output_can_be_silenced``) is the sessions
+    view, silenced, not the prompt "sessions;" sent to the model."""
+    assert parse_line("sessions;").command == "sessions"
+    show = parse_line("show --stats s_1 ;")
+    assert (show.command, show.target, show.stats) == ("show", "s_1", True)
+    assert parse_line("mcp;").command == "mcp" and parse_line("mcp;").text == ""
+    assert parse_line("policy check;").command == "policy check"
+    assert (parse_line("tell me a joke;").command, parse_line("tell me a joke;").text) == ("prompt", "tell me a joke;")
+
+
 def test_cell_body_is_the_prompt_and_line_text_prefixes_it() -> None:
     args = parse_line("--session s_1", "line one\nline 'two'\n")
     assert args.session == "s_1" and args.text == "line one\nline 'two'"
