@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from dsh_notebook.cmdline.table import on
+from dsh_notebook.notebook.magic.checkpoints import DiffView
 from dsh_notebook.notebook.magic.magics import DshMagicError
 from tests.support.cli import dsh
 
@@ -63,7 +64,7 @@ def test_policy_check_and_checkpoints_print_what_the_cli_prints(shell: Any, tmp_
     assert by_cli.returncode == 0 and listing.splitlines() == by_cli.stdout.splitlines()
     assert "src/math.ts" in listing
     diff = shell.run_cell("%dsh checkpoints --diff 1").result
-    assert diff is None and "+  return a - b;" in capsys.readouterr().out  # displayed where the line stands
+    assert isinstance(diff, DiffView) and "+  return a - b;" in repr(diff)  # the cell's value
     with pytest.raises(DshMagicError, match="not a turn"):
         shell.run_cell("%dsh checkpoints --diff=x").raise_error()
 

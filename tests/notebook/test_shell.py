@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.utils.capture import capture_output
 
 from dsh_notebook.notebook.cell.result import TurnResult
 from dsh_notebook.notebook.cell.turn import CellTurn
 from dsh_notebook.notebook.magic.magics import DshMagicError, DshMagics
-from dsh_notebook.notebook.magic.views import ConfigView, SessionTable
+from dsh_notebook.notebook.magic.views import ConfigView, EventListing, SessionTable
 from dsh_notebook.wire.events import ToolCall, UserMessageEvent
 
 from .conftest import magics_of
@@ -88,9 +87,9 @@ def test_subcommands_sessions_show_config(shell: Any, isolated_dsh_home: Path) -
     row = table.rows[0]
     assert row[0] == f"{result.session_id} *" and row[1].startswith("read README.md") and row[2] == "1"
     assert row[5] == "idle" and "<table" in table._repr_html_()
-    with capture_output() as shown:  # displayed where the line stands (not the cell's value)
-        assert shell.run_cell("%dsh show --no-widget").result is None
-    [listing] = [o.data["text/plain"] for o in shown.outputs]
+    shown = shell.run_cell("%dsh show --no-widget").result  # the view (a line not the last displays it too)
+    assert isinstance(shown, EventListing)
+    listing = repr(shown)
     assert listing.startswith(f"session {result.session_id} (")
     assert "tool/call" in listing and "turn 1 completed" in listing
     config = shell.run_cell("%dsh config").result

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.utils.capture import capture_output
 
 from dsh_notebook.notebook.cell.result import TurnResult
 from dsh_notebook.notebook.magic.magics import DshMagicError
-from dsh_notebook.notebook.magic.views import SearchResults
+from dsh_notebook.notebook.magic.views import SearchResults, StatsView
 from tests.support.cli import dsh
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fake_openai_chunks import text_reply, tool_call_reply
@@ -71,10 +70,9 @@ def test_live_turn_figures_equal_show_stats_of_its_log(shell: Any, fake_server: 
     assert turn["durationMs"] == result.duration_ms and turn["costUsd"] == result.cost_usd
     assert saved["requests"][0]["ttftMs"] >= 200
 
-    with capture_output() as shown:  # displayed where the line stands (issue 39 item 9)
-        assert shell.run_cell("%dsh show --stats").result is None
-    [view] = shown.outputs
-    text = view.data["text/plain"]
+    view = shell.run_cell("%dsh show --stats").result  # the cell's value (not the last line: displayed there)
+    assert isinstance(view, StatsView)
+    text = repr(view)
     assert text.startswith(f"session {result.session_id}\n")
     assert "6,200 in / 70 out tokens" in text.splitlines()[-1]
     as_text = dsh("show", "--stats", result.session_id, env=env, timeout=60).stdout

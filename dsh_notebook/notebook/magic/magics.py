@@ -5,7 +5,9 @@ line and talks to it through the Gateway (a :class:`~dsh_notebook.client.DshClie
 client stack as the ``run`` CLI). A prompt **blocks** the cell
 by default while it renders the turn (``Run All``, nbclient and papermill just work); a kernel
 Interrupt cancels the turn through the Controller. ``--bg`` returns a :class:`~.turn.CellTurn`
-handle at once and shows the live widget. Errors are one line, not a traceback.
+handle at once and shows the live widget. Errors are one line, not a traceback. A subcommand's view
+(``sessions``, ``show``, ``config`` …) is the line's value: shown where the line stands in the cell,
+the cell's ``Out`` when it is the last line, kept unshown by ``x = %dsh sessions`` (:mod:`.view_lines`).
 
 Configuration: env (``DSH_MODEL``, ``DSH_BASE_URL``, ``DSH_API_KEY``, ``DSH_HOME``), then
 ``%config DshMagics.model|base_url|mode|approve|home|output|max_steps|max_time|policy_file``, then
@@ -29,7 +31,6 @@ from IPython.core.magic import (
     no_var_expand,
     output_can_be_silenced,
 )
-from IPython.display import display
 from traitlets import Bool, Dict, Enum, Float, Int, Unicode, observe
 
 from ...cmdline.dsh_line import MagicArgs, parse_line
@@ -56,13 +57,10 @@ from .interpolate import interpolate
 from .question_marks import keep_question_marks
 from .subcommands import CommandsMixin
 from .trajectory import set_prices_file
+from .view_lines import install_view_lines
 
 BYPASS_BANNER = ("mode bypass: every tool call of this session runs without asking — deny rules and the "
                  "sandbox aside (%dsh mode default to ask again)")
-
-DISPLAYED = frozenset({"show", "changes", "checkpoints"})
-"""Subcommands whose view is displayed at once (a widget, the event listing, the stats, a diff): a
-README block pasted as one cell shows each of them, wherever the line stands."""
 
 NOTEBOOK_TOOL_TEXTS = (
     ("python", "The `python` tool executes code in the notebook's live namespace (the user's variables "
@@ -146,6 +144,7 @@ class DshMagics(CommandsMixin, Magics):
         self.waiting = False  # a blocking prompt cell is running (notebook_insert lands below it)
         self.cell_log = CellLog(shell).install() if shell is not None else None
         self._uncomplete = install_completer(shell, self._session_ids) if shell is not None else None
+        self._unview = install_view_lines(shell) if shell is not None else None  # every view line shows
 
     # --- the magic ------------------------------------------------------------------------------
 
@@ -171,11 +170,8 @@ class DshMagics(CommandsMixin, Magics):
                 args.targets = [interpolate(t, namespaces) for t in args.targets]
                 args.options = {k: interpolate(v, namespaces) for k, v in args.options.items()}
                 args.model = interpolate(args.model, namespaces) if args.model else args.model  # replay:{origin}
-            shown = getattr(self, "cmd_" + args.command.replace(" ", "_"))(args)
-            if args.command in DISPLAYED and shown is not None:
-                display(shown)  # shown where the line stands in the cell, not only as its last line
-                return None
-            return shown
+            # the view itself: a line that is not the cell's last shows it too (view_lines.py)
+            return getattr(self, "cmd_" + args.command.replace(" ", "_"))(args)
         except DshError as exc:
             raise DshMagicError(exc) from None
         except KeyboardInterrupt:  # an Interrupt before a turn was followed (a blocking wait has its own)
@@ -411,6 +407,8 @@ class DshMagics(CommandsMixin, Magics):
             self.cell_log.uninstall()
         if self._uncomplete is not None:
             self._uncomplete()
+        if self._unview is not None:
+            self._unview()
         for dispose in self._disposers:
             try:
                 dispose()

@@ -8,7 +8,8 @@ flags and help are declared in the command registry (:mod:`dsh_notebook.cmdline.
 ``cmd_<name>`` here (``policy check``: ``cmd_policy_check``).
 
 Each talks to the Host through the same Gateway path as a prompt and returns a small object with
-a rich repr (:mod:`.views`), or prints one line.
+a rich repr (:mod:`.views`), shown where its line stands in the cell (:mod:`.view_lines`), or prints
+one line.
 """
 
 from __future__ import annotations
