@@ -79,6 +79,7 @@ class SessionPages:
     _by_seq: dict[int, str] = field(default_factory=dict)
     _low: list[str | None] = field(default_factory=list)
     _figures: Figures | None = None
+    derived: tuple[int, list[int]] | None = None  # pages_requests' last derive: (through, surface seqs)
 
     @property
     def count(self) -> int:

@@ -93,9 +93,14 @@ def _contributes(ev: Event) -> Any:
 
 def derive(p: SessionPages, through: int) -> list[int]:
     """The surface seqs of ``derive_messages()`` after the events through ``through``: appended,
-    or replacing the run ``startSeq`` .. ``endSeq`` (js deriveMessages)."""
-    nodes: list[int] = []
-    for s in range(min(through, p.count - 1) + 1):
+    or replacing the run ``startSeq`` .. ``endSeq`` (js deriveMessages). Folded on from the last
+    call's when it ended at or before ``through`` (a replay asks for the history a step later each
+    time: the fold does not start again at seq 0 for each)."""
+    end = min(through, p.count - 1)
+    start, nodes = 0, []
+    if p.derived is not None and p.derived[0] <= end:
+        start, nodes = p.derived[0] + 1, list(p.derived[1])
+    for s in range(start, end + 1):
         if p.types[s] not in SURFACE:
             continue
         op = p.events[s].get("surfaceOp")
@@ -108,6 +113,7 @@ def derive(p: SessionPages, through: int) -> list[int]:
                 nodes[i:j + 1] = [s]
                 continue
         nodes.append(s)
+    p.derived = (end, list(nodes))
     return nodes
 
 

@@ -296,3 +296,28 @@ def test_a_live_session_pages_as_it_grows(client: DshClient) -> None:
     assert turns.total == 2 and turns.rows[1]["turn"] == 2
     tail = page(kind="messages", seq=m - 1, limit=2)
     assert tail.total >= 4 and len(tail.messages) == 2
+
+
+def test_derived_messages_are_folded_on_from_the_last_page_asked() -> None:
+    """A replay asks for the history a step later each time: ``derive`` folds on from the seqs it
+    gave last instead of from seq 0 — the same messages at every seq, asked forward, backward or
+    at random, as a fresh fold (the debugger fixture replaces a message: surfaceOp replace)."""
+    import random
+
+    from dsh_notebook.observe.pages import SessionPages
+    from dsh_notebook.observe.pages_requests import derive
+
+    for fixture in FIXTURES:
+        events = followed_events(load(fixture))
+        lines = [json.dumps(e, separators=(",", ":")) for e in events]
+        p = SessionPages("s_derive", lambda k: [])
+        p.extend(lines)
+        fresh = {}
+        for s in range(len(events)):
+            p.derived = None
+            fresh[s] = derive(p, s)
+        order = [*range(len(events)), *reversed(range(len(events)))]
+        order += random.Random(7).sample(range(len(events)), len(events))
+        for s in order:
+            assert derive(p, s) == fresh[s], (fixture.stem, s)
+        assert p.derived is not None
