@@ -98,9 +98,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """The price table the browser folds tokens into cost and context fill with (models/price_table.py)."""
     window = traitlets.Int(2000).tag(sync=True)
     """The most events the browser holds (0: all): a longer session's rest is read in pages
-    (``session/page``), so a 100,000-event session opens as fast as a short one. The inspector
-    holds 2,000 by default; the loop widget its whole session (its stages read the history at
-    any seq)."""
+    (``session/page``), so a 100,000-event session opens as fast as a short one — the inspector's
+    rows, the loop widget's parts around the call shown (the history at any seq, a frozen
+    request's messages and the totals from the kernel too)."""
 
     def __repr__(self) -> str:
         """Cheap and readable where no widget can render (text output, headless runs)."""
@@ -277,7 +277,7 @@ class LoopWidget(_SessionWidget):
         create = {k: v for k, v in {"model": model, "approve": approve, "cwd": cwd, "baseUrl": base_url,
                                     "mode": mode}.items() if v}
         super().__init__(session_id, path=path, host=host, interval=interval, kind="loop", create_args=create,
-                         present=bool(present), window=0 if window is None else window)
+                         present=bool(present), window=window)
         if not self.session_id and not self.readonly:
             self.error = check_create_args(model, approve, cwd, base_url, mode)
 

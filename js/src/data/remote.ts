@@ -53,8 +53,9 @@ export class RemotePages implements PageSource {
     return hit?.page as PageFor<Q> | undefined;
   }
 
-  fetch<Q extends PageQuery>(q: Q): Promise<PageFor<Q>> {
-    return this.request(q, pageKey(q)) as Promise<PageFor<Q>>;
+  fetch<Q extends PageQuery>(q: Q, hold = true): Promise<PageFor<Q>> {
+    const key = pageKey(q);
+    return this.request(q, key, key, hold) as Promise<PageFor<Q>>;
   }
 
   /** Requests sent and not answered yet (one per query, whatever its sends). */
@@ -97,12 +98,12 @@ export class RemotePages implements PageSource {
   }
 
   /** A page arrived (in time or late): held under `into`, the failure forgotten, the error cleared. */
-  private arrived(q: PageQuery, into: string, page: AnyPage): void {
+  private arrived(q: PageQuery, into: string, page: AnyPage, hold = true): void {
     if (this.disposed) return;
     this.failed.delete(into);
     this.error = "";
-    this.keep(into, page);
-    if (page.kind === "rows" && page.partial && q.kind === "rows" && !q.complete) {
+    if (hold) this.keep(into, page);
+    if (hold && page.kind === "rows" && page.partial && q.kind === "rows" && !q.complete) {
       // the first rows of a log the kernel is still reading: the durations column follows (held
       // as the page of the query the panel asked)
       const full = { ...q, complete: true };
@@ -111,8 +112,9 @@ export class RemotePages implements PageSource {
     this.fire();
   }
 
-  /** Ask for `q` (one request per `key` at a time); its page is held under `into`. */
-  private request(q: PageQuery, key: string, into = key): Promise<AnyPage> {
+  /** Ask for `q` (one request per `key` at a time); its page is held under `into` (unless `hold`
+   *  is false). */
+  private request(q: PageQuery, key: string, into = key, hold = true): Promise<AnyPage> {
     const running = this.inflight.get(key);
     if (running) return running;
     const old = this.held.get(into);
@@ -126,7 +128,7 @@ export class RemotePages implements PageSource {
         this.ask(q).then(({ page }) => {
           const first = !settled;
           if (first) settle();
-          this.arrived(q, into, page); // a late answer (after PAGE_TIMEOUT, or to an earlier send) is kept too
+          this.arrived(q, into, page, hold); // a late answer (after PAGE_TIMEOUT, or to an earlier send) is kept too
           if (first) resolve(page);
         }, (e: unknown) => {
           if (settled) return;
