@@ -118,12 +118,13 @@ def derive(p: SessionPages, through: int) -> list[int]:
 
 
 def messages_page(p: SessionPages, q: MessagesQuery) -> JsonDict:
+    # the seqs of the messages first, a page of them made after (a long session has tens of
+    # thousands: one container each would wake the garbage collector over the whole index)
     if q.request:
         seqs = resolve_seqs(p, q.seq) if 0 <= q.seq < p.count and p.types[q.seq] == "request/frozen" else []
-        pairs = [(s, _contributes(p.events[s])) for s in seqs if 0 <= s < p.count and p.events[s].get("seq") == s]
+        found = [s for s in seqs if 0 <= s < p.count and p.events[s].get("seq") == s and _contributes(p.events[s]) is not None]
     else:
-        pairs = [(s, _contributes(p.events[s])) for s in derive(p, q.seq)]
-    messages = [{"seq": s, "message": m} for s, m in pairs if m is not None]
-    offset = q.offset if q.offset is not None else max(0, len(messages) - q.limit)
-    return {"kind": "messages", "count": p.count, "seq": q.seq, "total": len(messages), "offset": offset,
-            "messages": messages[offset:offset + q.limit]}
+        found = [s for s in derive(p, q.seq) if _contributes(p.events[s]) is not None]
+    offset = q.offset if q.offset is not None else max(0, len(found) - q.limit)
+    return {"kind": "messages", "count": p.count, "seq": q.seq, "total": len(found), "offset": offset,
+            "messages": [{"seq": s, "message": _contributes(p.events[s])} for s in found[offset:offset + q.limit]]}

@@ -321,3 +321,44 @@ def test_derived_messages_are_folded_on_from_the_last_page_asked() -> None:
         for s in order:
             assert derive(p, s) == fresh[s], (fixture.stem, s)
         assert p.derived is not None
+
+
+def test_a_long_logs_parts_and_first_history_do_not_wait_for_its_index(tmp_path: Path) -> None:
+    """The loop widget's replay of a long log starts at its first call and reads parts of it
+    anywhere: the rows of the unfiltered list at any offset and the history at the start (the
+    derived messages, a frozen request's) are answered from the log's lines while its index is
+    still being built — here held back by its lock for the whole time — and the history is the
+    page the index gives once it is built."""
+    import asyncio
+
+    from dsh_notebook.host.pages import saved_source
+    from dsh_notebook.observe.pages import SessionPages
+    from dsh_notebook.observe.pages_requests import messages_page
+    from dsh_notebook.wire.pages import MessagesQuery, RowsQuery
+
+    n = 12_000
+    saved = read_saved_fast(write_log(tmp_path / "s_earlymsgsaaa.jsonl", n, chained=True))
+    source = saved_source(saved)
+    queries: list[MessagesQuery | RowsQuery] = [MessagesQuery(seq=4), MessagesQuery(seq=9, request=True), MessagesQuery(seq=3_000, limit=5),
+               RowsQuery(offset=7_000, limit=1_000)]
+    loop = asyncio.new_event_loop()
+    try:
+        with source.pages.lock:  # the index cannot take a line meanwhile
+            got = [loop.run_until_complete(asyncio.wait_for(source.page(q), 60)).page for q in queries]
+            assert source.pages.count == 0
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*asyncio.all_tasks(loop), return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
+    rows = got.pop().model_dump(mode="json")
+    assert rows["partial"] and [r["event"]["seq"] for r in rows["rows"]] == list(range(7_000, 8_000))
+    indexed = SessionPages(saved.session_id, lambda k: [])
+    indexed.extend(saved.lines)
+    for q, page in zip(queries, got, strict=False):
+        assert isinstance(q, MessagesQuery)
+        assert page == Page.model_validate({"page": messages_page(indexed, q)}).page, q
+    first, _, later = (x.model_dump() for x in got)
+    assert [m["seq"] for m in first["messages"]] == [2, 4] and first["count"] == n  # the prompt, the call; of the whole log
+    assert later["total"] == 1_000 and len(later["messages"]) == 5

@@ -66,13 +66,13 @@ def _looks_like_path(value: str) -> bool:
             or (not _SESSION_ID.match(value) and Path(value).exists()))
 
 
-def _prebuild(saved: SavedLog) -> None:
+def _prebuild(saved: SavedLog, index_first: bool) -> None:
     # after the host's modules have loaded (another thread imports them now: the first rows wait
     # on that, and this work would only slow it), on this thread, not the kernel's
     importlib.import_module("dsh_notebook.host.host")
     from ...host.pages import prebuild
 
-    prebuild(saved)
+    prebuild(saved, index_first=index_first)
 
 
 def _running_host() -> Any:
@@ -208,7 +208,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self._saved_count = len(saved.lines)
             if self.window and len(saved.lines) > self.window:
                 # the browser will read this log in pages: index it while the browser loads the view
-                threading.Thread(target=_prebuild, args=(saved,), daemon=True, name="dsh-pages-prebuild").start()
+                threading.Thread(target=_prebuild, args=(saved, self.kind == "loop"), daemon=True,
+                                 name="dsh-pages-prebuild").start()
             self.session_id = saved.session_id
             if saved.warnings:
                 self.error = f"note: {'; '.join(saved.warnings)}"
