@@ -398,8 +398,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   }
 
   /** Step past the part held (`dir` 1: on from its last step, -1: back from its first): read the
-   *  part that goes on, and show the step after (before) the one shown. */
-  async function stepPart(dir: 1 | -1): Promise<void> {
+   *  part that goes on, and show the step after (before) the one shown — or (`dir` 0) the part
+   *  around the step shown (a call the live window traced once and no longer holds). */
+  async function stepPart(dir: 1 | -1 | 0): Promise<void> {
     const cur = player.current;
     if (!cur) return;
     try {
@@ -478,6 +479,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     player.setSteps(stepsOf(traces, events));
     const pos = position(traces);
     const call = pos.call;
+    // replaying a call the live window no longer holds (a long live session): its part is read
+    if (win.windowed && !win.part && win.reading === null && mode === "replay" && pos.seq >= 0 && pos.seq < win.lo) void stepPart(0);
     // live tool-runtime frames when there are any, else the phases re-derived from the log
     // through the shown position (replay, reload, a follow that began after the call)
     const rt = runtimeView(call ? s.fold.tools[call.callId] : undefined, events, call, pos.seq);
@@ -568,7 +571,10 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       note: pos.turn ? `turn ${pos.turn.turn}: ${pos.turn.ended ? "answered without a tool call" : "no tool call yet"}` : undefined,
       session: win.windowed ? { base: callBase(), total: win.callTotal(), moreBefore: win.moreBefore, moreAfter: win.moreAfter, reading: readingCall } : undefined,
     });
+    // what the page holds of the session: the seqs drawn from (a long session's part or window)
+    // and the events its fold holds (at most half as many again as its window)
     root.dataset.window = win.windowed ? `${win.lo}..${win.hi}` : "";
+    root.dataset.held = String(s.fold.events.length);
     root.classList.toggle("dsh-views-open", viewsOpen);
     viewsToggle.set(viewsOpen);
 
@@ -622,6 +628,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   if (model.get("present")) { present.set(true); presenting(true); }
 
   const sid = String(model.get("session_id") ?? "");
+  // a replay of a saved log starts at its first call: its first part is asked for beside the
+  // follow (a long log's snapshot is its last events; a short one's makes the part unneeded)
+  if (sid && !s.follow && readonly && s.window > 0) win.readStart();
   if (sid && !s.follow) follow(s, sid, showError);
   else if (sid) s.sessionId = sid;
   if (sid && !readonly) s.remote.debug({ sessionId: sid, action: "state" }).then((st) => debug.load(st)).catch(() => undefined);

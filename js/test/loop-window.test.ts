@@ -12,7 +12,11 @@ import type { PageFor, PageQuery } from "../src/data/pages";
 import { ClientSessionModel } from "../src/fold";
 import { Pricing } from "../src/model/pricing";
 import type { FollowItem, SessionEvent } from "../src/types";
-import { FakeModel, mount, waitFor } from "./fake-model";
+import { FakeModel, mount, waitFor as waitForSoon } from "./fake-model";
+
+/** State, not time: as long as a loaded machine needs (the suite runs beside this). */
+const waitFor = (pred: () => boolean, ms = 30_000) => waitForSoon(pred, ms);
+const SLOW = { timeout: 120_000 };
 
 const TURNS = 300; // 12 events a turn (as tests/benchmarks/_widget_logs.py write_log, chained)
 const WINDOW = 500;
@@ -76,7 +80,7 @@ async function scrubTo(el: HTMLElement, call: number): Promise<void> {
   await waitFor(() => label(el).startsWith(`call ${call}/${TURNS}: read · c${call}`));
 }
 
-describe("the loop widget holds a part of a long session", () => {
+describe("the loop widget holds a part of a long session", SLOW, () => {
   it("replays from the session's first call, read from the kernel, holding one part and a page of rows", async () => {
     const { el } = open();
     await waitFor(() => label(el).startsWith(`call 1/${TURNS}: read · c1`) && current(el)?.getAttribute("data-stage") === "1");
@@ -175,6 +179,40 @@ describe("the loop widget holds a part of a long session", () => {
   });
 });
 
+describe("the loop widget on a live session longer than its window", SLOW, () => {
+  it("follows the live window, reaches an old call from the kernel, and goes live again as the session grows", async () => {
+    const model = new FakeModel({ kind: "loop", session_id: "s_longloop", readonly: false, error: "", create_args: {}, window: WINDOW }, ITEMS);
+    const m = mount(model);
+    cleanup = m.cleanup;
+    const el = m.el;
+    // live: the last call's last stage, drawn from the fold's window
+    await waitFor(() => label(el).startsWith(`call ${TURNS}/${TURNS}: read · c${TURNS}`) && current(el)?.getAttribute("data-stage") === "6");
+    expect(heldRange(el)).toEqual([N - WINDOW, N - 1]);
+    // an old call: its part read from the kernel (replay)
+    await scrubTo(el, 5);
+    expect(heldRange(el)[0]).toBe(0);
+    expect(loopEl(el).querySelector(".dsh-badge")?.textContent).toBe("paused");
+    // live again: the fold's window
+    (el.querySelector(".dsh-live") as HTMLButtonElement).click();
+    await waitFor(() => label(el).startsWith(`call ${TURNS}/${TURNS}`) && heldRange(el)[0] === N - WINDOW);
+    // the session goes on past half its window again: the fold drops its oldest events, the
+    // live calls go on being traced and numbered
+    const more = longLog(TURNS + 40)[0] as unknown as { events: SessionEvent[] };
+    const added = more.events.slice(N);
+    const k = model as unknown as { items: FollowItem[]; kernel: unknown };
+    k.items = [{ ...(ITEMS[0] as object), events: more.events, cursor: more.events.length - 1 } as unknown as FollowItem];
+    k.kernel = null; // the kernel's pages of the longer log
+    const open = model.sent.find((x) => (x.envelope as { type?: string } | undefined)?.type === "open") as { cid: string; envelope: { streamId: string } };
+    model.emit({ kind: "batch", cid: open.cid, items: added.map((ev) => JSON.stringify({ type: "item", streamId: open.envelope.streamId, value: { type: "event", event: ev } })) });
+    const total = TURNS + 40;
+    await waitFor(() => label(el).startsWith(`call ${total}/${total}: read · c${total}`) && current(el)?.getAttribute("data-stage") === "6");
+    const held = Number(loopEl(el).dataset.held);
+    expect(held).toBeLessThanOrEqual(WINDOW * 1.5);
+    expect(heldRange(el)[1]).toBe(more.events.length - 1);
+    expect(domRows(el)).toBeLessThanOrEqual(150);
+  });
+});
+
 describe("LoopWindow", () => {
   const foldOf = (items: FollowItem[], window?: number): ClientSessionModel => {
     const fold = new ClientSessionModel();
@@ -224,7 +262,7 @@ describe("LoopWindow", () => {
     expect(win.events()).toBe(live);
   });
 
-  it("numbers the session's calls by the kernel's stats tools table", async () => {
+  it("numbers the session's calls, its tool/call events, as the kernel lists them", async () => {
     const whole = foldOf(ITEMS);
     const win = new LoopWindow(foldOf(ITEMS, WINDOW), pagesOf(whole));
     expect(win.callTotal()).toBe(TURNS);

@@ -86,6 +86,25 @@ describe("the kernel's pages", () => {
     expect(pages.error).toBe("");
   });
 
+  it("a page the session outgrew a moment after it was asked is asked again when it may, unprompted", async () => {
+    vi.useFakeTimers();
+    const fold = foldOf(10);
+    const asked: PageQuery[] = [];
+    const pages = new RemotePages(fold, (q) => { asked.push(q); return Promise.resolve({ page: rowsPage(fold.cursor + 1, false) }); });
+    const fired = vi.fn(() => pages.get(q)); // the panel: asks for what it draws on each change
+    pages.onChange(fired);
+    const q: PageQuery = { kind: "rows", filter: {}, offset: 0, limit: 50 };
+    pages.get(q);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(asked).toHaveLength(1);
+    fold.apply({ type: "event", event: { seq: 10, time: 2000, type: "turn/start", turn: 9 } } as never);
+    expect(pages.get(q)?.count).toBe(10); // outgrown, but asked a moment ago: the held page, and no ask yet
+    expect(asked).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(300); // nothing else renders meanwhile: the panel is told to ask
+    expect(asked).toHaveLength(2);
+    expect(pages.get(q)?.count).toBe(11);
+  });
+
   it("answers with the first of its sends that is answered", async () => {
     vi.useFakeTimers();
     let n = 0;

@@ -8,13 +8,13 @@
 // - a part read from the kernel around the call the learner went to: PART events of the
 //   unfiltered rows pages (`session/page`, the inspector's pages: no other paging), kept here
 //   only, one part at a time.
-// The session's calls are numbered as the kernel's `stats` tools table lists them (one row per
-// tool/call, in log order): the scrubber spans all of them, and a call outside the part is found
-// there and its part read. What the loop shows of the rest of the session — the history at a
+// The session's calls are its tool/call events, numbered in log order as the kernel's rows pages
+// list them (filtered by type: the index alone, no figures): the scrubber spans all of them, and
+// a call outside the part is found there and its part read. What the loop shows of the rest of the session — the history at a
 // seq, a frozen request's messages, what it adds, the totals — comes from the same pages.
 import type { ClientSessionModel } from "../fold";
 import type { SessionEvent } from "../types";
-import type { RowsPage, StatsPage } from "../wire.gen";
+import type { RowFilter, RowsPage } from "../wire.gen";
 import type { PageFor, PageQuery, PageSource } from "./pages";
 
 /** The pages the window reads: a panel's (`get`, `fetch`) and the kernel's whatever the fold holds. */
@@ -28,7 +28,10 @@ export const PART = 1000;
 /** Of them, before the seq a part is read around (playing forward is the usual way on). */
 export const BEFORE = 250;
 
-/** What a call of the session is: its tool/call's seq and turn (a row of the stats tools table). */
+/** The rows of the session's calls: its tool/call events. */
+const CALLS: RowFilter = { ...ROW_FILTER_NONE, type: "tool/call" };
+
+/** What a call of the session is: its tool/call's seq and turn (its row of the kernel's list). */
 export interface SessionCall { number: number; seq: number; turn: number }
 
 /** An array of `events` indexed by seq, nothing held below `lo` (`lo` .. the last event). */
@@ -111,26 +114,25 @@ export class LoopWindow {
     this.reading = null;
   }
 
-  // -- the session's calls: the kernel's stats tools table -----------------------------------------
+  // -- the session's calls: its tool/call events, listed by the kernel ----------------------------
 
-  /** How many calls the session has (undefined while the kernel counts them; a whole session's
+  /** How many calls the session has (undefined while the kernel lists them; a whole session's
    *  calls are the loop's own). */
   callTotal(): number | undefined {
     if (!this.windowed) return undefined;
-    return (this.pages.get({ kind: "stats", table: "tools", offset: 0, limit: 1 }) as StatsPage | undefined)?.total;
+    return (this.pages.get(rowsQuery(CALLS, 0, 1)) as RowsPage | undefined)?.total;
   }
 
   /** The session's number (0-based) of the call whose tool/call is at `seq` (undefined while it comes). */
   callNumber(seq: number): number | undefined {
     if (!this.windowed) return undefined;
-    const p = this.pages.get({ kind: "stats", table: "tools", seq, limit: 1 }) as StatsPage | undefined;
-    return p?.index ?? undefined;
+    return (this.pages.get(rowsQuery(CALLS, 0, 1, seq)) as RowsPage | undefined)?.index ?? undefined;
   }
 
   /** The session's call `number`: its tool/call's seq and turn. */
   async call(number: number): Promise<SessionCall | null> {
-    const p = await this.pages.fetch({ kind: "stats", table: "tools", offset: Math.max(0, number), limit: 1 }) as StatsPage;
-    const row = (p.rows ?? [])[0] as { seq?: number; turn?: number } | undefined;
-    return row && typeof row.seq === "number" ? { number: p.offset, seq: row.seq, turn: Number(row.turn ?? 0) } : null;
+    const p = await this.pages.fetch(rowsQuery(CALLS, Math.max(0, number), 1)) as RowsPage;
+    const row = (p.rows ?? [])[0];
+    return row ? { number: p.offset, seq: row.event.seq, turn: Number(row.turn ?? 0) } : null;
   }
 }

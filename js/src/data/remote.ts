@@ -1,7 +1,7 @@
 // The pages of a session from the kernel (`session/page`, dsh_notebook/host/pages.py): while the
 // widget's fold holds only a window of the session. Pages are kept (the most recently used few
 // dozen) and asked again, at most every quarter second, once the session has grown past what a
-// page was computed on; a rows page that came `partial` (the kernel had not read the whole log
+// page was computed on (a panel asking sooner is told to ask again when it may); a rows page that came `partial` (the kernel had not read the whole log
 // yet) is asked again `complete`. Every page that arrives fires `onChange`.
 //
 // No page is waited for silently for ever: a request not answered in RESEND_MS is sent again (a
@@ -34,6 +34,7 @@ export class RemotePages implements PageSource {
   private readonly inflight = new Map<string, Promise<AnyPage>>();
   private readonly failed = new Map<string, Failed>();
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly due = new Set<string>(); // stale pages a timer will have asked for again
   private readonly listeners = new Set<() => void>();
   private disposed = false;
 
@@ -44,11 +45,18 @@ export class RemotePages implements PageSource {
     const hit = this.held.get(key);
     const count = this.fold.cursor + 1;
     if (!hit) {
-      if (!this.inflight.has(key) && this.due(key)) void this.request(q, key).catch(() => undefined);
+      if (!this.inflight.has(key) && this.askable(key)) void this.request(q, key).catch(() => undefined);
     } else {
       this.held.delete(key); // most recently used last
       this.held.set(key, hit);
-      if (hit.count < count && !this.inflight.has(key) && Date.now() - hit.asked >= AGAIN_MS) void this.request(q, key).catch(() => undefined);
+      if (hit.count < count && !this.inflight.has(key)) {
+        const wait = hit.asked + AGAIN_MS - Date.now();
+        if (wait <= 0) void this.request(q, key).catch(() => undefined);
+        else if (!this.due.has(key)) { // asked a moment ago: the panel is told to ask again then
+          this.due.add(key);
+          this.after(wait, () => { this.due.delete(key); this.fire(); });
+        }
+      }
     }
     return hit?.page as PageFor<Q> | undefined;
   }
@@ -85,7 +93,7 @@ export class RemotePages implements PageSource {
   }
 
   /** Whether a query may be asked by a panel now (not within the backoff of its last failure). */
-  private due(key: string): boolean {
+  private askable(key: string): boolean {
     const f = this.failed.get(key);
     return !f || Date.now() - f.at >= RETRY_MS[Math.min(f.times, RETRY_MS.length) - 1];
   }
