@@ -126,6 +126,76 @@ def test_every_panel_of_a_100k_session_is_a_window(lab: Lab, page: Any) -> None:
     assert not page.page_errors, page.page_errors
 
 
+LOOP_ROWS = ".dsh-msg, .dsh-card, .dsh-row, [role=option]"
+
+
+@pytest.mark.scale  # 100,000 events
+def test_the_loop_widget_holds_a_part_of_a_100k_session(lab: Lab, page: Any) -> None:
+    """The loop widget on a saved 100,000-event session holds a part of it (issue 38 items 1-2): its
+    fold at most half as many again as its window, the events it draws from one part of PART events,
+    a page of history messages in the DOM; the first call, the last and one in the middle each shown
+    from the kernel's pages, the history's earlier page a press away; no long main-thread task."""
+    write_log(lab.root / "scale_loop.jsonl", N, chained=True)
+    page.add_init_script(LONGTASKS)
+    name = lab.write_notebook("scale_loop.ipynb", "from dsh_notebook.notebook.widgets import LoopWidget\n"
+                              "LoopWidget(path='scale_loop.jsonl')")
+    open_notebook(page, lab, name)
+    t0 = now(page)
+    run_all_cells(page)
+    loop = page.locator(".dsh-loop").first
+    first_rows(loop, ".dsh-history .dsh-msg")
+    label = loop.locator(".dsh-scrub-label")
+    calls = N // 12  # write_log: a read call a turn, 12 events a turn
+    wait_until(lambda: (label.text_content() or "").startswith(f"call 1/{calls}: read · c1"), timeout=120, what="the first call, numbered")
+    assert loop.locator(".dsh-stage[data-state=current]").get_attribute("data-stage") == "1"
+    steps: dict[str, float] = {"first call": longest_since(page, t0)}
+
+    def held() -> tuple[int, int, int]:
+        lo, hi = (int(x) for x in (loop.get_attribute("data-window") or "-1..-1").split(".."))
+        return lo, hi, int(loop.get_attribute("data-held") or 0)
+
+    def bounded(where: str) -> None:
+        lo, hi, fold = held()
+        assert 0 <= lo <= hi and hi - lo < 2_000 and 0 < fold <= 3_000, (where, lo, hi, fold)  # a part; the window
+        rows = loop.locator(LOOP_ROWS).count()
+        assert 0 < rows <= 200, (where, rows)
+
+    bounded("first call")
+    assert f"{N:,} events" in (loop.locator(".dsh-sub").text_content() or "")
+    scrub = loop.locator("input[type=range]").first
+
+    def go(key: str, want: int) -> None:
+        t = now(page)
+        scrub.focus()
+        page.keyboard.press(key)
+        wait_until(lambda: (label.text_content() or "").startswith(f"call {want}/{calls}: read")
+                   and loop.locator(".dsh-history .dsh-msg").count() > 0, timeout=120, what=f"call {want} shown")
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        steps[f"call {want}"] = longest_since(page, t)
+        lo, hi, _ = held()
+        seq = int((loop.locator('.dsh-stage[data-stage="2"] .dsh-stage-value').text_content() or "#-1").split()[0].lstrip("#"))
+        assert lo <= seq <= hi, (want, lo, hi, seq)  # the call's tool/call is in the part drawn from
+        bounded(f"call {want}")
+
+    go("End", calls)
+    go("Home", 1)
+    go("PageUp", 1 + (calls - 1) // 10)  # a range input's PageUp: a tenth of its span on
+    # the history of that call is a page of the session's: the earlier page a press away
+    msgs = loop.locator(".dsh-history .dsh-msg")
+    newest = int(msgs.first.get_attribute("data-seq") or 0)
+    earlier = loop.locator(".dsh-history-earlier")
+    assert (earlier.text_content() or "").endswith("earlier messages: show 150 more")
+    earlier.click()
+    wait_until(lambda: msgs.count() > 0 and int(msgs.first.get_attribute("data-seq") or newest) < newest, timeout=60,
+               what="the earlier page of the history")
+    bounded("earlier history")
+    shot(page, "scale-loop-100k", ".dsh-loop")
+    slow = {k: round(v) for k, v in steps.items() if v > LONG_TASK_BOUND_MS}
+    assert not slow, f"main-thread tasks over {LONG_TASK_BOUND_MS} ms: {slow} (all: {steps})"
+    assert loop.locator(".dsh-error").is_hidden()
+    assert not page.page_errors, page.page_errors
+
+
 def test_the_turn_filter_is_a_combobox_for_the_keyboard(lab: Lab, page: Any) -> None:
     write_log(lab.root / "many_turns.jsonl", 12_000, chained=True)  # 1,000 turns
     name = lab.write_notebook("scale_combo.ipynb", "from dsh_notebook.notebook.widgets import SessionInspector\n"
