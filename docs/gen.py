@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import inspect
 import re
 import sys
@@ -121,7 +122,13 @@ def fields_line(model: Any, skip: Iterable[str] = ()) -> str:
 
 
 def string_constants(root: Path = PKG) -> dict[str, set[str]]:
-    """Every string constant of the package's code → the modules (relative paths) that hold it."""
+    """Every string constant of the package's code → the modules (relative paths) that hold it
+    (the env and error-code pages both ask: the package is read once per process)."""
+    return {value: set(where) for value, where in _string_constants(root).items()}
+
+
+@functools.cache
+def _string_constants(root: Path) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
@@ -130,7 +137,7 @@ def string_constants(root: Path = PKG) -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80:
                 found.setdefault(node.value, set()).add(rel)
-    return found
+    return {value: frozenset(where) for value, where in found.items()}
 
 
 def ts_string_constants() -> dict[str, set[str]]:

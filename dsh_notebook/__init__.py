@@ -9,7 +9,11 @@ errors, the demo workspace — and loads on first use: ``import dsh_notebook`` i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any
+
+if _TYPE_CHECKING:
+    from .external.server import ExtensionPoint
 
 __version__ = "0.1.0"
 
@@ -65,19 +69,32 @@ def _load(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _jupyter_server_extension_points() -> list[ExtensionPoint]:
+    """The Jupyter Server extension of this package (the external agents' MCP server at
+    ``{base_url}dsh/mcp``, issue 41), enabled by the ``jupyter_server_config.d`` file the wheel installs."""
+    from .external.server import ExternalAgentsApp
+
+    return [{"module": "dsh_notebook.external.server", "app": ExternalAgentsApp}]
+
+
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register the ``%dsh`` magics (called by ``%load_ext dsh_notebook``)."""
+    from .external.comm import register
     from .notebook.magic.magics import load_ipython_extension as _load
 
     _load(ipython)
+    register(ipython)  # external agents reach the notebook's session through the kernel (issue 41)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
+    from .external.comm import unregister
     from .notebook.magic.magics import unload_ipython_extension as _unload
+
+    unregister(ipython)
 
     _unload(ipython)
 

@@ -94,17 +94,17 @@ def export_html_main(args: argparse.Namespace) -> int:
 
 def checkpoints_main(args: argparse.Namespace) -> int:
     from .checkpoint.cli import checkpoints_main as listing_main
-    from .host.hidden_paths import install
+    from .launcher import hide_from_checkpoints
 
-    install()  # what the sandbox hides is never restored
+    hide_from_checkpoints()  # what the sandbox hides is never restored
     return listing_main(args)
 
 
 def rewind_main(args: argparse.Namespace) -> int:
     from .checkpoint.cli import rewind_main as restore_main
-    from .host.hidden_paths import install
+    from .launcher import hide_from_checkpoints
 
-    install()  # what the sandbox hides is never restored
+    hide_from_checkpoints()  # what the sandbox hides is never restored
     return restore_main(args)
 
 

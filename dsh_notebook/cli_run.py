@@ -33,8 +33,8 @@ from .client.follow import TurnOutcome
 from .cmdline.options import BreakPlan, break_plan, session_options
 from .config import settings_from_env
 from .errors import UserError
-from .host.host import Host
 from .host.waiting import WaitingTicker
+from .launcher import new_host
 from .notebook.cell.live_view import LiveTurnView
 from .notebook.cell.render import TurnView
 from .notebook.cell.sinks import TerminalSink
@@ -68,7 +68,7 @@ def _run(args: argparse.Namespace, signals: list[int]) -> int:
         from .demo import copy_demo_workspace
 
         cwd = str(copy_demo_workspace())
-    host = Host(settings, name="dsh-host-cli")
+    host = new_host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
     quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
     session_id: str | None = args.session
@@ -220,7 +220,7 @@ def _report(args: argparse.Namespace, outcome: TurnOutcome, session_id: str, log
 def compact_main(args: argparse.Namespace) -> int:
     """``python -m dsh_notebook compact ID``: resume the session, compact it, say what it did."""
     settings = settings_from_env().with_overrides(model=args.model, base_url=args.base_url)
-    host = Host(settings, name="dsh-host-cli")
+    host = new_host(settings, name="dsh-host-cli")
     client = DshClient(host, caller="cli")
     try:
         client.resume(args.session, model=args.model, base_url=args.base_url)

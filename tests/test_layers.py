@@ -17,7 +17,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from tests.support.source import ONE_WORKER
 from tests.test_rules import PKG, imported, modules, ownership_entries
+
+pytestmark = ONE_WORKER  # the package's files parsed once, in one worker
 
 # Ground first. A unit may import its own rank and the ranks below it, never a rank above.
 RANKS: tuple[tuple[str, ...], ...] = (
@@ -26,14 +29,18 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("wire", "errors", "redaction", "glossary", "config", "demo", "providers"),
     ("session",),  # the event log: writer, store, folds over events
     ("analysis",),  # what a session did, took and cost (stats), and how two sessions compare
+    # a session's log read a page at a time for the inspector (rows, stats, timeline, a turn, a
+    # request diff, messages) and the event query language they share with `show --search`
+    ("pages",),
     ("checkpoint",),  # workspace snapshots per turn, rewind (reads and forks session logs)
     ("models",),  # model adapters (replay reads session logs) and the price catalog's users
     ("context", "scope"),  # the harness context's hooks and the scoped namespace
     ("tools",),  # tools, their runtime, approval rules, the sandbox, MCP
     ("agent", "doctor"),  # the loop; the doctor checks what tools need
     ("cmdline",),  # the command registry: every command and flag of the CLI and %dsh, their parsers, help, completion
-    ("observe",),  # observers the host attaches to live sessions; exports of saved ones
-    ("host",),  # sessions served over the wire (stdio, comm)
+    ("observe",),  # observers of live sessions (search index, OpenTelemetry); exports of saved ones
+    ("host",),  # sessions served over the wire (stdio, comm): given its observers and checkpoints
+    ("launcher",),  # where a Host is built for real: hands it the observers and the checkpoint store
     ("client",),  # the Python side that talks to a host
     # the notebook, floor by floor: the notebook as the agent's context (cells, variables, the main
     # thread, the python and notebook tools); one turn in a cell (rendering, sinks, TurnResult,
@@ -42,6 +49,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("notebook/cell",),
     ("notebook/widgets",),
     ("notebook/magic",),
+    ("external",),  # external agents over MCP: the Jupyter Server extension, the kernel's comm, mcp-bridge
     ("__init__",),  # the public face: lazy re-exports of the client, the widgets, the policy hook
     ("kernel",),  # the agent kernel (ipykernel) over the magics; the walkthrough runner
     ("cli", "cli_run", "cli_tty", "__main__", "teach"),  # commands; ``run`` on a terminal
@@ -51,6 +59,11 @@ RANKS: tuple[tuple[str, ...], ...] = (
 # Upward imports that stay for now: only inside agent/ (rewritten by another change).
 # TODO(agent rewrite, issue 25 item 2): empty this list.
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
+
+# What a unit is handed from outside instead of importing it, though the rank would allow the
+# import (issue 40 item 4): the host is given its observers and its checkpoint store by the launcher
+# (``host/parts.py`` declares what it needs of them), so neither is chosen on the host's floor.
+GIVEN_FROM_OUTSIDE: dict[str, frozenset[str]] = {"host": frozenset({"observe", "checkpoint"})}
 
 # File circles that remain, each justified. A circle is the set of files (relative to the package).
 # None is left: the turn loop types the Agent as ``steps.AgentParts`` and the policy the runtime as
@@ -157,6 +170,23 @@ def test_no_import_goes_up_a_floor() -> None:
             if ranks[b] > ranks[a] and (a, b) not in KNOWN_UPWARD:
                 bad.append(f"{src}:{line} ({a}, floor {ranks[a]}) imports {dst} ({b}, floor {ranks[b]})")
     assert bad == [], "imports that run up a floor:\n" + "\n".join(bad)
+
+
+def imports_of_what_is_given(edges: dict[str, list[tuple[int, str]]]) -> list[str]:
+    """The imports ``GIVEN_FROM_OUTSIDE`` forbids, as ``file:line imports file``."""
+    return [f"{src}:{line} ({unit_of(src)}) imports {dst} ({unit_of(dst)}): it is given that from outside"
+            for src, targets in edges.items() for line, dst in targets
+            if unit_of(dst) in GIVEN_FROM_OUTSIDE.get(unit_of(src), ())]
+
+
+def test_the_host_is_given_its_observers_and_checkpoints_and_imports_neither() -> None:
+    bad = imports_of_what_is_given(file_edges())
+    assert bad == [], ("pass these in through host/parts.py (HostParts, built in launcher.py), do not import "
+                       "them:\n" + "\n".join(bad))
+    # the rule sees an import of either (the ones the host had before it was given them)
+    old = {"host/registry.py": [(27, "checkpoint/turns.py"), (39, "observe/__init__.py")],
+           "host/controller.py": [(192, "checkpoint/host_rewind.py")], "host/pages.py": [(28, "session/saved.py")]}
+    assert len(imports_of_what_is_given(old)) == 3
 
 
 def test_no_package_cycle() -> None:

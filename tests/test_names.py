@@ -7,18 +7,21 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+from tests.support.source import ONE_WORKER, parsed
+
+pytestmark = ONE_WORKER  # the package's files parsed once, in one worker
 PKG = Path(__file__).resolve().parents[1] / "dsh_notebook"
 
 # class names still defined in two modules, each a local name of its module (never both imported
 # into one place); rename one of a pair and delete its line here
-KNOWN_TWINS = {"_Parser", "RunToTarget", "Listing", "Timeline", "TurnCall", "Reply", "Rule", "PendingApproval",
+KNOWN_TWINS = {"_Parser", "RunToTarget", "Listing", "Timeline", "TurnCall", "Reply", "Rule",
                "Snapshot", "Outcome"}
 
 
 def _classes() -> dict[str, list[str]]:
     found: dict[str, list[str]] = defaultdict(list)
     for path in sorted(PKG.rglob("*.py")):
-        for node in ast.parse(path.read_text(), str(path)).body:
+        for node in parsed(path).body:
             if isinstance(node, ast.ClassDef):
                 found[node.name].append(str(path.relative_to(PKG)))
     return found

@@ -15,6 +15,7 @@ import pytest
 
 from dsh_notebook.errors import UserError
 from tests.support.cli import cli_env, dsh
+from tests.support.source import ONE_WORKER, parsed
 
 PKG = Path(__file__).resolve().parents[1] / "dsh_notebook"
 
@@ -80,6 +81,7 @@ def test_every_parser_refuses_every_abbreviation(monkeypatch: pytest.MonkeyPatch
     assert len(seen) >= 20 and checked > 400  # the CLI's subcommands, mcp add, the worker, the launcher
 
 
+@ONE_WORKER  # the package's files parsed once, in one worker
 def test_no_parser_in_the_source_allows_abbreviations() -> None:
     """Any ``ArgumentParser(...)`` written in the package passes ``allow_abbrev=False`` (the
     CLI's own ``_Parser`` forces it for itself and its subparsers)."""
@@ -87,7 +89,7 @@ def test_no_parser_in_the_source_allows_abbreviations() -> None:
     for path in sorted(PKG.rglob("*.py")):
         if "demo/workspace" in path.as_posix():
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "ArgumentParser":
                 given = {k.arg: k.value for k in node.keywords}
                 value = given.get("allow_abbrev")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..errors import UserError
@@ -94,6 +95,32 @@ class AgentDriver:
 
     async def wait_idle(self) -> None:
         await self._idle.wait()
+
+    async def outside_turn(self, body: Callable[[], Coroutine[Any, Any, None]], name: str) -> asyncio.Task[None]:
+        """Run ``body`` as this agent's turn task although the agent does not drive it (an external
+        agent's call, issue 41): it starts once no turn runs, prompts submitted meanwhile queue
+        until it ends (then the driver starts them), and :meth:`cancel` (``%dsh stop``) cancels it
+        as it cancels a turn. Returns the task (``body`` logs its own ``turn/start`` … ``turn/end``)."""
+        while not self._idle.is_set():
+            await self._idle.wait()
+        # idle and no driver: take the driver's place (no await between the check and here)
+        self._idle.clear()
+        self.set_status("running")
+        task = asyncio.get_running_loop().create_task(body(), name=name)
+        self._driver = self._turn_task = task
+        task.add_done_callback(self._outside_done)
+        return task
+
+    def _outside_done(self, task: asyncio.Task[None]) -> None:
+        if self._turn_task is task:
+            self._turn_task = None
+        if self._driver is task:
+            self._driver = None
+        self.current_turn = self.current_step = None
+        self.set_status("idle")
+        self._idle.set()
+        if self.inbox.next_turn or self.inbox.next_step:  # prompts that queued meanwhile
+            self._wake()
 
     async def stop_driver(self) -> None:
         """Cancel any running turn (cause ``shutdown``) and the driver itself."""

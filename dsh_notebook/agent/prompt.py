@@ -10,18 +10,18 @@
   a short identity, the runtime context as the system prompt's last lines, no message of its own.
 - :func:`render_prompt` — strict ``{{name}}`` interpolation: an unknown or undefined name is a
   coded error, a lone ``{{`` stays literal, substituted values are never rescanned.
-- :class:`RuntimeContextProjection` and :class:`SystemPromptProjection` live in
-  :mod:`.projections`.
+- the built-in sections, contexts and variables (and :class:`PromptEnv`, what a contribution
+  function receives) live in :mod:`.prompt_defaults`; :class:`RuntimeContextProjection` and
+  :class:`SystemPromptProjection` in :mod:`.projections`.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import time
 import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import JsonValue
@@ -29,78 +29,23 @@ from pydantic import JsonValue
 from ..context import Contribution, Scope
 from ..errors import UserError
 from ..wire.events import ToolSchema
+from .prompt_defaults import (
+    BUILTIN_CONTEXTS,
+    BUILTIN_SECTIONS,
+    BUILTIN_VARIABLES,
+    COMPACT_CONTEXTS,
+    COMPACT_IDENTITY,
+    COMPACT_SECTIONS,
+    RUNTIME_SECTION,
+    PromptEnv,
+)
 
 _VAR = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*\}\}")
-
-IDENTITY = (
-    "You are dsh, an AI agent working inside a Jupyter notebook through the dsh_notebook harness. "
-    "You run on {{provider}}:{{model}} and your workspace is {{cwd}}."
-)
-TOOL_GUIDANCE = (
-    "Act through the tools. Read a file before you change it, prefer `edit` for small changes, "
-    "and run commands with `bash`. Paths are relative to the workspace. A tool result is the only "
-    "evidence of what happened: report results honestly, including failures. \"The tool ran\", "
-    "\"the tests passed\" and \"the goal is achieved\" are three different claims."
-)
-COMPACT_IDENTITY = "You are dsh, a helpful AI assistant."
-RUNTIME_SECTION = "harness:runtime-context"  # the compact prompt's context lines (last in the system prompt)
-
-
-@dataclass(frozen=True)
-class PromptEnv:
-    """What contribution functions receive: the agent's route and workspace for this step."""
-
-    provider: str
-    model: str
-    cwd: str
-    session_id: str = ""
-    now_ms: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
-    tools: frozenset[str] | None = None  # the names offered this step (set by collect_assembly)
-
-    def offers(self, name: str | None = None) -> bool:
-        """Whether the step offers ``name`` (any tool at all without a name); unknown: yes."""
-        if self.tools is None:
-            return True
-        return bool(self.tools) if name is None else name in self.tools
-
 
 @dataclass(frozen=True)
 class NamedText:
     name: str
     text: str
-
-
-def _date(env: PromptEnv) -> str:
-    return _date_of_minute(env.now_ms // 60_000)
-
-
-@functools.lru_cache(maxsize=4)
-def _date_of_minute(minute: int) -> str:
-    """The local date of a minute (asked every step: the time-zone lookup once a minute)."""
-    return "Today's date: " + time.strftime("%Y-%m-%d", time.localtime(minute * 60))
-
-
-def _tool_guidance(env: PromptEnv) -> str:
-    return TOOL_GUIDANCE if env.offers() else ""  # a plain chat turn (--tools none): no word of tools
-
-
-BUILTIN_SECTIONS: tuple[Contribution, ...] = (
-    Contribution("section", "harness:identity", IDENTITY, -100, "builtin"),
-    Contribution("section", "harness:tool-guidance", _tool_guidance, 100, "builtin"),
-)
-BUILTIN_CONTEXTS: tuple[Contribution, ...] = (
-    Contribution("context", "cwd", lambda env: f"Working directory: {env.cwd}", 0, "builtin"),
-    Contribution("context", "date", _date, 10, "builtin"),
-    Contribution("context", "model", lambda env: f"Model: {env.provider}:{env.model}", 20, "builtin"),
-)
-# the working directory after the date and the model (SmolLM2: right after the identity it read as part of it)
-COMPACT_SECTIONS = (Contribution("section", "harness:identity", COMPACT_IDENTITY, -100, "builtin"), BUILTIN_SECTIONS[1])
-COMPACT_CONTEXTS = tuple(replace(c, order=30) if c.name == "cwd" else c for c in BUILTIN_CONTEXTS)
-BUILTIN_VARIABLES: dict[str, Callable[[PromptEnv], str | None]] = {
-    "provider": lambda env: env.provider,
-    "model": lambda env: env.model,
-    "cwd": lambda env: env.cwd,
-}
 
 
 def render_prompt(text: str, variables: Mapping[str, str | None]) -> str:

@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,15 @@ class TurnCheckpoints:
         except DshError as exc:
             self.failed(getattr(stopping, "turn", None), "end", exc.code, exc.message)
 
+    async def begin(self, turn: int) -> None:
+        """The checkpoint at the start of a turn the agent does not drive (an external agent's
+        turn of writes): ``checkpoint/taken`` before its call runs."""
+        await self.pre_step(_TurnMark(turn, 1))
+
+    async def end(self, turn: int) -> None:
+        """The checkpoint at the end of such a turn: ``checkpoint/changes``."""
+        await self.turn_end(_TurnMark(turn, 1))
+
     async def _pre_step(self, decision: Any) -> None:
         if getattr(decision, "step", 0) != 1 or decision.turn in self.start:
             return
@@ -150,6 +160,14 @@ class TurnCheckpoints:
         variables = tuple(self.variables.end(turn))
         ch = diff_listings(start.listing, end.listing)
         self.agent.session.append(changes_event(turn, start.id, end.id, ch, variables))
+
+
+@dataclass(frozen=True)
+class _TurnMark:
+    """What the checkpoint hooks read of a step decision or a stopping turn."""
+
+    turn: int
+    step: int
 
 
 def attach_checkpoints(agent: Any, home: str | Path) -> tuple[TurnCheckpoints | None, Callable[[], None]]:

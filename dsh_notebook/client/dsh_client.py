@@ -35,11 +35,11 @@ from ..wire.endpoints import (
     SessionInfo,
     TextPart,
 )
+from ..wire.fold_state import Json
 from .connection import Connection, Subscription, Transport
 from .follow import FollowHandle, FrameCallback, Receipt, TurnOutcome
 from .model import ClientSessionModel
 from .remote import Remote, checked
-from .state import Json
 
 if TYPE_CHECKING:
     from ..host.host import Host
@@ -52,10 +52,10 @@ class DshClient:
 
     def __init__(self, host: Host | None = None, *, transport: Transport | None = None, caller: str = "client"):
         if transport is None:
-            from ..host.host import Host
+            from ..launcher import process_host
             from .transport import InProcessTransport
 
-            transport = InProcessTransport(host or Host.get(), caller=caller)
+            transport = InProcessTransport(host or process_host(), caller=caller)
         self.host = host
         self.connection = Connection(transport)
         self.remote = Remote(self.connection)
@@ -144,7 +144,7 @@ class DshClient:
         for h in handles:
             with h.cond:
                 if rid not in h.model.submissions:
-                    h.model.submit(rid, text, mode)
+                    h.model.submit(rid, text, command.mode)
         exchange = self.remote.session.prompt.send(PromptArgs(request=command))
         try:
             value = exchange.future.result()

@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 from ..errors import HostError
 from ..wire.events import TurnEndReason
+from ..wire.fold_state import Json
 from .connection import Subscription
 from .model import ClientSessionModel
 from .remote import Remote
-from .state import Json
 
 
 class HasRemote(Protocol):

@@ -12,10 +12,20 @@
 from __future__ import annotations
 
 from ..wire.events import InboxSpliced
+from ..wire.fold_state import (
+    InboxEntry,
+    InboxState,
+    StreamingAttempt,
+    StreamingBlock,
+    ToolPhase,
+    ToolState,
+    new_tool,
+)
 from ..wire.follow import AttemptInFlight
 from ..wire.frames import (
     BlockEndChunk,
     BlockStartChunk,
+    BlockType,
     ReasoningDeltaChunk,
     StreamChunkFrame,
     StreamEnd,
@@ -26,7 +36,6 @@ from ..wire.frames import (
     WireChunk,
 )
 from ..wire.messages import AnyMessage, ToolCallBlock
-from .state import InboxEntry, StreamingAttempt, StreamingBlock, ToolPhase, ToolState, new_tool
 
 StreamFrame = StreamStart | StreamChunkFrame | StreamEnd
 
@@ -54,11 +63,11 @@ def fold_stream(attempt: StreamingAttempt | None, f: StreamFrame, cursor: int) -
     return attempt
 
 
-def _block(attempt: StreamingAttempt, index: int, kind: str) -> StreamingBlock:
+def _block(attempt: StreamingAttempt, index: int, kind: BlockType) -> StreamingBlock:
     for block in attempt["blocks"]:
         if block["index"] == index:
             return block
-    block = StreamingBlock(index=index, type=kind, text="", id=None, name=None, done=False)  # type: ignore[typeddict-item]
+    block = StreamingBlock(index=index, type=kind, text="", id=None, name=None, done=False)
     attempt["blocks"].append(block)
     attempt["blocks"].sort(key=lambda b: b["index"])
     return block
@@ -106,9 +115,9 @@ def text_of(message: AnyMessage, kind: str = "text") -> str:
     return "".join(getattr(b, "text", "") for b in message.content if b.type == kind)
 
 
-def fold_splice(inbox: dict[str, list[InboxEntry]], event: InboxSpliced) -> tuple[list[InboxEntry], list[InboxEntry]]:
+def fold_splice(inbox: InboxState, event: InboxSpliced) -> tuple[list[InboxEntry], list[InboxEntry]]:
     """Apply one ``agent/inbox/spliced`` event: the (added, removed) entries."""
-    lst = inbox.setdefault(event.target, [])
+    lst = inbox[event.target]
     added = [InboxEntry(id=f"i{event.seq}.{k}", requestId=m.source.request_id, text=text_of(m))
              for k, m in enumerate(event.inserted)]
     removed = lst[event.start : event.start + event.removed_count]

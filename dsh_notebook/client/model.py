@@ -3,7 +3,8 @@
 Everything on the client side reads this fold — the ``%dsh`` cell rendering, stdin approvals,
 ``TurnResult``, the ``run`` CLI; the JS widget runs the same fold (``js/src/fold.ts``), and the
 parity test checks both give the same :class:`~.state.FoldState` after every item of recorded
-real runs. The state (``state()``; shapes in :mod:`.state`)::
+real runs. The state (``state()``; its shapes are the wire's, :mod:`dsh_notebook.wire.fold_state`, and so
+the JS fold's, generated from them)::
 
     sessionId, header     from the snapshot
     start, cursor         where the model started (-1: the beginning) / the last seq folded
@@ -56,7 +57,15 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..wire.base import dump
-from ..wire.control import Baseline, ControlItem, ControlItemAdapter, ControlStatus, QueueChanged
+from ..wire.control import (
+    AgentStatus,
+    Baseline,
+    ControlItem,
+    ControlItemAdapter,
+    ControlStatus,
+    QueueChanged,
+)
+from ..wire.endpoints import Mode
 from ..wire.events import (
     AnyEvent,
     ApprovalAsked,
@@ -71,6 +80,22 @@ from ..wire.events import (
     TurnStart,
     UserMessageEvent,
 )
+from ..wire.fold_state import (
+    FoldState,
+    HeaderJson,
+    InboxState,
+    PauseState,
+    PendingApprovalState,
+    QueueItemJson,
+    StreamingAttempt,
+    Submission,
+    ToolState,
+    TurnEndEntry,
+    new_inbox,
+    new_submission,
+    new_tool,
+    pause_state,
+)
 from ..wire.follow import (
     AssistantStreamItem,
     EventItem,
@@ -83,20 +108,6 @@ from ..wire.follow import (
 )
 from ..wire.pause import PausedItem, PausedVariant
 from .frames import fold_chunk, fold_splice, fold_stream, fold_tool, new_attempt, text_of
-from .state import (
-    FoldState,
-    InboxEntry,
-    Json,
-    PauseState,
-    PendingApproval,
-    StreamingAttempt,
-    Submission,
-    ToolState,
-    TurnEndEntry,
-    new_submission,
-    new_tool,
-    pause_state,
-)
 from .views import ModelViews
 
 
@@ -111,17 +122,17 @@ class ClientSessionModel(ModelViews):
         self.reset(cursor)
 
     def reset(self, cursor: int = -1) -> None:
-        self.header: Json | None = None
+        self.header: HeaderJson | None = None
         self.start = self.cursor = cursor
         self.events: list[AnyEvent] = []
-        self.status: str = "idle"
+        self.status: AgentStatus = "idle"
         self.turn: int | None = None
         self.step: int | None = None
         self.attempt: StreamingAttempt | None = None
         self.tools: dict[str, ToolState] = {}
-        self.approvals: dict[str, PendingApproval] = {}
-        self.queue: list[Json] = []
-        self.inbox: dict[str, list[InboxEntry]] = {"next-turn": [], "next-step": []}
+        self.approvals: dict[str, PendingApprovalState] = {}
+        self.queue: list[QueueItemJson] = []
+        self.inbox: InboxState = new_inbox()
         self.submissions: dict[str, Submission] = {}
         self.turn_ends: list[TurnEndEntry] = []
         self.paused: PauseState | None = None
@@ -137,7 +148,7 @@ class ClientSessionModel(ModelViews):
         ))
 
     # -- the client's own submissions -----------------------------------------------------------
-    def submit(self, request_id: str, text: str, mode: str = "queue") -> None:
+    def submit(self, request_id: str, text: str, mode: Mode = "queue") -> None:
         self.submissions[request_id] = new_submission(request_id, text, mode)
         self.revision += 1
 
@@ -218,7 +229,7 @@ class ClientSessionModel(ModelViews):
                 attempt["lastChunkTime"] = entry.time
         for frame in run_state.tools.values():
             fold_tool(self.tools, frame, again=True)
-        self.approvals = {a.call_id: PendingApproval(callId=a.call_id, name=a.name, reason=a.reason) for a in run_state.approvals}
+        self.approvals = {a.call_id: PendingApprovalState(callId=a.call_id, name=a.name, reason=a.reason) for a in run_state.approvals}
         self.paused = pause_state(run_state.paused) if run_state.paused is not None else None
 
     def _event(self, e: AnyEvent) -> None:
@@ -252,7 +263,7 @@ class ClientSessionModel(ModelViews):
             tool["resultSeq"], tool["isError"], tool["waiting"] = seq, e.message.is_error, False
             self.approvals.pop(call_id, None)
         elif isinstance(e, ApprovalAsked):
-            self.approvals[e.call_id] = PendingApproval(callId=e.call_id, name=e.name, reason=e.reason)
+            self.approvals[e.call_id] = PendingApprovalState(callId=e.call_id, name=e.name, reason=e.reason)
         elif isinstance(e, ApprovalDecided):
             self.approvals.pop(e.call_id, None)
             if e.call_id in self.tools:

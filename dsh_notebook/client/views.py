@@ -6,18 +6,18 @@ Mixed into :class:`~.model.ClientSessionModel`; ``js/src/fold.ts`` has the same 
 
 from __future__ import annotations
 
-from ..wire.base import tag
-from ..wire.events import AnyEvent, AssistantMessageEvent
-from .state import (
-    InboxEntry,
-    PendingApproval,
+from ..wire.base import dump, tag
+from ..wire.events import AnyEvent, AssistantMessageEvent, TurnEndReason
+from ..wire.fold_state import (
+    InboxState,
+    PendingApprovalState,
     StreamingAttempt,
     Submission,
     ToolState,
     TurnEndEntry,
 )
 
-CANCELED_REASON = {"kind": "aborted", "cause": "canceled before it ran"}
+CANCELED_REASON = TurnEndReason(kind="aborted", cause="canceled before it ran")
 
 
 class ModelViews:
@@ -26,8 +26,8 @@ class ModelViews:
     events: list[AnyEvent]
     attempt: StreamingAttempt | None
     tools: dict[str, ToolState]
-    approvals: dict[str, PendingApproval]
-    inbox: dict[str, list[InboxEntry]]
+    approvals: dict[str, PendingApprovalState]
+    inbox: InboxState
     submissions: dict[str, Submission]
     turn_ends: list[TurnEndEntry]
 
@@ -42,12 +42,12 @@ class ModelViews:
         blocks = self.attempt["blocks"] if self.attempt else []
         return "".join(b["text"] for b in blocks if tag(b) == "text")
 
-    def waiting_approvals(self) -> list[PendingApproval]:
+    def waiting_approvals(self) -> list[PendingApprovalState]:
         """Calls that wait for an approval decision now (from events and transient frames)."""
         out = dict(self.approvals)
         for tool in self.tools.values():
             if tool["waiting"] and tool["callId"] not in out:
-                out[tool["callId"]] = PendingApproval(callId=tool["callId"], name=tool["name"], reason=None)
+                out[tool["callId"]] = PendingApprovalState(callId=tool["callId"], name=tool["name"], reason=None)
         return list(out.values())
 
     def turn_end_after(self, seq: int | None) -> TurnEndEntry | None:
@@ -61,7 +61,7 @@ class ModelViews:
         if sub is None:
             return None
         if sub["state"] == "canceled":
-            return TurnEndEntry(turn=None, reason=dict(CANCELED_REASON), seq=sub["claimSeq"])
+            return TurnEndEntry(turn=None, reason=dump(CANCELED_REASON), seq=sub["claimSeq"])
         if sub["state"] in ("claimed", "delivered"):
             return self.turn_end_after(sub["claimSeq"])
         return None

@@ -210,7 +210,15 @@ COMMANDS: tuple[Command, ...] = (
             flags=(Flag("--stdio", "JSON lines on stdin/stdout: client messages in, server messages out",
                         required=True),
                    NO_NETWORK.on(help="no network for sandboxed tool commands", dsh_help="")),
-            runs="dsh_notebook.host.stdio:serve_main"),
+            runs="dsh_notebook.launcher:serve_main"),
+    Command(
+        "mcp-bridge", "relay MCP over stdio to the notebook server of the running JupyterLab (for external agents: "
+        "Claude Code, Codex, Cursor)", surfaces=CLI,
+        flags=(Flag("--url", "the Jupyter server's URL (default: the running server whose root holds the current "
+                    "directory, else the latest)", "URL", example="http://127.0.0.1:8888/"),
+               Flag("--token", "its token (default: from its runtime file, or $JUPYTER_TOKEN with --url)", "TOKEN",
+                    example="abc123")),
+        runs="dsh_notebook.external.bridge:cli_main"),
     Command(
         "install-kernel", 'install the Jupyter kernelspec "dsh" (Agent (dsh))', surfaces=CLI,
         flags=(Flag("--user", "into the user's Jupyter data directory", group="where"),

@@ -22,7 +22,8 @@ from ..redaction import redact
 from ..wire.endpoints import Accepted, PromptCommand
 from ..wire.messages import MessageSource, TextBlock, UserMessage
 from .gateway import GatewayInvocation
-from .registry import AgentRegistry, content_digest
+from .live import content_digest
+from .registry import AgentRegistry
 
 
 class SessionCommandHandler:

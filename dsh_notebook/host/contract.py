@@ -45,6 +45,14 @@ from ..wire.endpoints import (
     SessionRef,
     TurnDiff,
 )
+from ..wire.external import (
+    EventsArgs,
+    EventsPage,
+    ExternalBeginArgs,
+    ExternalBegun,
+    ExternalEndArgs,
+    ExternalEnded,
+)
 from ..wire.pages import Page, PageArgs
 
 __all__ = ["DESCRIPTORS", "Descriptor", "dump"]
@@ -109,6 +117,11 @@ DESCRIPTORS: dict[str, Descriptor] = {
         _d("session/rewind", RewindArgs, Rewound, "files / conversation / variables back to the start of a turn"),
         _d("session/keep", KeepArgs, KeptFiles, "keep what a turn did to these files (later rewinds leave them)"),
         _d("session/diff", DiffArgs, TurnDiff, "the unified diffs of the files a turn changed"),
+        _d("session/events", EventsArgs, EventsPage, "a page of the stored events after a seq (masked)"),
+        Descriptor("external/begin", ExternalBeginArgs, ExternalBegun, "unary", "begin", "externalCalls",
+                   "log an external agent's call and decide it (mode, rules, a person)"),
+        Descriptor("external/end", ExternalEndArgs, ExternalEnded, "unary", "end", "externalCalls",
+                   "log the result of an external call (ends its external turn)"),
         _d("session/page", PageArgs, Page, "a page of a session's views: rows, stats, timeline, a turn, a diff, messages"),
         _d("session/follow", FollowArgs, None, "snapshot + durable events + live frames"),
         _d("session/control", NoArgs, None, "host-wide queue and status frames"),

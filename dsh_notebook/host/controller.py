@@ -9,8 +9,10 @@ hub. It runs on the host loop only.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable
+from typing import Any
 
 from ..config import normalize_model_id, parse_model_id
 from ..errors import HostError, UserError
@@ -45,13 +47,15 @@ from ..wire.endpoints import (
     SessionRef,
     TurnDiff,
 )
+from ..wire.external import EventsArgs, EventsPage
 from ..wire.pages import Page, PageArgs
 from .commands import SessionCommandHandler
 from .control import ControlHub
 from .gateway import GatewayInvocation, StreamSink
-from .options import request_info, window_known
+from .live import LiveSession
+from .options import window_known
 from .pages import PageSource, PageSources
-from .registry import AgentRegistry, LiveSession
+from .registry import AgentRegistry
 from .saved import ReadOnlyController, store_reader
 
 
@@ -187,37 +191,49 @@ class SessionController:
                          tokens_before=done.tokens_before, tokens_after=done.tokens_after)
 
     async def rewind(self, args: RewindArgs, inv: GatewayInvocation) -> Rewound:
-        """Back to the start of a turn (see :mod:`dsh_notebook.checkpoint.host_rewind`);
-        ``SESSION_BUSY`` while the session runs a turn."""
-        from ..checkpoint.host_rewind import rewind_live
-
+        """Back to the start of a turn, through the checkpoints the host was given (the real ones:
+        :mod:`dsh_notebook.checkpoint.host_rewind`); ``SESSION_BUSY`` while the session runs a turn."""
+        checkpoints = self.registry.parts.checkpoints_or_refuse()  # before a saved session is resumed
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
-        return await rewind_live(self.registry, live, args, by=inv.caller)
+        return await checkpoints.rewind(self.registry, live, args, by=inv.caller)
 
     async def keep(self, args: KeepArgs, inv: GatewayInvocation) -> KeptFiles:
         """Keep what a turn did to some files (the inspector's Keep): ``checkpoint/kept``."""
-        from ..checkpoint.host_rewind import keep_live
-
+        checkpoints = self.registry.parts.checkpoints_or_refuse()  # before a saved session is resumed
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
-        return await keep_live(self.registry, live, args, by=inv.caller)
+        return await checkpoints.keep(self.registry, live, args, by=inv.caller)
 
     async def diff(self, args: DiffArgs, inv: GatewayInvocation) -> TurnDiff:
-        """The unified diffs of the files a turn changed (see :mod:`dsh_notebook.checkpoint.host_rewind`)."""
-        from ..checkpoint.host_rewind import diff_live
-
+        """The unified diffs of the files a turn changed, read from the checkpoint store."""
+        checkpoints = self.registry.parts.checkpoints_or_refuse()  # before a saved session is resumed
         live, how = await self.registry.resolve(args.session_id)
         inv.note("resolver", how)
-        return await diff_live(self.registry, live, args)
+        return await checkpoints.diff(self.registry, live, args)
 
     async def info(self, args: SessionRef, inv: GatewayInvocation) -> SessionInfo:
         live = self.registry.live.get(args.session_id)
         if live is not None:
             await window_known(live.agent)  # a window probe under way answers first (bounded)
-            return info_of(live)
+            return live.info()
         self._check_saved(args.session_id)
         return await self.saved.info(args, inv)
+
+    async def events(self, args: EventsArgs, inv: GatewayInvocation) -> EventsPage:
+        """A page of the stored events after ``sinceSeq`` (as logged: masked), live or saved."""
+        live = self.registry.live.get(args.session_id)
+        if live is not None:
+            session = live.session
+            last = session.last_seq
+            end = min(last, args.since_seq + args.limit)
+            events = tuple(json.loads(session.line(seq)) for seq in range(args.since_seq + 1, end + 1))
+            return EventsPage(session_id=live.id, events=events, last_seq=last, more=end < last)
+        self._check_saved(args.session_id)
+        lines = await asyncio.to_thread(_saved_lines, self.registry.store.path_for(args.session_id))
+        page = lines[args.since_seq + 1: args.since_seq + 1 + args.limit]
+        return EventsPage(session_id=args.session_id, events=tuple(json.loads(x) for x in page), last_seq=len(lines) - 1,
+                          more=args.since_seq + len(page) < len(lines) - 1)
 
     # -- streams ------------------------------------------------------------------------------
     async def follow(self, args: FollowArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:
@@ -264,36 +280,19 @@ class SessionController:
         return live
 
 
-def info_of(live: LiveSession) -> SessionInfo:
-    agent = live.agent
-    policy = agent.approval_policy
-    return SessionInfo(
-        session_id=live.id,
-        cwd=live.session.cwd,
-        model=live.model,
-        approve=live.approve,
-        status=agent.status,
-        live=True,
-        turn=agent.current_turn,
-        step=agent.current_step,
-        last_seq=live.session.last_seq,
-        log_path=live.log_path,
-        queue=tuple(agent.inbox.items()),
-        pending_approvals=tuple(live.approvals.pending()),
-        max_steps=agent.config.max_steps,
-        max_time=agent.config.max_time,
-        rules=policy.rules.source if policy is not None and policy.rules is not None else None,
-        grants=tuple(policy.shown_grants()) if policy is not None else (),  # secrets masked
-        request=request_info(agent),
-        mode=live.mode,
-    )
-
-
 def _serialise(session: Session, count: int) -> None:
     """Make sure the first ``count`` events have their stored line (a resumed session's
     restored events are serialised on first use)."""
     for seq in range(count):
         session.line(seq)
+
+
+def _saved_lines(path: Any) -> list[str]:
+    """The event lines of a saved log (its header and a torn last line left out)."""
+    from ..session.persistence import load_log
+    from ..wire.base import to_json
+
+    return [to_json(event) for event in load_log(path).events]
 
 
 def _check_dir(path: str) -> str:

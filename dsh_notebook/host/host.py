@@ -8,7 +8,10 @@ for running host-side coroutines from elsewhere: :meth:`Host.run` (blocking, any
 thread), :meth:`Host.arun` (awaitable from any other event loop), :meth:`Host.submit`
 (a ``concurrent.futures.Future``). None of them ever blocks the host loop.
 
-``Host.get()`` starts the process-wide host lazily and registers an ``atexit`` shutdown;
+A Host runs the observers and the checkpoints it is given (:class:`~.parts.HostParts`), none if
+it is given none: :mod:`dsh_notebook.launcher` builds the real ones (the kernel's host,
+``serve --stdio``, ``run``). ``Host.get()`` starts the process-wide host lazily (the launcher's
+``process_host()`` with the real parts) and registers an ``atexit`` shutdown;
 ``shutdown()`` cancels running turns (they end ``aborted`` with every call answered), flushes
 and closes the logs, ends every stream, then stops the loop and joins the thread.
 """
@@ -32,7 +35,9 @@ from .connection import ConnectionHandler
 from .contract import DESCRIPTORS
 from .control import ControlHub
 from .controller import SessionController
+from .external import ExternalCalls
 from .gateway import Gateway, Tracer
+from .parts import NO_PARTS, HostParts
 from .registry import AdapterFactory, AgentRegistry
 from .saved import ReadOnlyController, SavedLog
 
@@ -67,6 +72,7 @@ class Host:
         settings: Settings | None = None,
         *,
         adapter_factory: AdapterFactory | None = None,
+        parts: HostParts = NO_PARTS,
         name: str = "dsh-host",
     ) -> None:
         self.settings = settings or settings_from_env()
@@ -78,10 +84,11 @@ class Host:
         self.tracer = Tracer()
         self.control = ControlHub()
         self.registry = AgentRegistry(
-            self.settings, control=self.control, context=self.context, adapter_factory=adapter_factory
+            self.settings, control=self.control, context=self.context, adapter_factory=adapter_factory, parts=parts
         )
         self.controller = SessionController(self.registry, self.control)
-        self.gateway = Gateway(DESCRIPTORS, {"sessionController": self.controller})
+        self.externals = ExternalCalls(self.registry)  # external agents' calls (issue 41)
+        self.gateway = Gateway(DESCRIPTORS, {"sessionController": self.controller, "externalCalls": self.externals})
         self.context.provide("sessionController", self.controller)
         self.context.provide("agents", self.registry)
         self.context.provide("sessions", self.registry.store)
@@ -96,13 +103,20 @@ class Host:
 
     # -- the process-wide host ----------------------------------------------------------------
     @classmethod
-    def get(cls, settings: Settings | None = None) -> Host:
-        """The process's host, started on first use (``settings`` only matter then)."""
+    def get(cls, settings: Settings | None = None, parts: HostParts = NO_PARTS) -> Host:
+        """The process's host, started on first use (``settings`` and ``parts`` only matter then:
+        :func:`dsh_notebook.launcher.process_host` starts it with the real observers and checkpoints)."""
         with cls._instance_lock:
             if cls._instance is None or cls._instance.closed:
-                cls._instance = cls(settings)
+                cls._instance = cls(settings, parts=parts)
                 atexit.register(cls._instance.shutdown)
             return cls._instance
+
+    def given(self, parts: HostParts) -> None:
+        """Hand ``parts`` to a host started without any (a bare ``Host.get()`` before the first
+        ``%dsh``): the sessions it makes from now on get them. A host that has parts keeps its own."""
+        if self.registry.parts is NO_PARTS:
+            self.registry.parts = parts
 
     @classmethod
     def current(cls) -> Host | None:

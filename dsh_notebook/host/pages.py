@@ -1,6 +1,6 @@
 """``session/page`` (issue 38 item 1): the host's side of a widget that holds a window of a session.
 
-A :class:`PageSource` keeps one session's :class:`~dsh_notebook.observe.pages.SessionPages` up to
+A :class:`PageSource` keeps one session's :class:`~dsh_notebook.pages.indexed.SessionPages` up to
 date with its log — a live session's stored lines as they are appended, or a saved log's — and
 answers the pages of :mod:`dsh_notebook.wire.pages` from it. All reading, indexing and folding
 runs off the host loop (one worker at a time per session); the loop only hands out the lines that
@@ -25,10 +25,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ..observe.pages import CHUNK, SessionPages
-from ..observe.pages_requests import messages_page, request_diff_page
-from ..observe.pages_rows import export_page, facets_page, quick_rows, rows_page
-from ..observe.pages_stats import stats_page, timeline, timeline_page, turn_page
+from ..pages.indexed import CHUNK, SessionPages
+from ..pages.requests import messages_page, request_diff_page
+from ..pages.rows import export_page, facets_page, quick_rows, rows_page
+from ..pages.stats import stats_page, timeline, timeline_page, turn_page
 from ..session.saved import SavedLog
 from ..session.session import Session
 from ..wire.events import AnyEvent

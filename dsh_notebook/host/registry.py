@@ -5,26 +5,22 @@ the Core Session, its Agent, its follow hub, its pending approvals, and the requ
 admitted (rebuilt from the log on resume, so deduplication survives restarts). The resolver
 turns a session id into a live agent: already live → ``"live"``; saved on disk → resumed through
 ``SessionStore.resume`` (crash repair applied) → ``"resumed"``; otherwise ``UNKNOWN_SESSION``.
-Concurrent resumes of one session share one future, so the log is loaded once. Host loop only.
+Concurrent resumes of one session share one future, so the log is loaded once. Every live
+session gets the observers and the checkpoints the host was given (:mod:`.parts`), none if it was
+given none. Host loop only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Callable
 
 from pydantic import JsonValue
 
 from ..agent.agent import Agent
 from ..agent.config import AgentConfig
-from ..checkpoint.turns import attach_checkpoints
 from ..config import (
     MASK,
     Settings,
@@ -35,25 +31,25 @@ from ..config import (
 from ..context import HarnessContext
 from ..errors import DshError, HostError, UserError
 from ..models.base import ModelAdapter
-from ..models.routing import LOCAL_PROVIDERS, resolve_adapter
-from ..observe import attach as attach_observers
-from ..providers import own_base_url
+from ..models.routing import resolve_adapter
 from ..session.session import Session
 from ..session.store import SessionStore
 from ..tools.base import ApprovalMode
 from ..tools.modes import approve_of_mode, bypass_armed, check_mode, default_mode, mode_of_approve
 from ..wire.endpoints import SessionOptions
-from ..wire.events import (
-    InboxSpliced,
-    PermissionMode,
-    RequestFrozen,
-    RequestHeader,
-    UserMessageEvent,
-)
+from ..wire.events import PermissionMode
 from .approvals import PendingApprovals
 from .control import ControlHub
 from .follow import SessionHub
-from .hidden_paths import install as install_hidden
+from .live import (
+    LiveSession,
+    Resolution,
+    admitted_request_ids,
+    endpoint_from_log,
+    is_local,
+    model_from_log,
+    refuse_self_replay,
+)
 from .options import (
     apply_options,
     apply_plan,
@@ -66,102 +62,15 @@ from .options import (
     session_settings,
     watch_window,
 )
+from .parts import NO_PARTS, HostParts
 
 log = logging.getLogger(__name__)
 AdapterFactory = Callable[[Settings, str, "str | None"], ModelAdapter]
-Resolution = Literal["live", "resumed", "created"]
 _ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
-
-
-def is_local(model: str) -> bool:
-    """``replay:…`` / ``script:…``: a model whose id does not depend on a logged endpoint."""
-    return model.split(":", 1)[0] in LOCAL_PROVIDERS
-
-
-def refuse_self_replay(session_id: str, model: str | None, path: Path) -> None:
-    """``replay:<this session>`` would answer a session with its own (growing) log: ``BAD_MODEL``."""
-    if model is None or not model.startswith("replay:"):
-        return
-    name = model.removeprefix("replay:")
-    target = Path(name).expanduser()
-    if name == session_id or (target.exists() and target.resolve() == path.resolve()):
-        raise UserError(f"session {session_id} cannot replay itself: replay the session it was forked from "
-                        f"(--model replay:ORIGIN_ID), or give it a model", code="BAD_MODEL")
 
 
 def default_adapter_factory(settings: Settings, model_id: str, base_url: str | None) -> ModelAdapter:
     return resolve_adapter(settings, model_id, base_url=base_url)
-
-
-@dataclass
-class LiveSession:
-    """One live session: facts, executor, observers."""
-
-    session: Session
-    agent: Agent
-    hub: SessionHub
-    approvals: PendingApprovals
-    model: str
-    resolution: Resolution
-    log_path: str
-    request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> content_digest admitted
-    undo: list[Callable[[], None]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # what resuming its log dropped or deferred
-    checkpoints: Any = None  # checkpoint.turns.TurnCheckpoints (None: DSH_CHECKPOINTS=0)
-
-    @property
-    def id(self) -> str:
-        return self.session.id
-
-    @property
-    def mode(self) -> PermissionMode:
-        """The permission mode in force (issue 36); ``approve`` is its legacy reading."""
-        return self.agent.modes.current
-
-    @property
-    def approve(self) -> ApprovalMode:
-        return approve_of_mode(self.mode)
-
-    async def set_mode(self, mode: PermissionMode, by: str) -> int | None:
-        """Change the mode (``BYPASS_NOT_ARMED`` …) and make the change durable at once (a crash
-        must not resume a session in a mode it left); the ``mode/changed`` seq, ``None`` if unchanged."""
-        event = self.agent.modes.change(mode, by=by, turn=self.agent.current_turn)
-        if event is not None:
-            await self.agent.flush_quietly("a mode change")
-        return event.seq if event is not None else None
-
-
-def content_digest(blocks: Sequence[Any]) -> str:
-    """What a requestId's submission said (its text blocks), as a short stable digest."""
-    texts = [getattr(b, "text", "") for b in blocks]
-    return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).hexdigest()[:32]
-
-
-def admitted_request_ids(session: Session) -> dict[str, str]:
-    """RequestIds already in the log (user messages and inbox insertions) → their content digest."""
-    seen: dict[str, str] = {}
-    for event in session.events:
-        msgs = (event.message,) if isinstance(event, UserMessageEvent) else event.inserted if isinstance(event, InboxSpliced) else ()
-        for m in msgs:
-            if m.source.request_id:
-                seen.setdefault(m.source.request_id, content_digest(m.content))
-    return seen
-
-
-def model_from_log(session: Session) -> str | None:
-    for event in reversed(session.events):
-        if isinstance(event, RequestFrozen):
-            return f"{event.provider}:{event.model}"
-    return None
-
-
-def endpoint_from_log(session: Session) -> str | None:
-    """The custom base URL the session's requests last went to (``None`` for a provider's own)."""
-    for event in reversed(session.events):
-        if isinstance(event, RequestHeader):
-            provider = str(event.config.get("provider", ""))
-            return None if event.endpoint == own_base_url(provider) else event.endpoint
-    return None
 
 
 class AgentRegistry:
@@ -174,8 +83,10 @@ class AgentRegistry:
         control: ControlHub,
         context: HarnessContext,
         adapter_factory: AdapterFactory | None = None,
+        parts: HostParts = NO_PARTS,
     ) -> None:
         self.settings = settings
+        self.parts = parts
         self.store = SessionStore(settings.home)
         self.control = control
         self.context = context
@@ -356,10 +267,11 @@ class AgentRegistry:
             str(self.store.path_for(sid)), admitted_request_ids(session),
         )  # fmt: skip
         hub.attach(session, approvals.pending)
-        live.undo.append(attach_observers(session, home=settings.home, log_path=live.log_path))
-        install_hidden()  # checkpoints leave out what the sandbox hides
-        live.checkpoints, detach = attach_checkpoints(agent, settings.home)
-        live.undo.append(detach)
+        for observe in self.parts.observers:  # the search index, the OpenTelemetry export ...
+            live.undo.append(observe(session, home=settings.home, log_path=live.log_path))
+        if self.parts.checkpoints is not None:
+            live.checkpoints, detach = self.parts.checkpoints.attach(agent, settings.home)
+            live.undo.append(detach)
         live.undo.append(agent.on_status(lambda status: self.control.status(sid, status)))
         live.undo.append(agent.inbox.subscribe(lambda inbox: self.control.queue(sid, inbox.items())))
         self.live[sid] = live

@@ -1,4 +1,5 @@
-"""``python -m dsh_notebook serve --stdio``: the host protocol as JSON lines on stdin/stdout.
+"""``python -m dsh_notebook serve --stdio``: the host protocol as JSON lines on stdin/stdout
+(the command builds its host in :mod:`dsh_notebook.launcher`, and serves it here).
 
 One message per line, exactly the envelopes of DESIGN §6 (see :mod:`.envelopes`), on the same
 Host, Gateway and Controller the kernel uses. A malformed line gets a coded error response
@@ -16,16 +17,15 @@ SIGINT / SIGTERM shut down at once: running turns end ``aborted``, logs are flus
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import queue
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import IO, Any
 
-from ..config import settings_from_env
 from .connection import ConnectionHandler
 from .host import Host
 from .lines import Oversized, oversized_error, read_lines
@@ -87,10 +87,12 @@ async def _quiesce(host: Host, conn: ConnectionHandler) -> None:
             return
 
 
-def serve_main(args: argparse.Namespace) -> int:
+def serve(make_host: Callable[[], Host]) -> int:
+    """Serve stdin/stdout on the host ``make_host`` builds (once fd 1 is the protocol's alone);
+    the exit code (130 after SIGINT / SIGTERM)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     writer = LineWriter(_protocol_stdout())
-    host = Host(settings_from_env(), name="dsh-host-stdio")
+    host = make_host()
     conn = host.connect(writer.put, caller="stdio")
     previous = signal.signal(signal.SIGTERM, _interrupt)
     code = 0

@@ -2,7 +2,8 @@
 (:mod:`.search`, :mod:`.indexer`) and the OpenTelemetry trace export (:mod:`.otel`).
 
 Both are built from the events, off the host loop, and never the only copy of anything.
-:func:`attach` subscribes them to a live session (the host does this for every session it runs).
+:func:`attach` subscribes them to a live session (the launcher hands it to every host it builds,
+which attaches it to every session it runs: :mod:`dsh_notebook.launcher`).
 """
 
 from __future__ import annotations

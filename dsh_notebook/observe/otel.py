@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import UserError
-from ..wire.events import AnyEvent, TurnEnd, TurnStart
+from ..wire.events import AnyEvent, ExternalCall, ExternalResult, TurnEnd, TurnStart
 from .otel_spans import build_turn_spans
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,17 @@ class LiveExporter:
     def observer(self, session_id: str) -> Callable[[AnyEvent], None]:
         turn: list[AnyEvent] = []
 
+        reads: dict[str, AnyEvent] = {}  # external calls outside turns, until their result
+
         def on_event(event: AnyEvent) -> None:
+            if isinstance(event, ExternalCall) and event.turn is None:
+                reads[event.call_id] = event
+                return
+            if isinstance(event, ExternalResult) and event.turn is None:
+                call = reads.pop(event.call_id, None)
+                if call is not None:  # an external read: its span at once
+                    self._queue.put((session_id, [call, event]))
+                return
             if isinstance(event, TurnStart):
                 turn.clear()
             turn.append(event)

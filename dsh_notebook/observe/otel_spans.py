@@ -15,6 +15,7 @@ from ..analysis.stats import RequestStats, ToolStats, session_stats
 from ..errors import redact
 from ..providers import telemetry_name
 from ..wire.events import AnyEvent, AssistantMessageEvent, ToolCall, ToolResult, UserMessageEvent
+from .otel_external import external_spans
 
 AttributeValue = str | bool | int | float
 """An OpenTelemetry span attribute value as this exporter sets them (scalars only)."""
@@ -43,14 +44,15 @@ def build_turn_spans(tracer: Any, session_id: str, events: Sequence[AnyEvent], *
     from opentelemetry import trace
 
     stats = session_stats(events)
-    if not stats.turns:
-        return 0
-    last_ms = max(e.time for e in events)
-    by_seq = {e.seq: e for e in events}
     provider = next((r.provider for r in stats.requests), "dsh")
     base: dict[str, AttributeValue] = {"gen_ai.conversation.id": session_id,
                                      "gen_ai.provider.name": telemetry_name(provider)}
+    if not stats.turns:
+        return external_spans(tracer, base, events, {}, capture=capture)  # external reads between turns
+    last_ms = max(e.time for e in events)
+    by_seq = {e.seq: e for e in events}
     n = 0
+    turn_ctx: dict[int, Any] = {}
     for t in stats.turns:
         end_ms = t.end_time if t.end_time is not None else last_ms
         turn_span = tracer.start_span(
@@ -63,21 +65,32 @@ def build_turn_spans(tracer: Any, session_id: str, events: Sequence[AnyEvent], *
             _turn_content(turn_span, [e for e in events if getattr(e, "turn", None) == t.turn])
         if t.reason not in (None, "completed"):
             _status(turn_span, t.reason)
-        turn_ctx = trace.set_span_in_context(turn_span)
-        for s in t.steps:
-            step_end = s.end_time if s.end_time is not None else end_ms
-            step_span = tracer.start_span(f"step {s.step}", context=turn_ctx, start_time=_ns(s.start_time),
-                                          attributes={**base, "dsh.turn": t.turn, "dsh.step": s.step, "dsh.seq": s.seq})
-            step_ctx = trace.set_span_in_context(step_span)
-            for r in (r for r in stats.requests if r.turn == t.turn and r.step == s.step):
-                _request_span(tracer, step_ctx, base, r, by_seq, capture, step_end)
-                n += 1
-            for c in (c for c in stats.tools if c.turn == t.turn and c.step == s.step):
-                _tool_span(tracer, step_ctx, base, c, by_seq, capture, step_end)
-                n += 1
-            step_span.end(end_time=_ns(step_end))
-            n += 1
+        turn_ctx[t.turn] = trace.set_span_in_context(turn_span)
+        n += _steps(tracer, turn_ctx[t.turn], base, t, stats, by_seq, capture, end_ms)
+        n += external_spans(tracer, base, [e for e in events if getattr(e, "turn", None) == t.turn], turn_ctx,
+                            capture=capture)
         turn_span.end(end_time=_ns(end_ms))
+        n += 1
+    return n + external_spans(tracer, base, [e for e in events if getattr(e, "turn", 0) is None], {}, capture=capture)
+
+
+def _steps(tracer: Any, turn_ctx: Any, base: dict[str, AttributeValue], t: Any, stats: Any, by_seq: dict[int, AnyEvent],
+           capture: bool, end_ms: int) -> int:
+    from opentelemetry import trace
+
+    n = 0
+    for s in t.steps:
+        step_end = s.end_time if s.end_time is not None else end_ms
+        step_span = tracer.start_span(f"step {s.step}", context=turn_ctx, start_time=_ns(s.start_time),
+                                      attributes={**base, "dsh.turn": t.turn, "dsh.step": s.step, "dsh.seq": s.seq})
+        step_ctx = trace.set_span_in_context(step_span)
+        for r in (r for r in stats.requests if r.turn == t.turn and r.step == s.step):
+            _request_span(tracer, step_ctx, base, r, by_seq, capture, step_end)
+            n += 1
+        for c in (c for c in stats.tools if c.turn == t.turn and c.step == s.step):
+            _tool_span(tracer, step_ctx, base, c, by_seq, capture, step_end)
+            n += 1
+        step_span.end(end_time=_ns(step_end))
         n += 1
     return n
 

@@ -1,5 +1,5 @@
 """``show ID --search QUERY [--export jsonl|csv]``: the events of one session matching a query
-(:mod:`.query`), printed as rows (seq, turn, type, tool, snippet with hits in ``[ ]``) or exported —
+(:mod:`dsh_notebook.pages.query`), printed as rows (seq, turn, type, tool, snippet with hits in ``[ ]``) or exported —
 ``jsonl``: the matching events themselves, one per line; ``csv``: one row per event with the columns
 ``seq,time,turn,type,name,exit,snippet``, ``time`` in ISO 8601 UTC to the millisecond
 (``2026-12-07T04:47:14.322Z``, as the inspector's CSV). Secrets are redacted in every form."""
@@ -11,16 +11,14 @@ import io
 import json
 import sys
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import JsonValue
 
+from ..pages.query import Hit, marked, parse_query, search_events
+from ..pages.rows import CSV_COLUMNS, iso_time
 from ..wire.base import tag
-from .query import Hit, marked, parse_query, search_events
-
-CSV_COLUMNS = ("seq", "time", "turn", "type", "name", "exit", "snippet")
 
 
 def load_events(path: Path) -> list[dict[str, JsonValue]]:
@@ -36,18 +34,6 @@ def load_events(path: Path) -> list[dict[str, JsonValue]]:
         if isinstance(ev, dict) and isinstance(ev.get("seq"), int):
             out.append(ev)
     return out
-
-
-def iso_time(ms: object) -> str:
-    """An event's ``time`` (epoch milliseconds) in ISO 8601 UTC, ``2026-12-07T04:47:14.322Z`` (what
-    JavaScript's ``Date.toISOString`` writes); anything else as it is ("" for none)."""
-    if isinstance(ms, bool) or not isinstance(ms, int):
-        return "" if ms is None else str(ms)
-    try:
-        at = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
-    except OverflowError:
-        return str(ms)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
 
 
 def export_rows(hits: list[Hit], fmt: str, out: TextIO) -> None:

@@ -65,6 +65,14 @@ def event_text(ev: Mapping[str, object]) -> str | None:
     kind = tag(ev)
     if kind == "tool/call":
         return f"{ev.get('name', '')} {ev.get('arguments', '')}"
+    if kind == "external/call":  # an external agent's call (issue 41): who, which tool, with what
+        client = ev.get("client")
+        who = client.get("name", "") if isinstance(client, dict) else ""
+        return f"{who} {ev.get('tool', '')} {ev.get('arguments', '')}"
+    if kind == "external/result":
+        parts_of = ev.get("content")
+        texts = [str(p.get("text") or "") for p in parts_of if isinstance(p, dict)] if isinstance(parts_of, list) else []
+        return "\n".join(t for t in texts if t) or None
     if kind not in ("user/message", "assistant/message", "tool/result"):
         return None
     parts = []

@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..pages.query import Query, marked, parse_query, search_events
 from ..wire.base import tag
-from .query import Query, marked, parse_query, search_events
 from .search import Match, SearchIndex, SessionMatches, fts_query
 
 

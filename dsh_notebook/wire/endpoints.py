@@ -14,6 +14,14 @@ from pydantic import Field, JsonValue, model_validator
 from .base import Frozen, refusal, tag
 from .control import AgentStatus, QueueItem
 from .events import ChosenMode, DebugStage, EditTarget, Grant, PermissionMode, RewindOutcome
+from .external import (
+    EventsArgs,
+    EventsPage,
+    ExternalBeginArgs,
+    ExternalBegun,
+    ExternalEndArgs,
+    ExternalEnded,
+)
 from .follow import PendingApproval
 from .messages import CellRef, TextBlock
 from .pages import Page, PageArgs
@@ -417,6 +425,9 @@ UnaryResult = (
     | Rewound
     | KeptFiles
     | TurnDiff
+    | EventsPage
+    | ExternalBegun
+    | ExternalEnded
     | Page
 )
 """Every unary endpoint's result (the ``value`` of an ok ``server-response``)."""
@@ -438,6 +449,9 @@ ENDPOINTS: dict[str, tuple[type[Frozen], type[Frozen] | Stream]] = {
     "session/rewind": (RewindArgs, Rewound),
     "session/keep": (KeepArgs, KeptFiles),
     "session/diff": (DiffArgs, TurnDiff),
+    "session/events": (EventsArgs, EventsPage),
+    "external/begin": (ExternalBeginArgs, ExternalBegun),
+    "external/end": (ExternalEndArgs, ExternalEnded),
     "session/page": (PageArgs, Page),
     "session/follow": (FollowArgs, "FollowStreamItem"),
     "session/control": (NoArgs, "ControlStreamItem"),

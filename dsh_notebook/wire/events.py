@@ -531,6 +531,57 @@ class CheckpointFailed(EventBase):
                      seq: int = -1, time: int = 0, source_event_seqs: tuple[int, ...] | None = None) -> None: ...
 
 
+# --- external agents (issue 41; endpoints in wire/external.py) ----------------------------------
+
+
+class ExternalClient(Frozen):
+    """Who called: the MCP client's own ``clientInfo`` (``name`` ``claude-code``, ``version`` …)."""
+
+    name: str = Field(max_length=200)
+    version: str | None = Field(default=None, max_length=200)
+
+
+class ExternalContent(Frozen):
+    """One part of an external call's result: text (masked), or an image described (the log keeps
+    its type and size, never its bytes)."""
+
+    type: Literal["text", "image"]
+    text: str | None = None
+    mime_type: str | None = None
+    bytes: int | None = None
+
+
+class ExternalCall(EventBase):
+    """An external agent's call arrived: ``tool`` with ``arguments`` (JSON text, masked),
+    ``client`` and ``mcpSessionId`` (the MCP session it belongs to), ``notebook`` (its path in
+    Jupyter); ``turn``: the external turn of a call that executes or writes."""
+
+    type: Literal["external/call"] = "external/call"
+    call_id: str
+    tool: str
+    arguments: str
+    client: ExternalClient
+    mcp_session_id: str | None = None
+    notebook: str | None = None
+    turn: int | None = None
+
+
+class ExternalResult(EventBase):
+    """The answer to an external call (``sourceEventSeqs``: its ``external/call``): the content
+    sent back (masked), ``error`` with its code when it failed or was refused, ``meta`` facts of the
+    call (the cell it wrote, the kernel's execution count …)."""
+
+    type: Literal["external/result"] = "external/result"
+    call_id: str
+    tool: str
+    content: tuple[ExternalContent, ...] = ()
+    is_error: bool = False
+    error: ErrorInfo | None = None
+    turn: int | None = None
+    meta: dict[str, JsonValue] | None = None
+
+
+
 AnyEvent = (
     TurnStart
     | TurnEnd
@@ -559,6 +610,8 @@ AnyEvent = (
     | CheckpointReverted
     | CheckpointKept
     | CheckpointFailed
+    | ExternalCall
+    | ExternalResult
 )
 """Every session event type (for isinstance checks and annotations)."""
 

@@ -18,7 +18,7 @@ holding an older page of a growing session asks again.
 
 Stats rows are the figures of ``show --stats --json`` (``RequestStats``, ``ToolStats``,
 ``TurnStats``, ``ModeDecisions`` of :mod:`dsh_notebook.analysis.stats_model`, camelCase), carried as JSON objects here
-(the wire imports no session model); the JS types of them are ``js/src/model/trajectory.ts``'s.
+(the wire imports no session model); the front end's types of them are its trajectory model's.
 """
 
 from __future__ import annotations

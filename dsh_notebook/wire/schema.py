@@ -2,9 +2,13 @@
 
 Every model is in ``$defs`` under its class name; the three top-level unions are the ``$defs``
 entries ``LogLine``, ``ClientMessage`` and ``ServerMessage``, and the root is ``anyOf`` the
-three (the widget comm's custom messages are ``CommFromView`` / ``CommToView``); ``x-endpoints``
-names each endpoint's args and result (or stream items) models, and ``x-stages`` is the stage
-table of :mod:`.stages` (the front end's ``STAGE_TABLE``). To check
+three (the widget comm's custom messages are ``CommFromView`` / ``CommToView``; the JupyterLab
+pages' socket of the external agents ``PageFromServer`` / ``PageToServer``, with the values of its
+replies ``PageNotebook`` / ``PageSaved`` and the cells' ``CellProvenance``); ``x-endpoints``
+names each endpoint's args and result (or stream items) models (the front end's
+``UnaryEndpoints`` / ``StreamEndpoints``, which its Remote is typed by), ``x-stages`` is the stage
+table of :mod:`.stages` (the front end's ``STAGE_TABLE``), and ``FoldState`` is the client fold's
+state (:mod:`.fold_state`: what both folds, Python's and the widget's, produce). To check
 one line against one union, validate it against
 ``{"$ref": "#/$defs/LogLine", "$defs": <the document's $defs>}`` (see the README). The document
 is deterministic: the same code prints the same bytes (``$defs`` sorted, keys in model order).
@@ -15,8 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, JsonValue, RootModel
-from pydantic.json_schema import models_json_schema
+from pydantic import BaseModel, JsonValue, RootModel, TypeAdapter
 
 from .codes import ErrorCode as _ErrorCode
 from .comm import CommFromView as _CommFromView
@@ -25,6 +28,11 @@ from .control import ControlItem
 from .endpoints import ENDPOINTS
 from .envelopes import ClientMessage as _ClientMessage
 from .envelopes import ServerMessage as _ServerMessage
+from .external import CellProvenance
+from .external_pages import FromPage as _FromPage
+from .external_pages import PageNotebook, PageSaved
+from .external_pages import ToPage as _ToPage
+from .fold_state import FoldState
 from .follow import FollowItem
 from .log import LogLine as _LogLine
 from .stages import stage_rows
@@ -57,6 +65,14 @@ class CommFromView(RootModel[_CommFromView]):
 
 class CommToView(RootModel[_CommToView]):
     """The kernel's custom message to a widget view: a batch of the host's envelopes."""
+
+
+class PageFromServer(RootModel[_ToPage]):
+    """What the server sends a JupyterLab page over ``{base_url}dsh/pages`` (external agents)."""
+
+
+class PageToServer(RootModel[_FromPage]):
+    """What a JupyterLab page sends the server over ``{base_url}dsh/pages`` (external agents)."""
 
 
 class FollowStreamItem(RootModel[FollowItem]):
@@ -101,10 +117,13 @@ def _endpoints() -> dict[str, JsonValue]:
 def wire_schema() -> dict[str, JsonValue]:
     """The whole wire as one JSON Schema document."""
     roots: list[type[BaseModel]] = [LogLine, ClientMessage, ServerMessage, FollowStreamItem, ControlStreamItem,
-                                    ErrorCode, CommFromView, CommToView]
+                                    ErrorCode, CommFromView, CommToView, PageFromServer, PageToServer, PageNotebook,
+                                    PageSaved, CellProvenance]
     for args, result in ENDPOINTS.values():
         roots += [m for m in (args, result) if not isinstance(m, str) and m not in roots]
-    _, doc = models_json_schema([(m, "validation") for m in roots], ref_template="#/$defs/{model}")
+    shapes: list[tuple[str, TypeAdapter[Any]]] = [(m.__name__, TypeAdapter(m)) for m in roots]
+    shapes.append(("FoldState", TypeAdapter(FoldState)))  # a TypedDict: the fold's state is plain JSON
+    _, doc = TypeAdapter.json_schemas([(name, "validation", a) for name, a in shapes], ref_template="#/$defs/{model}")
     defs = _strip_titles(doc["$defs"])
     return {
         "$schema": DRAFT,

@@ -1,5 +1,17 @@
 // Connection (seed 001 L2): rpcId pairing of client-request/server-response, and multiplexed streams.
-import { coded, type ClientEnvelope, type JsonValue, type RemoteErrorInfo, type ServerEnvelope } from "./types";
+import {
+  coded, type ClientEnvelope, type JsonValue, type RemoteErrorInfo, type ServerEnvelope, type StreamEndpoints, type UnaryEndpoints,
+} from "./types";
+
+/** A unary endpoint's name, its args and its result: generated from the Python table
+ *  (dsh_notebook.wire.endpoints.ENDPOINTS → `UnaryEndpoints` in wire.gen.ts), never written here. */
+export type UnaryMethod = keyof UnaryEndpoints;
+export type ArgsOf<M extends UnaryMethod> = UnaryEndpoints[M]["args"];
+export type ResultOf<M extends UnaryMethod> = UnaryEndpoints[M]["result"];
+export type StreamEndpoint = keyof StreamEndpoints;
+
+/** The `args` of an envelope: an endpoint's generated args type, as the envelope's JSON object. */
+const asPayload = (args: object): { [k: string]: JsonValue } => args as { [k: string]: JsonValue };
 
 /** Carries envelopes to the host and back (an anywidget comm, a fake in tests). */
 export interface Transport {
@@ -17,8 +29,8 @@ export class RemoteError extends Error {
   }
 }
 
-export interface StreamHandlers {
-  item(value: unknown): void;
+export interface StreamHandlers<T = unknown> {
+  item(value: T): void;
   end?(): void;
   error?(error: RemoteError): void;
 }
@@ -39,20 +51,20 @@ export class Connection {
   }
 
   /** A unary call: sends a `client-request` with a fresh rpcId, resolves with the result value. */
-  call<T = unknown>(method: string, args: Record<string, unknown>): Promise<T> {
+  call<M extends UnaryMethod>(method: M, args: ArgsOf<M>): Promise<ResultOf<M>> {
     if (this.closed) return Promise.reject(new RemoteError(coded("CLOSED", "connection closed")));
     const rpcId = `rpc_${this.prefix}${this.next++}`;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<ResultOf<M>>((resolve, reject) => {
       this.pending.set(rpcId, { resolve: resolve as (v: unknown) => void, reject, method });
-      this.transport.send({ type: "client-request", rpcId, method, payload: { args: args as { [k: string]: JsonValue } } });
+      this.transport.send({ type: "client-request", rpcId, method, payload: { args: asPayload(args) } });
     });
   }
 
   /** Opens a stream; items arrive in order through `handlers.item`. */
-  open(endpoint: string, payload: Record<string, unknown>, handlers: StreamHandlers): StreamHandle {
+  open<E extends StreamEndpoint>(endpoint: E, args: StreamEndpoints[E]["args"], handlers: StreamHandlers<StreamEndpoints[E]["items"]>): StreamHandle {
     const streamId = `st_${this.prefix}${this.next++}`;
-    this.streams.set(streamId, handlers);
-    this.transport.send({ type: "open", streamId, endpoint, payload: { args: payload as { [k: string]: JsonValue } } });
+    this.streams.set(streamId, handlers as StreamHandlers);
+    this.transport.send({ type: "open", streamId, endpoint, payload: { args: asPayload(args) } });
     return {
       streamId,
       cancel: () => {

@@ -1,83 +1,21 @@
 // ClientSessionModel (seed 001 L8): THE fold of follow and control items into view state — the
-// same fold as dsh_notebook/client/model.py (+ live.py, views.py). `state()` returns the same
+// same fold as dsh_notebook/client/model.py (+ frames.py, views.py). `state()` returns the same
 // JSON as the Python `ClientSessionModel.state()` after every item; the parity test
-// (tests/client/test_parity.py) checks it on recorded real runs. Keep the two in step: same
-// field names, `null` (never a missing key) for what is not known.
+// (tests/client/test_parity.py) checks it on recorded real runs. The state's shapes are not
+// declared here: `FoldState` and its parts are generated from dsh_notebook/wire/fold_state.py
+// (`wire.gen.ts`, `make types`), so a field renamed there fails tsc here until the fold follows.
 import type {
-  AssistantStreamFrame, ControlItem, FollowItem, InboxSpliced, Json, PausedItem, RunState, QueueItem,
-  SessionEvent, SessionHeader, StreamChunk, ToolRuntimeFrame, UserMessage,
+  AssistantStreamFrame, ControlItem, FoldState, FollowItem, InboxEntry, InboxSpliced, InboxState, PausedItem,
+  PauseState, PendingApprovalState, QueueItem, RunState, SessionEvent, SessionHeader, StreamChunk, StreamingAttempt,
+  StreamingBlock, Submission, ToolPhase, ToolRuntimeFrame, ToolState, TurnEndEntry, TurnEndReason, UserMessage, WireError,
 } from "./types";
-
-export interface StreamingBlock { index: number; type: "text" | "reasoning" | "tool-call"; text: string; id: string | null; name: string | null; done: boolean }
-export interface StreamingAttempt {
-  attemptId: string;
-  turn: number | null;
-  step: number | null;
-  startedAfterSeq: number | null;
-  blocks: StreamingBlock[];
-  chunks: number;
-  /** Set when the attempt ended committed and its durable event has not arrived yet. */
-  outcome: { kind: "committed"; seq: number | null } | null;
-  lastChunkTime: number | null;
-}
-export interface ToolPhase { phase: string; status: string; detail: string | null; time: number | null }
-export interface ToolState {
-  callId: string;
-  name: string;
-  arguments: string | null;
-  phases: ToolPhase[];
-  /** Waits for an approval decision. */
-  waiting: boolean;
-  callSeq: number | null;
-  resultSeq: number | null;
-  isError: boolean | null;
-}
-export interface PendingApprovalState { callId: string; name: string; reason: string | null }
-export interface InboxEntry { id: string; requestId: string | null; text: string }
-export type SubmissionState = "pending" | "accepted" | "queued" | "claimed" | "delivered" | "rejected" | "canceled";
-export interface Submission {
-  requestId: string;
-  text: string | null;
-  mode: string | null;
-  state: SubmissionState;
-  rpcId: string | null;
-  queuedSeq: number | null;
-  claimSeq: number | null;
-  seq: number | null;
-  turn: number | null;
-  error: { code: string; message: string } | null;
-}
-export interface TurnEndEntry { turn: number | null; reason: unknown; seq: number | null }
-/** Where the agent debugger holds the run (a `paused` item), until `resumed`. */
-export interface PauseState { stage: string; callId: string | null; seq: number | null; name: string | null; editable: string | null; payload: PausedItem["payload"] | null }
-
-/** The whole view state, as JSON (equal to the Python fold's `state()`). */
-export interface FoldState {
-  sessionId: string | null;
-  header: SessionHeader | null;
-  start: number;
-  cursor: number;
-  events: SessionEvent[];
-  status: string;
-  turn: number | null;
-  step: number | null;
-  attempt: StreamingAttempt | null;
-  tools: Record<string, ToolState>;
-  approvals: Record<string, PendingApprovalState>;
-  queue: QueueItem[];
-  inbox: Record<string, InboxEntry[]>;
-  submissions: Record<string, Submission>;
-  turnEnds: TurnEndEntry[];
-  paused: PauseState | null;
-  gap: boolean;
-}
 
 const pauseState = (p: PausedItem): PauseState =>
   ({ stage: p.stage, callId: p.callId ?? null, seq: p.seq ?? null, name: p.name ?? null, editable: p.editable ?? null, payload: p.payload });
 
-const CANCELED_REASON = { kind: "aborted", cause: "canceled before it ran" };
+const CANCELED_REASON: TurnEndReason = { kind: "aborted", cause: "canceled before it ran" };
 
-const newSubmission = (requestId: string, text: string | null = null, mode: string | null = null): Submission =>
+const newSubmission = (requestId: string, text: string | null = null, mode: Submission["mode"] = null): Submission =>
   ({ requestId, text, mode, state: "pending", rpcId: null, queuedSeq: null, claimSeq: null, seq: null, turn: null, error: null });
 const newTool = (callId: string, name: string): ToolState =>
   ({ callId, name, arguments: null, phases: [], waiting: false, callSeq: null, resultSeq: null, isError: null });
@@ -94,20 +32,20 @@ export class ClientSessionModel implements FoldState {
   /** Inclusive last seq folded (-1 when empty). */
   cursor = -1;
   events: SessionEvent[] = [];
-  status = "idle";
+  status: FoldState["status"] = "idle";
   turn: number | null = null;
   step: number | null = null;
   attempt: StreamingAttempt | null = null;
   tools: Record<string, ToolState> = {};
   approvals: Record<string, PendingApprovalState> = {};
   queue: QueueItem[] = [];
-  inbox: Record<string, InboxEntry[]> = { "next-turn": [], "next-step": [] };
+  inbox: InboxState = { "next-turn": [], "next-step": [] };
   submissions: Record<string, Submission> = {};
   turnEnds: TurnEndEntry[] = [];
   paused: PauseState | null = null;
   gap = false;
   /** A stream error (not fold state: the connection reports it). */
-  error?: { code: string; message: string };
+  error?: WireError;
   /** Bumped on every change; views compare it to skip work. */
   revision = 0;
   /** Call ids whose `waiting` may be true (a turn/end clears only these, not every tool). */
@@ -154,7 +92,7 @@ export class ClientSessionModel implements FoldState {
   }
 
   // -- the client's own submissions (client/model.py: submit / accepted / rejected) -----------
-  submit(requestId: string, text: string, mode = "queue"): void {
+  submit(requestId: string, text: string, mode: Submission["mode"] = "queue"): void {
     this.submissions[requestId] = newSubmission(requestId, text, mode);
     this.changed();
   }
@@ -164,7 +102,7 @@ export class ClientSessionModel implements FoldState {
     if (sub.state === "pending") sub.state = "accepted";
     this.changed();
   }
-  rejected(requestId: string, error: { code: string; message: string }): void {
+  rejected(requestId: string, error: WireError): void {
     const sub = (this.submissions[requestId] ??= newSubmission(requestId));
     sub.state = "rejected";
     sub.error = { code: error.code, message: error.message };
@@ -325,7 +263,7 @@ export class ClientSessionModel implements FoldState {
         this.turn = ev.turn ?? null;
         return;
       case "turn/end":
-        this.turnEnds.push({ turn: ev.turn ?? null, reason: ev.reason ?? null, seq });
+        this.turnEnds.push({ turn: ev.turn ?? null, reason: ev.reason, seq });
         this.attempt = null;
         this.paused = null;
         for (const id of this.maybeWaiting) { const t = this.tools[id]; if (t) t.waiting = false; }
@@ -422,7 +360,7 @@ export class ClientSessionModel implements FoldState {
   private foldTool(f: ToolRuntimeFrame, again: boolean): void {
     const callId = String(f.callId);
     const t = (this.tools[callId] ??= newTool(callId, String(f.name || "?")));
-    const phase: ToolPhase = { phase: String(f.phase), status: String(f.status), detail: f.detail ?? null, time: f.time ?? null };
+    const phase: ToolPhase = { phase: f.phase, status: f.status, detail: f.detail ?? null, time: f.time ?? null };
     const last = t.phases[t.phases.length - 1];
     const same = last && last.phase === phase.phase && last.status === phase.status && last.detail === phase.detail && last.time === phase.time;
     if (!(again && same)) t.phases.push(phase);
@@ -479,4 +417,3 @@ export class ClientSessionModel implements FoldState {
   }
 }
 
-export type { Json };

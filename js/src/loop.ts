@@ -1,5 +1,5 @@
 // LoopWidget: the six stages of seed 000 drawn from a real session, live or replayed.
-import type { SessionEvent } from "./types";
+import type { CreateArgs, SessionEvent } from "./types";
 import { countOf, eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
@@ -26,6 +26,8 @@ import { renderDiagram, renderPhases } from "./ui/diagram";
 import { frameThrottle, h, pressGuard, replace } from "./ui/dom";
 import { createGlossary } from "./ui/glossary";
 import { createApprovalBanner } from "./ui/approval-banner";
+import { createExternalCalls } from "./ui/external-calls";
+import { externalClientOf } from "./model/external";
 import { createModeControl } from "./ui/mode-select";
 import { ModeFold } from "./model/mode";
 import { createPredictPanel } from "./ui/predict";
@@ -43,6 +45,15 @@ import { installClicker, type ClickerAction } from "./ui/clicker";
 import { createPresentControls, followLabPresentation } from "./ui/present";
 import { createViewsToggle, showStage } from "./ui/presenter";
 import { followCurrent, keepFocusInside } from "./ui/focus";
+
+/** The arguments of an external call (issue 41), for the approval banner. */
+function externalArgs(events: readonly SessionEvent[], callId: string): string | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i];
+    if (ev.type === "external/call" && ev.callId === callId) return ev.arguments;
+  }
+  return null;
+}
 
 /** The narration's title line, as shown and as read (model/pacing.ts counts its words). */
 const narrationTitle = (stage: StageNo, title: string): string => `${STAGES[stage - 1].key} · ${STAGES[stage - 1].title} — ${title}`;
@@ -102,6 +113,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     if (!s.sessionId) return;
     return s.remote.approve(s.sessionId, callId, decision, scope, plan).catch((e) => showError(`approve failed: ${e.message}`));
   });
+  const external = createExternalCalls();
   const modes = new ModeFold();
   // the permission mode (issue 36): set through session/mode; the log's mode/changed is what shows
   const modeCtl = createModeControl((m) => s.remote.setMode(s.sessionId as string, m), (msg) => showError(msg));
@@ -137,7 +149,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const header = h("div", { class: "dsh-header" }, headerInfo, modeCtl.el);
   const frame = createDiagramFrame();
   const diagram = frame.body;
-  const head = h("div", { class: "dsh-head" }, header, banner.el);
+  const head = h("div", { class: "dsh-head" }, header, banner.el, external.el);
   const explain = h("div", { class: "dsh-explain", "aria-live": "polite" });
   const tabs = h("div", { class: "dsh-tabs", role: "tablist", "aria-label": "views" });
   const viewId = uid("dsh-view");
@@ -268,7 +280,8 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     try {
       if (!s.sessionId) {
         prompt.setStatus("creating a session…");
-        const args = { ...((model.get("create_args") as Record<string, unknown>) ?? {}) };
+        // the widget's constructor arguments, checked in Python (notebook/widgets/checks.py)
+        const args: CreateArgs = { ...((model.get("create_args") as CreateArgs | undefined) ?? {}) };
         if (modeCtl.pending) args.mode = modeCtl.pending; // picked before the session existed
         const created = await s.remote.create(args);
         // remembered in the widget state: a reloaded page or another view follows the same session
@@ -497,9 +510,14 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
       changesBadge(s.fold.events), totalsEl, present.el, glossary.button);
     drawTotals();
-    // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
-    banner.update(readonly ? [] : s.fold.waitingApprovals().map((w) => ({ ...w,
-      arguments: s.fold.tools[w.callId]?.arguments ?? traces.find((t) => t.callId === w.callId)?.arguments ?? "" })));
+    // approvals from the run's real state, whatever stage is shown (replay, animation, a click):
+    // the session's latest events (the fold's), whatever part is drawn
+    const latest = s.fold.events;
+    const waiting = readonly ? [] : s.fold.waitingApprovals();
+    banner.update(waiting.map((w) => ({ ...w, client: externalClientOf(latest, w.callId),
+      arguments: s.fold.tools[w.callId]?.arguments ?? traces.find((t) => t.callId === w.callId)?.arguments
+        ?? externalArgs(latest, w.callId) ?? "" })));
+    external.update(latest, new Set(waiting.map((w) => w.callId)));
     root.dataset.speed = String(player.speed);
     root.dataset.stepMs = String(player.lastDelay);
     root.dataset.stepOnly = String(player.stepOnly);

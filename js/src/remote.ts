@@ -1,13 +1,12 @@
-// Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint.
-import type { Connection, StreamHandle, StreamHandlers } from "./connection";
-import type { DebugArgs, DebugState, DiffArgs, KeepArgs, KeptFiles, ModeSet, Page, PageArgs, RewindArgs, Rewound, TurnDiff } from "./wire.gen";
+// Remote (seed 001 L2): a method facade over a Connection, one method per host endpoint. Each
+// endpoint's args and result are the generated `UnaryEndpoints` / `StreamEndpoints` (wire.gen.ts,
+// from dsh_notebook/wire/endpoints.py): nothing here restates a shape, so a field renamed in Python
+// fails tsc here (or at the caller) after `make types`.
+import type { ArgsOf, Connection, ResultOf, StreamHandle, StreamHandlers } from "./connection";
+import type { ApproveArgs, FollowArgs, FollowStreamItem, PageArgs, PromptCommand } from "./types";
 
-export interface PromptRequest {
-  sessionId: string;
-  requestId: string;
-  mode: "queue" | "steer";
-  content: string;
-}
+/** What `prompt` sends: the Prompt command (`PromptCommand`, checked again by the host's Gateway). */
+export type PromptRequest = PromptCommand;
 
 let requestCounter = 0;
 export function newRequestId(): string {
@@ -18,57 +17,56 @@ export function newRequestId(): string {
 export class Remote {
   constructor(private readonly connection: Connection) {}
 
-  create(args: { cwd?: string; model?: string; approve?: string; mode?: string } = {}): Promise<{ sessionId: string; cwd?: string; model?: string }> {
+  create(args: ArgsOf<"session/create"> = {}): Promise<ResultOf<"session/create">> {
     return this.connection.call("session/create", args);
   }
-  prompt(request: PromptRequest): Promise<{ accepted: boolean }> {
+  prompt(request: PromptRequest): Promise<ResultOf<"session/prompt">> {
     return this.connection.call("session/prompt", { request });
   }
-  cancel(sessionId: string): Promise<unknown> {
+  cancel(sessionId: string): Promise<ResultOf<"session/cancel">> {
     return this.connection.call("session/cancel", { sessionId });
   }
   /** `scope: "session"` with allow: this tool (bash: a read-only command name or this exact command) for the rest of the session.
    *  `plan`: the answer to exit_plan_mode — `mode` (accept-edits / default) with allow, `feedback` with deny. */
-  approve(sessionId: string, callId: string, decision: "allow" | "deny", scope: "call" | "session" = "call",
-    plan: { mode?: string; feedback?: string } = {}): Promise<unknown> {
-    const args: Record<string, unknown> = scope === "session" ? { sessionId, callId, decision, scope } : { sessionId, callId, decision };
+  approve(sessionId: string, callId: string, decision: ApproveArgs["decision"], scope: NonNullable<ApproveArgs["scope"]> = "call",
+    plan: { mode?: ApproveArgs["mode"]; feedback?: string } = {}): Promise<ResultOf<"session/approve">> {
+    const args: ApproveArgs = scope === "session" ? { sessionId, callId, decision, scope } : { sessionId, callId, decision };
     if (plan.mode) args.mode = plan.mode;
     if (plan.feedback) args.feedback = plan.feedback;
     return this.connection.call("session/approve", args);
   }
   /** `session/mode`: the session's permission mode from now on (BYPASS_NOT_ARMED unless armed). */
-  setMode(sessionId: string, mode: string): Promise<ModeSet> {
-    return this.connection.call<ModeSet>("session/mode", { sessionId, mode });
+  setMode(sessionId: string, mode: ArgsOf<"session/mode">["mode"]): Promise<ResultOf<"session/mode">> {
+    return this.connection.call("session/mode", { sessionId, mode });
   }
-  info(sessionId: string): Promise<Record<string, unknown>> {
+  info(sessionId: string): Promise<ResultOf<"session/info">> {
     return this.connection.call("session/info", { sessionId });
   }
   /** The agent debugger (`session/debug`): break / continue / step / edit / state. */
-  debug(args: DebugArgs): Promise<DebugState> {
-    return this.connection.call<DebugState>("session/debug", args as unknown as Record<string, unknown>);
+  debug(args: ArgsOf<"session/debug">): Promise<ResultOf<"session/debug">> {
+    return this.connection.call("session/debug", args);
   }
   /** Checkpoints: files / conversation / variables back to the start of a turn (`session/rewind`). */
-  rewind(args: RewindArgs): Promise<Rewound> {
-    return this.connection.call<Rewound>("session/rewind", args as unknown as Record<string, unknown>);
+  rewind(args: ArgsOf<"session/rewind">): Promise<ResultOf<"session/rewind">> {
+    return this.connection.call("session/rewind", args);
+  }
+  /** The inspector's per-file Keep: `checkpoint/kept`, which later rewinds and undos respect (`session/keep`). */
+  keep(args: ArgsOf<"session/keep">): Promise<ResultOf<"session/keep">> {
+    return this.connection.call("session/keep", args);
   }
   /** Checkpoints: the unified diffs of the files a turn changed (`session/diff`). */
-  /** The inspector's per-file Keep: `checkpoint/kept`, which later rewinds and undos respect (`session/keep`). */
-  keep(args: KeepArgs): Promise<KeptFiles> {
-    return this.connection.call<KeptFiles>("session/keep", args as unknown as Record<string, unknown>);
-  }
-
-  diff(args: DiffArgs): Promise<TurnDiff> {
-    return this.connection.call<TurnDiff>("session/diff", args as unknown as Record<string, unknown>);
+  diff(args: ArgsOf<"session/diff">): Promise<ResultOf<"session/diff">> {
+    return this.connection.call("session/diff", args);
   }
   /** A page of the session's views (`session/page`): rows, stats, the timeline, a turn, a diff … */
-  page(sessionId: string, query: PageArgs["query"]): Promise<Page> {
-    return this.connection.call<Page>("session/page", { sessionId, query });
+  page(sessionId: string, query: PageArgs["query"]): Promise<ResultOf<"session/page">> {
+    return this.connection.call("session/page", { sessionId, query });
   }
   /** `window`: hold at most the last `window` events (the snapshot starts there; the rest in pages). */
-  follow(sessionId: string, cursor: number | undefined, handlers: StreamHandlers, window?: number): StreamHandle {
-    const payload: Record<string, unknown> = { sessionId };
-    if (cursor !== undefined && cursor >= 0) payload.cursor = cursor;
-    if (window !== undefined && window > 0) payload.window = window;
-    return this.connection.open("session/follow", payload, handlers);
+  follow(sessionId: string, cursor: number | undefined, handlers: StreamHandlers<FollowStreamItem>, window?: number): StreamHandle {
+    const args: FollowArgs = { sessionId };
+    if (cursor !== undefined && cursor >= 0) args.cursor = cursor;
+    if (window !== undefined && window > 0) args.window = window;
+    return this.connection.open("session/follow", args, handlers);
   }
 }

@@ -62,6 +62,26 @@ export interface ApprovalDecided {
   feedback?: string | null;
 }
 
+/** The call was decided (in the banner, the widget, by ``%dsh stop`` …): its banner goes. */
+export interface ApprovalGone {
+  kind: "approval-gone";
+  callId: string;
+}
+
+/**
+ * An external call on ``path`` waits for a person: the banner above that notebook. ``text``:
+ * the code or cell source it would run or write (masked, as the session's log has it).
+ */
+export interface ApprovalShown {
+  kind: "approval";
+  callId: string;
+  path: string;
+  tool: "list_notebooks" | "read_notebook" | "execute_code" | "insert_cell" | "edit_cell" | "inspect_var" | "ask_agent" | "session_events";
+  client: ExternalClient;
+  sessionId: string;
+  text?: string | null;
+}
+
 /**
  * ``scope: "session"`` with ``allow``: allow this tool (bash: this command prefix) for the
  * rest of the session (logged as ``approval/decided.grant``). For ``exit_plan_mode``: ``allow``
@@ -136,6 +156,12 @@ export interface AttemptInFlight {
   chunks?: AttemptChunk[];
 }
 
+/** How a streamed attempt ended, kept while its durable event has not arrived yet. */
+export interface AttemptOutcome {
+  kind: "committed";
+  seq: number | null;
+}
+
 export interface Baseline {
   type: "baseline";
   sessions?: ControlSession[];
@@ -168,6 +194,25 @@ export interface Cancelled {
   cancelled: boolean;
 }
 
+/** Insert ``cell`` after the cell with id ``after`` (``null``: first). */
+export interface CellInsert {
+  op: "insert";
+  after: string | null;
+  cell: { [k: string]: JsonValue };
+}
+
+/**
+ * ``metadata.dsh.provenance`` of a cell an external agent inserted or edited: who (the MCP
+ * client), the call and the session it is logged in, the tool, and when (UTC, ISO 8601).
+ */
+export interface CellProvenance {
+  client: ExternalClient;
+  callId: string;
+  sessionId: string;
+  tool: "list_notebooks" | "read_notebook" | "execute_code" | "insert_cell" | "edit_cell" | "inspect_var" | "ask_agent" | "session_events";
+  time: string;
+}
+
 /**
  * The notebook cell that sent a prompt: the front end's ``cellId`` (execute request metadata,
  * when it sends one) and the kernel's execution count of that cell.
@@ -175,6 +220,14 @@ export interface Cancelled {
 export interface CellRef {
   cellId?: string | null;
   executionCount?: number | null;
+}
+
+/** Replace the cell with id ``id`` by ``cell``, only if its source is still ``expect``. */
+export interface CellReplace {
+  op: "replace";
+  id: string;
+  cell: { [k: string]: JsonValue };
+  expect: string;
 }
 
 /**
@@ -510,11 +563,11 @@ export interface DiffItem {
   seq: number;
   kind: ("tool result" | "steering" | "user prompt" | "runtime context" | "assistant" | "system" | "other") | "removed";
   type: string;
-  event?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed) | null;
+  event?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult) | null;
 }
 
 /** Every error code the package raises (the closed set; ``code`` fields stay strings). */
-export type ErrorCode = "ABORTED_BEFORE_DISPATCH" | "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_JSON" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOLS" | "BAD_TOOL_NAME" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DENIED" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "FORKED_BEFORE_RESULT" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "HOST_UNAVAILABLE" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_ARGS" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "LINE_TOO_LONG" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PAGE_TIMEOUT" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_NOT_STARTED" | "TOOL_OUTCOME_UNKNOWN" | "TOOL_RAISED" | "TRUNCATED_CALL" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_TOOL" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
+export type ErrorCode = "ABORTED_BEFORE_DISPATCH" | "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_JSON" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOLS" | "BAD_TOOL_NAME" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DENIED" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EDIT_CONFLICT" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "EXTERNAL_CALL_ENDED" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "FORKED_BEFORE_RESULT" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "HOST_UNAVAILABLE" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_ARGS" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "KERNEL_DEAD" | "KERNEL_RESTARTED" | "KERNEL_UNSUPPORTED" | "LINE_TOO_LONG" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_KERNEL" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PAGE_GONE" | "PAGE_TIMEOUT" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_NOT_STARTED" | "TOOL_OUTCOME_UNKNOWN" | "TOOL_RAISED" | "TRUNCATED_CALL" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_CELL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_NOTEBOOK" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_TOOL" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE";
 
 /**
  * A coded error as it appears in events (``turn/end``, ``assistant/attempt``, ``llm/retry``).
@@ -529,7 +582,22 @@ export interface ErrorInfo {
 
 export interface EventItem {
   type: "event";
-  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult;
+}
+
+/** ``session/events``: the stored events after ``sinceSeq`` (``-1``: from the start), at most ``limit``. */
+export interface EventsArgs {
+  sessionId: string;
+  sinceSeq?: number;
+  limit?: number;
+}
+
+/** Events as stored (masked), ``lastSeq`` of the log, ``more`` when events after these remain. */
+export interface EventsPage {
+  sessionId: string;
+  events?: ({ [k: string]: JsonValue })[];
+  lastSeq: number;
+  more?: boolean;
 }
 
 /** ``text``: the export of rows ``offset`` .. (``rows`` of them) of the ``total`` listed. */
@@ -552,6 +620,109 @@ export interface ExportQuery {
   format: "jsonl" | "csv";
   offset?: number;
   limit?: number;
+}
+
+/**
+ * ``external/begin``: log an external call and decide it. ``callId`` is the server's (unique per
+ * call); ``filePath`` the notebook file (for the decision of an edit: inside the workspace or not).
+ */
+export interface ExternalBeginArgs {
+  sessionId: string;
+  callId: string;
+  tool: "list_notebooks" | "read_notebook" | "execute_code" | "insert_cell" | "edit_cell" | "inspect_var" | "ask_agent" | "session_events";
+  arguments: string;
+  client: ExternalClient;
+  mcpSessionId?: string | null;
+  notebook?: string | null;
+  filePath?: string | null;
+}
+
+/**
+ * The call is logged (``seq``); ``allowed``: it may run now, else ``code`` / ``reason`` say why
+ * not (``DENIED`` by a rule, the mode or a person; ``CANCELLED``). ``turn``: its external turn.
+ */
+export interface ExternalBegun {
+  sessionId: string;
+  callId: string;
+  seq: number;
+  allowed: boolean;
+  turn?: number | null;
+  mode?: ("default" | "accept-edits" | "plan" | "dont-ask" | "bypass" | "auto") | null;
+  code?: ("ABORTED_BEFORE_DISPATCH" | "AMBIGUOUS_SESSION" | "ARGUMENTS_TOO_LARGE" | "AUTH" | "BAD_ARGS" | "BAD_ARGUMENT" | "BAD_ARGUMENTS" | "BAD_BASE_REQUEST" | "BAD_BASE_URL" | "BAD_BREAK_WHEN" | "BAD_CONFIG" | "BAD_CWD" | "BAD_EDIT" | "BAD_ENVELOPE" | "BAD_FLAG" | "BAD_FORK_POINT" | "BAD_HOME" | "BAD_JSON" | "BAD_MESSAGE_SEQS" | "BAD_MODE" | "BAD_MODEL" | "BAD_NOTEBOOK_FILE" | "BAD_OFFSET" | "BAD_POLICY" | "BAD_PROVENANCE" | "BAD_QUERY" | "BAD_REQUEST" | "BAD_RESTORE" | "BAD_RULES" | "BAD_RUN_TO" | "BAD_SEQ" | "BAD_SESSION_ID" | "BAD_TIME" | "BAD_TOOLS" | "BAD_TOOL_NAME" | "BASE_URL_NEEDED" | "BINARY_FILE" | "BUNDLE_MISSING" | "BYPASS_NOT_ARMED" | "CANCELLED" | "CHECKPOINT_BLOB_MISSING" | "CHECKPOINT_FAILED" | "CHECKPOINT_NOT_FOUND" | "CHECKPOINT_ROLLED_BACK" | "CHECKPOINT_UNRESTORABLE" | "CHECKPOINT_UNSAFE_PATH" | "CHECKPOINT_VARIABLE_UNREADABLE" | "CLOSED" | "COMPACTION_STALE" | "CONNECTION" | "CONTEXT_DISPOSED" | "CONTEXT_OVERFLOW" | "DEADLOCK" | "DEMO_DEST_NOT_EMPTY" | "DENIED" | "DISK_FULL" | "DSH_ERROR" | "DUPLICATE_RPC_ID" | "DUPLICATE_TOOL" | "EDIT_CONFLICT" | "EMPTY_CONTENT" | "EMPTY_PROMPT" | "EMPTY_RESPONSE" | "EMPTY_SUMMARY" | "EXTERNAL_CALL_ENDED" | "FILE_NOT_FOUND" | "FILE_TOO_LARGE" | "FORKED_BEFORE_RESULT" | "HARD_LINK" | "HOST_CLOSED" | "HOST_ERROR" | "HOST_UNAVAILABLE" | "INSTALL_FAILED" | "INTERNAL" | "INTERRUPTED" | "INVALID_ARGS" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "IO_ERROR" | "IS_DIRECTORY" | "KERNEL_DEAD" | "KERNEL_RESTARTED" | "KERNEL_UNSUPPORTED" | "LINE_TOO_LONG" | "LOCAL_MODEL_MISSING" | "LOCAL_SERVER_FAILED" | "LOCAL_SERVER_MISSING" | "LOG_CLOSED" | "LOG_CORRUPT" | "LOG_FORMAT" | "LOG_HEADER" | "LOG_NOT_FOUND" | "LOG_NOT_REGULAR" | "LOG_VERSION" | "LOG_WRITE_FAILED" | "MCP_CONFIG" | "MCP_ERROR" | "MCP_NOT_INSTALLED" | "MCP_SERVER_DIED" | "MCP_SERVER_UNAVAILABLE" | "MCP_START_FAILED" | "MCP_TIMEOUT" | "MCP_TOOL_ERROR" | "MCP_UNKNOWN_SERVER" | "MISSING_DEPENDENCY" | "MODEL_ERROR" | "MODEL_TIMEOUT" | "NOT_A_REQUEST" | "NOT_LOSSLESS" | "NOT_PAUSED" | "NOT_UNIQUE" | "NO_API_KEY" | "NO_CHANGE" | "NO_KERNEL" | "NO_MAIN_THREAD" | "NO_MATCH" | "NO_NOTEBOOK_FILE" | "NO_SESSION" | "OTLP_EXPORT_FAILED" | "OUTPUT_IS_A_LOG" | "OUTPUT_NOT_WRITABLE" | "OUTSIDE_WORKSPACE" | "PAGE_GONE" | "PAGE_TIMEOUT" | "PATH_TOO_LONG" | "PROMPT_UNDEFINED_VARIABLE" | "PROMPT_UNKNOWN_VARIABLE" | "PYTHON_ERROR" | "RATE_LIMITED" | "READ_ONLY" | "REENTRANT_APPEND" | "REPLAY_DIVERGED" | "REPLAY_EXHAUSTED" | "REQUEST_CONFLICT" | "RUN_TO_PASSED" | "SEARCH_INDEX" | "SERVER_ERROR" | "SERVICE_EXISTS" | "SESSION_BUSY" | "SESSION_ERROR" | "SESSION_EXISTS" | "SPAWN_FAILED" | "SPECIAL_FILE" | "STREAM_CUT" | "STREAM_ENDED" | "STREAM_INCOMPLETE" | "TIMED_OUT" | "TIMEOUT" | "TOOL_ERROR" | "TOOL_NOT_STARTED" | "TOOL_OUTCOME_UNKNOWN" | "TOOL_RAISED" | "TRUNCATED_CALL" | "TURN_RUNNING" | "UNKNOWN" | "UNKNOWN_APPROVAL" | "UNKNOWN_CELL" | "UNKNOWN_HOOK" | "UNKNOWN_METHOD" | "UNKNOWN_MODEL" | "UNKNOWN_NOTEBOOK" | "UNKNOWN_PROVIDER" | "UNKNOWN_SCENARIO" | "UNKNOWN_SERVICE" | "UNKNOWN_SESSION" | "UNKNOWN_STREAM" | "UNKNOWN_TOOL" | "UNKNOWN_VARIABLE" | "UNPAIRED_TOOL_CALLS" | "UNSUPPORTED_CONTENT" | "USER_ERROR" | "VARIABLES_NEED_KERNEL" | "WORKSPACE_UNSAFE") | null;
+  reason?: string | null;
+}
+
+/**
+ * An external agent's call arrived: ``tool`` with ``arguments`` (JSON text, masked),
+ * ``client`` and ``mcpSessionId`` (the MCP session it belongs to), ``notebook`` (its path in
+ * Jupyter); ``turn``: the external turn of a call that executes or writes.
+ */
+export interface ExternalCall {
+  seq: number;
+  time: number;
+  type: "external/call";
+  sourceEventSeqs?: number[] | null;
+  callId: string;
+  tool: string;
+  arguments: string;
+  client: ExternalClient;
+  mcpSessionId?: string | null;
+  notebook?: string | null;
+  turn?: number | null;
+}
+
+/** Who called: the MCP client's own ``clientInfo`` (``name`` ``claude-code``, ``version`` …). */
+export interface ExternalClient {
+  name: string;
+  version?: string | null;
+}
+
+/**
+ * One part of an external call's result: text (masked), or an image described (the log keeps
+ * its type and size, never its bytes).
+ */
+export interface ExternalContent {
+  type: "text" | "image";
+  text?: string | null;
+  mimeType?: string | null;
+  bytes?: number | null;
+}
+
+/** ``external/end``: the result of a call ``external/begin`` allowed. */
+export interface ExternalEndArgs {
+  sessionId: string;
+  callId: string;
+  content?: ExternalContent[];
+  isError?: boolean;
+  error?: ErrorInfo | null;
+  meta?: { [k: string]: JsonValue } | null;
+}
+
+/** The result is logged (``seq``); ``content`` as logged (masked): what the external agent gets. */
+export interface ExternalEnded {
+  sessionId: string;
+  callId: string;
+  seq: number;
+  content?: ExternalContent[];
+}
+
+/**
+ * The answer to an external call (``sourceEventSeqs``: its ``external/call``): the content
+ * sent back (masked), ``error`` with its code when it failed or was refused, ``meta`` facts of the
+ * call (the cell it wrote, the kernel's execution count …).
+ */
+export interface ExternalResult {
+  seq: number;
+  time: number;
+  type: "external/result";
+  sourceEventSeqs?: number[] | null;
+  callId: string;
+  tool: string;
+  content?: ExternalContent[];
+  isError?: boolean;
+  error?: ErrorInfo | null;
+  turn?: number | null;
+  meta?: { [k: string]: JsonValue } | null;
 }
 
 /**
@@ -609,6 +780,33 @@ export interface FinishChunk {
   providerState?: { [k: string]: JsonValue } | null;
 }
 
+/** The whole view state of one followed session (what both folds' ``state()`` return). */
+export interface FoldState {
+  sessionId: string | null;
+  header: SessionHeader | null;
+  /** Where the fold started (-1: the session's beginning; else the seq its window starts after). */
+  start: number;
+  /** The last seq folded (-1 when none). */
+  cursor: number;
+  /** The durable events held, dense: ``events[i].seq == start + 1 + i``. */
+  events: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult)[];
+  status: "idle" | "running";
+  turn: number | null;
+  step: number | null;
+  attempt: StreamingAttempt | null;
+  tools: { [k: string]: ToolState };
+  approvals: { [k: string]: PendingApprovalState };
+  /** This session's inbox items, from control ``queue`` frames (the whole value). */
+  queue: QueueItem[];
+  inbox: InboxState;
+  /** By requestId: this client's prompts, and those other clients submitted. */
+  submissions: { [k: string]: Submission };
+  turnEnds: TurnEndEntry[];
+  paused: PauseState | null;
+  /** An event (or a snapshot) skipped seqs the fold lacks: reopen the follow from the cursor. */
+  gap: boolean;
+}
+
 /**
  * ``cursor``: the last seq the client holds (events after it come); ``window``: hold at most
  * the last ``window`` events — the snapshot then starts there (its ``start``) and the rest of
@@ -645,6 +843,13 @@ export interface HistoryPayload {
   messages: (UserMessage | SystemMessage | AssistantMessage | ToolMessage)[];
 }
 
+/** One message in the Agent's inbox, folded from ``agent/inbox/spliced`` events. */
+export interface InboxEntry {
+  id: string;
+  requestId: string | null;
+  text: string;
+}
+
 export interface InboxSpliced {
   seq: number;
   time: number;
@@ -655,6 +860,12 @@ export interface InboxSpliced {
   removedCount?: number;
   inserted?: UserMessage[];
   outcome?: ("claimed" | "canceled") | null;
+}
+
+/** The Agent's inbox as folded: the messages for the next turn and for the next step. */
+export interface InboxState {
+  "next-turn": InboxEntry[];
+  "next-step": InboxEntry[];
 }
 
 /**
@@ -700,7 +911,7 @@ export interface LlmRetry {
 }
 
 /** One line of a session log: the header line or one event. */
-export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
+export type LogLine = SessionHeader | TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult;
 
 /** Where a user-role message came from: a person (``user``) or a plugin (``plugin``). */
 export interface MessageSource {
@@ -784,9 +995,87 @@ export interface Page {
   page: RowsPage | Facets | StatsPage | TimelinePage | TurnPage | RequestDiffPage | MessagesPage | ExportPage;
 }
 
+/** Make ``ops`` in the open notebook ``path``, all or none (a cell changed since: ``EDIT_CONFLICT``). */
+export interface PageApply {
+  kind: "apply";
+  id: number;
+  path: string;
+  ops: (CellInsert | CellReplace)[];
+}
+
+/** A person's answer in the banner of the call ``callId``. */
+export interface PageApprove {
+  kind: "approve";
+  callId: string;
+  decision: "allow" | "deny";
+}
+
 export interface PageArgs {
   sessionId: string;
   query: RowsQuery | FacetsQuery | StatsQuery | TimelineQuery | TurnQuery | RequestDiffQuery | MessagesQuery | ExportQuery;
+}
+
+/** What the server sends a JupyterLab page over ``{base_url}dsh/pages`` (external agents). */
+export type PageFromServer = PageRead | PageSave | PageApply | ApprovalShown | ApprovalGone;
+
+/**
+ * The value of a :class:`PageRead`: the notebook as the page has it, and whether the person
+ * has unsaved changes in it.
+ */
+export interface PageNotebook {
+  notebook: { [k: string]: JsonValue };
+  dirty: boolean;
+}
+
+/** Read the open notebook ``path`` as the person sees it (unsaved changes included). */
+export interface PageRead {
+  kind: "read";
+  id: number;
+  path: string;
+}
+
+/**
+ * The answer to the ask ``id``: ``value`` (:class:`PageNotebook` to a read, :class:`PageSaved`
+ * to a save or an apply), or the coded ``error`` (``EDIT_CONFLICT``, ``PAGE_GONE`` …).
+ */
+export interface PageReply {
+  kind: "reply";
+  id: number;
+  ok: boolean;
+  value?: PageNotebook | PageSaved | null;
+  error?: WireError | null;
+}
+
+/** Save the person's unsaved changes of ``path`` (when the page's autosave is on). */
+export interface PageSave {
+  kind: "save";
+  id: number;
+  path: string;
+}
+
+/** The value of a :class:`PageSave` or :class:`PageApply`: saved now or not, unsaved changes left. */
+export interface PageSaved {
+  saved: boolean;
+  dirty: boolean;
+}
+
+/** What a JupyterLab page sends the server over ``{base_url}dsh/pages`` (external agents). */
+export type PageToServer = PagesOpen | PageReply | PageApprove;
+
+/** The notebooks the page has open (paths as Jupyter's contents API names them). */
+export interface PagesOpen {
+  kind: "open";
+  paths: string[];
+}
+
+/** Where the agent debugger holds the run (a ``paused`` item), until ``resumed``. */
+export interface PauseState {
+  stage: "01" | "02" | "03" | "04" | "05" | "06";
+  callId: string | null;
+  seq: number | null;
+  name: string | null;
+  editable: ("arguments" | "result" | "request") | null;
+  payload: AssistantMessageEvent | CallPayload | ResultPayload | HistoryPayload | RequestPayload;
 }
 
 /** Stage 02 (``tool/call`` logged) or 03 (before the tool runs). */
@@ -850,6 +1139,13 @@ export interface PendingApproval {
   name: string;
   arguments: string;
   reason?: string | null;
+}
+
+/** A call asked about and not yet decided (``approval/asked``, or a snapshot's live approvals). */
+export interface PendingApprovalState {
+  callId: string;
+  name: string;
+  reason: string | null;
 }
 
 export interface PromptArgs {
@@ -1002,7 +1298,7 @@ export interface ResultError {
 
 export interface ResultOk {
   ok: true;
-  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | ModeSet | Compacted | DebugState | SessionInfo | Rewound | KeptFiles | TurnDiff | Page;
+  value: SessionCreated | Accepted | Cancelled | SessionList | Resumed | Decided | ModeSet | Compacted | DebugState | SessionInfo | Rewound | KeptFiles | TurnDiff | EventsPage | ExternalBegun | ExternalEnded | Page;
 }
 
 /** Stage 04: the tool's outcome before its ``tool/result`` is committed. */
@@ -1102,7 +1398,7 @@ export interface Rewound {
  * approval wait, a step, a turn) and the events that cite it.
  */
 export interface Row {
-  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed;
+  event: TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult;
   turn: number | null;
   tool: string | null;
   durationMs: number | null;
@@ -1259,7 +1555,7 @@ export interface Snapshot {
   header: SessionHeader;
   cursor: number;
   start?: number | null;
-  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed)[];
+  events?: (TurnStart | TurnEnd | StepStart | StepEnd | UserMessageEvent | SystemMessageEvent | AssistantMessageEvent | AssistantAttempt | ToolCall | ToolResult | RequestHeader | RequestFrozen | InboxSpliced | ApprovalAsked | ApprovalDecided | ModeChanged | LlmRetry | ContextCompacted | SessionEndSeed | SessionForked | DebugEdit | CheckpointTaken | CheckpointChanges | CheckpointRestored | CheckpointReverted | CheckpointKept | CheckpointFailed | ExternalCall | ExternalResult)[];
   live: RunState;
 }
 
@@ -1379,6 +1675,47 @@ export interface StreamStart {
   turn: number;
   step: number;
   startedAfterSeq: number;
+}
+
+/** The model request streaming right now (``assistant-stream`` start → chunks → end). */
+export interface StreamingAttempt {
+  attemptId: string;
+  turn: number | null;
+  step: number | null;
+  startedAfterSeq: number | null;
+  blocks: StreamingBlock[];
+  chunks: number;
+  /** Set when the attempt ended committed and its durable event has not arrived yet. */
+  outcome: AttemptOutcome | null;
+  lastChunkTime: number | null;
+}
+
+/** One content block of the attempt in flight, rebuilt from its stream chunks. */
+export interface StreamingBlock {
+  index: number;
+  type: "text" | "reasoning" | "tool-call";
+  /** The text or reasoning so far, or the tool call's arguments so far. */
+  text: string;
+  id: string | null;
+  name: string | null;
+  done: boolean;
+}
+
+/**
+ * A prompt on its way: pending (sent) → accepted (RPC answer) → queued (in the inbox) →
+ * claimed (a turn took it) → delivered (its ``user/message``); or rejected / canceled.
+ */
+export interface Submission {
+  requestId: string;
+  text: string | null;
+  mode: ("queue" | "steer") | null;
+  state: "pending" | "accepted" | "queued" | "claimed" | "delivered" | "rejected" | "canceled";
+  rpcId: string | null;
+  queuedSeq: number | null;
+  claimSeq: number | null;
+  seq: number | null;
+  turn: number | null;
+  error: WireError | null;
 }
 
 export interface SystemMessage {
@@ -1502,6 +1839,14 @@ export interface ToolMessage {
   isError?: boolean;
 }
 
+/** One ``tool-runtime`` frame of a call, as folded. */
+export interface ToolPhase {
+  phase: "prepare" | "policy" | "approval" | "execute" | "progress" | "result";
+  status: "start" | "done" | "waiting" | "allow" | "deny" | "error";
+  detail: string | null;
+  time: number | null;
+}
+
 export interface ToolResult {
   seq: number;
   time: number;
@@ -1540,6 +1885,19 @@ export interface ToolSchema {
   tool?: string | null;
 }
 
+/** One tool call: its durable facts (call, result) and its transient stage-03 phases. */
+export interface ToolState {
+  callId: string;
+  name: string;
+  arguments: string | null;
+  phases: ToolPhase[];
+  /** Waits for an approval decision. */
+  waiting: boolean;
+  callSeq: number | null;
+  resultSeq: number | null;
+  isError: boolean | null;
+}
+
 /** ``session/diff``'s answer: the turn's files' diffs (in the order of its changes). */
 export interface TurnDiff {
   sessionId: string;
@@ -1554,6 +1912,13 @@ export interface TurnEnd {
   sourceEventSeqs?: number[] | null;
   turn: number;
   reason: TurnEndReason;
+}
+
+/** A turn that ended (its ``turn/end``), or a submission canceled before it ran. */
+export interface TurnEndEntry {
+  turn: number | null;
+  reason: TurnEndReason;
+  seq: number | null;
 }
 
 export interface TurnEndReason {
@@ -1646,6 +2011,34 @@ export interface VariableKept {
 export interface WireError {
   code: string;
   message: string;
+}
+
+/** Every unary endpoint: its args and its result (the schema's `x-endpoints`, declared in Python,
+ *  dsh_notebook.wire.endpoints.ENDPOINTS). The Connection's `call` and the Remote are typed by it. */
+export interface UnaryEndpoints {
+  "session/create": { args: CreateArgs; result: SessionCreated };
+  "session/prompt": { args: PromptArgs; result: Accepted };
+  "session/cancel": { args: SessionRef; result: Cancelled };
+  "session/list": { args: NoArgs; result: SessionList };
+  "session/resume": { args: ResumeArgs; result: Resumed };
+  "session/approve": { args: ApproveArgs; result: Decided };
+  "session/mode": { args: ModeArgs; result: ModeSet };
+  "session/info": { args: SessionRef; result: SessionInfo };
+  "session/compact": { args: SessionRef; result: Compacted };
+  "session/debug": { args: DebugArgs; result: DebugState };
+  "session/rewind": { args: RewindArgs; result: Rewound };
+  "session/keep": { args: KeepArgs; result: KeptFiles };
+  "session/diff": { args: DiffArgs; result: TurnDiff };
+  "session/events": { args: EventsArgs; result: EventsPage };
+  "external/begin": { args: ExternalBeginArgs; result: ExternalBegun };
+  "external/end": { args: ExternalEndArgs; result: ExternalEnded };
+  "session/page": { args: PageArgs; result: Page };
+}
+
+/** Every stream endpoint: its args and the items it sends (the schema's `x-endpoints`). */
+export interface StreamEndpoints {
+  "session/follow": { args: FollowArgs; items: FollowStreamItem };
+  "session/control": { args: NoArgs; items: ControlStreamItem };
 }
 
 /** The six stages of seed 000, one row a stage: the schema's `x-stages` (declared in Python,

@@ -210,11 +210,11 @@ describe("LoopWidget keyboard and ARIA", () => {
     expect(nestedInInspector.map((n) => n.outerHTML.slice(0, 80))).toEqual([]);
   });
 
-  it("draws the return arc 06 → 01 and the legend of the four roles", async () => {
+  it("draws the return arc 06 → 01 and the legend of the four roles and the external agent", async () => {
     const el = savedLoop();
     await waitFor(() => current(el) === "1");
     expect(el.querySelector(".dsh-loopdraw .dsh-return")?.textContent).toContain("06 → 01");
-    expect([...el.querySelectorAll(".dsh-legend-item")].map((i) => i.getAttribute("data-role"))).toEqual(["model", "agent", "tools", "session"]);
+    expect([...el.querySelectorAll(".dsh-legend-item")].map((i) => i.getAttribute("data-role"))).toEqual(["model", "agent", "tools", "session", "external"]);
     expect(el.querySelector(".dsh-root")?.getAttribute("data-lm-suppress-shortcuts")).toBe("true");
   });
 });

@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
-import type { PauseState } from "../src/fold";
+import type { PauseState } from "../src/types";
 import { ClientSessionModel } from "../src/fold";
 import {
   breakArgs, checkEdit, editArgs, editorText, parseTools, pauseKey, pauseLabel, pausedAt, refusal, stageKey, stageNo, toggleStage,
 } from "../src/model/debug";
 import { streamItems } from "./helpers";
 
-const pause = (p: Partial<PauseState>): PauseState => ({ stage: "04", callId: null, seq: null, name: null, editable: null, payload: null, ...p });
+/** A pause (stage 04 unless `p` says otherwise); its payload a stage-05 history unless given. */
+const pause = (p: Partial<PauseState>): PauseState =>
+  ({ stage: "04", callId: null, seq: null, name: null, editable: null, payload: { messageSeqs: [], messages: [] }, ...p });
 
 describe("debugger model: breakpoints", () => {
   it("toggles stages on and off, sorted, keeping the tools filter", () => {

@@ -61,7 +61,7 @@ describe("stage 03 re-derived from the log", () => {
     const fromLog = runtimeView(replay.tools["c1"], replay.events, t, 11);
     expect(fromLog?.derived?.resultSeq).toBe(11);
     // a progress-only live state (a follow that began mid-call) is not enough to win
-    const progressOnly = { callId: "c1", name: "read", waiting: false, phases: [{ phase: "progress", status: "start", detail: null, time: null }] };
+    const progressOnly = { callId: "c1", name: "read", waiting: false, phases: [{ phase: "progress" as const, status: "start" as const, detail: null, time: null }] };
     expect(runtimeView(progressOnly, replay.events, t, 11)?.derived).toBeDefined();
   });
 

@@ -95,6 +95,7 @@ STREAM_CELL = """
 import asyncio, time
 from dsh_notebook.config import settings_from_env
 from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 from dsh_notebook.models.base import BlockEnd, BlockStart, Finish, TextDelta, UsageChunk
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.notebook.widgets import LoopWidget
@@ -117,7 +118,7 @@ async def steady(n, rate):
     yield UsageChunk(usage=Usage(input_tokens=1, output_tokens=n))
     yield Finish(reason="stop")
 
-host = Host(settings_from_env(), adapter_factory=lambda settings, model, base_url: FunctionModel(lambda _r: steady(CHUNKS, RATE), provider="bench"), name="bench-host")
+host = new_host(settings_from_env(), adapter_factory=lambda settings, model, base_url: FunctionModel(lambda _r: steady(CHUNKS, RATE), provider="bench"), name="bench-host")
 link = DshClient(host)
 created = link.create_session(model="bench:steady", cwd=".")
 w = LoopWidget(created.session_id, host=host)

@@ -98,11 +98,22 @@ def launch_server(base: Path, app: str = "lab") -> Iterator[Lab]:
     # CPU at start, and the server's shutdown waited for the scan); no test uses it
     (state / "config").mkdir(parents=True, exist_ok=True)
     (state / "config" / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_lsp": False}}}))
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_lsp": False,
+                                                           # as the wheel enables it (issue 41's MCP server)
+                                                           "dsh_notebook": True}}}))
     if os.environ.get("LAB_COMMS_OVER_SUBSHELLS"):
         (settings / "apputils-extension" / "kernels-settings.jupyterlab-settings").write_text(
             json.dumps({"commsOverSubshells": os.environ["LAB_COMMS_OVER_SUBSHELLS"]}))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k not in ("DSH_MODEL", "DSH_BASE_URL")}
+    # this package's JupyterLab extension, where the wheel puts it (share/jupyter/labextensions), when
+    # `cd labextension && npm run build` built it
+    built = REPO / "dsh_notebook" / "labextension"
+    if (built / "package.json").exists():
+        link = state / "data" / "labextensions" / "dsh-notebook-lab"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            link.symlink_to(built, target_is_directory=True)
+        env["JUPYTER_PATH"] = os.pathsep.join([str(state / "data"), env.get("JUPYTER_PATH", "")]).rstrip(os.pathsep)
     env.update(JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_RUNTIME_DIR=str(state / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(state / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"),
                IPYTHONDIR=str(state / "ipython"), JUPYTER_PLATFORM_DIRS="1", DSH_HOME=str(home),

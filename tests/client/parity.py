@@ -6,6 +6,8 @@
   :func:`run_js`, which runs it on one JSON input (:func:`priced`: events and the widgets' price
   table) and reads its JSON answer;
 - :func:`first_difference`: where a Python result and a JS one first differ;
+- :func:`schema_problems`: where fold states break the generated shape (``$defs/FoldState`` of the
+  wire's schema, from ``dsh_notebook/wire/fold_state.py``: the shape the JS fold is typed by);
 - :func:`replay`: the client side of a recorded transcript, folded by the Python
   ClientSessionModel exactly as ``js/test/parity/driver.ts`` folds it with the JS one: the client's
   own prompt calls (submit → accepted / rejected) and every item of its follow and control streams.
@@ -13,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -20,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from dsh_notebook.client.model import ClientSessionModel
-from dsh_notebook.client.state import FoldState
 from dsh_notebook.models.price_table import pricing_table
+from dsh_notebook.wire.fold_state import FoldState
 from tests.fixtures.record_streams import OUT
+from tests.wire.schema_support import document
 
 ROOT = Path(__file__).resolve().parents[2]
 JS = ROOT / "js"
@@ -83,6 +88,30 @@ def first_difference(a: Any, b: Any, path: str = "") -> str:
             if x != y:
                 return first_difference(x, y, f"{path}[{i}]")
     return f"{path}: python {json.dumps(a)[:300]} != js {json.dumps(b)[:300]}"
+
+
+@functools.cache
+def _fold_validators() -> tuple[Draft202012Validator, Draft202012Validator]:
+    defs = document()["$defs"]
+    return (Draft202012Validator({"$ref": "#/$defs/FoldState", "$defs": defs}),
+            Draft202012Validator({**defs["FoldState"]["properties"]["events"]["items"], "$defs": defs}))
+
+
+def schema_problems(steps: list[tuple[int, FoldState]]) -> list[str]:
+    """Where the states of :func:`replay` do not validate as ``FoldState``: every state whole but
+    its events, and each event (by seq) once — the events are the wire's, validated as such."""
+    state_check, event_check = _fold_validators()
+    seen: set[int] = set()
+    out = []
+    for i, state in steps:
+        for err in state_check.iter_errors({**state, "events": []}):
+            out.append(f"line {i + 1}: {'/'.join(map(str, err.absolute_path))}: {err.message[:200]}")
+        for event in state["events"]:
+            seq = event["seq"]
+            if isinstance(seq, int) and seq not in seen:
+                seen.add(seq)
+                out += [f"line {i + 1}: events seq {seq}: {err.message[:200]}" for err in event_check.iter_errors(event)]
+    return out
 
 
 def replay(lines: list[dict[str, Any]], window: int | None = None) -> list[tuple[int, FoldState]]:

@@ -1,6 +1,6 @@
 """The pages of a session computed in the browser equal the kernel's (issue 38 item 1): while a
 widget's window holds the whole session its panels read ``js/src/data/local.ts``, once it holds
-less they read ``session/page`` (``dsh_notebook/observe/pages*.py``) — the same rows, filters and
+less they read ``session/page`` (``dsh_notebook/pages/``) — the same rows, filters and
 search, facets, stats tables, timeline, turns, request diffs, derived messages and exports, on
 every recorded real run. Both sides' pages are read through the wire's ``Page`` model (what
 ``session/page`` sends), so a field one side leaves out and the other sends as its default compare
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from dsh_notebook.observe.pages import SessionPages
-from dsh_notebook.observe.pages_requests import messages_page, request_diff_page
-from dsh_notebook.observe.pages_rows import export_page, facets_page, rows_page
-from dsh_notebook.observe.pages_stats import stats_page, timeline_page, turn_page
+from dsh_notebook.pages.indexed import SessionPages
+from dsh_notebook.pages.requests import messages_page, request_diff_page
+from dsh_notebook.pages.rows import export_page, facets_page, rows_page
+from dsh_notebook.pages.stats import stats_page, timeline_page, turn_page
 from dsh_notebook.wire.events import EventAdapter
 from dsh_notebook.wire.pages import Page, PageArgs
 from tests.client.parity import (

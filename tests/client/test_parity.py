@@ -1,5 +1,7 @@
 """One fold per language: on every recorded real run (``js/test/fixtures/streams``), the Python
-``ClientSessionModel`` and the JS one (``js/src/fold.ts``) have the same state after every item.
+``ClientSessionModel`` and the JS one (``js/src/fold.ts``) have the same state after every item,
+and that state is the generated ``FoldState`` (``dsh_notebook/wire/fold_state.py``, in the schema and so
+in ``wire.gen.ts``): every key, every part's shape, every event as the wire's.
 
 The JS side is bundled with esbuild and run by node (``js/test/parity/main.ts``); both drivers
 feed their fold the same client-side facts (prompt calls and their answers, follow and control
@@ -14,7 +16,14 @@ from typing import Any
 
 import pytest
 
-from tests.client.parity import FIXTURES, each_recorded_run, first_difference, js_driver, replay
+from tests.client.parity import (
+    FIXTURES,
+    each_recorded_run,
+    first_difference,
+    js_driver,
+    replay,
+    schema_problems,
+)
 from tests.fixtures.record_streams import load
 
 
@@ -44,6 +53,7 @@ def test_python_and_js_folds_agree_after_every_item(js_fold: Path, fixture: Path
         assert state == other["state"], f"line {i + 1} of {fixture.name}: {first_difference(state, other['state'])}"
     final = python[-1][1]
     assert final["turnEnds"] and not final["gap"] and final["attempt"] is None
+    assert schema_problems(python) == [], f"{fixture.name}: the fold's state is not the generated FoldState"
 
 
 def windowed(lines: list[dict[str, Any]], window: int) -> list[dict[str, Any]]:
@@ -80,3 +90,25 @@ def test_the_folds_agree_holding_a_window(js_fold: Path, fixture: Path, tmp_path
     final = python[-1][1]
     assert len(final["events"]) <= window and final["start"] == final["cursor"] - len(final["events"])
     assert final["turnEnds"] and not final["gap"]
+    assert schema_problems(python) == [], f"{fixture.name}: the fold's state is not the generated FoldState"
+
+
+def test_the_shape_check_sees_a_state_off_the_generated_shape() -> None:
+    """``schema_problems`` is not a check that cannot fail: a key too many or missing, a value of
+    another type, a part off its shape or an event off the wire's each give a problem."""
+    steps = replay(load(min(FIXTURES, key=lambda f: f.stat().st_size)))
+    i, state = next((i, s) for i, s in steps if s["tools"] and s["events"])
+    assert schema_problems([(i, state)]) == []
+    tool = next(iter(state["tools"].values()))
+    event = state["events"][-1]
+    broken = [
+        {**state, "turnEndings": []},
+        {k: v for k, v in state.items() if k != "gap"},
+        {**state, "cursor": str(state["cursor"])},
+        {**state, "status": "thinking"},
+        {**state, "tools": {"c": {**tool, "phases": [{"phase": "execute", "status": "maybe", "detail": None, "time": None}]}}},
+        {**state, "inbox": {**state["inbox"], "later": []}},
+        {**state, "events": [*state["events"][:-1], {**event, "colour": "red"}]},
+    ]
+    for n, bad in enumerate(broken):
+        assert schema_problems([(i, bad)]), f"variant {n} passed the shape check"

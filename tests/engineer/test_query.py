@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.observe.query import QueryError, marked, parse_query, search_events
 from dsh_notebook.observe.query_view import load_events
+from dsh_notebook.pages.query import QueryError, marked, parse_query, search_events
 
 from .conftest import cli
 

@@ -8,7 +8,7 @@ import json
 
 from dsh_notebook.analysis.stats_view import fmt_tokens
 from dsh_notebook.client.summary import tool_outcome
-from dsh_notebook.notebook.cell.render import ToolSeg
+from dsh_notebook.notebook.cell.segments import ToolSeg
 from dsh_notebook.notebook.context import nsdiff
 from dsh_notebook.notebook.context.python_tool import run_python
 

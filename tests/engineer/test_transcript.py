@@ -13,7 +13,7 @@ import pexpect
 from IPython.testing import globalipapp
 from IPython.utils.capture import capture_output
 
-from dsh_notebook.notebook.cell.render import TextSeg, ToolSeg
+from dsh_notebook.notebook.cell.segments import TextSeg, ToolSeg
 from dsh_notebook.notebook.cell.sinks import DisplaySink
 
 REPO = Path(__file__).resolve().parents[2]

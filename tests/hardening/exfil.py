@@ -102,7 +102,7 @@ class Listener:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def wait_for(self, path_part: str, timeout: float = 30.0) -> None:
         """Block until a request whose path holds ``path_part`` arrived (a control the test made)."""

@@ -22,7 +22,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from dsh_notebook.notebook.cell.inert_html import inert_html
-from dsh_notebook.notebook.cell.render import NoteSeg, TextSeg, ToolSeg
+from dsh_notebook.notebook.cell.segments import NoteSeg, TextSeg, ToolSeg
 from dsh_notebook.notebook.cell.sinks import display_bundle
 from tests.hardening.exfil import LEAK, check_inert_html, hostile_answer
 from tests.support.fake_openai import FakeOpenAIServer

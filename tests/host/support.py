@@ -19,6 +19,7 @@ from typing import Any
 
 from dsh_notebook.config import Settings, parse_model_id
 from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 from dsh_notebook.models.base import (
     ModelAdapter,
     ModelRequest,
@@ -67,7 +68,7 @@ class Models:
 
 
 def make_host(home: Path, *, pace: float = 0.0, models: Models | None = None) -> Host:
-    return Host(Settings(home=home), adapter_factory=models or Models(pace))
+    return new_host(Settings(home=home), adapter_factory=models or Models(pace))
 
 
 class RawConn:

@@ -16,8 +16,9 @@ import pytest
 from dsh_notebook.analysis.stats import session_stats
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.host.host import Host
-from dsh_notebook.observe.query import parse_query, search_events
+from dsh_notebook.launcher import process_host
 from dsh_notebook.observe.query_view import export_rows
+from dsh_notebook.pages.query import parse_query, search_events
 from dsh_notebook.session.persistence import load_log
 from dsh_notebook.session.requests import resolve_message_seqs
 from dsh_notebook.session.saved import read_saved_fast
@@ -72,9 +73,11 @@ class Client:
 
 @pytest.fixture(scope="module")
 def shared() -> Any:
-    """The kernel's Host (a replay widget's saved logs are served by it)."""
-    h = Host.get()
+    """The kernel's Host (a replay widget's saved logs are served by it), shut down after the module
+    (a later test of this process that starts the process's host gets a fresh one)."""
+    h = process_host()
     yield h
+    h.shutdown()
 
 
 def saved_fixture(tmp_path: Path, name: str) -> Path:
@@ -223,8 +226,8 @@ def test_an_index_started_before_the_host_is_taken_over(shared: Host, tmp_path: 
     assert id(saved.lines) not in host_pages._PREBUILT  # taken over
     # Stats, the Timeline and a turn wait for the figures only: the same pages as from a log
     # indexed first (the package's own functions over an index and its figures)
-    from dsh_notebook.observe.pages import SessionPages
-    from dsh_notebook.observe.pages_stats import timeline_page, turn_page
+    from dsh_notebook.pages.indexed import SessionPages
+    from dsh_notebook.pages.stats import timeline_page, turn_page
     from dsh_notebook.wire.pages import PageArgs
 
     indexed = SessionPages("s_prebuiltaaaa", host_pages._saved_models(saved))
@@ -244,7 +247,7 @@ def test_a_saved_logs_figures_come_before_its_index() -> None:
     """The figures are folded from the typed events alone (a prebuilt log's before its index, so
     its Stats tables wait for the fold only): the same figures, approvals and durations as when
     folded after the index, and kept — not folded again — while the index catches up."""
-    from dsh_notebook.observe.pages import SessionPages
+    from dsh_notebook.pages.indexed import SessionPages
     from dsh_notebook.wire.events import EventAdapter
 
     fixture = next(f for f in FIXTURES if f.stem == "approvals")
@@ -304,8 +307,8 @@ def test_derived_messages_are_folded_on_from_the_last_page_asked() -> None:
     at random, as a fresh fold (the debugger fixture replaces a message: surfaceOp replace)."""
     import random
 
-    from dsh_notebook.observe.pages import SessionPages
-    from dsh_notebook.observe.pages_requests import derive
+    from dsh_notebook.pages.indexed import SessionPages
+    from dsh_notebook.pages.requests import derive
 
     for fixture in FIXTURES:
         events = followed_events(load(fixture))
@@ -332,8 +335,8 @@ def test_a_long_logs_parts_and_first_history_do_not_wait_for_its_index(tmp_path:
     import asyncio
 
     from dsh_notebook.host.pages import saved_source
-    from dsh_notebook.observe.pages import SessionPages
-    from dsh_notebook.observe.pages_requests import messages_page
+    from dsh_notebook.pages.indexed import SessionPages
+    from dsh_notebook.pages.requests import messages_page
     from dsh_notebook.wire.pages import MessagesQuery, RowsQuery
 
     n = 12_000

@@ -19,6 +19,7 @@ import psutil
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import Settings
 from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 from tests.support.fake_openai import FakeOpenAIServer
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +39,7 @@ def sdk_stdio(**extra: Any) -> dict[str, Any]:
 
 
 def make_host(home: Path, **settings: Any) -> Host:
-    return Host(Settings(home=home, api_key=FakeOpenAIServer.api_key, **settings))
+    return new_host(Settings(home=home, api_key=FakeOpenAIServer.api_key, **settings))
 
 
 def events(log_path: str) -> list[dict[str, Any]]:

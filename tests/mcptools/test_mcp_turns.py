@@ -143,9 +143,9 @@ def test_the_core_imports_and_runs_without_the_mcp_package(tmp_path: Path) -> No
     code = (
         "import sys; sys.modules['mcp'] = None\n"
         "from dsh_notebook.config import Settings\n"
-        "from dsh_notebook.host.host import Host\n"
+        "from dsh_notebook.launcher import new_host\n"
         "from dsh_notebook.client.dsh_client import DshClient\n"
-        f"h = Host(Settings(home={str(tmp_path)!r}))\n"
+        f"h = new_host(Settings(home={str(tmp_path)!r}))\n"
         "out = DshClient(h).run('hello', model='script:auto')\n"
         "print(out.reason['kind'], h.mcp.describe()['servers'][0]['status'])\n"
         "h.shutdown()\n"

@@ -162,7 +162,7 @@ def json_server() -> Iterator[tuple[str, dict[tuple[str, str], Any], list[str]]]
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1", routes, seen
     server.shutdown()

@@ -13,7 +13,7 @@ import pytest
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import DEFAULT_RETRY_DELAY_S, settings_from_env
 from dsh_notebook.errors import UserError
-from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 from tests.support.fake_openai import FakeOpenAIServer, error_reply, text_reply
 
 
@@ -39,7 +39,7 @@ def test_a_hosts_sessions_retry_after_the_configured_delay(raw: str, delays: lis
         assert server.api_key is not None
         monkeypatch.setenv("DSH_API_KEY", server.api_key)
         server.enqueue(error_reply(503, "busy"), error_reply(503, "still busy"), text_reply("done"))
-        host = Host(settings_from_env(), name="test-retry-delay")
+        host = new_host(settings_from_env(), name="test-retry-delay")
         client = DshClient(host, caller="test")
         try:
             outcome = client.run("hello", cwd=str(tmp_path), model="fake-model", approve="deny",

@@ -12,7 +12,7 @@ import pytest
 
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import Settings
-from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 from dsh_notebook.notebook.magic.subcommands import request_items
 from tests.models.test_local_servers import ROUTES, json_server
 
@@ -21,7 +21,7 @@ __all__ = ["json_server"]
 
 @pytest.fixture
 def client(tmp_path: Path) -> Any:
-    host = Host(Settings(home=tmp_path / "home"), name="test-window")
+    host = new_host(Settings(home=tmp_path / "home"), name="test-window")
     dsh = DshClient(host, caller="test")
     yield dsh
     dsh.close()

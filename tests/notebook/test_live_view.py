@@ -10,7 +10,7 @@ from typing import Any
 from dsh_notebook.client.model import ClientSessionModel
 from dsh_notebook.host.waiting import GRACE_S
 from dsh_notebook.notebook.cell.live_view import LiveTurnView
-from dsh_notebook.notebook.cell.render import NoteSeg, Segment
+from dsh_notebook.notebook.cell.segments import NoteSeg, Segment
 from dsh_notebook.notebook.cell.sinks import TerminalSink
 
 REQUEST = "req_live"

@@ -5,7 +5,8 @@ first chunk. The client model is fed the frames a host sends; the clock is the v
 from __future__ import annotations
 
 from dsh_notebook.client.model import ClientSessionModel
-from dsh_notebook.notebook.cell.render import NoteSeg, Segment, TurnView
+from dsh_notebook.notebook.cell.render import TurnView
+from dsh_notebook.notebook.cell.segments import NoteSeg, Segment
 
 REQUEST = "req_wait"
 

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 EXECUTED = ("bash", "console", "python", "json", "jsonl")
 CHECKS = {"commands": ("bash",), "magics": ("python",), "mcp.json": ("json",), "rules": ("json",),
-          "prices": ("json",)}
+          "prices": ("json",), "mcp-client": ("json", "toml")}
 _FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 _MARK = re.compile(r"^\s*<!--\s*check\s+([\w.-]+)\s*:\s*(.*?)\s*-->\s*$")
 _OLD_MARK = re.compile(r"^\s*<!--\s*not-tested\b")

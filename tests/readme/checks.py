@@ -249,6 +249,38 @@ def _prices(path: Path) -> list[str]:
     return []
 
 
+def check_mcp_client(text: str, lang: str) -> list[str]:
+    """An external agent's MCP config (Claude Code's and Cursor's JSON, Codex's TOML) pointing at the
+    notebook server: each server is ``python -m dsh_notebook mcp-bridge …`` (as the CLI parses it)
+    or a URL ending in ``/dsh/mcp`` with Jupyter's token in an ``Authorization`` header."""
+    from dsh_notebook.external import PATH
+
+    try:
+        data = tomllib.loads(text) if lang == "toml" else json.loads(text)
+    except ValueError as exc:
+        return [f"not {lang}: {exc}"]
+    servers = data.get("mcpServers") or data.get("mcp_servers") or {}
+    if not servers:
+        return ["no mcpServers / mcp_servers entry"]
+    problems = []
+    for name, entry in servers.items():
+        if "command" in entry:
+            argv = [entry["command"], *entry.get("args", [])]
+            if not (Path(argv[0]).name.startswith("python") and argv[1:4] == ["-m", "dsh_notebook", "mcp-bridge"]):
+                problems.append(f"{name}: not python -m dsh_notebook mcp-bridge: {argv}")
+            else:
+                problems += check_dsh_cli(argv[3:])
+        elif "url" in entry:
+            if not str(entry["url"]).rstrip("/").endswith("/" + PATH):
+                problems.append(f"{name}: the notebook server answers at {{base_url}}{PATH}, not {entry['url']}")
+            auth = (entry.get("headers") or {}).get("Authorization", "")
+            if not re.match(r"(?i)(token|bearer) \S", auth):
+                problems.append(f"{name}: Jupyter's token goes in an Authorization header (token … or Bearer …)")
+        else:
+            problems.append(f"{name}: neither a command nor a url")
+    return problems
+
+
 FILE_CHECKS: dict[str, Callable[[Path], list[str]]] = {"mcp.json": _mcp_json, "rules": _rules, "prices": _prices}
 
 

@@ -98,6 +98,11 @@ def test_notebook_cells_that_cannot_run_are_right(block: Block) -> None:
     assert checks.check_magics(block.text) == [], block.where()
 
 
+@pytest.mark.parametrize("block", marked("mcp-client"), ids=ids)
+def test_external_agents_configs_point_at_the_notebook_server(block: Block) -> None:
+    assert checks.check_mcp_client(block.text, block.lang) == [], block.where()
+
+
 @pytest.mark.parametrize("block", [b for kind in checks.FILE_CHECKS for b in marked(kind)], ids=ids)
 def test_config_files_load_as_the_code_reads_them(block: Block) -> None:
     assert checks.check_file(str(block.check), block.text) == [], block.where()

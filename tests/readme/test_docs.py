@@ -17,7 +17,6 @@ INDEX = DOCS / "index.md"
 # Work in flight when the docs were restructured: each marker names the page section to fill when
 # its change is on main. Remove a marker (and its line here) in the change that lands the work.
 OPEN_TODOS = {
-    "external-agents": "docs/guides/mcp.md",  # issue 41: dsh as an MCP server for outside agents
 }
 _TODO = re.compile(r"TODO\(([\w-]+)\)")
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")

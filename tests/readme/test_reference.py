@@ -28,8 +28,13 @@ def gen() -> ModuleType:
     return load_gen()
 
 
-def test_every_reference_page_is_a_fresh_generation(gen: ModuleType) -> None:
-    pages = gen.generate()
+@pytest.fixture(scope="module")
+def pages(gen: ModuleType) -> dict[Path, str]:
+    """The pages as the code makes them now (generated once for the tests that only read them)."""
+    return dict(gen.generate())
+
+
+def test_every_reference_page_is_a_fresh_generation(gen: ModuleType, pages: dict[Path, str]) -> None:
     assert set(pages) == {gen.OUT / name for name in gen.PAGES}
     committed = {p.name for p in (ROOT / "docs" / "reference").glob("*.md")}
     assert committed == set(gen.PAGES), "docs/reference/ holds only generated pages"
@@ -38,20 +43,20 @@ def test_every_reference_page_is_a_fresh_generation(gen: ModuleType) -> None:
     assert stale == [], f"run `python docs/gen.py`: these differ from the code: {stale}"
 
 
-def test_the_pages_hold_what_the_code_has(gen: ModuleType) -> None:
+def test_the_pages_hold_what_the_code_has(gen: ModuleType, pages: dict[Path, str]) -> None:
     """Spot checks that the generation reads the code, not a copy of it."""
     from dsh_notebook.cli import build_parser
     from dsh_notebook.cmdline.dsh_line import FLAGS
     from dsh_notebook.wire.codes import ERROR_CODES
     from dsh_notebook.wire.events import EVENT_TYPES
 
-    pages = {p.name: text for p, text in gen.generate().items()}
+    by_name = {p.name: text for p, text in pages.items()}
     commands = gen._subparsers(build_parser())
-    assert len(commands) > 10 and all(f"## `{name}`" in pages["cli.md"] for name, _, _ in commands)
-    assert all(f"`{flag.name}`" in pages["magics.md"] for flag in FLAGS)
-    assert all(f"`{code}`" in pages["error-codes.md"] for code in ERROR_CODES)
-    assert all(f"`{kind}`" in pages["events.md"] for kind in EVENT_TYPES)
-    assert "`DSH_HOME`" in pages["env.md"] and "`DEEPSEEK_API_KEY`" in pages["env.md"]
+    assert len(commands) > 10 and all(f"## `{name}`" in by_name["cli.md"] for name, _, _ in commands)
+    assert all(f"`{flag.name}`" in by_name["magics.md"] for flag in FLAGS)
+    assert all(f"`{code}`" in by_name["error-codes.md"] for code in ERROR_CODES)
+    assert all(f"`{kind}`" in by_name["events.md"] for kind in EVENT_TYPES)
+    assert "`DSH_HOME`" in by_name["env.md"] and "`DEEPSEEK_API_KEY`" in by_name["env.md"]
 
 
 def test_an_undescribed_variable_stops_the_generation(gen: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:

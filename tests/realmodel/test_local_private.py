@@ -27,7 +27,7 @@ import pytest
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import Settings, settings_from_env
 from dsh_notebook.errors import ModelError
-from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 from dsh_notebook.models.base import BlockEnd, Finish, ModelRequest
 from dsh_notebook.models.routing import resolve_adapter
 from dsh_notebook.wire.messages import TextBlock, user_text
@@ -210,7 +210,7 @@ def test_the_key_is_on_no_command_line_in_no_environment_and_not_in_the_log(tmp_
     server's own log; the request carried the model card's sampling."""
     from dsh_notebook.models import local_server
 
-    host = Host(Settings(home=tmp_path / "home"))
+    host = new_host(Settings(home=tmp_path / "home"))
     client = DshClient(host)
     try:
         created = client.create_session(cwd=str(tmp_path), model="local:smollm2", approve="deny", max_tokens=8,

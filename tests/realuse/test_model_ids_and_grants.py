@@ -11,7 +11,7 @@ import pytest
 
 from dsh_notebook.client.dsh_client import DshClient
 from dsh_notebook.config import normalize_model_id, settings_from_env
-from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 from dsh_notebook.wire.events import ApprovalDecided
 from tests.realuse.cli import run_cli, session_of
 from tests.support.fake_openai import FakeOpenAIServer
@@ -62,7 +62,7 @@ def test_an_allow_for_the_session_is_logged_and_restored_on_resume(tmp_path: Pat
         assert server.api_key is not None
         monkeypatch.setenv("DSH_API_KEY", server.api_key)
         server.enqueue(tool_call_reply([("c1", "bash", json.dumps({"command": "echo granted"}))]), text_reply("ok"))
-        host = Host(settings_from_env(), name="dsh-test-host")
+        host = new_host(settings_from_env(), name="dsh-test-host")
         client = DshClient(host)
         try:
             sid = client.create_session(cwd=str(tmp_path), model="fake-model", approve="ask",
@@ -81,7 +81,7 @@ def test_an_allow_for_the_session_is_logged_and_restored_on_resume(tmp_path: Pat
         decided = [json.loads(line) for line in log.read_text().splitlines() if '"approval/decided"' in line]
         assert decided == [{**decided[0], "grant": {"tool": "bash", "pattern": "echo *"}}]
         assert ApprovalDecided.model_validate(decided[0]).rule == 'session bash "echo *"'
-        host = Host(settings_from_env(), name="dsh-test-host-2")
+        host = new_host(settings_from_env(), name="dsh-test-host-2")
         client = DshClient(host)
         try:
             client.resume(sid)

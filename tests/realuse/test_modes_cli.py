@@ -143,10 +143,10 @@ def test_a_mode_change_is_durable_at_once_and_a_saved_session_reports_its_mode(t
     from dsh_notebook.client.dsh_client import DshClient
     from dsh_notebook.config import settings_from_env
     from dsh_notebook.errors import DshError
-    from dsh_notebook.host.host import Host
+    from dsh_notebook.launcher import new_host
 
     monkeypatch.delenv("DSH_ALLOW_BYPASS", raising=False)
-    host = Host(settings_from_env(), name="dsh-test-modes")
+    host = new_host(settings_from_env(), name="dsh-test-modes")
     client = DshClient(host)
     try:
         created = client.create_session(cwd=str(tmp_path), model="script:modes")
@@ -165,7 +165,7 @@ def test_a_mode_change_is_durable_at_once_and_a_saved_session_reports_its_mode(t
     finally:
         client.close()
         host.shutdown()
-    host = Host(settings_from_env(), name="dsh-test-modes-2")
+    host = new_host(settings_from_env(), name="dsh-test-modes-2")
     client = DshClient(host)
     try:
         saved = client.info(created.session_id)  # not live: read from the log
@@ -179,11 +179,11 @@ def test_a_mode_change_is_durable_at_once_and_a_saved_session_reports_its_mode(t
 def test_plan_mode_tells_the_model_and_offers_exit_plan_mode_only_while_planning(tmp_path: Path, isolated_dsh_home: Path) -> None:
     from dsh_notebook.client.dsh_client import DshClient
     from dsh_notebook.config import settings_from_env
-    from dsh_notebook.host.host import Host
+    from dsh_notebook.launcher import new_host
     from dsh_notebook.wire.events import ApprovalAsked, RequestHeader, SystemMessageEvent
 
     ws = copy_demo_workspace(tmp_path / "ws")
-    host = Host(settings_from_env(), name="dsh-test-plan")
+    host = new_host(settings_from_env(), name="dsh-test-plan")
     client = DshClient(host)
     try:
         sid = client.create_session(cwd=str(ws), model="script:plan", mode="plan").session_id

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.client.summary import Outcome, summarize_result, tool_outcome
-from dsh_notebook.notebook.cell.render import ToolSeg
+from dsh_notebook.notebook.cell.segments import ToolSeg
 from dsh_notebook.tools import ToolRuntime
 from tests.tools.helpers import call
 

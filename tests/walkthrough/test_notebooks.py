@@ -1,4 +1,4 @@
-"""The walkthrough notebooks (01–04, 06 and 07 on the Python kernel, 05 on the agent kernel) execute headless on a real kernel (nbclient) without errors,
+"""The walkthrough notebooks (01–04 and 06–08 on the Python kernel, 05 on the agent kernel) execute headless on a real kernel (nbclient) without errors,
 are committed without outputs, and show what they teach (checked on their real outputs)."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ NAMES = [
     "05-agent-kernel.ipynb",
     "06-debugger.ipynb",
     "07-checkpoints.ipynb",
+    "08-external-agents.ipynb",
 ]
 _KEY_VARS = ("DSH_API_KEY", "DSH_MODEL", "DSH_BASE_URL", *key_variables())
 
@@ -38,6 +39,9 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DSH_HOME", str(tmp_path_factory.mktemp("dsh_home")))
         mp.setenv("JUPYTER_PATH", os.environ.get("JUPYTER_PATH", ""))  # 05 may add a temporary kernelspec
+        # the kernels (and 08's Jupyter server) import this checkout's package, not whichever one the
+        # environment's editable install points at
+        mp.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(NOTEBOOKS.parent), os.environ.get("PYTHONPATH")) if p))
         for name in _KEY_VARS:
             mp.delenv(name, raising=False)
         for name in NAMES:
@@ -213,3 +217,18 @@ def test_a_print_flushed_in_pieces_is_one_output_in_the_executed_copy(tmp_path: 
     nb = nbformat.read(execute_notebook(src, tmp_path / "out", timeout=120), as_version=4)
     streams = [(o["name"], o["text"]) for o in nb.cells[0].outputs if o["output_type"] == "stream"]
     assert streams == [("stdout", "workspace now: [1, 2]\nthen 3\n"), ("stderr", "apart\n")]
+
+
+def test_08_an_external_agent_drives_the_notebook_over_mcp(executed: dict[str, Any]) -> None:
+    nb = run(executed, "08-external-agents.ipynb")
+    out = text_of(nb)
+    assert "no token → 403" in out
+    assert "analysis.ipynb · kernel python3" in out  # list_notebooks
+    assert "── execute_code\nmean 3.875" in out  # ran in the driven notebook's live kernel
+    assert "[UNKNOWN_CELL]" in out  # by id only
+    assert re.search(r"'mean = sum\(data\) / len\(data\)'\s+← insert_cell by scripted-agent \(call x\w+, session s_\w+\)", out)
+    for kind in ("external/call      execute_code by scripted-agent", "checkpoint/taken", "tool/call          the in-kernel agent calls glob"):
+        assert kind in out
+    widgets = [o for c in nb.cells for o in c.get("outputs", ()) if "application/vnd.jupyter.widget-view+json" in (o.get("data") or {})]
+    assert widgets  # the loop widget of the driven notebook's session
+    assert "server stopped" in out

@@ -13,11 +13,12 @@ import pytest
 
 from dsh_notebook.config import settings_from_env
 from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import new_host
 
 
 @pytest.fixture
 def host() -> Iterator[Host]:
-    h = Host(settings_from_env(), name="dsh-test-host")
+    h = new_host(settings_from_env(), name="dsh-test-host")
     yield h
     h.shutdown()
 

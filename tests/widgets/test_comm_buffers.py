@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_notebook.host.host import Host
+from dsh_notebook.launcher import process_host
 from dsh_notebook.notebook.widgets.comm_transport import BUFFER_MIN, WidgetBridge
 from dsh_notebook.session.saved import read_saved
 from tests.benchmarks._widget_logs import write_log
@@ -39,7 +40,7 @@ def follow_once(path: Path, host: Host) -> tuple[list[dict[str, Any]], list[tupl
 
 
 def test_a_long_snapshot_rides_in_buffers_and_a_short_one_inline(tmp_path: Path) -> None:
-    host = Host.get()
+    host = process_host()
     big = write_log(tmp_path / "big.jsonl", 3000, chained=True)
     assert big.stat().st_size > BUFFER_MIN
     inline, buffered = follow_once(big, host)

@@ -22,13 +22,16 @@ Two guards, each covering what the other cannot:
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from dsh_notebook.errors import ERROR_CODES
 from dsh_notebook.wire.schema import wire_schema
+from tests.support.source import ONE_WORKER, every_node, parsed
 
+pytestmark = ONE_WORKER  # the package's files parsed once, in one worker
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "dsh_notebook"
 JS = ROOT / "js" / "src"
@@ -50,6 +53,9 @@ NOT_OUR_CODE = {
     ("notebook/context/python_tool.py", "run_python"): "the python tool's source",
     ("tools/kernel_tools.py", "PythonArgs"): "the python tool's source argument",
     ("tools/kernel_tools.py", "NotebookInsertArgs"): "the notebook_insert tool's source argument",
+    ("external/kernels.py", "execute"): "the source an external agent's execute_code runs in the kernel",
+    ("external/kernel_messages.py", "ExecuteRequest"): "the Jupyter protocol's execute_request: the source the kernel runs",
+    ("host/external.py", "_ExternalArgs"): "execute_code's source argument, as the policy reads it",
     ("tools/seccomp.py", "_act_errno"): "an errno number",
     ("models/openai_errors.py", "is_overflow"): "the provider's own error code (mapped to ours there)",
     ("providers.py", "overflows"): "the provider's own error code (its overflow wording)",
@@ -64,7 +70,7 @@ def package_files() -> Iterator[tuple[str, ast.Module]]:
         rel = path.relative_to(PKG).as_posix()
         if rel.startswith(("static/", "demo/workspace")):
             continue
-        yield rel, ast.parse(path.read_text(encoding="utf-8"), str(path))
+        yield rel, parsed(path)
 
 
 def _code_name(node: ast.AST) -> bool:
@@ -91,7 +97,7 @@ def code_parameter_places(trees: list[tuple[str, ast.Module]]) -> dict[str, set[
     wherever some ``f`` of the package takes its code third."""
     places: dict[str, set[int]] = {}
     for rel, tree in trees:
-        for node in ast.walk(tree):
+        for node in every_node(tree):
             if isinstance(node, ast.ClassDef):
                 for st in node.body:
                     if isinstance(st, ast.FunctionDef) and st.name == "__init__":
@@ -115,7 +121,7 @@ def codes_in(tree: ast.Module, places: dict[str, set[int]] | None = None) -> dic
             found.setdefault(c.value, c.lineno)
 
     returns_code: list[ast.AST] = []
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if isinstance(node, ast.keyword) and node.arg == "code":
             add(node.value)
         elif isinstance(node, ast.Call):
@@ -167,6 +173,12 @@ def codes_in(tree: ast.Module, places: dict[str, set[int]] | None = None) -> dic
 
 def raised_codes() -> dict[str, str]:
     """Every code the Python package produces → where it is first written."""
+    return dict(_raised_codes(PKG))
+
+
+@functools.cache
+def _raised_codes(pkg: Path) -> dict[str, str]:
+    """(once per test process for a package: two tests ask)"""
     trees = list(package_files())
     places = code_parameter_places(trees)
     out: dict[str, str] = {}
@@ -244,7 +256,7 @@ def untyped_code_positions() -> list[str]:
     a ``TypedDict``'s ``code`` must be typed itself."""
     bad: list[str] = []
     for rel, tree in package_files():
-        for node in ast.walk(tree):
+        for node in every_node(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (rel, node.name) in NOT_OUR_CODE:
                 continue
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -274,14 +286,14 @@ def test_every_code_position_is_typed_error_code() -> None:
 def test_every_exemption_names_a_definition_that_exists() -> None:
     """A module that moves takes its exemption along: a stale row would exempt nothing and hide
     nothing, while the moved ``code`` parameter failed the check above for the wrong reason."""
-    defined = {(rel, n.name) for rel, tree in package_files() for n in ast.walk(tree)
+    defined = {(rel, n.name) for rel, tree in package_files() for n in every_node(tree)
                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     assert sorted(set(NOT_OUR_CODE) - defined) == []
 
 
 def test_a_str_becomes_a_code_only_where_it_is_received() -> None:
     casts = [f"{rel}:{n.lineno}" for rel, tree in package_files() if rel != "wire/codes.py"
-             for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             for n in every_node(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
              and n.func.id == "cast" and n.args and TYPED.search(ast.unparse(n.args[0]))]
     assert casts == [], ("a code read from the wire is passed on with wire.codes.received(), or checked with "
                          "wire.codes.is_code(), never a cast")

@@ -22,8 +22,8 @@ from typing import Any
 
 from ...client.dsh_client import DshClient
 from ...client.model import ClientSessionModel
-from ...client.state import PauseState
 from ...errors import HostError
+from ...wire.fold_state import PauseState
 from ...wire.stages import STAGES, edit_places
 
 __all__ = ["STAGE_NAMES", "DebugConsole"]
@@ -49,7 +49,7 @@ def brief(payload: Any, width: int = 300) -> str:
 def _short(target: str, value: Any) -> str:
     """An edited value as the transcript shows it: a call's arguments as its tool line does."""
     if target == "arguments":
-        from .render import format_arguments
+        from .segments import format_arguments
 
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         return format_arguments(text, width=120)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from ...client.model import ClientSessionModel
 from ...host.waiting import waiting_seconds
 from ...wire.events import AssistantAttempt, LlmRetry
-from .render import NoteSeg, Segment, TurnView
+from .render import TurnView
+from .segments import NoteSeg, Segment
 
 _LOOK_BACK = 16  # events between a failed attempt and its retry (a stream's own events at most)
 

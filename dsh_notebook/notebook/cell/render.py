@@ -6,7 +6,8 @@ submission to its ``turn/end`` — and turns them into segments: the answer text
 (streaming: the live attempt's text; committed: the ``assistant/message``), one line per tool
 call (name, arguments, its last runtime phase, the result summary or error) and notices
 (a denied approval, a retry, an abort). A *sink* shows the segments (:mod:`.sinks`): in a kernel
-a display updated in place; in a terminal (and the ``run`` CLI) an append-only stream.
+a display updated in place; in a terminal (and the ``run`` CLI) an append-only stream. The
+segments and the sink's protocol are :mod:`.segments`.
 """
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from ...client.model import ClientSessionModel
-from ...client.state import ToolState
 from ...client.summary import summarize_result, tool_outcome
-from ...tools.arguments import display_arguments
 from ...wire.events import (
     AnyEvent,
     ApprovalAsked,
@@ -34,84 +32,11 @@ from ...wire.events import (
     ToolResult,
     TurnEnd,
 )
+from ...wire.fold_state import ToolState
 from ..context.nsdiff import short_form
+from .segments import NoteSeg, Segment, Sink, TextSeg, ToolSeg, format_arguments
 
-__all__ = ["NoteSeg", "Segment", "Sink", "TextSeg", "ToolSeg", "TurnView", "format_arguments", "summarize_result"]
-
-
-@dataclass
-class TextSeg:
-    key: str  # "turn.step": the live attempt and the committed message of a step share it
-    text: str = ""
-
-
-@dataclass
-class ToolSeg:
-    call_id: str
-    name: str
-    arguments: str = ""
-    phase: str = "prepare"
-    status: str = "start"
-    detail: str | None = None
-    result: str | None = None
-    error: str | None = None
-    done: bool = False
-    failed: bool = False  # the tool ran and reported a failure (a non-zero exit): ✗, not ✓
-    namespace: str | None = None  # python: the names the call added / rebound / deleted
-    edited: bool = False  # its arguments were edited at a breakpoint: the line shows what runs
-    continued: bool = False  # frozen in a display above, not done there: it goes on below
-
-    def args_line(self) -> str:
-        return format_arguments(self.arguments)
-
-    def state_line(self) -> str:
-        if self.continued and not self.done:  # a frozen line never claims a state that ended later
-            return f"{self._state()} ↓ continued below".lstrip("… ").strip() or "↓ continued below"
-        return self._state()
-
-    def _state(self) -> str:
-        if self.done:
-            mark = "✗" if self.error or self.failed else "✓"
-            line = f"{mark} {self.error or self.result or ''}".rstrip()
-            return f"{line} · {self.namespace}" if self.namespace else line
-        if self.phase == "approval" and self.status == "waiting":
-            return "? waiting for approval"
-        if self.phase == "approval" and self.status == "deny":
-            return "✗ denied"
-        if self.phase in ("execute", "progress"):
-            return f"… running{': ' + self.detail if self.detail else ''}"
-        return "…"
-
-
-@dataclass
-class NoteSeg:
-    key: str
-    text: str
-
-
-Segment = TextSeg | ToolSeg | NoteSeg
-
-
-class Sink(Protocol):
-    def show(self, segments: list[Segment]) -> None: ...
-    def tick(self) -> None: ...
-    def flush(self) -> None: ...
-    def split(self, call_id: str | None = None) -> None: ...
-
-
-def format_arguments(arguments: str, *, width: int = 100) -> str:
-    """``{"command": "ls"}`` → ``ls``; several keys → ``k=v, …``; truncated, one line."""
-    data = display_arguments(arguments)  # None when too big, too deep or not JSON
-    if data is None:
-        arguments = arguments[: width * 2]
-    if isinstance(data, dict) and len(data) == 1:
-        text = str(next(iter(data.values())))
-    elif isinstance(data, dict):
-        text = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items())
-    else:
-        text = arguments
-    text = text.replace("\r", "").replace("\n", " ⏎ ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+__all__ = ["NoteSeg", "Segment", "Sink", "TextSeg", "ToolSeg", "TurnView", "format_arguments", "summarize_result"]  # segments re-exported
 
 
 @dataclass

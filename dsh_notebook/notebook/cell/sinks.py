@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any, TextIO
 
 from .inert_html import inert_html
-from .render import NoteSeg, Segment, TextSeg, ToolSeg
+from .segments import NoteSeg, Segment, TextSeg, ToolSeg
 
 
 def tool_html(seg: ToolSeg) -> str:

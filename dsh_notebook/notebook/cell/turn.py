@@ -30,16 +30,16 @@ from typing import Any, TypeVar
 from ...client.dsh_client import DshClient
 from ...client.follow import FollowHandle
 from ...client.model import ClientSessionModel
-from ...client.state import PauseState
 from ...errors import DshError, HostError, RunCancelled
 from ...host.waiting import WaitingTicker
+from ...wire.fold_state import PauseState
 from ..context.cells import CellRefJson
 from ..context.mainthread import MainThreadRunner
 from .approvals import Asker, StdinApprovals
 from .debug_console import DebugConsole, describe_pause
 from .live_view import LiveTurnView
-from .render import Sink
 from .result import TurnResult, turn_result
+from .segments import Sink
 from .sinks import DisplaySink
 
 _TICK = 0.1

@@ -196,10 +196,10 @@ class DshMagics(CommandsMixin, Magics):
     def link(self) -> Any:
         if self._link is None or getattr(self._link.host, "closed", False):
             from ...client.dsh_client import DshClient
-            from ...host.host import Host
+            from ...launcher import process_host
 
             settings = self.settings()
-            host = Host.get(settings)
+            host = process_host(settings)
             if self.home and Path(host.settings.home) != settings.home:
                 print(f"dsh: the host already runs with home {host.settings.home}; DshMagics.home applies after a restart")
             shell = self.shell

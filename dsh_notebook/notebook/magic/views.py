@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from ...client.summary import event_count, tool_outcome
+from ...client.summary import event_count, summarize_result, tool_outcome
 from ...observe.search import SessionMatches
 from ...wire.events import (
     AnyEvent,
@@ -24,7 +24,7 @@ from ...wire.events import (
     TurnEnd,
     UserMessageEvent,
 )
-from ..cell.render import format_arguments, summarize_result
+from ..cell.segments import format_arguments
 
 
 def _ago(ms: int | None) -> str:

@@ -159,9 +159,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
                     return None  # too big to copy into every output (and not read twice to learn it)
                 data = load(str(self.log_path))
             elif self.session_id:
-                from ...host.host import Host
+                from ...launcher import process_host
 
-                host = self._host or Host.get()
+                host = self._host or process_host()
                 sid = self.session_id
 
                 def live_events() -> tuple[SessionHeader, list[Any], str | None] | int | None:
@@ -224,9 +224,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
         def connect(send: Any) -> HostConnection:
             if self._host is None:
-                from ...host.host import Host
+                from ...launcher import process_host
 
-                self._host = Host.get()
+                self._host = process_host()
             conn: HostConnection = self._host.connect_saved(send, saved, caller="widget-replay")
             return conn
 
@@ -234,9 +234,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _host_connect(self, send: Any) -> HostConnection:
         if self._host is None:
-            from ...host.host import Host
+            from ...launcher import process_host
 
-            self._host = Host.get()
+            self._host = process_host()
         conn: HostConnection = self._host.connect(send, caller="widget")
         return conn
 

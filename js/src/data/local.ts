@@ -1,6 +1,6 @@
 // The pages of a session computed in the browser, from a fold that holds the whole session (a
 // window as large as the session: a short log, an exported page) — the twin of
-// dsh_notebook/observe/pages*.py, the same pages for the same log (tests/client/test_pages_parity.py
+// dsh_notebook/pages/, the same pages for the same log (tests/client/test_pages_parity.py
 // checks them on recorded runs). Each is computed from the fold's events when asked and kept
 // until the session grows.
 import type { ClientSessionModel } from "../fold";
@@ -102,7 +102,7 @@ export class LocalPages implements PageSource {
       error: found.error || null, partial: false };
   }
 
-  /** The mode of the last mode/changed, null when none (observe/pages.py SessionPages.mode). */
+  /** The mode of the last mode/changed, null when none (pages/indexed.py SessionPages.mode). */
   private modeNow(): string | null {
     const events = this.events;
     if (events.length < this.modeSeen.n) this.modeSeen = { n: 0, mode: null }; // the fold was reset

@@ -2,7 +2,7 @@
 // draw — the event list, its filters, the stats tables, the timeline, a turn, a request diff, the
 // derived messages, an export part — one page at a time. A widget holds a window of the session
 // (its fold); while the window holds the whole session the pages are computed here from it
-// (data/local.ts, the twin of dsh_notebook/observe/pages*.py), once it holds less they come from
+// (data/local.ts, the twin of dsh_notebook/pages/), once it holds less they come from
 // the kernel (data/remote.ts, `session/page`). Either way a panel asks `pages.get(query)`: the
 // page when it is held (then a fresher one may follow), else undefined while it comes — and
 // `onChange` says when something arrived.
@@ -80,7 +80,7 @@ export function pageKey(q: unknown): string {
 }
 
 /** What a session was busy with: every bar's span (requests, tool calls; an open one up to
- *  `now`), each turn's start and end; merged (observe/pages_stats.py busy_spans). */
+ *  `now`), each turn's start and end; merged (pages/stats.py busy_spans). */
 export function busySpans(stats: SessionStats, now: number): [number, number][] {
   const spans: [number, number][] = [];
   for (const r of stats.requests) spans.push([r.sentTime, r.endTime ?? Math.max(now, r.sentTime)]);

@@ -9,7 +9,7 @@ export type ApprovalDetail =
   | { kind: "code"; code: string }
   | { kind: "args"; text: string };
 
-export interface WaitingApproval { callId: string; name: string; reason: string | null; arguments: string }
+export interface WaitingApproval { callId: string; name: string; reason: string | null; arguments: string; client?: string | null }
 
 function parse(args: string): Record<string, unknown> | null {
   try {
@@ -73,7 +73,9 @@ export function approvalDetail(name: string, args: string): ApprovalDetail {
   if (name === "write" && typeof a.content === "string") {
     return { kind: "write", path: visible(str(a.file_path)), lines: visibleLines(a.content).split("\n").map((text) => ({ op: "+" as const, text })) };
   }
-  if (name === "python" && typeof a.code === "string") return { kind: "code", code: visibleLines(a.code) };
+  if ((name === "python" || name === "execute_code") && typeof a.code === "string") return { kind: "code", code: visibleLines(a.code) };
+  // an external agent's cell (issue 41): the source it would write
+  if ((name === "insert_cell" || name === "edit_cell") && typeof a.source === "string") return { kind: "code", code: visibleLines(a.source) };
   return { kind: "args", text: visibleLines(JSON.stringify(a, null, 2)) };
 }
 

@@ -3,7 +3,7 @@
 // waiting overnight — is cut out of the axis, and a break mark where it was says how long it was.
 // Gaps up to `idle` stay to scale (the bookkeeping between a tool's result and the next request).
 // The Timeline's and the Waterfall's axes are both made by `cutAxis` (the kernel gives the busy
-// spans of a whole session: observe/pages_stats.py busy_spans).
+// spans of a whole session: pages/stats.py busy_spans).
 
 export const IDLE_MS = 1000;
 

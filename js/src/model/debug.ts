@@ -1,6 +1,6 @@
 // The agent debugger in the loop widget (issue 15): breakpoints, the pause, and the JSON editor's
 // rules — what an edit is prefilled with and what it must look like before it is sent.
-import type { PauseState } from "../fold";
+import type { PauseState } from "../types";
 import type { DebugArgs, ErrorCode, JsonValue } from "../wire.gen";
 import { STAGES, type Stage, type StageNo } from "./stages";
 import { checkMessages } from "../wire-check";

@@ -4,8 +4,7 @@
 // 14 s while the model worked on the new one). And the widget says what the text clients say:
 // "waiting for the model · N s" once an attempt has waited half a second for its first chunk
 // (dsh_notebook/host/waiting.py: the same grace, the same words, whole seconds).
-import type { StreamingAttempt } from "../fold";
-import type { SessionEvent } from "../types";
+import type { SessionEvent, StreamingAttempt } from "../types";
 import type { ToolCallTrace } from "./stages";
 
 /** The latest turn of the log: its number, its turn/start, whether a tool call of it is traced

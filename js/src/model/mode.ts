@@ -1,11 +1,16 @@
 // The permission mode of a session (issue 36), read from its log: the last `mode/changed`, else
 // the mode its workspace implies (`auto` in a demo-workspace copy, else `default`) — as
 // dsh_notebook/tools/modes.py (`SessionMode`, `default_mode`). And how a call's decision reads.
-import type { SessionEvent } from "../types";
+import type { ModeArgs, SessionEvent } from "../types";
 
-/** The modes a person picks (the selector offers them; `auto` is only the legacy `--approve auto`). */
-export const MODES = ["default", "accept-edits", "plan", "dont-ask", "bypass"] as const;
-export type ChosenMode = (typeof MODES)[number];
+/** A mode a person picks: what `session/mode` takes (generated from dsh_notebook/wire/events.py's
+ *  `ChosenMode`; `auto` is only the legacy `--approve auto`). */
+export type ChosenMode = ModeArgs["mode"];
+/** Each chosen mode once, in the selector's order: a mode added to or dropped from the Python set
+ *  fails tsc here (the record must name exactly the generated modes). */
+const CHOSEN: Record<ChosenMode, true> = { default: true, "accept-edits": true, plan: true, "dont-ask": true, bypass: true };
+export const MODES = Object.keys(CHOSEN) as readonly ChosenMode[];
+export const isChosenMode = (mode: string): mode is ChosenMode => Object.prototype.hasOwnProperty.call(CHOSEN, mode);
 
 /** What each mode lets run, in a few words (the selector's option titles, the header's tooltip). */
 export const MODE_HINTS: Record<string, string> = {

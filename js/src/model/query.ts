@@ -1,5 +1,5 @@
 // The event query language of the inspector's search box: the twin of the Python module
-// dsh_notebook.observe.query (the same syntax as `show --search` and `sessions --search`). Terms
+// dsh_notebook.pages.query (the same syntax as `show --search` and `sessions --search`). Terms
 // separated by spaces, all must match: type:tool/result (type:tool = every tool/… type), name:bash
 // (or tool:bash), exit:1 / exit:!0, turn:3, seq:40 / seq:40..60, and free text ("a phrase" or bare
 // words, case-insensitive). A word whose prefix is no field is text; a bad value (turn:x) is a

@@ -1,8 +1,7 @@
 // Stage 03 from the log (DESIGN §5): the tool runtime's phases re-derived from the durable events
 // of one call (tool/call → approval/asked → approval/decided → tool/result) when no live
 // tool-runtime frames exist for it (a replay, a page reload, a follow that began after the call).
-import type { ToolPhase, ToolState } from "../fold";
-import { isCode, type ErrorCode, type SessionEvent } from "../types";
+import { isCode, type ErrorCode, type SessionEvent, type ToolPhase, type ToolState } from "../types";
 import { decisionText } from "./mode";
 import type { ToolCallTrace } from "./stages";
 
@@ -13,8 +12,13 @@ const NOT_DISPATCHED: ReadonlySet<string> = new Set<string>([...new Set<ErrorCod
 
 export const DERIVED_NOTE = "re-derived from tool/call → tool/result";
 
-/** A phase as stage 03 shows it; `seq`: the durable event it was re-derived from (absent live). */
-export interface RuntimePhase extends ToolPhase { seq?: number }
+/** A phase as stage 03 shows it: a live one (the fold's `ToolPhase`), or one re-derived from the
+ *  log, whose status may also be the ask a policy made or a cancelled decision; `seq`: the durable
+ *  event it was re-derived from (absent live). */
+export interface RuntimePhase extends Omit<ToolPhase, "status"> {
+  status: ToolPhase["status"] | "ask" | "cancelled";
+  seq?: number;
+}
 /** What stage 03 shows for one call: the fold's live tool state, or phases re-derived from the
  *  log (`derived`). */
 export interface ToolRuntimeState {
@@ -36,17 +40,17 @@ export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace,
   if (t.callSeq === undefined || t.callSeq > through) return undefined;
   const call = events[t.callSeq];
   const phases: RuntimePhase[] = [];
-  const add = (ev: SessionEvent, phase: string, status: string, detail?: string | null) =>
+  const add = (ev: SessionEvent, phase: ToolPhase["phase"], status: RuntimePhase["status"], detail?: string | null) =>
     phases.push({ phase, status, time: ev.time, seq: ev.seq, detail: detail ?? null });
   add(call, "prepare", "start");
   // decided without asking (issue 36: every call's decision is logged, with its mode and decider)
   const policy = t.policySeq !== undefined && t.policySeq <= through ? events[t.policySeq] : undefined;
   if (policy && policy.type === "approval/decided") {
     add(policy, "prepare", "done");
-    add(policy, "policy", String(policy.decision), decisionText(policy));
+    add(policy, "policy", policy.decision, decisionText(policy));
   }
   let asked = false;
-  let decision: string | undefined;
+  let decision: RuntimePhase["status"] | undefined;
   for (const s of t.approvalSeqs) {
     const ev = events[s];
     if (!ev || s > through) continue;
@@ -56,7 +60,7 @@ export function deriveRuntime(events: readonly SessionEvent[], t: ToolCallTrace,
       add(ev, "policy", "ask", [ev.reason, ev.mode ? `mode ${ev.mode}` : "", ev.decider ? `asked by ${ev.decider}` : ""].filter(Boolean).join(" · ") || undefined);
       add(ev, "approval", "waiting", ev.approver ?? undefined);
     } else if (ev.type === "approval/decided") {
-      decision = String(ev.decision ?? "");
+      decision = ev.decision;
       add(ev, "approval", decision, ev.decider ? decisionText(ev) : ev.by ? `by ${String(ev.by)}` : undefined);
     }
   }

@@ -68,8 +68,8 @@ function planItemEl(w: WaitingApproval, decide: Decide): HTMLElement {
 function itemEl(w: WaitingApproval, decide: Decide): HTMLElement {
   if (w.name === "exit_plan_mode") return planItemEl(w, decide);
   const btn = (cls: string, label: string, title: string, fn: () => Promise<unknown> | void) => button(w, cls, label, title, fn);
-  return h("div", { class: "dsh-approval-item", "data-call-id": w.callId },
-    h("div", { class: "dsh-approval-title" }, `The agent waits for your approval: ${w.name} · ${w.callId}${w.reason ? ` — ${w.reason}` : ""}`),
+  return h("div", { class: `dsh-approval-item${w.client ? " dsh-approval-external" : ""}`, "data-call-id": w.callId },
+    h("div", { class: "dsh-approval-title" }, `${w.client ? `The external agent ${w.client} (over MCP)` : "The agent"} waits for your approval: ${w.name} · ${w.callId}${w.reason ? ` — ${w.reason}` : ""}`),
     detailEl(approvalDetail(w.name, w.arguments)),
     h("div", { class: "dsh-approval-buttons" },
       btn("dsh-allow", "Allow", "allow this call", () => decide(w.callId, "allow", "call")),

@@ -3,7 +3,7 @@
 // Edit opens a JSON editor prefilled with the stage's value that checks it before it is sent.
 // "Run to…" pauses once at a chosen stage of a chosen call (a one-shot breakpoint; from a pause it
 // goes on), and says so when the turn is past it or ends first.
-import type { PauseState } from "../fold";
+import type { PauseState } from "../types";
 import {
   breakArgs, callChoices, checkEdit, EDIT_AT, editArgs, editorText, parseTools, pauseKey, pauseLabel, refusal, runToArgs, stageKey, toggleStage,
   type Breakpoints, type DebugStage, type EditTarget,

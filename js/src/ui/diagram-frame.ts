@@ -19,8 +19,15 @@ export function renderLegend(): HTMLElement {
     ...ROLES.map((r) => h("li", { class: "dsh-legend-item", "data-role": r.role, title: ROLE_NOTE[r.role] },
       h("span", { class: `dsh-dot dsh-role-${r.role}`, "aria-hidden": "true" }),
       h("strong", { class: "dsh-legend-label" }, r.role === "agent" ? "Agent (harness)" : r.label),
-      h("span", { class: "dsh-legend-note" }, ROLE_NOTE[r.role]))));
+      h("span", { class: "dsh-legend-note" }, ROLE_NOTE[r.role]))),
+    // the fourth colour (issue 41): an agent outside Jupyter calling over MCP, outside the six stages
+    h("li", { class: "dsh-legend-item", "data-role": "external", title: EXTERNAL_NOTE },
+      h("span", { class: "dsh-dot dsh-role-external", "aria-hidden": "true" }),
+      h("strong", { class: "dsh-legend-label" }, "External agent"),
+      h("span", { class: "dsh-legend-note" }, EXTERNAL_NOTE)));
 }
+
+const EXTERNAL_NOTE = "an agent outside Jupyter (over MCP): its calls are in this session too";
 
 /** The stage row with its return arc beneath: the sixth stage hands the next request to the
  *  model, which starts stage 01 of the next tool call. */

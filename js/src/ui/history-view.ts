@@ -1,6 +1,5 @@
 // The message-history view: user / assistant / tool (wrappers behind a toggle), with the
 // assistant's tool-call block marked as a call, not file content; live text streams in.
-import type { StreamingAttempt } from "../fold";
 import { stageNote } from "../model/cards";
 import { fromCell } from "../model/cell";
 import { resolveMessageSeqs } from "../model/diff";
@@ -8,7 +7,7 @@ import type { DerivedMessage } from "../model/history";
 import { messagesOfSeqs, visibleHistory } from "../model/history";
 import { historyFocus } from "../model/history-focus";
 import { maskMessages } from "../model/predict-mask";
-import type { Block, Message } from "../types";
+import type { Block, Message, StreamingAttempt } from "../types";
 import { fmtInt } from "../model/counts";
 import { h, replace } from "./dom";
 import { createHistoryFollow } from "./history-follow";

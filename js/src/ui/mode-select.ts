@@ -3,7 +3,7 @@
 // `session/mode` (the change is the event mode/changed; the log, not this control, says what
 // the mode is). Bypass shows in red. A saved log (read-only) shows the mode without a control.
 // The element persists across renders: an open list is never closed by a re-render.
-import { MODE_HINTS, MODES } from "../model/mode";
+import { isChosenMode, MODE_HINTS, MODES, type ChosenMode } from "../model/mode";
 import { h } from "./dom";
 
 export interface ModeControl {
@@ -11,10 +11,10 @@ export interface ModeControl {
   /** The mode the log says now (null: no session yet); `editable` false: a read-only replay. */
   update(mode: string | null, editable: boolean): void;
   /** The mode picked before any session exists (the next session/create carries it). */
-  readonly pending: string | null;
+  readonly pending: ChosenMode | null;
 }
 
-export function createModeControl(set: (mode: string) => Promise<unknown>, onError: (message: string) => void): ModeControl {
+export function createModeControl(set: (mode: ChosenMode) => Promise<unknown>, onError: (message: string) => void): ModeControl {
   const select = h("select", { class: "dsh-mode-select", "aria-label": "permission mode",
     title: "permission mode: what the agent may do without asking you" }) as HTMLSelectElement;
   const options = [...MODES, "auto"].map((m) => h("option", { value: m, title: MODE_HINTS[m] }, m === "auto" ? "auto (legacy)" : m) as HTMLOptionElement);
@@ -23,7 +23,7 @@ export function createModeControl(set: (mode: string) => Promise<unknown>, onErr
   const label = h("label", { class: "dsh-mode-label" }, "mode ", select);
   const el = h("span", { class: "dsh-mode", "data-fkey": "dsh-mode" }, label, badge);
   let shown: string | null = null;
-  let pending: string | null = null;
+  let pending: ChosenMode | null = null;
   let busy = 0; // changes sent and not answered yet
 
   const paint = (mode: string) => {
@@ -42,6 +42,7 @@ export function createModeControl(set: (mode: string) => Promise<unknown>, onErr
   let chain: Promise<unknown> = Promise.resolve();
   select.addEventListener("change", () => {
     const want = select.value;
+    if (!isChosenMode(want)) return; // the legacy `auto` is shown, never offered
     if (shown === null) { pending = want; paint(want); return; } // no session yet: the create carries it
     busy += 1;
     paint(want);

@@ -2,13 +2,12 @@
 // of a row of the views table (ui/views.ts). The loop owns the position (call, stage, seq), the
 // predict mask and the live attempt; a view owns its own state (a toggle, a scroll position, a
 // card to flash) and draws into the tab panel it is handed.
-import type { StreamingAttempt } from "../fold";
 import type { DerivedMessage } from "../model/history";
 import type { PagedHistory } from "../model/history-focus";
 import type { PredictMask } from "../model/predict-mask";
 import type { Question } from "../model/predict";
 import type { StageNo, ToolCallTrace } from "../model/stages";
-import type { SessionEvent } from "../types";
+import type { SessionEvent, StreamingAttempt } from "../types";
 
 export interface ViewInput {
   events: readonly SessionEvent[];

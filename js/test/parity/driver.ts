@@ -2,8 +2,8 @@
 // ClientSessionModel exactly as tests/client/parity.py folds it with the Python one: the
 // client's own prompt calls (submit → accepted / rejected) and every item of its follow and
 // control streams. One state per line that reached the model.
-import { ClientSessionModel, type FoldState } from "../../src/fold";
-import type { ClientEnvelope, ControlItem, FollowItem, ServerEnvelope } from "../../src/types";
+import { ClientSessionModel } from "../../src/fold";
+import type { ClientEnvelope, ControlItem, FoldState, FollowArgs, FollowItem, PromptArgs, ServerEnvelope } from "../../src/types";
 
 export interface TranscriptLine { dir: "in" | "out"; msg: ClientEnvelope | ServerEnvelope }
 export interface Step { line: number; state: FoldState }
@@ -19,13 +19,13 @@ export function replay(lines: TranscriptLine[], window?: number): Step[] {
     if (line.dir === "out") {
       if (msg.type === "open") {
         streams.set(msg.streamId, msg.endpoint);
-        const args = (msg.payload?.args ?? {}) as { sessionId?: string; cursor?: number | null };
+        const args = (msg.payload?.args ?? {}) as Partial<FollowArgs>;
         if (msg.endpoint === "session/follow" && model === null) model = new ClientSessionModel(args.sessionId ?? null, args.cursor ?? -1);
         return;
       }
       if (msg.type === "client-request" && msg.method === "session/prompt" && model !== null) {
-        const req = (msg.payload?.args as { request: { requestId: string; mode?: string; content: { type: string; text?: string }[] | string } }).request;
-        const text = typeof req.content === "string" ? req.content : req.content.map((b) => b.text ?? "").join("");
+        const req = (msg.payload?.args as unknown as PromptArgs).request;
+        const text = typeof req.content === "string" ? req.content : req.content.map((b) => (typeof b.text === "string" ? b.text : "")).join("");
         prompts.set(msg.rpcId, req.requestId);
         model.submit(req.requestId, text, req.mode ?? "queue");
         steps.push({ line: i, state: model.state() });

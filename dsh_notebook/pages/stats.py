@@ -1,4 +1,4 @@
-"""``stats``, ``timeline`` and ``turn`` pages (:mod:`.pages`): the figures of ``show --stats``
+"""``stats``, ``timeline`` and ``turn`` pages (:mod:`.indexed`): the figures of ``show --stats``
 (``session_stats``, the one fold), a table (requests, tools, turns, decisions by mode) or a turn
 at a time.
 
@@ -17,7 +17,7 @@ from typing import Any
 from ..analysis.stats import SessionStats
 from ..analysis.stats_view import sent_lines
 from ..wire.pages import StatsQuery, TimelineQuery, TurnQuery
-from .pages import Figures, SessionPages
+from .indexed import Figures, SessionPages
 
 JsonDict = dict[str, Any]
 

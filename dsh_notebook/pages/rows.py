@@ -1,4 +1,4 @@
-"""``rows``, ``facets`` and ``export`` pages (:mod:`.pages`): the event list, filtered by the
+"""``rows``, ``facets`` and ``export`` pages (:mod:`.indexed`): the event list, filtered by the
 selects and searched with ``show --search``'s query language (:mod:`.query`), a page at a time.
 
 A filter's matching rows are computed once and kept (the last few filters of a session), so
@@ -13,16 +13,29 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..wire.base import tag
 from ..wire.pages import ExportQuery, RowFilter, RowsQuery
-from .pages import SessionPages
+from .indexed import SessionPages
 from .query import Query, QueryError, exit_code, matches, parse_query, snippet
-from .query_view import CSV_COLUMNS, iso_time
 
 JsonDict = dict[str, Any]
 _CACHE = 6  # filters whose matching rows are kept per session
+CSV_COLUMNS = ("seq", "time", "turn", "type", "name", "exit", "snippet")  # the CSV export's (show --search too)
+
+
+def iso_time(ms: object) -> str:
+    """An event's ``time`` (epoch milliseconds) in ISO 8601 UTC, ``2026-12-07T04:47:14.322Z`` (what
+    JavaScript's ``Date.toISOString`` writes); anything else as it is ("" for none)."""
+    if isinstance(ms, bool) or not isinstance(ms, int):
+        return "" if ms is None else str(ms)
+    try:
+        at = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    except OverflowError:
+        return str(ms)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
 
 
 class Listing:

@@ -11,8 +11,8 @@ whole log where the log is, so a widget holds only a window of it (:mod:`dsh_not
   recomputed when the log has grown; folded from the typed events alone, so a saved log's can
   come before its index.
 
-Each kind of page is answered by its own module: :mod:`.pages_rows` (rows, facets, export),
-:mod:`.pages_stats` (stats, timeline, turn) and :mod:`.pages_requests` (request diff, messages).
+Each kind of page is answered by its own module: :mod:`.rows` (rows, facets, export),
+:mod:`.stats` (stats, timeline, turn) and :mod:`.requests` (request diff, messages).
 Pure and blocking: the host runs it off its loop, one caller at a time per session (``lock``).
 The browser's twin over a window that holds the whole session is ``js/src/data/local.ts``;
 tests/client/test_pages_parity.py checks both give the same pages on recorded runs.
@@ -73,13 +73,13 @@ class SessionPages:
     turn_starts: dict[int, int] = field(default_factory=dict)  # turn -> the seq of its (last) turn/start
     mode: str | None = None  # the permission mode of the last mode/changed (None: none logged)
     lock: threading.RLock = field(default_factory=threading.RLock)
-    listings: OrderedDict[tuple[Any, ...], tuple[int, Any]] = field(default_factory=OrderedDict)  # pages_rows' cache
+    listings: OrderedDict[tuple[Any, ...], tuple[int, Any]] = field(default_factory=OrderedDict)  # rows.py's cache
     _turn: int | None = None
     _names: dict[str, str] = field(default_factory=dict)
     _by_seq: dict[int, str] = field(default_factory=dict)
     _low: list[str | None] = field(default_factory=list)
     _figures: Figures | None = None
-    derived: tuple[int, list[int]] | None = None  # pages_requests' last derive: (through, surface seqs)
+    derived: tuple[int, list[int]] | None = None  # requests.derive's last fold: (through, surface seqs)
 
     @property
     def count(self) -> int:
@@ -105,7 +105,7 @@ class SessionPages:
             self._turn = ev["turn"]
             self.turn_starts[ev["turn"]] = seq
         own = ev.get("turn")
-        name: str | None = None  # the tool an event concerns (observe/query.py annotate)
+        name: str | None = None  # the tool an event concerns (query.py annotate)
         if kind == "tool/call":
             name = str(ev.get("name", ""))
             self._names[str(ev.get("callId"))] = name
@@ -132,7 +132,7 @@ class SessionPages:
         self._low.append(None)
 
     def low_text(self, i: int) -> str:
-        """The lowercased text free-text terms are looked for in (observe/query.py event_text)."""
+        """The lowercased text free-text terms are looked for in (query.py event_text)."""
         from .query import event_text
 
         low = self._low[i]

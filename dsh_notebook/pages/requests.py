@@ -1,4 +1,4 @@
-"""``request-diff`` and ``messages`` pages (:mod:`.pages`): what a frozen request adds to the one
+"""``request-diff`` and ``messages`` pages (:mod:`.indexed`): what a frozen request adds to the one
 before it, and the model-visible messages at any seq — the twins of js/src/model/diff.ts
 (``resolveMessageSeqs``, ``diffRequests``, ``classifyAdded``) and js/src/model/history.ts
 (``deriveMessages``, ``messagesOfSeqs``) over the stored events."""
@@ -9,7 +9,7 @@ import bisect
 from typing import Any
 
 from ..wire.pages import MessagesQuery, RequestDiffQuery
-from .pages import Event, SessionPages
+from .indexed import Event, SessionPages
 
 JsonDict = dict[str, Any]
 SURFACE = frozenset({"user/message", "system/message", "assistant/message", "tool/result"})
