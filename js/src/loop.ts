@@ -88,7 +88,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const stepsOf = (t: readonly ToolCallTrace[], e: readonly SessionEvent[]) => drawn().stepsOf(t, e);
   let histBack = 0; // a long session's history: pages of HISTORY_PAGE messages back from the newest
   let histKey = "";
+  let lastHistory: DerivedMessage[] = [];
   let readingCall: number | undefined; // the session's call number being read from the kernel
+  // every move of the position (a press, the scrubber, a part read) takes a number: a part that
+  // arrives after a later move does not move the position back
+  let nav = 0;
+  const navigate = (): number => { readingCall = undefined; win.cancel(); return ++nav; };
   const readonly = Boolean(model.get("readonly"));
   let mode: "live" | "replay" = readonly ? "replay" : "live";
   let view: ViewName = VIEW_NAMES[0];
@@ -204,16 +209,18 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       toReplay(-1);
       // a long session replayed to its end plays again from its first call (its first part)
       if (win.windowed && player.index >= player.steps.length - 1 && !win.moreAfter && win.moreBefore) {
-        void goToCall(0).then(() => player.play());
+        const to = goToCall(0);
+        const mine = nav;
+        void to.then(() => { if (nav === mine) player.play(); });
         return;
       }
       player.play();
     },
     pause: () => player.pause(),
-    back: () => { toReplay(player.steps.length - 1); if (atEdge(-1)) void stepPart(-1); else player.back(); },
-    forward: () => { if (toReplay(player.steps.length - 1)) return; if (atEdge(1)) void stepPart(1); else player.forward(); },
+    back: () => { toReplay(player.steps.length - 1); if (atEdge(-1)) void stepPart(-1); else { navigate(); player.back(); } },
+    forward: () => { if (toReplay(player.steps.length - 1)) return; if (atEdge(1)) void stepPart(1); else { navigate(); player.forward(); } },
     scrub: (i) => { mode = "replay"; player.pause(); if (win.windowed) void goToCall(i); else player.seekCall(i); },
-    goLive: () => { mode = "live"; player.pause(); win.toLive(); readingCall = undefined; liveIndex = -1; render.schedule(); },
+    goLive: () => { mode = "live"; player.pause(); navigate(); win.toLive(); liveIndex = -1; render.schedule(); },
     setSpeed: (sp) => player.setSpeed(sp),
     setStepOnly: (on) => { if (on) toReplay(player.steps.length - 1); player.setStepOnly(on); },
     setPredict: (on) => {
@@ -239,8 +246,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       mode = "replay";
       player.pause();
       const total = win.callTotal();
-      if (win.windowed && total !== undefined) void goToCall(a === "first" ? 0 : total - 1).then(() => { if (a === "last") player.seek(player.steps.length - 1); });
-      else player.seek(a === "first" ? 0 : player.steps.length - 1);
+      if (win.windowed && total !== undefined) {
+        const to = goToCall(a === "first" ? 0 : total - 1);
+        const mine = nav;
+        void to.then(() => { if (a === "last" && nav === mine) player.seek(player.steps.length - 1); });
+      } else { navigate(); player.seek(a === "first" ? 0 : player.steps.length - 1); }
     } else if (readonly) return false;
     else playbackCb.goLive();
     render.schedule();
@@ -388,7 +398,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       page = s.pages.get({ kind: "messages", seq: at, request: frozen, offset, limit: HISTORY_PAGE }) as MessagesPage | undefined;
     }
     const diff = frozen ? s.pages.get({ kind: "request-diff", seq: at, offset: 0, limit: 200 }) as RequestDiffPage | undefined : undefined;
-    const messages = (page?.messages ?? []).map((m) => ({ seq: m.seq, message: m.message }) as DerivedMessage);
+    // while a page comes, the last one stays on screen (marked busy): no flash of an empty history
+    const messages = page ? (page.messages ?? []).map((m) => ({ seq: m.seq, message: m.message }) as DerivedMessage) : lastHistory;
+    if (page) lastHistory = messages;
     const total = top?.total;
     const shownTo = page ? page.offset + messages.length : 0;
     const paged: PagedHistory | undefined = total !== undefined ? { total,
@@ -416,9 +428,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   async function stepPart(dir: 1 | -1 | 0): Promise<void> {
     const cur = player.current;
     if (!cur) return;
+    const mine = navigate();
     try {
-      if (!await win.readAround(cur.seq, dir < 0)) return;
+      if (!await win.readAround(cur.seq, dir < 0) || nav !== mine) return;
     } catch (e) {
+      if (nav !== mine) return;
       player.pause();
       showError(`${(e as { code?: string }).code ?? "ERROR"}: ${(e as Error).message}`);
       return;
@@ -434,6 +448,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   /** Show the session's call `number` (a long session's scrubber): from the part held, else its
    *  part read from the kernel. */
   async function goToCall(number: number): Promise<void> {
+    const mine = navigate();
     const base = callBase();
     const local = base !== undefined ? number - base : -1;
     if (local >= 0 && local < tracer.traces.length && tracer.traces[local].callSeq !== undefined) { player.seekCall(local); return; }
@@ -441,16 +456,15 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     render.schedule();
     try {
       const c = await win.call(number);
-      if (readingCall !== number) return; // another call asked for meanwhile
-      if (!c || !await win.readAround(c.seq)) return;
-      if (readingCall !== number) return;
+      if (nav !== mine) return; // moved on meanwhile
+      if (!c || !await win.readAround(c.seq) || nav !== mine) return;
       stepsNow();
       const t = tracer.traces.find((x) => x.callSeq === c.seq);
       if (t) player.seekCall(t.index);
     } catch (e) {
-      showError(`${(e as { code?: string }).code ?? "ERROR"}: ${(e as Error).message}`);
+      if (nav === mine) showError(`${(e as { code?: string }).code ?? "ERROR"}: ${(e as Error).message}`);
     } finally {
-      if (readingCall === number) readingCall = undefined;
+      if (nav === mine) readingCall = undefined;
       render.schedule();
     }
   }
@@ -479,6 +493,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   function seekStage(stage: StageNo, pos: Position): void {
     if (!pos.call) return;
+    navigate();
     if (mode === "live") { mode = "replay"; player.setSteps(stepsOf(tracer.traces, held())); }
     if (!player.seekStage(pos.call.index, stage)) player.seekCall(pos.call.index);
   }

@@ -68,6 +68,7 @@ const label = (el: HTMLElement) => el.querySelector(".dsh-scrub-label")?.textCon
 const current = (el: HTMLElement) => el.querySelector(".dsh-stage[data-state=current]");
 const stageValue = (el: HTMLElement, no: number) => el.querySelector(`.dsh-stage[data-stage="${no}"] .dsh-stage-value`)?.textContent ?? "";
 const heldRange = (el: HTMLElement) => (loopEl(el).dataset.window ?? "").split("..").map(Number);
+// ".dsh-history:not([aria-busy])": the page of the position shown (the last one stays while it comes)
 /** Rows the widget draws: history messages, payload cards (a page of them at most, whatever the size). */
 const domRows = (el: HTMLElement) => el.querySelectorAll(".dsh-msg, .dsh-card").length;
 const press = (el: HTMLElement, cls: string) => (el.querySelector(`.dsh-${cls}`) as HTMLButtonElement).click();
@@ -86,7 +87,7 @@ describe("the loop widget holds a part of a long session", SLOW, () => {
     await waitFor(() => label(el).startsWith(`call 1/${TURNS}: read · c1`) && current(el)?.getAttribute("data-stage") === "1");
     expect(heldRange(el)).toEqual([0, PART - 1]);
     expect(loopEl(el).querySelector(".dsh-sub")?.textContent).toContain(`${N.toLocaleString("en-US")} events`);
-    await waitFor(() => el.querySelectorAll(".dsh-history .dsh-msg").length === 2); // the prompt and the assistant's call
+    await waitFor(() => el.querySelectorAll(".dsh-history:not([aria-busy]) .dsh-msg").length === 2); // the prompt and the assistant's call
     expect(stageValue(el, 1)).toBe(`#${assistantOf(1)} read · c1`);
     expect(domRows(el)).toBeLessThanOrEqual(150);
   });
@@ -101,10 +102,27 @@ describe("the loop widget holds a part of a long session", SLOW, () => {
     expect(lo).toBeLessThanOrEqual(assistantOf(201));
     expect(hi - lo + 1).toBeLessThanOrEqual(PART);
     // the history at this call: a page of the session's messages (the newest of 400 and more)
-    await waitFor(() => el.querySelectorAll(".dsh-history .dsh-msg").length > 0);
-    expect(el.querySelectorAll(".dsh-history .dsh-msg").length).toBeLessThanOrEqual(150);
-    expect(el.querySelector(".dsh-history .dsh-msg:last-of-type")?.getAttribute("data-seq")).toBe(String(assistantOf(201)));
+    await waitFor(() => el.querySelectorAll(".dsh-history:not([aria-busy]) .dsh-msg").length > 0);
+    expect(el.querySelectorAll(".dsh-history:not([aria-busy]) .dsh-msg").length).toBeLessThanOrEqual(150);
+    expect(el.querySelector(".dsh-history:not([aria-busy]) .dsh-msg:last-of-type")?.getAttribute("data-seq")).toBe(String(assistantOf(201)));
     expect(domRows(el)).toBeLessThanOrEqual(150);
+  });
+
+  it("a move while a part is read wins: the part that arrives after it moves nothing", async () => {
+    const { el } = open();
+    await waitFor(() => label(el).startsWith(`call 1/${TURNS}: read · c1`));
+    const scrub = el.querySelector<HTMLInputElement>(".dsh-scrubber") as HTMLInputElement;
+    await waitFor(() => Number(scrub.max) === TURNS - 1);
+    scrub.value = String(TURNS - 1); // the last call: its part is read from the kernel…
+    scrub.dispatchEvent(new Event("input"));
+    scrub.value = "2"; // …and before it comes, call 3 (in the part held)
+    scrub.dispatchEvent(new Event("input"));
+    await waitFor(() => label(el).startsWith(`call 3/${TURNS}: read · c3`));
+    const model = (el.querySelector(".dsh-loop") as HTMLElement);
+    for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 20)); // the far part's answer has come and gone
+    expect(label(el)).toMatch(new RegExp(`^call 3/${TURNS}: read · c3`));
+    expect(heldRange(el)).toEqual([0, PART - 1]);
+    expect(model.dataset.stepIndex).toBe("12");
   });
 
   it("steps on across the part's last step and back across its first, reading the next and previous parts", async () => {
@@ -150,7 +168,7 @@ describe("the loop widget holds a part of a long session", SLOW, () => {
     await waitFor(() => label(el).startsWith(`call 1/${TURNS}`));
     await scrubTo(el, 201);
     press(el, "forward"); // 02: the history of 01
-    const msgs = () => [...el.querySelectorAll<HTMLElement>(".dsh-history .dsh-msg")].map((m) => Number(m.dataset.seq));
+    const msgs = () => [...el.querySelectorAll<HTMLElement>(".dsh-history:not([aria-busy]) .dsh-msg")].map((m) => Number(m.dataset.seq));
     await waitFor(() => msgs().length > 0 && el.querySelector(".dsh-history-earlier") !== null);
     const newest = msgs();
     expect(el.querySelector(".dsh-history-earlier")?.textContent).toMatch(/^… [\d,]+ earlier messages: show 150 more$/);

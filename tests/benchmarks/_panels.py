@@ -210,7 +210,7 @@ def loop_round(page: Any, lab: Lab, log: str, n: int, name: str) -> dict[str, di
     out: dict[str, dict[str, float]] = {}
     t0 = probe.now()
     _run_cell(page)
-    sels = {"rows": ".dsh-loop .dsh-history .dsh-msg", "stages": ".dsh-loop .dsh-stage[data-state=current]"}
+    sels = {"rows": ".dsh-loop .dsh-history:not([aria-busy]) .dsh-msg", "stages": ".dsh-loop .dsh-stage[data-state=current]"}
     r = page.evaluate(WAIT_MANY_JS, [sels, t0, 900_000])
     if r is None:
         raise AssertionError("the loop widget's rows or stages not on screen within 900 s")
@@ -231,7 +231,7 @@ def loop_round(page: Any, lab: Lab, log: str, n: int, name: str) -> dict[str, di
         wait_until(lambda: loop.locator(".dsh-scrub-label").text_content() != before
                    and "reading" not in (loop.locator(".dsh-scrub-label").text_content() or "")
                    and loop.locator(".dsh-stage[data-state=current]").count() == 1
-                   and loop.locator(".dsh-history .dsh-msg").count() > 0, timeout=300, what=f"the call after {key}", every=0.02)
+                   and loop.locator(".dsh-history:not([aria-busy]) .dsh-msg").count() > 0, timeout=300, what=f"the call after {key}", every=0.02)
         shown = probe.now()  # the call's stage and rows on screen (polled every 20 ms)
         probe.settle()
         what = "last call" if key == "End" else "middle call"

@@ -168,13 +168,16 @@ def test_the_loop_widget_holds_a_part_of_a_100k_session(lab: Lab, page: Any) -> 
         t = now(page)
         scrub.focus()
         page.keyboard.press(key)
-        wait_until(lambda: (label.text_content() or "").startswith(f"call {want}/{calls}: read")
-                   and loop.locator(".dsh-history .dsh-msg").count() > 0, timeout=120, what=f"call {want} shown")
+        # the call's name on the label (not "reading it from the kernel…"), its history on screen
+        wait_until(lambda: (label.text_content() or "").startswith(f"call {want}/{calls}: read · c{want}")
+                   and loop.locator('.dsh-history:not([aria-busy="true"]) .dsh-msg').count() > 0, timeout=120,
+                   what=f"call {want} shown")
         page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
         steps[f"call {want}"] = longest_since(page, t)
         lo, hi, _ = held()
-        seq = int((loop.locator('.dsh-stage[data-stage="2"] .dsh-stage-value').text_content() or "#-1").split()[0].lstrip("#"))
-        assert lo <= seq <= hi, (want, lo, hi, seq)  # the call's tool/call is in the part drawn from
+        # stage 01's value: "#<its assistant message's seq> read · c<N>"
+        seq = int((loop.locator('.dsh-stage[data-stage="1"] .dsh-stage-value').text_content() or "#-1").split()[0].lstrip("#"))
+        assert lo <= seq <= hi, (want, lo, hi, seq)  # the call's message is in the part drawn from
         bounded(f"call {want}")
 
     go("End", calls)

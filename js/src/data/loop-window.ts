@@ -109,8 +109,13 @@ export class LoopWindow {
 
   /** Draw from the fold again (live). */
   toLive(): void {
-    this.token += 1;
+    this.cancel();
     this.part = null;
+  }
+
+  /** A read under way is not drawn from when it arrives (the position moved on meanwhile). */
+  cancel(): void {
+    this.token += 1;
     this.reading = null;
   }
 
