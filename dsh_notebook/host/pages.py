@@ -32,7 +32,7 @@ from ..pages.stats import stats_page, timeline, timeline_page, turn_page
 from ..session.saved import SavedLog
 from ..session.session import Session
 from ..wire.events import AnyEvent
-from ..wire.pages import MessagesQuery, Page, PageQuery, RowsQuery
+from ..wire.pages import MessagesQuery, Page, PageQuery, RequestDiffQuery, RowsQuery
 
 QUICK_MIN = 5_000
 """A log this long is indexed in the background; its first rows page comes from its lines."""
@@ -110,11 +110,16 @@ class PageSource:
             self.prepare()
             return Page.model_validate({"page": quick_rows(self._lines(query.offset, query.offset + query.limit),
                                                            self._total(), query)})
-        if isinstance(query, MessagesQuery) and self.pages.count <= query.seq < min(QUICK_MIN, self._total()):
-            # the history at the start of a long log not indexed yet (a replay's first calls): from
-            # its first lines, not after the whole log is read
+        if isinstance(query, (MessagesQuery, RequestDiffQuery)) and self.pages.count < self._total():
+            # the history at a seq of a long log not wholly indexed (a replay's first calls, a call
+            # the loop widget goes to): what comes before the seq does not change, so the index as
+            # far as it has gone answers once it holds the seq — the first calls from the log's
+            # first lines before that — not after the whole log is read
             self.prepare()
-            return Page.model_validate({"page": await asyncio.to_thread(self._early_messages, query)})
+            if self._holds(query):
+                return Page.model_validate({"page": {**await asyncio.to_thread(self._answer, query), "count": self._total()}})
+            if isinstance(query, MessagesQuery) and query.seq < min(QUICK_MIN, self._total()):
+                return Page.model_validate({"page": await asyncio.to_thread(self._early_messages, query)})
         if query.kind in ("stats", "timeline", "turn") and self._early is not None:
             # a prebuilt log's figures are folded before its index: these pages need nothing else
             await self._prebuilt(figures=True)
@@ -128,11 +133,21 @@ class PageSource:
         return Page.model_validate({"page": answer})
 
     def _quick(self, q: RowsQuery) -> bool:
-        """Rows of the unfiltered list of a long log that the index has not reached yet: from its
-        lines (row ``offset`` is event ``offset``): the first screen, a part the loop widget reads."""
+        """Rows of the unfiltered list of a long log not wholly indexed yet: from its lines (row
+        ``offset`` is event ``offset``) — the first screen, a part the loop widget reads — not
+        after the whole log is indexed."""
         f = q.filter
-        return (self.pages.count < min(self._total(), q.offset + q.limit) and not q.complete and q.seq is None
+        return (self.pages.count < self._total() and not q.complete and q.seq is None
                 and not (f.type or f.turn is not None or f.tool or f.text.strip()) and self._total() >= QUICK_MIN)
+
+    def _holds(self, q: MessagesQuery | RequestDiffQuery) -> bool:
+        """The index holds all the page at ``q.seq`` reads: the events up to it (a request diff:
+        ``seq`` is the frozen request itself, not one that may follow it)."""
+        p = self.pages
+        with p.lock:
+            if not 0 <= q.seq < p.count:
+                return False
+            return isinstance(q, MessagesQuery) or p.types[q.seq] == "request/frozen"
 
     def _early_messages(self, q: MessagesQuery) -> dict[str, Any]:
         """``messages`` at a seq the index has not reached: folded from the lines up to it (they do

@@ -16,7 +16,8 @@ import { newRequestId } from "./remote";
 import { acquire, follow, release, type Shared, type WidgetModel } from "./transport";
 import { LoopWindow } from "./data/loop-window";
 import type { DerivedMessage } from "./model/history";
-import type { MessagesPage, RequestDiffPage, StatsPage } from "./wire.gen";
+import type { MessagesPage, MessagesQuery, RequestDiffPage, RequestDiffQuery, StatsPage } from "./wire.gen";
+import { messagesPageOf, requestDiffPageOf } from "./data/local";
 import type { Totals } from "./model/trajectory";
 import type { PagedHistory } from "./model/history-focus";
 import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
@@ -367,8 +368,17 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
    *  session; null while it comes); undefined: resolved from the events (a short one). */
   function frozenTotal(call: ToolCallTrace | undefined): number | null | undefined {
     if (!win.windowed || call?.frozenSeq === undefined) return undefined;
-    const p = s.pages.get({ kind: "messages", seq: call.frozenSeq, request: true, limit: HISTORY_PAGE }) as MessagesPage | undefined;
+    const p = historyPage({ kind: "messages", seq: call.frozenSeq, request: true, limit: HISTORY_PAGE }) as MessagesPage | undefined;
     return p ? p.total : null;
+  }
+
+  /** A page of the history at a seq: computed here when what is drawn holds the session from its
+   *  first event (the part a replay starts with: exact, and no round trip), else the kernel's. */
+  function historyPage(q: MessagesQuery | RequestDiffQuery): MessagesPage | RequestDiffPage | undefined {
+    if (win.lo > 0) return s.pages.get(q) as MessagesPage | RequestDiffPage | undefined;
+    const events = held();
+    return q.kind === "messages" ? messagesPageOf(events, q.seq, Boolean(q.request), q.offset ?? null, q.limit ?? HISTORY_PAGE)
+      : requestDiffPageOf(events, q.seq, q.offset ?? 0, q.limit ?? 200);
   }
 
   /** A long session's history at the shown position, from the kernel's messages pages: a page
@@ -388,16 +398,16 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const key = `${frozen}:${at}`;
     if (key !== histKey) { histKey = key; histBack = 0; }
     const newest = (seq: number, request: boolean) => seq >= 0
-      ? s.pages.get({ kind: "messages", seq, request, limit: HISTORY_PAGE }) as MessagesPage | undefined : undefined;
+      ? historyPage({ kind: "messages", seq, request, limit: HISTORY_PAGE }) as MessagesPage | undefined : undefined;
     const derivedNewest = newest(through, false);
     const frozenNewest = call?.frozenSeq !== undefined && pos.stage >= 5 ? newest(call.frozenSeq, true) : undefined;
     const top = frozen ? frozenNewest : derivedNewest;
     let page = top;
     if (top && histBack > 0) {
       const offset = Math.max(0, top.total - HISTORY_PAGE * (histBack + 1));
-      page = s.pages.get({ kind: "messages", seq: at, request: frozen, offset, limit: HISTORY_PAGE }) as MessagesPage | undefined;
+      page = historyPage({ kind: "messages", seq: at, request: frozen, offset, limit: HISTORY_PAGE }) as MessagesPage | undefined;
     }
-    const diff = frozen ? s.pages.get({ kind: "request-diff", seq: at, offset: 0, limit: 200 }) as RequestDiffPage | undefined : undefined;
+    const diff = frozen ? historyPage({ kind: "request-diff", seq: at, offset: 0, limit: 200 }) as RequestDiffPage | undefined : undefined;
     // while a page comes, the last one stays on screen (marked busy): no flash of an empty history
     const messages = page ? (page.messages ?? []).map((m) => ({ seq: m.seq, message: m.message }) as DerivedMessage) : lastHistory;
     if (page) lastHistory = messages;
