@@ -219,7 +219,12 @@ def loop_round(page: Any, lab: Lab, log: str, n: int, name: str) -> dict[str, di
     for k in sels:
         out[k] = probe.record(k, {"ms": float(r["at"][k]), "longest": longest, "heap": heap, "nodes": nodes})
     loop = page.locator(".dsh-loop").first
-    wait_until(lambda: f"{n:,} events" in (loop.locator(".dsh-sub").text_content() or ""), timeout=900, what="the whole log")
+    # the widget knows the whole session: its header counts every event and its scrubber every call
+    # (write_log: a call a turn of 12 events) — before issue 38 once the browser had folded every
+    # event, after it once the kernel has listed them
+    calls = n // 12
+    wait_until(lambda: f"{n:,} events" in (loop.locator(".dsh-sub").text_content() or "")
+               and f"/{calls}:" in (loop.locator(".dsh-scrub-label").text_content() or ""), timeout=900, what="the whole log")
     probe.settle()
     scrub = loop.locator("input[type=range]").first
 
