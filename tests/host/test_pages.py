@@ -326,6 +326,7 @@ def test_derived_messages_are_folded_on_from_the_last_page_asked() -> None:
         assert p.derived is not None
 
 
+@pytest.mark.scale  # a 12,000-event log, as the long-log test above
 def test_a_long_logs_parts_and_first_history_do_not_wait_for_its_index(tmp_path: Path) -> None:
     """The loop widget's replay of a long log starts at its first call and reads parts of it
     anywhere: the rows of the unfiltered list at any offset and the history at the start (the
@@ -367,6 +368,7 @@ def test_a_long_logs_parts_and_first_history_do_not_wait_for_its_index(tmp_path:
     assert later["total"] == 1_000 and len(later["messages"]) == 5
 
 
+@pytest.mark.scale  # a 12,000-event log
 def test_pages_of_what_a_half_built_index_holds_do_not_wait_for_the_rest(tmp_path: Path) -> None:
     """A long log half indexed (the rest held back here): the unfiltered rows anywhere come from
     its lines, and the history and a request's diff at a seq the index holds come from the index
