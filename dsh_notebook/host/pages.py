@@ -32,7 +32,7 @@ from ..pages.stats import stats_page, timeline, timeline_page, turn_page
 from ..session.saved import SavedLog
 from ..session.session import Session
 from ..wire.events import AnyEvent
-from ..wire.pages import Page, PageQuery, RowsQuery
+from ..wire.pages import MessagesQuery, Page, PageQuery, RequestDiffQuery, RowsQuery
 
 QUICK_MIN = 5_000
 """A log this long is indexed in the background; its first rows page comes from its lines."""
@@ -110,6 +110,16 @@ class PageSource:
             self.prepare()
             return Page.model_validate({"page": quick_rows(self._lines(query.offset, query.offset + query.limit),
                                                            self._total(), query)})
+        if isinstance(query, (MessagesQuery, RequestDiffQuery)) and self.pages.count < self._total():
+            # the history at a seq of a long log not wholly indexed (a replay's first calls, a call
+            # the loop widget goes to): what comes before the seq does not change, so the index as
+            # far as it has gone answers once it holds the seq — the first calls from the log's
+            # first lines before that — not after the whole log is read
+            self.prepare()
+            if self._holds(query):
+                return Page.model_validate({"page": {**await asyncio.to_thread(self._answer, query), "count": self._total()}})
+            if isinstance(query, MessagesQuery) and query.seq < min(QUICK_MIN, self._total()):
+                return Page.model_validate({"page": await asyncio.to_thread(self._early_messages, query)})
         if query.kind in ("stats", "timeline", "turn") and self._early is not None:
             # a prebuilt log's figures are folded before its index: these pages need nothing else
             await self._prebuilt(figures=True)
@@ -123,10 +133,28 @@ class PageSource:
         return Page.model_validate({"page": answer})
 
     def _quick(self, q: RowsQuery) -> bool:
-        """The first rows of the unfiltered list of a long log not wholly indexed yet: from its lines."""
+        """Rows of the unfiltered list of a long log not wholly indexed yet: from its lines (row
+        ``offset`` is event ``offset``) — the first screen, a part the loop widget reads — not
+        after the whole log is indexed."""
         f = q.filter
-        return (self.pages.count < self._total() and not q.complete and q.seq is None and q.offset == 0
+        return (self.pages.count < self._total() and not q.complete and q.seq is None
                 and not (f.type or f.turn is not None or f.tool or f.text.strip()) and self._total() >= QUICK_MIN)
+
+    def _holds(self, q: MessagesQuery | RequestDiffQuery) -> bool:
+        """The index holds all the page at ``q.seq`` reads: the events up to it (a request diff:
+        ``seq`` is the frozen request itself, not one that may follow it)."""
+        p = self.pages
+        with p.lock:
+            if not 0 <= q.seq < p.count:
+                return False
+            return isinstance(q, MessagesQuery) or p.types[q.seq] == "request/frozen"
+
+    def _early_messages(self, q: MessagesQuery) -> dict[str, Any]:
+        """``messages`` at a seq the index has not reached: folded from the lines up to it (they do
+        not change: the page is the one the index would give, ``count`` the log's)."""
+        head = SessionPages(self.pages.session_id, self.pages.models)
+        head.extend(self._lines(0, q.seq + 1))
+        return {**messages_page(head, q), "count": self._total()}
 
     def _answer(self, q: PageQuery) -> dict[str, Any]:
         p = self.pages
@@ -176,9 +204,11 @@ _PREBUILT: dict[int, tuple[list[str], SessionPages, Done, Done]] = {}
 _PREBUILT_LOCK = threading.Lock()
 
 
-def prebuild(saved: SavedLog) -> None:
+def prebuild(saved: SavedLog, *, index_first: bool = False) -> None:
     """Start folding and indexing a saved log now, on a thread of its own (a widget's replay: the
-    page's figures are read while the browser loads the widget); the host's source takes it over."""
+    page's figures are read while the browser loads the widget); the host's source takes it over.
+    ``index_first``: the index before the figures (the loop widget: its parts, history and call
+    numbers need the index; only its header's totals need the figures)."""
     if len(saved.lines) < QUICK_MIN:
         return
     pages = SessionPages(saved.session_id, _saved_models(saved))
@@ -188,13 +218,15 @@ def prebuild(saved: SavedLog) -> None:
     def run() -> None:
         # the figures first (Stats, Timeline, Waterfall need only them; the first rows come from
         # the lines meanwhile), the timeline's rows, then the index (filters, search, the durations
-        # column); each step's error is what the pages that wait for it meet (a bad line: LOG_CORRUPT)
+        # column) — or the index first (index_first); each step's error is what the pages that wait
+        # for it meet (a bad line: LOG_CORRUPT)
         def figures() -> None:
             pages.figures(len(saved.lines))
             figured.set_result(None)
             timeline(pages.figures())  # not under the pages' lock: a page that needs them first lays them out too
 
-        for step, done in ((figures, figured), (lambda: pages.extend(saved.lines), indexed)):
+        steps = [(figures, figured), (lambda: pages.extend(saved.lines), indexed)]
+        for step, done in reversed(steps) if index_first else steps:
             try:
                 step()
                 if not done.done():

@@ -93,9 +93,14 @@ def _contributes(ev: Event) -> Any:
 
 def derive(p: SessionPages, through: int) -> list[int]:
     """The surface seqs of ``derive_messages()`` after the events through ``through``: appended,
-    or replacing the run ``startSeq`` .. ``endSeq`` (js deriveMessages)."""
-    nodes: list[int] = []
-    for s in range(min(through, p.count - 1) + 1):
+    or replacing the run ``startSeq`` .. ``endSeq`` (js deriveMessages). Folded on from the last
+    call's when it ended at or before ``through`` (a replay asks for the history a step later each
+    time: the fold does not start again at seq 0 for each)."""
+    end = min(through, p.count - 1)
+    start, nodes = 0, []
+    if p.derived is not None and p.derived[0] <= end:
+        start, nodes = p.derived[0] + 1, list(p.derived[1])
+    for s in range(start, end + 1):
         if p.types[s] not in SURFACE:
             continue
         op = p.events[s].get("surfaceOp")
@@ -108,16 +113,18 @@ def derive(p: SessionPages, through: int) -> list[int]:
                 nodes[i:j + 1] = [s]
                 continue
         nodes.append(s)
+    p.derived = (end, list(nodes))
     return nodes
 
 
 def messages_page(p: SessionPages, q: MessagesQuery) -> JsonDict:
+    # the seqs of the messages first, a page of them made after (a long session has tens of
+    # thousands: one container each would wake the garbage collector over the whole index)
     if q.request:
         seqs = resolve_seqs(p, q.seq) if 0 <= q.seq < p.count and p.types[q.seq] == "request/frozen" else []
-        pairs = [(s, _contributes(p.events[s])) for s in seqs if 0 <= s < p.count and p.events[s].get("seq") == s]
+        found = [s for s in seqs if 0 <= s < p.count and p.events[s].get("seq") == s and _contributes(p.events[s]) is not None]
     else:
-        pairs = [(s, _contributes(p.events[s])) for s in derive(p, q.seq)]
-    messages = [{"seq": s, "message": m} for s, m in pairs if m is not None]
-    offset = q.offset if q.offset is not None else max(0, len(messages) - q.limit)
-    return {"kind": "messages", "count": p.count, "seq": q.seq, "total": len(messages), "offset": offset,
-            "messages": messages[offset:offset + q.limit]}
+        found = [s for s in derive(p, q.seq) if _contributes(p.events[s]) is not None]
+    offset = q.offset if q.offset is not None else max(0, len(found) - q.limit)
+    return {"kind": "messages", "count": p.count, "seq": q.seq, "total": len(found), "offset": offset,
+            "messages": [{"seq": s, "message": _contributes(p.events[s])} for s in found[offset:offset + q.limit]]}

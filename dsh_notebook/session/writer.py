@@ -8,7 +8,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..errors import LogFormatError, LogWriteError
+from ..errors import LogFormatError, LogWriteError, SessionError
 from ..wire.base import to_json
 from ..wire.events import AnyEvent
 from .logfile import append_durably, ensure_private_dir, open_locked, write_error
@@ -34,6 +34,13 @@ class SessionLog:
         if fd is None:
             ensure_private_dir(self.path.parent)
             fd = open_locked(self.path, create=True)
+            if written == 0 and os.fstat(fd).st_size > 0:
+                # a new log in a file that holds another's lines: appending would mix two sessions'
+                # seqs in one file (unreadable past the first); `reopen` continues a log
+                os.close(fd)
+                raise SessionError(f"a session log already exists at {self.path}; a new session's log is "
+                                   "never appended to it (resume that session, or choose another path)",
+                                   code="SESSION_EXISTS")
         self._fd = fd
         self._queue_lock = threading.Lock()
         self._io_lock = threading.Lock()

@@ -3,7 +3,7 @@ import type { CreateArgs, SessionEvent } from "./types";
 import { countOf, eventCount } from "./model/counts";
 import { resolveMessageSeqs } from "./model/diff";
 import { explainStage } from "./model/explain";
-import { deriveMessages } from "./model/history";
+import { deriveMessages, SURFACE_TYPES } from "./model/history";
 import { liveDwell, Player } from "./model/playback";
 import { livePace, readingMs, wordCount } from "./model/pacing";
 import { maskOf, maskTrace } from "./model/predict-mask";
@@ -11,9 +11,15 @@ import { TurnTracker, turnNarration, turnValue, WaitClock, waitingText, type Tur
 import { PredictMode } from "./model/predict";
 import { ProvenanceIndex } from "./model/provenance";
 import { runtimeView } from "./model/runtime-log";
-import { CallTracer, memoPlaybackSteps, stageAt, STAGES, type StageNo, type ToolCallTrace } from "./model/stages";
+import { CallTracer, memoPlaybackSteps, stageAt, STAGES, type PlaybackStep, type StageNo, type ToolCallTrace } from "./model/stages";
 import { newRequestId } from "./remote";
 import { acquire, follow, release, type Shared, type WidgetModel } from "./transport";
+import { LoopWindow } from "./data/loop-window";
+import type { DerivedMessage } from "./model/history";
+import type { MessagesPage, MessagesQuery, RequestDiffPage, RequestDiffQuery, StatsPage } from "./wire.gen";
+import { messagesPageOf, requestDiffPageOf } from "./data/local";
+import type { Totals } from "./model/trajectory";
+import type { PagedHistory } from "./model/history-focus";
 import { isolateKeys, keepFocus, roving, uid } from "./ui/a11y";
 import { createPlayback, createPromptBox, type PlaybackCallbacks } from "./ui/controls";
 import { createDiagramFrame } from "./ui/diagram-frame";
@@ -26,7 +32,8 @@ import { externalClientOf } from "./model/external";
 import { createModeControl } from "./ui/mode-select";
 import { ModeFold } from "./model/mode";
 import { createPredictPanel } from "./ui/predict";
-import type { View } from "./ui/view";
+import type { PagedView, View } from "./ui/view";
+import { HISTORY_PAGE } from "./ui/history-view";
 import { VIEW_NAMES, VIEWS, type ViewName } from "./ui/views";
 import { pausedAt } from "./model/debug";
 import { DebugPanel, keepToggleFocus } from "./ui/debug-bar";
@@ -60,11 +67,34 @@ interface Position {
 
 export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const s: Shared = acquire(model);
-  const tracer = new CallTracer();
-  const prov = new ProvenanceIndex();
+  // what the loop draws from: the fold (a short session), its live window, or a part of a long
+  // session read from the kernel (data/loop-window.ts); each with its own tracer and steps
+  const win = new LoopWindow(s.fold, s.pages);
+  interface Drawn { part: object | null; tracer: CallTracer; prov: ProvenanceIndex; stepsOf: ReturnType<typeof memoPlaybackSteps> }
+  const fresh = (part: object | null): Drawn => ({ part, tracer: new CallTracer(), prov: new ProvenanceIndex(), stepsOf: memoPlaybackSteps() });
+  const liveDrawn = fresh(null);
+  let partDrawn: Drawn | null = null;
+  const drawn = (): Drawn => {
+    const part = win.part;
+    if (!part) return liveDrawn;
+    if (partDrawn?.part !== part) partDrawn = fresh(part);
+    return partDrawn;
+  };
+  /** The calls traced in what is drawn, and the events it holds (indexed by seq). */
+  const tracer = { get traces() { return drawn().tracer.traces; }, update: (ev: readonly SessionEvent[]) => drawn().tracer.update(ev) };
+  const prov = { update: (ev: readonly SessionEvent[]) => drawn().prov.update(ev), citing: (seq: number) => drawn().prov.citing(seq) };
+  const held = (): readonly SessionEvent[] => win.events();
   const traj = new TrajectoryFold(new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined));
   const player = new Player();
-  const stepsOf = memoPlaybackSteps();
+  const stepsOf = (t: readonly ToolCallTrace[], e: readonly SessionEvent[]) => drawn().stepsOf(t, e);
+  let histBack = 0; // a long session's history: pages of HISTORY_PAGE messages back from the newest
+  let histKey = "";
+  let lastHistory: DerivedMessage[] = [];
+  let readingCall: number | undefined; // the session's call number being read from the kernel
+  // every move of the position (a press, the scrubber, a part read) takes a number: a part that
+  // arrives after a later move does not move the position back
+  let nav = 0;
+  const navigate = (): number => { readingCall = undefined; win.cancel(); return ++nav; };
   const readonly = Boolean(model.get("readonly"));
   let mode: "live" | "replay" = readonly ? "replay" : "live";
   let view: ViewName = VIEW_NAMES[0];
@@ -94,20 +124,26 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   // the permission mode (issue 36): set through session/mode; the log's mode/changed is what shows
   const modeCtl = createModeControl((m) => s.remote.setMode(s.sessionId as string, m), (msg) => showError(msg));
   const predictPanel = createPredictPanel({
-    answer: (g) => { const t = predict.answer(g, tracer.traces, s.fold.events); if (t !== null) player.seek(t); render.schedule(); },
+    answer: (g) => { const t = predict.answer(g, tracer.traces, held()); if (t !== null) player.seek(t); render.schedule(); },
     // on from the reveal: after the last one the last stage stays (never "no stage")
     next: () => { predict.revealed = null; if (player.stepOnly || player.index >= player.steps.length - 1) player.forward(); else player.play(); render.schedule(); },
     judge: (right) => { predict.judge(right); render.schedule(); },
     setVote: (on) => { predict.vote = on; render.schedule(); },
   });
-  player.gate = (i) => mode === "replay" && predict.gate(player.steps, i, tracer.traces, s.fold.events);
+  player.gate = (i) => mode === "replay" && predict.gate(player.steps, i, tracer.traces, held());
+  // a long session's replay plays on into its next part (read from the kernel)
+  player.more = () => {
+    if (!win.windowed || !win.moreAfter || mode !== "replay") return false;
+    void stepPart(1);
+    return true;
+  };
   /** The words a learner reads at step `i`: the narration as the widget shows it (its title
    *  line and its text). */
   const narration = (i: number): string => {
     const st = player.steps[i];
     const call = st ? tracer.traces[st.call] : undefined;
     if (!st || !call || !st.stage) return "";
-    const ex = explainStage(call, st.stage, s.fold.events);
+    const ex = explainStage(call, st.stage, held(), frozenTotal(call));
     return `${narrationTitle(st.stage, ex.title)} ${ex.text}`;
   };
   const readMs = (i: number) => (readingPace ? readingMs(narration(i), player.wpm) : 0);
@@ -136,8 +172,28 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     return false;
   };
   const drawTotals = () => {
-    const events = traj.update(s.fold.events) && s.fold.events, t = traj.totals();
-    replace(totalsEl, renderTotals(t, elapsedMs(traj, t, events[events.length - 1]?.time ?? null, s.fold.status === "running"), offlineRun(events)));
+    const events = s.fold.events;
+    const last = events[events.length - 1]?.time ?? null;
+    if (win.windowed) { // a long session's totals are the kernel's (show --stats of the whole log)
+      const t = (s.pages.get({ kind: "stats", table: "tools", offset: 0, limit: 1 }) as StatsPage | undefined)?.totals as Totals | undefined;
+      if (!t) return;
+      replace(totalsEl, renderTotals(t, t.durationMs + openTurnMs(last), offlineRun(events)));
+      return;
+    }
+    traj.update(events);
+    const t = traj.totals();
+    replace(totalsEl, renderTotals(t, elapsedMs(traj, t, last, s.fold.status === "running"), offlineRun(events)));
+  };
+  /** A long session's open turn, so far (its start in the fold's window; a turn that began before
+   *  the window counts from the window's first event). */
+  const openTurnMs = (last: number | null): number => {
+    turns.update(s.fold.events);
+    const now = turns.now([]);
+    if (!now || now.ended) return 0;
+    const start = s.fold.event(now.seq)?.time ?? s.fold.events[0]?.time;
+    if (start === undefined) return 0;
+    const until = s.fold.status === "running" ? Math.max(Date.now(), last ?? 0) : last ?? start;
+    return Math.max(0, until - start);
   };
   // each second of a run: the totals, and the "waiting for the model · N s" line while it waits
   const ticker = setInterval(() => { if (s.fold.status === "running") { drawTotals(); if (waitClock.active) render.schedule(); } }, 1000);
@@ -146,13 +202,26 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     stop: () => { if (s.sessionId) s.remote.cancel(s.sessionId).catch((e) => prompt.setStatus(`stop failed: ${e.message}`, "err")); },
   });
   const toReplay = (at: number) => { if (mode === "live") { mode = "replay"; player.seek(at); return true; } return false; };
+  /** At the first / last step held of a long session that goes on: the next part is read. */
+  const atEdge = (dir: 1 | -1): boolean => win.windowed && (dir > 0 ? player.index >= player.steps.length - 1 && win.moreAfter
+    : player.index <= 0 && win.moreBefore);
   const playbackCb: PlaybackCallbacks = {
-    play: () => { toReplay(-1); player.play(); },
+    play: () => {
+      toReplay(-1);
+      // a long session replayed to its end plays again from its first call (its first part)
+      if (win.windowed && player.index >= player.steps.length - 1 && !win.moreAfter && win.moreBefore) {
+        const to = goToCall(0);
+        const mine = nav;
+        void to.then(() => { if (nav === mine) player.play(); });
+        return;
+      }
+      player.play();
+    },
     pause: () => player.pause(),
-    back: () => { toReplay(player.steps.length - 1); player.back(); },
-    forward: () => { if (!toReplay(player.steps.length - 1)) player.forward(); },
-    scrub: (i) => { mode = "replay"; player.pause(); player.seekCall(i); },
-    goLive: () => { mode = "live"; player.pause(); liveIndex = player.steps.length - 1; render.schedule(); },
+    back: () => { toReplay(player.steps.length - 1); if (atEdge(-1)) void stepPart(-1); else { navigate(); player.back(); } },
+    forward: () => { if (toReplay(player.steps.length - 1)) return; if (atEdge(1)) void stepPart(1); else { navigate(); player.forward(); } },
+    scrub: (i) => { mode = "replay"; player.pause(); if (win.windowed) void goToCall(i); else player.seekCall(i); },
+    goLive: () => { mode = "live"; player.pause(); navigate(); win.toLive(); liveIndex = -1; render.schedule(); },
     setSpeed: (sp) => player.setSpeed(sp),
     setStepOnly: (on) => { if (on) toReplay(player.steps.length - 1); player.setStepOnly(on); },
     setPredict: (on) => {
@@ -160,7 +229,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       if (on) {
         // the first question at or after the stage shown (a live run: from its last tool call's start)
         if (mode === "live") { const last = player.steps[player.steps.length - 1]; toReplay(last ? player.steps.findIndex((st) => st.call === last.call) : 0); }
-        predict.start(player.steps, Math.max(0, player.index), tracer.traces, s.fold.events);
+        predict.start(player.steps, Math.max(0, player.index), tracer.traces, held());
       }
       render.schedule();
     },
@@ -177,7 +246,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       if (!player.steps.length) return false;
       mode = "replay";
       player.pause();
-      player.seek(a === "first" ? 0 : player.steps.length - 1);
+      const total = win.callTotal();
+      if (win.windowed && total !== undefined) {
+        const to = goToCall(a === "first" ? 0 : total - 1);
+        const mine = nav;
+        void to.then(() => { if (a === "last" && nav === mine) player.seek(player.steps.length - 1); });
+      } else { navigate(); player.seek(a === "first" ? 0 : player.steps.length - 1); }
     } else if (readonly) return false;
     else playbackCb.goLive();
     render.schedule();
@@ -288,6 +362,133 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     return { call, stage, seq };
   }
 
+  // -- a long session: its parts and pages (data/loop-window.ts) ----------------------------------
+
+  /** The number of messages request `call.frozenSeq` froze, from the kernel's page (a long
+   *  session; null while it comes); undefined: resolved from the events (a short one). */
+  function frozenTotal(call: ToolCallTrace | undefined): number | null | undefined {
+    if (!win.windowed || call?.frozenSeq === undefined) return undefined;
+    const p = historyPage({ kind: "messages", seq: call.frozenSeq, request: true, limit: HISTORY_PAGE }) as MessagesPage | undefined;
+    return p ? p.total : null;
+  }
+
+  /** A page of the history at a seq: computed here when what is drawn holds the session from its
+   *  first event (the part a replay starts with: exact, and no round trip), else the kernel's. */
+  function historyPage(q: MessagesQuery | RequestDiffQuery): MessagesPage | RequestDiffPage | undefined {
+    if (win.lo > 0) return s.pages.get(q) as MessagesPage | RequestDiffPage | undefined;
+    const events = held();
+    return q.kind === "messages" ? messagesPageOf(events, q.seq, Boolean(q.request), q.offset ?? null, q.limit ?? HISTORY_PAGE)
+      : requestDiffPageOf(events, q.seq, q.offset ?? 0, q.limit ?? 200);
+  }
+
+  /** A long session's history at the shown position, from the kernel's messages pages: a page
+   *  of HISTORY_PAGE messages (the newest, or `histBack` pages before them), the totals, and at 06
+   *  what the request adds (its request-diff page). */
+  function pagedHistory(call: ToolCallTrace | undefined, pos: Position): { derived: DerivedMessage[]; derivedTotal?: number; frozenTotal?: number; view: PagedView } {
+    const frozen = pos.stage === 6 && call?.frozenSeq !== undefined;
+    // derive_messages() changes only at a surface event: the history at the last one at or before
+    // the position is the same page (stages 02–03 share 01's; a live run asks once a message)
+    const events = held();
+    let through = pos.seq;
+    for (let i = Math.min(pos.seq, events.length - 1); i >= win.lo; i--) {
+      const ev = events[i];
+      if (ev && SURFACE_TYPES.has(ev.type)) { through = i; break; }
+    }
+    const at = frozen ? call!.frozenSeq! : through;
+    const key = `${frozen}:${at}`;
+    if (key !== histKey) { histKey = key; histBack = 0; }
+    const newest = (seq: number, request: boolean) => seq >= 0
+      ? historyPage({ kind: "messages", seq, request, limit: HISTORY_PAGE }) as MessagesPage | undefined : undefined;
+    const derivedNewest = newest(through, false);
+    const frozenNewest = call?.frozenSeq !== undefined && pos.stage >= 5 ? newest(call.frozenSeq, true) : undefined;
+    const top = frozen ? frozenNewest : derivedNewest;
+    let page = top;
+    if (top && histBack > 0) {
+      const offset = Math.max(0, top.total - HISTORY_PAGE * (histBack + 1));
+      page = historyPage({ kind: "messages", seq: at, request: frozen, offset, limit: HISTORY_PAGE }) as MessagesPage | undefined;
+    }
+    const diff = frozen ? historyPage({ kind: "request-diff", seq: at, offset: 0, limit: 200 }) as RequestDiffPage | undefined : undefined;
+    // while a page comes, the last one stays on screen (marked busy): no flash of an empty history
+    const messages = page ? (page.messages ?? []).map((m) => ({ seq: m.seq, message: m.message }) as DerivedMessage) : lastHistory;
+    if (page) lastHistory = messages;
+    const total = top?.total;
+    const shownTo = page ? page.offset + messages.length : 0;
+    const paged: PagedHistory | undefined = total !== undefined ? { total,
+      added: frozen ? diff?.items?.filter((it) => it.kind !== "removed").map((it) => it.seq) : undefined } : undefined;
+    return {
+      derived: frozen ? (derivedNewest?.messages ?? []).map((m) => ({ seq: m.seq, message: m.message }) as DerivedMessage) : messages,
+      derivedTotal: derivedNewest?.total, frozenTotal: frozenNewest?.total,
+      view: { messages, loading: !page, earlier: page ? page.offset : 0, later: total !== undefined ? total - shownTo : 0, paged,
+        onEarlier: page && page.offset > 0 ? () => { histBack += 1; render.schedule(); } : undefined,
+        onLater: histBack > 0 ? () => { histBack -= 1; render.schedule(); } : undefined },
+    };
+  }
+
+  /** The steps of what is drawn now (after a part was read). */
+  function stepsNow(): PlaybackStep[] {
+    const events = held();
+    const steps = stepsOf(tracer.update(events), events);
+    player.setSteps(steps);
+    return steps;
+  }
+
+  /** Step past the part held (`dir` 1: on from its last step, -1: back from its first): read the
+   *  part that goes on, and show the step after (before) the one shown — or (`dir` 0) the part
+   *  around the step shown (a call the live window traced once and no longer holds). */
+  async function stepPart(dir: 1 | -1 | 0): Promise<void> {
+    const cur = player.current;
+    if (!cur) return;
+    const mine = navigate();
+    try {
+      if (!await win.readAround(cur.seq, dir < 0) || nav !== mine) return;
+    } catch (e) {
+      if (nav !== mine) return;
+      player.pause();
+      showError(`${(e as { code?: string }).code ?? "ERROR"}: ${(e as Error).message}`);
+      return;
+    }
+    const steps = stepsNow();
+    const at = steps.findIndex((st) => st.seq === cur.seq && st.stage === cur.stage);
+    if (at >= 0) player.seek(at + dir);
+    else player.seek(dir > 0 ? steps.findIndex((st) => st.seq > cur.seq) : steps.map((st) => st.seq < cur.seq).lastIndexOf(true));
+    player.resume();
+    render.schedule();
+  }
+
+  /** Show the session's call `number` (a long session's scrubber): from the part held, else its
+   *  part read from the kernel. */
+  async function goToCall(number: number): Promise<void> {
+    const mine = navigate();
+    const base = callBase();
+    const local = base !== undefined ? number - base : -1;
+    if (local >= 0 && local < tracer.traces.length && tracer.traces[local].callSeq !== undefined) { player.seekCall(local); return; }
+    readingCall = number;
+    render.schedule();
+    try {
+      const c = await win.call(number);
+      if (nav !== mine) return; // moved on meanwhile
+      if (!c || !await win.readAround(c.seq) || nav !== mine) return;
+      stepsNow();
+      const t = tracer.traces.find((x) => x.callSeq === c.seq);
+      if (t) player.seekCall(t.index);
+    } catch (e) {
+      if (nav === mine) showError(`${(e as { code?: string }).code ?? "ERROR"}: ${(e as Error).message}`);
+    } finally {
+      if (nav === mine) readingCall = undefined;
+      render.schedule();
+    }
+  }
+
+  /** The session's number of the first call traced in what is drawn (0 for a short session;
+   *  undefined while the kernel numbers it). */
+  function callBase(): number | undefined {
+    if (!win.windowed) return 0;
+    const first = tracer.traces.find((t) => t.callSeq !== undefined);
+    if (!first) return win.callTotal();
+    const n = win.callNumber(first.callSeq as number);
+    return n === undefined ? undefined : n - first.index;
+  }
+
   function answerText(): string {
     const sub = pendingAnswer ? s.fold.submissions[pendingAnswer.requestId] : undefined;
     if (!sub || sub.seq === null) return "";
@@ -302,38 +503,46 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
 
   function seekStage(stage: StageNo, pos: Position): void {
     if (!pos.call) return;
-    if (mode === "live") { mode = "replay"; player.setSteps(stepsOf(tracer.traces, s.fold.events)); }
+    navigate();
+    if (mode === "live") { mode = "replay"; player.setSteps(stepsOf(tracer.traces, held())); }
     if (!player.seekStage(pos.call.index, stage)) player.seekCall(pos.call.index);
   }
 
   const press = pressGuard(root, () => render.schedule());
   const render = frameThrottle(followCurrent(root, keepFocus(root, () => {
     if (press.hold()) return; // a click in progress: render after its release
-    const events = s.fold.events;
+    const events = held();
     const traces = tracer.update(events);
     prov.update(events);
     player.setSteps(stepsOf(traces, events));
     const pos = position(traces);
     const call = pos.call;
+    // replaying a call the live window no longer holds (a long live session): its part is read
+    if (win.windowed && !win.part && win.reading === null && mode === "replay" && pos.seq >= 0 && pos.seq < win.lo) void stepPart(0);
     // live tool-runtime frames when there are any, else the phases re-derived from the log
     // through the shown position (replay, reload, a follow that began after the call)
     const rt = runtimeView(call ? s.fold.tools[call.callId] : undefined, events, call, pos.seq);
     const hdr = s.fold.header;
-    const sessionMode = s.sessionId || events.length ? modes.update(events, hdr?.cwd) : null;
+    // the mode: the last mode/changed the fold holds, else the one the whole log last set (the
+    // facets page: a long session's change can lie before the window)
+    const facets = win.windowed ? s.pages.get({ kind: "facets" }) : undefined;
+    const sessionMode = s.sessionId || s.fold.events.length ? modes.update(s.fold.events, hdr?.cwd, facets?.mode ?? null) : null;
     modeCtl.update(sessionMode, !readonly);
     root.classList.toggle("dsh-bypass", sessionMode === "bypass");
     replace(headerInfo,
       h("span", { class: "dsh-title" }, "Tool feedback loop"),
       h("span", { class: "dsh-sub" }, softBreaks(`${s.sessionId ?? String(model.get("session_id") || "new session")}${hdr?.cwd ? ` · ${hdr.cwd}` : ""} · ${countOf(eventCount(s.fold.cursor), "event")} · ${s.fold.status}`)),
       mode === "replay" ? h("span", { class: "dsh-badge" }, player.playing ? "replaying" : "paused") : h("span", { class: "dsh-badge dsh-badge-live" }, "live"),
-      changesBadge(events), totalsEl, present.el, glossary.button);
+      changesBadge(s.fold.events), totalsEl, present.el, glossary.button);
     drawTotals();
-    // approvals from the run's real state, whatever stage is shown (replay, animation, a click)
+    // approvals from the run's real state, whatever stage is shown (replay, animation, a click):
+    // the session's latest events (the fold's), whatever part is drawn
+    const latest = s.fold.events;
     const waiting = readonly ? [] : s.fold.waitingApprovals();
-    banner.update(waiting.map((w) => ({ ...w, client: externalClientOf(events, w.callId),
+    banner.update(waiting.map((w) => ({ ...w, client: externalClientOf(latest, w.callId),
       arguments: s.fold.tools[w.callId]?.arguments ?? traces.find((t) => t.callId === w.callId)?.arguments
-        ?? externalArgs(events, w.callId) ?? "" })));
-    external.update(events, new Set(waiting.map((w) => w.callId)));
+        ?? externalArgs(latest, w.callId) ?? "" })));
+    external.update(latest, new Set(waiting.map((w) => w.callId)));
     root.dataset.speed = String(player.speed);
     root.dataset.stepMs = String(player.lastDelay);
     root.dataset.stepOnly = String(player.stepOnly);
@@ -360,19 +569,23 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     }
     const waitLine = waited === null ? null : waitingText(waited);
     root.dataset.waiting = waitLine ?? "";
-    errorEl.hidden = !errorText && !s.fold.error;
-    errorEl.textContent = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "");
+    const problem = errorText || (s.fold.error ? `${s.fold.error.code}: ${s.fold.error.message}` : "") || (win.windowed ? s.pages.error : "");
+    errorEl.hidden = !problem;
+    errorEl.textContent = problem;
 
-    const frozenSeqs = call?.frozenSeq !== undefined && pos.stage >= 6 ? resolveMessageSeqs(events, call.frozenSeq) : [];
     // stage 05's count is that of the history the next request froze (request/frozen.messageSeqs),
     // the same number in live and replay mode; before it is frozen, what derive_messages() gives now
-    const derived = deriveMessages(events, pos.seq);
-    const messageCount = call?.frozenSeq !== undefined ? resolveMessageSeqs(events, call.frozenSeq).length : derived.length;
+    // (a long session's: the kernel's messages pages, a page of them held)
+    const hist = win.windowed ? pagedHistory(call, pos) : null;
+    const frozenCount = call?.frozenSeq !== undefined && pos.stage >= 6 ? (hist ? hist.frozenTotal : resolveMessageSeqs(events, call.frozenSeq).length) : 0;
+    const derived = hist ? hist.derived : deriveMessages(events, pos.seq);
+    const messageCount = hist ? (call?.frozenSeq !== undefined ? hist.frozenTotal : hist.derivedTotal)
+      : call?.frozenSeq !== undefined ? resolveMessageSeqs(events, call.frozenSeq).length : derived.length;
     debug.update(s.fold.paused);
     debug.settle(s.fold.status);
     keepToggleFocus(diagram, () => replace(diagram, renderDiagram({
       call: shownCall, stage: pos.stage, seq: pos.seq, runtime: rt, messageCount,
-      frozenCount: frozenSeqs.length, streaming: Boolean(s.fold.attempt),
+      frozenCount: frozenCount ?? undefined, streaming: Boolean(s.fold.attempt),
       waiting: pos.turn ? turnValue(pos.turn, waited) : undefined,
       breakToggle: readonly ? undefined : (no) => debug.toggle(no), paused: mode === "live" && s.fold.paused ? pos.stage : 0,
     }, { onStage: (st) => { seekStage(st, pos); render.schedule(); }, onView: openView })));
@@ -380,7 +593,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     // explanation beneath the diagram; a live run's wait for the model said as the clients say it
     const waitEl = waitLine ? h("div", { class: "dsh-waiting", role: "status" }, waitLine) : null;
     if (shownCall && pos.stage) {
-      const ex = explainStage(shownCall, pos.stage, events);
+      const ex = explainStage(shownCall, pos.stage, events, frozenTotal(shownCall));
       replace(explain,
         h("div", { class: "dsh-explain-title" }, narrationTitle(pos.stage, ex.title)),
         h("div", { class: "dsh-explain-text" }, ex.text),
@@ -399,7 +612,12 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
       callIndex: call ? call.index : -1, stepIndex: stepIdx, stepCount: player.steps.length,
       speed: player.speed, stepOnly: player.stepOnly, predict: predict.on, readingPace, wpm: player.wpm,
       note: pos.turn ? `turn ${pos.turn.turn}: ${pos.turn.ended ? "answered without a tool call" : "no tool call yet"}` : undefined,
+      session: win.windowed ? { base: callBase(), total: win.callTotal(), moreBefore: win.moreBefore, moreAfter: win.moreAfter, reading: readingCall } : undefined,
     });
+    // what the page holds of the session: the seqs drawn from (a long session's part or window)
+    // and the events its fold holds (at most half as many again as its window)
+    root.dataset.window = win.windowed ? `${win.lo}..${win.hi}` : "";
+    root.dataset.held = String(s.fold.events.length);
     root.classList.toggle("dsh-views-open", viewsOpen);
     viewsToggle.set(viewsOpen);
 
@@ -416,7 +634,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     views[view].render(viewEl, {
       events, call, shownCall, stage: pos.stage, seq: pos.seq, derived, mask, question: pv.question,
       attempt: mode === "live" && !pos.catchingUp ? s.fold.attempt : null, sessionMode: sessionMode ?? undefined,
-      citing: (seq) => prov.citing(seq),
+      citing: (seq) => prov.citing(seq), history: hist?.view,
     });
     for (const v of VIEW_NAMES) if (v !== view) views[v].leave?.();
     prompt.setRunning(s.fold.status === "running");
@@ -445,6 +663,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   const unLab = followLabPresentation(root, (on) => { const v = on || Boolean(model.get("present")); present.set(v); presenting(v); });
   const unsubscribe = s.fold.subscribe(() => render.schedule());
   const unPlayer = player.onChange(() => render.schedule());
+  const unPages = s.pages.onChange(() => render.schedule()); // a long session's pages as they arrive
   const onError = () => { errorText = String(model.get("error") ?? ""); render.schedule(); };
   model.on("change:error", onError);
   const onPresent = () => { const on = Boolean(model.get("present")); if (on !== present.on) { present.set(on); presenting(on); } };
@@ -452,6 +671,9 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
   if (model.get("present")) { present.set(true); presenting(true); }
 
   const sid = String(model.get("session_id") ?? "");
+  // a replay of a saved log starts at its first call: its first part is asked for beside the
+  // follow (a long log's snapshot is its last events; a short one's makes the part unneeded)
+  if (sid && !s.follow && readonly && s.window > 0) win.readStart();
   if (sid && !s.follow) follow(s, sid, showError);
   else if (sid) s.sessionId = sid;
   if (sid && !readonly) s.remote.debug({ sessionId: sid, action: "state" }).then((st) => debug.load(st)).catch(() => undefined);
@@ -460,6 +682,11 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     const off = s.fold.subscribe(() => {
       if (s.fold.events.length === 0) return;
       off();
+      if (win.windowed) { // a long log: its first part from the kernel (the fold holds its last events)
+        void win.readAround(0).then((ok) => { if (ok) { stepsNow(); if (player.index < 0) player.seek(0); } render.flush(); },
+          (e: { code?: string; message?: string }) => showError(`${e.code ?? "ERROR"}: ${e.message ?? String(e)}`));
+        return;
+      }
       tracer.update(s.fold.events);
       player.setSteps(stepsOf(tracer.traces, s.fold.events));
       if (player.index < 0) player.seek(0);
@@ -486,6 +713,7 @@ export function renderLoop(model: WidgetModel, el: HTMLElement): () => void {
     render.cancel();
     unsubscribe();
     unPlayer();
+    unPages();
     player.dispose();
     model.off("change:error", onError);
     release(model, s);

@@ -78,8 +78,8 @@ export interface Shared {
   refs: number;
 }
 
-/** The window an inspector holds when its model does not say (the widgets' `window` trait); a
- *  loop widget holds its whole session unless told (its stages read the history at any seq). */
+/** The window a widget holds when its model does not say (the widgets' `window` trait): a longer
+ *  session's rest comes from the kernel in pages (the inspector's rows, the loop widget's parts). */
 export const DEFAULT_WINDOW = 2000;
 
 const shared = new WeakMap<object, Shared>();
@@ -93,8 +93,7 @@ export function acquire(model: WidgetModel): Shared {
     const fold = new ClientSessionModel();
     const pricing = new Pricing((model.get("pricing") as PricingTable | undefined) ?? undefined);
     const w = model.get("window");
-    const fallback = model.get("kind") === "inspector" ? DEFAULT_WINDOW : 0;
-    const made: Shared = { transport, connection, remote, fold, refs: 0, window: typeof w === "number" && w >= 0 ? w : fallback,
+    const made: Shared = { transport, connection, remote, fold, refs: 0, window: typeof w === "number" && w >= 0 ? w : DEFAULT_WINDOW,
       pages: null as unknown as SessionPages };
     made.pages = new SessionPages(fold, new LocalPages(fold, pricing),
       new RemotePages(fold, (q) => remote.page(made.sessionId ?? String(model.get("session_id") ?? ""), q)));

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LocalPages } from "../src/data/local";
 import { SessionPages, pageKey, type PageQuery } from "../src/data/pages";
-import { RemotePages } from "../src/data/remote";
+import { RemotePages, RESEND_MS, RETRY_MS, TRIES } from "../src/data/remote";
 import { ClientSessionModel } from "../src/fold";
 import { Pricing } from "../src/model/pricing";
 import type { SessionEvent } from "../src/types";
@@ -58,6 +58,95 @@ describe("the kernel's pages", () => {
     const pages = new RemotePages(foldOf(3), () => Promise.reject(Object.assign(new Error("line 9 is not a valid event"), { code: "LOG_CORRUPT" })));
     await expect(pages.fetch({ kind: "facets" })).rejects.toThrow();
     expect(pages.error).toBe("LOG_CORRUPT: line 9 is not a valid event");
+  });
+
+  it("sends a page request again when it is not answered, then fails PAGE_TIMEOUT; a late answer still lands", async () => {
+    vi.useFakeTimers();
+    const answers: ((p: Page) => void)[] = [];
+    const pages = new RemotePages(foldOf(3), () => new Promise<Page>((resolve) => { answers.push(resolve); }));
+    const fired = vi.fn();
+    pages.onChange(fired);
+    const q: PageQuery = { kind: "facets" };
+    const got = pages.fetch(q).catch((e: { code?: string }) => e.code);
+    expect(answers).toHaveLength(1);
+    pages.get(q); // a panel asking meanwhile: the same request, not another
+    expect(answers).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(RESEND_MS);
+    expect(answers).toHaveLength(2); // the message may have been lost: sent again
+    await vi.advanceTimersByTimeAsync(RESEND_MS * (TRIES - 1));
+    expect(answers).toHaveLength(TRIES);
+    expect(await got).toBe("PAGE_TIMEOUT");
+    expect(pages.error).toMatch(/^PAGE_TIMEOUT: the kernel has not answered a facets page/);
+    expect(fired).toHaveBeenCalled();
+    expect(pages.pending).toBe(0);
+    // the answer to the first send comes after all: kept, the error cleared
+    answers[0]({ page: { kind: "facets", count: 3, types: ["turn/start"], turns: [1], tools: [], mode: null } } as unknown as Page);
+    await flush();
+    expect(pages.get(q)?.types).toEqual(["turn/start"]);
+    expect(pages.error).toBe("");
+  });
+
+  it("a page the session outgrew a moment after it was asked is asked again when it may, unprompted", async () => {
+    vi.useFakeTimers();
+    const fold = foldOf(10);
+    const asked: PageQuery[] = [];
+    const pages = new RemotePages(fold, (q) => { asked.push(q); return Promise.resolve({ page: rowsPage(fold.cursor + 1, false) }); });
+    const fired = vi.fn(() => pages.get(q)); // the panel: asks for what it draws on each change
+    pages.onChange(fired);
+    const q: PageQuery = { kind: "rows", filter: {}, offset: 0, limit: 50 };
+    pages.get(q);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(asked).toHaveLength(1);
+    fold.apply({ type: "event", event: { seq: 10, time: 2000, type: "turn/start", turn: 9 } } as never);
+    expect(pages.get(q)?.count).toBe(10); // outgrown, but asked a moment ago: the held page, and no ask yet
+    expect(asked).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(300); // nothing else renders meanwhile: the panel is told to ask
+    expect(asked).toHaveLength(2);
+    expect(pages.get(q)?.count).toBe(11);
+  });
+
+  it("answers with the first of its sends that is answered", async () => {
+    vi.useFakeTimers();
+    let n = 0;
+    const pages = new RemotePages(foldOf(3), () => (++n === 1 ? new Promise<Page>(() => undefined) // lost
+      : Promise.resolve({ page: rowsPage(3, false) })));
+    const got = pages.fetch({ kind: "rows", filter: {}, offset: 0, limit: 10 });
+    await vi.advanceTimersByTimeAsync(RESEND_MS);
+    expect((await got).count).toBe(3);
+    expect(n).toBe(2);
+    await vi.advanceTimersByTimeAsync(RESEND_MS * TRIES); // no third send, no timeout after the answer
+    expect(n).toBe(2);
+    expect(pages.error).toBe("");
+  });
+
+  it("asks a failed query again after a growing backoff, not on every render", async () => {
+    vi.useFakeTimers();
+    let asked = 0;
+    const pages = new RemotePages(foldOf(3), () => { asked += 1; return Promise.reject(Object.assign(new Error("no such session"), { code: "UNKNOWN_SESSION" })); });
+    const fired = vi.fn();
+    pages.onChange(fired);
+    const q: PageQuery = { kind: "facets" };
+    pages.get(q);
+    await flush();
+    expect(asked).toBe(1);
+    expect(pages.error).toBe("UNKNOWN_SESSION: no such session");
+    for (let i = 0; i < 20; i++) pages.get(q); // the renders its error causes
+    await flush();
+    expect(asked).toBe(1);
+    const before = fired.mock.calls.length;
+    await vi.advanceTimersByTimeAsync(RETRY_MS[0]);
+    expect(fired.mock.calls.length).toBeGreaterThan(before); // due: the panel is told to ask again
+    pages.get(q);
+    await flush();
+    expect(asked).toBe(2);
+    await vi.advanceTimersByTimeAsync(RETRY_MS[0]);
+    pages.get(q);
+    await flush();
+    expect(asked).toBe(2); // the second wait is longer
+    await vi.advanceTimersByTimeAsync(RETRY_MS[1]);
+    pages.get(q);
+    await flush();
+    expect(asked).toBe(3);
   });
 
   it("reads the browser's own pages while the window holds the whole session, the kernel's after", () => {

@@ -32,7 +32,8 @@ describe("LoopWidget in the DOM", () => {
     const el = mount(model);
     await tick();
     const open = model.sent.find((m) => (m.envelope as { type?: string })?.type === "open");
-    expect((open?.envelope as { payload: unknown }).payload).toEqual({ args: { sessionId: "s_7a96fd6afd3a" } });
+    // a window of the session (DEFAULT_WINDOW: no window trait in this model): the rest in pages
+    expect((open?.envelope as { payload: unknown }).payload).toEqual({ args: { sessionId: "s_7a96fd6afd3a", window: 2000 } });
     // the run is over (idle): the diagram does not walk a backlog, it shows the last step at once
     const seen: string[] = [];
     await waitFor(() => { const c = currentStage(el); if (c && seen[seen.length - 1] !== c) seen.push(c); return c === "6"; });

@@ -9,7 +9,9 @@ page's start:
   listed) each panel's open time — click → its content on screen and two frames painted —
   for Stats, Timeline, Waterfall, a request's Request diff, a search, the turn filter, a scroll
   to the list's middle and its end; and the close of Stats; the longest task in each step;
-- the loop widget: cell start → its current stage on screen; then the scrubber's last call;
+- the loop widget: cell start → its first message rows (the history view) and → its current
+  stage on screen, from one start; then the scrubber's middle and last call (each: the call's
+  stage and rows drawn); the rows in its DOM (history messages, payload cards, list rows);
 - the page's JS heap (CDP ``Performance.getMetrics``: JSHeapUsedSize, the largest seen) and its
   DOM element count after each step; the kernel's peak RSS.
 
@@ -47,6 +49,25 @@ WAIT_JS = """async ([sel, since, timeoutMs, text]) => {
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
   return { at: at - since, painted: performance.now() - since };
 }"""
+
+WAIT_MANY_JS = """async ([sels, since, timeoutMs]) => {
+  // the time each selector of `sels` (name -> selector) first matched, checked on each DOM change,
+  // then two frames painted; null after timeoutMs
+  const at = {};
+  const check = () => { const now = performance.now(); for (const [k, s] of Object.entries(sels)) if (!(k in at) && document.querySelector(s)) at[k] = now - since; return Object.keys(at).length === Object.keys(sels).length; };
+  if (!check()) {
+    const ok = await new Promise((resolve) => {
+      const obs = new MutationObserver(() => { if (check()) { obs.disconnect(); resolve(true); } });
+      obs.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+      setTimeout(() => { obs.disconnect(); resolve(false); }, timeoutMs);
+    });
+    if (!ok) return null;
+  }
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return { at, painted: performance.now() - since };
+}"""
+
+LOOP_ROWS_JS = """() => { const l = document.querySelector('.dsh-loop'); return l ? l.querySelectorAll('.dsh-msg, .dsh-card, .dsh-row, [role=option]').length : 0; }"""
 
 RSS_CELL = """
 import resource
@@ -187,22 +208,45 @@ def loop_round(page: Any, lab: Lab, log: str, n: int, name: str) -> dict[str, di
     probe = Probe(page)
     cells = _first_cell(page, lab, name, f"LoopWidget(path={log!r})")
     out: dict[str, dict[str, float]] = {}
-    out["stages"] = probe.step(lambda: _run_cell(page), ".dsh-loop .dsh-stage[data-state=current]")
-    loop = page.locator(".dsh-loop").first
-    wait_until(lambda: f"{n:,} events" in (loop.locator(".dsh-sub").text_content() or ""), timeout=900, what="the whole log")
+    t0 = probe.now()
+    _run_cell(page)
+    sels = {"rows": ".dsh-loop .dsh-history:not([aria-busy]) .dsh-msg", "stages": ".dsh-loop .dsh-stage[data-state=current]"}
+    r = page.evaluate(WAIT_MANY_JS, [sels, t0, 900_000])
+    if r is None:
+        raise AssertionError("the loop widget's rows or stages not on screen within 900 s")
     probe.settle()
-    before = loop.get_attribute("data-step-index")
+    longest, heap, nodes = probe.longest(t0), probe.heap_mb(), float(probe.nodes())
+    for k in sels:
+        out[k] = probe.record(k, {"ms": float(r["at"][k]), "longest": longest, "heap": heap, "nodes": nodes})
+    loop = page.locator(".dsh-loop").first
+    # the widget knows the whole session: its header counts every event and its scrubber every call
+    # (write_log: a call a turn of 12 events) — before issue 38 once the browser had folded every
+    # event, after it once the kernel has listed them
+    calls = n // 12
+    wait_until(lambda: f"{n:,} events" in (loop.locator(".dsh-sub").text_content() or "")
+               and f"/{calls}:" in (loop.locator(".dsh-scrub-label").text_content() or ""), timeout=900, what="the whole log")
+    probe.settle()
     scrub = loop.locator("input[type=range]").first
 
-    def last_call() -> None:
+    def to_call(key: str) -> None:
+        before = loop.locator(".dsh-scrub-label").text_content()
+        t0 = probe.now()
         scrub.focus()
-        page.keyboard.press("End")
+        page.keyboard.press(key)
+        wait_until(lambda: loop.locator(".dsh-scrub-label").text_content() != before
+                   and "reading" not in (loop.locator(".dsh-scrub-label").text_content() or "")
+                   and loop.locator(".dsh-stage[data-state=current]").count() == 1
+                   and loop.locator(".dsh-history:not([aria-busy]) .dsh-msg").count() > 0, timeout=300, what=f"the call after {key}", every=0.02)
+        shown = probe.now()  # the call's stage and rows on screen (polled every 20 ms)
+        probe.settle()
+        what = "last call" if key == "End" else "middle call"
+        out[what] = probe.record(what, {"ms": shown - t0, "longest": probe.longest(t0), "heap": probe.heap_mb(), "nodes": float(probe.nodes())})
 
-    t0 = probe.now()
-    last_call()
-    wait_until(lambda: loop.get_attribute("data-step-index") != before, timeout=300, what="the last call shown")
-    probe.settle()
-    out["last call"] = probe.record("last call", {"ms": probe.now() - t0, "longest": probe.longest(t0), "heap": probe.heap_mb(), "nodes": float(probe.nodes())})
+    to_call("PageUp")  # a tenth of the calls on (a range input's PageUp raises it)
+    to_call("End")
+    out["rows in DOM"] = {"ms": 0.0, "longest": 0.0, "heap": probe.heap_mb(), "nodes": float(page.evaluate(LOOP_ROWS_JS))}
+    probe.cdp.send("HeapProfiler.collectGarbage")  # what the page holds, not what it has yet to collect
+    out["heap held"] = {"ms": 0.0, "longest": 0.0, "heap": probe.heap_mb(), "nodes": float(probe.nodes())}
     out["kernel rss"] = {"ms": 0.0, "longest": 0.0, "heap": _rss(page, cells), "nodes": 0.0}
     out["heap peak"] = {"ms": 0.0, "longest": 0.0, "heap": probe.heap_peak, "nodes": 0.0}
     lab.shutdown_sessions()
@@ -221,9 +265,10 @@ def print_table(title: str, res: dict[str, dict[str, float]]) -> None:
     print(f"   {title}")
     print(f"   {'step':<14} {'time ms':>9} {'longest task ms':>16} {'JS heap MB':>11} {'DOM nodes':>10}")
     for k, v in res.items():
-        if k in ("kernel rss", "heap peak", "rows in DOM"):
+        if k in ("kernel rss", "heap peak", "rows in DOM", "heap held"):
             continue
         print(f"   {k:<14} {v['ms']:9.0f} {v['longest']:16.0f} {v['heap']:11.1f} {v['nodes']:10.0f}")
     if "rows in DOM" in res:
         print(f"   list rows in the DOM: {res['rows in DOM']['nodes']:.0f}")
-    print(f"   page JS heap peak {res['heap peak']['heap']:.1f} MB   kernel peak RSS {res['kernel rss']['heap']:.0f} MB")
+    held = f"   held after a GC {res['heap held']['heap']:.1f} MB" if "heap held" in res else ""
+    print(f"   page JS heap peak {res['heap peak']['heap']:.1f} MB{held}   kernel peak RSS {res['kernel rss']['heap']:.0f} MB")

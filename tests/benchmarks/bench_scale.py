@@ -184,7 +184,8 @@ def browser_path(logs: dict[int, Path], rounds: int) -> dict[int, dict[str, floa
     return out
 
 
-def panels_path(logs: dict[int, Path], rounds: int) -> dict[int, tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]] | None:
+def panels_path(logs: dict[int, Path], rounds: int, widgets: tuple[str, ...] = ("inspector", "loop"),
+                ) -> dict[int, tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]] | None:
     """Section 4: the inspector's panels and the loop widget on each log, in one page per round
     whose long tasks are observed from its start (tests/benchmarks/_panels.py); the sizes of a
     round one after the other in one JupyterLab, so their ratio compares like with like."""
@@ -206,6 +207,8 @@ def panels_path(logs: dict[int, Path], rounds: int) -> dict[int, tuple[dict[str,
             for n, path in logs.items():
                 print(f"   round {i + 1}, {n} events ({load_text()})", flush=True)
                 for which, got in (("inspector", runs[n][0]), ("loop", runs[n][1])):
+                    if which not in widgets:
+                        continue
                     page = browser.new_page(viewport={"width": 1280, "height": 1000})
                     page.add_init_script(LONGTASKS_INIT)
                     try:
@@ -216,7 +219,7 @@ def panels_path(logs: dict[int, Path], rounds: int) -> dict[int, tuple[dict[str,
                     finally:
                         page.close()
         browser.close()
-    return {n: (median_rounds(a), median_rounds(b)) for n, (a, b) in runs.items()}
+    return {n: (median_rounds(a) if a else {}, median_rounds(b) if b else {}) for n, (a, b) in runs.items()}
 
 
 def load_text() -> str:
@@ -230,12 +233,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-browser", action="store_true", help="only the Python and jsdom sections")
     ap.add_argument("--panels-only", action="store_true", help="only section 4 (the panels and the loop in the browser)")
+    ap.add_argument("--loop-only", action="store_true", help="only the loop widget's part of section 4")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",") if x]
     with tempfile.TemporaryDirectory(prefix="dsh-bench-scale-logs-") as tmp:
         logs = {n: write_log(Path(tmp) / f"scale{n}.jsonl", n, chained=True) for n in sizes}
-        if a.panels_only:
-            return panels_section(logs, sizes, a.rounds)
+        if a.panels_only or a.loop_only:
+            return panels_section(logs, sizes, a.rounds, ("loop",) if a.loop_only else ("inspector", "loop"))
         print("1. Python: the widget's read of the saved log + its first snapshot part (median of 3; old: read_saved, all validated)")
         py = {n: python_path(p) for n, p in logs.items()}
         for n, r in py.items():
@@ -267,22 +271,34 @@ def main() -> int:
         return panels_section(logs, sizes, a.rounds)
 
 
-def panels_section(logs: dict[int, Path], sizes: list[int], rounds: int) -> int:
+def panels_section(logs: dict[int, Path], sizes: list[int], rounds: int,
+                   widgets: tuple[str, ...] = ("inspector", "loop")) -> int:
     from tests.benchmarks._panels import print_table
 
     print(f"\n4. the panels at {', '.join(str(n) for n in sizes)} events in real JupyterLab + chromium"
           f" (median of {rounds}; longest task and DOM: the max)")
     print(f"   {load_text()} (start)")
-    got = panels_path(logs, rounds)
+    got = panels_path(logs, rounds, widgets)
     if got is None:
         return 0
     for n, (insp, loop) in got.items():
         print(f"\n   {n} events")
-        print_table("SessionInspector", insp)
+        if insp:
+            print_table("SessionInspector", insp)
         print_table("LoopWidget", loop)
     print(f"   {load_text()} (end)")
     big, small = sizes[-1], sizes[0]
     insp, loop = got[big]
+    if not insp:  # the loop widget alone (--loop-only)
+        opened = {k: loop[k]["ms"] for k in ("rows", "stages", "middle call", "last call")}
+        slow = {k: round(v) for k, v in opened.items() if v >= 1000}
+        longest = max(v["longest"] for v in loop.values())
+        heap = loop["heap peak"]["heap"]
+        print(f"   targets at {big}: rows, stages, a call < 1000 ms {'PASS' if not slow else f'FAIL {slow}'};"
+              f" no task > 200 ms {'PASS' if longest <= 200 else f'FAIL ({longest:.0f} ms)'};"
+              f" page memory < 150 MB {'PASS' if heap < 150 else f'FAIL ({heap:.0f} MB)'};"
+              f" rows in the DOM {loop['rows in DOM']['nodes']:.0f}")
+        return 0
     if big != small:
         si, sl = got[small]
         ratios = {k: insp[k]["ms"] / max(1.0, si[k]["ms"]) for k in ("rows", "stats", "timeline", "waterfall", "request diff", "search", "turn filter")}

@@ -281,12 +281,29 @@ def inspector_view(lab: Lab, page: Any, name: str, cells: tuple[str, ...], view:
     open_notebook(page, lab, lab.write_notebook(name, *cells))
     run_all_cells(page)
     insp = page.locator(".dsh-inspector").first
-    insp.locator(".dsh-row").first.wait_for(timeout=60_000)
+    first_rows(insp)
     panel = insp.locator(f".dsh-{view}")
     assert not panel.is_visible()
     insp.locator(f".dsh-f-{view}").click()
     panel.wait_for(state="visible", timeout=5_000)
     return insp, panel
+
+
+def first_rows(widget: Any, rows: str = ".dsh-row", timeout: float = 120.0) -> None:
+    """Wait until ``widget`` (an inspector's or a loop widget's locator) draws its first ``rows``,
+    or says why it cannot: an error box showing a coded error fails at once with its text (a log
+    the widget cannot read shows that in seconds; waiting for rows would wait for ever)."""
+    error = widget.locator(".dsh-error:visible")
+
+    def state() -> str | None:
+        if widget.locator(rows).count():
+            return "rows"
+        shown = (error.first.text_content() or "") if error.count() else ""
+        return shown if shown and not shown.startswith("note:") else None
+
+    got = wait_until(state, timeout=timeout, what=f"the widget's first {rows}")
+    if got != "rows":
+        raise AssertionError(f"no rows: the widget shows the error {got!r}")
 
 
 def wait_until(fn: Callable[[], Any], timeout: float = 30.0, every: float = 0.05, what: str = "condition") -> Any:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.benchmarks._widget_logs import write_log
 
-from .conftest import Lab, open_notebook, run_all_cells, shot, wait_until
+from .conftest import Lab, first_rows, open_notebook, run_all_cells, shot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.scale]
 
@@ -34,13 +34,14 @@ def visible_seqs(insp: Any) -> list[int]:
 
 
 def test_a_100k_event_session_in_the_inspector(lab: Lab, page: Any) -> None:
-    write_log(lab.root / "huge.jsonl", N, chained=True)
+    # a log of its own: the lab (and its root) is shared by every test of this worker
+    write_log(lab.root / "scale_inspector.jsonl", N, chained=True)
     name = lab.write_notebook("scale.ipynb", "from dsh_notebook.notebook.widgets import SessionInspector\n"
-                              "SessionInspector('huge.jsonl')")
+                              "SessionInspector('scale_inspector.jsonl')")
     open_notebook(page, lab, name)
     run_all_cells(page)
     insp = page.locator(".dsh-inspector").first
-    insp.locator(".dsh-row").first.wait_for(timeout=120_000)
+    first_rows(insp)
     assert visible_seqs(insp)[:3] == [0, 1, 2]
 
     # the rest arrives part by part; the count and header end at the whole log

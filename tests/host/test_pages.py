@@ -299,3 +299,116 @@ def test_a_live_session_pages_as_it_grows(client: DshClient) -> None:
     assert turns.total == 2 and turns.rows[1]["turn"] == 2
     tail = page(kind="messages", seq=m - 1, limit=2)
     assert tail.total >= 4 and len(tail.messages) == 2
+
+
+def test_derived_messages_are_folded_on_from_the_last_page_asked() -> None:
+    """A replay asks for the history a step later each time: ``derive`` folds on from the seqs it
+    gave last instead of from seq 0 — the same messages at every seq, asked forward, backward or
+    at random, as a fresh fold (the debugger fixture replaces a message: surfaceOp replace)."""
+    import random
+
+    from dsh_notebook.pages.indexed import SessionPages
+    from dsh_notebook.pages.requests import derive
+
+    for fixture in FIXTURES:
+        events = followed_events(load(fixture))
+        lines = [json.dumps(e, separators=(",", ":")) for e in events]
+        p = SessionPages("s_derive", lambda k: [])
+        p.extend(lines)
+        fresh = {}
+        for s in range(len(events)):
+            p.derived = None
+            fresh[s] = derive(p, s)
+        order = [*range(len(events)), *reversed(range(len(events)))]
+        order += random.Random(7).sample(range(len(events)), len(events))
+        for s in order:
+            assert derive(p, s) == fresh[s], (fixture.stem, s)
+        assert p.derived is not None
+
+
+@pytest.mark.scale  # a 12,000-event log, as the long-log test above
+def test_a_long_logs_parts_and_first_history_do_not_wait_for_its_index(tmp_path: Path) -> None:
+    """The loop widget's replay of a long log starts at its first call and reads parts of it
+    anywhere: the rows of the unfiltered list at any offset and the history at the start (the
+    derived messages, a frozen request's) are answered from the log's lines while its index is
+    still being built — here held back by its lock for the whole time — and the history is the
+    page the index gives once it is built."""
+    import asyncio
+
+    from dsh_notebook.host.pages import saved_source
+    from dsh_notebook.pages.indexed import SessionPages
+    from dsh_notebook.pages.requests import messages_page
+    from dsh_notebook.wire.pages import MessagesQuery, RowsQuery
+
+    n = 12_000
+    saved = read_saved_fast(write_log(tmp_path / "s_earlymsgsaaa.jsonl", n, chained=True))
+    source = saved_source(saved)
+    queries: list[MessagesQuery | RowsQuery] = [MessagesQuery(seq=4), MessagesQuery(seq=9, request=True), MessagesQuery(seq=3_000, limit=5),
+               RowsQuery(offset=7_000, limit=1_000)]
+    loop = asyncio.new_event_loop()
+    try:
+        with source.pages.lock:  # the index cannot take a line meanwhile
+            got = [loop.run_until_complete(asyncio.wait_for(source.page(q), 60)).page for q in queries]
+            assert source.pages.count == 0
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*asyncio.all_tasks(loop), return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
+    rows = got.pop().model_dump(mode="json")
+    assert rows["partial"] and [r["event"]["seq"] for r in rows["rows"]] == list(range(7_000, 8_000))
+    indexed = SessionPages(saved.session_id, lambda k: [])
+    indexed.extend(saved.lines)
+    for q, page in zip(queries, got, strict=False):
+        assert isinstance(q, MessagesQuery)
+        assert page == Page.model_validate({"page": messages_page(indexed, q)}).page, q
+    first, _, later = (x.model_dump() for x in got)
+    assert [m["seq"] for m in first["messages"]] == [2, 4] and first["count"] == n  # the prompt, the call; of the whole log
+    assert later["total"] == 1_000 and len(later["messages"]) == 5
+
+
+@pytest.mark.scale  # a 12,000-event log
+def test_pages_of_what_a_half_built_index_holds_do_not_wait_for_the_rest(tmp_path: Path) -> None:
+    """A long log half indexed (the rest held back here): the unfiltered rows anywhere come from
+    its lines, and the history and a request's diff at a seq the index holds come from the index
+    as far as it has gone — the pages the whole index gives — not after the rest is read."""
+    import asyncio
+
+    from dsh_notebook.host.pages import saved_source
+    from dsh_notebook.pages.indexed import SessionPages
+    from dsh_notebook.pages.requests import messages_page, request_diff_page
+    from dsh_notebook.wire.pages import MessagesQuery, RequestDiffQuery, RowsQuery
+
+    n, half = 12_000, 6_000
+    saved = read_saved_fast(write_log(tmp_path / "s_halfindexaaa.jsonl", n, chained=True))
+    source = saved_source(saved)
+    source.pages.extend(saved.lines[:half])
+    source._seen = half  # what the index was handed; the rest of it (its lines) waits for `rest`
+    rest = threading.Event()
+    lines = source._lines
+    source._lines = lambda a, b: (rest.wait(60), lines(a, b))[1] if (a, b) == (half, n) else lines(a, b)  # type: ignore[assignment]
+    frozen = 12 * 400 + 9  # write_log: turn 401's second request
+    queries: list[RowsQuery | MessagesQuery | RequestDiffQuery] = [
+        RowsQuery(offset=0, limit=1_000), RowsQuery(offset=9_000, limit=100),
+        MessagesQuery(seq=5_000), MessagesQuery(seq=frozen, request=True, limit=10), RequestDiffQuery(seq=frozen)]
+    loop = asyncio.new_event_loop()
+    try:
+        got = [loop.run_until_complete(asyncio.wait_for(source.page(q), 60)).page.model_dump(mode="json") for q in queries]
+        assert source.pages.count == half and not rest.is_set()  # answered with half the log indexed
+        rest.set()
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*asyncio.all_tasks(loop), return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        rest.set()
+        loop.close()
+    assert [r["event"]["seq"] for r in got[0]["rows"]] == list(range(1_000)) and got[0]["partial"]
+    assert [r["event"]["seq"] for r in got[1]["rows"]] == list(range(9_000, 9_100))
+    whole = SessionPages(saved.session_id, lambda k: [])
+    whole.extend(saved.lines)
+    for q, page in zip(queries[2:], got[2:], strict=True):
+        answer = (messages_page if isinstance(q, MessagesQuery) else request_diff_page)(whole, q)  # type: ignore[arg-type]
+        assert page == Page.model_validate({"page": answer}).page.model_dump(mode="json"), q
+    assert got[2]["total"] > 1_000 and got[4]["added"] == 2  # the call and its result

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.errors import LogFormatError
+from dsh_notebook.errors import LogFormatError, SessionError
 from dsh_notebook.session import Session, SessionLog, load_log
 from dsh_notebook.wire.events import TurnStart
 from tests.session.helpers import RawLog, new_session, tool_turn
@@ -149,3 +149,18 @@ def test_unknown_event_type_in_the_middle_is_corrupt(tmp_path: Path) -> None:
     raw.user("b")
     err = _code(raw.write(tmp_path / "u.jsonl"))
     assert err.code == "LOG_CORRUPT" and "line 3" in err.message
+
+
+def test_a_new_log_is_never_appended_to_a_file_that_holds_one(tmp_path: Path) -> None:
+    """A second new session written to the path of a log (a test's file name reused, an id that
+    collides) is refused: its seqs after another's would make the file unreadable past the first."""
+    s, log, path = written(tmp_path)
+    log.close()
+    before = path.read_bytes()
+    with pytest.raises(SessionError) as err:
+        SessionLog(new_session("s_other"), path)
+    assert err.value.code == "SESSION_EXISTS" and str(path) in err.value.message
+    assert path.read_bytes() == before
+    assert len(load_log(path).events) == len(s)
+    # the lock was let go: the log is still resumable (`reopen` continues it)
+    SessionLog.reopen(Session.restore(s.id, load_log(path).events, cwd="/ws"), load_log(path)).close()

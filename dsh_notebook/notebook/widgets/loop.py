@@ -66,13 +66,13 @@ def _looks_like_path(value: str) -> bool:
             or (not _SESSION_ID.match(value) and Path(value).exists()))
 
 
-def _prebuild(saved: SavedLog) -> None:
+def _prebuild(saved: SavedLog, index_first: bool) -> None:
     # after the host's modules have loaded (another thread imports them now: the first rows wait
     # on that, and this work would only slow it), on this thread, not the kernel's
     importlib.import_module("dsh_notebook.host.host")
     from ...host.pages import prebuild
 
-    prebuild(saved)
+    prebuild(saved, index_first=index_first)
 
 
 def _running_host() -> Any:
@@ -98,9 +98,9 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """The price table the browser folds tokens into cost and context fill with (models/price_table.py)."""
     window = traitlets.Int(2000).tag(sync=True)
     """The most events the browser holds (0: all): a longer session's rest is read in pages
-    (``session/page``), so a 100,000-event session opens as fast as a short one. The inspector
-    holds 2,000 by default; the loop widget its whole session (its stages read the history at
-    any seq)."""
+    (``session/page``), so a 100,000-event session opens as fast as a short one — the inspector's
+    rows, the loop widget's parts around the call shown (the history at any seq, a frozen
+    request's messages and the totals from the kernel too)."""
 
     def __repr__(self) -> str:
         """Cheap and readable where no widget can render (text output, headless runs)."""
@@ -208,7 +208,8 @@ class _SessionWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self._saved_count = len(saved.lines)
             if self.window and len(saved.lines) > self.window:
                 # the browser will read this log in pages: index it while the browser loads the view
-                threading.Thread(target=_prebuild, args=(saved,), daemon=True, name="dsh-pages-prebuild").start()
+                threading.Thread(target=_prebuild, args=(saved, self.kind == "loop"), daemon=True,
+                                 name="dsh-pages-prebuild").start()
             self.session_id = saved.session_id
             if saved.warnings:
                 self.error = f"note: {'; '.join(saved.warnings)}"
@@ -277,7 +278,7 @@ class LoopWidget(_SessionWidget):
         create = {k: v for k, v in {"model": model, "approve": approve, "cwd": cwd, "baseUrl": base_url,
                                     "mode": mode}.items() if v}
         super().__init__(session_id, path=path, host=host, interval=interval, kind="loop", create_args=create,
-                         present=bool(present), window=0 if window is None else window)
+                         present=bool(present), window=window)
         if not self.session_id and not self.readonly:
             self.error = check_create_args(model, approve, cwd, base_url, mode)
 

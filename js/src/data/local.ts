@@ -189,38 +189,11 @@ export class LocalPages implements PageSource {
       next: k + 1 < turns.length ? turns[k + 1].turn : null, last: turns[turns.length - 1].turn };
   }
 
-  private requestDiff(seq: number, offset: number, limit: number): RequestDiffPage {
-    const events = this.events;
-    const frozen: number[] = [];
-    for (const ev of events) if (ev.type === "request/frozen") frozen.push(ev.seq);
-    const isFrozen = events[seq]?.type === "request/frozen";
-    const k = frozen.findIndex((s) => (isFrozen ? s >= seq : s > seq));
-    if (k < 0) return { kind: "request-diff", count: events.length, fromSeq: null, toSeq: null };
-    const to = frozen[k], prev = k > 0 ? frozen[k - 1] : null;
-    const after = resolveMessageSeqs(events, to);
-    const before = prev !== null ? resolveMessageSeqs(events, prev) : [];
-    const had = new Set(before), has = new Set(after);
-    const prevTurn = prev !== null ? (events[prev] as { turn?: number }).turn : undefined;
-    const added = after.filter((s) => !had.has(s));
-    const removed = before.filter((s) => !has.has(s));
-    const items: DiffItem[] = [...added, ...removed].slice(offset, offset + limit).map((s) => {
-      const ev = events[s];
-      const item: DiffItem = { seq: s, kind: has.has(s) ? classify(ev, prevTurn) : "removed", type: ev?.type ?? "?" };
-      if (ev) item.event = ev;
-      return item;
-    });
-    return { kind: "request-diff", count: events.length, fromSeq: prev, toSeq: to, kept: after.length - added.length,
-      added: added.length, removed: removed.length, offset, items };
+  private requestDiff(seq: number, offset: number, limit: number): RequestDiffPage { return requestDiffPageOf(this.events, seq, offset, limit); }
+  private messages(seq: number, request: boolean, offset: number | null, limit: number): MessagesPage {
+    return messagesPageOf(this.events, seq, request, offset, limit);
   }
 
-  private messages(seq: number, request: boolean, offset: number | null, limit: number): MessagesPage {
-    const events = this.events;
-    const all = request ? (events[seq]?.type === "request/frozen" ? messagesOfSeqs(events, resolveMessageSeqs(events, seq)) : [])
-      : deriveMessages(events, seq);
-    const from = offset ?? Math.max(0, all.length - limit);
-    return { kind: "messages", count: events.length, seq, total: all.length, offset: from,
-      messages: all.slice(from, from + limit).map((d) => ({ seq: d.seq, message: d.message })) };
-  }
 
   private exportPart(f: RowFilter, format: "jsonl" | "csv", offset: number, limit: number): ExportPage {
     const found = this.listing(f);
@@ -249,4 +222,39 @@ function classify(ev: SessionEvent | undefined, prevTurn: number | undefined): D
       return prevTurn !== undefined && typeof ev.turn === "number" && ev.turn === prevTurn ? "steering" : "user prompt";
     default: return "other";
   }
+}
+
+/** The `request-diff` page of `events` (all of a session's from seq 0, indexed by seq): the twin of
+ *  dsh_notebook/pages/requests.py request_diff_page. */
+export function requestDiffPageOf(events: readonly SessionEvent[], seq: number, offset: number, limit: number): RequestDiffPage {
+  const frozen: number[] = [];
+  for (const ev of events) if (ev.type === "request/frozen") frozen.push(ev.seq);
+  const isFrozen = events[seq]?.type === "request/frozen";
+  const k = frozen.findIndex((s) => (isFrozen ? s >= seq : s > seq));
+  if (k < 0) return { kind: "request-diff", count: events.length, fromSeq: null, toSeq: null };
+  const to = frozen[k], prev = k > 0 ? frozen[k - 1] : null;
+  const after = resolveMessageSeqs(events, to);
+  const before = prev !== null ? resolveMessageSeqs(events, prev) : [];
+  const had = new Set(before), has = new Set(after);
+  const prevTurn = prev !== null ? (events[prev] as { turn?: number }).turn : undefined;
+  const added = after.filter((s) => !had.has(s));
+  const removed = before.filter((s) => !has.has(s));
+  const items: DiffItem[] = [...added, ...removed].slice(offset, offset + limit).map((s) => {
+    const ev = events[s];
+    const item: DiffItem = { seq: s, kind: has.has(s) ? classify(ev, prevTurn) : "removed", type: ev?.type ?? "?" };
+    if (ev) item.event = ev;
+    return item;
+  });
+  return { kind: "request-diff", count: events.length, fromSeq: prev, toSeq: to, kept: after.length - added.length,
+    added: added.length, removed: removed.length, offset, items };
+}
+
+/** The `messages` page of `events` (all of a session's from seq 0, indexed by seq): the twin of
+ *  dsh_notebook/pages/requests.py messages_page. */
+export function messagesPageOf(events: readonly SessionEvent[], seq: number, request: boolean, offset: number | null, limit: number): MessagesPage {
+  const all = request ? (events[seq]?.type === "request/frozen" ? messagesOfSeqs(events, resolveMessageSeqs(events, seq)) : [])
+    : deriveMessages(events, seq);
+  const from = offset ?? Math.max(0, all.length - limit);
+  return { kind: "messages", count: events.length, seq, total: all.length, offset: from,
+    messages: all.slice(from, from + limit).map((d) => ({ seq: d.seq, message: d.message })) };
 }

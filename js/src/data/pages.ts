@@ -26,8 +26,9 @@ export interface PageSource {
   readonly local: boolean;
   /** The page of `q` when it is held, else undefined (it is on its way: `onChange` fires). */
   get<Q extends PageQuery>(q: Q): PageFor<Q> | undefined;
-  /** The page of `q`, fresh. */
-  fetch<Q extends PageQuery>(q: Q): Promise<PageFor<Q>>;
+  /** The page of `q`, fresh; `hold: false`: not kept among the pages held (a large page its caller
+   *  keeps itself: the loop widget's part of a session). */
+  fetch<Q extends PageQuery>(q: Q, hold?: boolean): Promise<PageFor<Q>>;
   /** The last error a page request met (`CODE: message`), or "". */
   readonly error: string;
   onChange(fn: () => void): () => void;
@@ -50,9 +51,12 @@ export class SessionPages implements PageSource {
   /** Ask the kernel for `q` before the window says whether it holds the whole session (a long
    *  session's first rows then come with its follow's snapshot, not one round trip after it). */
   prefetch(q: PageQuery): void { void this.there.fetch(q).catch(() => undefined); }
+  /** The kernel's page of `q` whatever the window holds (`hold`: kept among the pages held) — a
+   *  part of the session read before the window says how much of it it holds. */
+  kernel<Q extends PageQuery>(q: Q, hold = false): Promise<PageFor<Q>> { return this.there.fetch(q, hold); }
   get error(): string { return this.which.error; }
   get<Q extends PageQuery>(q: Q): PageFor<Q> | undefined { return this.which.get(q); }
-  fetch<Q extends PageQuery>(q: Q): Promise<PageFor<Q>> { return this.which.fetch(q); }
+  fetch<Q extends PageQuery>(q: Q, hold = true): Promise<PageFor<Q>> { return this.which.fetch(q, hold); }
   onChange(fn: () => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);

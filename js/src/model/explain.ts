@@ -19,12 +19,12 @@ export function short(s: string, n = 80): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
 
-function frozenSummary(events: readonly SessionEvent[], seq: number | undefined): { n: number; where: string } {
+function frozenSummary(events: readonly SessionEvent[], seq: number | undefined, count?: number | null): { n: number | null; where: string } {
   if (seq === undefined) return { n: 0, where: "" };
   const ev = events[seq];
-  const seqs = resolveMessageSeqs(events, seq);
+  const n = count !== undefined ? count : resolveMessageSeqs(events, seq).length;
   const where = ev?.type === "request/frozen" ? `${ev.provider || "?"}:${ev.model || "?"}` : ev ? "?:?" : "";
-  return { n: seqs.length, where };
+  return { n, where };
 }
 
 /** The explanation of `stage` for tool call `t`, with the session's real values. */
@@ -57,7 +57,10 @@ export function decided(t: ToolCallTrace, events: readonly SessionEvent[]): stri
   return ev && ev.type === "approval/decided" ? ` Decided: ${decisionText(ev)} (approval/decided #${ev.seq}).` : "";
 }
 
-export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly SessionEvent[]): { title: string; text: string } {
+/** `frozenCount`: the number of messages request `t.frozenSeq` froze when it is known from
+ *  elsewhere (a window of a long session: the kernel's messages page; null while it comes) —
+ *  else it is resolved from `events`. */
+export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly SessionEvent[], frozenCount?: number | null): { title: string; text: string } {
   const args = short(t.arguments, 120);
   switch (stage) {
     case 1:
@@ -87,20 +90,20 @@ export function explainStage(t: ToolCallTrace, stage: StageNo, events: readonly 
           : `The result of ${t.callId} is not committed yet.`,
       };
     case 5: {
-      const n = t.frozenSeq !== undefined ? resolveMessageSeqs(events, t.frozenSeq).length : undefined;
+      const n = t.frozenSeq === undefined ? undefined : frozenCount !== undefined ? frozenCount : resolveMessageSeqs(events, t.frozenSeq).length;
       return {
         title: "The next step reads the session surface",
-        text: `The next step's prepare_request() calls session.derive_messages()${t.deriveSeq !== undefined ? ` (step/start #${t.deriveSeq})` : ""} and gets a history${n !== undefined ? ` of ${n} messages` : ""} that includes tool/result #${t.resultSeq ?? "?"}.`,
+        text: `The next step's prepare_request() calls session.derive_messages()${t.deriveSeq !== undefined ? ` (step/start #${t.deriveSeq})` : ""} and gets a history${n !== undefined && n !== null ? ` of ${n} messages` : ""} that includes tool/result #${t.resultSeq ?? "?"}.`,
       };
     }
     case 6: {
-      const f = frozenSummary(events, t.frozenSeq);
+      const f = frozenSummary(events, t.frozenSeq, frozenCount);
       const edits = requestEdits(events, t.frozenSeq);
       const edited = edits.length ? ` Its messages were edited while paused (${edits.map((e) => `debug/edit #${e}`).join(", ")}): the model got the edited messages, which the edit holds, not exactly these.` : "";
       return {
         title: "Freeze the request, then hand it to the model",
         text: t.frozenSeq !== undefined
-          ? `request/frozen #${t.frozenSeq} froze ${f.n} messages (messageSeqs include #${t.resultSeq}) and handed them to adapter.stream() on ${f.where}. This time the model gets ${t.name}'s result.${edited}`
+          ? `request/frozen #${t.frozenSeq} froze ${f.n ?? "its"} messages (messageSeqs include #${t.resultSeq}) and handed them to adapter.stream() on ${f.where}. This time the model gets ${t.name}'s result.${edited}`
           : "The next request has not been frozen yet.",
       };
     }

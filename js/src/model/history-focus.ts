@@ -23,7 +23,13 @@ export function previousFrozen(events: readonly SessionEvent[], before: number):
   return undefined;
 }
 
-export function historyFocus(events: readonly SessionEvent[], call: ToolCallTrace | undefined, stage: StageNo | 0, shown: readonly number[]): HistoryFocus {
+/** The history of a window of a long session, paged (data/loop-window.ts): `shown` is a page of
+ *  the `total` messages, and `added` (at 06, once known: the kernel's request-diff page) the seqs
+ *  the request adds to the one before — which `events`, holding no earlier requests, cannot say. */
+export interface PagedHistory { total: number; added?: readonly number[] }
+
+export function historyFocus(events: readonly SessionEvent[], call: ToolCallTrace | undefined, stage: StageNo | 0, shown: readonly number[],
+  paged?: PagedHistory): HistoryFocus {
   if (!call || !stage) return { current: null, fresh: [], change: "" };
   const has = (s: number | undefined): s is number => s !== undefined && shown.includes(s);
   const assistant = call.assistantSeq;
@@ -35,11 +41,20 @@ export function historyFocus(events: readonly SessionEvent[], call: ToolCallTrac
   if (stage === 4) {
     return { current: result, fresh: result !== null ? [result] : [], change: call.resultSeq !== undefined ? `new: the tool message #${call.resultSeq} (tool/result, committed)` : "the tool message is not committed yet" };
   }
-  const prev = previousFrozen(events, assistant ?? call.callSeq ?? 0);
-  const before = new Set(prev !== undefined ? resolveMessageSeqs(events, prev) : []);
+  const n = paged ? paged.total : shown.length;
   if (stage === 5) {
-    return { current: result, fresh: [], change: `derive_messages: ${shown.length} messages, none new at this stage; the tool message #${call.resultSeq ?? "?"} (committed at 04) is in it` };
+    return { current: result, fresh: [], change: `derive_messages: ${n} messages, none new at this stage; the tool message #${call.resultSeq ?? "?"} (committed at 04) is in it` };
   }
-  const inRequest = shown.filter((s) => !before.has(s));
-  return { current: result, fresh: [], inRequest, change: `request #${call.frozenSeq ?? "?"} carries messageSeqs [${shown.join(", ")}]; in this request and not in the previous one: ${inRequest.map((s) => `#${s}`).join(", ") || "none"}` };
+  let inRequest: number[];
+  if (paged) {
+    const fresh = new Set(paged.added ?? []);
+    inRequest = shown.filter((s) => fresh.has(s));
+  } else {
+    const prev = previousFrozen(events, assistant ?? call.callSeq ?? 0);
+    const before = new Set(prev !== undefined ? resolveMessageSeqs(events, prev) : []);
+    inRequest = shown.filter((s) => !before.has(s));
+  }
+  const carries = n > shown.length ? `${n} messageSeqs (the newest shown: […, ${shown.slice(-5).join(", ")}])` : `messageSeqs [${shown.join(", ")}]`;
+  const fresh = paged && !paged.added ? "…" : inRequest.map((s) => `#${s}`).join(", ") || "none";
+  return { current: result, fresh: [], inRequest, change: `request #${call.frozenSeq ?? "?"} carries ${carries}; in this request and not in the previous one: ${fresh}` };
 }

@@ -49,6 +49,12 @@ export class Player {
   /** Reading pace: the reading time (ms at 1×, at `wpm`) of step `index`'s narration; a step
    *  never advances on its own before it (model/pacing.ts). Null: the recorded timing only. */
   readMs: ((index: number) => number) | null = null;
+  /** Steps follow the last one held (a window of a long session reads the next part of it): at
+   *  the last step, play waits for them (`waiting`) instead of stopping; `setSteps` with more
+   *  steps and a `seek` past the old position go on. Null: the steps are all there are. */
+  more: (() => boolean) | null = null;
+  /** Playing, at the last step held, waiting for the next part of the session. */
+  waiting = false;
   /** The reading pace in words a minute at 1× (what `readMs` reads at; the presenter sets it). */
   wpm: number = WORDS_PER_MINUTE;
   /** When the shown step last changed (the page clock, ms): the widget's data-step-at. */
@@ -131,7 +137,7 @@ export class Player {
 
   play(): void {
     if (this.playing || this.stepOnly) return;
-    if (this.index >= this.steps.length - 1) { // replay from the start: its first stage, never none
+    if (this.index >= this.steps.length - 1 && !(this.index >= 0 && this.more?.())) { // replay from the start: its first stage, never none
       this.playing = true;
       this.seek(0);
       this.tick(false);
@@ -143,13 +149,24 @@ export class Player {
   }
   pause(): void {
     this.playing = false;
+    this.waiting = false;
     if (this.handle !== null) this.scheduler.clear(this.handle);
     this.handle = null;
     this.emit();
   }
+  /** The next part of the session arrived (its steps set, the position sought): play on. */
+  resume(): void {
+    if (!this.waiting) return;
+    this.waiting = false;
+    if (this.playing && this.handle === null) this.tick(false);
+  }
   private tick(first: boolean): void {
     if (!this.playing) return;
-    if (this.index >= this.steps.length - 1) { this.pause(); return; }
+    if (this.index >= this.steps.length - 1) {
+      if (this.more?.()) { this.waiting = true; this.emit(); return; }
+      this.pause();
+      return;
+    }
     const cur = this.current;
     const next = this.steps[this.index + 1];
     // play pressed on a stage: at reading pace it stays until its text is read (the time it has

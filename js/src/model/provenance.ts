@@ -9,6 +9,7 @@ export class ProvenanceIndex {
   update(events: readonly SessionEvent[]): void {
     for (let i = this.indexedThrough + 1; i < events.length; i++) {
       const ev = events[i];
+      if (!ev) continue; // a window of the session: nothing below its first seq
       for (const s of ev.sourceEventSeqs ?? []) {
         const list = this.citedBy.get(s);
         if (list) list.push(ev.seq);

@@ -55,8 +55,13 @@ export class CallTracer {
   private awaitingFrozen: ToolCallTrace[] = [];
   private through = -1;
 
+  /** `events` indexed by seq: a window of a session (data/loop-window.ts) holds nothing below its
+   *  first seq, and what it does not hold is skipped. */
   update(events: readonly SessionEvent[]): ToolCallTrace[] {
-    for (let i = this.through + 1; i < events.length; i++) this.fold(events, events[i]);
+    for (let i = this.through + 1; i < events.length; i++) {
+      const ev = events[i];
+      if (ev) this.fold(events, ev);
+    }
     this.through = events.length - 1;
     return this.traces;
   }

@@ -22,7 +22,16 @@ export interface PlaybackInput {
   wpm: number;
   /** Said instead of "call i/n: name · id" (a new turn without a tool call yet). */
   note?: string;
+  /** A long session held in parts (data/loop-window.ts): the scrubber spans every call of the
+   *  session and `scrub` gets the session's call number. */
+  session?: SessionCalls;
 }
+
+/** Where the part held lies among the session's calls: `calls` are those of the part, the first
+ *  of them the session's call number `base` (0-based) of `total` (each undefined while the kernel
+ *  numbers them); `moreBefore` / `moreAfter`: the session goes on past the part; `reading`: the
+ *  call number being read from the kernel (the scrubber stays there meanwhile). */
+export interface SessionCalls { base?: number; total?: number; moreBefore: boolean; moreAfter: boolean; reading?: number }
 export interface PlaybackCallbacks {
   play(): void;
   pause(): void;
@@ -90,9 +99,11 @@ export function createPlayback(cb: PlaybackCallbacks): Playback {
       playing = d.playing;
       // hold on: play is not off without a word — it says so, and one press releases the hold
       held = !d.playing && d.stepOnly && d.stepCount > 0;
-      const n = d.calls.length;
-      back.disabled = d.stepIndex <= 0 && !d.live;
-      forward.disabled = d.stepIndex >= d.stepCount - 1 && !d.live;
+      const w = d.session;
+      const base = w ? w.base ?? 0 : 0;
+      const n = w ? w.total ?? base + d.calls.length : d.calls.length;
+      back.disabled = d.stepIndex <= 0 && !d.live && !w?.moreBefore;
+      forward.disabled = d.stepIndex >= d.stepCount - 1 && !d.live && !w?.moreAfter;
       play.className = `dsh-btn ${d.playing ? "dsh-pause" : "dsh-play"}${held ? " dsh-play-held" : ""}`;
       const face = d.playing ? "pause" : held ? "held" : "play";
       if (play.dataset.face !== face) { play.dataset.face = face; iconLabel(play, d.playing ? "pause" : "play", d.playing ? "pause" : held ? "play (hold on)" : "play"); }
@@ -103,9 +114,14 @@ export function createPlayback(cb: PlaybackCallbacks): Playback {
       play.disabled = !d.playing && d.stepCount === 0;
       scrub.max = String(Math.max(0, n - 1));
       scrub.disabled = n < 2;
-      if (!scrub.matches(":active")) scrub.value = String(Math.max(0, d.callIndex));
+      const at = w?.reading ?? base + d.callIndex;
+      if (!scrub.matches(":active")) scrub.value = String(Math.max(0, at));
       const call = d.calls[d.callIndex];
-      label.textContent = d.note ?? (n ? `call ${d.callIndex + 1}/${n}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet");
+      // a long session's numbers once the kernel has counted its calls ("…" until then)
+      const no = w && w.base === undefined ? "…" : String(base + d.callIndex + 1);
+      const of = w && w.total === undefined ? "…" : String(n);
+      label.textContent = w?.reading !== undefined ? `call ${w.reading + 1}/${of}: reading it from the kernel…`
+        : d.note ?? (n ? `call ${no}/${of}${call ? `: ${call.name} · ${call.callId}` : ""}` : "no tool calls yet");
       live.hidden = !d.canLive;
       live.className = `dsh-btn dsh-live ${d.live ? "dsh-live-on" : ""}`;
       if (live.dataset.face !== String(d.live)) { live.dataset.face = String(d.live); iconLabel(live, d.live ? "live-on" : "live-off", "live"); }

@@ -15,6 +15,8 @@ import { TRUNCATE_CHARS } from "./json";
 import type { View, ViewHost } from "./view";
 
 const MAX_SHOWN = 150;
+/** Messages a page of a long session's history holds (the kernel's messages pages). */
+export const HISTORY_PAGE = MAX_SHOWN;
 
 /** Long text is cut with "show all"; a streaming text keeps its tail (the newest part) in view. */
 function longText(text: string, cls: string, tail = false): HTMLElement {
@@ -59,6 +61,11 @@ export interface HistoryInput {
   earlier?: number;
   /** Shows the page of messages before these (when `earlier`). */
   onEarlier?: () => void;
+  /** Messages after these that are not here (a page back from the newest), and the way to them. */
+  later?: number;
+  onLater?: () => void;
+  /** The page is on its way from the kernel. */
+  loading?: boolean;
   showWrappers: boolean;
   focusCall?: string;
   /** The live attempt, when following a running agent. */
@@ -98,7 +105,13 @@ export function renderHistory(d: HistoryInput, onToggle: (show: boolean) => void
     el.querySelector(".dsh-msg-head")?.append(h("span", { class: "dsh-badge dsh-badge-live" }, "streaming…"));
     list.append(el);
   }
-  if (!shown.length && !(a && a.blocks.length)) list.append(h("div", { class: "dsh-muted" }, "No messages yet."));
+  if (d.later && d.onLater) {
+    const more = h("button", { class: "dsh-link dsh-history-later", type: "button" }, `… ${fmtInt(d.later)} later messages: show them`);
+    more.addEventListener("click", () => d.onLater?.());
+    list.append(more);
+  }
+  if (!shown.length && !(a && a.blocks.length)) list.append(h("div", { class: "dsh-muted" }, d.loading ? "Reading the messages…" : "No messages yet."));
+  if (d.loading) list.setAttribute("aria-busy", "true");
   return h("div", { class: "dsh-view-history" },
     h("div", { class: "dsh-caption" }, d.caption,
       h("label", { class: "dsh-toggle" }, toggle, ` show system & context wrappers${hidden ? ` (${hidden} hidden)` : ""}`)),
@@ -115,13 +128,15 @@ export function historyView(host: ViewHost): View {
   const follow = createHistoryFollow();
   return {
     render(panel, v) {
-      const frozen = v.stage === 6 && v.call?.frozenSeq !== undefined ? resolveMessageSeqs(v.events, v.call.frozenSeq) : null;
-      const msgs = maskMessages(frozen ? messagesOfSeqs(v.events, frozen) : v.derived, v.mask);
-      const focus = historyFocus(v.events, v.call, v.stage, msgs.map((m) => m.seq));
+      const p = v.history;
+      const frozen = !p && v.stage === 6 && v.call?.frozenSeq !== undefined ? resolveMessageSeqs(v.events, v.call.frozenSeq) : null;
+      const msgs = maskMessages(p ? p.messages : frozen ? messagesOfSeqs(v.events, frozen) : v.derived, v.mask);
+      const focus = historyFocus(v.events, v.call, v.stage, msgs.map((m) => m.seq), p ? p.paged ?? { total: msgs.length } : undefined);
       follow.before(panel);
       replace(panel, renderHistory({
         current: focus.current, fresh: focus.fresh, inRequest: focus.inRequest, change: focus.change,
         messages: msgs, showWrappers, focusCall: v.call?.callId, attempt: v.attempt,
+        ...(p ? { earlier: p.earlier, onEarlier: p.onEarlier ?? (() => undefined), later: p.later, onLater: p.onLater, loading: p.loading } : {}),
         caption: v.stage === 6 ? `The frozen request #${v.call?.frozenSeq}: its messageSeqs.` : "Only user / assistant / tool messages; system prompt and runtime-context wrappers are hidden.",
         note: stageNote(v.call, v.stage),
       }, (show) => { showWrappers = show; host.schedule(); }));

@@ -3,6 +3,7 @@
 // predict mask and the live attempt; a view owns its own state (a toggle, a scroll position, a
 // card to flash) and draws into the tab panel it is handed.
 import type { DerivedMessage } from "../model/history";
+import type { PagedHistory } from "../model/history-focus";
 import type { PredictMask } from "../model/predict-mask";
 import type { Question } from "../model/predict";
 import type { StageNo, ToolCallTrace } from "../model/stages";
@@ -28,6 +29,22 @@ export interface ViewInput {
   sessionMode?: string;
   /** The seqs of the events that cite `seq` (sourceEventSeqs). */
   citing(seq: number): number[];
+  /** A long session (data/loop-window.ts): the history view's page of messages, from the kernel,
+   *  instead of what `derived` and `events` give. */
+  history?: PagedView;
+}
+
+/** A page of the messages at the shown position (derived, or the frozen request's at 06): the
+ *  `earlier` ones before it and the `later` ones after it reached by `onEarlier` / `onLater`. */
+export interface PagedView {
+  messages: DerivedMessage[];
+  /** The page is on its way (the one shown is the last that came). */
+  loading: boolean;
+  earlier: number;
+  later: number;
+  paged?: PagedHistory;
+  onEarlier?: () => void;
+  onLater?: () => void;
 }
 
 /** What the loop offers a view: render again (after the view's own state changed), and switch the
