@@ -149,7 +149,7 @@ class PageSource:
                 return False
             return isinstance(q, MessagesQuery) or p.types[q.seq] == "request/frozen"
 
-    def _early_messages(self, q: MessagesQuery) -> dict[str, Any]:
+    def _early_messages(self, q: MessagesQuery) -> dict[str, object]:
         """``messages`` at a seq the index has not reached: folded from the lines up to it (they do
         not change: the page is the one the index would give, ``count`` the log's)."""
         head = SessionPages(self.pages.session_id, self.pages.models)
