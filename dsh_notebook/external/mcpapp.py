@@ -68,6 +68,7 @@ class NotebookMcp:
         self.pages = LabPages()
         self.notebooks = Notebooks(serverapp, self.pages)
         self.links: dict[str, KernelLink] = {}
+        self.kernels_used: dict[str, str] = {}  # notebook path -> the kernel id its last call used
         self.heartbeat = heartbeat
         self.server: Server[Any] = Server("dsh-notebook", version=version(), instructions=INSTRUCTIONS,
                                           on_list_tools=self._list_tools, on_call_tool=self._call_tool)
@@ -133,7 +134,7 @@ class NotebookMcp:
             return error_result(DshError(f"{type(exc).__name__}: {exc}", code="INTERNAL"))
 
     async def _notebook_call(self, ctx: Any, name: ExternalTool, args: dict[str, JsonValue]) -> types.CallToolResult:
-        path, kernel_id = await self.notebooks.kernel_of(str(args.get("path", "")))
+        path, kernel_id = await self._kernel_of(str(args.get("path", "")))
         link = self.link(kernel_id)
         session = ctx.session
         params = session.client_params
@@ -155,6 +156,23 @@ class NotebookMcp:
             body = ask_agent if name == "ask_agent" else BODIES[name]
             parts, error = await run.run(lambda r: body(r, self.notebooks))
         return parts_result(parts, error)
+
+    async def _kernel_of(self, path: str) -> tuple[str, str]:
+        """The notebook's kernel; ``KERNEL_DEAD`` — not ``NO_KERNEL`` — for a notebook whose kernel
+        this server used and Jupyter has since let go (a kernel that dies with no restarts left is
+        removed with its Jupyter session): the agent learns its variables are gone, whenever it asks."""
+        try:
+            found = await self.notebooks.kernel_of(path)
+        except DshError as exc:
+            if exc.code != "NO_KERNEL":
+                raise
+            known = self.kernels_used.get(clean_path(path))  # (kernel_of cleaned it already)
+            if known is not None and known not in self.app.kernel_manager:
+                raise DshError(f"the notebook's kernel {known} is gone (it died or was shut down): start a kernel for "
+                               "it in JupyterLab (its variables are gone); nothing was run", code="KERNEL_DEAD") from None
+            raise
+        self.kernels_used[found[0]] = found[1]
+        return found
 
     async def list_notebooks(self) -> types.CallToolResult:
         lines, open_paths = [], set()
