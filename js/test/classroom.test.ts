@@ -326,9 +326,13 @@ describe("a live run shows where it is (issue 37 item 6)", () => {
     expect(el.querySelector(".dsh-explain-title")?.textContent).toContain("Turn 2: waiting for the model");
     expect(el.querySelector(".dsh-explain-text")?.textContent).toContain(`request/frozen #${last + 2} went to the model`);
     expect(el.querySelectorAll('.dsh-stage[aria-current="step"]')).toHaveLength(1);
-    await waitFor(() => root().dataset.waiting === "waiting for the model · 0 s", 3000);
-    expect(el.querySelector(".dsh-waiting")?.textContent).toBe("waiting for the model · 0 s");
-    expect(el.querySelector('.dsh-stage[data-stage="1"] .dsh-stage-value')?.textContent).toBe("waiting · 0 s");
-    await waitFor(() => root().dataset.waiting === "waiting for the model · 1 s", 3000); // it ticks each second
-  });
+    // the wait clock shows after its grace and ticks on by itself (WaitClock's arithmetic is tested
+    // above with fixed times; here a loaded machine may skip a second, so any later one will do)
+    const seconds = () => Number(/^waiting for the model · (\d+) s$/.exec(root().dataset.waiting ?? "")?.[1] ?? "-1");
+    await waitFor(() => seconds() >= 0, 15_000);
+    expect(el.querySelector(".dsh-waiting")?.textContent).toMatch(/^waiting for the model · \d+ s$/);
+    expect(el.querySelector('.dsh-stage[data-stage="1"] .dsh-stage-value')?.textContent).toMatch(/^waiting · \d+ s$/);
+    const first = seconds();
+    await waitFor(() => seconds() > first, 15_000);
+  }, 40_000); // real seconds go by: the clock's grace and a tick, on a machine that may be loaded
 });
