@@ -65,6 +65,7 @@ def present_from_off(loop: Any) -> None:
     """Presenter mode switched on by a click on "Present" (off first; JupyterLab's own
     presentation mode, which the widget follows, off too)."""
     page = loop.page
+    settled(loop)  # drawn and still: the first test of the page runs while the widget's state is still arriving
     if page.evaluate(LAB_IN_PRESENTATION):
         page.evaluate(TOGGLE_LAB_PRESENTATION)
         wait_until(lambda: not page.evaluate(LAB_IN_PRESENTATION), timeout=30, what="JupyterLab out of presentation mode")
