@@ -216,7 +216,9 @@ class SessionController:
         live = self.registry.live.get(args.session_id)
         if live is not None:
             await window_known(live.agent)  # a window probe under way answers first (bounded)
-            return live.info()
+            # the last seq a follower may see: a turn/end still on its way to disk is not yet in
+            # the session (a follow from the seq given here must always be accepted)
+            return live.info().model_copy(update={"last_seq": self._visible_last(live.id)})
         self._check_saved(args.session_id)
         return await self.saved.info(args, inv)
 
@@ -225,7 +227,7 @@ class SessionController:
         live = self.registry.live.get(args.session_id)
         if live is not None:
             session = live.session
-            last = session.last_seq
+            last = self._visible_last(live.id)  # what followers may see: a turn/end is out once on disk
             end = min(last, args.since_seq + args.limit)
             events = tuple(json.loads(session.line(seq)) for seq in range(args.since_seq + 1, end + 1))
             return EventsPage(session_id=live.id, events=events, last_seq=last, more=end < last)
@@ -234,6 +236,10 @@ class SessionController:
         page = lines[args.since_seq + 1: args.since_seq + 1 + args.limit]
         return EventsPage(session_id=args.session_id, events=tuple(json.loads(x) for x in page), last_seq=len(lines) - 1,
                           more=args.since_seq + len(page) < len(lines) - 1)
+
+    def _visible_last(self, session_id: str) -> int:
+        hub, live = self.registry.hub(session_id), self.registry.live[session_id]
+        return hub.visible() - 1 if hub.session is live.session else live.session.last_seq
 
     # -- streams ------------------------------------------------------------------------------
     async def follow(self, args: FollowArgs, inv: GatewayInvocation, sink: StreamSink) -> Callable[[], None]:

@@ -100,7 +100,14 @@ def test_a_follower_sees_the_turn_end_only_once_it_is_in_the_log_file(client: Ds
     assert handle.model.turn_ends == [] and seen_on_disk == []
     assert handle.model.status == "running" and idle_then == []  # idle means the turn end is written
     assert turn_ends_on_disk(path) == []  # the disk is slow indeed: not written yet
-    assert client.info(sid).status == "idle"  # the turn is over: a command (a rewind) may go ahead
+    info = client.info(sid)
+    assert info.status == "idle"  # the turn is over: a command (a rewind) may go ahead
+    # the last seq it names is what a follower may see, so a follow from it (the next %dsh cell's
+    # "only what comes next") is accepted, and the events page ends there too
+    assert info.last_seq == handle.model.cursor
+    nxt = client.follow(sid, cursor=info.last_seq)
+    nxt.wait_snapshot()
+    assert client.remote.session.events(session_id=sid, since_seq=-1).last_seq == info.last_seq
     late = client.follow(sid)  # a follower that comes now gets no turn end in its snapshot either,
     late.wait_snapshot()  # and its live part is the run as it was before the turn end
     assert late.model.turn_ends == [] and late.model.status == "running"
@@ -125,7 +132,8 @@ def test_a_follower_sees_the_turn_end_only_once_it_is_in_the_log_file(client: Ds
     assert went_idle.wait(30) and idle_then == [[seq]]  # the control stream's idle: after the write too
     written = client.remote.session.page(session_id=sid, query={"kind": "rows", "limit": 1000}).page
     assert [r.event.model_dump()["type"] for r in written.rows][-1] == "turn/end" and written.count == seq + 1
-    for follow in (handle, late, again):
+    assert nxt.wait(lambda m: m.turn_ends, timeout=60)[0]["seq"] == seq  # the held turn end reaches it
+    for follow in (handle, late, again, nxt):
         follow.close()
     control.close()
 
