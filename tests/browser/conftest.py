@@ -316,6 +316,29 @@ def wait_until(fn: Callable[[], Any], timeout: float = 30.0, every: float = 0.05
     raise AssertionError(f"{what}: not met within {timeout}s")
 
 
+# An element's box unchanged for ten animation frames in a row (false after 600 frames).
+STILL_JS = """(el) => new Promise((resolve) => {
+  let last = '', same = 0, frames = 0;
+  const tick = () => {
+    const r = el.getBoundingClientRect(), k = `${r.left},${r.top},${r.width},${r.height}`;
+    same = k === last ? same + 1 : 0; last = k; frames += 1;
+    if (same >= 10) resolve(true); else if (frames > 600) resolve(false); else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})"""
+
+
+def click_when_still(locator: Any) -> None:
+    """Click ``locator`` once it has stopped moving. Playwright scrolls an element into view and
+    presses at once; in JupyterLab's windowed notebook that scroll brings cells into view whose
+    measured heights then move the element (by 450 px, 25 ms after the scroll, in a traced run), so
+    the press and the release land on different nodes and Chromium sends the click to their common
+    ancestor: lost. Scroll first, wait until its box keeps still, then click."""
+    locator.scroll_into_view_if_needed()
+    assert locator.evaluate(STILL_JS), "the element never kept its place for ten frames"
+    locator.click()
+
+
 # ---------- waits on the page's state (no test waits a fixed time) --------------------------------
 
 FRAMES_JS = "(n) => new Promise((done) => { const on = (k) => (k ? requestAnimationFrame(() => on(k - 1)) : done()); on(n); })"

@@ -17,7 +17,15 @@ from typing import Any
 import pytest
 
 from .a11y_audit import audit
-from .conftest import ARTIFACTS, Lab, open_notebook, run_all_cells, shot, wait_until
+from .conftest import (
+    ARTIFACTS,
+    Lab,
+    click_when_still,
+    open_notebook,
+    run_all_cells,
+    shot,
+    wait_until,
+)
 from .projector import file_browser, screen, set_theme, settled
 from .test_walkthrough_e2e import all_ran, copy_walkthrough
 
@@ -113,7 +121,7 @@ def loop_of(page: Any) -> Any:
 def present_on(page: Any) -> Any:
     loop = loop_of(page)
     if loop.get_attribute("data-present") != "true":
-        loop.locator(".dsh-present-btn").click()
+        click_when_still(loop.locator(".dsh-present-btn"))
     wait_until(lambda: loop.get_attribute("data-present") == "true", timeout=10, what="presenter mode on")
     return loop
 
@@ -320,7 +328,7 @@ def test_the_more_cue_never_covers_the_current_stage_at_1024_dark(nb01: Any) -> 
     page.set_viewport_size({"width": 1024, "height": 768})
     loop = loop_of(page)
     if loop.get_attribute("data-present") == "true":
-        loop.locator(".dsh-present-btn").click()
+        click_when_still(loop.locator(".dsh-present-btn"))
     set_theme(page, "JupyterLab Dark")
     # an earlier test of this module played at reading pace: stop it and hold, so that only the
     # keys below move the stage (under load a late tick of that playback moved it off 01)
