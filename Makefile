@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml tests/mcptools/package.json labextension/package.json
 	$(PY) -m pip install -q -U pip
 	cd js && npm install --no-audit --no-fund --silent
 	cd js && npm run --silent build
+	# the JupyterLab extension's packages, its unit tests' (vitest, jsdom) with them: the install's
+	# hook below installs them only when it builds, which an existing build skips
+	cd labextension && npm install --no-audit --no-fund --silent
 	$(PY) -m pip install -q -e ".[dev]"
 	# the JupyterLab extension (issue 41; built by the install's hook, `make widget` rebuilds it): the
 	# editable install copies the build of that moment where JupyterLab looks; a link to the build
@@ -86,21 +89,24 @@ lint: setup
 # PYTHONDONTWRITEBYTECODE is cleared for the tests, as on a usual machine: the test modules' (and
 # any edited module's) bytecode is then cached after the first process instead of compiled anew by
 # every worker, kernel and CLI process the suite starts.
-# The two pytest runs and vitest go side by side: the browser tests mostly wait on JupyterLab and
-# Chromium, the others on kernels and subprocesses, and each fills the other's waits. The vitest and
-# browser reports are printed when all have ended (their logs: tests/browser/artifacts/vitest.log,
-# pytest.log); make fails if any did.
+# The two pytest runs and the two vitest suites (the widget's, js/, and the JupyterLab extension's,
+# labextension/: ~2 s) go side by side: the browser tests mostly wait on JupyterLab and Chromium,
+# the others on kernels and subprocesses, and each fills the other's waits. The vitest and browser
+# reports are printed when all have ended (their logs: tests/browser/artifacts/vitest.log,
+# vitest-lab.log, pytest.log); make fails if any did.
 test: export PYTHONDONTWRITEBYTECODE =
 test: setup chromium
 	mkdir -p tests/browser/artifacts
 	(cd js && npm test --silent) > tests/browser/artifacts/vitest.log 2>&1 & vitest=$$!; \
+	(cd labextension && npm test --silent) > tests/browser/artifacts/vitest-lab.log 2>&1 & labvitest=$$!; \
 	$(PY) -m pytest -q -m browser -n 2 --dist loadgroup --durations=8 tests/browser \
 	  > tests/browser/artifacts/pytest.log 2>&1 & browser=$$!; \
 	$(PY) -m pytest -q -m "not browser" -n 3 --dist loadgroup --durations=8; others=$$?; \
-	wait $$vitest; js=$$?; wait $$browser; status=$$?; \
+	wait $$vitest; js=$$?; wait $$labvitest; lab=$$?; wait $$browser; status=$$?; \
 	echo "== vitest (tests/browser/artifacts/vitest.log)"; cat tests/browser/artifacts/vitest.log; \
+	echo "== vitest of labextension/ (tests/browser/artifacts/vitest-lab.log)"; cat tests/browser/artifacts/vitest-lab.log; \
 	echo "== browser tests (tests/browser/artifacts/pytest.log)"; cat tests/browser/artifacts/pytest.log; \
-	test $$js -eq 0 && test $$others -eq 0 && test $$status -eq 0
+	test $$js -eq 0 && test $$lab -eq 0 && test $$others -eq 0 && test $$status -eq 0
 
 # The unit tier (tests/support/tiers.py: in-process, no subprocess, kernel, browser or network beyond
 # a loopback server in the test's own process): under a minute on 2 cores, two workers (its tests

@@ -12,12 +12,15 @@ import type { ApprovalShown } from './pages.gen';
 export type Approval = ApprovalShown;
 
 export class Banners {
-  private shown = new Map<string, Widget>();
+  /** The banners of each waiting call: one above every open view of its notebook. */
+  private shown = new Map<string, Widget[]>();
 
   constructor(private readonly answer: (callId: string, decision: 'allow' | 'deny') => void) {}
 
   show(panel: NotebookPanel, approval: Approval): void {
-    if (this.shown.has(approval.callId)) return;
+    // a view closed meanwhile took its banner with it: a reopened notebook gets a new one
+    const shown = (this.shown.get(approval.callId) ?? []).filter(b => !b.isDisposed);
+    if (shown.some(b => b.parent === panel.contentHeader)) return;
     const banner = new Widget();
     banner.addClass('dsh-lab-banner');
     banner.node.setAttribute('role', 'alert');
@@ -38,14 +41,16 @@ export class Banners {
       const button = document.createElement('button');
       button.className = `jp-Button dsh-lab-${decision}`;
       button.textContent = decision === 'allow' ? 'Allow' : 'Deny';
-      button.onclick = () => {
-        for (const b of Array.from(buttons.querySelectorAll('button'))) (b as HTMLButtonElement).disabled = true;
+      button.onclick = () => {  // answered: in every view of the notebook
+        for (const b of this.shown.get(approval.callId) ?? []) {
+          for (const other of Array.from(b.node.querySelectorAll('button'))) other.disabled = true;
+        }
         this.answer(approval.callId, decision);
       };
       buttons.appendChild(button);
     }
     banner.node.appendChild(buttons);
-    this.shown.set(approval.callId, banner);
+    this.shown.set(approval.callId, [...shown, banner]);
     panel.contentHeader.addWidget(banner);
     // the header's box layout sizes its children by their CSS limits: give the banner its own
     // height as its minimum, so the notebook below moves down instead of lying under it
@@ -57,7 +62,7 @@ export class Banners {
   }
 
   gone(callId: string): void {
-    this.shown.get(callId)?.dispose();
+    for (const banner of this.shown.get(callId) ?? []) banner.dispose();
     this.shown.delete(callId);
   }
 }

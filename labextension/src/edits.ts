@@ -12,7 +12,7 @@
  */
 import type { IDocumentManager } from '@jupyterlab/docmanager';
 import type { NotebookPanel } from '@jupyterlab/notebook';
-import type { ISharedCodeCell, ISharedNotebook } from '@jupyter/ydoc';
+import type { ISharedCell, ISharedCodeCell, ISharedNotebook } from '@jupyter/ydoc';
 import type * as nbformat from '@jupyterlab/nbformat';
 
 import type { CellInsert, CellReplace, JsonValue, PageNotebook, PageSaved } from './pages.gen';
@@ -37,6 +37,7 @@ const ids = (nb: ISharedNotebook): string[] => nb.cells.map(c => c.getId());
 
 export async function read(panel: NotebookPanel): Promise<PageNotebook> {
   await panel.context.ready;
+  shared(panel);  // PAGE_GONE while it closes
   return { notebook: toWire(panel.content.model!.toJSON()), dirty: panel.context.model.dirty };
 }
 
@@ -70,12 +71,11 @@ function check(nb: ISharedNotebook, ops: Op[], path: string): void {
   }
 }
 
-function replace(nb: ISharedNotebook, index: number, cell: nbformat.ICell): void {
-  const current = nb.cells[index];
+/** Replace `current`, the cell at `index`, by `cell`; returns the cell now at `index`. */
+function replace(nb: ISharedNotebook, index: number, current: ISharedCell, cell: nbformat.ICell): ISharedCell {
   if (current.cell_type !== cell.cell_type) {
     nb.deleteCell(index);
-    nb.insertCell(index, cell as any);
-    return;
+    return nb.insertCell(index, cell as any);
   }
   current.setSource(typeof cell.source === 'string' ? cell.source : cell.source.join(''));
   current.setMetadata(cell.metadata as any);
@@ -84,6 +84,26 @@ function replace(nb: ISharedNotebook, index: number, cell: nbformat.ICell): void
     code.setOutputs(((cell as nbformat.ICodeCell).outputs ?? []) as nbformat.IOutput[]);
     code.execution_count = (cell as nbformat.ICodeCell).execution_count ?? null;
   }
+  return current;
+}
+
+/** Make `ops`, in one transaction. The shared model's `cells` follows its Yjs array only when the
+ * transaction ends, so the cells as they become are kept here, op by op: an insert after a cell
+ * inserted (or retyped) earlier in the list finds it, and an index is never a stale one. */
+function make(nb: ISharedNotebook, ops: Op[]): void {
+  const cells = [...nb.cells];
+  const at = (id: string): number => cells.findIndex(c => c.getId() === id);
+  nb.transact(() => {
+    for (const op of ops) {
+      if (op.op === 'insert') {
+        const index = op.after === null ? 0 : at(op.after) + 1;
+        cells.splice(index, 0, nb.insertCell(index, fromWire(op.cell) as any));
+      } else {
+        const index = at(op.id);
+        cells[index] = replace(nb, index, cells[index], fromWire(op.cell));
+      }
+    }
+  });
 }
 
 export async function apply(panel: NotebookPanel, ops: Op[]): Promise<PageSaved> {
@@ -91,15 +111,7 @@ export async function apply(panel: NotebookPanel, ops: Op[]): Promise<PageSaved>
   const nb = shared(panel);
   check(nb, ops, panel.context.path);
   const dirty = panel.context.model.dirty;
-  nb.transact(() => {
-    for (const op of ops) {
-      if (op.op === 'insert') {
-        nb.insertCell(op.after === null ? 0 : ids(nb).indexOf(op.after) + 1, fromWire(op.cell) as any);
-      } else {
-        replace(nb, ids(nb).indexOf(op.id), fromWire(op.cell));
-      }
-    }
-  });
+  make(nb, ops);
   if (!dirty) await panel.context.save();
   return { saved: !dirty, dirty: panel.context.model.dirty };
 }

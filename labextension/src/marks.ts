@@ -15,12 +15,16 @@ type Provenance = Partial<CellProvenance>;
 export function provenanceOf(cell: Cell): Provenance | null {
   const dsh = cell.model.getMetadata('dsh') as { provenance?: Provenance } | undefined;
   const prov = dsh?.provenance;
-  return prov && typeof prov === 'object' ? prov : null;
+  return prov && typeof prov === 'object' && !Array.isArray(prov) ? prov : null;
 }
 
+/** A field of the provenance if it is text (hand-edited metadata may hold anything). */
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
+
 export function describe(prov: Provenance): string {
-  const who = [prov.client?.name, prov.client?.version].filter(Boolean).join(' ') || 'an MCP client';
-  return `${prov.tool ?? 'written'} by external agent ${who} · call ${prov.callId ?? '?'}`;
+  const client: Partial<CellProvenance['client']> = prov.client && typeof prov.client === 'object' ? prov.client : {};
+  const who = [text(client.name), text(client.version)].filter(Boolean).join(' ') || 'an MCP client';
+  return `${text(prov.tool) ?? 'written'} by external agent ${who} · call ${text(prov.callId) ?? '?'}`;
 }
 
 function markCell(cell: Cell): void {
@@ -37,9 +41,9 @@ function markCell(cell: Cell): void {
     badge.className = 'dsh-provenance';
     cell.node.insertBefore(badge, cell.node.firstChild);
   }
-  const text = describe(prov);
-  if (badge.textContent !== text) badge.textContent = text;
-  badge.title = `session ${prov.sessionId ?? '?'} · ${prov.time ?? ''} (metadata.dsh.provenance)`;
+  const line = describe(prov);
+  if (badge.textContent !== line) badge.textContent = line;
+  badge.title = `session ${text(prov.sessionId) ?? '?'} · ${text(prov.time) ?? ''} (metadata.dsh.provenance)`;
 }
 
 /** Keep the marks of `panel`'s cells in step with their metadata. */

@@ -29,6 +29,15 @@ export interface Handlers {
   tell(message: Exclude<PageFromServer, PageAsk>): void;
 }
 
+/** The kinds the server sends (a kind added to the wire fails type checking until it is here). */
+const KINDS: Record<PageFromServer['kind'], true> = { read: true, save: true, apply: true, approval: true, 'approval-gone': true };
+
+/** A message of the wire, by its shape: anything else (a proxy's page, a newer server's kind) is ignored. */
+function isMessage(value: unknown): value is PageFromServer {
+  const kind = typeof value === 'object' && value !== null ? (value as { kind?: unknown }).kind : undefined;
+  return typeof kind === 'string' && Object.prototype.hasOwnProperty.call(KINDS, kind);
+}
+
 const isAsk = (message: PageFromServer): message is PageAsk =>
   message.kind === 'read' || message.kind === 'save' || message.kind === 'apply';
 
@@ -37,6 +46,7 @@ export class PageSocket {
   private pause = 1000;
   private disposed = false;
   private openPaths: string[] = [];
+  private reconnect: number | undefined;
 
   constructor(private readonly settings: ServerConnection.ISettings, private readonly handlers: Handlers) {
     this.connect();
@@ -56,10 +66,12 @@ export class PageSocket {
 
   dispose(): void {
     this.disposed = true;
+    window.clearTimeout(this.reconnect);
     this.socket?.close();
   }
 
   private connect(): void {
+    if (this.disposed) return;
     let url = URLExt.join(this.settings.wsUrl, 'dsh/pages');
     if (this.settings.appendToken && this.settings.token) {
       url += `?token=${encodeURIComponent(this.settings.token)}`;
@@ -74,19 +86,20 @@ export class PageSocket {
     socket.onclose = () => {
       if (this.socket === socket) this.socket = null;
       if (!this.disposed) {
-        window.setTimeout(() => this.connect(), this.pause);
+        this.reconnect = window.setTimeout(() => this.connect(), this.pause);
         this.pause = Math.min(this.pause * 2, 30000);
       }
     };
   }
 
   private async dispatch(text: string): Promise<void> {
-    let message: PageFromServer;
+    let message: unknown;
     try {
-      message = JSON.parse(text) as PageFromServer;
+      message = JSON.parse(text);
     } catch {
       return;
     }
+    if (!isMessage(message)) return;
     if (!isAsk(message)) {
       this.handlers.tell(message);
       return;
