@@ -118,13 +118,17 @@ class Kernel:
                     pass
             except queue.Empty:
                 continue
-            while time.monotonic() < deadline:  # IOPub subscribed: the kernel's status reaches us
-                self.client.kernel_info()
-                try:
-                    self.client.get_iopub_msg(timeout=1)
-                    return
-                except queue.Empty:
-                    continue
+            # IOPub subscribed to the new process: the status of a request sent now reaches us (a
+            # message of the old process still queued says nothing — a run sent on it lost its output)
+            while time.monotonic() < deadline:
+                probe = self.client.kernel_info()
+                until = time.monotonic() + 2
+                while time.monotonic() < until:
+                    try:
+                        if self.client.get_iopub_msg(timeout=0.5)["parent_header"].get("msg_id") == probe:
+                            return
+                    except queue.Empty:
+                        continue
         raise AssertionError(f"the restarted kernel did not answer within {timeout} s")
 
     def run(self, code: str, timeout: float = 120) -> str:
