@@ -17,11 +17,16 @@ class FakeModel {
   on(ev: string, cb: Handler) { if (!this.handlers.has(ev)) this.handlers.set(ev, new Set()); this.handlers.get(ev)?.add(cb); }
   off(ev?: string | null, cb?: Handler | null) { if (ev && cb) this.handlers.get(ev)?.delete(cb); }
   emit(content: unknown) { for (const h of this.handlers.get("msg:custom") ?? []) h(content); }
+  /** The follow stream's items as the kernel sends them on (the run goes on). */
+  push(items: FollowItem[]) { this.follow?.(items.map((v) => JSON.stringify({ type: "item", streamId: this.followId, value: v }))); }
+  follow: ((items: unknown[]) => void) | null = null;
+  followId: unknown = null;
   send(content: unknown) {
     const c = content as { cid: string; envelope?: Record<string, unknown> };
     const env = c.envelope;
     if (!env) return;
     const reply = (items: unknown[]) => queueMicrotask(() => this.emit({ kind: "batch", cid: c.cid, items }));
+    if (env.type === "open") { this.follow = reply; this.followId = env.streamId; }
     if (env.type === "open") reply(this.items.map((v) => JSON.stringify({ type: "item", streamId: env.streamId, value: v })));
     else if (env.type === "client-request") {
       const args = (env.payload as { args: Record<string, unknown> }).args;
@@ -201,6 +206,34 @@ describe("loop widget debugger controls", () => {
     expect(q(el, ".dsh-debug-editor").hidden).toBe(true);
     expect(document.activeElement).toBe(edit);
     expect(leaked).toBe(0);
+  });
+
+  it("Continue pressed by keyboard has the focus again at the next pause, however long the run between took", async () => {
+    const all = streamItems("debugger");
+    const first = all.findIndex((i) => i.type === "paused");
+    const second = all.findIndex((i, k) => k > first && i.type === "paused");
+    for (const touched of [false, true]) {
+      const { el, model } = mount(); // paused at 04
+      await tick(); await tick();
+      const cont = q<HTMLButtonElement>(el, ".dsh-debug-continue");
+      cont.focus();
+      cont.click();
+      await tick();
+      expect(debugCalls(model).at(-1)?.action).toBe("continue");
+      model.push(all.slice(first + 1, second)); // resumed, the run goes on: the bar hides for a while
+      await tick(); await tick();
+      expect(q(el, ".dsh-debug-bar").hidden).toBe(true);
+      const elsewhere = document.activeElement as HTMLElement; // the widget kept the focus inside meanwhile
+      expect(el.contains(elsewhere) && elsewhere !== cont).toBe(true);
+      if (touched) { // the person pressed a key in the widget meanwhile: where the focus is, is theirs
+        elsewhere.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
+      }
+      model.push([all[second]]); // paused at 05
+      await tick(); await tick();
+      expect(q(el, ".dsh-debug-bar").hidden).toBe(false);
+      expect(document.activeElement === q(el, ".dsh-debug-continue")).toBe(!touched);
+      cleanup?.(); cleanup = null; document.body.innerHTML = "";
+    }
   });
 
   it("Continue with a changed, unapplied edit warns once; the same press again goes on without it", async () => {

@@ -42,6 +42,10 @@ export class DebugPanel {
   private shown: string | null = null;
   /** The action button that had focus when the bar hid (Step/Continue): the next pause gets it back. */
   private refocus: string | null = null;
+  /** While the bar is hidden for a run between two pauses: the widget's root, and whether the person
+   *  pressed a key or a pointer in it since. The widget keeps the focus inside while the bar is
+   *  hidden (it moves it to the current stage), which is not the person's choice; a press is. */
+  private between: { root: HTMLElement; touched: boolean; off: () => void } | null = null;
   private pause: PauseState | null = null;
   private busy = false;
   /** The editor's text as it opened, and the action already warned about an unapplied edit. */
@@ -143,16 +147,31 @@ export class DebugPanel {
     this.bar.hidden = !paused;
     this.busy = false;
     this.openEditor(false, false);
-    if (!paused) return;
+    if (!paused) { if (this.refocus) this.watchBetween(); return; }
     this.label.textContent = pauseLabel(paused);
     const target = paused.editable as EditTarget | null;
     this.editBtn.disabled = !target;
     this.editBtn.title = target ? `edit ${EDIT_AT[target].label}` : "nothing is editable here: edits apply at 02–03 (arguments), 04 (result), 06 (request)";
-    // keyboard flow: the Step/Continue that was pressed has focus again at the next pause
-    const again = this.refocus && typeof document !== "undefined" && (!document.activeElement || document.activeElement === document.body)
-      ? this.bar.querySelector<HTMLButtonElement>(`.${this.refocus}`) : null;
+    // keyboard flow: the Step/Continue that was pressed has focus again at the next pause, unless
+    // the person put it elsewhere meanwhile (however long the run between the pauses took)
+    const between = this.between;
+    this.between = null;
+    between?.off();
+    const a = typeof document !== "undefined" ? document.activeElement : null;
+    const free = !a || a === document.body || !a.isConnected || (between !== null && !between.touched && between.root.contains(a));
+    const again = this.refocus && free ? this.bar.querySelector<HTMLButtonElement>(`.${this.refocus}`) : null;
     this.refocus = null;
-    again?.focus();
+    // after the render this update is part of: it puts back the focus of the nodes it replaced
+    if (again) queueMicrotask(() => { if (!this.bar.hidden && again.isConnected) again.focus(); });
+  }
+
+  /** The bar hid with Step/Continue focused: note a press of the person's in the widget until the next pause. */
+  private watchBetween(): void {
+    this.between?.off();
+    const root = this.el.closest<HTMLElement>(".dsh-root") ?? this.el.parentElement ?? this.el;
+    const touch = () => { if (this.between) this.between.touched = true; };
+    for (const ev of ["keydown", "pointerdown"]) root.addEventListener(ev, touch, true);
+    this.between = { root, touched: false, off: () => { for (const ev of ["keydown", "pointerdown"]) root.removeEventListener(ev, touch, true); } };
   }
 
   /** The class of the bar's action button that has keyboard focus now, if any. */
